@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace roofline {
+
+/// Where in an input file something was found. `line` and `column` are 1-based; 0 means unknown.
+struct source_location {
+  std::string file;
+  int line = 0;
+  int column = 0;
+
+  /// "file:line:column", or less where parts are unknown.
+  std::string to_string() const;
+};
+
+/// Every error roofline-advise's libraries throw derives from this.
+class error : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/// The user's input is wrong (a file, a YAML key, a size, a GPU name): the CLI exits with status 2.
+/// what() reads "file:line:column: message".
+class input_error : public error {
+public:
+  input_error(source_location where, const std::string& message);
+  input_error(const std::string& message); // no file involved (e.g. a command-line argument)
+
+  const source_location& where() const noexcept { return m_where; }
+  const std::string& message() const noexcept { return m_message; }
+
+private:
+  source_location m_where;
+  std::string m_message;
+};
+
+} // namespace roofline

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "roofline/precision.hpp"
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace roofline {
+
+/// A peak arithmetic rate of one precision, in FLOP/s (operations/s for int8); FMA counts as 2.
+struct peak_rate {
+  double dense_flop_per_s = 0;
+  std::optional<double> sparse_flop_per_s; ///< with 2:4 structured sparsity, where the GPU has it
+};
+
+/// A GPU as its datasheet (or a device query, or a measurement) describes it. SI units throughout.
+struct gpu_spec {
+  std::string name;                 ///< lower-case with dashes: "h200-sxm"
+  std::vector<std::string> aliases; ///< short names: "h200"
+  std::string display_name;         ///< "NVIDIA H200 SXM 141GB"
+  std::string architecture;         ///< "hopper"
+  std::string compute_capability;   ///< "9.0"
+  int sm_count = 0;
+  double boost_clock_hz = 0;
+  double memory_bytes = 0;
+  std::string memory_type;
+  double dram_bytes_per_s = 0;
+  double l2_bytes = 0;
+  double tdp_w = 0;
+  std::optional<double> price_per_hour_usd;
+  std::map<precision, peak_rate> peaks;
+  std::string origin; ///< where the numbers come from: "specs/h200-sxm.yaml", a path, "device query"
+
+  /// True when the GPU has a rate for this precision.
+  bool supports(precision p) const { return peaks.count(p) != 0; }
+
+  /// The peak for `p`: the 2:4-sparse one when `sparse` and the GPU has one, else the dense one.
+  /// Throws input_error naming the precisions the GPU has when it has none for `p`.
+  double peak_flop_per_s(precision p, bool sparse = false) const;
+
+  /// Ops:byte ridge point: peak_flop_per_s(p, sparse) / dram_bytes_per_s.
+  double ridge_intensity(precision p, bool sparse = false) const;
+};
+
+/// Parses a spec from YAML text; `origin` names it in errors. Throws input_error.
+gpu_spec parse_gpu_spec(std::string_view yaml_text, const std::string& origin);
+
+/// Reads and parses a spec file. Throws input_error.
+gpu_spec load_gpu_spec(const std::filesystem::path& file);
+
+} // namespace roofline

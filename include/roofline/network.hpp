@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "roofline/error.hpp"
+#include "roofline/memory_op.hpp"
+#include "roofline/precision.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace roofline {
+
+/// Inference runs the forward pass; training adds the data-gradient and weight-gradient passes.
+enum class run_mode { inference, training };
+
+std::string_view to_string(run_mode m);
+
+/// y = x·W: a GEMM with M = batch·seq_len rows, N = out, K = in.
+struct linear_layer {
+  std::int64_t in = 0;
+  std::int64_t out = 0;
+};
+
+/// An explicit (optionally batched) GEMM, not scaled by the network's batch.
+struct matmul_layer {
+  std::int64_t m = 0, n = 0, k = 0;
+  std::int64_t batch_count = 1;
+};
+
+/// A 2-D convolution, lowered to its implicit GEMM.
+struct conv2d_layer {
+  std::int64_t in_channels = 0, out_channels = 0;
+  std::int64_t kernel_h = 0, kernel_w = 0;
+  std::int64_t stride_h = 1, stride_w = 1;
+  std::int64_t padding_h = 0, padding_w = 0;
+  std::int64_t input_h = 0, input_w = 0;
+};
+
+/// Multi-head attention's two batched GEMMs (Q·Kᵀ and P·V) and the softmax between them.
+/// Projections are separate linear layers.
+struct attention_layer {
+  std::int64_t heads = 0, head_dim = 0;
+  std::int64_t seq_len = 0; ///< query tokens per sample
+  std::int64_t kv_len = 0;  ///< key/value tokens per sample (the KV cache length when decoding)
+  bool causal = false;
+};
+
+/// An elementwise or normalisation op; acts on the previous layer's output unless `features` is set.
+struct memory_layer {
+  memory_op_kind kind{};
+  std::optional<std::int64_t> features; ///< elements per row (rows = batch·seq_len)
+};
+
+/// Max or average pooling over a [channels, H, W] map per sample.
+struct pool_layer {
+  memory_op_kind kind{}; ///< maxpool or avgpool
+  std::int64_t kernel = 0, stride = 0, padding = 0;
+  std::optional<std::int64_t> channels, input_h, input_w; ///< else from the previous layer
+};
+
+struct layer;
+
+/// `times` repetitions of a list of layers (counted, not expanded).
+struct repeat_block {
+  std::int64_t times = 1;
+  std::vector<layer> layers;
+};
+
+/// One entry of a network's `layers`.
+struct layer {
+  std::string name;
+  std::optional<roofline::precision> precision; ///< overrides the network's
+  source_location where;
+  std::variant<linear_layer, matmul_layer, conv2d_layer, attention_layer, memory_layer, pool_layer,
+               repeat_block>
+      body;
+};
+
+/// A network as described in its YAML file (docs/network-format.md).
+struct network {
+  std::string name;
+  std::string description;
+  roofline::precision precision = precision::fp16;
+  std::int64_t batch = 1;
+  std::int64_t seq_len = 1;
+  run_mode mode = run_mode::inference;
+  std::vector<layer> layers;
+  std::string origin; ///< the file it came from
+};
+
+/// Parses a network from YAML text; `origin` names the file in errors. Throws input_error.
+network parse_network(std::string_view yaml_text, const std::string& origin);
+
+/// Reads and parses a network file. Throws input_error (missing, unreadable, malformed).
+network load_network(const std::filesystem::path& file);
+
+} // namespace roofline

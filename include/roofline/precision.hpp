@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string_view>
+
+namespace roofline {
+
+/// The number format of a GEMM's operands. fp16, bf16, tf32, fp8 and int8 run on tensor cores;
+/// fp32 and fp64 name the plain (SIMT) and the best fp64 rate of the GPU.
+enum class precision { fp64, fp32, tf32, fp16, bf16, fp8, int8 };
+
+inline constexpr std::array<precision, 7> all_precisions{
+    precision::fp64, precision::fp32, precision::tf32, precision::fp16,
+    precision::bf16, precision::fp8,  precision::int8};
+
+/// "fp16", "bf16", ...
+std::string_view to_string(precision p);
+
+/// Parses a lower-case name ("fp16"); nullopt when unknown.
+std::optional<precision> parse_precision(std::string_view name);
+
+/// Bytes per element in memory: tf32 is stored as fp32 (4 bytes).
+int element_bytes(precision p);
+
+} // namespace roofline

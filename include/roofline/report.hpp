@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "roofline/gpu_spec.hpp"
+#include "roofline/network.hpp"
+#include "roofline/op.hpp"
+#include "roofline/perf_model.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace roofline {
+
+/// An op and what the model predicts for it.
+struct op_report {
+  roofline::op op;
+  roofline::prediction prediction;
+  double total_time_s = 0; ///< prediction.time_s × op.count
+  double time_share = 0;   ///< of the network's step time, 0..1
+};
+
+/// Sums over one step of the network (every op × its count).
+struct report_totals {
+  double time_s = 0;
+  double flops = 0;
+  double bytes = 0;
+  double memory_bound_time_s = 0;
+  double memory_bound_share = 0; ///< of time_s, 0..1
+  double gemm_time_s = 0;
+  std::int64_t op_count = 0;     ///< distinct ops (rows)
+  std::int64_t gemm_count = 0;   ///< GEMM runs per step, counts included
+};
+
+/// The analysis of one network on one GPU: the single value every output format is written from.
+struct report {
+  std::string network_name;
+  std::string network_origin;
+  roofline::precision precision = precision::fp16;
+  std::int64_t batch = 1;
+  std::int64_t seq_len = 1;
+  run_mode mode = run_mode::inference;
+  gpu_spec device;
+  std::string device_selection; ///< how the GPU was chosen: "--gpu v100", "default: no local GPU"
+  model_options options;
+  std::vector<op_report> ops;
+  report_totals totals;
+};
+
+/// Lowers `net`, predicts every op with `model` and sums the totals.
+report analyze(const network& net, const perf_model& model, std::string device_selection);
+
+/// A report of ops built elsewhere (e.g. the single GEMM of `roofline-advise gemm`).
+report analyze_ops(std::string name, std::vector<op> ops, const perf_model& model,
+                   std::string device_selection);
+
+} // namespace roofline

@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+
+namespace roofline::detail {
+
+/// The product of non-negative factors, or nullopt when it overflows 64 bits.
+inline std::optional<std::int64_t> checked_product(std::initializer_list<std::int64_t> factors) {
+  std::int64_t product = 1;
+  for (std::int64_t factor : factors)
+    if (__builtin_mul_overflow(product, factor, &product))
+      return std::nullopt;
+  return product;
+}
+
+/// The sum of non-negative terms, or nullopt when it overflows 64 bits.
+inline std::optional<std::int64_t> checked_sum(std::initializer_list<std::optional<std::int64_t>> terms) {
+  std::int64_t sum = 0;
+  for (const auto& term : terms)
+    if (!term || __builtin_add_overflow(sum, *term, &sum))
+      return std::nullopt;
+  return sum;
+}
+
+} // namespace roofline::detail

@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "roofline/error.hpp"
+
+namespace roofline {
+
+std::string source_location::to_string() const {
+  std::string text = file;
+  if (line > 0) {
+    text += ':' + std::to_string(line);
+    if (column > 0)
+      text += ':' + std::to_string(column);
+  }
+  return text;
+}
+
+input_error::input_error(source_location where, const std::string& message)
+    : error(where.file.empty() ? message : where.to_string() + ": " + message),
+      m_where(std::move(where)), m_message(message) {}
+
+input_error::input_error(const std::string& message) : error(message), m_message(message) {}
+
+} // namespace roofline

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "roofline/gpu_spec.hpp"
+
+#include "roofline/error.hpp"
+#include "yaml_reader.hpp"
+
+namespace roofline {
+
+double gpu_spec::peak_flop_per_s(precision p, bool sparse) const {
+  const auto found = peaks.find(p);
+  if (found == peaks.end()) {
+    std::string known;
+    for (const auto& [have, rate] : peaks)
+      known += (known.empty() ? "" : ", ") + std::string(to_string(have));
+    throw input_error(name + " has no " + std::string(to_string(p)) + " rate in its spec (" + origin +
+                      "); it has " + known);
+  }
+  const peak_rate& rate = found->second;
+  return sparse && rate.sparse_flop_per_s ? *rate.sparse_flop_per_s : rate.dense_flop_per_s;
+}
+
+double gpu_spec::ridge_intensity(precision p, bool sparse) const {
+  return peak_flop_per_s(p, sparse) / dram_bytes_per_s;
+}
+
+gpu_spec parse_gpu_spec(std::string_view yaml_text, const std::string& origin) {
+  using detail::yaml_map;
+  const yaml_map doc(detail::parse_yaml(yaml_text, origin), origin, "GPU spec",
+                     {"name", "aliases", "display_name", "architecture", "compute_capability", "sm_count",
+                      "boost_clock_mhz", "memory_gb", "memory_type", "dram_bandwidth_gb_per_s",
+                      "l2_cache_mb", "tdp_w", "price_per_hour_usd", "peak_tflop_per_s"});
+  gpu_spec spec;
+  spec.origin = origin;
+  spec.name = doc.string("name");
+  spec.aliases = doc.strings_or_empty("aliases");
+  spec.display_name = doc.string_or("display_name", spec.name);
+  spec.architecture = doc.string("architecture");
+  spec.compute_capability = doc.string("compute_capability");
+  spec.sm_count = static_cast<int>(doc.positive_int("sm_count"));
+  spec.boost_clock_hz = doc.positive_number("boost_clock_mhz") * 1e6;
+  spec.memory_bytes = doc.positive_number("memory_gb") * 1e9;
+  spec.memory_type = doc.string_or("memory_type", "");
+  spec.dram_bytes_per_s = doc.positive_number("dram_bandwidth_gb_per_s") * 1e9;
+  spec.l2_bytes = doc.positive_number("l2_cache_mb") * 1024.0 * 1024.0; // NVIDIA's "MB" of cache are MiB
+  spec.tdp_w = doc.positive_number("tdp_w");
+  spec.price_per_hour_usd = doc.optional_positive_number("price_per_hour_usd");
+
+  std::vector<std::string> precision_names;
+  for (precision p : all_precisions)
+    precision_names.emplace_back(to_string(p));
+  const yaml_map peaks(doc.required("peak_tflop_per_s"), origin, "GPU spec `peak_tflop_per_s`",
+                       precision_names);
+  for (precision p : all_precisions) {
+    const std::string key(to_string(p));
+    if (!peaks.has(key))
+      continue;
+    const yaml_map rate(peaks.required(key), origin, "GPU spec peak `" + key + "`", {"dense", "sparse"});
+    peak_rate parsed;
+    parsed.dense_flop_per_s = rate.positive_number("dense") * 1e12;
+    if (auto sparse = rate.optional_positive_number("sparse"))
+      parsed.sparse_flop_per_s = *sparse * 1e12;
+    spec.peaks.emplace(p, parsed);
+  }
+  if (spec.peaks.empty())
+    doc.fail("peak_tflop_per_s", "`peak_tflop_per_s` must list at least one precision");
+  if (!spec.supports(precision::fp32))
+    doc.fail("peak_tflop_per_s", "`peak_tflop_per_s` must have fp32: memory-bound ops are held against it");
+  return spec;
+}
+
+gpu_spec load_gpu_spec(const std::filesystem::path& file) {
+  return parse_gpu_spec(detail::read_text_file(file, "GPU spec"), file.string());
+}
+
+} // namespace roofline

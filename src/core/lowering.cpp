@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "roofline/op.hpp"
+
+#include "checked_math.hpp"
+
+#include <algorithm>
+#include <type_traits>
+
+namespace roofline {
+
+std::string_view to_string(pass p) {
+  switch (p) {
+  case pass::forward: return "forward";
+  case pass::data_grad: return "data-grad";
+  case pass::weight_grad: return "weight-grad";
+  }
+  return "?";
+}
+
+double op::arithmetic_intensity() const noexcept {
+  return bytes > 0 ? static_cast<double>(flops) / static_cast<double>(bytes) : 0.0;
+}
+
+namespace {
+
+std::int64_t require(std::optional<std::int64_t> value, const source_location& where, const std::string& layer,
+                     const std::string& what) {
+  if (!value)
+    throw input_error(where, "layer `" + layer + "`: " + what + " overflows a 64-bit integer");
+  return *value;
+}
+
+} // namespace
+
+op make_gemm_op(std::string layer, const gemm_shape& shape, precision p, source_location where) {
+  op result;
+  result.flops = require(gemm_flops(shape), where, layer, "its FLOP count (2·M·N·K·batch_count)");
+  result.bytes = require(gemm_min_bytes(shape, p), where, layer, "its byte count");
+  result.layer = std::move(layer);
+  result.kind = "gemm";
+  result.precision = p;
+  result.gemm = shape;
+  result.where = std::move(where);
+  return result;
+}
+
+namespace {
+
+/// The output of the previous layer, which memory-bound ops act on by default.
+struct activation {
+  std::int64_t elements = 0;                ///< over the whole batch
+  std::optional<std::int64_t> channels, h, w; ///< per sample, after a conv or a pool
+};
+
+class lowerer {
+public:
+  explicit lowerer(const network& net) : m_net(net) {}
+
+  std::vector<op> run() {
+    m_rows = require(detail::checked_product({m_net.batch, m_net.seq_len}), {m_net.origin}, m_net.name,
+                     "batch × seq_len");
+    lower_layers(m_net.layers, "", m_net.precision, 1);
+    std::vector<op> ops = std::move(m_forward);
+    // The backward pass runs the layers in reverse order.
+    for (auto group = m_backward.rbegin(); group != m_backward.rend(); ++group)
+      ops.insert(ops.end(), group->begin(), group->end());
+    return ops;
+  }
+
+private:
+  struct context {
+    std::string path;
+    precision prec;
+    std::int64_t count;
+    source_location where;
+  };
+
+  void lower_layers(const std::vector<layer>& layers, const std::string& prefix, precision prec,
+                    std::int64_t count) {
+    for (const layer& l : layers) {
+      const std::string path = prefix.empty() ? l.name : l.name.empty() ? prefix : prefix + "/" + l.name;
+      const context ctx{path, l.precision.value_or(prec), count, l.where};
+      std::visit([&](const auto& body) { lower(ctx, body); }, l.body);
+    }
+  }
+
+  bool training() const { return m_net.mode == run_mode::training; }
+
+  std::int64_t product(const context& ctx, std::initializer_list<std::int64_t> factors, const char* what) const {
+    return require(detail::checked_product(factors), ctx.where, ctx.path, what);
+  }
+
+  void add_gemm(const context& ctx, const std::string& suffix, const gemm_shape& shape) {
+    const std::string name = suffix.empty() ? ctx.path : ctx.path + "/" + suffix;
+    op forward = make_gemm_op(name, shape, ctx.prec, ctx.where);
+    forward.count = ctx.count;
+    m_forward.push_back(forward);
+    if (!training())
+      return;
+    std::vector<op> grads;
+    for (auto [p, grad_shape] : {std::pair{pass::data_grad, data_grad_shape(shape)},
+                                 std::pair{pass::weight_grad, weight_grad_shape(shape)}}) {
+      op grad = make_gemm_op(name, grad_shape, ctx.prec, ctx.where);
+      grad.pass = p;
+      grad.count = ctx.count;
+      grads.push_back(grad);
+    }
+    m_backward.push_back(std::move(grads));
+  }
+
+  /// A memory-bound op; `bytes` and `backward_bytes` in elements (scaled by the element size here).
+  void add_memory_op(const context& ctx, const std::string& name, memory_op_kind kind,
+                     std::int64_t output_elements, std::int64_t element_traffic,
+                     std::int64_t backward_element_traffic) {
+    const memory_op_cost& cost = cost_of(kind);
+    const auto make = [&](pass p, double flops_per_element, std::int64_t traffic) {
+      op result;
+      result.layer = name;
+      result.pass = p;
+      result.kind = std::string(to_string(kind));
+      result.precision = ctx.prec;
+      result.elements = output_elements;
+      result.count = ctx.count;
+      result.flops = static_cast<std::int64_t>(flops_per_element * static_cast<double>(output_elements));
+      result.bytes = product(ctx, {traffic, element_bytes(ctx.prec)}, "its byte count");
+      result.where = ctx.where;
+      return result;
+    };
+    m_forward.push_back(make(pass::forward, cost.flops_per_element, element_traffic));
+    if (training() && backward_element_traffic > 0)
+      m_backward.push_back({make(pass::data_grad, cost.backward_flops_per_element, backward_element_traffic)});
+  }
+
+  void lower(const context& ctx, const linear_layer& linear) {
+    add_gemm(ctx, "", {m_rows, linear.out, linear.in, 1});
+    m_previous = {product(ctx, {m_rows, linear.out}, "its output size")};
+  }
+
+  void lower(const context& ctx, const matmul_layer& matmul) {
+    add_gemm(ctx, "", {matmul.m, matmul.n, matmul.k, matmul.batch_count});
+    m_previous = {product(ctx, {matmul.m, matmul.n, matmul.batch_count}, "its output size")};
+  }
+
+  static std::int64_t output_extent(std::int64_t input, std::int64_t padding, std::int64_t kernel,
+                                    std::int64_t stride) {
+    const std::int64_t span = input + 2 * padding - kernel;
+    return span < 0 ? 0 : span / stride + 1;
+  }
+
+  void lower(const context& ctx, const conv2d_layer& conv) {
+    const std::int64_t p = output_extent(conv.input_h, conv.padding_h, conv.kernel_h, conv.stride_h);
+    const std::int64_t q = output_extent(conv.input_w, conv.padding_w, conv.kernel_w, conv.stride_w);
+    if (p == 0 || q == 0)
+      throw input_error(ctx.where, "layer `" + ctx.path + "` (conv2d): the " + std::to_string(conv.kernel_h) +
+                                       "×" + std::to_string(conv.kernel_w) + " kernel is larger than the padded " +
+                                       std::to_string(conv.input_h) + "×" + std::to_string(conv.input_w) +
+                                       " input");
+    const std::int64_t batch = m_net.batch;
+    const gemm_shape shape{product(ctx, {batch, p, q}, "M = batch·P·Q"), conv.out_channels,
+                           product(ctx, {conv.in_channels, conv.kernel_h, conv.kernel_w}, "K = C·R·S"), 1};
+    const std::int64_t input = product(ctx, {batch, conv.in_channels, conv.input_h, conv.input_w}, "its input size");
+    const std::int64_t filters = product(ctx, {conv.out_channels, shape.k}, "its filter size");
+    const std::int64_t output = product(ctx, {shape.m, conv.out_channels}, "its output size");
+    // The implicit GEMM reads the real input tensor, not the R·S-times larger im2col matrix: every
+    // pass of a convolution touches the input (or its gradient), the filters and the output once.
+    const std::int64_t tensors = require(detail::checked_sum({input, filters, output}), ctx.where, ctx.path,
+                                         "its tensor sizes");
+    const std::size_t first = m_forward.size();
+    const std::size_t first_backward = m_backward.size();
+    add_gemm(ctx, "", shape);
+    const std::int64_t bytes = product(ctx, {tensors, element_bytes(ctx.prec)}, "its byte count");
+    m_forward[first].bytes = bytes;
+    for (std::size_t g = first_backward; g < m_backward.size(); ++g)
+      for (op& grad : m_backward[g])
+        grad.bytes = bytes;
+    m_previous = {output, conv.out_channels, p, q};
+  }
+
+  void lower(const context& ctx, const attention_layer& attention) {
+    const std::int64_t instances = product(ctx, {m_net.batch, attention.heads}, "batch × heads");
+    add_gemm(ctx, "qk", {attention.seq_len, attention.kv_len, attention.head_dim, instances});
+    const std::int64_t scores = product(ctx, {instances, attention.seq_len, attention.kv_len}, "its score count");
+    add_memory_op(ctx, ctx.path + "/softmax", memory_op_kind::softmax, scores, 2 * scores, 3 * scores);
+    add_gemm(ctx, "pv", {attention.seq_len, attention.head_dim, attention.kv_len, instances});
+    m_previous = {product(ctx, {instances, attention.seq_len, attention.head_dim}, "its output size")};
+  }
+
+  void lower(const context& ctx, const memory_layer& layer) {
+    std::int64_t elements = m_previous.elements;
+    if (layer.features)
+      elements = product(ctx, {m_rows, *layer.features}, "its element count");
+    else if (elements == 0)
+      throw input_error(ctx.where, "layer `" + ctx.path + "` (" + std::string(to_string(layer.kind)) +
+                                       "): no earlier layer gives its size; add `features` (elements per "
+                                       "row of batch·seq_len rows)");
+    const memory_op_cost& cost = cost_of(layer.kind);
+    const std::int64_t traffic = product(ctx, {elements, cost.tensors_read + cost.tensors_written}, "its traffic");
+    const std::int64_t backward = product(ctx, {elements, cost.backward_tensors}, "its traffic");
+    add_memory_op(ctx, ctx.path, layer.kind, elements, traffic, backward);
+    if (layer.features)
+      m_previous = {elements};
+  }
+
+  void lower(const context& ctx, const pool_layer& pool) {
+    const std::string kind(to_string(pool.kind));
+    const auto channels = pool.channels ? pool.channels : m_previous.channels;
+    const auto h = pool.input_h ? pool.input_h : m_previous.h;
+    const auto w = pool.input_w ? pool.input_w : m_previous.w;
+    if (!channels || !h || !w)
+      throw input_error(ctx.where, "layer `" + ctx.path + "` (" + kind + "): its input map is unknown; put it "
+                                       "after a conv2d or pool layer, or give `channels` and `input: [H, W]`");
+    const std::int64_t p = output_extent(*h, pool.padding, pool.kernel, pool.stride);
+    const std::int64_t q = output_extent(*w, pool.padding, pool.kernel, pool.stride);
+    if (p == 0 || q == 0)
+      throw input_error(ctx.where, "layer `" + ctx.path + "` (" + kind + "): the window " +
+                                       std::to_string(pool.kernel) + " is larger than the padded " +
+                                       std::to_string(*h) + "×" + std::to_string(*w) + " input");
+    const std::int64_t input = product(ctx, {m_net.batch, *channels, *h, *w}, "its input size");
+    const std::int64_t output = product(ctx, {m_net.batch, *channels, p, q}, "its output size");
+    // Forward reads the input and writes the output; backward reads the output gradient and the
+    // input (max: its positions) and writes the input gradient.
+    add_memory_op(ctx, ctx.path, pool.kind, output, input + output, output + 2 * input);
+    m_forward.back().flops = product(ctx, {output, pool.kernel, pool.kernel}, "its FLOP count");
+    m_previous = {output, *channels, p, q};
+  }
+
+  void lower(const context& ctx, const repeat_block& block) {
+    lower_layers(block.layers, ctx.path, ctx.prec, product(ctx, {ctx.count, block.times}, "its repeat count"));
+  }
+
+  const network& m_net;
+  std::int64_t m_rows = 0;
+  activation m_previous;
+  std::vector<op> m_forward;
+  std::vector<std::vector<op>> m_backward;
+};
+
+} // namespace
+
+std::vector<op> lower(const network& net) { return lowerer(net).run(); }
+
+} // namespace roofline

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "roofline/memory_op.hpp"
+
+#include <array>
+#include <utility>
+
+namespace roofline {
+
+namespace {
+
+struct memory_op_entry {
+  memory_op_kind kind;
+  std::string_view name;
+  memory_op_cost cost;
+};
+
+// FLOPs per element count the arithmetic of a plain implementation (tanh-GELU: x³, two FMAs, tanh,
+// scale; softmax: max, subtract, exp, sum, divide; layernorm: mean, variance, normalise, affine).
+// Backward passes read the output gradient and the saved input (or output) and write the input
+// gradient: 3 tensors; mul's backward writes both operands' gradients; add's gradient is the output
+// gradient itself, so no kernel runs. Pools are costed per window in lowering.
+constexpr std::array<memory_op_entry, 11> memory_ops{{
+    {memory_op_kind::relu, "relu", {1, 1, 1, 1, 3}},
+    {memory_op_kind::gelu, "gelu", {8, 1, 1, 12, 3}},
+    {memory_op_kind::silu, "silu", {4, 1, 1, 8, 3}},
+    {memory_op_kind::add, "add", {1, 2, 1, 0, 0}},
+    {memory_op_kind::mul, "mul", {1, 2, 1, 2, 5}},
+    {memory_op_kind::layernorm, "layernorm", {8, 1, 1, 12, 3}},
+    {memory_op_kind::rmsnorm, "rmsnorm", {4, 1, 1, 8, 3}},
+    {memory_op_kind::batchnorm, "batchnorm", {2, 1, 1, 8, 3}},
+    {memory_op_kind::softmax, "softmax", {5, 1, 1, 4, 3}},
+    {memory_op_kind::maxpool, "maxpool", {1, 1, 1, 1, 3}},
+    {memory_op_kind::avgpool, "avgpool", {1, 1, 1, 1, 3}},
+}};
+
+} // namespace
+
+std::string_view to_string(memory_op_kind kind) {
+  for (const auto& entry : memory_ops)
+    if (entry.kind == kind)
+      return entry.name;
+  return "?";
+}
+
+std::optional<memory_op_kind> parse_memory_op_kind(std::string_view name) {
+  for (const auto& entry : memory_ops)
+    if (entry.name == name)
+      return entry.kind;
+  return std::nullopt;
+}
+
+const memory_op_cost& cost_of(memory_op_kind kind) {
+  for (const auto& entry : memory_ops)
+    if (entry.kind == kind)
+      return entry.cost;
+  return memory_ops[0].cost;
+}
+
+} // namespace roofline

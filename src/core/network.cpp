@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "roofline/network.hpp"
+
+#include "suggest.hpp"
+#include "yaml_reader.hpp"
+
+namespace roofline {
+
+std::string_view to_string(run_mode m) { return m == run_mode::training ? "training" : "inference"; }
+
+namespace {
+
+using detail::yaml_map;
+
+// Repeat blocks nest; a bound keeps a hostile file from exhausting the stack.
+constexpr int max_nesting = 32;
+
+const std::vector<std::string> layer_types{
+    "linear", "matmul",    "conv2d",  "attention", "relu",    "gelu",    "silu",    "add",
+    "mul",    "layernorm", "rmsnorm", "batchnorm", "softmax", "maxpool", "avgpool"};
+
+std::vector<std::string> with_common_keys(std::vector<std::string> keys) {
+  keys.insert(keys.begin(), {"name", "type", "precision"});
+  return keys;
+}
+
+std::vector<std::string> precision_names() {
+  std::vector<std::string> names;
+  for (precision p : all_precisions)
+    names.emplace_back(to_string(p));
+  return names;
+}
+
+precision parse_precision_key(const yaml_map& map, const std::string& key) {
+  const std::string name = map.string(key);
+  if (auto p = parse_precision(name))
+    return *p;
+  map.fail(key, "unknown precision `" + name + "`" + detail::did_you_mean(name, precision_names()) +
+                    "; expected " + detail::quoted_list(precision_names()));
+}
+
+class network_parser {
+public:
+  explicit network_parser(std::string file) : m_file(std::move(file)) {}
+
+  network parse(const YAML::Node& root) {
+    const yaml_map doc(root, m_file, "network",
+                       {"name", "description", "precision", "batch", "seq_len", "mode", "layers"});
+    network net;
+    net.origin = m_file;
+    net.name = doc.string("name");
+    net.description = doc.string_or("description", "");
+    if (doc.has("precision"))
+      net.precision = parse_precision_key(doc, "precision");
+    net.batch = doc.positive_int_or("batch", 1);
+    net.seq_len = doc.positive_int_or("seq_len", 1);
+    const std::string mode = doc.string_or("mode", "inference");
+    if (mode == "training")
+      net.mode = run_mode::training;
+    else if (mode != "inference")
+      doc.fail("mode", "`mode` must be `inference` or `training`, got `" + mode + "`" +
+                           detail::did_you_mean(mode, {"inference", "training"}));
+    m_network_seq_len = net.seq_len;
+    net.layers = parse_layers(doc, "layers", 0);
+    return net;
+  }
+
+private:
+  std::vector<layer> parse_layers(const yaml_map& parent, const std::string& key, int depth) {
+    const YAML::Node list = parent.required(key);
+    if (!list.IsSequence() || list.size() == 0)
+      parent.fail(key, "`" + key + "` must be a non-empty list of layers, got " + detail::describe(list));
+    std::vector<layer> layers;
+    for (const YAML::Node& item : list)
+      layers.push_back(parse_layer(item, depth));
+    return layers;
+  }
+
+  layer parse_layer(const YAML::Node& item, int depth) {
+    const source_location where = detail::location_of(item, m_file);
+    if (!item.IsMap())
+      throw input_error(where, "a layer must be a mapping such as {name: fc1, type: linear, in: 1024, "
+                               "out: 4096}, got " + detail::describe(item));
+    if (item["repeat"].IsDefined())
+      return parse_repeat(item, depth);
+
+    // The type decides which keys are allowed, so read name and type before checking keys.
+    const std::string name = item["name"].IsScalar() ? item["name"].Scalar() : std::string{};
+    const std::string context = name.empty() ? "layer" : "layer `" + name + "`";
+    if (!item["type"].IsDefined())
+      throw input_error(where, context + ": missing required key `type`; expected one of " +
+                                   detail::quoted_list(layer_types));
+    const YAML::Node type_node = item["type"];
+    const std::string type = type_node.IsScalar() ? type_node.Scalar() : std::string{};
+    const std::string typed_context = context + " (" + type + ")";
+
+    layer result;
+    result.where = where;
+    if (type == "linear") {
+      const yaml_map map(item, m_file, typed_context, with_common_keys({"in", "out", "bias"}));
+      result.body = linear_layer{map.positive_int("in"), map.positive_int("out")};
+      finish(result, map);
+    } else if (type == "matmul") {
+      const yaml_map map(item, m_file, typed_context, with_common_keys({"m", "n", "k", "batch_count"}));
+      result.body = matmul_layer{map.positive_int("m"), map.positive_int("n"), map.positive_int("k"),
+                                 map.positive_int_or("batch_count", 1)};
+      finish(result, map);
+    } else if (type == "conv2d") {
+      const yaml_map map(item, m_file, typed_context,
+                         with_common_keys({"in_channels", "out_channels", "kernel", "stride", "padding",
+                                           "input", "bias"}));
+      conv2d_layer conv;
+      conv.in_channels = map.positive_int("in_channels");
+      conv.out_channels = map.positive_int("out_channels");
+      std::tie(conv.kernel_h, conv.kernel_w) = map.int_pair("kernel", false);
+      std::tie(conv.stride_h, conv.stride_w) = map.int_pair_or("stride", false, 1);
+      std::tie(conv.padding_h, conv.padding_w) = map.int_pair_or("padding", true, 0);
+      std::tie(conv.input_h, conv.input_w) = map.int_pair("input", false);
+      result.body = conv;
+      finish(result, map);
+    } else if (type == "attention") {
+      const yaml_map map(item, m_file, typed_context,
+                         with_common_keys({"heads", "head_dim", "seq_len", "kv_len", "causal"}));
+      attention_layer attention;
+      attention.heads = map.positive_int("heads");
+      attention.head_dim = map.positive_int("head_dim");
+      attention.seq_len = map.positive_int_or("seq_len", m_network_seq_len);
+      attention.kv_len = map.positive_int_or("kv_len", attention.seq_len);
+      attention.causal = map.boolean_or("causal", false);
+      result.body = attention;
+      finish(result, map);
+    } else if (type == "maxpool" || type == "avgpool") {
+      const yaml_map map(item, m_file, typed_context,
+                         with_common_keys({"kernel", "stride", "padding", "channels", "input"}));
+      pool_layer pool;
+      pool.kind = *parse_memory_op_kind(type);
+      pool.kernel = map.positive_int("kernel");
+      pool.stride = map.positive_int_or("stride", pool.kernel);
+      pool.padding = map.non_negative_int_or("padding", 0);
+      pool.channels = map.optional_positive_int("channels");
+      if (map.has("input"))
+        std::tie(pool.input_h, pool.input_w) = map.int_pair("input", false);
+      result.body = pool;
+      finish(result, map);
+    } else if (auto kind = parse_memory_op_kind(type)) {
+      const yaml_map map(item, m_file, typed_context, with_common_keys({"features"}));
+      result.body = memory_layer{*kind, map.optional_positive_int("features")};
+      finish(result, map);
+    } else {
+      throw input_error(detail::location_of(type_node, m_file),
+                        context + ": unknown layer type " + detail::describe(type_node) +
+                            detail::did_you_mean(type, layer_types) + "; expected one of " +
+                            detail::quoted_list(layer_types));
+    }
+    return result;
+  }
+
+  void finish(layer& result, const yaml_map& map) const {
+    result.name = map.string("name");
+    if (map.has("precision"))
+      result.precision = parse_precision_key(map, "precision");
+    if (map.has("bias"))
+      map.boolean_or("bias", false); // accepted for documentation; a bias add is fused into the GEMM
+  }
+
+  layer parse_repeat(const YAML::Node& item, int depth) {
+    const yaml_map map(item, m_file, "repeat block", {"repeat", "name", "layers", "precision"});
+    if (depth >= max_nesting)
+      throw input_error(map.where(), "repeat blocks nest deeper than " + std::to_string(max_nesting));
+    layer result;
+    result.where = map.where();
+    result.name = map.string_or("name", "");
+    if (map.has("precision"))
+      result.precision = parse_precision_key(map, "precision");
+    repeat_block block;
+    block.times = map.positive_int("repeat");
+    block.layers = parse_layers(map, "layers", depth + 1);
+    result.body = std::move(block);
+    return result;
+  }
+
+  std::string m_file;
+  std::int64_t m_network_seq_len = 1;
+};
+
+} // namespace
+
+network parse_network(std::string_view yaml_text, const std::string& origin) {
+  const YAML::Node root = detail::parse_yaml(yaml_text, origin);
+  if (!root.IsMap())
+    throw input_error({origin, 1, 1}, "expected a network: a mapping with `name`, `layers` and optional "
+                                      "`precision`, `batch`, `seq_len`, `mode`; got " +
+                                          detail::describe(root));
+  return network_parser(origin).parse(root);
+}
+
+network load_network(const std::filesystem::path& file) {
+  return parse_network(detail::read_text_file(file, "network file"), file.string());
+}
+
+} // namespace roofline

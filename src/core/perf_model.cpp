@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "roofline/perf_model.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace roofline {
+
+std::string_view to_string(bound b) { return b == bound::memory ? "memory" : "compute"; }
+
+perf_model::perf_model(gpu_spec spec, model_options options)
+    : m_spec(std::move(spec)), m_options(options) {}
+
+prediction perf_model::predict(const op& o) const {
+  // Elementwise and normalisation kernels run on the CUDA cores, whatever their storage format.
+  const precision unit = o.is_gemm() ? o.precision : precision::fp32;
+  prediction result;
+  result.peak_flop_per_s = m_spec.peak_flop_per_s(unit, m_options.sparse);
+  result.sparse_peak = m_options.sparse && m_spec.peaks.at(unit).sparse_flop_per_s.has_value();
+  result.ridge_intensity = result.peak_flop_per_s / m_spec.dram_bytes_per_s;
+
+  const double intensity = o.arithmetic_intensity();
+  const double compute_s = static_cast<double>(o.flops) / result.peak_flop_per_s;
+  const double memory_s = static_cast<double>(o.bytes) / m_spec.dram_bytes_per_s;
+  result.bound = intensity < result.ridge_intensity ? bound::memory : bound::compute;
+  result.time_s = std::max(compute_s, memory_s);
+  result.attainable_flop_per_s = std::min(result.peak_flop_per_s, intensity * m_spec.dram_bytes_per_s);
+  result.factors.push_back(
+      result.bound == bound::memory
+          ? fmt::format("intensity {:.3g} < ridge {:.3g} FLOP/B: DRAM-bound at {:.3g} TB/s", intensity,
+                        result.ridge_intensity, m_spec.dram_bytes_per_s / 1e12)
+          : fmt::format("intensity {:.3g} >= ridge {:.3g} FLOP/B: {} peak {:.4g} TFLOP/s{}", intensity,
+                        result.ridge_intensity, to_string(unit), result.peak_flop_per_s / 1e12,
+                        result.sparse_peak ? " (2:4 sparse)" : ""));
+  return result;
+}
+
+} // namespace roofline

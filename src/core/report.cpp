@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "roofline/report.hpp"
+
+namespace roofline {
+
+report analyze_ops(std::string name, std::vector<op> ops, const perf_model& model,
+                   std::string device_selection) {
+  report r;
+  r.network_name = std::move(name);
+  r.device = model.spec();
+  r.device_selection = std::move(device_selection);
+  r.options = model.options();
+  for (op& o : ops) {
+    op_report entry;
+    entry.prediction = model.predict(o);
+    entry.total_time_s = entry.prediction.time_s * static_cast<double>(o.count);
+    entry.op = std::move(o);
+    report_totals& t = r.totals;
+    const double runs = static_cast<double>(entry.op.count);
+    t.time_s += entry.total_time_s;
+    t.flops += static_cast<double>(entry.op.flops) * runs;
+    t.bytes += static_cast<double>(entry.op.bytes) * runs;
+    if (entry.prediction.bound == bound::memory)
+      t.memory_bound_time_s += entry.total_time_s;
+    if (entry.op.is_gemm()) {
+      t.gemm_time_s += entry.total_time_s;
+      t.gemm_count += entry.op.count;
+    }
+    ++t.op_count;
+    r.ops.push_back(std::move(entry));
+  }
+  if (r.totals.time_s > 0) {
+    r.totals.memory_bound_share = r.totals.memory_bound_time_s / r.totals.time_s;
+    for (op_report& entry : r.ops)
+      entry.time_share = entry.total_time_s / r.totals.time_s;
+  }
+  return r;
+}
+
+report analyze(const network& net, const perf_model& model, std::string device_selection) {
+  report r = analyze_ops(net.name, lower(net), model, std::move(device_selection));
+  r.network_origin = net.origin;
+  r.precision = net.precision;
+  r.batch = net.batch;
+  r.seq_len = net.seq_len;
+  r.mode = net.mode;
+  return r;
+}
+
+} // namespace roofline

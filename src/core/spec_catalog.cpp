@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "roofline/spec_catalog.hpp"
+
+#include "builtin_specs.hpp"
+#include "roofline/error.hpp"
+#include "suggest.hpp"
+
+#include <algorithm>
+
+namespace roofline {
+
+const spec_catalog& spec_catalog::builtin() {
+  static const spec_catalog catalog = [] {
+    std::vector<gpu_spec> specs;
+    for (const detail::embedded_spec& embedded : detail::builtin_spec_texts())
+      specs.push_back(parse_gpu_spec(embedded.text, std::string(embedded.file)));
+    return spec_catalog(std::move(specs));
+  }();
+  return catalog;
+}
+
+spec_catalog::spec_catalog(std::vector<gpu_spec> specs) : m_specs(std::move(specs)) {
+  std::sort(m_specs.begin(), m_specs.end(),
+            [](const gpu_spec& a, const gpu_spec& b) { return a.name < b.name; });
+}
+
+const gpu_spec* spec_catalog::find(std::string_view name) const {
+  const std::string wanted = detail::to_lower(name);
+  for (const gpu_spec& spec : m_specs) {
+    if (detail::to_lower(spec.name) == wanted)
+      return &spec;
+    for (const std::string& alias : spec.aliases)
+      if (detail::to_lower(alias) == wanted)
+        return &spec;
+  }
+  return nullptr;
+}
+
+gpu_spec spec_catalog::resolve(std::string_view name_or_path) const {
+  const std::string text(name_or_path);
+  const bool looks_like_path = text.find('/') != std::string::npos ||
+                               (text.size() > 5 && (text.rfind(".yaml") == text.size() - 5)) ||
+                               (text.size() > 4 && (text.rfind(".yml") == text.size() - 4));
+  if (looks_like_path)
+    return load_gpu_spec(text);
+  if (const gpu_spec* spec = find(text))
+    return *spec;
+  std::vector<std::string> names;
+  for (const gpu_spec& spec : m_specs) {
+    names.push_back(spec.name);
+    names.insert(names.end(), spec.aliases.begin(), spec.aliases.end());
+  }
+  const std::vector<std::string> close = detail::closest_names(text, names);
+  std::string message = "unknown GPU `" + text + "`";
+  message += close.empty() ? "; known GPUs: " + detail::quoted_list(names, " and ")
+                           : "; closest known: " + detail::quoted_list(close);
+  message += " (`roofline-advise specs` lists them; a path to a spec file also works)";
+  throw input_error(message);
+}
+
+} // namespace roofline
