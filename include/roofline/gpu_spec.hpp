@@ -39,6 +39,9 @@ struct gpu_spec {
   /// True when the GPU has a rate for this precision.
   bool supports(precision p) const { return peaks.count(p) != 0; }
 
+  /// "gpu has no bf16 rate in its spec (origin); it has fp64, fp32, fp16": why `p` cannot be analysed.
+  std::string unsupported_message(precision p) const;
+
   /// The peak for `p`: the 2:4-sparse one when `sparse` and the GPU has one, else the dense one.
   /// Throws input_error naming the precisions the GPU has when it has none for `p`.
   double peak_flop_per_s(precision p, bool sparse = false) const;

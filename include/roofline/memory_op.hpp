@@ -14,10 +14,10 @@ enum class memory_op_kind {
 /// The work an op does per output element, forward and backward. These are estimates of what a
 /// straightforward kernel does; the ops are memory-bound by far, so the bytes decide their time.
 struct memory_op_cost {
-  double flops_per_element;
+  int flops_per_element;
   int tensors_read;             ///< whole tensors read per pass (an add reads two)
   int tensors_written;
-  double backward_flops_per_element;
+  int backward_flops_per_element;
   int backward_tensors;         ///< read + written in the backward pass; 0: no backward kernel
 };
 

@@ -8,6 +8,11 @@
 #include "roofline/spec_catalog.hpp"
 #include "roofline/version.hpp"
 
+#ifdef ROOFLINE_HAVE_MEASURE
+#include "roofline/cuda/device.hpp"
+#endif
+#include "roofline/device_report.hpp"
+
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -55,29 +60,71 @@ void emit(const output_choice& choice, Writer&& write) {
                                   "use .json, .csv, .md or .txt");
     std::ostringstream text;
     write(*file_format, text, roofline::write_options{});
-    const std::string temporary = choice.file + ".tmp";
+    const std::string temporary = choice.file + ".tmp-" + std::to_string(getpid());
+    std::error_code ec;
     {
       std::ofstream out(temporary, std::ios::binary);
       out << text.str();
       if (!out.flush())
-        throw roofline::input_error("--output " + choice.file + ": cannot write the file");
+        ec = std::make_error_code(std::errc::io_error);
     }
-    std::error_code ec;
-    std::filesystem::rename(temporary, choice.file, ec);
-    if (ec)
-      throw roofline::input_error("--output " + choice.file + ": " + ec.message());
+    if (!ec)
+      std::filesystem::rename(temporary, choice.file, ec);
+    if (ec) {
+      std::filesystem::remove(temporary, ec);
+      throw roofline::input_error("--output " + choice.file + ": cannot write the file");
+    }
   }
   std::cout << display.str() << std::flush;
 }
 
-/// `--gpu`: a name, an alias, a spec file, or `auto` (the local GPU when measured, else the default).
+/// `--gpu`: a name, an alias, a spec file, or `auto`: the local GPU (with its measured ceilings when
+/// cached), else the default spec, with one line on stderr saying so.
 std::pair<roofline::gpu_spec, std::string> choose_gpu(const std::string& request) {
   const roofline::spec_catalog& catalog = roofline::spec_catalog::builtin();
   if (request != "auto")
     return {catalog.resolve(request), "--gpu " + request};
-  std::cerr << "roofline-advise: no local GPU in this build; using the default spec "
-            << roofline::spec_catalog::default_gpu << " (choose one with --gpu, see `roofline-advise specs`)\n";
-  return {*catalog.find(roofline::spec_catalog::default_gpu), "default: no local GPU"};
+#ifdef ROOFLINE_HAVE_MEASURE
+  if (auto local = roofline::cuda::find_local_gpu())
+    return {local->spec, local->selection};
+  const char* reason = "no local GPU found";
+#else
+  const char* reason = "this build has no CUDA measurement layer";
+#endif
+  std::cerr << "roofline-advise: " << reason << "; using the default spec " << roofline::spec_catalog::default_gpu
+            << " (choose one with --gpu, see `roofline-advise specs`)\n";
+  return {*catalog.find(roofline::spec_catalog::default_gpu), std::string("default: ") + reason};
+}
+
+/// Progress on stderr, only where stderr is a terminal.
+void show_progress(const std::string& step) {
+  if (isatty(STDERR_FILENO))
+    std::cerr << "\r\033[Kmeasuring " << step << "…" << std::flush;
+}
+
+int run_device(bool measure, bool refresh, const output_choice& output) {
+#ifdef ROOFLINE_HAVE_MEASURE
+  if (roofline::cuda::device_count() == 0) {
+    std::cerr << "roofline-advise: error: no GPU found (the CUDA runtime sees none). Analyse against a "
+                 "datasheet spec instead: roofline-advise NETWORK.yaml --gpu h100 (roofline-advise specs lists them)\n";
+    return exit_failure;
+  }
+  const roofline::device_report report = measure || refresh
+                                             ? roofline::cuda::measured_device_report(0, refresh, show_progress)
+                                             : roofline::cuda::local_device_report(0);
+  if (isatty(STDERR_FILENO) && (measure || refresh))
+    std::cerr << "\r\033[K" << std::flush;
+  emit(output, [&](roofline::output_format format, std::ostream& out, const roofline::write_options& options) {
+    roofline::write_device_report(report, format, out, options);
+  });
+  return 0;
+#else
+  (void)measure, (void)refresh, (void)output;
+  std::cerr << "roofline-advise: error: this build has no CUDA measurement layer (built without the CUDA "
+               "toolkit), so no device query. Analyse against a datasheet spec instead: roofline-advise "
+               "NETWORK.yaml --gpu h100 (roofline-advise specs lists them)\n";
+  return exit_failure;
+#endif
 }
 
 void write_analysis(const roofline::report& r, const output_choice& output) {
@@ -85,6 +132,16 @@ void write_analysis(const roofline::report& r, const output_choice& output) {
     roofline::write_report(r, format, out, options);
   });
 }
+
+/// Sizes on the command line: digits only, not zero (CLI11's range check prints unreadable bounds).
+const CLI::Validator positive_integer(
+    [](std::string& text) {
+      const bool digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+      return digits && text.find_first_not_of('0') != std::string::npos
+                 ? std::string{}
+                 : "must be a positive integer, got '" + text + "'";
+    },
+    "POSITIVE");
 
 int run(int argc, char** argv) {
   CLI::App app{"roofline-advise: places every GEMM of a network on a GPU's roofline"};
@@ -109,21 +166,27 @@ int run(int argc, char** argv) {
   std::string network_file;
   std::int64_t batch = 0, seq_len = 0;
   app.add_option("network", network_file, "network YAML file (docs/network-format.md)");
-  app.add_option("--batch", batch, "override the network's batch")->check(CLI::PositiveNumber);
-  app.add_option("--seq-len", seq_len, "override the network's seq_len")->check(CLI::PositiveNumber);
+  app.add_option("--batch", batch, "override the network's batch")->check(positive_integer);
+  app.add_option("--seq-len", seq_len, "override the network's seq_len")->check(positive_integer);
   add_model_options(app);
   add_output_options(app);
 
   CLI::App* gemm = app.add_subcommand("gemm", "analyse one GEMM: C[M,N] = A[M,K]·B[K,N]");
   std::int64_t m = 0, n = 0, k = 0, batch_count = 1;
   std::string precision = "fp16";
-  gemm->add_option("M", m, "rows of A and C")->required()->check(CLI::PositiveNumber);
-  gemm->add_option("N", n, "columns of B and C")->required()->check(CLI::PositiveNumber);
-  gemm->add_option("K", k, "the reduction dimension")->required()->check(CLI::PositiveNumber);
+  gemm->add_option("M", m, "rows of A and C")->required()->check(positive_integer);
+  gemm->add_option("N", n, "columns of B and C")->required()->check(positive_integer);
+  gemm->add_option("K", k, "the reduction dimension")->required()->check(positive_integer);
   gemm->add_option("--precision,-p", precision, "fp32, tf32, fp16, bf16, fp8, int8 or fp64")->capture_default_str();
-  gemm->add_option("--batch-count", batch_count, "batched GEMM count")->check(CLI::PositiveNumber);
+  gemm->add_option("--batch-count", batch_count, "batched GEMM count")->check(positive_integer);
   add_model_options(*gemm);
   add_output_options(*gemm);
+
+  CLI::App* device = app.add_subcommand("device", "the local GPU: device query, theoretical and measured roofline");
+  bool measure = false, refresh = false;
+  device->add_flag("--measure", measure, "measure the ceilings (or show the cached measurement)");
+  device->add_flag("--refresh", refresh, "measure again even when ceilings are cached");
+  add_output_options(*device);
 
   CLI::App* specs = app.add_subcommand("specs", "list the GPUs roofline-advise knows, with peaks and ridge points");
   add_output_options(*specs);
@@ -144,6 +207,9 @@ int run(int argc, char** argv) {
     });
     return 0;
   }
+
+  if (device->parsed())
+    return run_device(measure, refresh, output);
 
   if (gemm->parsed()) {
     const auto p = roofline::parse_precision(precision);

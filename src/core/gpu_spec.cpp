@@ -6,15 +6,17 @@
 
 namespace roofline {
 
+std::string gpu_spec::unsupported_message(precision p) const {
+  std::string known;
+  for (const auto& [have, rate] : peaks)
+    known += (known.empty() ? "" : ", ") + std::string(to_string(have));
+  return name + " has no " + std::string(to_string(p)) + " rate in its spec (" + origin + "); it has " + known;
+}
+
 double gpu_spec::peak_flop_per_s(precision p, bool sparse) const {
   const auto found = peaks.find(p);
-  if (found == peaks.end()) {
-    std::string known;
-    for (const auto& [have, rate] : peaks)
-      known += (known.empty() ? "" : ", ") + std::string(to_string(have));
-    throw input_error(name + " has no " + std::string(to_string(p)) + " rate in its spec (" + origin +
-                      "); it has " + known);
-  }
+  if (found == peaks.end())
+    throw input_error(unsupported_message(p));
   const peak_rate& rate = found->second;
   return sparse && rate.sparse_flop_per_s ? *rate.sparse_flop_per_s : rate.dense_flop_per_s;
 }
@@ -36,7 +38,10 @@ gpu_spec parse_gpu_spec(std::string_view yaml_text, const std::string& origin) {
   spec.display_name = doc.string_or("display_name", spec.name);
   spec.architecture = doc.string("architecture");
   spec.compute_capability = doc.string("compute_capability");
-  spec.sm_count = static_cast<int>(doc.positive_int("sm_count"));
+  const std::int64_t sm_count = doc.positive_int("sm_count");
+  if (sm_count > 100000)
+    doc.fail("sm_count", "`sm_count` = " + std::to_string(sm_count) + " is not a plausible number of SMs");
+  spec.sm_count = static_cast<int>(sm_count);
   spec.boost_clock_hz = doc.positive_number("boost_clock_mhz") * 1e6;
   spec.memory_bytes = doc.positive_number("memory_gb") * 1e9;
   spec.memory_type = doc.string_or("memory_type", "");

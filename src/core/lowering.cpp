@@ -23,10 +23,11 @@ double op::arithmetic_intensity() const noexcept {
 
 namespace {
 
-std::int64_t require(std::optional<std::int64_t> value, const source_location& where, const std::string& layer,
+/// `value`, or an input_error saying that `subject`'s `what` overflows.
+std::int64_t require(std::optional<std::int64_t> value, const source_location& where, const std::string& subject,
                      const std::string& what) {
   if (!value)
-    throw input_error(where, "layer `" + layer + "`: " + what + " overflows a 64-bit integer");
+    throw input_error(where, subject + ": " + what + " overflows a 64-bit integer");
   return *value;
 }
 
@@ -34,8 +35,8 @@ std::int64_t require(std::optional<std::int64_t> value, const source_location& w
 
 op make_gemm_op(std::string layer, const gemm_shape& shape, precision p, source_location where) {
   op result;
-  result.flops = require(gemm_flops(shape), where, layer, "its FLOP count (2·M·N·K·batch_count)");
-  result.bytes = require(gemm_min_bytes(shape, p), where, layer, "its byte count");
+  result.flops = require(gemm_flops(shape), where, "layer `" + layer + "`", "its FLOP count (2·M·N·K·batch_count)");
+  result.bytes = require(gemm_min_bytes(shape, p), where, "layer `" + layer + "`", "its byte count");
   result.layer = std::move(layer);
   result.kind = "gemm";
   result.precision = p;
@@ -57,8 +58,8 @@ public:
   explicit lowerer(const network& net) : m_net(net) {}
 
   std::vector<op> run() {
-    m_rows = require(detail::checked_product({m_net.batch, m_net.seq_len}), {m_net.origin}, m_net.name,
-                     "batch × seq_len");
+    m_rows = require(detail::checked_product({m_net.batch, m_net.seq_len}), {m_net.origin},
+                     "network `" + m_net.name + "`", "batch × seq_len");
     lower_layers(m_net.layers, "", m_net.precision, 1);
     std::vector<op> ops = std::move(m_forward);
     // The backward pass runs the layers in reverse order.
@@ -87,7 +88,11 @@ private:
   bool training() const { return m_net.mode == run_mode::training; }
 
   std::int64_t product(const context& ctx, std::initializer_list<std::int64_t> factors, const char* what) const {
-    return require(detail::checked_product(factors), ctx.where, ctx.path, what);
+    return require(detail::checked_product(factors), ctx.where, "layer `" + ctx.path + "`", what);
+  }
+
+  std::int64_t sum(const context& ctx, std::initializer_list<std::optional<std::int64_t>> terms, const char* what) const {
+    return require(detail::checked_sum(terms), ctx.where, "layer `" + ctx.path + "`", what);
   }
 
   void add_gemm(const context& ctx, const std::string& suffix, const gemm_shape& shape) {
@@ -113,7 +118,7 @@ private:
                      std::int64_t output_elements, std::int64_t element_traffic,
                      std::int64_t backward_element_traffic) {
     const memory_op_cost& cost = cost_of(kind);
-    const auto make = [&](pass p, double flops_per_element, std::int64_t traffic) {
+    const auto make = [&](pass p, int flops_per_element, std::int64_t traffic) {
       op result;
       result.layer = name;
       result.pass = p;
@@ -121,7 +126,7 @@ private:
       result.precision = ctx.prec;
       result.elements = output_elements;
       result.count = ctx.count;
-      result.flops = static_cast<std::int64_t>(flops_per_element * static_cast<double>(output_elements));
+      result.flops = product(ctx, {flops_per_element, output_elements}, "its FLOP count");
       result.bytes = product(ctx, {traffic, element_bytes(ctx.prec)}, "its byte count");
       result.where = ctx.where;
       return result;
@@ -141,15 +146,16 @@ private:
     m_previous = {product(ctx, {matmul.m, matmul.n, matmul.batch_count}, "its output size")};
   }
 
-  static std::int64_t output_extent(std::int64_t input, std::int64_t padding, std::int64_t kernel,
-                                    std::int64_t stride) {
-    const std::int64_t span = input + 2 * padding - kernel;
-    return span < 0 ? 0 : span / stride + 1;
+  /// Output positions of a window sliding over a padded input; 0 when the window does not fit.
+  std::int64_t output_extent(const context& ctx, std::int64_t input, std::int64_t padding, std::int64_t kernel,
+                             std::int64_t stride) const {
+    const std::int64_t padded = sum(ctx, {input, product(ctx, {2, padding}, "its padding")}, "its padded input");
+    return padded < kernel ? 0 : (padded - kernel) / stride + 1;
   }
 
   void lower(const context& ctx, const conv2d_layer& conv) {
-    const std::int64_t p = output_extent(conv.input_h, conv.padding_h, conv.kernel_h, conv.stride_h);
-    const std::int64_t q = output_extent(conv.input_w, conv.padding_w, conv.kernel_w, conv.stride_w);
+    const std::int64_t p = output_extent(ctx, conv.input_h, conv.padding_h, conv.kernel_h, conv.stride_h);
+    const std::int64_t q = output_extent(ctx, conv.input_w, conv.padding_w, conv.kernel_w, conv.stride_w);
     if (p == 0 || q == 0)
       throw input_error(ctx.where, "layer `" + ctx.path + "` (conv2d): the " + std::to_string(conv.kernel_h) +
                                        "×" + std::to_string(conv.kernel_w) + " kernel is larger than the padded " +
@@ -163,8 +169,7 @@ private:
     const std::int64_t output = product(ctx, {shape.m, conv.out_channels}, "its output size");
     // The implicit GEMM reads the real input tensor, not the R·S-times larger im2col matrix: every
     // pass of a convolution touches the input (or its gradient), the filters and the output once.
-    const std::int64_t tensors = require(detail::checked_sum({input, filters, output}), ctx.where, ctx.path,
-                                         "its tensor sizes");
+    const std::int64_t tensors = sum(ctx, {input, filters, output}, "its tensor sizes");
     const std::size_t first = m_forward.size();
     const std::size_t first_backward = m_backward.size();
     add_gemm(ctx, "", shape);
@@ -180,7 +185,8 @@ private:
     const std::int64_t instances = product(ctx, {m_net.batch, attention.heads}, "batch × heads");
     add_gemm(ctx, "qk", {attention.seq_len, attention.kv_len, attention.head_dim, instances});
     const std::int64_t scores = product(ctx, {instances, attention.seq_len, attention.kv_len}, "its score count");
-    add_memory_op(ctx, ctx.path + "/softmax", memory_op_kind::softmax, scores, 2 * scores, 3 * scores);
+    add_memory_op(ctx, ctx.path + "/softmax", memory_op_kind::softmax, scores,
+                  product(ctx, {2, scores}, "its softmax traffic"), product(ctx, {3, scores}, "its softmax traffic"));
     add_gemm(ctx, "pv", {attention.seq_len, attention.head_dim, attention.kv_len, instances});
     m_previous = {product(ctx, {instances, attention.seq_len, attention.head_dim}, "its output size")};
   }
@@ -209,8 +215,8 @@ private:
     if (!channels || !h || !w)
       throw input_error(ctx.where, "layer `" + ctx.path + "` (" + kind + "): its input map is unknown; put it "
                                        "after a conv2d or pool layer, or give `channels` and `input: [H, W]`");
-    const std::int64_t p = output_extent(*h, pool.padding, pool.kernel, pool.stride);
-    const std::int64_t q = output_extent(*w, pool.padding, pool.kernel, pool.stride);
+    const std::int64_t p = output_extent(ctx, *h, pool.padding, pool.kernel, pool.stride);
+    const std::int64_t q = output_extent(ctx, *w, pool.padding, pool.kernel, pool.stride);
     if (p == 0 || q == 0)
       throw input_error(ctx.where, "layer `" + ctx.path + "` (" + kind + "): the window " +
                                        std::to_string(pool.kernel) + " is larger than the padded " +
@@ -219,7 +225,8 @@ private:
     const std::int64_t output = product(ctx, {m_net.batch, *channels, p, q}, "its output size");
     // Forward reads the input and writes the output; backward reads the output gradient and the
     // input (max: its positions) and writes the input gradient.
-    add_memory_op(ctx, ctx.path, pool.kind, output, input + output, output + 2 * input);
+    add_memory_op(ctx, ctx.path, pool.kind, output, sum(ctx, {input, output}, "its traffic"),
+                  sum(ctx, {output, product(ctx, {2, input}, "its traffic")}, "its traffic"));
     m_forward.back().flops = product(ctx, {output, pool.kernel, pool.kernel}, "its FLOP count");
     m_previous = {output, *channels, p, q};
   }

@@ -14,6 +14,15 @@ using detail::yaml_map;
 
 // Repeat blocks nest; a bound keeps a hostile file from exhausting the stack.
 constexpr int max_nesting = 32;
+// YAML aliases can make a short file describe exponentially many layers ("billion laughs"); real
+// networks written with repeat blocks stay far below this.
+constexpr std::int64_t max_layers = 100000;
+
+/// The scalar at `key`, or "" when it is absent or not a scalar.
+std::string scalar_or_empty(const YAML::Node& map, const std::string& key) {
+  const YAML::Node value = map[key];
+  return value.IsDefined() && value.IsScalar() ? value.Scalar() : std::string{};
+}
 
 const std::vector<std::string> layer_types{
     "linear", "matmul",    "conv2d",  "attention", "relu",    "gelu",    "silu",    "add",
@@ -60,6 +69,8 @@ public:
     else if (mode != "inference")
       doc.fail("mode", "`mode` must be `inference` or `training`, got `" + mode + "`" +
                            detail::did_you_mean(mode, {"inference", "training"}));
+    if (std::int64_t rows = 0; __builtin_mul_overflow(net.batch, net.seq_len, &rows))
+      doc.fail("seq_len", "batch × seq_len overflows a 64-bit integer");
     m_network_seq_len = net.seq_len;
     net.layers = parse_layers(doc, "layers", 0);
     return net;
@@ -85,13 +96,16 @@ private:
       return parse_repeat(item, depth);
 
     // The type decides which keys are allowed, so read name and type before checking keys.
-    const std::string name = item["name"].IsScalar() ? item["name"].Scalar() : std::string{};
+    if (++m_layer_count > max_layers)
+      throw input_error(where, "the network has more than " + std::to_string(max_layers) +
+                                   " layers (YAML aliases expanded); describe repeated blocks with `repeat`");
+    const std::string name = scalar_or_empty(item, "name");
     const std::string context = name.empty() ? "layer" : "layer `" + name + "`";
     if (!item["type"].IsDefined())
       throw input_error(where, context + ": missing required key `type`; expected one of " +
                                    detail::quoted_list(layer_types));
     const YAML::Node type_node = item["type"];
-    const std::string type = type_node.IsScalar() ? type_node.Scalar() : std::string{};
+    const std::string type = scalar_or_empty(item, "type");
     const std::string typed_context = context + " (" + type + ")";
 
     layer result;
@@ -181,6 +195,7 @@ private:
 
   std::string m_file;
   std::int64_t m_network_seq_len = 1;
+  std::int64_t m_layer_count = 0;
 };
 
 } // namespace

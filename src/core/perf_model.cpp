@@ -15,6 +15,8 @@ perf_model::perf_model(gpu_spec spec, model_options options)
 prediction perf_model::predict(const op& o) const {
   // Elementwise and normalisation kernels run on the CUDA cores, whatever their storage format.
   const precision unit = o.is_gemm() ? o.precision : precision::fp32;
+  if (!m_spec.supports(unit))
+    throw input_error(o.where, "layer `" + o.layer + "`: " + m_spec.unsupported_message(unit));
   prediction result;
   result.peak_flop_per_s = m_spec.peak_flop_per_s(unit, m_options.sparse);
   result.sparse_peak = m_options.sparse && m_spec.peaks.at(unit).sparse_flop_per_s.has_value();

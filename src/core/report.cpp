@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "roofline/report.hpp"
 
+#include "roofline/error.hpp"
+
 namespace roofline {
 
 report analyze_ops(std::string name, std::vector<op> ops, const perf_model& model,
@@ -24,7 +26,8 @@ report analyze_ops(std::string name, std::vector<op> ops, const perf_model& mode
       t.memory_bound_time_s += entry.total_time_s;
     if (entry.op.is_gemm()) {
       t.gemm_time_s += entry.total_time_s;
-      t.gemm_count += entry.op.count;
+      if (__builtin_add_overflow(t.gemm_count, entry.op.count, &t.gemm_count))
+        throw input_error(entry.op.where, "the network runs more than 2^63 GEMMs per step");
     }
     ++t.op_count;
     r.ops.push_back(std::move(entry));

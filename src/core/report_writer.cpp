@@ -2,12 +2,12 @@
 #include "roofline/report_writer.hpp"
 
 #include "roofline/version.hpp"
+#include "json_fields.hpp"
 #include "text_table.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include <cmath>
 
 namespace roofline {
 
@@ -48,30 +48,14 @@ using detail::column;
 using detail::text_table;
 using detail::tone;
 using nlohmann::json;
+using detail::device_json;
 
-// ------------------------------------------------------------------ number formatting (the edge)
+using detail::duration;
+using detail::percent;
+using detail::raw;
+using detail::significant;
 
-std::string significant(double value, int digits = 3) {
-  if (value == 0)
-    return "0";
-  // Plain notation: "%g" would switch to exponents for the large values tables show.
-  const int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(value))));
-  const int decimals = std::max(0, digits - 1 - magnitude);
-  return fmt::format("{:.{}f}", value, decimals);
-}
-
-std::string raw(double value) { return fmt::format("{}", value); }
 std::string raw(std::int64_t value) { return std::to_string(value); }
-
-std::string duration(double seconds) {
-  if (seconds >= 1)
-    return significant(seconds) + " s";
-  if (seconds >= 1e-3)
-    return significant(seconds * 1e3) + " ms";
-  return significant(seconds * 1e6) + " µs";
-}
-
-std::string percent(double share) { return significant(share * 100, 3) + "%"; }
 
 // ------------------------------------------------------------------ the analysis as a table
 
@@ -97,8 +81,11 @@ std::vector<std::string> header_lines(const report& r) {
   return lines;
 }
 
-std::string dims(const std::optional<gemm_shape>& gemm, std::int64_t gemm_shape::*field) {
-  return gemm ? std::to_string((*gemm).*field) : std::string("—");
+/// A GEMM dimension; memory-bound ops have none: "—" for people, an empty CSV field.
+cell dims(const std::optional<gemm_shape>& gemm, std::int64_t gemm_shape::*field) {
+  if (!gemm)
+    return {"—", std::string{}, tone::dim};
+  return {std::to_string((*gemm).*field)};
 }
 
 text_table ops_table(const report& r) {
@@ -129,10 +116,10 @@ text_table ops_table(const report& r) {
         {std::string(to_string(o.pass))},
         {o.kind},
         {std::string(to_string(o.precision))},
-        {dims(o.gemm, &gemm_shape::m)},
-        {dims(o.gemm, &gemm_shape::n)},
-        {dims(o.gemm, &gemm_shape::k)},
-        {o.gemm ? std::to_string(o.gemm->batch_count) : std::string("—")},
+        dims(o.gemm, &gemm_shape::m),
+        dims(o.gemm, &gemm_shape::n),
+        dims(o.gemm, &gemm_shape::k),
+        dims(o.gemm, &gemm_shape::batch_count),
         {std::to_string(o.count)},
         {significant(static_cast<double>(o.flops) / 1e9), raw(o.flops)},
         {significant(static_cast<double>(o.bytes) / 1e6), raw(o.bytes)},
@@ -164,35 +151,6 @@ std::string notes_line(const report& r) {
 }
 
 // ------------------------------------------------------------------ JSON
-
-json device_json(const gpu_spec& d) {
-  json peaks = json::object();
-  for (const auto& [p, rate] : d.peaks) {
-    json entry{{"dense_flop_per_s", rate.dense_flop_per_s},
-               {"dense_ridge_intensity", rate.dense_flop_per_s / d.dram_bytes_per_s}};
-    if (rate.sparse_flop_per_s) {
-      entry["sparse_flop_per_s"] = *rate.sparse_flop_per_s;
-      entry["sparse_ridge_intensity"] = *rate.sparse_flop_per_s / d.dram_bytes_per_s;
-    }
-    peaks[std::string(to_string(p))] = entry;
-  }
-  json device{{"name", d.name},
-              {"aliases", d.aliases},
-              {"display_name", d.display_name},
-              {"architecture", d.architecture},
-              {"compute_capability", d.compute_capability},
-              {"sm_count", d.sm_count},
-              {"boost_clock_hz", d.boost_clock_hz},
-              {"memory_bytes", d.memory_bytes},
-              {"memory_type", d.memory_type},
-              {"dram_bytes_per_s", d.dram_bytes_per_s},
-              {"l2_bytes", d.l2_bytes},
-              {"tdp_w", d.tdp_w},
-              {"peaks", peaks},
-              {"origin", d.origin}};
-  device["price_per_hour_usd"] = d.price_per_hour_usd ? json(*d.price_per_hour_usd) : json(nullptr);
-  return device;
-}
 
 json optional_dim(const std::optional<gemm_shape>& gemm, std::int64_t gemm_shape::*field) {
   return gemm ? json((*gemm).*field) : json(nullptr);
@@ -272,7 +230,7 @@ text_table spec_table(const std::vector<gpu_spec>& specs) {
     for (const std::string& alias : s.aliases)
       aliases += (aliases.empty() ? "" : ",") + alias;
     std::vector<cell> row{{s.name},
-                          {aliases.empty() ? "—" : aliases},
+                          {aliases.empty() ? "—" : aliases, aliases},
                           {s.architecture},
                           {std::to_string(s.sm_count)},
                           {significant(s.dram_bytes_per_s / 1e12), raw(s.dram_bytes_per_s)}};

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "text_table.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cmath>
 
 namespace roofline::detail {
 
@@ -40,6 +43,27 @@ std::string markdown_field(const std::string& text) {
 }
 
 } // namespace
+
+std::string significant(double value, int digits) {
+  if (value == 0 || !std::isfinite(value))
+    return fmt::format("{}", value);
+  // Plain notation: "%g" would switch to exponents for the large values tables show.
+  const int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(value))));
+  const int decimals = std::max(0, digits - 1 - magnitude);
+  return fmt::format("{:.{}f}", value, decimals);
+}
+
+std::string raw(double value) { return fmt::format("{}", value); }
+
+std::string duration(double seconds) {
+  if (seconds >= 1)
+    return significant(seconds) + " s";
+  if (seconds >= 1e-3)
+    return significant(seconds * 1e3) + " ms";
+  return significant(seconds * 1e6) + " µs";
+}
+
+std::string percent(double share) { return significant(share * 100, 3) + "%"; }
 
 std::string bold(const std::string& text, bool colour) { return colour ? "\033[1m" + text + "\033[0m" : text; }
 
@@ -94,7 +118,7 @@ void render_csv(const text_table& table, std::ostream& out) {
   out << '\n';
   for (const auto& row : table.rows) {
     for (std::size_t i = 0; i < row.size(); ++i)
-      out << (i ? "," : "") << csv_field(row[i].raw.empty() ? row[i].text : row[i].raw);
+      out << (i ? "," : "") << csv_field(row[i].raw.value_or(row[i].text));
     out << '\n';
   }
 }

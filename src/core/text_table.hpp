@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -19,8 +20,8 @@ struct column {
 };
 
 struct cell {
-  std::string text; ///< what people read
-  std::string raw;  ///< what CSV gets (full precision, no units); empty: same as text
+  std::string text;               ///< what people read
+  std::optional<std::string> raw; ///< what CSV gets (full precision, no units); unset: the text
   detail::tone tone = tone::plain;
 };
 
@@ -34,6 +35,15 @@ void render_aligned(const text_table& table, std::ostream& out, bool colour);
 void render_markdown(const text_table& table, std::ostream& out);
 /// RFC 4180: fields with commas, quotes or newlines are quoted.
 void render_csv(const text_table& table, std::ostream& out);
+
+/// `value` with `digits` significant digits in plain notation: 0.000524, 12.3, 4096.
+std::string significant(double value, int digits = 3);
+/// Full precision, for CSV.
+std::string raw(double value);
+/// "87.7 µs", "1.23 ms", "2.00 s".
+std::string duration(double seconds);
+/// 0.615 → "61.5%".
+std::string percent(double share);
 
 /// ANSI bold when `colour`.
 std::string bold(const std::string& text, bool colour);

@@ -63,8 +63,15 @@ yaml_map::yaml_map(YAML::Node node, std::string file, std::string context, std::
     : m_node(std::move(node)), m_file(std::move(file)), m_context(std::move(context)) {
   if (!m_node.IsMap())
     throw input_error(where(), m_context + ": expected a mapping of keys to values, got " + describe(m_node));
+  std::vector<std::pair<std::string, YAML::Mark>> seen;
   for (const auto& entry : m_node) {
     const std::string key = entry.first.as<std::string>("");
+    for (const auto& [earlier, mark] : seen)
+      if (earlier == key)
+        throw input_error(location_of(entry.first, m_file),
+                          m_context + ": duplicate key `" + key + "` (first given at line " +
+                              std::to_string(mark.line + 1) + ")");
+    seen.emplace_back(key, entry.first.Mark());
     if (std::find(allowed.begin(), allowed.end(), key) != allowed.end())
       continue;
     const std::string hint = did_you_mean(key, allowed);

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copies the binaries the H200 run needs from build-h200/ into h200/ (small enough to carry).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rm -rf h200 && mkdir -p h200
+cp build-h200/roofline-advise h200/
+cp build-h200/tests/gpu/gpu_*_test h200/ 2>/dev/null || true
+du -sh h200

@@ -1,0 +1,14 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "roofline/gpu_spec.hpp"
+
+#include <nlohmann/json.hpp>
+
+// JSON objects that several documents share, written in one place.
+namespace roofline::detail {
+
+/// A GPU: identity, memory, and every peak with its dense (and sparse) ridge point.
+nlohmann::json device_json(const gpu_spec& d);
+
+} // namespace roofline::detail

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "roofline/cuda/device.hpp"
+
+#include "cuda_check.hpp"
+#include "roofline/cuda/ceiling_probe.hpp"
+#include "roofline/spec_catalog.hpp"
+
+#include <cstdio>
+
+namespace roofline::cuda {
+
+int device_count() noexcept {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError(); // no driver or no GPU: clear the error, report none
+    return 0;
+  }
+  return count;
+}
+
+namespace {
+
+int attribute(cudaDeviceAttr which, int ordinal) {
+  int value = 0;
+  ROOFLINE_CUDA_CHECK(cudaDeviceGetAttribute(&value, which, ordinal));
+  return value;
+}
+
+std::string uuid_text(const cudaUUID_t& uuid) {
+  const auto* b = reinterpret_cast<const unsigned char*>(uuid.bytes);
+  char text[64];
+  std::snprintf(text, sizeof text, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+                b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+  return text;
+}
+
+std::string version_text(int version) {
+  return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
+}
+
+} // namespace
+
+device_description describe_device(int ordinal) {
+  cudaDeviceProp properties{};
+  ROOFLINE_CUDA_CHECK(cudaGetDeviceProperties(&properties, ordinal));
+  device_description d;
+  d.ordinal = ordinal;
+  d.name = properties.name;
+  d.uuid = uuid_text(properties.uuid);
+  d.cc_major = properties.major;
+  d.cc_minor = properties.minor;
+  d.sm_count = properties.multiProcessorCount;
+  d.l2_bytes = properties.l2CacheSize;
+  d.memory_bytes = static_cast<double>(properties.totalGlobalMem);
+  // CUDA 13 removed the clock fields from cudaDeviceProp: the attributes report them, in kHz.
+  d.sm_clock_hz = attribute(cudaDevAttrClockRate, ordinal) * 1e3;
+  d.memory_clock_hz = attribute(cudaDevAttrMemoryClockRate, ordinal) * 1e3;
+  d.memory_bus_width_bits = attribute(cudaDevAttrGlobalMemoryBusWidth, ordinal);
+  int driver = 0, runtime = 0;
+  ROOFLINE_CUDA_CHECK(cudaDriverGetVersion(&driver));
+  ROOFLINE_CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
+  d.driver_version = "CUDA " + version_text(driver);
+  d.runtime_version = "CUDA " + version_text(runtime);
+  return d;
+}
+
+device_report local_device_report(int ordinal) {
+  device_report r;
+  r.device = describe_device(ordinal);
+  r.theoretical = theoretical_spec(r.device);
+  if (const gpu_spec* match = matching_spec(spec_catalog::builtin(), r.device))
+    r.datasheet = *match;
+  r.ceilings = load_cached_ceilings(r.device.uuid);
+  if (r.ceilings)
+    r.ceilings_source = "cache " + ceilings_cache_file(r.device.uuid).string();
+  return r;
+}
+
+device_report measured_device_report(int ordinal, bool refresh,
+                                     const std::function<void(const std::string&)>& progress) {
+  device_report r = local_device_report(ordinal);
+  if (r.ceilings && !refresh)
+    return r;
+  r.ceilings = measure_ceilings(ordinal, {progress});
+  save_ceilings(*r.ceilings);
+  r.ceilings_source = "measured now, saved to " + ceilings_cache_file(r.device.uuid).string();
+  return r;
+}
+
+std::optional<local_gpu> find_local_gpu() {
+  if (device_count() == 0)
+    return std::nullopt;
+  const device_report r = local_device_report(0);
+  local_gpu local{local_spec(r), "local GPU " + r.device.name};
+  local.selection += r.ceilings ? ", ceilings measured " + r.ceilings->measured_at
+                                : ", " + std::string(r.datasheet ? "datasheet " + r.datasheet->name : "theoretical") +
+                                      " roofline: `roofline-advise device --measure` measures it";
+  return local;
+}
+
+} // namespace roofline::cuda

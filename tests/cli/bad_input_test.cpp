@@ -1,0 +1,376 @@
+// SPDX-License-Identifier: Apache-2.0
+// Bad input: every case must exit with status 2, print nothing on stdout (no partial report) and
+// say on stderr where the problem is (file:line:column when a file is involved) and what was
+// expected. The inputs are small files in tests/cli/bad/; line 1 of each says what is wrong, so
+// the line numbers asserted here stay put.
+#include "cli_runner.hpp"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+using roofline::test::cli_result;
+using roofline::test::run_cli;
+using roofline::test::source_path;
+
+namespace {
+
+std::string bad(const std::string& file) { return source_path("tests/cli/bad/" + file); }
+
+const std::string alexnet = source_path("examples/alexnet-classifier.yaml");
+
+/// A fresh directory, removed with everything in it at the end of the test.
+class temp_dir {
+public:
+  temp_dir() {
+    std::string pattern = (fs::temp_directory_path() / "roofline-cli-test-XXXXXX").string();
+    REQUIRE(mkdtemp(pattern.data()) != nullptr);
+    m_path = pattern;
+  }
+  ~temp_dir() {
+    std::error_code ec;
+    fs::permissions(m_path, fs::perms::owner_all, fs::perm_options::add, ec);
+    fs::remove_all(m_path, ec);
+  }
+  temp_dir(const temp_dir&) = delete;
+  temp_dir& operator=(const temp_dir&) = delete;
+
+  std::string operator/(const std::string& name) const { return (m_path / name).string(); }
+  const fs::path& path() const { return m_path; }
+
+private:
+  fs::path m_path;
+};
+
+/// The start of an output, for failure messages (a wrongly accepted input prints a whole report).
+std::string head(const std::string& text) { return text.size() <= 400 ? text : text.substr(0, 400) + "..."; }
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+/// Status 2, nothing on stdout, and stderr holding `where` (e.g. "file:4:35") followed by ": ",
+/// and every one of `expected` (what the input should have been).
+void check_input_error(const cli_result& r, const std::string& where, std::initializer_list<std::string> expected) {
+  INFO("stderr: " << r.err);
+  INFO("stdout: " << head(r.out));
+  CHECK(r.status == 2);
+  CHECK(r.out.empty());
+  CHECK_MESSAGE(r.err.find(where + ": ") != std::string::npos, "stderr does not name " << where);
+  for (const std::string& phrase : expected)
+    CHECK_MESSAGE(r.err.find(phrase) != std::string::npos, "stderr does not say " << phrase);
+}
+
+/// Like check_input_error, where any column of `line` of `file` will do (cases whose fix may point at
+/// one key or another of the line).
+void check_input_error_on_line(const cli_result& r, const std::string& file, int line) {
+  INFO("stderr: " << r.err);
+  INFO("stdout: " << head(r.out));
+  CHECK(r.status == 2);
+  CHECK(r.out.empty());
+  const std::regex location(std::regex_replace(file, std::regex(R"([.^$|()\[\]{}*+?\\])"), R"(\$&)") + ":" +
+                            std::to_string(line) + ":[0-9]+: ");
+  CHECK_MESSAGE(std::regex_search(r.err, location), "stderr does not name " << file << ":" << line << ":<column>");
+}
+
+/// A command-line error (no file involved): status 2, nothing on stdout, and stderr saying `expected`.
+void check_usage_error(const cli_result& r, std::initializer_list<std::string> expected) {
+  INFO("stderr: " << r.err);
+  INFO("stdout: " << head(r.out));
+  CHECK(r.status == 2);
+  CHECK(r.out.empty());
+  for (const std::string& phrase : expected)
+    CHECK_MESSAGE(r.err.find(phrase) != std::string::npos, "stderr does not say " << phrase);
+}
+
+cli_result analyse(const std::string& file, const std::string& gpu = "h100") {
+  return run_cli({file, "--gpu", gpu, "--format", "json"});
+}
+
+} // namespace
+
+// ------------------------------------------------------------------ the file itself
+
+TEST_CASE("a missing network file") {
+  const std::string file = bad("does-not-exist.yaml");
+  check_input_error(analyse(file), file, {"cannot open network file", "no such file"});
+}
+
+TEST_CASE("a directory instead of a network file") {
+  const std::string dir = source_path("tests/cli/bad");
+  check_input_error(analyse(dir), dir, {"cannot open network file", "not a regular file"});
+}
+
+TEST_CASE("an unreadable network file") {
+  if (geteuid() == 0) {
+    MESSAGE("skipped: running as root, which reads any file whatever its permissions");
+    return;
+  }
+  temp_dir dir;
+  const std::string file = dir / "unreadable.yaml";
+  fs::copy_file(alexnet, file);
+  fs::permissions(file, fs::perms::none);
+  check_input_error(analyse(file), file, {"cannot open network file", "unreadable"});
+}
+
+TEST_CASE("a YAML syntax error") {
+  const std::string file = bad("yaml-syntax-error.yaml");
+  check_input_error(analyse(file), file + ":5:5", {"YAML syntax error", "end of map flow not found"});
+}
+
+TEST_CASE("a file with nothing but a comment") {
+  const std::string file = bad("empty.yaml");
+  check_input_error(analyse(file), file + ":1:1", {"expected a network", "`name`", "`layers`", "got nothing"});
+}
+
+TEST_CASE("a zero-byte file") {
+  temp_dir dir;
+  const std::string file = dir / "zero.yaml";
+  { std::ofstream create(file); } // zero bytes
+  check_input_error(analyse(file), file + ":1:1", {"expected a network", "got nothing"});
+}
+
+// ------------------------------------------------------------------ keys and values
+
+TEST_CASE("an unknown layer type names the closest one") {
+  const std::string file = bad("unknown-layer-type.yaml");
+  check_input_error(analyse(file), file + ":4:23",
+                    {"unknown layer type 'linaer'", "(did you mean `linear`?)", "expected one of `linear`"});
+}
+
+TEST_CASE("an unknown key names the closest one") {
+  const std::string file = bad("unknown-key.yaml");
+  check_input_error(analyse(file), file + ":4:41", {"layer `fc6` (linear)", "unknown key `outt`", "did you mean `out`"});
+}
+
+TEST_CASE("a missing required key") {
+  const std::string file = bad("missing-key.yaml");
+  check_input_error(analyse(file), file + ":4:5", {"layer `fc6` (linear)", "missing required key `in`"});
+}
+
+TEST_CASE("a layer without its required `name` is an input error") {
+  // BUG: exits 1 with "invalid node; first invalid key: \"name\"" (a yaml-cpp exception) and no location.
+  const std::string file = bad("missing-name.yaml");
+  check_input_error(analyse(file), file + ":4:5", {"missing required key `name`"});
+}
+
+TEST_CASE("a duplicated key is an input error, not silently resolved") {
+  // BUG: accepted with status 0; the analysis uses the first `in` (8) and ignores the second (9216).
+  check_input_error_on_line(analyse(bad("duplicate-key.yaml")), bad("duplicate-key.yaml"), 4);
+}
+
+TEST_CASE("sizes must be positive integers") {
+  SUBCASE("a fraction") {
+    const std::string file = bad("size-fraction.yaml");
+    check_input_error(analyse(file), file + ":4:35", {"`in` must be a positive integer, got '1.5'"});
+  }
+  SUBCASE("text") {
+    const std::string file = bad("size-text.yaml");
+    check_input_error(analyse(file), file + ":4:46", {"`out` must be a positive integer, got 'abc'"});
+  }
+  SUBCASE("zero") {
+    const std::string file = bad("size-zero.yaml");
+    check_input_error(analyse(file), file + ":4:46", {"`out` must be a positive integer, got 0"});
+  }
+  SUBCASE("negative") {
+    const std::string file = bad("size-negative.yaml");
+    check_input_error(analyse(file), file + ":4:35", {"`in` must be a positive integer, got -4096"});
+  }
+  SUBCASE("past 64 bits") {
+    const std::string file = bad("size-too-big.yaml");
+    check_input_error(analyse(file), file + ":4:35", {"`in` = 100000000000000000000 does not fit in a 64-bit integer"});
+  }
+}
+
+TEST_CASE("an unknown precision names the closest one") {
+  const std::string file = bad("unknown-precision.yaml");
+  check_input_error(analyse(file), file + ":3:12",
+                    {"unknown precision `fp15`", "did you mean `fp16`", "expected `fp64`, `fp32`, `tf32`, `fp16`"});
+}
+
+TEST_CASE("an unknown mode") {
+  const std::string file = bad("unknown-mode.yaml");
+  check_input_error(analyse(file), file + ":3:7",
+                    {"`mode` must be `inference` or `training`, got `train`", "did you mean `training`"});
+}
+
+// ------------------------------------------------------------------ shapes and counts
+
+TEST_CASE("a conv kernel larger than its padded input") {
+  const std::string file = bad("conv-kernel-too-large.yaml");
+  check_input_error(analyse(file), file + ":5:5", {"layer `conv1` (conv2d)", "7×7 kernel is larger than the padded 5×5 input"});
+}
+
+TEST_CASE("a memory-bound op whose size nothing gives") {
+  const std::string file = bad("memory-op-no-size.yaml");
+  check_input_error(analyse(file), file + ":5:5", {"layer `relu0` (relu)", "add `features`"});
+}
+
+TEST_CASE("sizes that fit in 64 bits but whose FLOPs do not") {
+  const std::string file = bad("flops-overflow.yaml");
+  check_input_error(analyse(file), file + ":5:5", {"layer `huge`", "FLOP count", "overflows a 64-bit integer"});
+}
+
+TEST_CASE("batch x seq_len past 64 bits is located in the file") {
+  // BUG: the message is "rows-overflow.yaml: layer `rows-overflow`: batch × seq_len overflows ...": no
+  // line:column, and it calls the network a layer.
+  check_input_error_on_line(analyse(bad("rows-overflow.yaml")), bad("rows-overflow.yaml"), 4);
+}
+
+TEST_CASE("nested repeat counts past 64 bits") {
+  const std::string file = bad("repeat-count-overflow.yaml");
+  check_input_error(analyse(file), file + ":7:9", {"layer `outer/inner`", "repeat count overflows a 64-bit integer"});
+}
+
+TEST_CASE("a memory-bound op whose FLOPs overflow 64 bits is an input error") {
+  // BUG: exits 0 and reports flops -9223372036854775808 (8 × 2^61 converted from double to int64
+  // without a check, in lowering's add_memory_op).
+  const std::string file = bad("memory-op-flops-overflow.yaml");
+  check_input_error(analyse(file), file + ":5:5", {"layer `gelu`", "overflows a 64-bit integer"});
+}
+
+TEST_CASE("attention whose softmax overflows 64 bits is an input error") {
+  // BUG: exits 0; the softmax has flops -9223372036854775808, and in training its backward pass is
+  // silently dropped (3 × scores wraps negative; lowering's `2 * scores` / `3 * scores` are unchecked).
+  const std::string file = bad("attention-softmax-overflow.yaml");
+  check_input_error(analyse(file), file + ":6:5", {"layer `attn`", "overflows a 64-bit integer"});
+}
+
+TEST_CASE("a pool whose traffic overflows 64 bits is an input error") {
+  // BUG: exits 0 and reports bytes -9223372036854775808 (lowering's `input + output` is unchecked).
+  const std::string file = bad("pool-bytes-overflow.yaml");
+  check_input_error(analyse(file), file + ":5:5", {"layer `pool`", "overflows a 64-bit integer"});
+}
+
+TEST_CASE("GEMM runs per step past 64 bits: an input error or a correct total, never a negative one") {
+  // BUG: exits 0 with totals.gemm_count -8446744073709551616 (report.cpp sums the counts unchecked).
+  const cli_result r = analyse(bad("gemm-count-overflow.yaml"));
+  INFO("stderr: " << r.err);
+  REQUIRE((r.status == 0 || r.status == 2));
+  if (r.status == 2) {
+    CHECK(r.out.empty());
+    return;
+  }
+  const auto report = nlohmann::json::parse(r.out);
+  CHECK(report["totals"]["gemm_count"].get<double>() == doctest::Approx(1e19));
+}
+
+TEST_CASE("huge nested repeat counts finish quickly: they are counted, not expanded") {
+  // 10^12 × 10^6 = 10^18 runs: fits, so it works.
+  const cli_result r = analyse(source_path("tests/cli/inputs/huge-repeat.yaml"));
+  INFO("stderr: " << r.err);
+  REQUIRE((r.status == 0 || r.status == 2));
+  if (r.status == 2) {
+    CHECK(r.out.empty());
+    return;
+  }
+  const auto report = nlohmann::json::parse(r.out);
+  REQUIRE(report["ops"].size() == 3);
+  CHECK(report["ops"][0]["count"] == 1000000000000);
+  CHECK(report["ops"][1]["count"] == 1000000000000000000);
+  CHECK(report["totals"]["op_count"] == 3);
+}
+
+// ------------------------------------------------------------------ the GPU
+
+TEST_CASE("an unknown GPU names the closest ones") {
+  check_usage_error(run_cli({alexnet, "--gpu", "h2000", "--format", "json"}),
+                    {"unknown GPU `h2000`", "closest known: `h200`", "roofline-advise specs"});
+}
+
+TEST_CASE("a GPU spec file with an error") {
+  const std::string spec = bad("gpu-spec-error.yaml");
+  check_input_error(analyse(alexnet, spec), spec + ":8:26",
+                    {"GPU spec", "`dram_bandwidth_gb_per_s` must be a positive number, got 'fast'"});
+}
+
+TEST_CASE("a missing GPU spec file") {
+  const std::string spec = bad("no-such-gpu.yaml");
+  check_input_error(analyse(alexnet, spec), spec, {"cannot open GPU spec", "no such file"});
+}
+
+TEST_CASE("a layer precision the GPU has no rate for names the layer") {
+  // BUG (message): "v100-sxm2 has no bf16 rate in its spec (...)" says neither which layer nor where it
+  // is; the network file is not named at all.
+  const std::string file = bad("precision-not-on-gpu.yaml");
+  const cli_result r = analyse(file, "v100");
+  check_usage_error(r, {"no bf16 rate"});
+  check_input_error_on_line(r, file, 6);
+}
+
+// ------------------------------------------------------------------ the command line
+
+TEST_CASE("an unknown --format") {
+  check_usage_error(run_cli({alexnet, "--gpu", "h100", "--format", "xml"}),
+                    {"--format", "xml", "table", "json", "csv", "markdown"});
+}
+
+TEST_CASE("gemm with bad sizes") {
+  SUBCASE("zero") { check_usage_error(run_cli({"gemm", "0", "1", "1", "--gpu", "h100"}), {"M", "0"}); }
+  SUBCASE("negative") { check_usage_error(run_cli({"gemm", "-5", "1", "1", "--gpu", "h100"}), {"M", "-5"}); }
+  SUBCASE("too few") { check_usage_error(run_cli({"gemm", "1", "2", "--gpu", "h100"}), {"K is required"}); }
+  SUBCASE("unknown precision") {
+    check_usage_error(run_cli({"gemm", "1", "2", "3", "--precision", "fp17", "--gpu", "h100"}),
+                      {"unknown --precision `fp17`", "fp16"});
+  }
+}
+
+TEST_CASE("no arguments at all prints the usage on stderr") {
+  check_usage_error(run_cli({}), {"Usage:", "network", "gemm", "specs"});
+}
+
+// ------------------------------------------------------------------ --output
+
+TEST_CASE("--output with an unknown extension creates no file") {
+  temp_dir dir;
+  const std::string target = dir / "report.xml";
+  check_usage_error(run_cli({alexnet, "--gpu", "v100", "--output", target}),
+                    {"--output", "cannot tell the format from the extension", ".json"});
+  CHECK(fs::is_empty(dir.path()));
+}
+
+TEST_CASE("--output to a directory fails and leaves nothing behind") {
+  // BUG: the error is right (status 2, "Is a directory"), but report.json.tmp is left beside it.
+  temp_dir dir;
+  const std::string target = dir / "report.json";
+  fs::create_directory(target);
+  check_usage_error(run_cli({alexnet, "--gpu", "v100", "--output", target}), {"--output", "report.json"});
+  CHECK_MESSAGE(!fs::exists(target + ".tmp"), "left behind: " << target << ".tmp");
+}
+
+TEST_CASE("--output into a directory that does not exist") {
+  temp_dir dir;
+  const std::string target = dir / "missing/report.json";
+  check_usage_error(run_cli({alexnet, "--gpu", "v100", "--output", target}), {"--output", "cannot write"});
+  CHECK(fs::is_empty(dir.path()));
+}
+
+TEST_CASE("--output x.json writes the JSON that --format json prints") {
+  temp_dir dir;
+  const std::string target = dir / "x.json";
+  const cli_result with_file = run_cli({alexnet, "--gpu", "v100", "--output", target});
+  REQUIRE(with_file.status == 0);
+  CHECK(with_file.out.find("alexnet-classifier · NVIDIA Tesla V100") == 0); // stdout keeps the table
+  const cli_result json_out = run_cli({alexnet, "--gpu", "v100", "--format", "json"});
+  REQUIRE(json_out.status == 0);
+
+  const std::string written = read_text(target);
+  CHECK(written == json_out.out);
+  CHECK_FALSE(nlohmann::json::parse(written, nullptr, false).is_discarded());
+  CHECK_FALSE(fs::exists(target + ".tmp"));
+}

@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cli_runner.hpp"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+
+namespace roofline::test {
+
+namespace {
+
+std::string read_all(int fd) {
+  std::string text;
+  char buffer[4096];
+  ssize_t got;
+  while ((got = read(fd, buffer, sizeof buffer)) > 0)
+    text.append(buffer, static_cast<std::size_t>(got));
+  return text;
+}
+
+} // namespace
+
+std::string source_path(const std::string& relative) { return std::string(ROOFLINE_SOURCE_DIR) + "/" + relative; }
+
+cli_result run_cli(const std::vector<std::string>& args) {
+  // stdout and stderr go to temporary files: no pipe can fill up and block the child.
+  char out_name[] = "/tmp/roofline-cli-out-XXXXXX";
+  char err_name[] = "/tmp/roofline-cli-err-XXXXXX";
+  const int out_fd = mkstemp(out_name);
+  const int err_fd = mkstemp(err_name);
+  if (out_fd < 0 || err_fd < 0)
+    throw std::runtime_error("mkstemp failed");
+  const pid_t child = fork();
+  if (child < 0)
+    throw std::runtime_error("fork failed");
+  if (child == 0) {
+    dup2(out_fd, STDOUT_FILENO);
+    dup2(err_fd, STDERR_FILENO);
+    std::vector<char*> argv;
+    std::string exe = ROOFLINE_ADVISE;
+    argv.push_back(exe.data());
+    std::vector<std::string> copies = args;
+    for (std::string& arg : copies)
+      argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    setenv("NO_COLOR", "1", 1);
+    execv(exe.c_str(), argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  cli_result result;
+  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  lseek(out_fd, 0, SEEK_SET);
+  lseek(err_fd, 0, SEEK_SET);
+  result.out = read_all(out_fd);
+  result.err = read_all(err_fd);
+  close(out_fd);
+  close(err_fd);
+  unlink(out_name);
+  unlink(err_name);
+  return result;
+}
+
+} // namespace roofline::test

@@ -1,0 +1,501 @@
+// SPDX-License-Identifier: Apache-2.0
+// lower(): every layer type to its GEMMs and memory-bound ops, with shapes, FLOPs and bytes
+// worked out by hand (docs/network-format.md gives the rules).
+#include "roofline/error.hpp"
+#include "roofline/network.hpp"
+#include "roofline/op.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+using namespace roofline;
+
+namespace {
+
+std::vector<op> lower_yaml(const std::string& yaml, const std::string& origin = "net.yaml") {
+  return lower(parse_network(yaml, origin));
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+void check_gemm(const op& o, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch_count) {
+  CAPTURE(o.layer);
+  CAPTURE(to_string(o.pass));
+  REQUIRE(o.is_gemm());
+  CHECK(o.kind == "gemm");
+  CHECK(o.gemm->m == m);
+  CHECK(o.gemm->n == n);
+  CHECK(o.gemm->k == k);
+  CHECK(o.gemm->batch_count == batch_count);
+}
+
+} // namespace
+
+// ------------------------------------------------------------------ GEMM layers
+
+TEST_CASE("linear lowers to one GEMM with M = batch·seq_len, N = out, K = in") {
+  const std::vector<op> ops = lower_yaml("name: t\nbatch: 4\nseq_len: 16\nlayers:\n"
+                                         "  - {name: fc, type: linear, in: 256, out: 512}\n");
+  REQUIRE(ops.size() == 1);
+  const op& fc = ops[0];
+  check_gemm(fc, 64, 512, 256, 1); // M = 4 · 16
+  CHECK(fc.layer == "fc");
+  CHECK(fc.pass == pass::forward);
+  CHECK(fc.precision == precision::fp16); // the network default
+  CHECK(fc.count == 1);
+  // FLOPs 2 · 64 · 512 · 256 = 16,777,216; bytes 2 · (64·256 + 256·512 + 64·512) = 2 · 180,224
+  CHECK(fc.flops == 16'777'216);
+  CHECK(fc.bytes == 360'448);
+  // The op points back at its layer: line 5, the `{` of the flow mapping in column 5.
+  CHECK(fc.where.file == "net.yaml");
+  CHECK(fc.where.line == 5);
+  CHECK(fc.where.column == 5);
+}
+
+TEST_CASE("matmul lowers to exactly (m, n, k) with its batch_count, not scaled by batch or seq_len") {
+  const std::vector<op> ops = lower_yaml("name: t\nbatch: 8\nseq_len: 3\nlayers:\n"
+                                         "  - {name: bmm, type: matmul, m: 128, n: 256, k: 64, batch_count: 12}\n"
+                                         "  - {name: mm, type: matmul, m: 10, n: 20, k: 30}\n"
+                                         "  - {name: r, type: relu}\n");
+  REQUIRE(ops.size() == 3);
+  check_gemm(ops[0], 128, 256, 64, 12);
+  // 2 · 128 · 256 · 64 · 12 = 50,331,648; bytes 2 · (8,192 + 16,384 + 32,768) · 12 = 1,376,256
+  CHECK(ops[0].flops == 50'331'648);
+  CHECK(ops[0].bytes == 1'376'256);
+  check_gemm(ops[1], 10, 20, 30, 1); // batch_count defaults to 1
+  CHECK(ops[1].flops == 12'000);
+  // The relu acts on mm's output: m·n·batch_count = 200 elements.
+  CHECK(ops[2].elements == 200);
+}
+
+TEST_CASE("conv2d 3→64, 7×7, stride 2, padding 3 on 224×224 at batch 2 is the implicit GEMM (25088, 64, 147)") {
+  const std::vector<op> ops =
+      lower_yaml("name: t\nbatch: 2\nlayers:\n"
+                 "  - {name: conv1, type: conv2d, in_channels: 3, out_channels: 64, kernel: 7, stride: 2,"
+                 " padding: 3, input: [224, 224]}\n"
+                 "  - {name: relu1, type: relu}\n");
+  REQUIRE(ops.size() == 2);
+  // P = Q = floor((224 + 2·3 - 7) / 2) + 1 = 111 + 1 = 112
+  // M = 2 · 112 · 112 = 25,088; N = 64; K = 3 · 7 · 7 = 147
+  check_gemm(ops[0], 25'088, 64, 147, 1);
+  // FLOPs 2 · 25,088 · 64 · 147 = 472,055,808
+  CHECK(ops[0].flops == 472'055'808);
+  // bytes = 2 · (input 2·3·224·224 + filters 64·147 + output 2·64·112·112)
+  //       = 2 · (301,056 + 9,408 + 1,605,632) = 3,832,192 (the real tensors, not im2col)
+  CHECK(ops[0].bytes == 3'832'192);
+  // The relu after it acts on the conv's output: 2 · 64 · 112 · 112 elements.
+  CHECK(ops[1].elements == 1'605'632);
+}
+
+TEST_CASE("conv2d with non-square kernel, stride and padding lists") {
+  // kernel [3, 5], stride [1, 2], padding [1, 2], input [32, 64]:
+  // P = (32 + 2 - 3) / 1 + 1 = 32; Q = floor((64 + 4 - 5) / 2) + 1 = 31 + 1 = 32
+  const std::vector<op> square_out =
+      lower_yaml("name: t\nlayers:\n"
+                 "  - {name: c, type: conv2d, in_channels: 16, out_channels: 32, kernel: [3, 5],"
+                 " stride: [1, 2], padding: [1, 2], input: [32, 64]}\n");
+  REQUIRE(square_out.size() == 1);
+  check_gemm(square_out[0], 1024, 32, 240, 1); // M = 1·32·32, K = 16·3·5
+
+  // kernel [3, 1], stride [2, 1], padding [1, 0], input [15, 10]:
+  // P = floor((15 + 2 - 3) / 2) + 1 = 8; Q = (10 - 1) / 1 + 1 = 10
+  const std::vector<op> ops =
+      lower_yaml("name: t\nbatch: 3\nlayers:\n"
+                 "  - {name: c, type: conv2d, in_channels: 4, out_channels: 6, kernel: [3, 1],"
+                 " stride: [2, 1], padding: [1, 0], input: [15, 10]}\n"
+                 "  - {name: r, type: relu}\n");
+  REQUIRE(ops.size() == 2);
+  check_gemm(ops[0], 240, 6, 12, 1); // M = 3·8·10, K = 4·3·1
+  // bytes 2 · (3·4·15·10 + 6·12 + 3·6·8·10) = 2 · (1,800 + 72 + 1,440) = 6,624
+  CHECK(ops[0].bytes == 6'624);
+  CHECK(ops[1].elements == 1'440);
+}
+
+TEST_CASE("conv2d whose kernel is larger than its padded input is an input_error at the layer") {
+  // 4 + 2·2 - 9 < 0
+  const std::string yaml = "name: t\nlayers:\n"
+                           "  - {name: c, type: conv2d, in_channels: 1, out_channels: 1, kernel: 9,"
+                           " padding: 2, input: [4, 4]}\n";
+  try {
+    (void)lower_yaml(yaml, "conv.yaml");
+    FAIL("a 9×9 kernel on a padded 8×8 input was accepted");
+  } catch (const input_error& e) {
+    CHECK(e.where().file == "conv.yaml");
+    CHECK(e.where().line == 3);
+    CHECK(contains(e.what(), "larger than the padded"));
+  }
+  // With padding 3 the padded input is 10×10: (10 - 9) / 1 + 1 = 2 positions each way, fine.
+  const std::vector<op> ok = lower_yaml("name: t\nlayers:\n"
+                                        "  - {name: c, type: conv2d, in_channels: 1, out_channels: 1, kernel: 9,"
+                                        " padding: 3, input: [4, 4]}\n");
+  check_gemm(ok.at(0), 4, 1, 81, 1); // M = 1 · 2 · 2, K = 1 · 9 · 9
+}
+
+TEST_CASE("attention (12 heads of 64, seq 512, batch 2) lowers to qk (512,512,64)×24, softmax, pv (512,64,512)×24") {
+  const std::vector<op> ops = lower_yaml("name: t\nbatch: 2\nseq_len: 512\nlayers:\n"
+                                         "  - {name: attn, type: attention, heads: 12, head_dim: 64}\n"
+                                         "  - {name: r, type: relu}\n");
+  REQUIRE(ops.size() == 4);
+  const op& qk = ops[0];
+  const op& softmax = ops[1];
+  const op& pv = ops[2];
+  CHECK(qk.layer == "attn/qk");
+  CHECK(softmax.layer == "attn/softmax");
+  CHECK(pv.layer == "attn/pv");
+  check_gemm(qk, 512, 512, 64, 24); // batch_count = batch · heads = 24
+  check_gemm(pv, 512, 64, 512, 24);
+  // 2 · 512 · 512 · 64 · 24 = 805,306,368 each
+  CHECK(qk.flops == 805'306'368);
+  CHECK(pv.flops == 805'306'368);
+  // softmax over 24 · 512 · 512 = 6,291,456 scores: 5 FLOPs each, read + write in fp16
+  CHECK_FALSE(softmax.is_gemm());
+  CHECK(softmax.kind == "softmax");
+  CHECK(softmax.elements == 6'291'456);
+  CHECK(softmax.flops == 31'457'280);
+  CHECK(softmax.bytes == 25'165'824); // 2 tensors · 6,291,456 · 2 bytes
+  // The layer's output is batch · seq · heads · head_dim = 2 · 512 · 12 · 64 = 786,432.
+  CHECK(ops[3].elements == 786'432);
+}
+
+TEST_CASE("attention decode: seq_len 1 against a 2048-token KV cache") {
+  const std::vector<op> ops = lower_yaml("name: t\nbatch: 1\nseq_len: 1\nlayers:\n"
+                                         "  - {name: attn, type: attention, heads: 32, head_dim: 128, kv_len: 2048}\n");
+  REQUIRE(ops.size() == 3);
+  check_gemm(ops[0], 1, 2048, 128, 32);
+  CHECK(ops[1].elements == 65'536); // 32 · 1 · 2048
+  check_gemm(ops[2], 1, 128, 2048, 32);
+  // pv reads P (1·2048) and V (2048·128), writes 1·128: 2 · 264,320 · 32 = 16,916,480 bytes
+  CHECK(ops[2].bytes == 16'916'480);
+}
+
+TEST_CASE("attention's own seq_len overrides the network's and kv_len defaults to it") {
+  const std::vector<op> ops = lower_yaml("name: t\nseq_len: 100\nlayers:\n"
+                                         "  - {name: a, type: attention, heads: 2, head_dim: 8, seq_len: 16}\n");
+  REQUIRE(ops.size() == 3);
+  check_gemm(ops[0], 16, 16, 8, 2);
+  check_gemm(ops[2], 16, 8, 16, 2);
+}
+
+// ------------------------------------------------------------------ memory-bound ops
+
+TEST_CASE("a memory op without features acts on the previous layer's output") {
+  // linear: 4·16 = 64 rows × 512 = 32,768 elements
+  const std::vector<op> ops = lower_yaml("name: t\nbatch: 4\nseq_len: 16\nlayers:\n"
+                                         "  - {name: fc, type: linear, in: 256, out: 512}\n"
+                                         "  - {name: g, type: gelu}\n"
+                                         "  - {name: ln, type: layernorm}\n");
+  REQUIRE(ops.size() == 3);
+  const op& gelu = ops[1];
+  CHECK_FALSE(gelu.is_gemm());
+  CHECK(gelu.kind == "gelu");
+  CHECK(gelu.elements == 32'768);
+  CHECK(gelu.flops == 262'144); // 8 per element
+  CHECK(gelu.bytes == 131'072); // read + write, 2 bytes each
+  // ... and a memory op after a memory op keeps the size.
+  CHECK(ops[2].elements == 32'768);
+}
+
+TEST_CASE("features overrides the size: rows × features, and sets the size for the next op") {
+  const std::vector<op> ops = lower_yaml("name: t\nbatch: 4\nseq_len: 16\nlayers:\n"
+                                         "  - {name: fc, type: linear, in: 256, out: 512}\n"
+                                         "  - {name: r, type: relu, features: 100}\n"
+                                         "  - {name: s, type: silu}\n");
+  REQUIRE(ops.size() == 3);
+  CHECK(ops[1].elements == 6'400); // 64 rows · 100
+  CHECK(ops[1].bytes == 25'600);
+  CHECK(ops[2].elements == 6'400);
+}
+
+TEST_CASE("a first layer that is a memory op without features is an input_error at that layer") {
+  try {
+    (void)lower_yaml("name: t\nlayers:\n  - {name: r, type: relu}\n", "first.yaml");
+    FAIL("a relu of unknown size was accepted");
+  } catch (const input_error& e) {
+    CHECK(e.where().file == "first.yaml");
+    CHECK(e.where().line == 3);
+    CHECK(contains(e.what(), "features"));
+  }
+}
+
+TEST_CASE("add and mul read two tensors: bytes = 3 · elements · element size") {
+  const std::vector<op> ops = lower_yaml("name: t\nprecision: fp32\nlayers:\n"
+                                         "  - {name: a, type: add, features: 1000}\n"
+                                         "  - {name: m, type: mul, features: 1000}\n"
+                                         "  - {name: r, type: relu, features: 1000}\n");
+  REQUIRE(ops.size() == 3);
+  CHECK(ops[0].kind == "add");
+  CHECK(ops[0].flops == 1'000);
+  CHECK(ops[0].bytes == 12'000); // 3 · 1000 · 4
+  CHECK(ops[1].bytes == 12'000);
+  CHECK(ops[2].bytes == 8'000); // relu: 2 · 1000 · 4
+}
+
+TEST_CASE("maxpool takes its map from the previous conv: 112×112 → 56×56 with kernel 3, stride 2, padding 1") {
+  const std::vector<op> ops =
+      lower_yaml("name: t\nbatch: 2\nlayers:\n"
+                 "  - {name: conv1, type: conv2d, in_channels: 3, out_channels: 64, kernel: 7, stride: 2,"
+                 " padding: 3, input: [224, 224]}\n"
+                 "  - {name: pool, type: maxpool, kernel: 3, stride: 2, padding: 1}\n"
+                 "  - {name: r, type: relu}\n");
+  REQUIRE(ops.size() == 3);
+  const op& pool = ops[1];
+  CHECK(pool.kind == "maxpool");
+  // P = Q = floor((112 + 2 - 3) / 2) + 1 = 56; output 2 · 64 · 56 · 56 = 401,408
+  CHECK(pool.elements == 401'408);
+  // reads the input 2 · 64 · 112 · 112 = 1,605,632, writes the output: 2 · 2,007,040 bytes
+  CHECK(pool.bytes == 4'014'080);
+  CHECK(pool.flops == 3'612'672); // 401,408 · 3 · 3
+  CHECK(ops[2].elements == 401'408);
+}
+
+TEST_CASE("avgpool with explicit channels and input, stride defaulting to the kernel (global pooling)") {
+  const std::vector<op> ops = lower_yaml("name: t\nbatch: 64\nlayers:\n"
+                                         "  - {name: gap, type: avgpool, kernel: 7, channels: 2048, input: [7, 7]}\n");
+  REQUIRE(ops.size() == 1);
+  CHECK(ops[0].kind == "avgpool");
+  CHECK(ops[0].elements == 131'072); // 64 · 2048 · 1 · 1
+  // input 64 · 2048 · 49 = 6,422,528; bytes 2 · (6,422,528 + 131,072) = 13,107,200
+  CHECK(ops[0].bytes == 13'107'200);
+  CHECK(ops[0].flops == 6'422'528); // 131,072 · 49
+}
+
+TEST_CASE("a pool with no map to act on, or a window larger than its input, is an input_error") {
+  CHECK_THROWS_AS((void)lower_yaml("name: t\nlayers:\n"
+                                   "  - {name: fc, type: linear, in: 8, out: 8}\n"
+                                   "  - {name: p, type: maxpool, kernel: 2}\n"),
+                  input_error);
+  CHECK_THROWS_AS((void)lower_yaml("name: t\nlayers:\n"
+                                   "  - {name: p, type: maxpool, kernel: 9, channels: 1, input: [4, 4]}\n"),
+                  input_error);
+}
+
+// ------------------------------------------------------------------ repeat blocks and precision
+
+TEST_CASE("repeat blocks multiply counts (2 × 3 = 6) and prefix names with the block's") {
+  const std::vector<op> ops = lower_yaml("name: t\nlayers:\n"
+                                         "  - repeat: 2\n"
+                                         "    name: outer\n"
+                                         "    layers:\n"
+                                         "      - {name: fc0, type: linear, in: 8, out: 8}\n"
+                                         "      - repeat: 3\n"
+                                         "        name: inner\n"
+                                         "        layers:\n"
+                                         "          - {name: fc1, type: linear, in: 8, out: 8}\n"
+                                         "  - repeat: 5\n"
+                                         "    layers:\n"
+                                         "      - {name: anon, type: linear, in: 8, out: 8}\n"
+                                         "  - {name: head, type: linear, in: 8, out: 8}\n");
+  REQUIRE(ops.size() == 4);
+  CHECK(ops[0].layer == "outer/fc0");
+  CHECK(ops[0].count == 2);
+  CHECK(ops[1].layer == "outer/inner/fc1");
+  CHECK(ops[1].count == 6);
+  CHECK(ops[2].layer == "anon"); // an unnamed block adds no prefix
+  CHECK(ops[2].count == 5);
+  CHECK(ops[3].layer == "head");
+  CHECK(ops[3].count == 1);
+  // Counts are not folded into the per-run FLOPs: 2 · 1 · 8 · 8 = 128 each.
+  for (const op& o : ops)
+    CHECK(o.flops == 128);
+}
+
+TEST_CASE("precision: network default, per-block override, per-layer override") {
+  // Each GEMM (1, 8, 8) moves 8 + 64 + 8 = 80 elements.
+  const std::vector<op> ops = lower_yaml("name: t\nprecision: fp16\nlayers:\n"
+                                         "  - {name: a, type: linear, in: 8, out: 8}\n"
+                                         "  - repeat: 1\n"
+                                         "    name: block\n"
+                                         "    precision: bf16\n"
+                                         "    layers:\n"
+                                         "      - {name: b, type: linear, in: 8, out: 8}\n"
+                                         "      - {name: c, type: linear, in: 8, out: 8, precision: fp8}\n"
+                                         "      - {name: r, type: relu}\n"
+                                         "  - {name: d, type: linear, in: 8, out: 8, precision: fp32}\n");
+  REQUIRE(ops.size() == 5);
+  CHECK(ops[0].precision == precision::fp16);
+  CHECK(ops[0].bytes == 160);
+  CHECK(ops[1].layer == "block/b");
+  CHECK(ops[1].precision == precision::bf16);
+  CHECK(ops[1].bytes == 160);
+  CHECK(ops[2].layer == "block/c");
+  CHECK(ops[2].precision == precision::fp8);
+  CHECK(ops[2].bytes == 80);
+  CHECK(ops[3].precision == precision::bf16); // the block's, for a memory op too
+  CHECK(ops[3].bytes == 32);                  // relu on c's 8 outputs: 2 · 8 · 2
+  CHECK(ops[4].precision == precision::fp32);
+  CHECK(ops[4].bytes == 320);
+}
+
+// ------------------------------------------------------------------ training
+
+TEST_CASE("training: forward ops, then backward in reverse layer order; each GEMM gets data- and weight-grad") {
+  const std::vector<op> ops = lower_yaml("name: t\nbatch: 4\nmode: training\nlayers:\n"
+                                         "  - {name: fc1, type: linear, in: 8, out: 16}\n"
+                                         "  - {name: act, type: relu}\n"
+                                         "  - {name: res, type: add}\n"
+                                         "  - {name: fc2, type: linear, in: 16, out: 2}\n");
+  // forward: fc1, act, res, fc2; backward: fc2 (dA, dW), act, fc1 (dA, dW); add has none.
+  REQUIRE(ops.size() == 9);
+  const std::vector<std::pair<std::string, pass>> expected{
+      {"fc1", pass::forward},   {"act", pass::forward},     {"res", pass::forward},
+      {"fc2", pass::forward},   {"fc2", pass::data_grad},   {"fc2", pass::weight_grad},
+      {"act", pass::data_grad}, {"fc1", pass::data_grad},   {"fc1", pass::weight_grad}};
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    CAPTURE(i);
+    CHECK(ops[i].layer == expected[i].first);
+    CHECK(ops[i].pass == expected[i].second);
+  }
+  // fc1 forward (M, N, K) = (4, 16, 8): dA (4, 8, 16), dW (8, 16, 4), all 2·4·16·8 = 1,024 FLOPs
+  check_gemm(ops[0], 4, 16, 8, 1);
+  check_gemm(ops[7], 4, 8, 16, 1);
+  check_gemm(ops[8], 8, 16, 4, 1);
+  CHECK(ops[0].flops == 1'024);
+  CHECK(ops[7].flops == 1'024);
+  CHECK(ops[8].flops == 1'024);
+  // fc2 (4, 2, 16): dA (4, 16, 2), dW (16, 2, 4)
+  check_gemm(ops[4], 4, 16, 2, 1);
+  check_gemm(ops[5], 16, 2, 4, 1);
+  // relu over 4 · 16 = 64 elements: forward 2 · 64 · 2 = 256 bytes; backward reads dY and X,
+  // writes dX: 3 · 64 · 2 = 384 bytes, 1 FLOP per element.
+  CHECK(ops[1].bytes == 256);
+  CHECK(ops[6].kind == "relu");
+  CHECK(ops[6].elements == 64);
+  CHECK(ops[6].bytes == 384);
+  CHECK(ops[6].flops == 64);
+}
+
+TEST_CASE("training attention: backward is pv grads, softmax grad, qk grads; counts are kept") {
+  const std::vector<op> ops = lower_yaml("name: t\nbatch: 1\nseq_len: 4\nmode: training\nlayers:\n"
+                                         "  - repeat: 3\n"
+                                         "    name: blk\n"
+                                         "    layers:\n"
+                                         "      - {name: attn, type: attention, heads: 2, head_dim: 8}\n");
+  REQUIRE(ops.size() == 8);
+  const std::vector<std::pair<std::string, pass>> expected{
+      {"blk/attn/qk", pass::forward},      {"blk/attn/softmax", pass::forward},
+      {"blk/attn/pv", pass::forward},      {"blk/attn/pv", pass::data_grad},
+      {"blk/attn/pv", pass::weight_grad},  {"blk/attn/softmax", pass::data_grad},
+      {"blk/attn/qk", pass::data_grad},    {"blk/attn/qk", pass::weight_grad}};
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    CAPTURE(i);
+    CHECK(ops[i].layer == expected[i].first);
+    CHECK(ops[i].pass == expected[i].second);
+    CHECK(ops[i].count == 3);
+  }
+  // qk (4, 4, 8) × 2: dA (4, 8, 4), dW (8, 4, 4)
+  check_gemm(ops[6], 4, 8, 4, 2);
+  check_gemm(ops[7], 8, 4, 4, 2);
+  // softmax backward over 2 · 4 · 4 = 32 scores: 3 · 32 · 2 = 192 bytes, 4 FLOPs each
+  CHECK(ops[5].elements == 32);
+  CHECK(ops[5].bytes == 192);
+  CHECK(ops[5].flops == 128);
+}
+
+TEST_CASE("training conv2d: the gradient GEMMs count the same real tensors as the forward") {
+  const std::vector<op> ops =
+      lower_yaml("name: t\nbatch: 2\nmode: training\nlayers:\n"
+                 "  - {name: conv1, type: conv2d, in_channels: 3, out_channels: 64, kernel: 7, stride: 2,"
+                 " padding: 3, input: [224, 224]}\n");
+  REQUIRE(ops.size() == 3);
+  check_gemm(ops[0], 25'088, 64, 147, 1);
+  check_gemm(ops[1], 25'088, 147, 64, 1); // dInput as a GEMM (M, K, N)
+  check_gemm(ops[2], 147, 64, 25'088, 1); // dFilter (K, N, M)
+  for (const op& o : ops) {
+    CHECK(o.flops == 472'055'808);
+    CHECK(o.bytes == 3'832'192);
+  }
+}
+
+TEST_CASE("examples/mlp-training.yaml: 7 forward ops and 11 backward ops, backward GEMMs 2× forward FLOPs") {
+  const std::vector<op> ops = lower(load_network(ROOFLINE_SOURCE_DIR "/examples/mlp-training.yaml"));
+  REQUIRE(ops.size() == 18); // 4 linear + 3 gelu; 4 · 2 GEMM grads + 3 gelu grads
+  std::int64_t forward_gemm = 0, backward_gemm = 0;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    CHECK((ops[i].pass == pass::forward) == (i < 7));
+    if (ops[i].is_gemm())
+      (ops[i].pass == pass::forward ? forward_gemm : backward_gemm) += ops[i].flops;
+  }
+  CHECK(backward_gemm == 2 * forward_gemm);
+  // fc1 (512, 4096, 1024) comes last: its weight grad (1024, 4096, 512).
+  CHECK(ops.back().layer == "fc1");
+  check_gemm(ops.back(), 1024, 4096, 512, 1);
+}
+
+// ------------------------------------------------------------------ overflow
+
+TEST_CASE("a linear whose 2·M·N·K overflows 64 bits is an input_error naming the file") {
+  // in = out = 2^31: 2 · 1 · 2^31 · 2^31 = 2^63 > INT64_MAX
+  try {
+    (void)lower_yaml("name: t\nlayers:\n  - {name: fc, type: linear, in: 2147483648, out: 2147483648}\n",
+                     "overflow.yaml");
+    FAIL("an overflowing FLOP count was accepted");
+  } catch (const input_error& e) {
+    const std::string what = e.what();
+    CAPTURE(what);
+    CHECK(contains(what, "overflow.yaml"));
+    CHECK(contains(what, "overflows"));
+    CHECK(e.where().line == 3);
+  }
+}
+
+TEST_CASE("batch × seq_len overflowing 64 bits is an input_error") {
+  CHECK_THROWS_AS((void)lower_yaml("name: t\nbatch: 4294967296\nseq_len: 4294967296\nlayers:\n"
+                                   "  - {name: fc, type: linear, in: 1, out: 1}\n"),
+                  input_error);
+}
+
+TEST_CASE("a memory op whose FLOP count overflows 64 bits is an input_error") {
+  // gelu does 8 FLOPs per element. 2^61 fp8 elements: traffic 2 · 2^61 = 2^62 bytes fits,
+  // backward 3 · 2^61 fits, but 8 · 2^61 = 2^64 FLOPs does not.
+  std::vector<op> ops;
+  bool threw = false;
+  try {
+    ops = lower_yaml("name: t\nprecision: fp8\nlayers:\n"
+                     "  - {name: g, type: gelu, features: 2305843009213693952}\n");
+  } catch (const input_error& e) {
+    threw = true;
+    CHECK(contains(e.what(), "overflows"));
+  }
+  CHECK_MESSAGE(threw, "8 · 2^61 FLOPs did not throw");
+  if (!threw && !ops.empty())
+    CHECK_MESSAGE(ops[0].flops > 0, "the gelu's FLOP count wrapped to " << ops[0].flops);
+}
+
+TEST_CASE("an attention softmax whose FLOP count overflows 64 bits is an input_error") {
+  // heads 1, head_dim 1, s = kv = 2^31 - 1 in fp8: the qk and pv GEMMs fit
+  // (2 · (2^31-1)^2 < 2^63), but the softmax's 5 FLOPs per score (and its 3-tensor
+  // backward traffic) over (2^31-1)^2 ≈ 2^62 scores do not.
+  std::vector<op> ops;
+  bool threw = false;
+  try {
+    ops = lower_yaml("name: t\nprecision: fp8\nlayers:\n"
+                     "  - {name: a, type: attention, heads: 1, head_dim: 1, seq_len: 2147483647}\n");
+  } catch (const input_error& e) {
+    threw = true;
+    CHECK(contains(e.what(), "overflows"));
+  }
+  CHECK_MESSAGE(threw, "5 · (2^31-1)^2 softmax FLOPs did not throw");
+  if (!threw && ops.size() == 3)
+    CHECK_MESSAGE(ops[1].flops > 0, "the softmax's FLOP count wrapped to " << ops[1].flops);
+}
+
+TEST_CASE("a pool whose backward traffic overflows 64 bits is an input_error, not a dropped backward op") {
+  // avgpool over one 2^31 × 2^31 map with a 2^31 window, fp8, training: input 2^62 elements,
+  // output 1. Forward traffic 2^62 + 1 fits; backward traffic output + 2 · input = 2^63 + 1 does not.
+  std::vector<op> ops;
+  bool threw = false;
+  try {
+    ops = lower_yaml("name: t\nprecision: fp8\nmode: training\nlayers:\n"
+                     "  - {name: p, type: avgpool, kernel: 2147483648, channels: 1,"
+                     " input: [2147483648, 2147483648]}\n");
+  } catch (const input_error& e) {
+    threw = true;
+    CHECK(contains(e.what(), "overflows"));
+  }
+  CHECK_MESSAGE(threw, "2^63 + 1 elements of backward traffic did not throw");
+  if (!threw)
+    CHECK_MESSAGE(ops.size() == 2, "the pool's backward op is missing: " << ops.size() << " op(s)");
+}

@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: Apache-2.0
+// write_report in every format: JSON that parses and carries numbers as numbers, CSV whose header
+// is the JSON field names, Markdown and aligned tables; format names and file extensions.
+#include "roofline/network.hpp"
+#include "roofline/perf_model.hpp"
+#include "roofline/report.hpp"
+#include "roofline/report_writer.hpp"
+#include "roofline/spec_catalog.hpp"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace roofline;
+using nlohmann::json;
+
+namespace {
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+/// fc (a GEMM, compute-bound) and act (a ReLU, memory-bound, 3 runs) on a V100.
+report small_report() {
+  const network net = parse_network("name: small\nbatch: 512\nlayers:\n"
+                                    "  - {name: fc, type: linear, in: 1024, out: 4096}\n"
+                                    "  - repeat: 3\n"
+                                    "    name: blk\n"
+                                    "    layers:\n"
+                                    "      - {name: act, type: relu, features: 4096}\n",
+                                    "small.yaml");
+  const gpu_spec* v100 = spec_catalog::builtin().find("v100");
+  REQUIRE(v100 != nullptr);
+  return analyze(net, perf_model(*v100), "--gpu v100");
+}
+
+std::string written(const report& r, output_format format, write_options options = {}) {
+  std::ostringstream out;
+  write_report(r, format, out, options);
+  return out.str();
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    lines.push_back(line);
+  return lines;
+}
+
+/// Splits a CSV line without quoted fields (the small report has none).
+std::vector<std::string> fields_of(const std::string& line) {
+  std::vector<std::string> fields;
+  std::string field;
+  std::istringstream in(line);
+  while (std::getline(in, field, ','))
+    fields.push_back(field);
+  if (!line.empty() && line.back() == ',')
+    fields.emplace_back();
+  return fields;
+}
+
+bool is_number(const std::string& text) {
+  if (text.empty())
+    return false;
+  char* end = nullptr;
+  (void)std::strtod(text.c_str(), &end);
+  return end == text.c_str() + text.size();
+}
+
+} // namespace
+
+TEST_CASE("JSON report parses and has schema_version, tool, network, device, model, ops and totals") {
+  const report r = small_report();
+  const json doc = json::parse(written(r, output_format::json));
+  CHECK(doc.at("schema_version") == json_schema_version);
+  CHECK(doc.at("schema_version").is_number_integer());
+  CHECK(doc.at("network").at("name") == "small");
+  CHECK(doc.at("network").at("origin") == "small.yaml");
+  CHECK(doc.at("network").at("batch") == 512);
+  CHECK(doc.at("network").at("precision") == "fp16");
+  CHECK(doc.at("network").at("mode") == "inference");
+  CHECK(doc.at("device").at("name") == "v100-sxm2");
+  CHECK(doc.at("device").at("selection") == "--gpu v100");
+  CHECK(doc.at("device").at("dram_bytes_per_s").is_number());
+  CHECK(doc.at("device").at("peaks").at("fp16").at("dense_flop_per_s") == 125e12);
+  CHECK(doc.at("ops").is_array());
+  CHECK(doc.at("ops").size() == 2);
+
+  const json& totals = doc.at("totals");
+  for (const char* key : {"predicted_time_us", "flops", "bytes", "memory_bound_share", "op_count", "gemm_count"}) {
+    CAPTURE(key);
+    CHECK(totals.at(key).is_number());
+  }
+  // 34.3597 µs + 3 · 9.3207 µs = 62.3218 µs
+  CHECK(totals.at("predicted_time_us").get<double>() == doctest::Approx(62.321765).epsilon(1e-6));
+  CHECK(totals.at("op_count") == 2);
+  CHECK(totals.at("gemm_count") == 1);
+}
+
+TEST_CASE("every JSON op has the documented fields, numbers as numbers") {
+  const report r = small_report();
+  const json doc = json::parse(written(r, output_format::json));
+  REQUIRE(doc.at("ops").size() == r.ops.size());
+  for (std::size_t i = 0; i < r.ops.size(); ++i) {
+    const json& o = doc.at("ops")[i];
+    const op_report& expected = r.ops[i];
+    CAPTURE(expected.op.layer);
+    for (const char* key : {"layer", "pass", "kind", "precision", "bound"}) {
+      CAPTURE(key);
+      CHECK(o.at(key).is_string());
+    }
+    for (const char* key : {"flops", "bytes", "count"}) {
+      CAPTURE(key);
+      CHECK(o.at(key).is_number_integer());
+    }
+    for (const char* key : {"arithmetic_intensity", "ridge_intensity", "predicted_time_us", "total_time_us",
+                            "attainable_flop_per_s", "time_share", "peak_flop_per_s"}) {
+      CAPTURE(key);
+      CHECK(o.at(key).is_number());
+    }
+    // GEMM dimensions are integers on a GEMM, null (not a string) on a memory-bound op.
+    for (const char* key : {"m", "n", "k", "batch_count"}) {
+      CAPTURE(key);
+      if (expected.op.is_gemm())
+        CHECK(o.at(key).is_number_integer());
+      else
+        CHECK(o.at(key).is_null());
+    }
+    CHECK(o.at("layer") == expected.op.layer);
+    CHECK(o.at("pass") == "forward");
+    CHECK(o.at("kind") == expected.op.kind);
+    CHECK(o.at("flops") == expected.op.flops);
+    CHECK(o.at("bytes") == expected.op.bytes);
+    CHECK(o.at("bound") == std::string(to_string(expected.prediction.bound)));
+    CHECK(o.at("predicted_time_us").get<double>() ==
+          doctest::Approx(expected.prediction.time_s * 1e6).epsilon(1e-12));
+    CHECK(o.at("arithmetic_intensity").get<double>() ==
+          doctest::Approx(expected.op.arithmetic_intensity()).epsilon(1e-12));
+    CHECK(o.at("ridge_intensity").get<double>() ==
+          doctest::Approx(expected.prediction.ridge_intensity).epsilon(1e-12));
+  }
+  const json& fc = doc.at("ops")[0];
+  CHECK(fc.at("m") == 512);
+  CHECK(fc.at("n") == 4096);
+  CHECK(fc.at("k") == 1024);
+  CHECK(fc.at("batch_count") == 1);
+  CHECK(fc.at("flops") == 4294967296LL);
+  CHECK(fc.at("bytes") == 13631488);
+  CHECK(fc.at("bound") == "compute");
+  CHECK(fc.at("precision") == "fp16");
+  const json& act = doc.at("ops")[1];
+  CHECK(act.at("layer") == "blk/act");
+  CHECK(act.at("kind") == "relu");
+  CHECK(act.at("bound") == "memory");
+  CHECK(act.at("count") == 3);
+  CHECK(act.at("arithmetic_intensity") == 0.25);
+}
+
+TEST_CASE("CSV: the header row is JSON op field names, then one row per op") {
+  const report r = small_report();
+  const json doc = json::parse(written(r, output_format::json));
+  const std::vector<std::string> lines = lines_of(written(r, output_format::csv));
+  REQUIRE(lines.size() == 1 + r.ops.size());
+
+  const std::vector<std::string> header = fields_of(lines[0]);
+  const json& first_op = doc.at("ops")[0];
+  for (const std::string& key : header) {
+    CAPTURE(key);
+    CHECK(first_op.contains(key));
+  }
+  for (const char* key : {"layer", "pass", "kind", "m", "n", "k", "batch_count", "precision", "flops", "bytes",
+                          "arithmetic_intensity", "ridge_intensity", "bound", "predicted_time_us"}) {
+    CAPTURE(key);
+    CHECK(std::find(header.begin(), header.end(), key) != header.end());
+  }
+
+  const auto column = [&](const std::string& key) {
+    return static_cast<std::size_t>(std::find(header.begin(), header.end(), key) - header.begin());
+  };
+  for (std::size_t i = 0; i < r.ops.size(); ++i) {
+    const std::vector<std::string> row = fields_of(lines[i + 1]);
+    CAPTURE(lines[i + 1]);
+    REQUIRE(row.size() == header.size());
+    CHECK(row[column("layer")] == r.ops[i].op.layer);
+    CHECK(row[column("flops")] == std::to_string(r.ops[i].op.flops));
+    CHECK(row[column("bytes")] == std::to_string(r.ops[i].op.bytes));
+    CHECK(std::strtod(row[column("predicted_time_us")].c_str(), nullptr) ==
+          doctest::Approx(r.ops[i].prediction.time_s * 1e6).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("CSV numeric columns hold numbers (or nothing where JSON has null), never display text") {
+  const report r = small_report();
+  const std::vector<std::string> lines = lines_of(written(r, output_format::csv));
+  REQUIRE(lines.size() == 3);
+  const std::vector<std::string> header = fields_of(lines[0]);
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    const std::vector<std::string> row = fields_of(lines[i]);
+    REQUIRE(row.size() == header.size());
+    for (std::size_t c = 0; c < header.size(); ++c) {
+      const std::string& key = header[c];
+      if (key == "layer" || key == "pass" || key == "kind" || key == "precision" || key == "bound")
+        continue;
+      CAPTURE(lines[i]);
+      CAPTURE(key);
+      CAPTURE(row[c]);
+      CHECK((row[c].empty() || is_number(row[c])));
+    }
+  }
+}
+
+TEST_CASE("Markdown has a header line, a separator line and one row per op") {
+  const report r = small_report();
+  const std::string md = written(r, output_format::markdown);
+  const std::vector<std::string> lines = lines_of(md);
+  const auto header = std::find_if(lines.begin(), lines.end(),
+                                   [](const std::string& l) { return l.rfind("| layer | pass | kind |", 0) == 0; });
+  REQUIRE(header != lines.end());
+  REQUIRE(header + 1 != lines.end());
+  CHECK((header + 1)->rfind("| --- |", 0) == 0);
+  CHECK((header + 2)->rfind("| fc |", 0) == 0);
+  CHECK((header + 3)->rfind("| blk/act |", 0) == 0);
+  CHECK(contains(md, "small"));
+  CHECK(contains(md, "total:"));
+}
+
+TEST_CASE("the table format contains the layer names, and ANSI colour only when asked") {
+  const report r = small_report();
+  const std::string plain = written(r, output_format::table);
+  CHECK(contains(plain, "fc"));
+  CHECK(contains(plain, "blk/act"));
+  CHECK(contains(plain, "v100-sxm2"));
+  CHECK(contains(plain, "total:"));
+  CHECK_FALSE(contains(plain, "\033["));
+  const std::string coloured = written(r, output_format::table, write_options{true});
+  CHECK(contains(coloured, "\033["));
+  CHECK(contains(coloured, "blk/act"));
+}
+
+TEST_CASE("analyze_ops of one GEMM writes valid JSON too") {
+  const gpu_spec* h100 = spec_catalog::builtin().find("h100");
+  REQUIRE(h100 != nullptr);
+  const report r = analyze_ops("gemm 4096x4096x4096", {make_gemm_op("gemm", {4096, 4096, 4096}, precision::bf16)},
+                               perf_model(*h100), "--gpu h100");
+  const json doc = json::parse(written(r, output_format::json));
+  REQUIRE(doc.at("ops").size() == 1);
+  CHECK(doc.at("ops")[0].at("m") == 4096);
+  CHECK(doc.at("ops")[0].at("precision") == "bf16");
+  CHECK(doc.at("totals").at("gemm_count") == 1);
+}
+
+TEST_CASE("write_spec_list JSON lists every built-in GPU") {
+  std::ostringstream out;
+  write_spec_list(spec_catalog::builtin().specs(), output_format::json, out);
+  const json doc = json::parse(out.str());
+  CHECK(doc.at("schema_version") == json_schema_version);
+  REQUIRE(doc.at("gpus").size() == spec_catalog::builtin().specs().size());
+  for (const json& gpu : doc.at("gpus")) {
+    CHECK(gpu.at("name").is_string());
+    CHECK(gpu.at("peaks").at("fp32").at("dense_flop_per_s").is_number());
+  }
+}
+
+TEST_CASE("parse_output_format knows table, json, csv, markdown and md") {
+  CHECK(parse_output_format("table") == output_format::table);
+  CHECK(parse_output_format("json") == output_format::json);
+  CHECK(parse_output_format("csv") == output_format::csv);
+  CHECK(parse_output_format("markdown") == output_format::markdown);
+  CHECK(parse_output_format("md") == output_format::markdown);
+  CHECK_FALSE(parse_output_format("yaml").has_value());
+  CHECK_FALSE(parse_output_format("").has_value());
+}
+
+TEST_CASE("format_for_file maps .json, .csv, .md, .markdown and .txt; others give nullopt") {
+  CHECK(format_for_file("out.json") == output_format::json);
+  CHECK(format_for_file("dir/out.csv") == output_format::csv);
+  CHECK(format_for_file("report.md") == output_format::markdown);
+  CHECK(format_for_file("report.markdown") == output_format::markdown);
+  CHECK(format_for_file("report.txt") == output_format::table);
+  CHECK_FALSE(format_for_file("report.yaml").has_value());
+  CHECK_FALSE(format_for_file("report").has_value());
+  CHECK_FALSE(format_for_file("json").has_value());
+}
