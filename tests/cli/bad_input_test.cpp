@@ -374,3 +374,8 @@ TEST_CASE("--output x.json writes the JSON that --format json prints") {
   CHECK_FALSE(nlohmann::json::parse(written, nullptr, false).is_discarded());
   CHECK_FALSE(fs::exists(target + ".tmp"));
 }
+
+TEST_CASE("YAML aliases that would expand to 10^8 layers are refused, not expanded") {
+  check_input_error(run_cli({bad("alias-expansion.yaml"), "--gpu", "h100"}), bad("alias-expansion.yaml") + ":4:30",
+                    {"more than 100000 layers", "`repeat`"});
+}
