@@ -31,6 +31,36 @@ echo "device --measure took $(( (end - start) / 1000000 )) ms" | tee -a "$out/de
 
 step "analyses against the measured local roofline (--gpu auto)"
 for example in alexnet-classifier llama2-7b-decode llama2-7b-prefill; do
-  "$bin/roofline-advise" "examples/$example.yaml" 2>&1 | tee -a "$out/analyses.txt" || status=1
+  "$bin/roofline-advise" "examples/$example.yaml" > "$out/analysis-$example.txt" 2>&1 || status=1
 done
+
+step "--measure: every example, cuBLAS with counters (timed)"
+mkdir -p "$out/measure"
+for file in examples/*.yaml; do
+  example=$(basename "$file" .yaml)
+  start=$(date +%s%N)
+  "$bin/roofline-advise" "$file" --measure --format json --output "$out/measure/$example.json" \
+    > "$out/measure/$example.txt" 2>&1 || status=1
+  end=$(date +%s%N)
+  echo "$example: --measure took $(( (end - start) / 1000000 )) ms" | tee -a "$out/measure/timing.txt"
+done
+
+step "--measure with the custom engines"
+for engine in naive tiled tensorcore; do
+  for example in alexnet-classifier bert-base; do
+    start=$(date +%s%N)
+    "$bin/roofline-advise" "examples/$example.yaml" --measure --engine "$engine" --format json \
+      --output "$out/measure/$example.$engine.json" > "$out/measure/$example.$engine.txt" 2>&1 || status=1
+    end=$(date +%s%N)
+    echo "$example --engine $engine: $(( (end - start) / 1000000 )) ms" | tee -a "$out/measure/timing.txt"
+  done
+done
+
+step "ncu cross-check"
+BIN="$bin" bash bench/ncu_check.sh 2>&1 | tee "$out/ncu-check.txt"
+# At most 8 files come back: everything goes into one archive, and the summaries stay beside it.
+cp "$out/measure/timing.txt" "$out/measure-timing.txt"
+tar -C "$out" -czf /tmp/all.tar.gz . && mv /tmp/all.tar.gz "$out/all.tar.gz"
+find "$out" -mindepth 1 -maxdepth 1 ! -name all.tar.gz ! -name device-measure.txt ! -name ncu-check.txt \
+  ! -name gpu-tests.log ! -name measure-timing.txt -exec rm -rf {} +
 exit $status

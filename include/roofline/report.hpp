@@ -2,6 +2,7 @@
 #pragma once
 
 #include "roofline/gpu_spec.hpp"
+#include "roofline/measurement.hpp"
 #include "roofline/network.hpp"
 #include "roofline/op.hpp"
 #include "roofline/perf_model.hpp"
@@ -18,6 +19,7 @@ struct op_report {
   roofline::prediction prediction;
   double total_time_s = 0; ///< prediction.time_s × op.count
   double time_share = 0;   ///< of the network's step time, 0..1
+  std::optional<roofline::measurement> measured; ///< set by a measurement run (roofline::measure)
 };
 
 /// Sums over one step of the network (every op × its count).
@@ -45,6 +47,7 @@ struct report {
   model_options options;
   std::vector<op_report> ops;
   report_totals totals;
+  std::vector<std::string> notes; ///< things the reader must know (e.g. "no counters: CUPTI not permitted")
 };
 
 /// Lowers `net`, predicts every op with `model` and sums the totals.

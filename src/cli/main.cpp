@@ -10,6 +10,7 @@
 
 #ifdef ROOFLINE_HAVE_MEASURE
 #include "roofline/cuda/device.hpp"
+#include "roofline/cuda/measurer.hpp"
 #endif
 #include "roofline/device_report.hpp"
 
@@ -127,6 +128,44 @@ int run_device(bool measure, bool refresh, const output_choice& output) {
 #endif
 }
 
+struct measure_choice {
+  bool enabled = false;
+  std::string engine = "cublas";
+  bool cold_l2 = false;
+  bool no_counters = false;
+};
+
+/// A progress bar on stderr, only where stderr is a terminal.
+void show_op_progress(std::size_t done, std::size_t total, const std::string& layer) {
+  if (!isatty(STDERR_FILENO))
+    return;
+  constexpr std::size_t width = 30;
+  const std::size_t filled = total ? done * width / total : width;
+  std::cerr << "\r\033[K[" << std::string(filled, '#') << std::string(width - filled, '.') << "] " << done << "/"
+            << total << ' ' << layer << (done == total ? "\r\033[K" : "") << std::flush;
+}
+
+/// `--measure`: runs the report's GEMMs on the local GPU (roofline::measure).
+void run_measurements(roofline::report& r, const measure_choice& choice) {
+  if (!choice.enabled)
+    return;
+#ifdef ROOFLINE_HAVE_MEASURE
+  const auto engine = roofline::cuda::parse_gemm_engine(choice.engine);
+  if (!engine)
+    throw roofline::input_error("unknown --engine `" + choice.engine + "`; expected cublas, naive, tiled or tensorcore");
+  roofline::cuda::measure_options options;
+  options.engine = *engine;
+  options.cold_l2 = choice.cold_l2;
+  options.counters = !choice.no_counters;
+  options.progress = show_op_progress;
+  roofline::cuda::measure_report(r, options);
+#else
+  (void)r;
+  throw roofline::error("--measure needs the CUDA measurement layer, and this build has none (built without the "
+                        "CUDA toolkit)");
+#endif
+}
+
 void write_analysis(const roofline::report& r, const output_choice& output) {
   emit(output, [&](roofline::output_format format, std::ostream& out, const roofline::write_options& options) {
     roofline::write_report(r, format, out, options);
@@ -157,10 +196,18 @@ int run(int argc, char** argv) {
     command.add_option("--output,-o", output.file,
                        "also write the report to this file, in the format its extension names");
   };
+  measure_choice measuring;
   const auto add_model_options = [&](CLI::App& command) {
     command.add_option("--gpu,-g", gpu, "GPU name, alias or spec file; `auto`: the local GPU, else the default")
         ->capture_default_str();
     command.add_flag("--sparse", sparse, "hold GEMMs against 2:4-sparse tensor peaks where the GPU has them");
+    command.add_flag("--measure", measuring.enabled,
+                     "run every GEMM on the local GPU: checked, timed and read through hardware counters");
+    command.add_option("--engine", measuring.engine, "with --measure: cublas, naive, tiled or tensorcore")
+        ->check(CLI::IsMember({"cublas", "naive", "tiled", "tensorcore"}))
+        ->capture_default_str();
+    command.add_flag("--cold-l2", measuring.cold_l2, "with --measure: rotate operands through buffers larger than L2");
+    command.add_flag("--no-counters", measuring.no_counters, "with --measure: event timing only, no CUPTI counters");
   };
 
   std::string network_file;
@@ -221,7 +268,9 @@ int run(int argc, char** argv) {
     net.precision = *p;
     net.layers.push_back({"gemm", std::nullopt, {}, roofline::matmul_layer{m, n, k, batch_count}});
     auto [spec, selection] = choose_gpu(gpu);
-    write_analysis(roofline::analyze(net, roofline::perf_model(spec, {sparse}), selection), output);
+    roofline::report r = roofline::analyze(net, roofline::perf_model(spec, {sparse}), selection);
+    run_measurements(r, measuring);
+    write_analysis(r, output);
     return 0;
   }
 
@@ -235,7 +284,9 @@ int run(int argc, char** argv) {
   if (seq_len > 0)
     net.seq_len = seq_len;
   auto [spec, selection] = choose_gpu(gpu);
-  write_analysis(roofline::analyze(net, roofline::perf_model(spec, {sparse}), selection), output);
+  roofline::report r = roofline::analyze(net, roofline::perf_model(spec, {sparse}), selection);
+  run_measurements(r, measuring);
+  write_analysis(r, output);
   return 0;
 }
 

@@ -83,12 +83,24 @@ gpu_spec theoretical_spec(const device_description& d) {
 }
 
 const gpu_spec* matching_spec(const spec_catalog& catalog, const device_description& d) {
+  // Form factors of one chip (V100 SXM2 and PCIe, A100 SXM4 and PCIe) share compute capability, SM
+  // count and memory size; their clocks and bandwidth tell them apart.
   const std::string cc = std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor);
-  for (const gpu_spec& spec : catalog.specs())
-    if (spec.compute_capability == cc && spec.sm_count == d.sm_count &&
-        std::fabs(spec.memory_bytes - d.memory_bytes) <= 0.15 * spec.memory_bytes)
-      return &spec;
-  return nullptr;
+  const double bandwidth = theoretical_dram_bytes_per_s(d);
+  const gpu_spec* best = nullptr;
+  double best_distance = 0;
+  for (const gpu_spec& spec : catalog.specs()) {
+    if (spec.compute_capability != cc || spec.sm_count != d.sm_count ||
+        std::fabs(spec.memory_bytes - d.memory_bytes) > 0.15 * spec.memory_bytes)
+      continue;
+    const double distance = std::fabs(spec.dram_bytes_per_s - bandwidth) / spec.dram_bytes_per_s +
+                            std::fabs(spec.boost_clock_hz - d.sm_clock_hz) / spec.boost_clock_hz;
+    if (!best || distance < best_distance) {
+      best = &spec;
+      best_distance = distance;
+    }
+  }
+  return best;
 }
 
 } // namespace roofline

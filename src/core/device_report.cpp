@@ -2,6 +2,7 @@
 #include "roofline/device_report.hpp"
 
 #include "json_fields.hpp"
+#include "roofline/version.hpp"
 #include "text_table.hpp"
 
 #include <fmt/format.h>
@@ -45,11 +46,12 @@ struct roof_row {
   std::string unit; // "TB/s" or "TFLOP/s"
   double scale;
   std::optional<double> theoretical, datasheet, measured;
-  std::optional<double> measured_ridge;
+  std::optional<double> ridge;
 };
 
 std::vector<roof_row> roof_rows(const device_report& r) {
   const auto measured_dram = r.ceilings ? r.ceilings->dram_bytes_per_s() : std::nullopt;
+  const gpu_spec used = local_spec(r); // the ridge analyses use
   std::vector<roof_row> rows;
   rows.push_back({"DRAM bandwidth", "TB/s", 1e12, r.theoretical.dram_bytes_per_s,
                   r.datasheet ? std::optional(r.datasheet->dram_bytes_per_s) : std::nullopt, measured_dram,
@@ -64,9 +66,8 @@ std::vector<roof_row> roof_rows(const device_report& r) {
       row.measured = r.ceilings->flop_per_s(p);
     if (!row.theoretical && !row.datasheet && !row.measured)
       continue;
-    const auto bandwidth = measured_dram ? measured_dram : std::optional(r.theoretical.dram_bytes_per_s);
-    const auto peak = row.measured ? row.measured : row.datasheet ? row.datasheet : row.theoretical;
-    row.measured_ridge = *peak / *bandwidth;
+    if (used.supports(p))
+      row.ridge = used.ridge_intensity(p);
     rows.push_back(row);
   }
   return rows;
@@ -87,15 +88,15 @@ text_table roof_table(const device_report& r) {
   for (const roof_row& row : roof_rows(r)) {
     const auto optional_raw = [](std::optional<double> v) { return v ? raw(*v) : std::string{}; }; // empty CSV field
     table.rows.push_back({{row.name},
-                          {row.unit},
+                          {row.unit, row.unit == "TB/s" ? "B/s" : "FLOP/s"},
                           {value_text(row.theoretical, row.scale), optional_raw(row.theoretical)},
                           {value_text(row.datasheet, row.scale), optional_raw(row.datasheet)},
                           {signed_difference(row.theoretical, row.datasheet), std::string{}},
                           {value_text(row.measured, row.scale), optional_raw(row.measured), tone::good},
                           {ratio_text(row.measured, row.theoretical),
                            row.measured && row.theoretical ? raw(*row.measured / *row.theoretical) : std::string{}},
-                          {row.measured_ridge ? significant(*row.measured_ridge) : "—",
-                           optional_raw(row.measured_ridge)}});
+                          {row.ridge ? significant(*row.ridge) : "—",
+                           optional_raw(row.ridge)}});
   }
   return table;
 }
@@ -139,8 +140,8 @@ std::vector<std::string> header_lines(const device_report& r) {
 }
 
 std::string footer(const device_report& r) {
-  std::string text = "theory: SMs × max clock × dense FLOP/clock/SM of the architecture; ridge: the best "
-                     "roof of each row over the measured (else theoretical) DRAM bandwidth";
+  std::string text = "theory: SMs × max clock × dense FLOP/clock/SM of the architecture; ridge: what analyses "
+                     "with --gpu auto use (measured roofs where there are any, else the datasheet's, else theory)";
   if (!r.ceilings)
     text += "\nno measured ceilings yet: `roofline-advise device --measure` measures and caches them";
   else
@@ -158,18 +159,22 @@ json device_report_json(const device_report& r) {
                      {"theoretical", value(row.theoretical)},
                      {"datasheet", value(row.datasheet)},
                      {"measured", value(row.measured)},
-                     {"ridge_intensity", value(row.measured_ridge)}});
+                     {"ridge_intensity", value(row.ridge)}});
   }
   json measurements = json::array();
   if (r.ceilings)
     for (const ceiling_result& m : r.ceilings->results)
       measurements.push_back({{"name", m.name},
+                              {"kind", m.kind == ceiling_kind::latency     ? "latency_s"
+                                       : m.kind == ceiling_kind::flop_rate ? "flop_per_s"
+                                                                           : "bytes_per_s"},
                               {"value", m.value},
                               {"spread", m.spread},
                               {"method", m.method},
                               {"failure", m.failure},
                               {"precision", m.precision ? json(std::string(to_string(*m.precision))) : json(nullptr)}});
   return {{"schema_version", json_schema_version},
+          {"tool", {{"name", "roofline-advise"}, {"version", version()}}},
           {"device",
            {{"name", d.name},
             {"uuid", d.uuid},

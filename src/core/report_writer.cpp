@@ -134,6 +134,109 @@ text_table ops_table(const report& r) {
   return table;
 }
 
+bool any_measured(const report& r) {
+  for (const op_report& entry : r.ops)
+    if (entry.measured)
+      return true;
+  return false;
+}
+
+std::string optional_number(std::optional<double> value, double scale = 1) {
+  return value ? significant(*value / scale) : std::string("—");
+}
+
+/// What running the ops showed, beside what the roofline predicted.
+text_table measured_table(const report& r) {
+  text_table table;
+  table.columns = {{"layer", "layer", align::left},
+                   {"pass", "pass", align::left},
+                   {"engine", "engine", align::left},
+                   {"status", "status", align::left},
+                   {"predicted", "predicted_time_us"},
+                   {"measured", "time_us"},
+                   {"spread", "spread"},
+                   {"% roof", "roofline_fraction"},
+                   {"TFLOP/s", "achieved_flop_per_s"},
+                   {"DRAM MB", "dram_bytes"},
+                   {"min MB", "min_bytes"},
+                   {"FLOP/B", "measured_intensity"},
+                   {"GB/s", "dram_bytes_per_s"},
+                   {"error", "relative_error"},
+                   {"kernels", "kernels", align::left}};
+  for (const op_report& entry : r.ops) {
+    if (!entry.measured)
+      continue;
+    const op& o = entry.op;
+    const measurement& m = *entry.measured;
+    const bool ok = m.status == measurement_status::measured;
+    const auto dram = measured_dram_bytes(m);
+    std::string kernels;
+    for (const std::string& name : m.kernels)
+      kernels += (kernels.empty() ? "" : " + ") + name;
+    const auto opt_raw = [](std::optional<double> v) { return v ? raw(*v) : std::string{}; };
+    const double spread = m.time_s > 0 ? (m.max_time_s - m.min_time_s) / m.time_s : 0;
+    table.rows.push_back({
+        {o.layer},
+        {std::string(to_string(o.pass))},
+        {m.engine},
+        {ok ? std::string("ok") : std::string(to_string(m.status)) + ": " + m.note, {},
+         ok ? tone::plain : tone::warn},
+        {duration(entry.prediction.time_s), raw(entry.prediction.time_s * 1e6)},
+        {ok ? duration(m.time_s) : "—", ok ? raw(m.time_s * 1e6) : std::string{}},
+        {ok ? percent(spread) : "—", ok ? raw(spread) : std::string{}},
+        {ok ? percent(roofline_fraction(entry.prediction, m)) : "—",
+         ok ? raw(roofline_fraction(entry.prediction, m)) : std::string{}},
+        {ok ? significant(achieved_flop_per_s(o, m) / 1e12) : "—", ok ? raw(achieved_flop_per_s(o, m)) : std::string{}},
+        {optional_number(dram, 1e6), opt_raw(dram)},
+        {significant(static_cast<double>(o.bytes) / 1e6), raw(o.bytes)},
+        {optional_number(measured_intensity(o, m)), opt_raw(measured_intensity(o, m))},
+        {ok && dram ? significant(*dram / m.time_s / 1e9) : "—", ok && dram ? raw(*dram / m.time_s) : std::string{}},
+        {ok ? fmt::format("{:.1e}", m.relative_error) : "—", ok ? raw(m.relative_error) : std::string{}},
+        {kernels.empty() ? "—" : kernels, kernels},
+    });
+  }
+  return table;
+}
+
+/// One CSV row per op: the prediction's columns, then the measurement's (empty for unmeasured ops).
+text_table with_measured_columns(const report& r) {
+  text_table table = ops_table(r);
+  const text_table measured = measured_table(r);
+  constexpr std::size_t shared = 2; // layer and pass begin both tables
+  for (std::size_t c = shared; c < measured.columns.size(); ++c) {
+    column extra = measured.columns[c];
+    extra.key = "measured_" + extra.key;
+    table.columns.push_back(extra);
+  }
+  std::size_t next = 0;
+  for (std::size_t i = 0; i < r.ops.size(); ++i) {
+    auto& row = table.rows[i];
+    if (r.ops[i].measured) {
+      const auto& source = measured.rows[next++];
+      row.insert(row.end(), source.begin() + shared, source.end());
+    } else {
+      row.resize(table.columns.size(), cell{"", std::string{}});
+    }
+  }
+  return table;
+}
+
+std::string measured_line(const report& r) {
+  double predicted = 0, measured = 0;
+  int count = 0;
+  for (const op_report& entry : r.ops)
+    if (entry.measured && entry.measured->status == measurement_status::measured) {
+      predicted += entry.total_time_s;
+      measured += entry.measured->time_s * static_cast<double>(entry.op.count);
+      ++count;
+    }
+  return fmt::format("measured: {} ops, {} per step where the roofline predicts {} ({} of roofline); DRAM "
+                     "bytes from counters, time of back-to-back calls{}",
+                     count, duration(measured), duration(predicted), percent(measured > 0 ? predicted / measured : 0),
+                     r.ops.empty() || !r.ops.front().measured || !r.ops.front().measured->cold_l2 ? ""
+                                                                                               : ", cold L2");
+}
+
 std::string totals_line(const report& r) {
   const report_totals& t = r.totals;
   return fmt::format("total: {} per step · {} GFLOP · {} GB · {} of time memory-bound · {} GEMM runs, "
@@ -154,6 +257,35 @@ std::string notes_line(const report& r) {
 
 json optional_dim(const std::optional<gemm_shape>& gemm, std::int64_t gemm_shape::*field) {
   return gemm ? json((*gemm).*field) : json(nullptr);
+}
+
+json measurement_json(const op& o, const prediction& p, const measurement& m) {
+  const auto value = [](std::optional<double> v) { return v ? json(*v) : json(nullptr); };
+  json counters = nullptr;
+  if (m.counters) {
+    const counter_readings& c = *m.counters;
+    counters = {{"kernel_time_us", c.kernel_time_s * 1e6}, {"dram_read_bytes", c.dram_read_bytes},
+                {"dram_write_bytes", c.dram_write_bytes},  {"l2_bytes", c.l2_bytes},
+                {"tensor_flops", c.tensor_flops},          {"fp32_flops", c.fp32_flops},
+                {"fp64_flops", c.fp64_flops},              {"sm_clock_hz", c.sm_clock_hz},
+                {"passes", c.passes}};
+  }
+  const bool ok = m.status == measurement_status::measured;
+  return {{"engine", m.engine},
+          {"status", to_string(m.status)},
+          {"note", m.note},
+          {"time_us", ok ? json(m.time_s * 1e6) : json(nullptr)},
+          {"min_time_us", ok ? json(m.min_time_s * 1e6) : json(nullptr)},
+          {"max_time_us", ok ? json(m.max_time_s * 1e6) : json(nullptr)},
+          {"samples", m.samples},
+          {"cold_l2", m.cold_l2},
+          {"relative_error", ok ? json(m.relative_error) : json(nullptr)},
+          {"achieved_flop_per_s", ok ? json(achieved_flop_per_s(o, m)) : json(nullptr)},
+          {"dram_bytes", value(measured_dram_bytes(m))},
+          {"measured_intensity", value(measured_intensity(o, m))},
+          {"roofline_fraction", ok ? json(roofline_fraction(p, m)) : json(nullptr)},
+          {"counters", counters},
+          {"kernels", m.kernels}};
 }
 
 json report_json(const report& r) {
@@ -183,7 +315,8 @@ json report_json(const report& r) {
                    {"attainable_flop_per_s", p.attainable_flop_per_s},
                    {"time_share", entry.time_share},
                    {"factors", p.factors},
-                   {"line", o.where.line}});
+                   {"line", o.where.line},
+                   {"measured", entry.measured ? measurement_json(o, p, *entry.measured) : json(nullptr)}});
   }
   json device = device_json(r.device);
   device["selection"] = r.device_selection;
@@ -200,6 +333,7 @@ json report_json(const report& r) {
           {"device", device},
           {"model", {{"name", "roofline"}, {"sparse", r.options.sparse}}},
           {"ops", ops},
+          {"notes", r.notes},
           {"totals",
            {{"predicted_time_us", t.time_s * 1e6},
             {"flops", t.flops},
@@ -268,13 +402,20 @@ void write_report(const report& r, output_format format, std::ostream& out, cons
     out << report_json(r).dump(2) << '\n';
     return;
   case output_format::csv:
-    detail::render_csv(ops_table(r), out);
+    detail::render_csv(any_measured(r) ? with_measured_columns(r) : ops_table(r), out);
     return;
   case output_format::markdown: {
     const auto lines = header_lines(r);
     out << "## " << lines[0] << "\n\n" << lines[1] << "\n\n";
     detail::render_markdown(ops_table(r), out);
     out << '\n' << totals_line(r) << "\n\n" << notes_line(r) << '\n';
+    if (any_measured(r)) {
+      out << '\n';
+      detail::render_markdown(measured_table(r), out);
+      out << '\n' << measured_line(r) << '\n';
+    }
+    for (const std::string& note : r.notes)
+      out << "\nnote: " << note << '\n';
     return;
   }
   case output_format::table: {
@@ -283,6 +424,13 @@ void write_report(const report& r, output_format format, std::ostream& out, cons
     out << '\n';
     detail::render_aligned(ops_table(r), out, options.colour);
     out << '\n' << detail::bold(totals_line(r), options.colour) << '\n' << notes_line(r) << '\n';
+    if (any_measured(r)) {
+      out << '\n';
+      detail::render_aligned(measured_table(r), out, options.colour);
+      out << '\n' << detail::bold(measured_line(r), options.colour) << '\n';
+    }
+    for (const std::string& note : r.notes)
+      out << "note: " << note << '\n';
     return;
   }
   }

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "roofline/report.hpp"
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace roofline::cuda {
+
+/// Which implementation runs the GEMMs.
+enum class gemm_engine { cublas, naive, tiled, tensorcore };
+
+std::string_view to_string(gemm_engine e);
+std::optional<gemm_engine> parse_gemm_engine(std::string_view name);
+
+struct measure_options {
+  gemm_engine engine = gemm_engine::cublas;
+  bool cold_l2 = false;    ///< rotate operand buffers whose total exceeds twice the L2
+  bool counters = true;    ///< read hardware counters through CUPTI (passes + 1 extra calls per op)
+  double time_budget_s = 0.05; ///< timed calls per op are sized to about this much GPU time
+  /// Called before each op: (index, total, layer).
+  std::function<void(std::size_t, std::size_t, const std::string&)> progress;
+};
+
+/// Runs every GEMM of `r` on GPU 0 and stores what it showed in each op's `measured`: the result is
+/// first checked against a double-precision reference on sampled outputs, then timed (median of
+/// back-to-back calls), then profiled under CUPTI counters (one user range around one call, replayed
+/// once per pass). An op that does not fit in free
+/// memory is recorded as skipped with the memory it needed; an op whose engine fails is recorded as
+/// failed; the run goes on either way. Warnings for the whole run (e.g. counters not permitted) are
+/// added to `r.notes`. Throws cuda_error only when no GPU can be used at all.
+void measure_report(report& r, const measure_options& options);
+
+} // namespace roofline::cuda

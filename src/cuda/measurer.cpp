@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "roofline/cuda/measurer.hpp"
+
+#include "../../kernels/gemm_kernels.hpp"
+#include "../../kernels/kernels.hpp"
+#include "counter_session.hpp"
+#include "cuda_check.hpp"
+#include "device_buffer.hpp"
+#include "event_timer.hpp"
+#include "lt_gemm.hpp"
+#include "roofline/cuda/cuda_error.hpp"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <random>
+
+namespace roofline::cuda {
+
+std::string_view to_string(gemm_engine e) {
+  switch (e) {
+  case gemm_engine::cublas: return "cublas";
+  case gemm_engine::naive: return "naive";
+  case gemm_engine::tiled: return "tiled";
+  case gemm_engine::tensorcore: return "tensorcore";
+  }
+  return "?";
+}
+
+std::optional<gemm_engine> parse_gemm_engine(std::string_view name) {
+  for (gemm_engine e : {gemm_engine::cublas, gemm_engine::naive, gemm_engine::tiled, gemm_engine::tensorcore})
+    if (to_string(e) == name)
+      return e;
+  return std::nullopt;
+}
+
+namespace {
+
+using detail::device_buffer;
+using kernels::element_type;
+
+constexpr std::size_t workspace_bytes = 32u << 20;
+constexpr int reference_samples = 48;
+
+/// The largest acceptable ‖out − ref‖/‖ref‖ on sampled outputs: the output format's rounding plus
+/// the accumulation over K in fp32 (or the reduced-precision inputs of tf32).
+double tolerance(precision p) {
+  switch (p) {
+  case precision::fp64: return 1e-10;
+  case precision::fp32: return 1e-4;
+  case precision::tf32: return 5e-3;
+  case precision::fp16: return 5e-3;
+  case precision::bf16: return 2e-2;
+  case precision::fp8: return 2e-2;
+  case precision::int8: return 0;
+  }
+  return 0;
+}
+
+double element_value(const unsigned char* p, element_type type) {
+  switch (type) {
+  case element_type::f64: { double v; std::memcpy(&v, p, 8); return v; }
+  case element_type::f32: { float v; std::memcpy(&v, p, 4); return v; }
+  case element_type::i32: { std::int32_t v; std::memcpy(&v, p, 4); return v; }
+  case element_type::f16: { __half v; std::memcpy(&v, p, 2); return __half2float(v); }
+  case element_type::bf16: { __nv_bfloat16 v; std::memcpy(&v, p, 2); return __bfloat162float(v); }
+  case element_type::e4m3: { __nv_fp8_e4m3 v; std::memcpy(&v, p, 1); return static_cast<float>(v); }
+  case element_type::i8: { std::int8_t v; std::memcpy(&v, p, 1); return v; }
+  }
+  return 0;
+}
+
+/// One row of a device matrix, as doubles.
+std::vector<double> fetch_row(const void* base, std::size_t row, std::int64_t length, element_type type) {
+  const std::size_t size = kernels::element_size(type);
+  std::vector<unsigned char> bytes(static_cast<std::size_t>(length) * size);
+  ROOFLINE_CUDA_CHECK(cudaMemcpy(bytes.data(), static_cast<const unsigned char*>(base) + row * length * size,
+                                 bytes.size(), cudaMemcpyDeviceToHost));
+  std::vector<double> values(static_cast<std::size_t>(length));
+  for (std::size_t i = 0; i < values.size(); ++i)
+    values[i] = element_value(bytes.data() + i * size, type);
+  return values;
+}
+
+/// ‖out − ref‖/‖ref‖ over randomly sampled outputs of C = A·Bᵀ, reference in double.
+double sampled_error(const gemm_shape& s, element_type input, element_type output, const void* a, const void* b,
+                     const void* c) {
+  std::mt19937_64 random(12345);
+  double difference = 0, norm = 0;
+  for (int i = 0; i < reference_samples; ++i) {
+    const auto batch = static_cast<std::size_t>(random() % static_cast<std::uint64_t>(s.batch_count));
+    const auto row = static_cast<std::size_t>(random() % static_cast<std::uint64_t>(s.m));
+    const auto column = static_cast<std::size_t>(random() % static_cast<std::uint64_t>(s.n));
+    const auto x = fetch_row(a, batch * s.m + row, s.k, input);
+    const auto y = fetch_row(b, batch * s.n + column, s.k, input);
+    double expected = 0;
+    for (std::size_t k = 0; k < x.size(); ++k)
+      expected += x[k] * y[k];
+    const double got = fetch_row(c, (batch * s.m + row) * s.n + column, 1, output)[0];
+    if (!std::isfinite(got))
+      return INFINITY;
+    difference += (got - expected) * (got - expected);
+    norm += expected * expected;
+  }
+  return norm > 0 ? std::sqrt(difference / norm) : std::sqrt(difference);
+}
+
+std::string gib(double bytes) { return std::to_string(static_cast<long long>(bytes / (1 << 20))) + " MiB"; }
+
+/// One engine's way of running a GEMM shape.
+class gemm_call {
+public:
+  virtual ~gemm_call() = default;
+  virtual void run(const void* a, const void* b, void* c, cudaStream_t stream) = 0;
+};
+
+class cublas_call final : public gemm_call {
+public:
+  cublas_call(cublasLtHandle_t handle, const gemm_shape& s, precision p, void* workspace)
+      : m_gemm(handle, s, p, workspace, workspace_bytes) {}
+  void run(const void* a, const void* b, void* c, cudaStream_t stream) override { m_gemm.run(a, b, c, stream); }
+
+private:
+  detail::lt_gemm m_gemm;
+};
+
+class kernel_call final : public gemm_call {
+public:
+  kernel_call(kernels::gemm_engine engine, element_type input, const gemm_shape& s)
+      : m_engine(engine), m_input(input), m_shape(s) {}
+  void run(const void* a, const void* b, void* c, cudaStream_t stream) override {
+    ROOFLINE_CUDA_CHECK(kernels::gemm(m_engine, m_input, a, b, c, m_shape.m, m_shape.n, m_shape.k,
+                                      m_shape.batch_count, stream));
+  }
+
+private:
+  kernels::gemm_engine m_engine;
+  element_type m_input;
+  gemm_shape m_shape;
+};
+
+kernels::gemm_engine kernel_engine(gemm_engine e) {
+  switch (e) {
+  case gemm_engine::naive: return kernels::gemm_engine::naive;
+  case gemm_engine::tiled: return kernels::gemm_engine::tiled;
+  default: return kernels::gemm_engine::tensorcore;
+  }
+}
+
+class runner {
+public:
+  explicit runner(const measure_options& options) : m_options(options) {
+    ROOFLINE_CUDA_CHECK(cudaSetDevice(0));
+    ROOFLINE_CUDA_CHECK(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking));
+    ROOFLINE_CUDA_CHECK(cublasLtCreate(&m_lt));
+    int l2 = 0;
+    ROOFLINE_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
+    m_l2_bytes = static_cast<std::size_t>(l2);
+    m_workspace = device_buffer(workspace_bytes);
+  }
+  ~runner() {
+    m_counters.reset();
+    cublasLtDestroy(m_lt);
+    cudaStreamDestroy(m_stream);
+  }
+  runner(const runner&) = delete;
+  runner& operator=(const runner&) = delete;
+
+  /// Sets up counters for `p`'s tensor ops (one family keeps the replay passes at 2-3 instead of 7);
+  /// on failure returns the warning to show, and the run goes on with event timing only.
+  std::optional<std::string> enable_counters(precision p) {
+    m_counters_wanted = true;
+    try {
+      m_counters.reset(); // one session per context: the old one must go first
+      m_counters = std::make_unique<detail::counter_session>(0, std::vector<precision>{p});
+      m_counted = p;
+      return std::nullopt;
+    } catch (const std::exception& e) {
+      m_counters_wanted = false;
+      return std::string("hardware counters unavailable, event timing only: ") + e.what();
+    }
+  }
+
+  /// Replay passes per op (of the last session).
+  int counter_passes() const { return m_counters ? m_counters->passes() : 0; }
+
+  /// Switches the counter session to `p` when it counts another precision.
+  std::optional<std::string> count_precision(precision p) {
+    if (!m_counters_wanted || m_counted == p)
+      return std::nullopt;
+    return enable_counters(p);
+  }
+
+  measurement measure(const op& o) {
+    measurement m;
+    m.engine = std::string(to_string(m_options.engine));
+    m.cold_l2 = m_options.cold_l2;
+    try {
+      run(o, m);
+    } catch (const std::exception& e) {
+      m.status = measurement_status::failed;
+      m.note = e.what();
+      cudaGetLastError(); // a non-sticky error must not fail the next op too
+    }
+    return m;
+  }
+
+private:
+  std::unique_ptr<gemm_call> make_call(const gemm_shape& s, precision p) {
+    if (m_options.engine == gemm_engine::cublas)
+      return std::make_unique<cublas_call>(m_lt, s, p, m_workspace.get());
+    const element_type input = detail::types_for(p).input;
+    if (!kernels::gemm_engine_supports(kernel_engine(m_options.engine), input))
+      throw roofline::error("the " + std::string(to_string(m_options.engine)) + " engine does not run " +
+                            std::string(to_string(p)));
+    return std::make_unique<kernel_call>(kernel_engine(m_options.engine), input, s);
+  }
+
+  void run(const op& o, measurement& m) {
+    const gemm_shape& s = *o.gemm;
+    const detail::gemm_types types = detail::types_for(o.precision);
+    const auto elements = [](std::int64_t x, std::int64_t y, std::int64_t z) {
+      return static_cast<std::size_t>(x) * static_cast<std::size_t>(y) * static_cast<std::size_t>(z);
+    };
+    const std::size_t a_bytes = elements(s.m, s.k, s.batch_count) * kernels::element_size(types.input);
+    const std::size_t b_bytes = elements(s.n, s.k, s.batch_count) * kernels::element_size(types.input);
+    const std::size_t c_bytes = elements(s.m, s.n, s.batch_count) * kernels::element_size(types.output);
+    const std::size_t set_bytes = a_bytes + b_bytes + c_bytes;
+    // Cold L2: enough operand sets that each call's are evicted by the calls between its turns.
+    const std::size_t sets = m_options.cold_l2 ? std::max<std::size_t>(2, 2 * m_l2_bytes / set_bytes + 2) : 1;
+    std::size_t free_bytes = 0, total_bytes = 0;
+    ROOFLINE_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    const double needed = static_cast<double>(set_bytes) * static_cast<double>(sets);
+    if (needed > 0.9 * static_cast<double>(free_bytes)) {
+      m.status = measurement_status::skipped;
+      m.note = "needs " + gib(needed) + " of GPU memory, " + gib(static_cast<double>(free_bytes)) + " free";
+      return;
+    }
+    std::vector<device_buffer> a, b, c;
+    for (std::size_t i = 0; i < sets; ++i) {
+      a.emplace_back(a_bytes);
+      b.emplace_back(b_bytes);
+      c.emplace_back(c_bytes);
+      ROOFLINE_CUDA_CHECK(kernels::fill_random(a.back().get(), a_bytes / kernels::element_size(types.input),
+                                               types.input, 2 * i + 1, 1.0f, m_stream));
+      ROOFLINE_CUDA_CHECK(kernels::fill_random(b.back().get(), b_bytes / kernels::element_size(types.input),
+                                               types.input, 2 * i + 2, 1.0f, m_stream));
+    }
+    std::unique_ptr<gemm_call> call = make_call(s, o.precision);
+
+    // Correct first: poison the output, run once, compare sampled outputs with a double reference.
+    ROOFLINE_CUDA_CHECK(kernels::fill_constant(c[0].get(), c_bytes / kernels::element_size(types.output),
+                                               types.output, types.output == element_type::i32 ? -7777777.0 : NAN,
+                                               m_stream));
+    call->run(a[0].get(), b[0].get(), c[0].get(), m_stream);
+    ROOFLINE_CUDA_CHECK(cudaStreamSynchronize(m_stream));
+    m.relative_error = sampled_error(s, types.input, types.output, a[0].get(), b[0].get(), c[0].get());
+    if (!(m.relative_error <= tolerance(o.precision))) {
+      m.status = measurement_status::failed;
+      m.note = "wrong result: relative error " + std::to_string(m.relative_error) + " > " +
+               std::to_string(tolerance(o.precision));
+      return;
+    }
+
+    // Steady state: batches of back-to-back calls between two events; the median batch per call.
+    std::size_t turn = 0;
+    const auto one_call = [&] {
+      const std::size_t i = turn++ % sets;
+      call->run(a[i].get(), b[i].get(), c[i].get(), m_stream);
+    };
+    const detail::run_timing probe = detail::time_runs(m_stream, 2, 3, one_call);
+    const int per_sample = static_cast<int>(std::clamp(1e-3 / std::max(probe.median_s, 1e-7), 1.0, 200.0));
+    const int samples = static_cast<int>(
+        std::clamp(m_options.time_budget_s / (probe.median_s * per_sample), 5.0, 30.0));
+    const detail::run_timing timing = detail::time_runs(m_stream, 1, samples, [&] {
+      for (int i = 0; i < per_sample; ++i)
+        one_call();
+    });
+    m.time_s = timing.median_s / per_sample;
+    m.min_time_s = timing.min_s / per_sample;
+    m.max_time_s = timing.max_s / per_sample;
+    m.samples = timing.runs;
+
+    if (m_counters) {
+      const detail::counter_values v = m_counters->measure(one_call, m_stream);
+      m.counters = counter_readings{v.duration_s, v.dram_read_bytes, v.dram_write_bytes, v.l2_bytes,
+                                    v.tensor_flops, v.fp32_flops,    v.fp64_flops,       v.sm_clock_hz,
+                                    v.passes};
+      m.kernels = v.kernel_names;
+    }
+  }
+
+  measure_options m_options;
+  cudaStream_t m_stream = nullptr;
+  cublasLtHandle_t m_lt = nullptr;
+  std::size_t m_l2_bytes = 0;
+  device_buffer m_workspace;
+  bool m_counters_wanted = false;
+  std::optional<precision> m_counted; ///< the tensor precision m_counters reads
+  std::unique_ptr<detail::counter_session> m_counters;
+};
+
+} // namespace
+
+void measure_report(report& r, const measure_options& options) {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    cudaGetLastError();
+    throw cuda_error("CUDA", 0, "--measure needs a GPU, and the CUDA runtime sees none");
+  }
+  runner gemms(options);
+  std::size_t total = 0, done = 0;
+  std::optional<precision> first;
+  for (const op_report& entry : r.ops)
+    if (entry.op.is_gemm()) {
+      ++total;
+      first = first ? first : entry.op.precision;
+    }
+  if (options.counters && first) {
+    if (auto warning = gemms.enable_counters(*first))
+      r.notes.push_back(*warning);
+  }
+  for (op_report& entry : r.ops) {
+    if (!entry.op.is_gemm())
+      continue;
+    if (options.progress)
+      options.progress(done++, total, entry.op.layer);
+    if (auto warning = gemms.count_precision(entry.op.precision))
+      r.notes.push_back(*warning);
+    entry.measured = gemms.measure(entry.op);
+  }
+  if (gemms.counter_passes() > 0)
+    r.notes.push_back("counters: CUPTI range profiler, user range around one call, " +
+                      std::to_string(gemms.counter_passes()) + " replay passes per op");
+  if (options.progress)
+    options.progress(total, total, "");
+}
+
+} // namespace roofline::cuda

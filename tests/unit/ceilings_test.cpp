@@ -1,0 +1,403 @@
+// SPDX-License-Identifier: Apache-2.0
+// measured_ceilings: which measurement becomes which roof, apply_ceilings on a datasheet spec, the
+// JSON cache document (round trip, damaged documents), and the cache directory and files.
+#include "roofline/ceilings.hpp"
+#include "roofline/error.hpp"
+#include "roofline/spec_catalog.hpp"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+
+using namespace roofline;
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+ceiling_result result(std::string name, ceiling_kind kind, std::optional<precision> p, double value,
+                      std::string failure = {}) {
+  ceiling_result r;
+  r.name = std::move(name);
+  r.kind = kind;
+  r.precision = p;
+  r.value = value;
+  r.spread = 0.012;
+  r.method = "median of 20 timed runs";
+  r.failure = std::move(failure);
+  return r;
+}
+
+/// Ceilings as an H200 measurement might report them, with a failed run and distractors.
+measured_ceilings h200_ceilings() {
+  measured_ceilings c;
+  c.uuid = "GPU-5a1c0c2e-0f3d-4b7e-9a61-1d2c3b4a5f60";
+  c.device_name = "NVIDIA H200";
+  c.measured_at = "2025-01-02T03:04:05Z";
+  c.results = {
+      result("dram read", ceiling_kind::dram_bandwidth, std::nullopt, 4.5e12), // not the copy: no roof
+      result("dram copy", ceiling_kind::dram_bandwidth, std::nullopt, 4.2e12),
+      result("l2 read", ceiling_kind::l2_bandwidth, std::nullopt, 10e12),
+      result("fp16 mma kernel", ceiling_kind::flop_rate, precision::fp16, 6.5e14),
+      result("fp16 cuBLASLt 8192³", ceiling_kind::flop_rate, precision::fp16, 7.0e14),
+      result("fp16 cuBLASLt 16384³", ceiling_kind::flop_rate, precision::fp16, 9.9e14, "CUBLAS_STATUS_NOT_SUPPORTED"),
+      result("fp32 fma kernel", ceiling_kind::flop_rate, precision::fp32, 5.0e13),
+      result("fp8 cuBLASLt 8192³", ceiling_kind::flop_rate, precision::fp8, 1.3e15, "out of memory"),
+      result("launch latency", ceiling_kind::latency, std::nullopt, 2.5e-6),
+  };
+  return c;
+}
+
+gpu_spec h200_sheet() {
+  const gpu_spec* spec = spec_catalog::builtin().find("h200-sxm");
+  REQUIRE(spec != nullptr);
+  return *spec;
+}
+
+/// Sets (or, with nullptr, unsets) an environment variable for one scope.
+class scoped_env {
+public:
+  scoped_env(const char* name, const char* value) : m_name(name) {
+    if (const char* old = std::getenv(name))
+      m_old = old;
+    if (value)
+      ::setenv(name, value, 1);
+    else
+      ::unsetenv(name);
+  }
+  ~scoped_env() {
+    if (m_old)
+      ::setenv(m_name.c_str(), m_old->c_str(), 1);
+    else
+      ::unsetenv(m_name.c_str());
+  }
+  scoped_env(const scoped_env&) = delete;
+  scoped_env& operator=(const scoped_env&) = delete;
+
+private:
+  std::string m_name;
+  std::optional<std::string> m_old;
+};
+
+/// A fresh directory under the system temp directory, removed at the end of the scope.
+struct temp_dir {
+  fs::path path;
+  explicit temp_dir(const std::string& tag)
+      : path(fs::temp_directory_path() / ("roofline-ceilings-test-" + tag + "-" + std::to_string(::getpid()))) {
+    fs::remove_all(path);
+  }
+  ~temp_dir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+void check_same(const measured_ceilings& a, const measured_ceilings& b) {
+  CHECK(a.uuid == b.uuid);
+  CHECK(a.device_name == b.device_name);
+  CHECK(a.measured_at == b.measured_at);
+  REQUIRE(a.results.size() == b.results.size());
+  for (std::size_t i = 0; i < a.results.size(); ++i) {
+    const ceiling_result& x = a.results[i];
+    const ceiling_result& y = b.results[i];
+    CAPTURE(x.name);
+    CHECK(x.name == y.name);
+    CHECK(x.kind == y.kind);
+    CHECK(x.precision == y.precision);
+    CHECK(x.value == y.value); // exact: the cache must not round
+    CHECK(x.spread == y.spread);
+    CHECK(x.method == y.method);
+    CHECK(x.failure == y.failure);
+  }
+}
+
+std::string error_text(const std::string& text, const std::string& origin) {
+  try {
+    (void)parse_ceilings(text, origin);
+  } catch (const input_error& e) {
+    CHECK(e.where().file == origin);
+    return e.what();
+  }
+  FAIL("parse_ceilings accepted " << text);
+  return {};
+}
+
+/// A valid one-result document with one field replaced.
+std::string document_with(const std::string& key, const json& value) {
+  json doc = json::parse(to_json_text(h200_ceilings()));
+  if (key == "format_version")
+    doc[key] = value;
+  else
+    doc["results"][0][key] = value;
+  return doc.dump();
+}
+
+} // namespace
+
+TEST_CASE("dram_bytes_per_s is the `dram copy` result; other DRAM results and failures are not") {
+  const measured_ceilings c = h200_ceilings();
+  REQUIRE(c.dram_bytes_per_s());
+  CHECK(*c.dram_bytes_per_s() == 4.2e12); // not "dram read" (4.5e12), though it comes first and is larger
+
+  measured_ceilings failed = c;
+  for (ceiling_result& r : failed.results)
+    if (r.name == "dram copy")
+      r.failure = "kernel launch failed";
+  CHECK_FALSE(failed.dram_bytes_per_s().has_value());
+
+  // A failed copy followed by a good one: the good one.
+  measured_ceilings retried = failed;
+  retried.results.push_back(result("dram copy", ceiling_kind::dram_bandwidth, std::nullopt, 4.3e12));
+  REQUIRE(retried.dram_bytes_per_s());
+  CHECK(*retried.dram_bytes_per_s() == 4.3e12);
+
+  // A result named "dram copy" of another kind is not the DRAM roof.
+  measured_ceilings mislabelled;
+  mislabelled.results.push_back(result("dram copy", ceiling_kind::l2_bandwidth, std::nullopt, 9e12));
+  CHECK_FALSE(mislabelled.dram_bytes_per_s().has_value());
+  CHECK_FALSE(measured_ceilings{}.dram_bytes_per_s().has_value());
+}
+
+TEST_CASE("flop_per_s(p) is the best non-failed result of that precision") {
+  const measured_ceilings c = h200_ceilings();
+  // fp16: max(6.5e14, 7.0e14) = 7.0e14; the failed 9.9e14 does not count
+  REQUIRE(c.flop_per_s(precision::fp16));
+  CHECK(*c.flop_per_s(precision::fp16) == 7.0e14);
+  REQUIRE(c.flop_per_s(precision::fp32));
+  CHECK(*c.flop_per_s(precision::fp32) == 5.0e13);
+  CHECK_FALSE(c.flop_per_s(precision::fp8).has_value()); // only a failed run
+  CHECK_FALSE(c.flop_per_s(precision::bf16).has_value()); // never measured
+  // A flop_rate result without a precision belongs to none.
+  measured_ceilings unlabelled;
+  unlabelled.results.push_back(result("mystery", ceiling_kind::flop_rate, std::nullopt, 1e15));
+  for (precision p : all_precisions)
+    CHECK_FALSE(unlabelled.flop_per_s(p).has_value());
+  // Bandwidths are never FLOP rates, even with a precision attached.
+  measured_ceilings odd;
+  odd.results.push_back(result("fp16 bytes", ceiling_kind::dram_bandwidth, precision::fp16, 4e12));
+  CHECK_FALSE(odd.flop_per_s(precision::fp16).has_value());
+}
+
+TEST_CASE("launch_latency_s is the first non-failed latency result") {
+  measured_ceilings c = h200_ceilings();
+  REQUIRE(c.launch_latency_s());
+  CHECK(*c.launch_latency_s() == 2.5e-6);
+  c.results.back().failure = "timer failed";
+  CHECK_FALSE(c.launch_latency_s().has_value());
+}
+
+TEST_CASE("apply_ceilings on the H200 datasheet: measured roofs replace the datasheet's") {
+  const gpu_spec sheet = h200_sheet();
+  const gpu_spec spec = apply_ceilings(sheet, h200_ceilings());
+  // DRAM: 4.8e12 → 4.2e12 (the copy)
+  CHECK(spec.dram_bytes_per_s == 4.2e12);
+  // fp16 dense: 989.4e12 → 7.0e14; sparse scales by the same ratio:
+  // 1978.9e12 · (7.0e14 / 989.4e12) = 1.4000707e15
+  CHECK(spec.peaks.at(precision::fp16).dense_flop_per_s == 7.0e14);
+  REQUIRE(spec.peaks.at(precision::fp16).sparse_flop_per_s);
+  CHECK(*spec.peaks.at(precision::fp16).sparse_flop_per_s == doctest::Approx(1.40007075e15).epsilon(1e-9));
+  // fp32: 67e12 → 5.0e13, still no sparse rate
+  CHECK(spec.peaks.at(precision::fp32).dense_flop_per_s == 5.0e13);
+  CHECK_FALSE(spec.peaks.at(precision::fp32).sparse_flop_per_s.has_value());
+  // Unmeasured (bf16, tf32, int8, fp64) or only failed (fp8): the datasheet's figures, dense and sparse.
+  for (precision p : {precision::bf16, precision::tf32, precision::int8, precision::fp64, precision::fp8}) {
+    CAPTURE(to_string(p));
+    CHECK(spec.peaks.at(p).dense_flop_per_s == sheet.peaks.at(p).dense_flop_per_s);
+    CHECK(spec.peaks.at(p).sparse_flop_per_s == sheet.peaks.at(p).sparse_flop_per_s);
+  }
+  // The ridge follows: 7.0e14 / 4.2e12 = 166.67 FLOP/B (datasheet: 989.4e12 / 4.8e12 = 206.1)
+  CHECK(spec.ridge_intensity(precision::fp16) == doctest::Approx(166.6667).epsilon(1e-6));
+  // Everything else is the datasheet's; origin notes the measurement.
+  CHECK(spec.name == sheet.name);
+  CHECK(spec.display_name == sheet.display_name);
+  CHECK(spec.sm_count == sheet.sm_count);
+  CHECK(spec.peaks.size() == sheet.peaks.size());
+  CHECK(spec.origin == sheet.origin + " + ceilings measured 2025-01-02T03:04:05Z");
+}
+
+TEST_CASE("apply_ceilings ignores precisions the spec lacks and leaves a spec alone without measurements") {
+  const gpu_spec* v100 = spec_catalog::builtin().find("v100");
+  REQUIRE(v100 != nullptr);
+  measured_ceilings c;
+  c.measured_at = "then";
+  c.results.push_back(result("bf16 cuBLASLt", ceiling_kind::flop_rate, precision::bf16, 1e14));
+  const gpu_spec spec = apply_ceilings(*v100, c);
+  CHECK_FALSE(spec.supports(precision::bf16)); // not invented
+  CHECK(spec.dram_bytes_per_s == v100->dram_bytes_per_s);
+  CHECK(spec.peaks.at(precision::fp16).dense_flop_per_s == v100->peaks.at(precision::fp16).dense_flop_per_s);
+  CHECK(spec.origin == v100->origin + " + ceilings measured then");
+}
+
+TEST_CASE("to_json_text / parse_ceilings round trip every field exactly") {
+  measured_ceilings c = h200_ceilings();
+  c.results[1].value = 4.123456789012345e12; // needs all 17 digits
+  c.results[1].spread = 0.1 + 0.2;
+  c.results[2].method = "quotes \" and \\ backslashes, ünïcødé";
+  const std::string text = to_json_text(c);
+  check_same(parse_ceilings(text, "cache.json"), c);
+
+  // The document: format_version 1, precision a string or null, failure a string ("" when none).
+  const json doc = json::parse(text);
+  CHECK(doc.at("format_version") == 1);
+  CHECK(doc.at("uuid") == c.uuid);
+  CHECK(doc.at("device_name") == "NVIDIA H200");
+  CHECK(doc.at("measured_at") == "2025-01-02T03:04:05Z");
+  REQUIRE(doc.at("results").size() == c.results.size());
+  const json& copy = doc.at("results")[1];
+  CHECK(copy.at("name") == "dram copy");
+  CHECK(copy.at("kind") == "dram_bandwidth");
+  CHECK(copy.at("precision").is_null());
+  CHECK(copy.at("failure") == "");
+  CHECK(copy.at("value").is_number());
+  const json& failed = doc.at("results")[5];
+  CHECK(failed.at("kind") == "flop_rate");
+  CHECK(failed.at("precision") == "fp16");
+  CHECK(failed.at("failure") == "CUBLAS_STATUS_NOT_SUPPORTED");
+  CHECK(doc.at("results")[2].at("kind") == "l2_bandwidth");
+  CHECK(doc.at("results").back().at("kind") == "latency");
+
+  // Every kind and every precision survives.
+  measured_ceilings all;
+  for (precision p : all_precisions)
+    all.results.push_back(result(std::string(to_string(p)), ceiling_kind::flop_rate, p, 1e12));
+  check_same(parse_ceilings(to_json_text(all), "all.json"), all);
+  // No results at all.
+  check_same(parse_ceilings(to_json_text(measured_ceilings{}), "empty.json"), measured_ceilings{});
+}
+
+TEST_CASE("parse_ceilings rejects damaged documents with input_error naming the origin") {
+  const std::string origin = "/cache/ceilings-GPU-x.json";
+  SUBCASE("not JSON") {
+    const std::string what = error_text("{\"format_version\": 1, \"uuid\": ", origin);
+    CHECK(contains(what, origin));
+    CHECK(contains(what, "damaged"));
+    CHECK(contains(what, "--refresh"));
+  }
+  SUBCASE("empty file") { CHECK(contains(error_text("", origin), origin)); }
+  SUBCASE("JSON of another shape") {
+    CHECK(contains(error_text("[1, 2, 3]", origin), origin));
+    CHECK(contains(error_text("42", origin), origin));
+    CHECK(contains(error_text("{}", origin), origin)); // no format_version
+  }
+  SUBCASE("another format_version") {
+    const std::string what = error_text(document_with("format_version", 2), origin);
+    CHECK(contains(what, origin));
+    CHECK(contains(what, "format version"));
+    CHECK(contains(what, "--refresh"));
+  }
+  SUBCASE("format_version not a number") {
+    CHECK(contains(error_text(document_with("format_version", "1"), origin), origin));
+  }
+  SUBCASE("an unknown kind") {
+    const std::string what = error_text(document_with("kind", "pcie_bandwidth"), origin);
+    CHECK(contains(what, origin));
+    CHECK(contains(what, "unknown ceiling kind"));
+    CHECK(contains(what, "dram read")); // names the result
+  }
+  SUBCASE("an unknown precision") {
+    const std::string what = error_text(document_with("precision", "fp4"), origin);
+    CHECK(contains(what, origin));
+    CHECK(contains(what, "unknown precision"));
+  }
+  SUBCASE("a value that is not a number") {
+    CHECK(contains(error_text(document_with("value", "4.2e12"), origin), "damaged"));
+  }
+  SUBCASE("a missing field") {
+    json doc = json::parse(to_json_text(h200_ceilings()));
+    doc["results"][0].erase("failure");
+    CHECK(contains(error_text(doc.dump(), origin), "damaged"));
+  }
+}
+
+TEST_CASE("cache_directory: ROOFLINE_CACHE_DIR, else XDG_CACHE_HOME/roofline-advise, else HOME/.cache") {
+  SUBCASE("ROOFLINE_CACHE_DIR wins") {
+    const scoped_env a("ROOFLINE_CACHE_DIR", "/srv/roofline-cache");
+    const scoped_env b("XDG_CACHE_HOME", "/xdg");
+    const scoped_env c("HOME", "/home/u");
+    CHECK(cache_directory() == fs::path("/srv/roofline-cache"));
+    CHECK(ceilings_cache_file("GPU-1234") == fs::path("/srv/roofline-cache/ceilings-GPU-1234.json"));
+  }
+  SUBCASE("XDG_CACHE_HOME next (an empty ROOFLINE_CACHE_DIR counts as unset)") {
+    const scoped_env a("ROOFLINE_CACHE_DIR", "");
+    const scoped_env b("XDG_CACHE_HOME", "/xdg");
+    const scoped_env c("HOME", "/home/u");
+    CHECK(cache_directory() == fs::path("/xdg/roofline-advise"));
+    CHECK(ceilings_cache_file("GPU-1") == fs::path("/xdg/roofline-advise/ceilings-GPU-1.json"));
+  }
+  SUBCASE("HOME/.cache/roofline-advise last") {
+    const scoped_env a("ROOFLINE_CACHE_DIR", nullptr);
+    const scoped_env b("XDG_CACHE_HOME", "");
+    const scoped_env c("HOME", "/home/u");
+    CHECK(cache_directory() == fs::path("/home/u/.cache/roofline-advise"));
+  }
+  SUBCASE("no HOME either: /tmp/.cache/roofline-advise") {
+    const scoped_env a("ROOFLINE_CACHE_DIR", nullptr);
+    const scoped_env b("XDG_CACHE_HOME", nullptr);
+    const scoped_env c("HOME", nullptr);
+    CHECK(cache_directory() == fs::path("/tmp/.cache/roofline-advise"));
+  }
+}
+
+TEST_CASE("save_ceilings / load_cached_ceilings round trip under ROOFLINE_CACHE_DIR") {
+  const temp_dir dir("save");
+  const fs::path cache = dir.path / "nested" / "cache"; // does not exist yet: save creates it
+  const scoped_env env("ROOFLINE_CACHE_DIR", cache.string().c_str());
+
+  const measured_ceilings c = h200_ceilings();
+  CHECK_FALSE(load_cached_ceilings(c.uuid).has_value()); // nothing saved yet
+  save_ceilings(c);
+  const fs::path file = cache / ("ceilings-" + c.uuid + ".json");
+  CHECK(ceilings_cache_file(c.uuid) == file);
+  CHECK(fs::is_regular_file(file));
+  CHECK_FALSE(fs::exists(file.string() + ".tmp")); // renamed into place
+  const auto loaded = load_cached_ceilings(c.uuid);
+  REQUIRE(loaded.has_value());
+  check_same(*loaded, c);
+
+  // Saving again replaces the file.
+  measured_ceilings again = c;
+  again.measured_at = "2025-02-03T04:05:06Z";
+  again.results.resize(2);
+  save_ceilings(again);
+  const auto reloaded = load_cached_ceilings(c.uuid);
+  REQUIRE(reloaded.has_value());
+  check_same(*reloaded, again);
+
+  // Another GPU's UUID: nothing cached.
+  CHECK_FALSE(load_cached_ceilings("GPU-00000000-0000-0000-0000-000000000000").has_value());
+}
+
+TEST_CASE("load_cached_ceilings of a damaged cache file throws input_error naming the file") {
+  const temp_dir dir("damaged");
+  fs::create_directories(dir.path);
+  const scoped_env env("ROOFLINE_CACHE_DIR", dir.path.string().c_str());
+  const fs::path file = ceilings_cache_file("GPU-bad");
+  std::ofstream(file) << "{ not json";
+  try {
+    (void)load_cached_ceilings("GPU-bad");
+    FAIL("no exception");
+  } catch (const input_error& e) {
+    CHECK(e.where().file == file.string());
+    CHECK(contains(e.what(), file.string()));
+  }
+}
+
+TEST_CASE("save_ceilings where the cache directory cannot be made throws roofline::error") {
+  const temp_dir dir("unwritable");
+  fs::create_directories(dir.path);
+  const fs::path blocker = dir.path / "a-file";
+  std::ofstream(blocker) << "x";
+  // The cache "directory" is below a regular file: neither directory nor file can be created.
+  const scoped_env env("ROOFLINE_CACHE_DIR", (blocker / "cache").string().c_str());
+  CHECK_THROWS_AS(save_ceilings(h200_ceilings()), error);
+  CHECK(fs::is_regular_file(blocker));
+}
