@@ -25,10 +25,13 @@ import csv, json, sys
 rows = [r for r in csv.reader(open(sys.argv[2])) if len(r) > 5]
 header, rows = rows[0], rows[1:]
 name, value, unit = header.index("Metric Name"), header.index("Metric Value"), header.index("Metric Unit")
-scale = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "nsecond": 1e-9, "usecond": 1e-6, "msecond": 1e-3}
+scale = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9,
+         "nsecond": 1e-9, "usecond": 1e-6, "msecond": 1e-3, "ns": 1e-9, "us": 1e-6, "ms": 1e-3}
 total = {}
 for r in rows:
-    total[r[name]] = total.get(r[name], 0) + float(r[value].replace(",", "")) * scale.get(r[unit], 1)
+    if r[unit] not in scale:
+        sys.exit("unknown ncu unit %r for %s" % (r[unit], r[name]))
+    total[r[name]] = total.get(r[name], 0) + float(r[value].replace(",", "")) * scale[r[unit]]
 m = json.load(open(sys.argv[3]))["ops"][0]["measured"]
 c = m["counters"] or {}
 def ratio(a, b): return b / a if a else float("nan")

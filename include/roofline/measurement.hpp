@@ -17,7 +17,7 @@ std::string_view to_string(measurement_status s);
 
 /// Hardware counters over one call of an op (every kernel the call launched).
 struct counter_readings {
-  double kernel_time_s = 0;     ///< gpu__time_duration: first kernel start to last kernel end
+  double kernel_time_s = 0;     ///< the call's kernels' durations, summed (CUPTI activity records)
   double dram_read_bytes = 0;
   double dram_write_bytes = 0;
   double l2_bytes = 0;

@@ -299,7 +299,11 @@ struct kernel_trace {
   std::mutex mutex;
   bool collecting = false;
   std::uint32_t context_id = 0;
-  std::vector<std::pair<std::uint64_t, std::string>> kernels; ///< (start timestamp, raw name)
+  struct record {
+    std::uint64_t start, end; ///< ns timestamps
+    std::string name;         ///< raw (mangled)
+  };
+  std::vector<record> kernels;
 };
 
 kernel_trace& trace() {
@@ -329,7 +333,7 @@ void CUPTIAPI buffer_completed(CUcontext, std::uint32_t, std::uint8_t* buffer, s
       // Later record versions only append fields: the ones read here sit at the same offsets.
       const auto* kernel = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
       if (t.collecting && kernel->contextId == t.context_id && kernel->name != nullptr)
-        t.kernels.emplace_back(kernel->start, kernel->name);
+        t.kernels.push_back({kernel->start, kernel->end, kernel->name});
     }
   }
   std::free(buffer);
@@ -349,10 +353,14 @@ std::string demangle(const std::string& name) {
   return result;
 }
 
-/// Runs `launch` once with kernel tracing on and returns the names of the kernels it ran on the
-/// context, in start order, each once. Tracing is best effort: empty when CUPTI refuses it.
-std::vector<std::string> traced_kernel_names(const std::function<void()>& launch, cudaStream_t stream,
-                                             CUcontext context) {
+struct traced_kernels {
+  std::vector<std::string> names; ///< demangled, in start order, each once
+  double time_s = 0;              ///< the kernels' durations, summed
+};
+
+/// Runs `launch` once with kernel tracing on: the kernels it ran on the context and their time.
+/// Tracing is best effort: empty when CUPTI refuses it.
+traced_kernels trace_kernels(const std::function<void()>& launch, cudaStream_t stream, CUcontext context) {
   std::uint32_t context_id = 0;
   if (!trace_callbacks_registered() || cuptiGetContextId(context, &context_id) != CUPTI_SUCCESS)
     return {};
@@ -382,15 +390,15 @@ std::vector<std::string> traced_kernel_names(const std::function<void()>& launch
     throw;
   }
   auto kernels = stop();
-  std::stable_sort(kernels.begin(), kernels.end(),
-                   [](const auto& x, const auto& y) { return x.first < y.first; });
-  std::vector<std::string> names;
+  std::stable_sort(kernels.begin(), kernels.end(), [](const auto& x, const auto& y) { return x.start < y.start; });
+  traced_kernels traced;
   for (const auto& kernel : kernels) {
-    std::string name = demangle(kernel.second);
-    if (std::find(names.begin(), names.end(), name) == names.end())
-      names.push_back(std::move(name));
+    traced.time_s += static_cast<double>(kernel.end - kernel.start) * 1e-9;
+    std::string name = demangle(kernel.name);
+    if (std::find(traced.names.begin(), traced.names.end(), name) == traced.names.end())
+      traced.names.push_back(std::move(name));
   }
-  return names;
+  return traced;
 }
 
 // ------------------------------------------------------------------------------------ set-up steps
@@ -688,15 +696,20 @@ counter_session::counter_session(int device, const std::vector<precision>& tenso
 
 counter_session::~counter_session() = default;
 
-counter_values counter_session::measure(const std::function<void()>& launch, cudaStream_t stream) {
+counter_values counter_session::measure(const std::function<void()>& launch, cudaStream_t stream,
+                                        const std::function<void()>& before_each_run) {
   impl& s = *m_impl;
   if (current_context() != s.context)
     throw roofline::error("counter_session::measure: the profiled context (device " +
                           std::to_string(s.device) + ") is not current on this thread");
 
   counter_values v;
-  // Names first, on a run of their own: tracing then adds nothing to the counted passes.
-  v.kernel_names = traced_kernel_names(launch, stream, s.context);
+  // Names and kernel time first, on a run of their own: tracing then adds nothing to the counted passes.
+  if (before_each_run)
+    before_each_run();
+  traced_kernels traced = trace_kernels(launch, stream, s.context);
+  v.kernel_names = std::move(traced.names);
+  v.kernel_time_s = traced.time_s;
 
   s.prepare_counter_data();
   ROOFLINE_CUDA_CHECK(cudaStreamSynchronize(stream)); // earlier work stays out of the range
@@ -707,6 +720,10 @@ counter_values counter_session::measure(const std::function<void()>& launch, cud
     if (v.passes == pass_limit)
       throw roofline::error("CUPTI still wanted replay passes after " + std::to_string(pass_limit) +
                             " (it announced " + std::to_string(s.passes) + ")");
+    if (before_each_run) {
+      before_each_run();
+      ROOFLINE_CUDA_CHECK(cudaStreamSynchronize(stream)); // its traffic stays out of the range
+    }
     complete = s.run_pass(launch);
     ++v.passes;
     ROOFLINE_CUDA_CHECK(cudaStreamSynchronize(stream));

@@ -16,6 +16,8 @@ namespace roofline::cuda::detail {
 /// quantity whose metric the chip lacks stays 0 (metrics() lists what is collected).
 struct counter_values {
   double duration_s = 0;       ///< gpu__time_duration.sum: GPU time from range push to pop, seconds
+  double kernel_time_s = 0;    ///< the traced kernels' durations, summed (0 when tracing failed); the
+                               ///< range's time also holds the launch gaps, large for short kernels
   double dram_read_bytes = 0;  ///< dram__bytes_read.sum
   double dram_write_bytes = 0; ///< dram__bytes_write.sum
   double l2_bytes = 0;         ///< lts__t_bytes.sum: bytes requested from L2 (reads and writes)
@@ -57,7 +59,10 @@ public:
   /// rotate operand buffers in `launch` for cold-cache numbers. Synchronizes `stream`. Throws
   /// cuda_error on a failed CUPTI or CUDA call, roofline::error when the context is not current or
   /// the profiler drops the range; whatever `launch` throws passes through.
-  counter_values measure(const std::function<void()>& launch, cudaStream_t stream);
+  /// `before_each_run`, when given, runs (and is synchronized) before every run of `launch`, outside
+  /// the range: e.g. to evict L2 so that each pass starts cold, as ncu's cache control does.
+  counter_values measure(const std::function<void()>& launch, cudaStream_t stream,
+                         const std::function<void()>& before_each_run = {});
 
   int passes() const;                              ///< replay passes per measure() call
   const std::vector<std::string>& metrics() const; ///< the metric names in use

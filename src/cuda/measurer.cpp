@@ -160,8 +160,15 @@ public:
     ROOFLINE_CUDA_CHECK(cublasLtCreate(&m_lt));
     int l2 = 0;
     ROOFLINE_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
+    ROOFLINE_CUDA_CHECK(cudaDeviceGetAttribute(&m_sm_count, cudaDevAttrMultiProcessorCount, 0));
     m_l2_bytes = static_cast<std::size_t>(l2);
     m_workspace = device_buffer(workspace_bytes);
+    if (options.cold_l2) {
+      m_scrub = device_buffer(4 * m_l2_bytes);
+      m_scrub_sink = device_buffer(sizeof(unsigned));
+      ROOFLINE_CUDA_CHECK(kernels::fill_random(m_scrub.get(), m_scrub.bytes() / 4, element_type::f32, 99, 1.0f,
+                                               m_stream));
+    }
   }
   ~runner() {
     m_counters.reset();
@@ -287,8 +294,16 @@ private:
     m.samples = timing.runs;
 
     if (m_counters) {
-      const detail::counter_values v = m_counters->measure(one_call, m_stream);
-      m.counters = counter_readings{v.duration_s, v.dram_read_bytes, v.dram_write_bytes, v.l2_bytes,
+      // Cold L2: every counted run starts from an L2 that holds neither operands nor dirty lines of
+      // earlier calls (ncu's default cache control); warm: the steady state of back-to-back calls.
+      const auto evict_l2 = [&] {
+        ROOFLINE_CUDA_CHECK(kernels::stream_read(m_scrub.get(), m_scrub.bytes(), m_scrub_sink.as<unsigned>(),
+                                                 m_sm_count, kernels::stream_config{}, m_stream));
+      };
+      const detail::counter_values v =
+          m_options.cold_l2 ? m_counters->measure(one_call, m_stream, evict_l2) : m_counters->measure(one_call, m_stream);
+      m.counters = counter_readings{v.kernel_time_s > 0 ? v.kernel_time_s : v.duration_s,
+                                    v.dram_read_bytes, v.dram_write_bytes, v.l2_bytes,
                                     v.tensor_flops, v.fp32_flops,    v.fp64_flops,       v.sm_clock_hz,
                                     v.passes};
       m.kernels = v.kernel_names;
@@ -299,7 +314,9 @@ private:
   cudaStream_t m_stream = nullptr;
   cublasLtHandle_t m_lt = nullptr;
   std::size_t m_l2_bytes = 0;
+  int m_sm_count = 0;
   device_buffer m_workspace;
+  device_buffer m_scrub, m_scrub_sink; ///< read to evict L2 before cold counted runs
   bool m_counters_wanted = false;
   std::optional<precision> m_counted; ///< the tensor precision m_counters reads
   std::unique_ptr<detail::counter_session> m_counters;
