@@ -8,6 +8,8 @@
 set -uo pipefail
 bin=${BIN:-h200}
 ncu=${NCU:-ncu}
+# WARM=1: compare warm caches instead (ncu --cache-control none, ours without --cold-l2).
+if [ "${WARM:-0}" = 1 ]; then ncu_cache=(--cache-control none); ours_cache=(); else ncu_cache=(); ours_cache=(--cold-l2); fi
 shapes=("4096 4096 4096 fp16" "2048 33708 1024 fp16" "2048 33712 1024 fp16" "1 4096 4096 fp16"
         "512 4096 1024 bf16" "8192 8192 1024 tf32" "128 128 131072 fp16")
 printf "%-24s %14s %14s %8s %14s %14s %8s %12s %12s %8s\n" shape ncu_read_B ours_read_B ratio ncu_write_B \
@@ -15,10 +17,10 @@ printf "%-24s %14s %14s %8s %14s %14s %8s %12s %12s %8s\n" shape ncu_read_B ours
 work=$(mktemp -d)
 for shape in "${shapes[@]}"; do
   set -- $shape
-  "$ncu" --clock-control none --nvtx --nvtx-include "measured/" --csv --metrics \
+  "$ncu" --clock-control none "${ncu_cache[@]}" --nvtx --nvtx-include "measured/" --csv --metrics \
     dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum "$bin/gemm_once" "$1" "$2" "$3" "$4" \
     > "$work/ncu.csv" 2> "$work/ncu.err" || { echo "$shape: ncu failed"; cat "$work/ncu.err"; continue; }
-  "$bin/roofline-advise" gemm "$1" "$2" "$3" --precision "$4" --gpu h200 --measure --cold-l2 --format json \
+  "$bin/roofline-advise" gemm "$1" "$2" "$3" --precision "$4" --gpu h200 --measure "${ours_cache[@]}" --format json \
     > "$work/ours.json" 2> "$work/ours.err" || { echo "$shape: roofline-advise failed"; cat "$work/ours.err"; continue; }
   python3 - "$shape" "$work/ncu.csv" "$work/ours.json" <<'PY'
 import csv, json, sys

@@ -6,5 +6,5 @@ cd "$(dirname "$0")/.."
 rm -rf h200 && mkdir -p h200
 cp build-h200/roofline-advise h200/
 cp build-h200/tests/gpu/gpu_*_test h200/ 2>/dev/null || true
-cp build-h200/src/cuda/gemm_once h200/
+cp build-h200/src/cuda/gemm_once build-h200/src/cuda/gemm_sweep h200/
 du -sh h200

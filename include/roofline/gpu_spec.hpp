@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "roofline/model_parameters.hpp"
 #include "roofline/precision.hpp"
 
 #include <filesystem>
@@ -34,6 +35,7 @@ struct gpu_spec {
   double tdp_w = 0;
   std::optional<double> price_per_hour_usd;
   std::map<precision, peak_rate> peaks;
+  std::optional<model_parameters> calibration; ///< the GEMM model fitted on this GPU, where measured
   std::string origin; ///< where the numbers come from: "specs/h200-sxm.yaml", a path, "device query"
 
   /// True when the GPU has a rate for this precision.

@@ -45,6 +45,8 @@ struct report {
   gpu_spec device;
   std::string device_selection; ///< how the GPU was chosen: "--gpu v100", "default: no local GPU"
   model_options options;
+  model_parameters parameters;   ///< the GEMM model's, as used
+  std::string parameters_origin; ///< where they come from: "generic defaults", "calibrated on ..."
   std::vector<op_report> ops;
   report_totals totals;
   std::vector<std::string> notes; ///< things the reader must know (e.g. "no counters: CUPTI not permitted")

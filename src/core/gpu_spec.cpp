@@ -25,12 +25,51 @@ double gpu_spec::ridge_intensity(precision p, bool sparse) const {
   return peak_flop_per_s(p, sparse) / dram_bytes_per_s;
 }
 
+namespace {
+
+/// A spec's `model:` section: the GEMM model's parameters as `roofline-advise calibrate` fitted them.
+model_parameters parse_model_parameters(const YAML::Node& node, const std::string& origin) {
+  using detail::yaml_map;
+  std::vector<std::string> keys{"origin", "efficiency", "misalignment_slowdown"};
+  for (const auto& [name, value] : flatten(model_parameters{}))
+    if (name.find('.') == std::string::npos)
+      keys.push_back(name);
+  const yaml_map map(node, origin, "GPU spec `model`", keys);
+  model_parameters parameters;
+  parameters.origin = map.string_or("origin", "spec " + origin);
+  for (const std::string& key : keys) {
+    if (key == "origin" || !map.has(key))
+      continue;
+    if (key == "efficiency" || key == "misalignment_slowdown") {
+      const YAML::Node entries = map.required(key);
+      if (!entries.IsMap())
+        map.fail(key, "`" + key + "` must be a mapping");
+      for (const auto& entry : entries) {
+        const std::string name = key + "." + entry.first.as<std::string>("");
+        double value = 0;
+        try {
+          value = entry.second.as<double>();
+        } catch (const YAML::Exception&) {
+          map.fail(key, "`" + name + "` must be a number");
+        }
+        if (!(value > 0) || !set_parameter(parameters, name, value))
+          map.fail(key, "`" + name + "` is not a model parameter with a positive value");
+      }
+      continue;
+    }
+    set_parameter(parameters, key, map.positive_number(key));
+  }
+  return parameters;
+}
+
+} // namespace
+
 gpu_spec parse_gpu_spec(std::string_view yaml_text, const std::string& origin) {
   using detail::yaml_map;
   const yaml_map doc(detail::parse_yaml(yaml_text, origin), origin, "GPU spec",
                      {"name", "aliases", "display_name", "architecture", "compute_capability", "sm_count",
                       "boost_clock_mhz", "memory_gb", "memory_type", "dram_bandwidth_gb_per_s",
-                      "l2_cache_mb", "tdp_w", "price_per_hour_usd", "peak_tflop_per_s"});
+                      "l2_cache_mb", "tdp_w", "price_per_hour_usd", "peak_tflop_per_s", "model"});
   gpu_spec spec;
   spec.origin = origin;
   spec.name = doc.string("name");
@@ -66,6 +105,8 @@ gpu_spec parse_gpu_spec(std::string_view yaml_text, const std::string& origin) {
       parsed.sparse_flop_per_s = *sparse * 1e12;
     spec.peaks.emplace(p, parsed);
   }
+  if (doc.has("model"))
+    spec.calibration = parse_model_parameters(doc.required("model"), origin);
   if (spec.peaks.empty())
     doc.fail("peak_tflop_per_s", "`peak_tflop_per_s` must list at least one precision");
   if (!spec.supports(precision::fp32))

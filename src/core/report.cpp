@@ -12,6 +12,8 @@ report analyze_ops(std::string name, std::vector<op> ops, const perf_model& mode
   r.device = model.spec();
   r.device_selection = std::move(device_selection);
   r.options = model.options();
+  r.parameters = model.parameters();
+  r.parameters_origin = model.parameters().origin;
   for (op& o : ops) {
     op_report entry;
     entry.prediction = model.predict(o);

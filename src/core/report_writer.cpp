@@ -88,6 +88,22 @@ cell dims(const std::optional<gemm_shape>& gemm, std::int64_t gemm_shape::*field
   return {std::to_string((*gemm).*field)};
 }
 
+/// The GEMM model's view in a few words: "256×128, 1.30 waves, N 8-byte ×1.8, L2".
+std::string model_summary(const prediction& p) {
+  if (!p.gemm)
+    return "";
+  const gemm_estimate& g = *p.gemm;
+  std::string text = fmt::format("{}×{}{}, {:.2f} waves", g.tile_m, g.tile_n,
+                                 g.split_k > 1 ? fmt::format(" split-K {}", g.split_k) : std::string{}, g.waves);
+  if (g.alignment_bytes < 16)
+    text += fmt::format(", {}-byte rows", g.alignment_bytes);
+  if (g.l2_resident)
+    text += ", L2";
+  if (g.launch_bound)
+    text += ", launch floor";
+  return text;
+}
+
 text_table ops_table(const report& r) {
   text_table table;
   table.columns = {{"layer", "layer", align::left},
@@ -104,9 +120,11 @@ text_table ops_table(const report& r) {
                    {"FLOP/B", "arithmetic_intensity"},
                    {"ridge", "ridge_intensity"},
                    {"bound", "bound", align::left},
-                   {"time", "predicted_time_us"},
+                   {"roofline", "roofline_time_us"},
+                   {"predicted", "predicted_time_us"},
                    {"TFLOP/s", "attainable_flop_per_s"},
-                   {"share", "time_share"}};
+                   {"share", "time_share"},
+                   {"model", "model", align::left}};
   for (const op_report& entry : r.ops) {
     const op& o = entry.op;
     const prediction& p = entry.prediction;
@@ -126,9 +144,11 @@ text_table ops_table(const report& r) {
         {significant(o.arithmetic_intensity()), raw(o.arithmetic_intensity())},
         {significant(p.ridge_intensity) + (p.sparse_peak ? "*" : ""), raw(p.ridge_intensity)},
         {std::string(to_string(p.bound)), {}, memory ? tone::warn : tone::good},
+        {duration(p.roofline_time_s), raw(p.roofline_time_s * 1e6)},
         {duration(p.time_s), raw(p.time_s * 1e6)},
         {significant(p.attainable_flop_per_s / 1e12), raw(p.attainable_flop_per_s)},
         {percent(entry.time_share), raw(entry.time_share), entry.time_share < 0.01 ? tone::dim : tone::plain},
+        {model_summary(p), std::string{}},
     });
   }
   return table;
@@ -246,8 +266,12 @@ std::string totals_line(const report& r) {
 }
 
 std::string notes_line(const report& r) {
-  std::string note = "time: roofline bound max(FLOPs/peak, bytes/bandwidth) per run; runs: times per step; "
-                     "memory-bound ops are held against the fp32 (CUDA core) peak";
+  std::string note = "roofline: max(FLOPs/peak, bytes/bandwidth) per run; predicted: " +
+                     std::string(r.options.roofline_only ? "the roofline"
+                                                         : "the GEMM model (tiles, waves, alignment, L2, launch "
+                                                           "floor; parameters: " + r.parameters_origin + ")") +
+                     ", steady-state per call; runs: times per step; memory-bound ops are held against the fp32 "
+                     "(CUDA core) peak";
   if (r.options.sparse)
     note += "; * marks a 2:4-sparse peak";
   return note;
@@ -257,6 +281,19 @@ std::string notes_line(const report& r) {
 
 json optional_dim(const std::optional<gemm_shape>& gemm, std::int64_t gemm_shape::*field) {
   return gemm ? json((*gemm).*field) : json(nullptr);
+}
+
+json gemm_model_json(const gemm_estimate& g) {
+  return {{"tile_m", g.tile_m},
+          {"tile_n", g.tile_n},
+          {"split_k", g.split_k},
+          {"work_items", g.tiles},
+          {"waves", g.waves},
+          {"wave_efficiency", g.wave_efficiency},
+          {"tile_efficiency", g.tile_efficiency},
+          {"alignment_bytes", g.alignment_bytes},
+          {"l2_resident", g.l2_resident},
+          {"launch_bound", g.launch_bound}};
 }
 
 json measurement_json(const op& o, const prediction& p, const measurement& m) {
@@ -288,6 +325,16 @@ json measurement_json(const op& o, const prediction& p, const measurement& m) {
           {"kernels", m.kernels}};
 }
 
+json model_json(const report& r) {
+  json parameters = json::object();
+  for (const auto& [name, value] : flatten(r.parameters))
+    parameters[name] = value;
+  return {{"name", r.options.roofline_only ? "roofline" : "gemm-model"},
+          {"sparse", r.options.sparse},
+          {"parameters_origin", r.parameters_origin},
+          {"parameters", parameters}};
+}
+
 json report_json(const report& r) {
   json ops = json::array();
   for (const op_report& entry : r.ops) {
@@ -311,6 +358,8 @@ json report_json(const report& r) {
                    {"sparse_peak", p.sparse_peak},
                    {"bound", to_string(p.bound)},
                    {"predicted_time_us", p.time_s * 1e6},
+                   {"roofline_time_us", p.roofline_time_s * 1e6},
+                   {"gemm_model", p.gemm ? gemm_model_json(*p.gemm) : json(nullptr)},
                    {"total_time_us", entry.total_time_s * 1e6},
                    {"attainable_flop_per_s", p.attainable_flop_per_s},
                    {"time_share", entry.time_share},
@@ -331,7 +380,7 @@ json report_json(const report& r) {
             {"seq_len", r.seq_len},
             {"mode", to_string(r.mode)}}},
           {"device", device},
-          {"model", {{"name", "roofline"}, {"sparse", r.options.sparse}}},
+          {"model", model_json(r)},
           {"ops", ops},
           {"notes", r.notes},
           {"totals",

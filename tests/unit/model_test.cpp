@@ -66,7 +66,7 @@ TEST_CASE("linear 1024→4096 fp16 at batch 512 is compute-bound on V100 (AI 315
   CHECK_FALSE(p.sparse_peak);
   CHECK(p.ridge_intensity == doctest::Approx(138.8889).epsilon(1e-5));
   // time = max(4,294,967,296 / 125e12, 13,631,488 / 900e9) = max(34.36 µs, 15.15 µs) = 34.36 µs
-  CHECK(p.time_s == doctest::Approx(3.4359738368e-5).epsilon(1e-9));
+  CHECK(p.roofline_time_s == doctest::Approx(3.4359738368e-5).epsilon(1e-9));
   // attainable = min(125e12, 315.08 · 900e9 = 283.6e12) = 125e12
   CHECK(p.attainable_flop_per_s == doctest::Approx(125e12).epsilon(1e-12));
   CHECK_FALSE(p.factors.empty());
@@ -85,7 +85,7 @@ TEST_CASE("the same linear at batch 1 is memory-bound on V100 (AI 0.999 < 138.9)
   const prediction p = perf_model(builtin_gpu("v100")).predict(fc);
   CHECK(p.bound == bound::memory);
   // time = max(8,388,608 / 125e12 = 67 ns, 8,398,848 / 900e9 = 9.332 µs) = 9.332 µs
-  CHECK(p.time_s == doctest::Approx(9.332053333e-6).epsilon(1e-9));
+  CHECK(p.roofline_time_s == doctest::Approx(9.332053333e-6).epsilon(1e-9));
   // attainable = min(125e12, 0.998781 · 900e9) = 898.9 GFLOP/s
   CHECK(p.attainable_flop_per_s == doctest::Approx(8.98902706657e11).epsilon(1e-9));
 }
@@ -102,7 +102,7 @@ TEST_CASE("ReLU in fp16 has arithmetic intensity 0.25 and is held against the fp
   CHECK(p.peak_flop_per_s == doctest::Approx(15.7e12).epsilon(1e-12)); // CUDA cores, not tensor cores
   CHECK(p.ridge_intensity == doctest::Approx(17.4444).epsilon(1e-5));
   CHECK(p.bound == bound::memory);
-  CHECK(p.time_s == doctest::Approx(4000 / 900e9).epsilon(1e-12)); // 4.444 ns
+  CHECK(p.roofline_time_s == doctest::Approx(4000 / 900e9).epsilon(1e-12)); // 4.444 ns
   CHECK(p.attainable_flop_per_s == doctest::Approx(0.25 * 900e9).epsilon(1e-12));
 }
 
@@ -123,7 +123,7 @@ TEST_CASE("A100 SXM4 40GB fp16 ridge: dense 312e12/1555e9 = 200.6, 2:4 sparse 62
   CHECK(sparse.ridge_intensity == doctest::Approx(401.2862).epsilon(1e-5));
   // 4096³ fp16: FLOPs 2·2^36 = 137,438,953,472; at 624 TFLOP/s that is 220.25 µs (compute-bound).
   CHECK(sparse.bound == bound::compute);
-  CHECK(sparse.time_s == doctest::Approx(137438953472.0 / 624e12).epsilon(1e-9));
+  CHECK(sparse.roofline_time_s == doctest::Approx(137438953472.0 / 624e12).epsilon(1e-9));
 }
 
 TEST_CASE("the classic A100 ridge of 416 is the sparse fp16 peak over a rounded 1.5 TB/s") {
@@ -164,21 +164,21 @@ TEST_CASE("time = max(flops/peak, bytes/bw), attainable = min(peak, AI·bw), mem
     const prediction p = model.predict(gemm_with(4'000'000'000, 10'000'000));
     // compute 4e9 / 100e12 = 40 µs; memory 1e7 / 1e12 = 10 µs
     CHECK(p.bound == bound::compute);
-    CHECK(p.time_s == doctest::Approx(40e-6).epsilon(1e-12));
+    CHECK(p.roofline_time_s == doctest::Approx(40e-6).epsilon(1e-12));
     CHECK(p.attainable_flop_per_s == doctest::Approx(100e12).epsilon(1e-12));
   }
   SUBCASE("memory-bound: AI 10") {
     const prediction p = model.predict(gemm_with(100'000'000, 10'000'000));
     // compute 1e8 / 100e12 = 1 µs; memory 1e7 / 1e12 = 10 µs
     CHECK(p.bound == bound::memory);
-    CHECK(p.time_s == doctest::Approx(10e-6).epsilon(1e-12));
+    CHECK(p.roofline_time_s == doctest::Approx(10e-6).epsilon(1e-12));
     CHECK(p.attainable_flop_per_s == doctest::Approx(10e12).epsilon(1e-12)); // 10 · 1e12
   }
   SUBCASE("exactly at the ridge: AI 100 is compute-bound, both times equal") {
     const prediction p = model.predict(gemm_with(1'000'000'000, 10'000'000));
     CHECK(p.ridge_intensity == doctest::Approx(100.0).epsilon(1e-12));
     CHECK(p.bound == bound::compute);
-    CHECK(p.time_s == doctest::Approx(10e-6).epsilon(1e-12));
+    CHECK(p.roofline_time_s == doctest::Approx(10e-6).epsilon(1e-12));
     CHECK(p.attainable_flop_per_s == doctest::Approx(100e12).epsilon(1e-12));
   }
   SUBCASE("just below the ridge is memory-bound") {
@@ -220,7 +220,8 @@ TEST_CASE("analyze sums count × time, shares sum to 1, memory_bound_share is th
                                     "    layers:\n"
                                     "      - {name: act, type: relu, features: 4096}\n",
                                     "two.yaml");
-  const report r = analyze(net, perf_model(builtin_gpu("v100")), "--gpu v100");
+  // The roofline (hand values); the GEMM model's own factors are tested in gemm_model_test.cpp.
+  const report r = analyze(net, perf_model(builtin_gpu("v100"), model_options{false, true}), "--gpu v100");
   CHECK(r.network_name == "two");
   CHECK(r.network_origin == "two.yaml");
   CHECK(r.batch == 512);
@@ -263,7 +264,7 @@ TEST_CASE("analyze sums count × time, shares sum to 1, memory_bound_share is th
 
 TEST_CASE("analyze of an all-memory-bound network has memory_bound_share 1") {
   const network net = parse_network(linear_net(1) + "  - {name: r, type: relu}\n", "mem.yaml");
-  const report r = analyze(net, perf_model(builtin_gpu("v100")), "test");
+  const report r = analyze(net, perf_model(builtin_gpu("v100"), model_options{false, true}), "test");
   REQUIRE(r.ops.size() == 2);
   CHECK(r.ops[0].prediction.bound == bound::memory);
   CHECK(r.ops[1].prediction.bound == bound::memory);

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "roofline/gemm.hpp"
+#include "roofline/gpu_spec.hpp"
+#include "roofline/model_parameters.hpp"
+#include "roofline/precision.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace roofline {
+
+/// How the model sees one GEMM on one GPU: the tile it expects cuBLAS to pick, the quantization
+/// that tile brings, and the resulting steady-state time per call.
+struct gemm_estimate {
+  double time_s = 0;
+  int tile_m = 0, tile_n = 0;   ///< output tile along M and N
+  int split_k = 1;
+  std::int64_t tiles = 0;       ///< tiles × split_k × batch_count: the work items
+  double waves = 0;             ///< work items / SMs
+  double wave_efficiency = 1;   ///< work items / (whole waves × SMs): the last wave's idle SMs
+  double tile_efficiency = 1;   ///< M·N / (padded M · padded N): partial tiles' wasted work
+  int alignment_bytes = 16;     ///< of the rows of A, B and C (16: meets the rule)
+  bool l2_resident = false;     ///< operands fit in L2: back-to-back calls stream them from L2
+  bool launch_bound = false;    ///< the launch floor decides the time
+  std::vector<std::string> factors; ///< the effects above, in words
+};
+
+/// The largest power of two ≤ 16 dividing a row of `elements` elements of `p`, in bytes.
+int row_alignment_bytes(std::int64_t elements, precision p);
+
+/// The elements a row must be a multiple of to meet the 16-byte rule: 8 for fp16/bf16, 4 for
+/// fp32/tf32, 16 for fp8/int8, 2 for fp64.
+std::int64_t alignment_elements(precision p);
+
+/// Steady-state time per call of cuBLAS's GEMM for `shape` (operands row-major A[M,K], B stored
+/// [N,K], C[M,N]), called back-to-back on the same buffers: the roofline's two terms refined by
+/// tile and wave quantization, split-K, the K loop's latency, L2 residency, the slower kernels of
+/// misaligned rows and the launch floor. `peak_flop_per_s` is the precision's peak to hold it to.
+gemm_estimate estimate_gemm(const gemm_shape& shape, precision p, double peak_flop_per_s, const gpu_spec& gpu,
+                            const model_parameters& parameters);
+
+} // namespace roofline

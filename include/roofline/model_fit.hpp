@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "roofline/gemm.hpp"
+#include "roofline/gpu_spec.hpp"
+#include "roofline/model_parameters.hpp"
+
+#include <string>
+#include <vector>
+
+namespace roofline {
+
+/// One measured GEMM: the shape, its precision and the steady-state time per call.
+struct timed_gemm {
+  gemm_shape shape;
+  precision prec = precision::fp16;
+  double time_s = 0;
+};
+
+/// |predicted − measured| / measured of each sample, sorted ascending.
+std::vector<double> relative_errors(const std::vector<timed_gemm>& samples, const gpu_spec& gpu,
+                                    const model_parameters& parameters);
+
+/// The parameters that make the GEMM model fit `samples` on `gpu` best, from `start`: coordinate
+/// descent on median + mean |log(predicted / measured)|, multiplicative steps. Deterministic.
+model_parameters fit_model(const std::vector<timed_gemm>& samples, const gpu_spec& gpu, model_parameters start);
+
+/// The `model:` section of a spec file holding `parameters` (YAML).
+std::string to_yaml(const model_parameters& parameters);
+
+/// A shape of the benchmark sweep: its family and whether it calibrates or scores.
+struct sweep_shape {
+  std::string category; ///< "transformer", "lm-head", "attention", "conv", "odd"
+  gemm_shape shape;
+  bool calibration = false; ///< one shape in three calibrates; the others score (disjoint sets)
+};
+
+/// The fixed, seeded set of GEMM shapes `roofline-advise calibrate` and bench/gemm_sweep measure.
+std::vector<sweep_shape> sweep_shapes();
+
+} // namespace roofline

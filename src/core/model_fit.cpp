@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "roofline/model_fit.hpp"
+
+#include "roofline/gemm_model.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <set>
+#include <tuple>
+
+namespace roofline {
+
+namespace {
+
+double predicted(const timed_gemm& sample, const gpu_spec& gpu, const model_parameters& parameters) {
+  return estimate_gemm(sample.shape, sample.prec, gpu.peak_flop_per_s(sample.prec), gpu, parameters).time_s;
+}
+
+/// Median plus mean of |log(predicted / measured)|: the median for the typical shape, the mean so
+/// that the tail is not ignored; logs so that ×2 too slow and ×2 too fast weigh the same.
+double loss(const std::vector<timed_gemm>& samples, const gpu_spec& gpu, const model_parameters& parameters) {
+  std::vector<double> errors;
+  errors.reserve(samples.size());
+  double sum = 0;
+  for (const timed_gemm& sample : samples) {
+    const double error = std::fabs(std::log(predicted(sample, gpu, parameters) / sample.time_s));
+    errors.push_back(error);
+    sum += error;
+  }
+  std::nth_element(errors.begin(), errors.begin() + static_cast<std::ptrdiff_t>(errors.size() / 2), errors.end());
+  return errors[errors.size() / 2] + sum / static_cast<double>(errors.size());
+}
+
+} // namespace
+
+std::vector<double> relative_errors(const std::vector<timed_gemm>& samples, const gpu_spec& gpu,
+                                    const model_parameters& parameters) {
+  std::vector<double> errors;
+  for (const timed_gemm& sample : samples)
+    errors.push_back(std::fabs(predicted(sample, gpu, parameters) - sample.time_s) / sample.time_s);
+  std::sort(errors.begin(), errors.end());
+  return errors;
+}
+
+model_parameters fit_model(const std::vector<timed_gemm>& samples, const gpu_spec& gpu, model_parameters start) {
+  if (samples.empty())
+    return start;
+  std::set<precision> measured;
+  for (const timed_gemm& sample : samples)
+    measured.insert(sample.prec);
+  model_parameters best = start;
+  double best_loss = loss(samples, gpu, best);
+  constexpr double steps[] = {0.6, 0.8, 0.9, 0.95, 1.05, 1.1, 1.25, 1.6};
+  for (int round = 0; round < 4; ++round)
+    for (const auto& [name, value] : flatten(best)) {
+      // Efficiencies of precisions no sample used stay as they are.
+      if (name.rfind("efficiency.", 0) == 0 && !measured.count(*parse_precision(name.substr(11))))
+        continue;
+      const double original = value;
+      double chosen = original;
+      for (double step : steps) {
+        model_parameters trial = best;
+        set_parameter(trial, name, original * step);
+        if (const double l = loss(samples, gpu, trial); l < best_loss) {
+          best_loss = l;
+          chosen = original * step;
+        }
+      }
+      set_parameter(best, name, chosen);
+    }
+  return best;
+}
+
+std::string to_yaml(const model_parameters& parameters) {
+  std::string efficiency, slowdown, scalars;
+  for (const auto& [name, value] : flatten(parameters)) {
+    if (name.rfind("efficiency.", 0) == 0)
+      efficiency += fmt::format("{}{}: {:.4g}", efficiency.empty() ? "" : ", ", name.substr(11), value);
+    else if (name.rfind("misalignment_slowdown.", 0) == 0)
+      slowdown += fmt::format("{}{}: {:.4g}", slowdown.empty() ? "" : ", ", name.substr(22), value);
+    else
+      scalars += fmt::format("  {}: {:.4g}\n", name, value);
+  }
+  return fmt::format("model:\n  origin: \"{}\"\n  efficiency: {{{}}}\n{}  misalignment_slowdown: {{{}}}\n",
+                     parameters.origin, efficiency, scalars, slowdown);
+}
+
+std::vector<sweep_shape> sweep_shapes() {
+  std::mt19937_64 random(20261122);
+  std::vector<sweep_shape> list;
+  std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t>> seen;
+  const auto add = [&](const std::string& category, gemm_shape s) {
+    if (s.m * s.n * s.k * s.batch_count > (std::int64_t{1} << 38)) // each call under ~10 ms in fp32
+      return;
+    if (seen.insert({s.m, s.n, s.k, s.batch_count}).second)
+      list.push_back({category, s, false});
+  };
+  const auto pick = [&](std::initializer_list<std::int64_t> values) {
+    return *(values.begin() + static_cast<std::ptrdiff_t>(random() % values.size()));
+  };
+  // Transformer projections: tokens × hidden, with the usual expansions.
+  for (int i = 0; i < 110; ++i) {
+    const std::int64_t h = pick({768, 1024, 1536, 2048, 2560, 4096, 5120, 8192});
+    const std::int64_t tokens = pick({1, 4, 16, 64, 128, 256, 512, 1024, 2048, 4096, 8192});
+    switch (random() % 5) {
+    case 0: add("transformer", {tokens, 3 * h, h, 1}); break;
+    case 1: add("transformer", {tokens, h, h, 1}); break;
+    case 2: add("transformer", {tokens, 4 * h, h, 1}); break;
+    case 3: add("transformer", {tokens, h, 4 * h, 1}); break;
+    default: add("transformer", {tokens, pick({11008, 13824, 14336}), h, 1}); break;
+    }
+  }
+  // LM heads: vocabularies that do and do not meet the 16-byte rule, and their padded sizes.
+  for (std::int64_t vocab : {32000, 32001, 33708, 33712, 50257, 50264, 50304, 51200, 30522, 30528})
+    for (std::int64_t tokens : {1, 64, 512, 2048})
+      add("lm-head", {tokens, vocab, pick({768, 1024, 2048}), 1});
+  // Attention's batched GEMMs.
+  for (int i = 0; i < 30; ++i) {
+    const std::int64_t seq = pick({128, 256, 512, 1024, 2048}), d = pick({64, 80, 96, 128});
+    const std::int64_t instances = pick({8, 16, 32, 64, 96, 128});
+    if (random() % 2)
+      add("attention", {seq, seq, d, instances});
+    else
+      add("attention", {seq, d, seq, instances});
+  }
+  // Convolutions as implicit GEMMs: M = batch·P·Q, N = out channels, K = in channels · R·S.
+  for (int i = 0; i < 45; ++i) {
+    const std::int64_t hw = pick({7, 14, 28, 56, 112});
+    const std::int64_t batch = pick({1, 8, 32, 64});
+    const std::int64_t cin = pick({3, 64, 128, 256, 512, 1024}), cout = pick({64, 128, 256, 512, 1024, 2048});
+    add("conv", {batch * hw * hw, cout, cin * pick({1, 9, 49}), 1});
+  }
+  // Odd sizes: log-uniform in [1, 16384], anything goes.
+  std::uniform_real_distribution<double> exponent(0.0, 14.0);
+  const auto odd = [&] {
+    return static_cast<std::int64_t>(std::exp2(exponent(random))) + static_cast<std::int64_t>(random() % 7);
+  };
+  for (int i = 0; i < 90; ++i) {
+    const std::int64_t m = odd(), n = odd(), k = odd();
+    add("odd", {m, n, k, 1});
+  }
+  for (std::size_t i = 0; i < list.size(); ++i)
+    list[i].calibration = i % 3 == 0;
+  return list;
+}
+
+} // namespace roofline

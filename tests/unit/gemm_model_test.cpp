@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: Apache-2.0
+// The GEMM model's factors, each on a made-up GPU whose numbers make the arithmetic easy:
+// 100 SMs, fp16 dense peak 100 TFLOP/s (1 TFLOP/s per SM), DRAM 1 TB/s, L2 2.5 TB/s (25 GB/s per SM).
+#include "roofline/gemm_model.hpp"
+#include "roofline/model_fit.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace roofline;
+
+namespace {
+
+gpu_spec easy_gpu() {
+  gpu_spec g;
+  g.name = "easy";
+  g.sm_count = 100;
+  g.dram_bytes_per_s = 1e12;
+  g.l2_bytes = 1e6; // small: the operands below do not fit
+  g.peaks[precision::fp16].dense_flop_per_s = 100e12;
+  g.peaks[precision::fp32].dense_flop_per_s = 10e12;
+  return g;
+}
+
+/// Every fixed cost off and full efficiency, so that only the factor under test shapes the time.
+model_parameters ideal() {
+  model_parameters p;
+  p.efficiency[precision::fp16] = 1.0;
+  p.dram_efficiency = 1.0;
+  p.launch_floor_s = 0;
+  p.wave_overhead_s = 0;
+  p.k_step_latency_s = 0;
+  p.split_k_overhead_s = 1.0; // a second: never worth it
+  return p;
+}
+
+gemm_estimate estimate(const gemm_shape& s, const model_parameters& p = ideal()) {
+  const gpu_spec g = easy_gpu();
+  return estimate_gemm(s, precision::fp16, g.peak_flop_per_s(precision::fp16), g, p);
+}
+
+} // namespace
+
+TEST_CASE("row alignment: the 16-byte rule by precision") {
+  CHECK(row_alignment_bytes(4096, precision::fp16) == 16);
+  CHECK(row_alignment_bytes(33712, precision::fp16) == 16); // 67424 = 16 · 4214
+  CHECK(row_alignment_bytes(33708, precision::fp16) == 8);  // 67416 = 8 · 8427
+  CHECK(row_alignment_bytes(30522, precision::fp16) == 4);  // 61044 = 4 · 15261
+  CHECK(row_alignment_bytes(50257, precision::fp16) == 2);
+  CHECK(row_alignment_bytes(1001, precision::fp32) == 4);
+  CHECK(row_alignment_bytes(1001, precision::fp8) == 1);
+  CHECK(alignment_elements(precision::fp16) == 8);
+  CHECK(alignment_elements(precision::tf32) == 4);
+  CHECK(alignment_elements(precision::int8) == 16);
+}
+
+TEST_CASE("a GEMM of exactly one wave of 256×128 tiles") {
+  // M 256, N 12800, K 1024: 1 × 100 tiles of 256×128 = one wave on 100 SMs.
+  // One tile: 2 · 256 · 128 · 1024 FLOP / 1e12 FLOP/s = 67.108864 µs; its loads (256 + 128) · 1024 · 2 B
+  // / 25 GB/s = 31.5 µs hide under it. DRAM: 2 · (256·1024 + 1024·12800 + 256·12800) B / 1 TB/s = 33.3 µs.
+  const gemm_estimate e = estimate({256, 12800, 1024, 1});
+  CHECK(e.time_s == doctest::Approx(67.108864e-6).epsilon(1e-9));
+  CHECK(e.waves == doctest::Approx(1.0));
+  CHECK(e.wave_efficiency == doctest::Approx(1.0));
+  CHECK(e.tile_efficiency == doctest::Approx(1.0));
+  CHECK(e.alignment_bytes == 16);
+  CHECK_FALSE(e.launch_bound);
+}
+
+TEST_CASE("wave quantization: one tile more than a wave") {
+  // N 12928 = 101 tiles of 128: with 256×128 tiles 101 work items need 2 waves (134 µs). The best
+  // menu entry is then 128×64: 2 · 202 = 404 items = 5 waves of 16.78 µs (2·128·64·1024 / 1e12;
+  // loads 192 · 2048 B / 25 GB/s = 15.73 µs hide) = 83.886 µs, the last wave 4% busy.
+  const gemm_estimate e = estimate({256, 12928, 1024, 1});
+  CHECK(e.time_s == doctest::Approx(5 * 16.777216e-6).epsilon(1e-9));
+  CHECK(e.tiles == 404);
+  CHECK(e.waves == doctest::Approx(4.04));
+  CHECK(e.wave_efficiency == doctest::Approx(404.0 / 500.0));
+  CHECK(e.time_s > estimate({256, 12800, 1024, 1}).time_s * 1.2);
+}
+
+TEST_CASE("tile quantization: partial tiles do wasted work") {
+  // M 200 in a 256-row tile: 200/256 of the computed rows are real.
+  const gemm_estimate e = estimate({200, 12800, 1024, 1});
+  CHECK(e.tile_efficiency == doctest::Approx(200.0 / 256.0));
+  CHECK(e.time_s == doctest::Approx(67.108864e-6).epsilon(1e-9)); // same wave as M = 256
+}
+
+TEST_CASE("efficiency scales the compute-bound time") {
+  model_parameters half = ideal();
+  half.efficiency[precision::fp16] = 0.5;
+  CHECK(estimate({256, 12800, 1024, 1}, half).time_s == doctest::Approx(2 * 67.108864e-6).epsilon(1e-9));
+}
+
+TEST_CASE("misaligned rows take the slower path and say so") {
+  model_parameters p = ideal();
+  p.misalignment_slowdown[2] = 5.0;
+  // N 12801 (2-byte rows in fp16): loads through L2 and DRAM take 5× longer, so the 256×128 tile's
+  // loads (31.5 µs × 5) now exceed its FMAs.
+  const gemm_estimate aligned = estimate({256, 12808, 1024, 1}, p);
+  const gemm_estimate odd = estimate({256, 12801, 1024, 1}, p);
+  CHECK(odd.alignment_bytes == 2);
+  CHECK(aligned.alignment_bytes == 16);
+  CHECK(odd.time_s > 1.5 * aligned.time_s);
+  bool explained = false;
+  for (const std::string& f : odd.factors)
+    explained = explained || f.find("N=12801 breaks 16-byte alignment (2-byte rows): ×5.0") != std::string::npos;
+  CHECK(explained);
+}
+
+TEST_CASE("the launch floor bounds tiny GEMMs") {
+  model_parameters p = ideal();
+  p.launch_floor_s = 5e-6;
+  const gemm_estimate e = estimate({1, 1, 1, 1}, p);
+  CHECK(e.time_s == doctest::Approx(5e-6));
+  CHECK(e.launch_bound);
+}
+
+TEST_CASE("operands that fit in L2 stream at L2 bandwidth") {
+  // M 1, N 25600, K 1000: 2 · (1000 + 25,600,000 + 25,600) = 51,253,200 bytes: 51.25 µs from DRAM.
+  // From L2 the 100 skinny 8×256 tiles (one wave) take their loads' 264 · 1000 · 2 B / 25 GB/s = 21.12 µs.
+  gpu_spec g = easy_gpu();
+  const gemm_estimate cold = estimate_gemm({1, 25600, 1000, 1}, precision::fp16, 100e12, g, ideal());
+  g.l2_bytes = 64e6;
+  const gemm_estimate warm = estimate_gemm({1, 25600, 1000, 1}, precision::fp16, 100e12, g, ideal());
+  CHECK_FALSE(cold.l2_resident);
+  CHECK(warm.l2_resident);
+  CHECK(cold.time_s == doctest::Approx(51.2532e-6).epsilon(1e-9));
+  CHECK(warm.time_s == doctest::Approx(21.12e-6).epsilon(1e-9));
+}
+
+TEST_CASE("split-K pays off for few tiles and a deep K") {
+  model_parameters p = ideal();
+  p.split_k_overhead_s = 1e-6;
+  // 128 × 128 × 65536: one 128×128 tile would run the whole K alone on one SM (2.1 ms).
+  const gemm_estimate e = estimate({128, 128, 65536, 1}, p);
+  CHECK(e.split_k > 1);
+  CHECK(e.time_s < 2.0 * 128 * 128 * 65536 / 1e12 / 4);
+}
+
+TEST_CASE("fit_model recovers the parameters that generated the samples") {
+  const gpu_spec g = easy_gpu();
+  model_parameters truth = ideal();
+  truth.efficiency[precision::fp16] = 0.6;
+  truth.launch_floor_s = 4e-6;
+  std::vector<timed_gemm> samples;
+  for (std::int64_t m : {1, 64, 256, 1024, 4096})
+    for (std::int64_t n : {1024, 4096, 12800})
+      for (std::int64_t k : {512, 4096}) {
+        const gemm_shape s{m, n, k, 1};
+        samples.push_back({s, precision::fp16, estimate_gemm(s, precision::fp16, 100e12, g, truth).time_s});
+      }
+  model_parameters start = ideal();
+  start.efficiency[precision::fp16] = 0.8;
+  start.launch_floor_s = 5e-6;
+  const model_parameters fitted = fit_model(samples, g, start);
+  CHECK(fitted.efficiency_of(precision::fp16) == doctest::Approx(0.6).epsilon(0.08));
+  CHECK(fitted.launch_floor_s == doctest::Approx(4e-6).epsilon(0.1));
+  const std::vector<double> errors = relative_errors(samples, g, fitted);
+  CHECK(errors[errors.size() / 2] < 0.05);
+}
+
+TEST_CASE("sweep shapes: fixed, disjoint calibration and scoring sets") {
+  const std::vector<sweep_shape> a = sweep_shapes(), b = sweep_shapes();
+  REQUIRE(a.size() == b.size());
+  CHECK(a.size() > 250);
+  std::size_t calibration = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    CHECK(a[i].shape.m == b[i].shape.m);
+    CHECK(a[i].shape.k == b[i].shape.k);
+    calibration += a[i].calibration ? 1 : 0;
+  }
+  CHECK(calibration * 3 >= a.size() - 2);
+  CHECK(calibration * 3 <= a.size() + 2);
+}
