@@ -124,7 +124,7 @@ text_table ops_table(const report& r) {
                    {"predicted", "predicted_time_us"},
                    {"TFLOP/s", "attainable_flop_per_s"},
                    {"share", "time_share"},
-                   {"model", "model", align::left}};
+                   {"model", "model_summary", align::left}};
   for (const op_report& entry : r.ops) {
     const op& o = entry.op;
     const prediction& p = entry.prediction;
@@ -360,6 +360,7 @@ json report_json(const report& r) {
                    {"predicted_time_us", p.time_s * 1e6},
                    {"roofline_time_us", p.roofline_time_s * 1e6},
                    {"gemm_model", p.gemm ? gemm_model_json(*p.gemm) : json(nullptr)},
+                   {"model_summary", model_summary(p)},
                    {"total_time_us", entry.total_time_s * 1e6},
                    {"attainable_flop_per_s", p.attainable_flop_per_s},
                    {"time_share", entry.time_share},
