@@ -5,6 +5,8 @@
 #include "roofline/gpu_spec.hpp"
 #include "roofline/model_parameters.hpp"
 
+#include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +29,13 @@ model_parameters fit_model(const std::vector<timed_gemm>& samples, const gpu_spe
 
 /// The `model:` section of a spec file holding `parameters` (YAML).
 std::string to_yaml(const model_parameters& parameters);
+
+/// The model fitted on a GPU, saved beside its measured ceilings (cache_directory()), keyed by UUID.
+std::filesystem::path calibration_cache_file(const std::string& uuid);
+/// Writes atomically; throws roofline::error on failure.
+void save_calibration(const std::string& uuid, const model_parameters& parameters);
+/// nullopt when none is saved; a damaged file throws input_error.
+std::optional<model_parameters> load_calibration(const std::string& uuid);
 
 /// A shape of the benchmark sweep: its family and whether it calibrates or scores.
 struct sweep_shape {

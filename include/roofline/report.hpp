@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "roofline/advisor.hpp"
 #include "roofline/gpu_spec.hpp"
 #include "roofline/measurement.hpp"
 #include "roofline/network.hpp"
@@ -50,6 +51,7 @@ struct report {
   std::vector<op_report> ops;
   report_totals totals;
   std::vector<std::string> notes; ///< things the reader must know (e.g. "no counters: CUPTI not permitted")
+  std::optional<roofline::advice> advice; ///< set by advise()
 };
 
 /// Lowers `net`, predicts every op with `model` and sums the totals.

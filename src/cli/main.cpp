@@ -13,6 +13,7 @@
 #include "roofline/cuda/measurer.hpp"
 #endif
 #include "roofline/device_report.hpp"
+#include "roofline/model_fit.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -103,6 +104,31 @@ void show_progress(const std::string& step) {
     std::cerr << "\r\033[Kmeasuring " << step << "…" << std::flush;
 }
 
+/// A progress bar on stderr, only where stderr is a terminal.
+void show_op_progress(std::size_t done, std::size_t total, const std::string& layer) {
+  if (!isatty(STDERR_FILENO))
+    return;
+  constexpr std::size_t width = 30;
+  const std::size_t filled = total ? done * width / total : width;
+  std::cerr << "\r\033[K[" << std::string(filled, '#') << std::string(width - filled, '.') << "] " << done << "/"
+            << total << ' ' << layer << (done == total ? "\r\033[K" : "") << std::flush;
+}
+
+int run_calibrate() {
+#ifdef ROOFLINE_HAVE_MEASURE
+  if (roofline::cuda::device_count() == 0)
+    throw roofline::error("calibrate needs a GPU, and the CUDA runtime sees none");
+  const auto result = roofline::cuda::calibrate_local_gpu(show_op_progress);
+  std::cout << "fitted the GEMM model to " << result.measured << " cuBLAS timings: median error "
+            << result.median_error * 100 << "%, p90 " << result.p90_error * 100 << "%\n"
+            << "saved to " << result.saved_to << " (used by --gpu auto); as a spec file section:\n\n"
+            << roofline::to_yaml(result.parameters);
+  return 0;
+#else
+  throw roofline::error("calibrate needs the CUDA measurement layer, and this build has none");
+#endif
+}
+
 int run_device(bool measure, bool refresh, const output_choice& output) {
 #ifdef ROOFLINE_HAVE_MEASURE
   if (roofline::cuda::device_count() == 0) {
@@ -134,16 +160,6 @@ struct measure_choice {
   bool cold_l2 = false;
   bool no_counters = false;
 };
-
-/// A progress bar on stderr, only where stderr is a terminal.
-void show_op_progress(std::size_t done, std::size_t total, const std::string& layer) {
-  if (!isatty(STDERR_FILENO))
-    return;
-  constexpr std::size_t width = 30;
-  const std::size_t filled = total ? done * width / total : width;
-  std::cerr << "\r\033[K[" << std::string(filled, '#') << std::string(width - filled, '.') << "] " << done << "/"
-            << total << ' ' << layer << (done == total ? "\r\033[K" : "") << std::flush;
-}
 
 /// `--measure`: runs the report's GEMMs on the local GPU (roofline::measure).
 void run_measurements(roofline::report& r, const measure_choice& choice) {
@@ -235,6 +251,9 @@ int run(int argc, char** argv) {
   device->add_flag("--refresh", refresh, "measure again even when ceilings are cached");
   add_output_options(*device);
 
+  CLI::App* calibrate = app.add_subcommand(
+      "calibrate", "time a sweep of GEMMs on the local GPU and fit the performance model to it (saved, used by --gpu auto)");
+
   CLI::App* specs = app.add_subcommand("specs", "list the GPUs roofline-advise knows, with peaks and ridge points");
   add_output_options(*specs);
 
@@ -258,6 +277,9 @@ int run(int argc, char** argv) {
   if (device->parsed())
     return run_device(measure, refresh, output);
 
+  if (calibrate->parsed())
+    return run_calibrate();
+
   if (gemm->parsed()) {
     const auto p = roofline::parse_precision(precision);
     if (!p)
@@ -268,7 +290,9 @@ int run(int argc, char** argv) {
     net.precision = *p;
     net.layers.push_back({"gemm", std::nullopt, {}, roofline::matmul_layer{m, n, k, batch_count}});
     auto [spec, selection] = choose_gpu(gpu);
-    roofline::report r = roofline::analyze(net, roofline::perf_model(spec, {sparse}), selection);
+    const roofline::perf_model model(spec, {sparse});
+    roofline::report r = roofline::analyze(net, model, selection);
+    r.advice = roofline::advise(net, r, model);
     run_measurements(r, measuring);
     write_analysis(r, output);
     return 0;
@@ -284,7 +308,9 @@ int run(int argc, char** argv) {
   if (seq_len > 0)
     net.seq_len = seq_len;
   auto [spec, selection] = choose_gpu(gpu);
-  roofline::report r = roofline::analyze(net, roofline::perf_model(spec, {sparse}), selection);
+  const roofline::perf_model model(spec, {sparse});
+  roofline::report r = roofline::analyze(net, model, selection);
+  r.advice = roofline::advise(net, r, model);
   run_measurements(r, measuring);
   write_analysis(r, output);
   return 0;

@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "roofline/model_fit.hpp"
 
+#include "roofline/ceilings.hpp"
+#include "roofline/error.hpp"
 #include "roofline/gemm_model.hpp"
+
+#include <nlohmann/json.hpp>
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <fstream>
 #include <cmath>
 #include <random>
 #include <set>
@@ -86,6 +91,48 @@ std::string to_yaml(const model_parameters& parameters) {
   }
   return fmt::format("model:\n  origin: \"{}\"\n  efficiency: {{{}}}\n{}  misalignment_slowdown: {{{}}}\n",
                      parameters.origin, efficiency, scalars, slowdown);
+}
+
+std::filesystem::path calibration_cache_file(const std::string& uuid) {
+  return cache_directory() / ("model-" + uuid + ".json");
+}
+
+void save_calibration(const std::string& uuid, const model_parameters& parameters) {
+  nlohmann::json values = nlohmann::json::object();
+  for (const auto& [name, value] : flatten(parameters))
+    values[name] = value;
+  const nlohmann::json doc{{"format_version", 1}, {"uuid", uuid}, {"origin", parameters.origin}, {"parameters", values}};
+  const std::filesystem::path file = calibration_cache_file(uuid);
+  std::error_code ec;
+  std::filesystem::create_directories(file.parent_path(), ec);
+  const std::filesystem::path temporary = file.string() + ".tmp";
+  {
+    std::ofstream out(temporary);
+    out << doc.dump(2) << '\n';
+    if (!out.flush())
+      throw error("cannot write " + temporary.string());
+  }
+  std::filesystem::rename(temporary, file, ec);
+  if (ec)
+    throw error("cannot write " + file.string() + ": " + ec.message());
+}
+
+std::optional<model_parameters> load_calibration(const std::string& uuid) {
+  const std::filesystem::path file = calibration_cache_file(uuid);
+  std::ifstream in(file);
+  if (!in)
+    return std::nullopt;
+  try {
+    const nlohmann::json doc = nlohmann::json::parse(in);
+    model_parameters parameters;
+    parameters.origin = doc.at("origin").get<std::string>();
+    for (const auto& [name, value] : doc.at("parameters").items())
+      if (!set_parameter(parameters, name, value.get<double>()))
+        throw input_error({file.string()}, "unknown model parameter `" + name + "`");
+    return parameters;
+  } catch (const nlohmann::json::exception& e) {
+    throw input_error({file.string()}, std::string("damaged model calibration (re-run calibrate): ") + e.what());
+  }
 }
 
 std::vector<sweep_shape> sweep_shapes() {

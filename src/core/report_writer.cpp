@@ -257,6 +257,103 @@ std::string measured_line(const report& r) {
                                                                                                : ", cold L2");
 }
 
+std::string shape_text(const gemm_shape& s) {
+  return s.batch_count > 1 ? fmt::format("{}×{}×{} (×{})", s.m, s.n, s.k, s.batch_count)
+                           : fmt::format("{}×{}×{}", s.m, s.n, s.k);
+}
+
+std::string speedup_text(double before_s, double after_s) {
+  return fmt::format("×{:.2f} ({} → {})", before_s / after_s, duration(before_s), duration(after_s));
+}
+
+text_table padding_table(const advice& a) {
+  text_table table;
+  table.columns = {{"pad", "layer", align::left},       {"pass", "pass", align::left},
+                   {"from", "shape", align::left},      {"to", "padded_shape", align::left},
+                   {"predicted", "predicted_speedup"},  {"measured", "measured_speedup"},
+                   {"+FLOPs", "extra_flops"},           {"why", "reason", align::left}};
+  for (const padding_advice& p : a.padding) {
+    const bool measured = p.measured_time_s && p.measured_padded_time_s;
+    table.rows.push_back(
+        {{p.layer},
+         {std::string(to_string(p.pass))},
+         {shape_text(p.original)},
+         {shape_text(p.padded)},
+         {speedup_text(p.time_s, p.padded_time_s), raw(p.predicted_speedup())},
+         {measured ? speedup_text(*p.measured_time_s, *p.measured_padded_time_s) : "—",
+          measured ? raw(*p.measured_time_s / *p.measured_padded_time_s) : std::string{}},
+         {fmt::format("{:+.2f}%", 100 * p.extra_flops), raw(p.extra_flops)},
+         {p.reason}});
+  }
+  return table;
+}
+
+text_table batch_table(const advice& a) {
+  text_table table;
+  table.columns = {{"batch", "layer", align::left},
+                   {"pass", "pass", align::left},
+                   {"now", "batch"},
+                   {"compute-bound from", "compute_bound_batch"},
+                   {"whole waves at", "full_wave_batch"}};
+  for (const batch_advice& b : a.batch)
+    table.rows.push_back({{b.layer},
+                          {std::string(to_string(b.pass))},
+                          {std::to_string(b.batch)},
+                          {b.compute_bound_batch ? std::to_string(*b.compute_bound_batch) : "never"},
+                          {b.full_wave_batch ? std::to_string(*b.full_wave_batch) : "—"}});
+  return table;
+}
+
+json advice_json(const advice& a) {
+  json padding = json::array(), batch = json::array();
+  const auto shape = [](const gemm_shape& s) {
+    return json{{"m", s.m}, {"n", s.n}, {"k", s.k}, {"batch_count", s.batch_count}};
+  };
+  const auto optional = [](std::optional<double> v, double scale) { return v ? json(*v * scale) : json(nullptr); };
+  for (const padding_advice& p : a.padding)
+    padding.push_back({{"layer", p.layer},
+                       {"pass", to_string(p.pass)},
+                       {"precision", to_string(p.prec)},
+                       {"shape", shape(p.original)},
+                       {"padded_shape", shape(p.padded)},
+                       {"reason", p.reason},
+                       {"predicted_time_us", p.time_s * 1e6},
+                       {"padded_predicted_time_us", p.padded_time_s * 1e6},
+                       {"predicted_speedup", p.predicted_speedup()},
+                       {"extra_flops", p.extra_flops},
+                       {"extra_bytes", p.extra_bytes},
+                       {"measured_time_us", optional(p.measured_time_s, 1e6)},
+                       {"padded_measured_time_us", optional(p.measured_padded_time_s, 1e6)}});
+  for (const batch_advice& b : a.batch)
+    batch.push_back({{"layer", b.layer},
+                     {"pass", to_string(b.pass)},
+                     {"batch", b.batch},
+                     {"compute_bound_batch", b.compute_bound_batch ? json(*b.compute_bound_batch) : json(nullptr)},
+                     {"full_wave_batch", b.full_wave_batch ? json(*b.full_wave_batch) : json(nullptr)}});
+  return {{"padding", padding},
+          {"batch", batch},
+          {"network_compute_bound_batch",
+           a.network_compute_bound_batch ? json(*a.network_compute_bound_batch) : json(nullptr)},
+          {"warnings", a.warnings}};
+}
+
+/// The advice section of the human formats.
+template <class Render> void write_advice(const report& r, std::ostream& out, bool colour, Render&& render) {
+  if (!r.advice)
+    return;
+  const advice& a = *r.advice;
+  for (const std::string& warning : a.warnings)
+    out << '\n' << detail::bold("warning: " + warning, colour) << '\n';
+  if (!a.padding.empty()) {
+    out << '\n';
+    render(padding_table(a));
+  }
+  if (!a.batch.empty()) {
+    out << '\n';
+    render(batch_table(a));
+  }
+}
+
 std::string totals_line(const report& r) {
   const report_totals& t = r.totals;
   return fmt::format("total: {} per step · {} GFLOP · {} GB · {} of time memory-bound · {} GEMM runs, "
@@ -383,6 +480,7 @@ json report_json(const report& r) {
           {"device", device},
           {"model", model_json(r)},
           {"ops", ops},
+          {"advice", r.advice ? advice_json(*r.advice) : json(nullptr)},
           {"notes", r.notes},
           {"totals",
            {{"predicted_time_us", t.time_s * 1e6},
@@ -464,6 +562,7 @@ void write_report(const report& r, output_format format, std::ostream& out, cons
       detail::render_markdown(measured_table(r), out);
       out << '\n' << measured_line(r) << '\n';
     }
+    write_advice(r, out, false, [&](const text_table& t) { detail::render_markdown(t, out); });
     for (const std::string& note : r.notes)
       out << "\nnote: " << note << '\n';
     return;
@@ -479,6 +578,8 @@ void write_report(const report& r, output_format format, std::ostream& out, cons
       detail::render_aligned(measured_table(r), out, options.colour);
       out << '\n' << detail::bold(measured_line(r), options.colour) << '\n';
     }
+    write_advice(r, out, options.colour,
+                 [&](const text_table& t) { detail::render_aligned(t, out, options.colour); });
     for (const std::string& note : r.notes)
       out << "note: " << note << '\n';
     return;

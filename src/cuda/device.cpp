@@ -3,6 +3,7 @@
 
 #include "cuda_check.hpp"
 #include "roofline/cuda/ceiling_probe.hpp"
+#include "roofline/model_fit.hpp"
 #include "roofline/spec_catalog.hpp"
 
 #include <cstdio>
@@ -92,6 +93,8 @@ std::optional<local_gpu> find_local_gpu() {
     return std::nullopt;
   const device_report r = local_device_report(0);
   local_gpu local{local_spec(r), "local GPU " + r.device.name};
+  if (auto calibration = load_calibration(r.device.uuid))
+    local.spec.calibration = *calibration; // fitted on this very GPU: better than the datasheet match's
   local.selection += r.ceilings ? ", ceilings measured " + r.ceilings->measured_at
                                 : ", " + std::string(r.datasheet ? "datasheet " + r.datasheet->name : "theoretical") +
                                       " roofline: `roofline-advise device --measure` measures it";

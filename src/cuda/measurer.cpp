@@ -9,6 +9,8 @@
 #include "event_timer.hpp"
 #include "lt_gemm.hpp"
 #include "roofline/cuda/cuda_error.hpp"
+#include "roofline/cuda/device.hpp"
+#include "roofline/model_fit.hpp"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -203,8 +205,9 @@ public:
     return enable_counters(p);
   }
 
-  measurement measure(const op& o) {
+  measurement measure(const op& o, bool with_counters = true) {
     measurement m;
+    m_with_counters = with_counters;
     m.engine = std::string(to_string(m_options.engine));
     m.cold_l2 = m_options.cold_l2;
     try {
@@ -293,7 +296,7 @@ private:
     m.max_time_s = timing.max_s / per_sample;
     m.samples = timing.runs;
 
-    if (m_counters) {
+    if (m_counters && m_with_counters) {
       // Cold L2: every counted run starts from an L2 that holds neither operands nor dirty lines of
       // earlier calls (ncu's default cache control); warm: the steady state of back-to-back calls.
       const auto evict_l2 = [&] {
@@ -318,6 +321,7 @@ private:
   device_buffer m_workspace;
   device_buffer m_scrub, m_scrub_sink; ///< read to evict L2 before cold counted runs
   bool m_counters_wanted = false;
+  bool m_with_counters = true; ///< of the op being measured
   std::optional<precision> m_counted; ///< the tensor precision m_counters reads
   std::unique_ptr<detail::counter_session> m_counters;
 };
@@ -351,11 +355,56 @@ void measure_report(report& r, const measure_options& options) {
       r.notes.push_back(*warning);
     entry.measured = gemms.measure(entry.op);
   }
+  // Padding advice: the original and the padded GEMM, timed the same way (no counters needed).
+  if (r.advice)
+    for (padding_advice& advice : r.advice->padding) {
+      const measurement before = gemms.measure(make_gemm_op(advice.layer, advice.original, advice.prec), false);
+      const measurement after = gemms.measure(make_gemm_op(advice.layer, advice.padded, advice.prec), false);
+      if (before.status == measurement_status::measured && after.status == measurement_status::measured) {
+        advice.measured_time_s = before.time_s;
+        advice.measured_padded_time_s = after.time_s;
+      }
+    }
   if (gemms.counter_passes() > 0)
     r.notes.push_back("counters: CUPTI range profiler, user range around one call, " +
                       std::to_string(gemms.counter_passes()) + " replay passes per op");
   if (options.progress)
     options.progress(total, total, "");
+}
+
+calibration_result calibrate_local_gpu(
+    const std::function<void(std::size_t, std::size_t, const std::string&)>& progress) {
+  const device_report device = local_device_report(0);
+  gpu_spec spec = local_spec(device);
+  spec.calibration.reset(); // fit from the generic defaults, not from an earlier fit
+  std::vector<op> ops;
+  for (const sweep_shape& s : sweep_shapes())
+    if (s.calibration)
+      for (precision p : {precision::fp32, precision::tf32, precision::fp16, precision::bf16})
+        ops.push_back(make_gemm_op(s.category, s.shape, p));
+  report r = analyze_ops("calibration", ops, perf_model(spec), "calibrate");
+  measure_options options;
+  options.counters = false;
+  options.time_budget_s = 0.01;
+  options.progress = progress;
+  measure_report(r, options);
+  std::vector<timed_gemm> samples;
+  for (const op_report& entry : r.ops)
+    if (entry.measured && entry.measured->status == measurement_status::measured)
+      samples.push_back({*entry.op.gemm, entry.op.precision, entry.measured->time_s});
+  if (samples.size() < 20)
+    throw roofline::error("calibration measured only " + std::to_string(samples.size()) + " GEMMs; not enough to fit");
+  calibration_result result;
+  result.parameters = fit_model(samples, spec, model_parameters{});
+  result.parameters.origin = "calibrated on " + device.device.name + " " + device.device.uuid + ", " +
+                             std::to_string(samples.size()) + " cuBLAS timings";
+  result.measured = samples.size();
+  const std::vector<double> errors = relative_errors(samples, spec, result.parameters);
+  result.median_error = errors[errors.size() / 2];
+  result.p90_error = errors[errors.size() * 9 / 10];
+  save_calibration(device.device.uuid, result.parameters);
+  result.saved_to = calibration_cache_file(device.device.uuid).string();
+  return result;
 }
 
 } // namespace roofline::cuda

@@ -35,4 +35,17 @@ struct measure_options {
 /// added to `r.notes`. Throws cuda_error only when no GPU can be used at all.
 void measure_report(report& r, const measure_options& options);
 
+/// What `roofline-advise calibrate` did: the fitted parameters and how well they fit.
+struct calibration_result {
+  model_parameters parameters;
+  std::size_t measured = 0;            ///< GEMM timings the fit used
+  double median_error = 0, p90_error = 0; ///< |predicted − measured| / measured on them
+  std::string saved_to;
+};
+
+/// Times the calibration shapes of sweep_shapes() × fp32, tf32, fp16, bf16 on GPU 0 with cuBLAS,
+/// fits the GEMM model's parameters to them (fit_model, from the generic defaults) and saves them
+/// beside the GPU's measured ceilings, where `--gpu auto` finds them.
+calibration_result calibrate_local_gpu(const std::function<void(std::size_t, std::size_t, const std::string&)>& progress);
+
 } // namespace roofline::cuda
