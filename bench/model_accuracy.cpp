@@ -6,6 +6,7 @@
 // section for the spec file. Needs no GPU.
 //   model_accuracy bench/data/h200-sweep.csv [gpu=h200-sxm]
 #include "roofline/error.hpp"
+#include "roofline/gemm_model.hpp"
 #include "roofline/model_fit.hpp"
 #include "roofline/spec_catalog.hpp"
 
@@ -87,12 +88,15 @@ int main(int argc, char** argv) {
     gpu_spec gpu = *spec_catalog::builtin().find(argc > 2 ? argv[2] : "h200-sxm");
     gpu.calibration.reset(); // (b) must see the datasheet alone
     std::vector<timed_gemm> calibration, scoring;
-    std::map<std::string, std::vector<timed_gemm>> by_category, by_precision;
+    std::map<std::string, std::vector<timed_gemm>> by_category, by_precision, by_alignment;
     for (const row& r : rows) {
       (r.set == "calibration" ? calibration : scoring).push_back(r.sample);
       if (r.set != "calibration") {
         by_category[r.category].push_back(r.sample);
         by_precision[std::string(to_string(r.sample.prec))].push_back(r.sample);
+        const int alignment = std::min(row_alignment_bytes(r.sample.shape.k, r.sample.prec),
+                                       row_alignment_bytes(r.sample.shape.n, r.sample.prec));
+        by_alignment[alignment == 16 ? "rows 16-byte aligned" : "rows misaligned"].push_back(r.sample);
       }
     }
     model_parameters generic;
@@ -110,6 +114,8 @@ int main(int argc, char** argv) {
     for (const auto& [name, samples] : by_category)
       line(name, samples);
     for (const auto& [name, samples] : by_precision)
+      line(name, samples);
+    for (const auto& [name, samples] : by_alignment)
       line(name, samples);
     fmt::print("\ncalibrated parameters (calibration rows only):\n\n{}", to_yaml(fitted));
   } catch (const std::exception& e) {

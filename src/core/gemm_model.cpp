@@ -49,13 +49,14 @@ gemm_estimate estimate_gemm(const gemm_shape& s, precision p, double peak_flop_p
   gemm_estimate best;
   const double element = element_bytes(p);
   const double sms = gpu.sm_count;
-  const double sm_rate = peak_flop_per_s * params.efficiency_of(p) / sms;
+  double sm_rate = peak_flop_per_s * params.efficiency_of(p) / sms;
   const double l2_bandwidth = params.l2_to_dram_bandwidth * gpu.dram_bytes_per_s;
   const double dram_bandwidth = params.dram_efficiency * gpu.dram_bytes_per_s;
 
   // Rows of A and B are K long, rows of C are N long: the narrower alignment decides the kernel.
   const int alignment = std::min(row_alignment_bytes(s.k, p), row_alignment_bytes(s.n, p));
-  const bool misaligned = alignment < 16 && runs_on_tensor_cores(p);
+  // Skinny (GEMV-like) M reads rows one by one anyway: alignment costs little there.
+  const bool misaligned = alignment < 16 && runs_on_tensor_cores(p) && s.m > 8;
   const double slowdown = misaligned && params.misalignment_slowdown.count(alignment)
                               ? params.misalignment_slowdown.at(alignment)
                               : 1.0;
@@ -63,9 +64,13 @@ gemm_estimate estimate_gemm(const gemm_shape& s, precision p, double peak_flop_p
   const double bytes = element * static_cast<double>(s.m * s.k + s.k * s.n + s.m * s.n) *
                        static_cast<double>(s.batch_count);
   const bool l2_resident = bytes <= gpu.l2_bytes;
-  const double memory_s = bytes * slowdown / (l2_resident ? l2_bandwidth : dram_bandwidth);
+  const double memory_s = bytes / (l2_resident ? l2_bandwidth : dram_bandwidth);
+  // Misaligned rows rule out the TMA/wide-load kernels: cuBLAS falls back to older kernels whose
+  // tensor-core rate is a fraction of the peak.
+  sm_rate /= slowdown;
 
-  const std::vector<tile>& menu = runs_on_tensor_cores(p) ? tensor_tiles
+  const std::vector<tile>& menu = misaligned                ? simt_tiles // the fallback kernels' 64/128 tiles
+                                  : runs_on_tensor_cores(p) ? tensor_tiles
                                   : s.m <= 8                 ? simt_and_skinny_tiles
                                                              : simt_tiles;
   double best_compute = -1;
@@ -80,8 +85,7 @@ gemm_estimate estimate_gemm(const gemm_shape& s, precision p, double peak_flop_p
       // longest, plus the fixed cost every wave pays.
       const double tile_s =
           std::max({2.0 * t.m * t.n * static_cast<double>(depth) / sm_rate,
-                    static_cast<double>(t.m + t.n) * static_cast<double>(depth) * element * slowdown /
-                        (l2_bandwidth / sms),
+                    static_cast<double>(t.m + t.n) * static_cast<double>(depth) * element / (l2_bandwidth / sms),
                     static_cast<double>(ceil_div(depth, k_step)) * params.k_step_latency_s}) +
           params.wave_overhead_s;
       const double whole_waves = std::ceil(work_items / sms);
