@@ -48,7 +48,8 @@ double achieved_flop_per_s(const op& o, const measurement& m);
 std::optional<double> measured_dram_bytes(const measurement& m);
 /// op.flops / measured DRAM bytes.
 std::optional<double> measured_intensity(const op& o, const measurement& m);
-/// The share of the roofline bound reached: predicted (roofline) time / measured time, 0..1.
+/// The share of the roofline bound reached: roofline time / measured time (≤ 1 unless L2 served
+/// operands the roofline counts from DRAM).
 double roofline_fraction(const prediction& p, const measurement& m);
 
 } // namespace roofline

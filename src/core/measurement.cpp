@@ -30,7 +30,7 @@ std::optional<double> measured_intensity(const op& o, const measurement& m) {
 }
 
 double roofline_fraction(const prediction& p, const measurement& m) {
-  return m.time_s > 0 ? p.time_s / m.time_s : 0;
+  return m.time_s > 0 ? p.roofline_time_s / m.time_s : 0;
 }
 
 } // namespace roofline
