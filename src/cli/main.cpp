@@ -12,6 +12,7 @@
 #include "roofline/cuda/device.hpp"
 #include "roofline/cuda/measurer.hpp"
 #endif
+#include "roofline/comparison.hpp"
 #include "roofline/device_report.hpp"
 #include "roofline/model_fit.hpp"
 
@@ -22,6 +23,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <unistd.h>
@@ -114,6 +116,98 @@ void show_op_progress(std::size_t done, std::size_t total, const std::string& la
             << total << ' ' << layer << (done == total ? "\r\033[K" : "") << std::flush;
 }
 
+/// Sizes on the command line: digits only, not zero (CLI11's range check prints unreadable bounds).
+const CLI::Validator positive_integer(
+    [](std::string& text) {
+      const bool digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+      return digits && text.find_first_not_of('0') != std::string::npos
+                 ? std::string{}
+                 : "must be a positive integer, got '" + text + "'";
+    },
+    "POSITIVE");
+
+/// A positive integer from a list option ("--batch 1,8,64").
+std::int64_t positive_from(const std::string& text, const std::string& option) {
+  std::string copy = text;
+  if (!positive_integer(copy).empty())
+    throw roofline::input_error(option + ": `" + text + "` is not a positive integer");
+  return std::stoll(text);
+}
+
+int run_compare(const std::string& file, const std::vector<std::string>& gpus, const std::vector<std::string>& batches,
+                const std::vector<std::string>& prices, bool sparse, const output_choice& output) {
+  const roofline::network net = roofline::load_network(file);
+  const auto& catalog = roofline::spec_catalog::builtin();
+  std::map<std::string, double> usd_per_hour;
+  for (const std::string& entry : prices) {
+    const auto equals = entry.find('=');
+    if (equals == std::string::npos)
+      throw roofline::input_error("--price `" + entry + "`: expected GPU=USD/h, e.g. h100=2.49");
+    char* end = nullptr;
+    const std::string number = entry.substr(equals + 1);
+    const double value = std::strtod(number.c_str(), &end);
+    if (number.empty() || *end != '\0' || !(value > 0))
+      throw roofline::input_error("--price `" + entry + "`: the price must be a positive number of USD per hour");
+    const std::string name = entry.substr(0, equals);
+    usd_per_hour[name == "local" ? "local" : catalog.resolve(name).name] = value;
+  }
+  std::vector<std::int64_t> batch_sizes;
+  for (const std::string& b : batches)
+    batch_sizes.push_back(positive_from(b, "--batch"));
+  if (batch_sizes.empty())
+    batch_sizes.push_back(net.batch);
+
+  // Every GPU is held to one set of model parameters (common_parameters), so that the ratios between
+  // them come from the hardware, not from which of them happens to be calibrated.
+  std::vector<roofline::gpu_spec> specs;
+  std::vector<std::string> selections;
+  for (const std::string& name : gpus) {
+    if (name != "local") {
+      specs.push_back(catalog.resolve(name));
+      selections.push_back("--gpus " + name);
+      continue;
+    }
+#ifdef ROOFLINE_HAVE_MEASURE
+    auto local = roofline::cuda::find_local_gpu();
+    if (!local)
+      throw roofline::error("--gpus local: no GPU found; name a spec instead (roofline-advise specs)");
+    specs.push_back(local->spec);
+    selections.push_back("local: " + local->selection);
+#else
+    throw roofline::error("--gpus local needs the CUDA measurement layer, and this build has none");
+#endif
+  }
+  const roofline::model_options model_choice{sparse, false, roofline::common_parameters(specs)};
+
+  std::vector<roofline::comparison> comparisons;
+  for (std::int64_t batch : batch_sizes) {
+    roofline::network at = net;
+    at.batch = batch;
+    std::vector<roofline::compared_gpu> compared;
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+      roofline::compared_gpu gpu{roofline::perf_model(specs[i], model_choice), selections[i], std::nullopt};
+      if (gpus[i] != "local") {
+        compared.push_back(std::move(gpu));
+        continue;
+      }
+#ifdef ROOFLINE_HAVE_MEASURE
+      roofline::report measured = roofline::analyze(at, gpu.model, gpu.selection);
+      roofline::cuda::measure_options measuring;
+      measuring.counters = false;
+      measuring.progress = show_op_progress;
+      roofline::cuda::measure_report(measured, measuring);
+      gpu.measured = std::move(measured);
+      compared.push_back(std::move(gpu));
+#endif
+    }
+    comparisons.push_back(roofline::compare(at, compared, usd_per_hour));
+  }
+  emit(output, [&](roofline::output_format format, std::ostream& out, const roofline::write_options& options) {
+    roofline::write_comparison(comparisons, format, out, options);
+  });
+  return 0;
+}
+
 int run_calibrate() {
 #ifdef ROOFLINE_HAVE_MEASURE
   if (roofline::cuda::device_count() == 0)
@@ -188,16 +282,6 @@ void write_analysis(const roofline::report& r, const output_choice& output) {
   });
 }
 
-/// Sizes on the command line: digits only, not zero (CLI11's range check prints unreadable bounds).
-const CLI::Validator positive_integer(
-    [](std::string& text) {
-      const bool digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
-      return digits && text.find_first_not_of('0') != std::string::npos
-                 ? std::string{}
-                 : "must be a positive integer, got '" + text + "'";
-    },
-    "POSITIVE");
-
 int run(int argc, char** argv) {
   CLI::App app{"roofline-advise: places every GEMM of a network on a GPU's roofline"};
   app.set_version_flag("--version", std::string(roofline::version()));
@@ -251,6 +335,18 @@ int run(int argc, char** argv) {
   device->add_flag("--refresh", refresh, "measure again even when ceilings are cached");
   add_output_options(*device);
 
+  CLI::App* compare = app.add_subcommand("compare", "one network on several GPUs: times, speedups, cost, verdict");
+  std::string compare_file;
+  std::vector<std::string> gpu_list, batches, price_list;
+  compare->add_option("network", compare_file, "network YAML file")->required();
+  compare->add_option("--gpus", gpu_list, "GPUs to compare, the first is the baseline; `local`: the measured GPU")
+      ->delimiter(',')
+      ->required();
+  compare->add_option("--batch", batches, "batch sizes to compare at (comma-separated)")->delimiter(',');
+  compare->add_option("--price", price_list, "GPU=USD/h, overrides a spec's price (repeatable)");
+  compare->add_flag("--sparse", sparse, "hold GEMMs against 2:4-sparse tensor peaks where the GPU has them");
+  add_output_options(*compare);
+
   CLI::App* calibrate = app.add_subcommand(
       "calibrate", "time a sweep of GEMMs on the local GPU and fit the performance model to it (saved, used by --gpu auto)");
 
@@ -279,6 +375,9 @@ int run(int argc, char** argv) {
 
   if (calibrate->parsed())
     return run_calibrate();
+
+  if (compare->parsed())
+    return run_compare(compare_file, gpu_list, batches, price_list, sparse, output);
 
   if (gemm->parsed()) {
     const auto p = roofline::parse_precision(precision);

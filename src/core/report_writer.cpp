@@ -432,12 +432,12 @@ json model_json(const report& r) {
           {"parameters", parameters}};
 }
 
-json report_json(const report& r) {
-  json ops = json::array();
-  for (const op_report& entry : r.ops) {
-    const op& o = entry.op;
-    const prediction& p = entry.prediction;
-    ops.push_back({{"layer", o.layer},
+} // namespace
+
+json detail::op_json(const op_report& entry) {
+  const op& o = entry.op;
+  const prediction& p = entry.prediction;
+  return {{"layer", o.layer},
                    {"pass", to_string(o.pass)},
                    {"kind", o.kind},
                    {"m", optional_dim(o.gemm, &gemm_shape::m)},
@@ -463,8 +463,15 @@ json report_json(const report& r) {
                    {"time_share", entry.time_share},
                    {"factors", p.factors},
                    {"line", o.where.line},
-                   {"measured", entry.measured ? measurement_json(o, p, *entry.measured) : json(nullptr)}});
-  }
+                   {"measured", entry.measured ? measurement_json(o, p, *entry.measured) : json(nullptr)}};
+}
+
+namespace {
+
+json report_json(const report& r) {
+  json ops = json::array();
+  for (const op_report& entry : r.ops)
+    ops.push_back(detail::op_json(entry));
   json device = device_json(r.device);
   device["selection"] = r.device_selection;
   const report_totals& t = r.totals;

@@ -379,3 +379,22 @@ TEST_CASE("YAML aliases that would expand to 10^8 layers are refused, not expand
   check_input_error(run_cli({bad("alias-expansion.yaml"), "--gpu", "h100"}), bad("alias-expansion.yaml") + ":4:30",
                     {"more than 100000 layers", "`repeat`"});
 }
+
+TEST_CASE("compare: an unknown GPU, a malformed price or batch is bad input") {
+  const std::string net = source_path("examples/alexnet-classifier.yaml");
+  cli_result r = run_cli({"compare", net, "--gpus", "v100,h2000"});
+  CHECK(r.status == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err.find("unknown GPU `h2000`") != std::string::npos);
+  r = run_cli({"compare", net, "--gpus", "v100,h100", "--price", "h100"});
+  CHECK(r.status == 2);
+  CHECK(r.err.find("expected GPU=USD/h") != std::string::npos);
+  r = run_cli({"compare", net, "--gpus", "v100,h100", "--price", "h100=-3"});
+  CHECK(r.status == 2);
+  r = run_cli({"compare", net, "--gpus", "v100,h100", "--batch", "8,0"});
+  CHECK(r.status == 2);
+  CHECK(r.err.find("--batch: `0` is not a positive integer") != std::string::npos);
+  r = run_cli({"compare", bad("unknown-key.yaml"), "--gpus", "v100"});
+  CHECK(r.status == 2);
+  CHECK(r.out.empty());
+}

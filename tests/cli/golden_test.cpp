@@ -296,3 +296,14 @@ TEST_CASE("a single GEMM (gemm 512 4096 1024, fp16, a100-sxm4-80gb) matches its 
 TEST_CASE("the GPU catalog as csv matches its golden text") {
   check_text_golden("specs.csv", {"specs", "--format", "csv"});
 }
+
+TEST_CASE("compare: Llama-2-7B decode on V100, A100, H100, H200 at two batches matches its golden JSON") {
+  check_json_golden("compare-llama2-7b-decode.json",
+                    {"compare", source_path("examples/llama2-7b-decode.yaml"), "--gpus", "v100,a100,h100,h200",
+                     "--batch", "1,64", "--format", "json"});
+}
+
+TEST_CASE("compare as a table matches its golden text") {
+  check_text_golden("compare-llama2-7b-prefill.table.txt",
+                    {"compare", source_path("examples/llama2-7b-prefill.yaml"), "--gpus", "a100,h100,h200"});
+}

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: Apache-2.0
+// compare(): each op's speedup is the ratio of the resource that bounds it, corrected for the
+// quantization the model sees on each GPU's SM count. Checked by hand on V100 → A100 (SXM4 80GB).
+#include "roofline/comparison.hpp"
+#include "roofline/spec_catalog.hpp"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <sstream>
+
+using namespace roofline;
+
+namespace {
+
+const gpu_spec& gpu(const char* name) { return *spec_catalog::builtin().find(name); }
+
+// Two layers: a memory-bound GEMV (batch 1) and a compute-bound square GEMM, fp16.
+network two_layers() {
+  return parse_network("name: two\nbatch: 1\nlayers:\n"
+                       "  - {name: gemv, type: matmul, m: 1, n: 32768, k: 8192}\n"
+                       "  - {name: square, type: matmul, m: 8192, n: 8192, k: 8192}\n",
+                       "two.yaml");
+}
+
+comparison v100_vs_a100() {
+  const std::vector<gpu_spec> specs{gpu("v100"), gpu("a100")};
+  const model_options options{false, false, common_parameters(specs)};
+  return compare(two_layers(), {{perf_model(specs[0], options), "v100", std::nullopt},
+                                {perf_model(specs[1], options), "a100", std::nullopt}});
+}
+
+} // namespace
+
+TEST_CASE("a memory-bound GEMV gains the bandwidth ratio") {
+  // 2 · (8192 + 8192·32768 + 32768) bytes = 536,952,832 bytes, far beyond L2 on both GPUs:
+  // V100 536.95 MB / (0.9 · 900 GB/s) = 662.9 µs; A100 / (0.9 · 2039 GB/s) = 292.6 µs.
+  // Its 128 skinny tiles' L2 loads (2 waves on V100: 307.6 µs; on A100: 183.3 µs) stay below.
+  const comparison c = v100_vs_a100();
+  const double v100 = c.gpus[0].op_times_s[0], a100 = c.gpus[1].op_times_s[0];
+  CHECK(v100 == doctest::Approx(536952832.0 / (0.9 * 900e9)).epsilon(1e-9));
+  CHECK(a100 == doctest::Approx(536952832.0 / (0.9 * 2039e9)).epsilon(1e-9));
+  CHECK(v100 / a100 == doctest::Approx(2039.0 / 900.0).epsilon(1e-9)); // ×2.2656: bandwidth
+  CHECK(c.gpus[0].analysis.ops[0].prediction.bound == bound::memory);
+  CHECK(c.gpus[1].analysis.ops[0].prediction.bound == bound::memory);
+}
+
+TEST_CASE("a compute-bound GEMM gains the peak ratio, corrected for wave quantization") {
+  // 8192³ fp16: 2048 tiles of 256×128 (or 128×256). V100: 80 SMs → 25.6 waves, 26 whole; A100: 108 SMs →
+  // 18.96 waves, 19 whole. A tile takes 2·256·128·8192 / (0.8 · peak / SMs) plus 1.5 µs per wave:
+  // V100 429.50 + 1.5 µs, A100 232.31 + 1.5 µs → 26 · 431.00 = 11,206 µs and 19 · 233.81 = 4,442.5 µs.
+  const comparison c = v100_vs_a100();
+  const double v100 = c.gpus[0].op_times_s[1], a100 = c.gpus[1].op_times_s[1];
+  const double tile_flops = 2.0 * 256 * 128 * 8192;
+  const double v100_tile = tile_flops / (0.8 * 125e12 / 80) + 1.5e-6;
+  const double a100_tile = tile_flops / (0.8 * 312e12 / 108) + 1.5e-6;
+  CHECK(v100 == doctest::Approx(26 * v100_tile).epsilon(1e-9));
+  CHECK(a100 == doctest::Approx(19 * a100_tile).epsilon(1e-9));
+  // The peak ratio 312/125 = 2.496, times the waves' quantization (26/25.6) / (19/18.96), ≈ 2.52.
+  const double quantization = (26 / 25.6) / (19 / (2048.0 / 108));
+  CHECK(v100 / a100 == doctest::Approx(312.0 / 125.0 * quantization).epsilon(0.01));
+  CHECK(c.gpus[1].analysis.ops[1].prediction.bound == bound::compute);
+}
+
+TEST_CASE("totals, speedups, prices and the verdict") {
+  const std::vector<gpu_spec> specs{gpu("v100"), gpu("a100")};
+  const model_options options{false, false, common_parameters(specs)};
+  const comparison c = compare(two_layers(),
+                               {{perf_model(specs[0], options), "v100", std::nullopt},
+                                {perf_model(specs[1], options), "a100", std::nullopt}},
+                               {{"v100-sxm2", 1.0}, {"a100-sxm4-80gb", 2.0}});
+  const gpu_result& v = c.gpus[0];
+  const gpu_result& a = c.gpus[1];
+  CHECK(v.step_time_s == doctest::Approx(v.op_times_s[0] + v.op_times_s[1]));
+  CHECK(a.speedup == doctest::Approx(v.step_time_s / a.step_time_s));
+  CHECK(v.speedup == doctest::Approx(1.0));
+  CHECK(a.samples_per_s == doctest::Approx(1.0 / a.step_time_s));
+  CHECK(*a.usd_per_million_tokens == doctest::Approx(2.0 / 3600 * a.step_time_s * 1e6));
+  CHECK(c.verdict.fastest == "a100-sxm4-80gb");
+  CHECK(c.verdict.text.find("faster than v100-sxm2") != std::string::npos);
+  CHECK(c.verdict.text.find("DRAM bandwidth ×2.27") != std::string::npos);
+
+  std::ostringstream out;
+  write_comparison({c}, output_format::json, out);
+  const auto doc = nlohmann::json::parse(out.str());
+  REQUIRE(doc.at("gpus").size() == 2);
+  CHECK(doc["gpus"][0]["device"]["name"] == "v100-sxm2"); // --gpus order
+  CHECK(doc["gpus"][1]["totals"]["predicted_time_us"].get<double>() == doctest::Approx(a.step_time_s * 1e6));
+  CHECK(doc["gpus"][1]["ops"].size() == 2);
+  CHECK(doc["verdict"]["fastest"] == "a100-sxm4-80gb");
+}
+
+TEST_CASE("common_parameters: the first calibration, else the defaults") {
+  CHECK(common_parameters({gpu("v100"), gpu("a100")}).origin == model_parameters{}.origin);
+  CHECK(common_parameters({gpu("v100"), gpu("h200")}).origin == gpu("h200").calibration->origin);
+}
