@@ -171,7 +171,9 @@ int run_compare(const std::string& file, const std::vector<std::string>& gpus, c
     auto local = roofline::cuda::find_local_gpu();
     if (!local)
       throw roofline::error("--gpus local: no GPU found; name a spec instead (roofline-advise specs)");
-    specs.push_back(local->spec);
+    // Its ops are measured; the other GPUs are scaled from them by datasheet-to-datasheet ratios, so the
+    // local side is held to its datasheet too (a measured ceiling would make its own spec look faster).
+    specs.push_back(local->datasheet);
     selections.push_back("local: " + local->selection);
 #else
     throw roofline::error("--gpus local needs the CUDA measurement layer, and this build has none");

@@ -92,7 +92,9 @@ std::optional<local_gpu> find_local_gpu() {
   if (device_count() == 0)
     return std::nullopt;
   const device_report r = local_device_report(0);
-  local_gpu local{local_spec(r), "local GPU " + r.device.name};
+  gpu_spec datasheet = r.datasheet ? *r.datasheet : r.theoretical;
+  datasheet.name = "local";
+  local_gpu local{local_spec(r), datasheet, "local GPU " + r.device.name};
   if (auto calibration = load_calibration(r.device.uuid))
     local.spec.calibration = *calibration; // fitted on this very GPU: better than the datasheet match's
   local.selection += r.ceilings ? ", ceilings measured " + r.ceilings->measured_at

@@ -26,7 +26,8 @@ device_report measured_device_report(int ordinal, bool refresh,
 
 /// The roofline `--gpu auto` analyses against, and a line saying where its numbers come from.
 struct local_gpu {
-  gpu_spec spec;
+  gpu_spec spec;        ///< with the measured ceilings and fitted model, where there are any
+  gpu_spec datasheet;   ///< the same GPU on paper (its catalog spec, else the theoretical roofline)
   std::string selection;
 };
 
