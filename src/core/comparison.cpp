@@ -184,11 +184,11 @@ text_table totals_table(const std::vector<comparison>& comparisons) {
     for (const gpu_result& g : c.gpus) {
       const bool any_measured = std::any_of(g.sources.begin(), g.sources.end(),
                                             [](time_source s) { return s != time_source::predicted; });
-      const std::string source =
-          !any_measured ? "predicted"
-                        : (std::find(g.sources.begin(), g.sources.end(), time_source::measured) != g.sources.end()
-                               ? "measured"
-                               : "scaled from measured");
+      // Only GEMMs run on the GPU: the memory-bound ops of a measured side stay predicted.
+      const bool own = std::find(g.sources.begin(), g.sources.end(), time_source::measured) != g.sources.end();
+      const std::string source = !any_measured ? "predicted"
+                                 : own         ? "GEMMs measured"
+                                               : "GEMMs scaled from measured";
       table.rows.push_back(
           {{std::to_string(c.batch)},
            {g.analysis.device.name},

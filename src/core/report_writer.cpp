@@ -148,7 +148,7 @@ text_table ops_table(const report& r) {
         {duration(p.time_s), raw(p.time_s * 1e6)},
         {significant(p.attainable_flop_per_s / 1e12), raw(p.attainable_flop_per_s)},
         {percent(entry.time_share), raw(entry.time_share), entry.time_share < 0.01 ? tone::dim : tone::plain},
-        {model_summary(p), std::string{}},
+        {model_summary(p)},
     });
   }
   return table;
