@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Runs one GEMM shape through the same cuBLASLt plan as `roofline-advise --measure`: `warmup` calls,
-// a device synchronisation, then exactly one call inside the NVTX range "measured", which ncu selects
-// with --nvtx --nvtx-include "measured/" (bench/ncu_check.sh).
+// Runs one GEMM shape through the same cuBLASLt plan as `roofline-advise --measure`: `warmup`
+// calls, a device synchronisation, then exactly one call inside the NVTX range "measured", which
+// ncu selects with --nvtx --nvtx-include "measured/" (bench/ncu_check.sh).
 //   gemm_once M N K [precision=fp16] [batch_count=1] [warmup=3]
 #include "../kernels/kernels.hpp"
 #include "cuda_check.hpp"
@@ -14,7 +14,7 @@
 #include <cstdlib>
 #include <string>
 
-int main(int argc, char** argv) {
+int main(int argc, char **argv) {
   using namespace roofline;
   if (argc < 4) {
     std::fprintf(stderr, "usage: gemm_once M N K [precision] [batch_count] [warmup]\n");
@@ -37,8 +37,10 @@ int main(int argc, char** argv) {
     cuda::detail::device_buffer a(gemm.a_elements() * kernels::element_size(types.input));
     cuda::detail::device_buffer b(gemm.b_elements() * kernels::element_size(types.input));
     cuda::detail::device_buffer c(gemm.c_elements() * kernels::element_size(types.output));
-    ROOFLINE_CUDA_CHECK(kernels::fill_random(a.get(), gemm.a_elements(), types.input, 1, 1.0f, nullptr));
-    ROOFLINE_CUDA_CHECK(kernels::fill_random(b.get(), gemm.b_elements(), types.input, 2, 1.0f, nullptr));
+    ROOFLINE_CUDA_CHECK(
+        kernels::fill_random(a.get(), gemm.a_elements(), types.input, 1, 1.0f, nullptr));
+    ROOFLINE_CUDA_CHECK(
+        kernels::fill_random(b.get(), gemm.b_elements(), types.input, 2, 1.0f, nullptr));
     for (int i = 0; i < warmup; ++i)
       gemm.run(a.get(), b.get(), c.get(), nullptr);
     ROOFLINE_CUDA_CHECK(cudaDeviceSynchronize());
@@ -47,7 +49,7 @@ int main(int argc, char** argv) {
     nvtxRangePop();
     ROOFLINE_CUDA_CHECK(cudaDeviceSynchronize());
     cublasLtDestroy(handle);
-  } catch (const std::exception& e) {
+  } catch (const std::exception &e) {
     std::fprintf(stderr, "gemm_once: %s\n", e.what());
     return 1;
   }

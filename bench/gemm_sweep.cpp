@@ -13,7 +13,7 @@
 #include <fstream>
 #include <iostream>
 
-int main(int argc, char** argv) {
+int main(int argc, char **argv) {
   using namespace roofline;
   if (argc != 2) {
     std::fprintf(stderr, "usage: gemm_sweep OUT.csv\n");
@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
     const std::vector<sweep_shape> list = sweep_shapes();
     std::vector<op> ops;
     std::vector<std::string> categories, sets;
-    for (const sweep_shape& s : list) {
+    for (const sweep_shape &s : list) {
       const std::string set = s.calibration ? "calibration" : "scoring";
       for (precision p : {precision::fp32, precision::tf32, precision::fp16, precision::bf16}) {
         ops.push_back(make_gemm_op(s.category, s.shape, p));
@@ -36,23 +36,25 @@ int main(int argc, char** argv) {
     cuda::measure_options options;
     options.counters = false;
     options.time_budget_s = 0.01;
-    options.progress = [](std::size_t done, std::size_t total, const std::string&) {
+    options.progress = [](std::size_t done, std::size_t total, const std::string &) {
       if (done % 100 == 0)
         std::cerr << done << "/" << total << "\n";
     };
     cuda::measure_report(r, options);
     std::ofstream out(argv[1]);
-    out << "set,category,m,n,k,batch_count,precision,status,time_us,min_time_us,max_time_us,relative_error,note\n";
+    out << "set,category,m,n,k,batch_count,precision,status,time_us,min_time_us,max_time_us,"
+           "relative_error,note\n";
     for (std::size_t i = 0; i < r.ops.size(); ++i) {
-      const op& o = r.ops[i].op;
-      const measurement& m = *r.ops[i].measured;
-      out << sets[i] << ',' << categories[i] << ',' << o.gemm->m << ',' << o.gemm->n << ',' << o.gemm->k << ','
-          << o.gemm->batch_count << ',' << to_string(o.precision) << ',' << to_string(m.status) << ','
-          << m.time_s * 1e6 << ',' << m.min_time_s * 1e6 << ',' << m.max_time_s * 1e6 << ',' << m.relative_error
-          << ",\"" << m.note << "\"\n";
+      const op &o = r.ops[i].op;
+      const measurement &m = *r.ops[i].measured;
+      out << sets[i] << ',' << categories[i] << ',' << o.gemm->m << ',' << o.gemm->n << ','
+          << o.gemm->k << ',' << o.gemm->batch_count << ',' << to_string(o.precision) << ','
+          << to_string(m.status) << ',' << m.time_s * 1e6 << ',' << m.min_time_s * 1e6 << ','
+          << m.max_time_s * 1e6 << ',' << m.relative_error << ",\"" << m.note << "\"\n";
     }
-    std::cerr << list.size() << " shapes, " << r.ops.size() << " measurements written to " << argv[1] << "\n";
-  } catch (const std::exception& e) {
+    std::cerr << list.size() << " shapes, " << r.ops.size() << " measurements written to "
+              << argv[1] << "\n";
+  } catch (const std::exception &e) {
     std::fprintf(stderr, "gemm_sweep: %s\n", e.what());
     return 1;
   }

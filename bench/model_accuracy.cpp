@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Scores predicted against measured GEMM times (the rows bench/gemm_sweep wrote on a GPU): median and
-// p90 of |predicted − measured| / measured for (a) the plain roofline, (b) the GEMM model with generic
-// parameters and datasheet specs, (c) the model calibrated on the "calibration" rows, all three scored
-// on the "scoring" rows (no shape is in both). Prints a Markdown table and the calibrated `model:`
-// section for the spec file. Needs no GPU.
+// Scores predicted against measured GEMM times (the rows bench/gemm_sweep wrote on a GPU): median
+// and p90 of |predicted − measured| / measured for (a) the plain roofline, (b) the GEMM model with
+// generic parameters and datasheet specs, (c) the model calibrated on the "calibration" rows, all
+// three scored on the "scoring" rows (no shape is in both). Prints a Markdown table and the
+// calibrated `model:` section for the spec file. Needs no GPU.
 //   model_accuracy bench/data/h200-sweep.csv [gpu=h200-sxm]
 #include "roofline/error.hpp"
 #include "roofline/gemm_model.hpp"
@@ -30,7 +30,7 @@ struct row {
   timed_gemm sample;
 };
 
-std::vector<row> read_rows(const std::string& file) {
+std::vector<row> read_rows(const std::string &file) {
   std::ifstream in(file);
   if (!in)
     throw error("cannot open " + file);
@@ -48,7 +48,8 @@ std::vector<row> read_rows(const std::string& file) {
     row r;
     r.set = fields[0];
     r.category = fields[1];
-    r.sample.shape = {std::stoll(fields[2]), std::stoll(fields[3]), std::stoll(fields[4]), std::stoll(fields[5])};
+    r.sample.shape = {std::stoll(fields[2]), std::stoll(fields[3]), std::stoll(fields[4]),
+                      std::stoll(fields[5])};
     r.sample.prec = *parse_precision(fields[6]);
     r.sample.time_s = std::stod(fields[8]) * 1e-6;
     rows.push_back(r);
@@ -56,19 +57,22 @@ std::vector<row> read_rows(const std::string& file) {
   return rows;
 }
 
-std::string percentiles(const std::vector<double>& sorted) {
+std::string percentiles(const std::vector<double> &sorted) {
   if (sorted.empty())
     return "— | —";
-  return fmt::format("{:.1f}% | {:.1f}%", 100 * sorted[sorted.size() / 2], 100 * sorted[sorted.size() * 9 / 10]);
+  return fmt::format("{:.1f}% | {:.1f}%", 100 * sorted[sorted.size() / 2],
+                     100 * sorted[sorted.size() * 9 / 10]);
 }
 
-std::vector<double> roofline_errors(const std::vector<timed_gemm>& samples, const gpu_spec& gpu) {
+std::vector<double> roofline_errors(const std::vector<timed_gemm> &samples, const gpu_spec &gpu) {
   std::vector<double> errors;
-  for (const timed_gemm& s : samples) {
-    const double flops = 2.0 * static_cast<double>(s.shape.m * s.shape.n * s.shape.k * s.shape.batch_count);
-    const double bytes = element_bytes(s.prec) *
-                         static_cast<double>((s.shape.m * s.shape.k + s.shape.k * s.shape.n + s.shape.m * s.shape.n) *
-                                             s.shape.batch_count);
+  for (const timed_gemm &s : samples) {
+    const double flops =
+        2.0 * static_cast<double>(s.shape.m * s.shape.n * s.shape.k * s.shape.batch_count);
+    const double bytes =
+        element_bytes(s.prec) * static_cast<double>((s.shape.m * s.shape.k + s.shape.k * s.shape.n +
+                                                     s.shape.m * s.shape.n) *
+                                                    s.shape.batch_count);
     const double t = std::max(flops / gpu.peak_flop_per_s(s.prec), bytes / gpu.dram_bytes_per_s);
     errors.push_back(std::fabs(t - s.time_s) / s.time_s);
   }
@@ -78,7 +82,7 @@ std::vector<double> roofline_errors(const std::vector<timed_gemm>& samples, cons
 
 } // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char **argv) {
   if (argc < 2) {
     std::fprintf(stderr, "usage: model_accuracy SWEEP.csv [gpu]\n");
     return 2;
@@ -89,36 +93,41 @@ int main(int argc, char** argv) {
     gpu.calibration.reset(); // (b) must see the datasheet alone
     std::vector<timed_gemm> calibration, scoring;
     std::map<std::string, std::vector<timed_gemm>> by_category, by_precision, by_alignment;
-    for (const row& r : rows) {
+    for (const row &r : rows) {
       (r.set == "calibration" ? calibration : scoring).push_back(r.sample);
       if (r.set != "calibration") {
         by_category[r.category].push_back(r.sample);
         by_precision[std::string(to_string(r.sample.prec))].push_back(r.sample);
         const int alignment = std::min(row_alignment_bytes(r.sample.shape.k, r.sample.prec),
                                        row_alignment_bytes(r.sample.shape.n, r.sample.prec));
-        by_alignment[alignment == 16 ? "rows 16-byte aligned" : "rows misaligned"].push_back(r.sample);
+        by_alignment[alignment == 16 ? "rows 16-byte aligned" : "rows misaligned"].push_back(
+            r.sample);
       }
     }
     model_parameters generic;
     model_parameters fitted = fit_model(calibration, gpu, generic);
-    fitted.origin = "fitted by bench/model_accuracy on the calibration rows of " + std::string(argv[1]);
-    fmt::print("{} measurements: {} calibrate, {} score; GPU spec {}\n\n", rows.size(), calibration.size(),
-               scoring.size(), gpu.name);
-    fmt::print("| scored on | n | (a) roofline median | p90 | (b) datasheet model median | p90 | (c) calibrated "
+    fitted.origin =
+        "fitted by bench/model_accuracy on the calibration rows of " + std::string(argv[1]);
+    fmt::print("{} measurements: {} calibrate, {} score; GPU spec {}\n\n", rows.size(),
+               calibration.size(), scoring.size(), gpu.name);
+    fmt::print("| scored on | n | (a) roofline median | p90 | (b) datasheet model median | p90 | "
+               "(c) calibrated "
                "median | p90 |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
-    const auto line = [&](const std::string& name, const std::vector<timed_gemm>& samples) {
-      fmt::print("| {} | {} | {} | {} | {} |\n", name, samples.size(), percentiles(roofline_errors(samples, gpu)),
-                 percentiles(relative_errors(samples, gpu, generic)), percentiles(relative_errors(samples, gpu, fitted)));
+    const auto line = [&](const std::string &name, const std::vector<timed_gemm> &samples) {
+      fmt::print("| {} | {} | {} | {} | {} |\n", name, samples.size(),
+                 percentiles(roofline_errors(samples, gpu)),
+                 percentiles(relative_errors(samples, gpu, generic)),
+                 percentiles(relative_errors(samples, gpu, fitted)));
     };
     line("**all scoring shapes**", scoring);
-    for (const auto& [name, samples] : by_category)
+    for (const auto &[name, samples] : by_category)
       line(name, samples);
-    for (const auto& [name, samples] : by_precision)
+    for (const auto &[name, samples] : by_precision)
       line(name, samples);
-    for (const auto& [name, samples] : by_alignment)
+    for (const auto &[name, samples] : by_alignment)
       line(name, samples);
     fmt::print("\ncalibrated parameters (calibration rows only):\n\n{}", to_yaml(fitted));
-  } catch (const std::exception& e) {
+  } catch (const std::exception &e) {
     std::fprintf(stderr, "model_accuracy: %s\n", e.what());
     return 1;
   }

@@ -31,16 +31,31 @@ __device__ std::uint64_t mix(std::uint64_t x) {
 }
 
 template <class T> __device__ T convert(double value);
-template <> __device__ double convert<double>(double v) { return v; }
-template <> __device__ float convert<float>(double v) { return static_cast<float>(v); }
-template <> __device__ __half convert<__half>(double v) { return __float2half(static_cast<float>(v)); }
-template <> __device__ __nv_bfloat16 convert<__nv_bfloat16>(double v) { return __float2bfloat16(static_cast<float>(v)); }
-template <> __device__ __nv_fp8_e4m3 convert<__nv_fp8_e4m3>(double v) { return __nv_fp8_e4m3(static_cast<float>(v)); }
-template <> __device__ std::int8_t convert<std::int8_t>(double v) { return static_cast<std::int8_t>(v); }
-template <> __device__ std::int32_t convert<std::int32_t>(double v) { return static_cast<std::int32_t>(v); }
+template <> __device__ double convert<double>(double v) {
+  return v;
+}
+template <> __device__ float convert<float>(double v) {
+  return static_cast<float>(v);
+}
+template <> __device__ __half convert<__half>(double v) {
+  return __float2half(static_cast<float>(v));
+}
+template <> __device__ __nv_bfloat16 convert<__nv_bfloat16>(double v) {
+  return __float2bfloat16(static_cast<float>(v));
+}
+template <> __device__ __nv_fp8_e4m3 convert<__nv_fp8_e4m3>(double v) {
+  return __nv_fp8_e4m3(static_cast<float>(v));
+}
+template <> __device__ std::int8_t convert<std::int8_t>(double v) {
+  return static_cast<std::int8_t>(v);
+}
+template <> __device__ std::int32_t convert<std::int32_t>(double v) {
+  return static_cast<std::int32_t>(v);
+}
 
 template <class T>
-__global__ void fill_random_kernel(T* data, std::size_t count, std::uint64_t seed, float scale, bool integer) {
+__global__ void fill_random_kernel(T *data, std::size_t count, std::uint64_t seed, float scale,
+                                   bool integer) {
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
     const double unit = static_cast<double>(mix(seed ^ mix(i)) >> 11) * 0x1.0p-53; // [0, 1)
@@ -49,7 +64,7 @@ __global__ void fill_random_kernel(T* data, std::size_t count, std::uint64_t see
   }
 }
 
-template <class T> __global__ void fill_constant_kernel(T* data, std::size_t count, double value) {
+template <class T> __global__ void fill_constant_kernel(T *data, std::size_t count, double value) {
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
     data[i] = convert<T>(value);
@@ -62,7 +77,7 @@ unsigned fill_blocks(std::size_t count) {
   return static_cast<unsigned>(blocks < 65536 ? (blocks ? blocks : 1) : 65536);
 }
 
-template <class Visitor> cudaError_t dispatch(element_type type, Visitor&& visit) {
+template <class Visitor> cudaError_t dispatch(element_type type, Visitor &&visit) {
   switch (type) {
   case element_type::f64: return visit(double{});
   case element_type::f32: return visit(float{});
@@ -77,21 +92,23 @@ template <class Visitor> cudaError_t dispatch(element_type type, Visitor&& visit
 
 } // namespace
 
-cudaError_t fill_random(void* data, std::size_t count, element_type type, std::uint64_t seed, float scale,
-                        cudaStream_t stream) {
+cudaError_t fill_random(void *data, std::size_t count, element_type type, std::uint64_t seed,
+                        float scale, cudaStream_t stream) {
   const bool integer = type == element_type::i8 || type == element_type::i32;
   return dispatch(type, [&](auto tag) {
     using T = decltype(tag);
-    fill_random_kernel<T><<<fill_blocks(count), fill_threads, 0, stream>>>(static_cast<T*>(data), count, seed,
-                                                                            scale, integer);
+    fill_random_kernel<T><<<fill_blocks(count), fill_threads, 0, stream>>>(
+        static_cast<T *>(data), count, seed, scale, integer);
     return cudaGetLastError();
   });
 }
 
-cudaError_t fill_constant(void* data, std::size_t count, element_type type, double value, cudaStream_t stream) {
+cudaError_t fill_constant(void *data, std::size_t count, element_type type, double value,
+                          cudaStream_t stream) {
   return dispatch(type, [&](auto tag) {
     using T = decltype(tag);
-    fill_constant_kernel<T><<<fill_blocks(count), fill_threads, 0, stream>>>(static_cast<T*>(data), count, value);
+    fill_constant_kernel<T>
+        <<<fill_blocks(count), fill_threads, 0, stream>>>(static_cast<T *>(data), count, value);
     return cudaGetLastError();
   });
 }

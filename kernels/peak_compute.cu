@@ -14,7 +14,7 @@ constexpr int threads = 256;
 constexpr int blocks_per_sm = 8;
 constexpr int chains = 8;
 
-template <class T> __global__ void fma_kernel(const T* seeds, T* sink, int iterations) {
+template <class T> __global__ void fma_kernel(const T *seeds, T *sink, int iterations) {
   const unsigned id = blockIdx.x * blockDim.x + threadIdx.x;
   T acc[chains];
 #pragma unroll
@@ -38,7 +38,8 @@ template <class T> __global__ void fma_kernel(const T* seeds, T* sink, int itera
 constexpr int accumulators = 8;
 
 // One warp-wide mma.sync per accumulator per iteration, on fixed register fragments.
-template <element_type Type> __global__ void mma_kernel(const std::uint32_t* seeds, float* sink, int iterations) {
+template <element_type Type>
+__global__ void mma_kernel(const std::uint32_t *seeds, float *sink, int iterations) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const unsigned id = blockIdx.x * blockDim.x + threadIdx.x;
   std::uint32_t a[4], b[2];
@@ -52,35 +53,40 @@ template <element_type Type> __global__ void mma_kernel(const std::uint32_t* see
   for (int i = 0; i < iterations; ++i) {
 #pragma unroll
     for (int j = 0; j < accumulators; ++j) {
-      float* d = acc[j];
+      float *d = acc[j];
       if constexpr (Type == element_type::f16) {
-        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-                     "{%8,%9}, {%0,%1,%2,%3};"
-                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+        asm volatile(
+            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+            "{%8,%9}, {%0,%1,%2,%3};"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
       } else if constexpr (Type == element_type::bf16) {
-        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-                     "{%8,%9}, {%0,%1,%2,%3};"
-                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+        asm volatile(
+            "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+            "{%8,%9}, {%0,%1,%2,%3};"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
       } else if constexpr (Type == element_type::f32) {
-        asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-                     "{%8,%9}, {%0,%1,%2,%3};"
-                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+        asm volatile(
+            "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+            "{%8,%9}, {%0,%1,%2,%3};"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
       } else if constexpr (Type == element_type::e4m3) {
 #if __CUDA_ARCH__ >= 890
-        asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-                     "{%8,%9}, {%0,%1,%2,%3};"
-                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+        asm volatile(
+            "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+            "{%8,%9}, {%0,%1,%2,%3};"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 #endif
       } else if constexpr (Type == element_type::i8) {
-        asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-                     "{%8,%9}, {%0,%1,%2,%3};"
-                     : "+r"(*reinterpret_cast<int*>(&d[0])), "+r"(*reinterpret_cast<int*>(&d[1])),
-                       "+r"(*reinterpret_cast<int*>(&d[2])), "+r"(*reinterpret_cast<int*>(&d[3]))
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+        asm volatile(
+            "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+            "{%8,%9}, {%0,%1,%2,%3};"
+            : "+r"(*reinterpret_cast<int *>(&d[0])), "+r"(*reinterpret_cast<int *>(&d[1])),
+              "+r"(*reinterpret_cast<int *>(&d[2])), "+r"(*reinterpret_cast<int *>(&d[3]))
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
       }
     }
   }
@@ -110,33 +116,43 @@ std::size_t peak_sink_elements(int sm_count) {
   return static_cast<std::size_t>(sm_count) * blocks_per_sm * threads;
 }
 
-cudaError_t fma_peak_f32(const float* seeds, float* sink, int sm_count, int iterations, double* flops,
-                         cudaStream_t stream) {
+cudaError_t fma_peak_f32(const float *seeds, float *sink, int sm_count, int iterations,
+                         double *flops, cudaStream_t stream) {
   const unsigned blocks = static_cast<unsigned>(sm_count * blocks_per_sm);
   *flops = 2.0 * chains * iterations * blocks * threads;
   fma_kernel<float><<<blocks, threads, 0, stream>>>(seeds, sink, iterations);
   return cudaGetLastError();
 }
 
-cudaError_t fma_peak_f64(const double* seeds, double* sink, int sm_count, int iterations, double* flops,
-                         cudaStream_t stream) {
+cudaError_t fma_peak_f64(const double *seeds, double *sink, int sm_count, int iterations,
+                         double *flops, cudaStream_t stream) {
   const unsigned blocks = static_cast<unsigned>(sm_count * blocks_per_sm);
   *flops = 2.0 * chains * iterations * blocks * threads;
   fma_kernel<double><<<blocks, threads, 0, stream>>>(seeds, sink, iterations);
   return cudaGetLastError();
 }
 
-cudaError_t mma_peak(element_type type, const void* seeds, float* sink, int sm_count, int iterations,
-                     double* flops, cudaStream_t stream) {
+cudaError_t mma_peak(element_type type, const void *seeds, float *sink, int sm_count,
+                     int iterations, double *flops, cudaStream_t stream) {
   const unsigned blocks = static_cast<unsigned>(sm_count * 4);
-  const auto* words = static_cast<const std::uint32_t*>(seeds);
+  const auto *words = static_cast<const std::uint32_t *>(seeds);
   *flops = mma_flops(type) * accumulators * iterations * blocks * (threads / 32);
   switch (type) {
-  case element_type::f16: mma_kernel<element_type::f16><<<blocks, threads, 0, stream>>>(words, sink, iterations); break;
-  case element_type::bf16: mma_kernel<element_type::bf16><<<blocks, threads, 0, stream>>>(words, sink, iterations); break;
-  case element_type::f32: mma_kernel<element_type::f32><<<blocks, threads, 0, stream>>>(words, sink, iterations); break;
-  case element_type::e4m3: mma_kernel<element_type::e4m3><<<blocks, threads, 0, stream>>>(words, sink, iterations); break;
-  case element_type::i8: mma_kernel<element_type::i8><<<blocks, threads, 0, stream>>>(words, sink, iterations); break;
+  case element_type::f16:
+    mma_kernel<element_type::f16><<<blocks, threads, 0, stream>>>(words, sink, iterations);
+    break;
+  case element_type::bf16:
+    mma_kernel<element_type::bf16><<<blocks, threads, 0, stream>>>(words, sink, iterations);
+    break;
+  case element_type::f32:
+    mma_kernel<element_type::f32><<<blocks, threads, 0, stream>>>(words, sink, iterations);
+    break;
+  case element_type::e4m3:
+    mma_kernel<element_type::e4m3><<<blocks, threads, 0, stream>>>(words, sink, iterations);
+    break;
+  case element_type::i8:
+    mma_kernel<element_type::i8><<<blocks, threads, 0, stream>>>(words, sink, iterations);
+    break;
   default: return cudaErrorInvalidValue;
   }
   return cudaGetLastError();

@@ -16,13 +16,13 @@ enum class ceiling_kind { dram_bandwidth, l2_bandwidth, flop_rate, latency };
 
 /// One measured ceiling: the median of repeated timed runs and its spread.
 struct ceiling_result {
-  std::string name;                       ///< "dram copy", "fp16 cuBLASLt 8192³", "launch latency"
+  std::string name; ///< "dram copy", "fp16 cuBLASLt 8192³", "launch latency"
   ceiling_kind kind = ceiling_kind::flop_rate;
   std::optional<roofline::precision> precision; ///< for flop_rate
-  double value = 0;                       ///< bytes/s, FLOP/s or s
-  double spread = 0;                      ///< (max − min) / median of the timed runs
-  std::string method;                     ///< how it was measured, in a few words
-  std::string failure;                    ///< non-empty when the measurement failed
+  double value = 0;                             ///< bytes/s, FLOP/s or s
+  double spread = 0;                            ///< (max − min) / median of the timed runs
+  std::string method;                           ///< how it was measured, in a few words
+  std::string failure;                          ///< non-empty when the measurement failed
 };
 
 /// A GPU's measured ceilings, as saved in the cache (keyed by the GPU's UUID).
@@ -42,19 +42,20 @@ struct measured_ceilings {
 
 /// `spec` with its DRAM bandwidth and every measured peak replaced by the measured ceilings;
 /// sparse peaks scale with their dense ones. `origin` notes the measurement.
-gpu_spec apply_ceilings(gpu_spec spec, const measured_ceilings& ceilings);
+gpu_spec apply_ceilings(gpu_spec spec, const measured_ceilings &ceilings);
 
-std::string to_json_text(const measured_ceilings& ceilings);
+std::string to_json_text(const measured_ceilings &ceilings);
 /// Throws input_error naming `origin` when the text is not a ceilings document.
-measured_ceilings parse_ceilings(const std::string& json_text, const std::string& origin);
+measured_ceilings parse_ceilings(const std::string &json_text, const std::string &origin);
 
 /// $ROOFLINE_CACHE_DIR, else $XDG_CACHE_HOME/roofline-advise, else ~/.cache/roofline-advise.
 std::filesystem::path cache_directory();
-std::filesystem::path ceilings_cache_file(const std::string& uuid);
+std::filesystem::path ceilings_cache_file(const std::string &uuid);
 
-/// The cached ceilings of a GPU, or nullopt when none are saved (a damaged file throws input_error).
-std::optional<measured_ceilings> load_cached_ceilings(const std::string& uuid);
+/// The cached ceilings of a GPU, or nullopt when none are saved (a damaged file throws
+/// input_error).
+std::optional<measured_ceilings> load_cached_ceilings(const std::string &uuid);
 /// Writes the cache file atomically (temporary file + rename). Throws roofline::error on failure.
-void save_ceilings(const measured_ceilings& ceilings);
+void save_ceilings(const measured_ceilings &ceilings);
 
 } // namespace roofline

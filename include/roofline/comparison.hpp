@@ -22,8 +22,9 @@ std::string_view to_string(time_source s);
 
 /// One GPU's side of a comparison: its analysis and what it means per step and per dollar.
 struct gpu_result {
-  report analysis;                  ///< the network on this GPU (its ops in the network's order)
-  std::vector<double> op_times_s;   ///< per op, per run: predicted, or measured / scaled from measured
+  report analysis; ///< the network on this GPU (its ops in the network's order)
+  std::vector<double>
+      op_times_s; ///< per op, per run: predicted, or measured / scaled from measured
   std::vector<time_source> sources; ///< per op
   double step_time_s = 0;           ///< Σ op time × count
   double memory_bound_share = 0;    ///< of step_time_s
@@ -36,8 +37,8 @@ struct gpu_result {
 
 /// The plain-words answer: which GPU, how much faster, and why.
 struct verdict {
-  std::string fastest;                ///< GPU name
-  double speedup = 1;                 ///< of the fastest over the baseline
+  std::string fastest;                 ///< GPU name
+  double speedup = 1;                  ///< of the fastest over the baseline
   std::optional<std::string> cheapest; ///< per token, where prices are known
   std::string text;
 };
@@ -54,23 +55,23 @@ struct comparison {
 /// What compare() needs per GPU: its model, and (for the measured local GPU) its measured analysis.
 struct compared_gpu {
   perf_model model;
-  std::string selection;              ///< how it was named: "--gpus h100", "local"
-  std::optional<report> measured;     ///< the network measured on this GPU (at the same batch)
+  std::string selection;          ///< how it was named: "--gpus h100", "local"
+  std::optional<report> measured; ///< the network measured on this GPU (at the same batch)
 };
 
 /// The GEMM-model parameters a comparison should hold every GPU to: the first calibration among
 /// `specs` (a model fitted on one GPU transfers better than mixing fitted and generic parameters,
 /// which would make the calibrated GPU look slower), else the generic defaults.
-model_parameters common_parameters(const std::vector<gpu_spec>& specs);
+model_parameters common_parameters(const std::vector<gpu_spec> &specs);
 
 /// Analyses `net` on every GPU. Where one GPU has measurements, the others' GEMM times are scaled
 /// from them by the ratio of the two GPUs' predictions (their bounding resources and quantization);
 /// `prices` (USD per hour by GPU name) override the specs' prices.
-comparison compare(const network& net, const std::vector<compared_gpu>& gpus,
-                   const std::map<std::string, double>& prices = {});
+comparison compare(const network &net, const std::vector<compared_gpu> &gpus,
+                   const std::map<std::string, double> &prices = {});
 
 /// Writes the comparisons (one per batch): totals per GPU, per-op times and speedups, the verdict.
-void write_comparison(const std::vector<comparison>& comparisons, output_format format, std::ostream& out,
-                      const write_options& options = {});
+void write_comparison(const std::vector<comparison> &comparisons, output_format format,
+                      std::ostream &out, const write_options &options = {});
 
 } // namespace roofline

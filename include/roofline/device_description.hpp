@@ -40,14 +40,14 @@ struct sm_rates {
 std::optional<sm_rates> sm_rates_for(int cc_major, int cc_minor, bool geforce);
 
 /// 2 × memory clock × bus width / 8 (double data rate).
-double theoretical_dram_bytes_per_s(const device_description& d);
+double theoretical_dram_bytes_per_s(const device_description &d);
 
 /// The theoretical roofline from the device query: peaks = SMs × max clock × per-SM rate.
 /// Throws roofline::error for an architecture the rate table does not know.
-gpu_spec theoretical_spec(const device_description& d);
+gpu_spec theoretical_spec(const device_description &d);
 
 /// The catalog spec that describes this device (same compute capability and SM count, memory
 /// size within 15%), or nullptr.
-const gpu_spec* matching_spec(const spec_catalog& catalog, const device_description& d);
+const gpu_spec *matching_spec(const spec_catalog &catalog, const device_description &d);
 
 } // namespace roofline

@@ -15,18 +15,18 @@ namespace roofline {
 /// The local GPU three ways: as the device query derives it, as its datasheet says, as measured.
 struct device_report {
   device_description device;
-  gpu_spec theoretical;                    ///< theoretical_spec(device)
-  std::optional<gpu_spec> datasheet;       ///< matching_spec(), where the catalog has it
+  gpu_spec theoretical;              ///< theoretical_spec(device)
+  std::optional<gpu_spec> datasheet; ///< matching_spec(), where the catalog has it
   std::optional<measured_ceilings> ceilings;
-  std::string ceilings_source;             ///< "measured now", "cache <file>", or empty
+  std::string ceilings_source; ///< "measured now", "cache <file>", or empty
 };
 
 /// The roofline the analyses use for this GPU: the datasheet spec (else the theoretical one) with
 /// the measured ceilings applied where there are any. Named "local".
-gpu_spec local_spec(const device_report& r);
+gpu_spec local_spec(const device_report &r);
 
 /// Writes the report: the device, then every roof side by side (theory, datasheet, measured).
-void write_device_report(const device_report& r, output_format format, std::ostream& out,
-                         const write_options& options = {});
+void write_device_report(const device_report &r, output_format format, std::ostream &out,
+                         const write_options &options = {});
 
 } // namespace roofline

@@ -26,11 +26,11 @@ public:
 /// what() reads "file:line:column: message".
 class input_error : public error {
 public:
-  input_error(source_location where, const std::string& message);
-  input_error(const std::string& message); // no file involved (e.g. a command-line argument)
+  input_error(source_location where, const std::string &message);
+  input_error(const std::string &message); // no file involved (e.g. a command-line argument)
 
-  const source_location& where() const noexcept { return m_where; }
-  const std::string& message() const noexcept { return m_message; }
+  const source_location &where() const noexcept { return m_where; }
+  const std::string &message() const noexcept { return m_message; }
 
 private:
   source_location m_where;

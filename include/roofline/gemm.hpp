@@ -16,16 +16,16 @@ struct gemm_shape {
 };
 
 /// 2·M·N·K·batch_count; nullopt when that overflows 64 bits.
-std::optional<std::int64_t> gemm_flops(const gemm_shape& s);
+std::optional<std::int64_t> gemm_flops(const gemm_shape &s);
 
 /// Minimum DRAM traffic: element size × (M·K + K·N + M·N) × batch_count (each operand read once,
 /// C written once); nullopt on overflow.
-std::optional<std::int64_t> gemm_min_bytes(const gemm_shape& s, precision p);
+std::optional<std::int64_t> gemm_min_bytes(const gemm_shape &s, precision p);
 
 /// The data-gradient GEMM of C = A·B: dA[M,K] = dC[M,N]·Bᵀ, i.e. (M, K, N).
-gemm_shape data_grad_shape(const gemm_shape& forward);
+gemm_shape data_grad_shape(const gemm_shape &forward);
 
 /// The weight-gradient GEMM of C = A·B: dB[K,N] = Aᵀ·dC[M,N], i.e. (K, N, M).
-gemm_shape weight_grad_shape(const gemm_shape& forward);
+gemm_shape weight_grad_shape(const gemm_shape &forward);
 
 } // namespace roofline

@@ -16,15 +16,15 @@ namespace roofline {
 /// that tile brings, and the resulting steady-state time per call.
 struct gemm_estimate {
   double time_s = 0;
-  int tile_m = 0, tile_n = 0;   ///< output tile along M and N
+  int tile_m = 0, tile_n = 0; ///< output tile along M and N
   int split_k = 1;
-  std::int64_t tiles = 0;       ///< tiles × split_k × batch_count: the work items
-  double waves = 0;             ///< work items / SMs
-  double wave_efficiency = 1;   ///< work items / (whole waves × SMs): the last wave's idle SMs
-  double tile_efficiency = 1;   ///< M·N / (padded M · padded N): partial tiles' wasted work
-  int alignment_bytes = 16;     ///< of the rows of A, B and C (16: meets the rule)
-  bool l2_resident = false;     ///< operands fit in L2: back-to-back calls stream them from L2
-  bool launch_bound = false;    ///< the launch floor decides the time
+  std::int64_t tiles = 0;           ///< tiles × split_k × batch_count: the work items
+  double waves = 0;                 ///< work items / SMs
+  double wave_efficiency = 1;       ///< work items / (whole waves × SMs): the last wave's idle SMs
+  double tile_efficiency = 1;       ///< M·N / (padded M · padded N): partial tiles' wasted work
+  int alignment_bytes = 16;         ///< of the rows of A, B and C (16: meets the rule)
+  bool l2_resident = false;         ///< operands fit in L2: back-to-back calls stream them from L2
+  bool launch_bound = false;        ///< the launch floor decides the time
   std::vector<std::string> factors; ///< the effects above, in words
 };
 
@@ -39,7 +39,7 @@ std::int64_t alignment_elements(precision p);
 /// [N,K], C[M,N]), called back-to-back on the same buffers: the roofline's two terms refined by
 /// tile and wave quantization, split-K, the K loop's latency, L2 residency, the slower kernels of
 /// misaligned rows and the launch floor. `peak_flop_per_s` is the precision's peak to hold it to.
-gemm_estimate estimate_gemm(const gemm_shape& shape, precision p, double peak_flop_per_s, const gpu_spec& gpu,
-                            const model_parameters& parameters);
+gemm_estimate estimate_gemm(const gemm_shape &shape, precision p, double peak_flop_per_s,
+                            const gpu_spec &gpu, const model_parameters &parameters);
 
 } // namespace roofline

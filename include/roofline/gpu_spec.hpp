@@ -35,13 +35,16 @@ struct gpu_spec {
   double tdp_w = 0;
   std::optional<double> price_per_hour_usd;
   std::map<precision, peak_rate> peaks;
-  std::optional<model_parameters> calibration; ///< the GEMM model fitted on this GPU, where measured
-  std::string origin; ///< where the numbers come from: "specs/h200-sxm.yaml", a path, "device query"
+  std::optional<model_parameters>
+      calibration; ///< the GEMM model fitted on this GPU, where measured
+  std::string
+      origin; ///< where the numbers come from: "specs/h200-sxm.yaml", a path, "device query"
 
   /// True when the GPU has a rate for this precision.
   bool supports(precision p) const { return peaks.count(p) != 0; }
 
-  /// "gpu has no bf16 rate in its spec (origin); it has fp64, fp32, fp16": why `p` cannot be analysed.
+  /// "gpu has no bf16 rate in its spec (origin); it has fp64, fp32, fp16": why `p` cannot be
+  /// analysed.
   std::string unsupported_message(precision p) const;
 
   /// The peak for `p`: the 2:4-sparse one when `sparse` and the GPU has one, else the dense one.
@@ -53,9 +56,9 @@ struct gpu_spec {
 };
 
 /// Parses a spec from YAML text; `origin` names it in errors. Throws input_error.
-gpu_spec parse_gpu_spec(std::string_view yaml_text, const std::string& origin);
+gpu_spec parse_gpu_spec(std::string_view yaml_text, const std::string &origin);
 
 /// Reads and parses a spec file. Throws input_error.
-gpu_spec load_gpu_spec(const std::filesystem::path& file);
+gpu_spec load_gpu_spec(const std::filesystem::path &file);
 
 } // namespace roofline

@@ -17,39 +17,39 @@ std::string_view to_string(measurement_status s);
 
 /// Hardware counters over one call of an op (every kernel the call launched).
 struct counter_readings {
-  double kernel_time_s = 0;     ///< the call's kernels' durations, summed (CUPTI activity records)
+  double kernel_time_s = 0; ///< the call's kernels' durations, summed (CUPTI activity records)
   double dram_read_bytes = 0;
   double dram_write_bytes = 0;
   double l2_bytes = 0;
-  double tensor_flops = 0;      ///< tensor-core operations (FMA = 2), including tile-quantization waste
-  double fp32_flops = 0;        ///< CUDA-core fp32 FLOPs (FMA = 2)
+  double tensor_flops = 0; ///< tensor-core operations (FMA = 2), including tile-quantization waste
+  double fp32_flops = 0;   ///< CUDA-core fp32 FLOPs (FMA = 2)
   double fp64_flops = 0;
   double sm_clock_hz = 0;
-  int passes = 0;               ///< replay passes the counters needed
+  int passes = 0; ///< replay passes the counters needed
 };
 
 /// What running one op on the GPU showed.
 struct measurement {
-  std::string engine;                  ///< "cublas", "naive", "tiled", "tensorcore"
+  std::string engine; ///< "cublas", "naive", "tiled", "tensorcore"
   measurement_status status = measurement_status::measured;
-  std::string note;                    ///< why skipped or failed; empty when measured
-  double time_s = 0;                   ///< median steady-state time per call (back-to-back calls)
+  std::string note;  ///< why skipped or failed; empty when measured
+  double time_s = 0; ///< median steady-state time per call (back-to-back calls)
   double min_time_s = 0, max_time_s = 0;
-  int samples = 0;                     ///< timed samples behind the median
-  bool cold_l2 = false;                ///< operands rotated through buffers larger than L2
-  double relative_error = 0;           ///< sampled outputs against a double-precision reference
+  int samples = 0;           ///< timed samples behind the median
+  bool cold_l2 = false;      ///< operands rotated through buffers larger than L2
+  double relative_error = 0; ///< sampled outputs against a double-precision reference
   std::optional<counter_readings> counters;
-  std::vector<std::string> kernels;    ///< kernel names the call launched
+  std::vector<std::string> kernels; ///< kernel names the call launched
 };
 
 /// op.flops / time (FLOP/s actually reached).
-double achieved_flop_per_s(const op& o, const measurement& m);
+double achieved_flop_per_s(const op &o, const measurement &m);
 /// DRAM bytes the counters saw, read + written; nullopt without counters.
-std::optional<double> measured_dram_bytes(const measurement& m);
+std::optional<double> measured_dram_bytes(const measurement &m);
 /// op.flops / measured DRAM bytes.
-std::optional<double> measured_intensity(const op& o, const measurement& m);
+std::optional<double> measured_intensity(const op &o, const measurement &m);
 /// The share of the roofline bound reached: roofline time / measured time (≤ 1 unless L2 served
 /// operands the roofline counts from DRAM).
-double roofline_fraction(const prediction& p, const measurement& m);
+double roofline_fraction(const prediction &p, const measurement &m);
 
 } // namespace roofline

@@ -20,22 +20,24 @@ struct timed_gemm {
 };
 
 /// |predicted − measured| / measured of each sample, sorted ascending.
-std::vector<double> relative_errors(const std::vector<timed_gemm>& samples, const gpu_spec& gpu,
-                                    const model_parameters& parameters);
+std::vector<double> relative_errors(const std::vector<timed_gemm> &samples, const gpu_spec &gpu,
+                                    const model_parameters &parameters);
 
 /// The parameters that make the GEMM model fit `samples` on `gpu` best, from `start`: coordinate
 /// descent on median + mean |log(predicted / measured)|, multiplicative steps. Deterministic.
-model_parameters fit_model(const std::vector<timed_gemm>& samples, const gpu_spec& gpu, model_parameters start);
+model_parameters fit_model(const std::vector<timed_gemm> &samples, const gpu_spec &gpu,
+                           model_parameters start);
 
 /// The `model:` section of a spec file holding `parameters` (YAML).
-std::string to_yaml(const model_parameters& parameters);
+std::string to_yaml(const model_parameters &parameters);
 
-/// The model fitted on a GPU, saved beside its measured ceilings (cache_directory()), keyed by UUID.
-std::filesystem::path calibration_cache_file(const std::string& uuid);
+/// The model fitted on a GPU, saved beside its measured ceilings (cache_directory()), keyed by
+/// UUID.
+std::filesystem::path calibration_cache_file(const std::string &uuid);
 /// Writes atomically; throws roofline::error on failure.
-void save_calibration(const std::string& uuid, const model_parameters& parameters);
+void save_calibration(const std::string &uuid, const model_parameters &parameters);
 /// nullopt when none is saved; a damaged file throws input_error.
-std::optional<model_parameters> load_calibration(const std::string& uuid);
+std::optional<model_parameters> load_calibration(const std::string &uuid);
 
 /// A shape of the benchmark sweep: its family and whether it calibrates or scores.
 struct sweep_shape {

@@ -50,7 +50,8 @@ struct attention_layer {
   bool causal = false;
 };
 
-/// An elementwise or normalisation op; acts on the previous layer's output unless `features` is set.
+/// An elementwise or normalisation op; acts on the previous layer's output unless `features` is
+/// set.
 struct memory_layer {
   memory_op_kind kind{};
   std::optional<std::int64_t> features; ///< elements per row (rows = batch·seq_len)
@@ -94,9 +95,9 @@ struct network {
 };
 
 /// Parses a network from YAML text; `origin` names the file in errors. Throws input_error.
-network parse_network(std::string_view yaml_text, const std::string& origin);
+network parse_network(std::string_view yaml_text, const std::string &origin);
 
 /// Reads and parses a network file. Throws input_error (missing, unreadable, malformed).
-network load_network(const std::filesystem::path& file);
+network load_network(const std::filesystem::path &file);
 
 } // namespace roofline

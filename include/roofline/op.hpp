@@ -22,16 +22,16 @@ std::string_view to_string(pass p);
 
 /// One kernel-sized piece of work a network lowers to: a GEMM or a memory-bound op.
 struct op {
-  std::string layer;                  ///< "block/attn/qk": the layer's path in the network
+  std::string layer; ///< "block/attn/qk": the layer's path in the network
   roofline::pass pass = pass::forward;
-  std::string kind;                   ///< "gemm", or the memory op's type ("relu", "softmax", ...)
+  std::string kind; ///< "gemm", or the memory op's type ("relu", "softmax", ...)
   roofline::precision precision = precision::fp16;
-  std::optional<gemm_shape> gemm;     ///< set for GEMMs
-  std::int64_t elements = 0;          ///< memory-bound ops: output elements
-  std::int64_t count = 1;             ///< how many times it runs per step (repeat blocks)
-  std::int64_t flops = 0;             ///< per run
-  std::int64_t bytes = 0;             ///< minimum DRAM bytes per run
-  source_location where;              ///< the layer in the network file
+  std::optional<gemm_shape> gemm; ///< set for GEMMs
+  std::int64_t elements = 0;      ///< memory-bound ops: output elements
+  std::int64_t count = 1;         ///< how many times it runs per step (repeat blocks)
+  std::int64_t flops = 0;         ///< per run
+  std::int64_t bytes = 0;         ///< minimum DRAM bytes per run
+  source_location where;          ///< the layer in the network file
 
   bool is_gemm() const noexcept { return gemm.has_value(); }
   /// flops / bytes (FLOP per byte of DRAM traffic).
@@ -39,11 +39,12 @@ struct op {
 };
 
 /// One GEMM as an op (what `roofline-advise gemm M N K` analyses). Throws input_error on overflow.
-op make_gemm_op(std::string layer, const gemm_shape& shape, precision p, source_location where = {});
+op make_gemm_op(std::string layer, const gemm_shape &shape, precision p,
+                source_location where = {});
 
 /// Lowers a network to its ops, in execution order: the forward pass, then (training) the backward
 /// pass in reverse layer order. Throws input_error for shapes that make no sense (a conv whose
 /// kernel exceeds its padded input, an op whose size is unknown) or whose counts overflow 64 bits.
-std::vector<op> lower(const network& net);
+std::vector<op> lower(const network &net);
 
 } // namespace roofline

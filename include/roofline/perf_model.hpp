@@ -27,12 +27,12 @@ struct model_options {
 
 /// What the model says of one op on one GPU.
 struct prediction {
-  double time_s = 0;                 ///< per run: what the model predicts
-  double roofline_time_s = 0;        ///< per run: max(FLOPs / peak, bytes / bandwidth), a lower bound
-  double peak_flop_per_s = 0;        ///< the roof of the unit that runs the op
-  bool sparse_peak = false;          ///< that roof is a 2:4-sparse figure
-  double ridge_intensity = 0;        ///< peak / DRAM bandwidth (FLOP/byte)
-  double attainable_flop_per_s = 0;  ///< min(peak, intensity × bandwidth)
+  double time_s = 0;          ///< per run: what the model predicts
+  double roofline_time_s = 0; ///< per run: max(FLOPs / peak, bytes / bandwidth), a lower bound
+  double peak_flop_per_s = 0; ///< the roof of the unit that runs the op
+  bool sparse_peak = false;   ///< that roof is a 2:4-sparse figure
+  double ridge_intensity = 0; ///< peak / DRAM bandwidth (FLOP/byte)
+  double attainable_flop_per_s = 0; ///< min(peak, intensity × bandwidth)
   roofline::bound bound = bound::compute;
   std::vector<std::string> factors;  ///< why: one short phrase per effect that shaped time_s
   std::optional<gemm_estimate> gemm; ///< the GEMM model's view (GEMMs, unless roofline_only)
@@ -47,13 +47,13 @@ class perf_model {
 public:
   explicit perf_model(gpu_spec spec, model_options options = {});
 
-  const gpu_spec& spec() const noexcept { return m_spec; }
-  const model_options& options() const noexcept { return m_options; }
+  const gpu_spec &spec() const noexcept { return m_spec; }
+  const model_options &options() const noexcept { return m_options; }
   /// The GEMM model's parameters in use.
-  const model_parameters& parameters() const noexcept { return m_parameters; }
+  const model_parameters &parameters() const noexcept { return m_parameters; }
 
   /// Throws input_error when the GPU has no rate for the op's precision.
-  prediction predict(const op& o) const;
+  prediction predict(const op &o) const;
 
 private:
   gpu_spec m_spec;

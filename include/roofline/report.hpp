@@ -18,8 +18,8 @@ namespace roofline {
 struct op_report {
   roofline::op op;
   roofline::prediction prediction;
-  double total_time_s = 0; ///< prediction.time_s × op.count
-  double time_share = 0;   ///< of the network's step time, 0..1
+  double total_time_s = 0;                       ///< prediction.time_s × op.count
+  double time_share = 0;                         ///< of the network's step time, 0..1
   std::optional<roofline::measurement> measured; ///< set by a measurement run (roofline::measure)
 };
 
@@ -31,8 +31,8 @@ struct report_totals {
   double memory_bound_time_s = 0;
   double memory_bound_share = 0; ///< of time_s, 0..1
   double gemm_time_s = 0;
-  std::int64_t op_count = 0;     ///< distinct ops (rows)
-  std::int64_t gemm_count = 0;   ///< GEMM runs per step, counts included
+  std::int64_t op_count = 0;   ///< distinct ops (rows)
+  std::int64_t gemm_count = 0; ///< GEMM runs per step, counts included
 };
 
 /// The analysis of one network on one GPU: the single value every output format is written from.
@@ -50,15 +50,16 @@ struct report {
   std::string parameters_origin; ///< where they come from: "generic defaults", "calibrated on ..."
   std::vector<op_report> ops;
   report_totals totals;
-  std::vector<std::string> notes; ///< things the reader must know (e.g. "no counters: CUPTI not permitted")
+  std::vector<std::string>
+      notes; ///< things the reader must know (e.g. "no counters: CUPTI not permitted")
   std::optional<roofline::advice> advice; ///< set by advise()
 };
 
 /// Lowers `net`, predicts every op with `model` and sums the totals.
-report analyze(const network& net, const perf_model& model, std::string device_selection);
+report analyze(const network &net, const perf_model &model, std::string device_selection);
 
 /// A report of ops built elsewhere (e.g. the single GEMM of `roofline-advise gemm`).
-report analyze_ops(std::string name, std::vector<op> ops, const perf_model& model,
+report analyze_ops(std::string name, std::vector<op> ops, const perf_model &model,
                    std::string device_selection);
 
 } // namespace roofline

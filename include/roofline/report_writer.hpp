@@ -27,11 +27,11 @@ struct write_options {
 inline constexpr int json_schema_version = 1;
 
 /// Writes an analysis. Every format is a pure function of the report.
-void write_report(const report& r, output_format format, std::ostream& out,
-                  const write_options& options = {});
+void write_report(const report &r, output_format format, std::ostream &out,
+                  const write_options &options = {});
 
 /// Writes the GPU catalog: peaks, bandwidth and ridge points.
-void write_spec_list(const std::vector<gpu_spec>& specs, output_format format, std::ostream& out,
-                     const write_options& options = {});
+void write_spec_list(const std::vector<gpu_spec> &specs, output_format format, std::ostream &out,
+                     const write_options &options = {});
 
 } // namespace roofline

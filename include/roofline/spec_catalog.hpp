@@ -15,14 +15,14 @@ public:
   static constexpr std::string_view default_gpu = "h200-sxm";
 
   /// The built-in catalog (parsed once, on first use).
-  static const spec_catalog& builtin();
+  static const spec_catalog &builtin();
 
   explicit spec_catalog(std::vector<gpu_spec> specs);
 
-  const std::vector<gpu_spec>& specs() const noexcept { return m_specs; }
+  const std::vector<gpu_spec> &specs() const noexcept { return m_specs; }
 
   /// The spec whose name or alias equals `name` (case-insensitive); nullptr when none does.
-  const gpu_spec* find(std::string_view name) const;
+  const gpu_spec *find(std::string_view name) const;
 
   /// A name, an alias or a path to a spec file (anything with a '/' or ending in .yaml/.yml).
   /// Throws input_error listing the closest known names when nothing matches.

@@ -15,17 +15,19 @@ namespace roofline {
 
 namespace {
 
-std::int64_t round_up(std::int64_t value, std::int64_t multiple) { return (value + multiple - 1) / multiple * multiple; }
+std::int64_t round_up(std::int64_t value, std::int64_t multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
 
-double predicted_time(const perf_model& model, const gemm_shape& shape, precision p) {
+double predicted_time(const perf_model &model, const gemm_shape &shape, precision p) {
   return model.predict(make_gemm_op("padding", shape, p)).time_s;
 }
 
 /// The best padding of one GEMM: the alignment fix of N and K, then sizes of N up to 6% larger that
 /// fill tiles and waves better. N is the layer's output features and K its input features, both the
 /// network designer's to choose; M is the batch (see batch advice).
-std::optional<padding_advice> pad(const op& o, const perf_model& model, double min_speedup) {
-  const gemm_shape& s = *o.gemm;
+std::optional<padding_advice> pad(const op &o, const perf_model &model, double min_speedup) {
+  const gemm_shape &s = *o.gemm;
   const std::int64_t unit = alignment_elements(o.precision);
   const double time = predicted_time(model, s, o.precision);
   padding_advice best;
@@ -37,16 +39,18 @@ std::optional<padding_advice> pad(const op& o, const perf_model& model, double m
     std::string broken = aligned.n != s.n ? fmt::format("N={}", s.n) : std::string{};
     if (aligned.k != s.k)
       broken += (broken.empty() ? "" : " and ") + fmt::format("K={}", s.k);
-    candidates.emplace_back(aligned, fmt::format("{} break{} the 16-byte rule of {} (multiples of {})", broken,
-                                                 aligned.n != s.n && aligned.k != s.k ? "" : "s",
-                                                 to_string(o.precision), unit));
+    candidates.emplace_back(aligned,
+                            fmt::format("{} break{} the 16-byte rule of {} (multiples of {})",
+                                        broken, aligned.n != s.n && aligned.k != s.k ? "" : "s",
+                                        to_string(o.precision), unit));
   }
   for (std::int64_t multiple : {64, 128, 256}) {
     const gemm_shape wider{s.m, round_up(s.n, multiple), aligned.k, s.batch_count};
     if (wider.n != aligned.n && static_cast<double>(wider.n) <= 1.06 * static_cast<double>(s.n))
-      candidates.emplace_back(wider, fmt::format("N={} to a multiple of {}: fuller tiles and waves", s.n, multiple));
+      candidates.emplace_back(
+          wider, fmt::format("N={} to a multiple of {}: fuller tiles and waves", s.n, multiple));
   }
-  for (const auto& [shape, reason] : candidates) {
+  for (const auto &[shape, reason] : candidates) {
     const double padded_time = predicted_time(model, shape, o.precision);
     if (padded_time < best.padded_time_s) {
       best.padded = shape;
@@ -63,14 +67,18 @@ std::optional<padding_advice> pad(const op& o, const perf_model& model, double m
   best.prec = o.precision;
   best.original = s;
   best.time_s = time;
-  best.extra_flops = static_cast<double>(*gemm_flops(best.padded)) / static_cast<double>(o.flops) - 1;
-  best.extra_bytes =
-      static_cast<double>(*gemm_min_bytes(best.padded, o.precision)) / static_cast<double>(o.bytes) - 1;
+  best.extra_flops =
+      static_cast<double>(*gemm_flops(best.padded)) / static_cast<double>(o.flops) - 1;
+  best.extra_bytes = static_cast<double>(*gemm_min_bytes(best.padded, o.precision)) /
+                         static_cast<double>(o.bytes) -
+                     1;
   return best;
 }
 
-/// Ops whose M grows with the batch, and their rows per sample: lower the network at twice the batch.
-std::vector<std::pair<std::size_t, double>> batch_scaled(const network& net, const std::vector<op>& ops) {
+/// Ops whose M grows with the batch, and their rows per sample: lower the network at twice the
+/// batch.
+std::vector<std::pair<std::size_t, double>> batch_scaled(const network &net,
+                                                         const std::vector<op> &ops) {
   network doubled = net;
   doubled.batch = net.batch * 2;
   const std::vector<op> twice = lower(doubled);
@@ -82,22 +90,26 @@ std::vector<std::pair<std::size_t, double>> batch_scaled(const network& net, con
   return scaled;
 }
 
-batch_advice batch_sizes(const op& o, double rows_per_sample, const network& net, const perf_model& model) {
+batch_advice batch_sizes(const op &o, double rows_per_sample, const network &net,
+                         const perf_model &model) {
   batch_advice advice;
   advice.layer = o.layer;
   advice.pass = o.pass;
   advice.batch = net.batch;
-  const gemm_shape& s = *o.gemm;
+  const gemm_shape &s = *o.gemm;
   const auto shape_at = [&](std::int64_t batch) {
-    return gemm_shape{std::max<std::int64_t>(1, std::llround(rows_per_sample * static_cast<double>(batch))), s.n,
-                      s.k, s.batch_count};
+    return gemm_shape{
+        std::max<std::int64_t>(1, std::llround(rows_per_sample * static_cast<double>(batch))), s.n,
+        s.k, s.batch_count};
   };
   const double ridge = model.spec().ridge_intensity(o.precision, model.options().sparse);
   const auto intensity = [&](std::int64_t batch) {
     const gemm_shape x = shape_at(batch);
-    return static_cast<double>(*gemm_flops(x)) / static_cast<double>(*gemm_min_bytes(x, o.precision));
+    return static_cast<double>(*gemm_flops(x)) /
+           static_cast<double>(*gemm_min_bytes(x, o.precision));
   };
-  // Intensity grows with the batch towards 2·N·K / (element size · (N + K)): search the doubling, then bisect.
+  // Intensity grows with the batch towards 2·N·K / (element size · (N + K)): search the doubling,
+  // then bisect.
   std::int64_t high = 1;
   while (high <= (std::int64_t{1} << 20) && intensity(high) < ridge)
     high *= 2;
@@ -111,7 +123,8 @@ batch_advice batch_sizes(const op& o, double rows_per_sample, const network& net
   }
   const double peak = model.spec().peak_flop_per_s(o.precision, model.options().sparse);
   for (std::int64_t batch = net.batch; batch <= 2 * net.batch + 64; ++batch) {
-    const gemm_estimate e = estimate_gemm(shape_at(batch), o.precision, peak, model.spec(), model.parameters());
+    const gemm_estimate e =
+        estimate_gemm(shape_at(batch), o.precision, peak, model.spec(), model.parameters());
     if (e.wave_efficiency >= 0.95 && e.waves >= 1) {
       advice.full_wave_batch = batch;
       break;
@@ -122,14 +135,15 @@ batch_advice batch_sizes(const op& o, double rows_per_sample, const network& net
 
 } // namespace
 
-advice advise(const network& net, const report& analysis, const perf_model& model, double min_speedup) {
+advice advise(const network &net, const report &analysis, const perf_model &model,
+              double min_speedup) {
   advice result;
   std::vector<op> ops;
-  for (const op_report& entry : analysis.ops)
+  for (const op_report &entry : analysis.ops)
     ops.push_back(entry.op);
   const double memory_bound_share = analysis.totals.memory_bound_share;
   std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, int>> seen;
-  for (const op& o : ops) {
+  for (const op &o : ops) {
     if (!o.is_gemm() || !seen.insert({o.gemm->m, o.gemm->n, o.gemm->k, o.gemm->batch_count,
                                       static_cast<int>(o.precision)})
                              .second)
@@ -138,18 +152,18 @@ advice advise(const network& net, const report& analysis, const perf_model& mode
       result.padding.push_back(*padding);
   }
   const auto scaled = batch_scaled(net, ops);
-  for (const auto& [index, rows] : scaled)
+  for (const auto &[index, rows] : scaled)
     result.batch.push_back(batch_sizes(ops[index], rows, net, model));
 
-  // The network's batch: where most of the time of the GEMMs that grow with it (the weight GEMMs) is
-  // compute-bound. Ops keep their order when the batch changes, so the indices carry over.
+  // The network's batch: where most of the time of the GEMMs that grow with it (the weight GEMMs)
+  // is compute-bound. Ops keep their order when the batch changes, so the indices carry over.
   for (std::int64_t batch = 1; !scaled.empty() && batch <= 65536; batch *= 2) {
     network at = net;
     at.batch = batch;
     const report r = analyze(at, model, "batch search");
     double total = 0, memory = 0;
-    for (const auto& [index, rows] : scaled) {
-      const op_report& entry = r.ops[index];
+    for (const auto &[index, rows] : scaled) {
+      const op_report &entry = r.ops[index];
       total += entry.total_time_s;
       memory += entry.prediction.bound == bound::memory ? entry.total_time_s : 0;
     }
@@ -159,16 +173,18 @@ advice advise(const network& net, const report& analysis, const perf_model& mode
     }
   }
   if (memory_bound_share > 0.5) {
-    std::string warning = fmt::format("{:.0f}% of the step's predicted time is memory-bound at batch {}: the GEMMs "
-                                      "read more bytes than they have FLOPs to hide them",
-                                      100 * memory_bound_share, net.batch);
+    std::string warning =
+        fmt::format("{:.0f}% of the step's predicted time is memory-bound at batch {}: the GEMMs "
+                    "read more bytes than they have FLOPs to hide them",
+                    100 * memory_bound_share, net.batch);
     if (result.network_compute_bound_batch && *result.network_compute_bound_batch > net.batch)
-      warning += fmt::format("; the weight GEMMs turn compute-bound from batch {} (per layer below)",
-                             *result.network_compute_bound_batch);
-    if (scaled.size() < static_cast<std::size_t>(std::count_if(ops.begin(), ops.end(), [](const op& o) {
-          return o.is_gemm();
-        })))
-      warning += "; GEMMs whose batch_count grows instead of M (attention over a KV cache) stay memory-bound at "
+      warning +=
+          fmt::format("; the weight GEMMs turn compute-bound from batch {} (per layer below)",
+                      *result.network_compute_bound_batch);
+    if (scaled.size() < static_cast<std::size_t>(std::count_if(
+                            ops.begin(), ops.end(), [](const op &o) { return o.is_gemm(); })))
+      warning += "; GEMMs whose batch_count grows instead of M (attention over a KV cache) stay "
+                 "memory-bound at "
                  "any batch";
     result.warnings.push_back(warning);
   }

@@ -27,9 +27,9 @@ std::string_view to_string(ceiling_kind kind) {
   return "?";
 }
 
-std::optional<ceiling_kind> parse_ceiling_kind(const std::string& name) {
-  for (ceiling_kind kind : {ceiling_kind::dram_bandwidth, ceiling_kind::l2_bandwidth, ceiling_kind::flop_rate,
-                            ceiling_kind::latency})
+std::optional<ceiling_kind> parse_ceiling_kind(const std::string &name) {
+  for (ceiling_kind kind : {ceiling_kind::dram_bandwidth, ceiling_kind::l2_bandwidth,
+                            ceiling_kind::flop_rate, ceiling_kind::latency})
     if (to_string(kind) == name)
       return kind;
   return std::nullopt;
@@ -38,7 +38,7 @@ std::optional<ceiling_kind> parse_ceiling_kind(const std::string& name) {
 } // namespace
 
 std::optional<double> measured_ceilings::dram_bytes_per_s() const {
-  for (const ceiling_result& r : results)
+  for (const ceiling_result &r : results)
     if (r.kind == ceiling_kind::dram_bandwidth && r.name == "dram copy" && r.failure.empty())
       return r.value;
   return std::nullopt;
@@ -46,23 +46,24 @@ std::optional<double> measured_ceilings::dram_bytes_per_s() const {
 
 std::optional<double> measured_ceilings::flop_per_s(precision p) const {
   std::optional<double> best;
-  for (const ceiling_result& r : results)
-    if (r.kind == ceiling_kind::flop_rate && r.precision == p && r.failure.empty() && (!best || r.value > *best))
+  for (const ceiling_result &r : results)
+    if (r.kind == ceiling_kind::flop_rate && r.precision == p && r.failure.empty() &&
+        (!best || r.value > *best))
       best = r.value;
   return best;
 }
 
 std::optional<double> measured_ceilings::launch_latency_s() const {
-  for (const ceiling_result& r : results)
+  for (const ceiling_result &r : results)
     if (r.kind == ceiling_kind::latency && r.failure.empty())
       return r.value;
   return std::nullopt;
 }
 
-gpu_spec apply_ceilings(gpu_spec spec, const measured_ceilings& ceilings) {
+gpu_spec apply_ceilings(gpu_spec spec, const measured_ceilings &ceilings) {
   if (auto dram = ceilings.dram_bytes_per_s())
     spec.dram_bytes_per_s = *dram;
-  for (auto& [prec, rate] : spec.peaks) {
+  for (auto &[prec, rate] : spec.peaks) {
     const auto measured = ceilings.flop_per_s(prec);
     if (!measured)
       continue;
@@ -74,11 +75,11 @@ gpu_spec apply_ceilings(gpu_spec spec, const measured_ceilings& ceilings) {
   return spec;
 }
 
-std::string to_json_text(const measured_ceilings& ceilings) {
+std::string to_json_text(const measured_ceilings &ceilings) {
   json results = json::array();
-  for (const ceiling_result& r : ceilings.results) {
-    json entry{{"name", r.name},       {"kind", to_string(r.kind)}, {"value", r.value},
-               {"spread", r.spread},   {"method", r.method},        {"failure", r.failure}};
+  for (const ceiling_result &r : ceilings.results) {
+    json entry{{"name", r.name},     {"kind", to_string(r.kind)}, {"value", r.value},
+               {"spread", r.spread}, {"method", r.method},        {"failure", r.failure}};
     entry["precision"] = r.precision ? json(std::string(to_string(*r.precision))) : json(nullptr);
     results.push_back(entry);
   }
@@ -87,19 +88,20 @@ std::string to_json_text(const measured_ceilings& ceilings) {
               {"device_name", ceilings.device_name},
               {"measured_at", ceilings.measured_at},
               {"results", results}}
-             .dump(2);
+      .dump(2);
 }
 
-measured_ceilings parse_ceilings(const std::string& json_text, const std::string& origin) {
+measured_ceilings parse_ceilings(const std::string &json_text, const std::string &origin) {
   try {
     const json doc = json::parse(json_text);
     if (doc.at("format_version").get<int>() != cache_format_version)
-      throw input_error({origin}, "ceilings cache of another format version; re-measure with --refresh");
+      throw input_error({origin},
+                        "ceilings cache of another format version; re-measure with --refresh");
     measured_ceilings ceilings;
     ceilings.uuid = doc.at("uuid").get<std::string>();
     ceilings.device_name = doc.at("device_name").get<std::string>();
     ceilings.measured_at = doc.at("measured_at").get<std::string>();
-    for (const json& entry : doc.at("results")) {
+    for (const json &entry : doc.at("results")) {
       ceiling_result r;
       r.name = entry.at("name").get<std::string>();
       const auto kind = parse_ceiling_kind(entry.at("kind").get<std::string>());
@@ -118,25 +120,26 @@ measured_ceilings parse_ceilings(const std::string& json_text, const std::string
       ceilings.results.push_back(r);
     }
     return ceilings;
-  } catch (const json::exception& e) {
-    throw input_error({origin}, std::string("damaged ceilings cache (re-measure with --refresh): ") + e.what());
+  } catch (const json::exception &e) {
+    throw input_error(
+        {origin}, std::string("damaged ceilings cache (re-measure with --refresh): ") + e.what());
   }
 }
 
 std::filesystem::path cache_directory() {
-  if (const char* dir = std::getenv("ROOFLINE_CACHE_DIR"); dir && *dir)
+  if (const char *dir = std::getenv("ROOFLINE_CACHE_DIR"); dir && *dir)
     return dir;
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
     return std::filesystem::path(xdg) / "roofline-advise";
-  const char* home = std::getenv("HOME");
+  const char *home = std::getenv("HOME");
   return std::filesystem::path(home && *home ? home : "/tmp") / ".cache" / "roofline-advise";
 }
 
-std::filesystem::path ceilings_cache_file(const std::string& uuid) {
+std::filesystem::path ceilings_cache_file(const std::string &uuid) {
   return cache_directory() / ("ceilings-" + uuid + ".json");
 }
 
-std::optional<measured_ceilings> load_cached_ceilings(const std::string& uuid) {
+std::optional<measured_ceilings> load_cached_ceilings(const std::string &uuid) {
   const std::filesystem::path file = ceilings_cache_file(uuid);
   std::ifstream in(file);
   if (!in)
@@ -146,7 +149,7 @@ std::optional<measured_ceilings> load_cached_ceilings(const std::string& uuid) {
   return parse_ceilings(text.str(), file.string());
 }
 
-void save_ceilings(const measured_ceilings& ceilings) {
+void save_ceilings(const measured_ceilings &ceilings) {
   const std::filesystem::path file = ceilings_cache_file(ceilings.uuid);
   std::error_code ec;
   std::filesystem::create_directories(file.parent_path(), ec);

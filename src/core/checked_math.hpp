@@ -17,9 +17,10 @@ inline std::optional<std::int64_t> checked_product(std::initializer_list<std::in
 }
 
 /// The sum of non-negative terms, or nullopt when it overflows 64 bits.
-inline std::optional<std::int64_t> checked_sum(std::initializer_list<std::optional<std::int64_t>> terms) {
+inline std::optional<std::int64_t>
+checked_sum(std::initializer_list<std::optional<std::int64_t>> terms) {
   std::int64_t sum = 0;
-  for (const auto& term : terms)
+  for (const auto &term : terms)
     if (!term || __builtin_add_overflow(sum, *term, &sum))
       return std::nullopt;
   return sum;

@@ -23,7 +23,7 @@ std::string_view to_string(time_source s) {
 
 namespace {
 
-double sum_where(const gpu_result& g, const std::vector<bool>& selected) {
+double sum_where(const gpu_result &g, const std::vector<bool> &selected) {
   double total = 0;
   for (std::size_t i = 0; i < g.op_times_s.size(); ++i)
     if (selected[i])
@@ -31,18 +31,19 @@ double sum_where(const gpu_result& g, const std::vector<bool>& selected) {
   return total;
 }
 
-verdict decide(const comparison& c, precision net_precision) {
+verdict decide(const comparison &c, precision net_precision) {
   verdict v;
-  const gpu_result& base = c.gpus.front();
-  const gpu_result* fastest = &base;
-  for (const gpu_result& g : c.gpus)
+  const gpu_result &base = c.gpus.front();
+  const gpu_result *fastest = &base;
+  for (const gpu_result &g : c.gpus)
     if (g.speedup > fastest->speedup)
       fastest = &g;
   v.fastest = fastest->analysis.device.name;
   v.speedup = fastest->speedup;
   const std::string base_name = base.analysis.device.name;
   if (fastest == &base) {
-    v.text = fmt::format("{} is the fastest of these GPUs for {} at batch {}.", base_name, c.network_name, c.batch);
+    v.text = fmt::format("{} is the fastest of these GPUs for {} at batch {}.", base_name,
+                         c.network_name, c.batch);
   } else {
     // Split the baseline's step into its memory- and compute-bound ops and see what each gains.
     std::vector<bool> memory(base.op_times_s.size()), compute(base.op_times_s.size());
@@ -53,34 +54,40 @@ verdict decide(const comparison& c, precision net_precision) {
       turned += memory[i] && fastest->analysis.ops[i].prediction.bound == bound::compute;
     }
     const double base_memory = sum_where(base, memory), fast_memory = sum_where(*fastest, memory);
-    const double base_compute = sum_where(base, compute), fast_compute = sum_where(*fastest, compute);
-    const gpu_spec& b = base.analysis.device;
-    const gpu_spec& f = fastest->analysis.device;
+    const double base_compute = sum_where(base, compute),
+                 fast_compute = sum_where(*fastest, compute);
+    const gpu_spec &b = base.analysis.device;
+    const gpu_spec &f = fastest->analysis.device;
     std::vector<std::string> why;
     if (base_memory > 0 && fast_memory > 0)
-      why.push_back(fmt::format("{:.0f}% of {}'s time is memory-bound and gains {:.2f}× (DRAM bandwidth ×{:.2f})",
-                                100 * base_memory / base.step_time_s, base_name, base_memory / fast_memory,
-                                f.dram_bytes_per_s / b.dram_bytes_per_s));
+      why.push_back(fmt::format(
+          "{:.0f}% of {}'s time is memory-bound and gains {:.2f}× (DRAM bandwidth ×{:.2f})",
+          100 * base_memory / base.step_time_s, base_name, base_memory / fast_memory,
+          f.dram_bytes_per_s / b.dram_bytes_per_s));
     if (base_compute > 0 && fast_compute > 0) {
-      const std::string peak = b.supports(net_precision) && f.supports(net_precision)
-                                   ? fmt::format(" ({} peak ×{:.2f})", to_string(net_precision),
-                                                 f.peak_flop_per_s(net_precision) / b.peak_flop_per_s(net_precision))
-                                   : std::string{};
-      why.push_back(fmt::format("the compute-bound {:.0f}% gains {:.2f}×{}", 100 * base_compute / base.step_time_s,
-                                base_compute / fast_compute, peak));
+      const std::string peak =
+          b.supports(net_precision) && f.supports(net_precision)
+              ? fmt::format(" ({} peak ×{:.2f})", to_string(net_precision),
+                            f.peak_flop_per_s(net_precision) / b.peak_flop_per_s(net_precision))
+              : std::string{};
+      why.push_back(fmt::format("the compute-bound {:.0f}% gains {:.2f}×{}",
+                                100 * base_compute / base.step_time_s, base_compute / fast_compute,
+                                peak));
     }
     if (turned > 0)
-      why.push_back(fmt::format("{} op{} turn{} compute-bound on {}", turned, turned == 1 ? "" : "s",
-                                turned == 1 ? "s" : "", v.fastest));
-    v.text = fmt::format("{} is {:.2f}× faster than {} here ({} → {} per step)", v.fastest, v.speedup, base_name,
-                         detail::duration(base.step_time_s), detail::duration(fastest->step_time_s));
+      why.push_back(fmt::format("{} op{} turn{} compute-bound on {}", turned,
+                                turned == 1 ? "" : "s", turned == 1 ? "s" : "", v.fastest));
+    v.text = fmt::format("{} is {:.2f}× faster than {} here ({} → {} per step)", v.fastest,
+                         v.speedup, base_name, detail::duration(base.step_time_s),
+                         detail::duration(fastest->step_time_s));
     for (std::size_t i = 0; i < why.size(); ++i)
       v.text += (i == 0 ? ": " : "; ") + why[i];
     v.text += ".";
   }
-  const gpu_result* cheapest = nullptr;
-  for (const gpu_result& g : c.gpus)
-    if (g.usd_per_million_tokens && (!cheapest || *g.usd_per_million_tokens < *cheapest->usd_per_million_tokens))
+  const gpu_result *cheapest = nullptr;
+  for (const gpu_result &g : c.gpus)
+    if (g.usd_per_million_tokens &&
+        (!cheapest || *g.usd_per_million_tokens < *cheapest->usd_per_million_tokens))
       cheapest = &g;
   if (cheapest) {
     v.cheapest = cheapest->analysis.device.name;
@@ -92,42 +99,44 @@ verdict decide(const comparison& c, precision net_precision) {
 
 } // namespace
 
-model_parameters common_parameters(const std::vector<gpu_spec>& specs) {
-  for (const gpu_spec& spec : specs)
+model_parameters common_parameters(const std::vector<gpu_spec> &specs) {
+  for (const gpu_spec &spec : specs)
     if (spec.calibration)
       return *spec.calibration;
   return model_parameters{};
 }
 
-comparison compare(const network& net, const std::vector<compared_gpu>& gpus,
-                   const std::map<std::string, double>& prices) {
+comparison compare(const network &net, const std::vector<compared_gpu> &gpus,
+                   const std::map<std::string, double> &prices) {
   comparison c;
   c.network_name = net.name;
   c.batch = net.batch;
   c.seq_len = net.seq_len;
-  const compared_gpu* measured = nullptr;
-  for (const compared_gpu& g : gpus)
+  const compared_gpu *measured = nullptr;
+  for (const compared_gpu &g : gpus)
     if (g.measured)
       measured = &g;
   std::optional<report> measured_prediction; // the measured GPU's own predictions, to scale from
   if (measured)
     measured_prediction = analyze(net, measured->model, measured->selection);
-  for (const compared_gpu& g : gpus) {
+  for (const compared_gpu &g : gpus) {
     gpu_result result;
     result.analysis = analyze(net, g.model, g.selection);
     const std::size_t ops = result.analysis.ops.size();
     for (std::size_t i = 0; i < ops; ++i) {
-      const op_report& entry = result.analysis.ops[i];
+      const op_report &entry = result.analysis.ops[i];
       double time = entry.prediction.time_s;
       time_source source = time_source::predicted;
-      const std::optional<measurement>& m = measured ? measured->measured->ops[i].measured : std::nullopt;
+      const std::optional<measurement> &m =
+          measured ? measured->measured->ops[i].measured : std::nullopt;
       if (m && m->status == measurement_status::measured) {
         if (&g == measured) {
           time = m->time_s;
           source = time_source::measured;
         } else {
           // What the two GPUs' models say about each other, applied to what was measured.
-          time = m->time_s * entry.prediction.time_s / measured_prediction->ops[i].prediction.time_s;
+          time =
+              m->time_s * entry.prediction.time_s / measured_prediction->ops[i].prediction.time_s;
           source = time_source::scaled_from_measured;
         }
       }
@@ -142,7 +151,7 @@ comparison compare(const network& net, const std::vector<compared_gpu>& gpus,
     result.memory_bound_share = result.step_time_s > 0 ? memory / result.step_time_s : 0;
     result.samples_per_s = static_cast<double>(net.batch) / result.step_time_s;
     result.tokens_per_s = static_cast<double>(net.batch * net.seq_len) / result.step_time_s;
-    const gpu_spec& spec = result.analysis.device;
+    const gpu_spec &spec = result.analysis.device;
     if (auto price = prices.find(spec.name); price != prices.end())
       result.usd_per_hour = price->second;
     else
@@ -151,7 +160,7 @@ comparison compare(const network& net, const std::vector<compared_gpu>& gpus,
       result.usd_per_million_tokens = *result.usd_per_hour / 3600.0 / result.tokens_per_s * 1e6;
     c.gpus.push_back(std::move(result));
   }
-  for (gpu_result& g : c.gpus)
+  for (gpu_result &g : c.gpus)
     g.speedup = c.gpus.front().step_time_s / g.step_time_s;
   c.verdict = decide(c, net.precision);
   return c;
@@ -164,11 +173,11 @@ using detail::cell;
 using detail::text_table;
 using nlohmann::json;
 
-std::string optional_money(std::optional<double> value, const char* format) {
+std::string optional_money(std::optional<double> value, const char *format) {
   return value ? fmt::format(fmt::runtime(format), *value) : std::string("—");
 }
 
-text_table totals_table(const std::vector<comparison>& comparisons) {
+text_table totals_table(const std::vector<comparison> &comparisons) {
   text_table table;
   table.columns = {{"batch", "batch"},
                    {"gpu", "gpu", align::left},
@@ -180,12 +189,14 @@ text_table totals_table(const std::vector<comparison>& comparisons) {
                    {"memory-bound", "memory_bound_share"},
                    {"$/h", "usd_per_hour"},
                    {"$/M tokens", "usd_per_million_tokens"}};
-  for (const comparison& c : comparisons)
-    for (const gpu_result& g : c.gpus) {
-      const bool any_measured = std::any_of(g.sources.begin(), g.sources.end(),
-                                            [](time_source s) { return s != time_source::predicted; });
+  for (const comparison &c : comparisons)
+    for (const gpu_result &g : c.gpus) {
+      const bool any_measured = std::any_of(g.sources.begin(), g.sources.end(), [](time_source s) {
+        return s != time_source::predicted;
+      });
       // Only GEMMs run on the GPU: the memory-bound ops of a measured side stay predicted.
-      const bool own = std::find(g.sources.begin(), g.sources.end(), time_source::measured) != g.sources.end();
+      const bool own =
+          std::find(g.sources.begin(), g.sources.end(), time_source::measured) != g.sources.end();
       const std::string source = !any_measured ? "predicted"
                                  : own         ? "GEMMs measured"
                                                : "GEMMs scaled from measured";
@@ -198,7 +209,8 @@ text_table totals_table(const std::vector<comparison>& comparisons) {
            {detail::significant(g.samples_per_s), detail::raw(g.samples_per_s)},
            {detail::significant(g.tokens_per_s), detail::raw(g.tokens_per_s)},
            {detail::percent(g.memory_bound_share), detail::raw(g.memory_bound_share)},
-           {optional_money(g.usd_per_hour, "{:.2f}"), g.usd_per_hour ? detail::raw(*g.usd_per_hour) : std::string{}},
+           {optional_money(g.usd_per_hour, "{:.2f}"),
+            g.usd_per_hour ? detail::raw(*g.usd_per_hour) : std::string{}},
            {optional_money(g.usd_per_million_tokens, "{:.4g}"),
             g.usd_per_million_tokens ? detail::raw(*g.usd_per_million_tokens) : std::string{}}});
     }
@@ -206,27 +218,31 @@ text_table totals_table(const std::vector<comparison>& comparisons) {
 }
 
 /// Per op: time per run on each GPU, its speedup over the baseline and its bound (m/c).
-text_table ops_table(const comparison& c) {
+text_table ops_table(const comparison &c) {
   text_table table;
-  table.columns = {{"layer", "layer", align::left}, {"pass", "pass", align::left}, {"runs", "count"}};
-  for (const gpu_result& g : c.gpus)
+  table.columns = {
+      {"layer", "layer", align::left}, {"pass", "pass", align::left}, {"runs", "count"}};
+  for (const gpu_result &g : c.gpus)
     table.columns.push_back({g.analysis.device.name, g.analysis.device.name + "_time_us"});
-  const gpu_result& base = c.gpus.front();
+  const gpu_result &base = c.gpus.front();
   for (std::size_t i = 0; i < base.op_times_s.size(); ++i) {
-    const op& o = base.analysis.ops[i].op;
+    const op &o = base.analysis.ops[i].op;
     std::vector<cell> row{{o.layer}, {std::string(to_string(o.pass))}, {std::to_string(o.count)}};
-    for (const gpu_result& g : c.gpus) {
+    for (const gpu_result &g : c.gpus) {
       const bool memory = g.analysis.ops[i].prediction.bound == bound::memory;
-      const std::string speed = &g == &base ? std::string{} : fmt::format(" ×{:.2f}", base.op_times_s[i] / g.op_times_s[i]);
+      const std::string speed = &g == &base
+                                    ? std::string{}
+                                    : fmt::format(" ×{:.2f}", base.op_times_s[i] / g.op_times_s[i]);
       row.push_back({detail::duration(g.op_times_s[i]) + speed + (memory ? " m" : " c"),
-                     detail::raw(g.op_times_s[i] * 1e6), memory ? detail::tone::warn : detail::tone::plain});
+                     detail::raw(g.op_times_s[i] * 1e6),
+                     memory ? detail::tone::warn : detail::tone::plain});
     }
     table.rows.push_back(std::move(row));
   }
   return table;
 }
 
-json gpu_json(const comparison& c, const gpu_result& g) {
+json gpu_json(const comparison &c, const gpu_result &g) {
   json ops = json::array();
   for (std::size_t i = 0; i < g.analysis.ops.size(); ++i) {
     json entry = detail::op_json(g.analysis.ops[i]);
@@ -250,22 +266,22 @@ json gpu_json(const comparison& c, const gpu_result& g) {
             {"usd_per_million_tokens", optional(g.usd_per_million_tokens)}}}};
 }
 
-json verdict_json(const verdict& v) {
+json verdict_json(const verdict &v) {
   return {{"fastest", v.fastest},
           {"speedup", v.speedup},
           {"cheapest", v.cheapest ? json(*v.cheapest) : json(nullptr)},
           {"text", v.text}};
 }
 
-json comparison_json(const std::vector<comparison>& comparisons) {
-  const comparison& first = comparisons.front();
+json comparison_json(const std::vector<comparison> &comparisons) {
+  const comparison &first = comparisons.front();
   json gpus = json::array();
-  for (const gpu_result& g : first.gpus)
+  for (const gpu_result &g : first.gpus)
     gpus.push_back(gpu_json(first, g));
   json sweep = json::array();
-  for (const comparison& c : comparisons) {
+  for (const comparison &c : comparisons) {
     json summary = json::array();
-    for (const gpu_result& g : c.gpus)
+    for (const gpu_result &g : c.gpus)
       summary.push_back({{"name", g.analysis.device.name},
                          {"predicted_time_us", g.step_time_s * 1e6},
                          {"speedup", g.speedup},
@@ -277,7 +293,8 @@ json comparison_json(const std::vector<comparison>& comparisons) {
   return {{"schema_version", json_schema_version},
           {"tool", {{"name", "roofline-advise"}, {"version", version()}}},
           {"kind", "comparison"},
-          {"network", {{"name", first.network_name}, {"batch", first.batch}, {"seq_len", first.seq_len}}},
+          {"network",
+           {{"name", first.network_name}, {"batch", first.batch}, {"seq_len", first.seq_len}}},
           {"baseline", first.gpus.front().analysis.device.name},
           {"gpus", gpus},
           {"verdict", verdict_json(first.verdict)},
@@ -286,8 +303,8 @@ json comparison_json(const std::vector<comparison>& comparisons) {
 
 } // namespace
 
-void write_comparison(const std::vector<comparison>& comparisons, output_format format, std::ostream& out,
-                      const write_options& options) {
+void write_comparison(const std::vector<comparison> &comparisons, output_format format,
+                      std::ostream &out, const write_options &options) {
   if (comparisons.empty())
     return;
   if (format == output_format::json) {
@@ -299,17 +316,20 @@ void write_comparison(const std::vector<comparison>& comparisons, output_format 
     return;
   }
   const bool markdown = format == output_format::markdown;
-  const auto render = [&](const text_table& t) {
+  const auto render = [&](const text_table &t) {
     markdown ? detail::render_markdown(t, out) : detail::render_aligned(t, out, options.colour);
   };
-  const comparison& first = comparisons.front();
-  const std::string title = fmt::format("{} on {} GPUs, baseline {} (seq_len {})", first.network_name,
-                                        first.gpus.size(), first.gpus.front().analysis.device.name, first.seq_len);
+  const comparison &first = comparisons.front();
+  const std::string title =
+      fmt::format("{} on {} GPUs, baseline {} (seq_len {})", first.network_name, first.gpus.size(),
+                  first.gpus.front().analysis.device.name, first.seq_len);
   out << (markdown ? "## " + title : detail::bold(title, options.colour)) << "\n\n";
   render(totals_table(comparisons));
-  for (const comparison& c : comparisons)
-    out << '\n' << (markdown ? "" : "") << detail::bold("batch " + std::to_string(c.batch) + ": " + c.verdict.text,
-                                                         options.colour && !markdown)
+  for (const comparison &c : comparisons)
+    out << '\n'
+        << (markdown ? "" : "")
+        << detail::bold("batch " + std::to_string(c.batch) + ": " + c.verdict.text,
+                        options.colour && !markdown)
         << '\n';
   if (comparisons.size() == 1) {
     out << '\n';

@@ -12,24 +12,49 @@ namespace {
 using p = precision;
 
 // Dense FLOP per clock per SM (FMA = 2). Hopper's row was read from the counters' peak_sustained
-// values on an H200 (../shared/notes/cupti-device-cublas.md); the others are datasheet totals divided
-// by SMs × clock, cross-checked: V100 80×1024×1.53 GHz = 125 TF, A100 108×2048×1.41 GHz = 312 TF.
-// Blackwell (sm_100) is derived from B200 datasheet totals and not verified on hardware.
+// values on an H200 (../shared/notes/cupti-device-cublas.md); the others are datasheet totals
+// divided by SMs × clock, cross-checked: V100 80×1024×1.53 GHz = 125 TF, A100 108×2048×1.41 GHz =
+// 312 TF. Blackwell (sm_100) is derived from B200 datasheet totals and not verified on hardware.
 const sm_rates volta{"volta", {{p::fp64, 64}, {p::fp32, 128}, {p::fp16, 1024}}};
 const sm_rates turing{"turing", {{p::fp64, 4}, {p::fp32, 128}, {p::fp16, 1024}, {p::int8, 2048}}};
 const sm_rates ampere{"ampere",
-                {{p::fp64, 128}, {p::fp32, 128}, {p::tf32, 1024}, {p::fp16, 2048}, {p::bf16, 2048}, {p::int8, 4096}}};
+                      {{p::fp64, 128},
+                       {p::fp32, 128},
+                       {p::tf32, 1024},
+                       {p::fp16, 2048},
+                       {p::bf16, 2048},
+                       {p::int8, 4096}}};
 const sm_rates ga10x{"ampere",
-               {{p::fp64, 4}, {p::fp32, 256}, {p::tf32, 512}, {p::fp16, 1024}, {p::bf16, 1024}, {p::int8, 2048}}};
+                     {{p::fp64, 4},
+                      {p::fp32, 256},
+                      {p::tf32, 512},
+                      {p::fp16, 1024},
+                      {p::bf16, 1024},
+                      {p::int8, 2048}}};
 const sm_rates ada{"ada",
-             {{p::fp64, 4}, {p::fp32, 256}, {p::tf32, 512}, {p::fp16, 1024}, {p::bf16, 1024}, {p::fp8, 2048},
-              {p::int8, 2048}}};
+                   {{p::fp64, 4},
+                    {p::fp32, 256},
+                    {p::tf32, 512},
+                    {p::fp16, 1024},
+                    {p::bf16, 1024},
+                    {p::fp8, 2048},
+                    {p::int8, 2048}}};
 const sm_rates hopper{"hopper",
-                {{p::fp64, 256}, {p::fp32, 256}, {p::tf32, 2048}, {p::fp16, 4096}, {p::bf16, 4096}, {p::fp8, 8192},
-                 {p::int8, 8192}}};
+                      {{p::fp64, 256},
+                       {p::fp32, 256},
+                       {p::tf32, 2048},
+                       {p::fp16, 4096},
+                       {p::bf16, 4096},
+                       {p::fp8, 8192},
+                       {p::int8, 8192}}};
 const sm_rates blackwell{"blackwell",
-                   {{p::fp64, 128}, {p::fp32, 256}, {p::tf32, 4096}, {p::fp16, 8192}, {p::bf16, 8192},
-                    {p::fp8, 16384}, {p::int8, 16384}}};
+                         {{p::fp64, 128},
+                          {p::fp32, 256},
+                          {p::tf32, 4096},
+                          {p::fp16, 8192},
+                          {p::bf16, 8192},
+                          {p::fp8, 16384},
+                          {p::int8, 16384}}};
 
 } // namespace
 
@@ -56,16 +81,17 @@ std::optional<sm_rates> sm_rates_for(int cc_major, int cc_minor, bool geforce) {
   return rates;
 }
 
-double theoretical_dram_bytes_per_s(const device_description& d) {
+double theoretical_dram_bytes_per_s(const device_description &d) {
   return 2.0 * d.memory_clock_hz * d.memory_bus_width_bits / 8.0;
 }
 
-gpu_spec theoretical_spec(const device_description& d) {
+gpu_spec theoretical_spec(const device_description &d) {
   const bool geforce = d.name.find("GeForce") != std::string::npos;
   const auto rates = sm_rates_for(d.cc_major, d.cc_minor, geforce);
   if (!rates)
     throw error("no per-SM rate table for compute capability " + std::to_string(d.cc_major) + "." +
-                std::to_string(d.cc_minor) + " (" + d.name + "); analyse against a spec with --gpu");
+                std::to_string(d.cc_minor) + " (" + d.name +
+                "); analyse against a spec with --gpu");
   gpu_spec spec;
   spec.name = "local";
   spec.display_name = d.name;
@@ -76,20 +102,20 @@ gpu_spec theoretical_spec(const device_description& d) {
   spec.memory_bytes = d.memory_bytes;
   spec.dram_bytes_per_s = theoretical_dram_bytes_per_s(d);
   spec.l2_bytes = d.l2_bytes;
-  for (const auto& [prec, per_clock] : rates->flop_per_clock)
+  for (const auto &[prec, per_clock] : rates->flop_per_clock)
     spec.peaks[prec].dense_flop_per_s = d.sm_count * d.sm_clock_hz * per_clock;
   spec.origin = "device query";
   return spec;
 }
 
-const gpu_spec* matching_spec(const spec_catalog& catalog, const device_description& d) {
+const gpu_spec *matching_spec(const spec_catalog &catalog, const device_description &d) {
   // Form factors of one chip (V100 SXM2 and PCIe, A100 SXM4 and PCIe) share compute capability, SM
   // count and memory size; their clocks and bandwidth tell them apart.
   const std::string cc = std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor);
   const double bandwidth = theoretical_dram_bytes_per_s(d);
-  const gpu_spec* best = nullptr;
+  const gpu_spec *best = nullptr;
   double best_distance = 0;
-  for (const gpu_spec& spec : catalog.specs()) {
+  for (const gpu_spec &spec : catalog.specs()) {
     if (spec.compute_capability != cc || spec.sm_count != d.sm_count ||
         std::fabs(spec.memory_bytes - d.memory_bytes) > 0.15 * spec.memory_bytes)
       continue;

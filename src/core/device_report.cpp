@@ -9,12 +9,13 @@
 
 namespace roofline {
 
-gpu_spec local_spec(const device_report& r) {
+gpu_spec local_spec(const device_report &r) {
   gpu_spec spec = r.datasheet ? *r.datasheet : r.theoretical;
   spec.name = "local";
   spec.aliases.clear();
   spec.display_name = r.device.name;
-  spec.origin = r.datasheet ? r.datasheet->origin + " (matched by device query)" : r.theoretical.origin;
+  spec.origin =
+      r.datasheet ? r.datasheet->origin + " (matched by device query)" : r.theoretical.origin;
   return r.ceilings ? apply_ceilings(spec, *r.ceilings) : spec;
 }
 
@@ -49,13 +50,13 @@ struct roof_row {
   std::optional<double> ridge;
 };
 
-std::vector<roof_row> roof_rows(const device_report& r) {
+std::vector<roof_row> roof_rows(const device_report &r) {
   const auto measured_dram = r.ceilings ? r.ceilings->dram_bytes_per_s() : std::nullopt;
   const gpu_spec used = local_spec(r); // the ridge analyses use
   std::vector<roof_row> rows;
   rows.push_back({"DRAM bandwidth", "TB/s", 1e12, r.theoretical.dram_bytes_per_s,
-                  r.datasheet ? std::optional(r.datasheet->dram_bytes_per_s) : std::nullopt, measured_dram,
-                  std::nullopt});
+                  r.datasheet ? std::optional(r.datasheet->dram_bytes_per_s) : std::nullopt,
+                  measured_dram, std::nullopt});
   for (precision p : all_precisions) {
     roof_row row{std::string(to_string(p)), "TFLOP/s", 1e12};
     if (r.theoretical.supports(p))
@@ -77,26 +78,31 @@ std::string value_text(std::optional<double> value, double scale) {
   return value ? significant(*value / scale, 4) : std::string("—");
 }
 
-text_table roof_table(const device_report& r) {
+text_table roof_table(const device_report &r) {
   text_table table;
   const std::string datasheet = r.datasheet ? "datasheet " + r.datasheet->name : "datasheet";
-  table.columns = {{"roof", "roof", align::left},  {"unit", "unit", align::left},
-                   {"theory", "theoretical"},      {datasheet, "datasheet"},
+  table.columns = {{"roof", "roof", align::left},
+                   {"unit", "unit", align::left},
+                   {"theory", "theoretical"},
+                   {datasheet, "datasheet"},
                    {"theory/sheet", "theory_vs_datasheet"},
-                   {"measured", "measured"},       {"measured/theory", "measured_vs_theoretical"},
+                   {"measured", "measured"},
+                   {"measured/theory", "measured_vs_theoretical"},
                    {"ridge FLOP/B", "ridge_intensity"}};
-  for (const roof_row& row : roof_rows(r)) {
-    const auto optional_raw = [](std::optional<double> v) { return v ? raw(*v) : std::string{}; }; // empty CSV field
-    table.rows.push_back({{row.name},
-                          {row.unit, row.unit == "TB/s" ? "B/s" : "FLOP/s"},
-                          {value_text(row.theoretical, row.scale), optional_raw(row.theoretical)},
-                          {value_text(row.datasheet, row.scale), optional_raw(row.datasheet)},
-                          {signed_difference(row.theoretical, row.datasheet), std::string{}},
-                          {value_text(row.measured, row.scale), optional_raw(row.measured), tone::good},
-                          {ratio_text(row.measured, row.theoretical),
-                           row.measured && row.theoretical ? raw(*row.measured / *row.theoretical) : std::string{}},
-                          {row.ridge ? significant(*row.ridge) : "—",
-                           optional_raw(row.ridge)}});
+  for (const roof_row &row : roof_rows(r)) {
+    const auto optional_raw = [](std::optional<double> v) {
+      return v ? raw(*v) : std::string{};
+    }; // empty CSV field
+    table.rows.push_back(
+        {{row.name},
+         {row.unit, row.unit == "TB/s" ? "B/s" : "FLOP/s"},
+         {value_text(row.theoretical, row.scale), optional_raw(row.theoretical)},
+         {value_text(row.datasheet, row.scale), optional_raw(row.datasheet)},
+         {signed_difference(row.theoretical, row.datasheet), std::string{}},
+         {value_text(row.measured, row.scale), optional_raw(row.measured), tone::good},
+         {ratio_text(row.measured, row.theoretical),
+          row.measured && row.theoretical ? raw(*row.measured / *row.theoretical) : std::string{}},
+         {row.ridge ? significant(*row.ridge) : "—", optional_raw(row.ridge)}});
   }
   return table;
 }
@@ -111,17 +117,22 @@ std::string unit_of(ceiling_kind kind) {
   return "";
 }
 
-double display_scale(ceiling_kind kind) { return kind == ceiling_kind::latency ? 1e-6 : 1e12; }
+double display_scale(ceiling_kind kind) {
+  return kind == ceiling_kind::latency ? 1e-6 : 1e12;
+}
 
-text_table measurement_table(const measured_ceilings& ceilings) {
+text_table measurement_table(const measured_ceilings &ceilings) {
   text_table table;
-  table.columns = {{"measurement", "name", align::left}, {"value", "value"}, {"unit", "unit", align::left},
-                   {"spread", "spread"},                 {"method", "method", align::left}};
-  for (const ceiling_result& m : ceilings.results) {
+  table.columns = {{"measurement", "name", align::left},
+                   {"value", "value"},
+                   {"unit", "unit", align::left},
+                   {"spread", "spread"},
+                   {"method", "method", align::left}};
+  for (const ceiling_result &m : ceilings.results) {
     const bool failed = !m.failure.empty();
     table.rows.push_back({{m.name},
-                          {failed ? "failed" : significant(m.value / display_scale(m.kind), 4), raw(m.value),
-                           failed ? tone::warn : tone::plain},
+                          {failed ? "failed" : significant(m.value / display_scale(m.kind), 4),
+                           raw(m.value), failed ? tone::warn : tone::plain},
                           {unit_of(m.kind)},
                           {failed ? "—" : percent(m.spread), raw(m.spread)},
                           {failed ? m.failure : m.method}});
@@ -129,30 +140,35 @@ text_table measurement_table(const measured_ceilings& ceilings) {
   return table;
 }
 
-std::vector<std::string> header_lines(const device_report& r) {
-  const device_description& d = r.device;
-  return {fmt::format("{} · {} · compute capability {}.{} · {} SMs at up to {} MHz · {:.1f} GB · L2 {} MiB", d.name,
-                      d.uuid, d.cc_major, d.cc_minor, d.sm_count, significant(d.sm_clock_hz / 1e6, 4),
-                      d.memory_bytes / 1e9, significant(d.l2_bytes / (1024.0 * 1024.0))),
+std::vector<std::string> header_lines(const device_report &r) {
+  const device_description &d = r.device;
+  return {fmt::format(
+              "{} · {} · compute capability {}.{} · {} SMs at up to {} MHz · {:.1f} GB · L2 {} MiB",
+              d.name, d.uuid, d.cc_major, d.cc_minor, d.sm_count,
+              significant(d.sm_clock_hz / 1e6, 4), d.memory_bytes / 1e9,
+              significant(d.l2_bytes / (1024.0 * 1024.0))),
           fmt::format("memory: {} MHz × {}-bit bus × 2 (DDR) → {} TB/s · driver {} · runtime {}",
                       significant(d.memory_clock_hz / 1e6, 4), d.memory_bus_width_bits,
-                      significant(theoretical_dram_bytes_per_s(d) / 1e12, 4), d.driver_version, d.runtime_version)};
+                      significant(theoretical_dram_bytes_per_s(d) / 1e12, 4), d.driver_version,
+                      d.runtime_version)};
 }
 
-std::string footer(const device_report& r) {
-  std::string text = "theory: SMs × max clock × dense FLOP/clock/SM of the architecture; ridge: what analyses "
-                     "with --gpu auto use (measured roofs where there are any, else the datasheet's, else theory)";
+std::string footer(const device_report &r) {
+  std::string text =
+      "theory: SMs × max clock × dense FLOP/clock/SM of the architecture; ridge: what analyses "
+      "with --gpu auto use (measured roofs where there are any, else the datasheet's, else theory)";
   if (!r.ceilings)
-    text += "\nno measured ceilings yet: `roofline-advise device --measure` measures and caches them";
+    text +=
+        "\nno measured ceilings yet: `roofline-advise device --measure` measures and caches them";
   else
     text += "\nceilings: " + r.ceilings_source + " (measured " + r.ceilings->measured_at + ")";
   return text;
 }
 
-json device_report_json(const device_report& r) {
-  const device_description& d = r.device;
+json device_report_json(const device_report &r) {
+  const device_description &d = r.device;
   json roofs = json::array();
-  for (const roof_row& row : roof_rows(r)) {
+  for (const roof_row &row : roof_rows(r)) {
     const auto value = [](std::optional<double> v) { return v ? json(*v) : json(nullptr); };
     roofs.push_back({{"roof", row.name},
                      {"unit", row.unit == "TB/s" ? "bytes_per_s" : "flop_per_s"},
@@ -163,7 +179,7 @@ json device_report_json(const device_report& r) {
   }
   json measurements = json::array();
   if (r.ceilings)
-    for (const ceiling_result& m : r.ceilings->results)
+    for (const ceiling_result &m : r.ceilings->results)
       measurements.push_back({{"name", m.name},
                               {"kind", m.kind == ceiling_kind::latency     ? "latency_s"
                                        : m.kind == ceiling_kind::flop_rate ? "flop_per_s"
@@ -172,7 +188,8 @@ json device_report_json(const device_report& r) {
                               {"spread", m.spread},
                               {"method", m.method},
                               {"failure", m.failure},
-                              {"precision", m.precision ? json(std::string(to_string(*m.precision))) : json(nullptr)}});
+                              {"precision", m.precision ? json(std::string(to_string(*m.precision)))
+                                                        : json(nullptr)}});
   return {{"schema_version", json_schema_version},
           {"tool", {{"name", "roofline-advise"}, {"version", version()}}},
           {"device",
@@ -196,17 +213,13 @@ json device_report_json(const device_report& r) {
 
 } // namespace
 
-void write_device_report(const device_report& r, output_format format, std::ostream& out,
-                         const write_options& options) {
+void write_device_report(const device_report &r, output_format format, std::ostream &out,
+                         const write_options &options) {
   switch (format) {
-  case output_format::json:
-    out << device_report_json(r).dump(2) << '\n';
-    return;
-  case output_format::csv:
-    detail::render_csv(roof_table(r), out);
-    return;
+  case output_format::json: out << device_report_json(r).dump(2) << '\n'; return;
+  case output_format::csv: detail::render_csv(roof_table(r), out); return;
   case output_format::markdown:
-    for (const std::string& line : header_lines(r))
+    for (const std::string &line : header_lines(r))
       out << line << "\n\n";
     detail::render_markdown(roof_table(r), out);
     if (r.ceilings) {
@@ -216,7 +229,7 @@ void write_device_report(const device_report& r, output_format format, std::ostr
     out << '\n' << footer(r) << '\n';
     return;
   case output_format::table:
-    for (const std::string& line : header_lines(r))
+    for (const std::string &line : header_lines(r))
       out << detail::bold(line, options.colour) << '\n';
     out << '\n';
     detail::render_aligned(roof_table(r), out, options.colour);

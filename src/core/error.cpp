@@ -13,10 +13,10 @@ std::string source_location::to_string() const {
   return text;
 }
 
-input_error::input_error(source_location where, const std::string& message)
+input_error::input_error(source_location where, const std::string &message)
     : error(where.file.empty() ? message : where.to_string() + ": " + message),
       m_where(std::move(where)), m_message(message) {}
 
-input_error::input_error(const std::string& message) : error(message), m_message(message) {}
+input_error::input_error(const std::string &message) : error(message), m_message(message) {}
 
 } // namespace roofline

@@ -16,7 +16,9 @@ int row_alignment_bytes(std::int64_t elements, precision p) {
   return alignment;
 }
 
-std::int64_t alignment_elements(precision p) { return 16 / element_bytes(p); }
+std::int64_t alignment_elements(precision p) {
+  return 16 / element_bytes(p);
+}
 
 namespace {
 
@@ -32,20 +34,26 @@ const std::vector<tile> tensor_tiles{{128, 256}, {256, 128}, {128, 128}, {128, 6
                                      {8, 256},   {16, 64},   {16, 128},  {32, 64},  {32, 128}};
 // CUDA-core (SIMT) GEMMs use mid-sized tiles; skinny ones only for GEMV-like M.
 const std::vector<tile> simt_tiles{{128, 128}, {64, 128}, {128, 64}, {64, 64}};
-const std::vector<tile> simt_and_skinny_tiles{{128, 128}, {64, 128}, {128, 64}, {64, 64}, {8, 64},  {8, 128},
-                                              {8, 256},   {16, 64},  {16, 128}, {32, 64}, {32, 128}};
+const std::vector<tile> simt_and_skinny_tiles{{128, 128}, {64, 128}, {128, 64}, {64, 64},
+                                              {8, 64},    {8, 128},  {8, 256},  {16, 64},
+                                              {16, 128},  {32, 64},  {32, 128}};
 constexpr int split_k_factors[] = {1, 2, 4, 8, 16};
-constexpr std::int64_t min_split_k_depth = 256; // cuBLAS does not split K below a few pipeline stages
+constexpr std::int64_t min_split_k_depth =
+    256; // cuBLAS does not split K below a few pipeline stages
 constexpr std::int64_t k_step = 64;
 
-bool runs_on_tensor_cores(precision p) { return p != precision::fp32 && p != precision::fp64; }
+bool runs_on_tensor_cores(precision p) {
+  return p != precision::fp32 && p != precision::fp64;
+}
 
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return (a + b - 1) / b;
+}
 
 } // namespace
 
-gemm_estimate estimate_gemm(const gemm_shape& s, precision p, double peak_flop_per_s, const gpu_spec& gpu,
-                            const model_parameters& params) {
+gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_per_s,
+                            const gpu_spec &gpu, const model_parameters &params) {
   gemm_estimate best;
   const double element = element_bytes(p);
   const double sms = gpu.sm_count;
@@ -69,12 +77,12 @@ gemm_estimate estimate_gemm(const gemm_shape& s, precision p, double peak_flop_p
   // tensor-core rate is a fraction of the peak.
   sm_rate /= slowdown;
 
-  const std::vector<tile>& menu = misaligned                ? simt_tiles // the fallback kernels' 64/128 tiles
+  const std::vector<tile> &menu = misaligned ? simt_tiles // the fallback kernels' 64/128 tiles
                                   : runs_on_tensor_cores(p) ? tensor_tiles
-                                  : s.m <= 8                 ? simt_and_skinny_tiles
-                                                             : simt_tiles;
+                                  : s.m <= 8                ? simt_and_skinny_tiles
+                                                            : simt_tiles;
   double best_compute = -1;
-  for (const tile& t : menu) {
+  for (const tile &t : menu) {
     const std::int64_t tiles = ceil_div(s.m, t.m) * ceil_div(s.n, t.n) * s.batch_count;
     for (int split : split_k_factors) {
       if (split > 1 && (s.k / split < min_split_k_depth || tiles * split > 2 * gpu.sm_count))
@@ -85,14 +93,16 @@ gemm_estimate estimate_gemm(const gemm_shape& s, precision p, double peak_flop_p
       // longest, plus the fixed cost every wave pays.
       const double tile_s =
           std::max({2.0 * t.m * t.n * static_cast<double>(depth) / sm_rate,
-                    static_cast<double>(t.m + t.n) * static_cast<double>(depth) * element / (l2_bandwidth / sms),
+                    static_cast<double>(t.m + t.n) * static_cast<double>(depth) * element /
+                        (l2_bandwidth / sms),
                     static_cast<double>(ceil_div(depth, k_step)) * params.k_step_latency_s}) +
           params.wave_overhead_s;
       const double whole_waves = std::ceil(work_items / sms);
       double compute_s = whole_waves * tile_s;
       if (split > 1) // partial sums: written and read back in fp32, plus the reduction's launch
-        compute_s += params.split_k_overhead_s +
-                     2.0 * 4.0 * split * static_cast<double>(s.m * s.n * s.batch_count) / dram_bandwidth;
+        compute_s +=
+            params.split_k_overhead_s +
+            2.0 * 4.0 * split * static_cast<double>(s.m * s.n * s.batch_count) / dram_bandwidth;
       if (best_compute < 0 || compute_s < best_compute) {
         best_compute = compute_s;
         best.tile_m = t.m;
@@ -101,8 +111,9 @@ gemm_estimate estimate_gemm(const gemm_shape& s, precision p, double peak_flop_p
         best.tiles = tiles * split;
         best.waves = work_items / sms;
         best.wave_efficiency = work_items / (whole_waves * sms);
-        best.tile_efficiency = static_cast<double>(s.m * s.n) /
-                               static_cast<double>(ceil_div(s.m, t.m) * t.m * ceil_div(s.n, t.n) * t.n);
+        best.tile_efficiency =
+            static_cast<double>(s.m * s.n) /
+            static_cast<double>(ceil_div(s.m, t.m) * t.m * ceil_div(s.n, t.n) * t.n);
       }
     }
   }
@@ -112,16 +123,19 @@ gemm_estimate estimate_gemm(const gemm_shape& s, precision p, double peak_flop_p
   best.launch_bound = best.time_s < params.launch_floor_s;
   best.time_s = std::max(best.time_s, params.launch_floor_s);
 
-  std::vector<std::string>& why = best.factors;
-  why.push_back(fmt::format("tile {}×{}{}: {} work items, {:.2f} waves on {} SMs", best.tile_m, best.tile_n,
-                            best.split_k > 1 ? fmt::format(", split-K {}", best.split_k) : std::string{},
-                            best.tiles, best.waves, gpu.sm_count));
+  std::vector<std::string> &why = best.factors;
+  why.push_back(
+      fmt::format("tile {}×{}{}: {} work items, {:.2f} waves on {} SMs", best.tile_m, best.tile_n,
+                  best.split_k > 1 ? fmt::format(", split-K {}", best.split_k) : std::string{},
+                  best.tiles, best.waves, gpu.sm_count));
   if (best.wave_efficiency < 0.95)
     why.push_back(fmt::format("wave quantization: the last wave keeps {:.0f}% of the SMs busy",
-                              100 * (best.waves - std::floor(best.waves) > 0 ? best.waves - std::floor(best.waves)
-                                                                              : 1.0)));
+                              100 * (best.waves - std::floor(best.waves) > 0
+                                         ? best.waves - std::floor(best.waves)
+                                         : 1.0)));
   if (best.tile_efficiency < 0.97)
-    why.push_back(fmt::format("partial tiles: {:.0f}% of the computed outputs are real", 100 * best.tile_efficiency));
+    why.push_back(fmt::format("partial tiles: {:.0f}% of the computed outputs are real",
+                              100 * best.tile_efficiency));
   if (misaligned) {
     const bool n_breaks = row_alignment_bytes(s.n, p) < 16;
     why.push_back(fmt::format("{}={} breaks 16-byte alignment ({}-byte rows): ×{:.1f} slower path",

@@ -8,16 +8,17 @@ namespace roofline {
 
 std::string gpu_spec::unsupported_message(precision p) const {
   std::string known;
-  for (const auto& [have, rate] : peaks)
+  for (const auto &[have, rate] : peaks)
     known += (known.empty() ? "" : ", ") + std::string(to_string(have));
-  return name + " has no " + std::string(to_string(p)) + " rate in its spec (" + origin + "); it has " + known;
+  return name + " has no " + std::string(to_string(p)) + " rate in its spec (" + origin +
+         "); it has " + known;
 }
 
 double gpu_spec::peak_flop_per_s(precision p, bool sparse) const {
   const auto found = peaks.find(p);
   if (found == peaks.end())
     throw input_error(unsupported_message(p));
-  const peak_rate& rate = found->second;
+  const peak_rate &rate = found->second;
   return sparse && rate.sparse_flop_per_s ? *rate.sparse_flop_per_s : rate.dense_flop_per_s;
 }
 
@@ -27,29 +28,30 @@ double gpu_spec::ridge_intensity(precision p, bool sparse) const {
 
 namespace {
 
-/// A spec's `model:` section: the GEMM model's parameters as `roofline-advise calibrate` fitted them.
-model_parameters parse_model_parameters(const YAML::Node& node, const std::string& origin) {
+/// A spec's `model:` section: the GEMM model's parameters as `roofline-advise calibrate` fitted
+/// them.
+model_parameters parse_model_parameters(const YAML::Node &node, const std::string &origin) {
   using detail::yaml_map;
   std::vector<std::string> keys{"origin", "efficiency", "misalignment_slowdown"};
-  for (const auto& [name, value] : flatten(model_parameters{}))
+  for (const auto &[name, value] : flatten(model_parameters{}))
     if (name.find('.') == std::string::npos)
       keys.push_back(name);
   const yaml_map map(node, origin, "GPU spec `model`", keys);
   model_parameters parameters;
   parameters.origin = map.string_or("origin", "spec " + origin);
-  for (const std::string& key : keys) {
+  for (const std::string &key : keys) {
     if (key == "origin" || !map.has(key))
       continue;
     if (key == "efficiency" || key == "misalignment_slowdown") {
       const YAML::Node entries = map.required(key);
       if (!entries.IsMap())
         map.fail(key, "`" + key + "` must be a mapping");
-      for (const auto& entry : entries) {
+      for (const auto &entry : entries) {
         const std::string name = key + "." + entry.first.as<std::string>("");
         double value = 0;
         try {
           value = entry.second.as<double>();
-        } catch (const YAML::Exception&) {
+        } catch (const YAML::Exception &) {
           map.fail(key, "`" + name + "` must be a number");
         }
         if (!(value > 0) || !set_parameter(parameters, name, value))
@@ -64,12 +66,13 @@ model_parameters parse_model_parameters(const YAML::Node& node, const std::strin
 
 } // namespace
 
-gpu_spec parse_gpu_spec(std::string_view yaml_text, const std::string& origin) {
+gpu_spec parse_gpu_spec(std::string_view yaml_text, const std::string &origin) {
   using detail::yaml_map;
   const yaml_map doc(detail::parse_yaml(yaml_text, origin), origin, "GPU spec",
-                     {"name", "aliases", "display_name", "architecture", "compute_capability", "sm_count",
-                      "boost_clock_mhz", "memory_gb", "memory_type", "dram_bandwidth_gb_per_s",
-                      "l2_cache_mb", "tdp_w", "price_per_hour_usd", "peak_tflop_per_s", "model"});
+                     {"name", "aliases", "display_name", "architecture", "compute_capability",
+                      "sm_count", "boost_clock_mhz", "memory_gb", "memory_type",
+                      "dram_bandwidth_gb_per_s", "l2_cache_mb", "tdp_w", "price_per_hour_usd",
+                      "peak_tflop_per_s", "model"});
   gpu_spec spec;
   spec.origin = origin;
   spec.name = doc.string("name");
@@ -79,13 +82,15 @@ gpu_spec parse_gpu_spec(std::string_view yaml_text, const std::string& origin) {
   spec.compute_capability = doc.string("compute_capability");
   const std::int64_t sm_count = doc.positive_int("sm_count");
   if (sm_count > 100000)
-    doc.fail("sm_count", "`sm_count` = " + std::to_string(sm_count) + " is not a plausible number of SMs");
+    doc.fail("sm_count",
+             "`sm_count` = " + std::to_string(sm_count) + " is not a plausible number of SMs");
   spec.sm_count = static_cast<int>(sm_count);
   spec.boost_clock_hz = doc.positive_number("boost_clock_mhz") * 1e6;
   spec.memory_bytes = doc.positive_number("memory_gb") * 1e9;
   spec.memory_type = doc.string_or("memory_type", "");
   spec.dram_bytes_per_s = doc.positive_number("dram_bandwidth_gb_per_s") * 1e9;
-  spec.l2_bytes = doc.positive_number("l2_cache_mb") * 1024.0 * 1024.0; // NVIDIA's "MB" of cache are MiB
+  spec.l2_bytes =
+      doc.positive_number("l2_cache_mb") * 1024.0 * 1024.0; // NVIDIA's "MB" of cache are MiB
   spec.tdp_w = doc.positive_number("tdp_w");
   spec.price_per_hour_usd = doc.optional_positive_number("price_per_hour_usd");
 
@@ -98,7 +103,8 @@ gpu_spec parse_gpu_spec(std::string_view yaml_text, const std::string& origin) {
     const std::string key(to_string(p));
     if (!peaks.has(key))
       continue;
-    const yaml_map rate(peaks.required(key), origin, "GPU spec peak `" + key + "`", {"dense", "sparse"});
+    const yaml_map rate(peaks.required(key), origin, "GPU spec peak `" + key + "`",
+                        {"dense", "sparse"});
     peak_rate parsed;
     parsed.dense_flop_per_s = rate.positive_number("dense") * 1e12;
     if (auto sparse = rate.optional_positive_number("sparse"))
@@ -110,11 +116,12 @@ gpu_spec parse_gpu_spec(std::string_view yaml_text, const std::string& origin) {
   if (spec.peaks.empty())
     doc.fail("peak_tflop_per_s", "`peak_tflop_per_s` must list at least one precision");
   if (!spec.supports(precision::fp32))
-    doc.fail("peak_tflop_per_s", "`peak_tflop_per_s` must have fp32: memory-bound ops are held against it");
+    doc.fail("peak_tflop_per_s",
+             "`peak_tflop_per_s` must have fp32: memory-bound ops are held against it");
   return spec;
 }
 
-gpu_spec load_gpu_spec(const std::filesystem::path& file) {
+gpu_spec load_gpu_spec(const std::filesystem::path &file) {
   return parse_gpu_spec(detail::read_text_file(file, "GPU spec"), file.string());
 }
 

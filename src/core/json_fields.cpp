@@ -5,9 +5,9 @@ namespace roofline::detail {
 
 using nlohmann::json;
 
-json device_json(const gpu_spec& d) {
+json device_json(const gpu_spec &d) {
   json peaks = json::object();
-  for (const auto& [p, rate] : d.peaks) {
+  for (const auto &[p, rate] : d.peaks) {
     json entry{{"dense_flop_per_s", rate.dense_flop_per_s},
                {"dense_ridge_intensity", rate.dense_flop_per_s / d.dram_bytes_per_s}};
     if (rate.sparse_flop_per_s) {

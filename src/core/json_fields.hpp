@@ -10,9 +10,9 @@
 namespace roofline::detail {
 
 /// A GPU: identity, memory, and every peak with its dense (and sparse) ridge point.
-nlohmann::json device_json(const gpu_spec& d);
+nlohmann::json device_json(const gpu_spec &d);
 
 /// One op of an analysis: its shape, work, prediction and (with --measure) measurement.
-nlohmann::json op_json(const op_report& entry);
+nlohmann::json op_json(const op_report &entry);
 
 } // namespace roofline::detail

@@ -24,8 +24,8 @@ double op::arithmetic_intensity() const noexcept {
 namespace {
 
 /// `value`, or an input_error saying that `subject`'s `what` overflows.
-std::int64_t require(std::optional<std::int64_t> value, const source_location& where, const std::string& subject,
-                     const std::string& what) {
+std::int64_t require(std::optional<std::int64_t> value, const source_location &where,
+                     const std::string &subject, const std::string &what) {
   if (!value)
     throw input_error(where, subject + ": " + what + " overflows a 64-bit integer");
   return *value;
@@ -33,10 +33,12 @@ std::int64_t require(std::optional<std::int64_t> value, const source_location& w
 
 } // namespace
 
-op make_gemm_op(std::string layer, const gemm_shape& shape, precision p, source_location where) {
+op make_gemm_op(std::string layer, const gemm_shape &shape, precision p, source_location where) {
   op result;
-  result.flops = require(gemm_flops(shape), where, "layer `" + layer + "`", "its FLOP count (2·M·N·K·batch_count)");
-  result.bytes = require(gemm_min_bytes(shape, p), where, "layer `" + layer + "`", "its byte count");
+  result.flops = require(gemm_flops(shape), where, "layer `" + layer + "`",
+                         "its FLOP count (2·M·N·K·batch_count)");
+  result.bytes =
+      require(gemm_min_bytes(shape, p), where, "layer `" + layer + "`", "its byte count");
   result.layer = std::move(layer);
   result.kind = "gemm";
   result.precision = p;
@@ -49,13 +51,13 @@ namespace {
 
 /// The output of the previous layer, which memory-bound ops act on by default.
 struct activation {
-  std::int64_t elements = 0;                ///< over the whole batch
+  std::int64_t elements = 0;                  ///< over the whole batch
   std::optional<std::int64_t> channels, h, w; ///< per sample, after a conv or a pool
 };
 
 class lowerer {
 public:
-  explicit lowerer(const network& net) : m_net(net) {}
+  explicit lowerer(const network &net) : m_net(net) {}
 
   std::vector<op> run() {
     m_rows = require(detail::checked_product({m_net.batch, m_net.seq_len}), {m_net.origin},
@@ -76,26 +78,30 @@ private:
     source_location where;
   };
 
-  void lower_layers(const std::vector<layer>& layers, const std::string& prefix, precision prec,
+  void lower_layers(const std::vector<layer> &layers, const std::string &prefix, precision prec,
                     std::int64_t count) {
-    for (const layer& l : layers) {
-      const std::string path = prefix.empty() ? l.name : l.name.empty() ? prefix : prefix + "/" + l.name;
+    for (const layer &l : layers) {
+      const std::string path = prefix.empty()   ? l.name
+                               : l.name.empty() ? prefix
+                                                : prefix + "/" + l.name;
       const context ctx{path, l.precision.value_or(prec), count, l.where};
-      std::visit([&](const auto& body) { lower(ctx, body); }, l.body);
+      std::visit([&](const auto &body) { lower(ctx, body); }, l.body);
     }
   }
 
   bool training() const { return m_net.mode == run_mode::training; }
 
-  std::int64_t product(const context& ctx, std::initializer_list<std::int64_t> factors, const char* what) const {
+  std::int64_t product(const context &ctx, std::initializer_list<std::int64_t> factors,
+                       const char *what) const {
     return require(detail::checked_product(factors), ctx.where, "layer `" + ctx.path + "`", what);
   }
 
-  std::int64_t sum(const context& ctx, std::initializer_list<std::optional<std::int64_t>> terms, const char* what) const {
+  std::int64_t sum(const context &ctx, std::initializer_list<std::optional<std::int64_t>> terms,
+                   const char *what) const {
     return require(detail::checked_sum(terms), ctx.where, "layer `" + ctx.path + "`", what);
   }
 
-  void add_gemm(const context& ctx, const std::string& suffix, const gemm_shape& shape) {
+  void add_gemm(const context &ctx, const std::string &suffix, const gemm_shape &shape) {
     const std::string name = suffix.empty() ? ctx.path : ctx.path + "/" + suffix;
     op forward = make_gemm_op(name, shape, ctx.prec, ctx.where);
     forward.count = ctx.count;
@@ -114,10 +120,10 @@ private:
   }
 
   /// A memory-bound op; `bytes` and `backward_bytes` in elements (scaled by the element size here).
-  void add_memory_op(const context& ctx, const std::string& name, memory_op_kind kind,
+  void add_memory_op(const context &ctx, const std::string &name, memory_op_kind kind,
                      std::int64_t output_elements, std::int64_t element_traffic,
                      std::int64_t backward_element_traffic) {
-    const memory_op_cost& cost = cost_of(kind);
+    const memory_op_cost &cost = cost_of(kind);
     const auto make = [&](pass p, int flops_per_element, std::int64_t traffic) {
       op result;
       result.layer = name;
@@ -133,38 +139,45 @@ private:
     };
     m_forward.push_back(make(pass::forward, cost.flops_per_element, element_traffic));
     if (training() && backward_element_traffic > 0)
-      m_backward.push_back({make(pass::data_grad, cost.backward_flops_per_element, backward_element_traffic)});
+      m_backward.push_back(
+          {make(pass::data_grad, cost.backward_flops_per_element, backward_element_traffic)});
   }
 
-  void lower(const context& ctx, const linear_layer& linear) {
+  void lower(const context &ctx, const linear_layer &linear) {
     add_gemm(ctx, "", {m_rows, linear.out, linear.in, 1});
     m_previous = {product(ctx, {m_rows, linear.out}, "its output size")};
   }
 
-  void lower(const context& ctx, const matmul_layer& matmul) {
+  void lower(const context &ctx, const matmul_layer &matmul) {
     add_gemm(ctx, "", {matmul.m, matmul.n, matmul.k, matmul.batch_count});
     m_previous = {product(ctx, {matmul.m, matmul.n, matmul.batch_count}, "its output size")};
   }
 
   /// Output positions of a window sliding over a padded input; 0 when the window does not fit.
-  std::int64_t output_extent(const context& ctx, std::int64_t input, std::int64_t padding, std::int64_t kernel,
-                             std::int64_t stride) const {
-    const std::int64_t padded = sum(ctx, {input, product(ctx, {2, padding}, "its padding")}, "its padded input");
+  std::int64_t output_extent(const context &ctx, std::int64_t input, std::int64_t padding,
+                             std::int64_t kernel, std::int64_t stride) const {
+    const std::int64_t padded =
+        sum(ctx, {input, product(ctx, {2, padding}, "its padding")}, "its padded input");
     return padded < kernel ? 0 : (padded - kernel) / stride + 1;
   }
 
-  void lower(const context& ctx, const conv2d_layer& conv) {
-    const std::int64_t p = output_extent(ctx, conv.input_h, conv.padding_h, conv.kernel_h, conv.stride_h);
-    const std::int64_t q = output_extent(ctx, conv.input_w, conv.padding_w, conv.kernel_w, conv.stride_w);
+  void lower(const context &ctx, const conv2d_layer &conv) {
+    const std::int64_t p =
+        output_extent(ctx, conv.input_h, conv.padding_h, conv.kernel_h, conv.stride_h);
+    const std::int64_t q =
+        output_extent(ctx, conv.input_w, conv.padding_w, conv.kernel_w, conv.stride_w);
     if (p == 0 || q == 0)
-      throw input_error(ctx.where, "layer `" + ctx.path + "` (conv2d): the " + std::to_string(conv.kernel_h) +
-                                       "×" + std::to_string(conv.kernel_w) + " kernel is larger than the padded " +
-                                       std::to_string(conv.input_h) + "×" + std::to_string(conv.input_w) +
-                                       " input");
+      throw input_error(ctx.where,
+                        "layer `" + ctx.path + "` (conv2d): the " + std::to_string(conv.kernel_h) +
+                            "×" + std::to_string(conv.kernel_w) +
+                            " kernel is larger than the padded " + std::to_string(conv.input_h) +
+                            "×" + std::to_string(conv.input_w) + " input");
     const std::int64_t batch = m_net.batch;
-    const gemm_shape shape{product(ctx, {batch, p, q}, "M = batch·P·Q"), conv.out_channels,
-                           product(ctx, {conv.in_channels, conv.kernel_h, conv.kernel_w}, "K = C·R·S"), 1};
-    const std::int64_t input = product(ctx, {batch, conv.in_channels, conv.input_h, conv.input_w}, "its input size");
+    const gemm_shape shape{
+        product(ctx, {batch, p, q}, "M = batch·P·Q"), conv.out_channels,
+        product(ctx, {conv.in_channels, conv.kernel_h, conv.kernel_w}, "K = C·R·S"), 1};
+    const std::int64_t input =
+        product(ctx, {batch, conv.in_channels, conv.input_h, conv.input_w}, "its input size");
     const std::int64_t filters = product(ctx, {conv.out_channels, shape.k}, "its filter size");
     const std::int64_t output = product(ctx, {shape.m, conv.out_channels}, "its output size");
     // The implicit GEMM reads the real input tensor, not the R·S-times larger im2col matrix: every
@@ -176,45 +189,52 @@ private:
     const std::int64_t bytes = product(ctx, {tensors, element_bytes(ctx.prec)}, "its byte count");
     m_forward[first].bytes = bytes;
     for (std::size_t g = first_backward; g < m_backward.size(); ++g)
-      for (op& grad : m_backward[g])
+      for (op &grad : m_backward[g])
         grad.bytes = bytes;
     m_previous = {output, conv.out_channels, p, q};
   }
 
-  void lower(const context& ctx, const attention_layer& attention) {
+  void lower(const context &ctx, const attention_layer &attention) {
     const std::int64_t instances = product(ctx, {m_net.batch, attention.heads}, "batch × heads");
     add_gemm(ctx, "qk", {attention.seq_len, attention.kv_len, attention.head_dim, instances});
-    const std::int64_t scores = product(ctx, {instances, attention.seq_len, attention.kv_len}, "its score count");
+    const std::int64_t scores =
+        product(ctx, {instances, attention.seq_len, attention.kv_len}, "its score count");
     add_memory_op(ctx, ctx.path + "/softmax", memory_op_kind::softmax, scores,
-                  product(ctx, {2, scores}, "its softmax traffic"), product(ctx, {3, scores}, "its softmax traffic"));
+                  product(ctx, {2, scores}, "its softmax traffic"),
+                  product(ctx, {3, scores}, "its softmax traffic"));
     add_gemm(ctx, "pv", {attention.seq_len, attention.head_dim, attention.kv_len, instances});
-    m_previous = {product(ctx, {instances, attention.seq_len, attention.head_dim}, "its output size")};
+    m_previous = {
+        product(ctx, {instances, attention.seq_len, attention.head_dim}, "its output size")};
   }
 
-  void lower(const context& ctx, const memory_layer& layer) {
+  void lower(const context &ctx, const memory_layer &layer) {
     std::int64_t elements = m_previous.elements;
     if (layer.features)
       elements = product(ctx, {m_rows, *layer.features}, "its element count");
     else if (elements == 0)
-      throw input_error(ctx.where, "layer `" + ctx.path + "` (" + std::string(to_string(layer.kind)) +
-                                       "): no earlier layer gives its size; add `features` (elements per "
-                                       "row of batch·seq_len rows)");
-    const memory_op_cost& cost = cost_of(layer.kind);
-    const std::int64_t traffic = product(ctx, {elements, cost.tensors_read + cost.tensors_written}, "its traffic");
+      throw input_error(ctx.where,
+                        "layer `" + ctx.path + "` (" + std::string(to_string(layer.kind)) +
+                            "): no earlier layer gives its size; add `features` (elements per "
+                            "row of batch·seq_len rows)");
+    const memory_op_cost &cost = cost_of(layer.kind);
+    const std::int64_t traffic =
+        product(ctx, {elements, cost.tensors_read + cost.tensors_written}, "its traffic");
     const std::int64_t backward = product(ctx, {elements, cost.backward_tensors}, "its traffic");
     add_memory_op(ctx, ctx.path, layer.kind, elements, traffic, backward);
     if (layer.features)
       m_previous = {elements};
   }
 
-  void lower(const context& ctx, const pool_layer& pool) {
+  void lower(const context &ctx, const pool_layer &pool) {
     const std::string kind(to_string(pool.kind));
     const auto channels = pool.channels ? pool.channels : m_previous.channels;
     const auto h = pool.input_h ? pool.input_h : m_previous.h;
     const auto w = pool.input_w ? pool.input_w : m_previous.w;
     if (!channels || !h || !w)
-      throw input_error(ctx.where, "layer `" + ctx.path + "` (" + kind + "): its input map is unknown; put it "
-                                       "after a conv2d or pool layer, or give `channels` and `input: [H, W]`");
+      throw input_error(ctx.where,
+                        "layer `" + ctx.path + "` (" + kind +
+                            "): its input map is unknown; put it "
+                            "after a conv2d or pool layer, or give `channels` and `input: [H, W]`");
     const std::int64_t p = output_extent(ctx, *h, pool.padding, pool.kernel, pool.stride);
     const std::int64_t q = output_extent(ctx, *w, pool.padding, pool.kernel, pool.stride);
     if (p == 0 || q == 0)
@@ -231,11 +251,12 @@ private:
     m_previous = {output, *channels, p, q};
   }
 
-  void lower(const context& ctx, const repeat_block& block) {
-    lower_layers(block.layers, ctx.path, ctx.prec, product(ctx, {ctx.count, block.times}, "its repeat count"));
+  void lower(const context &ctx, const repeat_block &block) {
+    lower_layers(block.layers, ctx.path, ctx.prec,
+                 product(ctx, {ctx.count, block.times}, "its repeat count"));
   }
 
-  const network& m_net;
+  const network &m_net;
   std::int64_t m_rows = 0;
   activation m_previous;
   std::vector<op> m_forward;
@@ -244,6 +265,8 @@ private:
 
 } // namespace
 
-std::vector<op> lower(const network& net) { return lowerer(net).run(); }
+std::vector<op> lower(const network &net) {
+  return lowerer(net).run();
+}
 
 } // namespace roofline

@@ -36,21 +36,21 @@ constexpr std::array<memory_op_entry, 11> memory_ops{{
 } // namespace
 
 std::string_view to_string(memory_op_kind kind) {
-  for (const auto& entry : memory_ops)
+  for (const auto &entry : memory_ops)
     if (entry.kind == kind)
       return entry.name;
   return "?";
 }
 
 std::optional<memory_op_kind> parse_memory_op_kind(std::string_view name) {
-  for (const auto& entry : memory_ops)
+  for (const auto &entry : memory_ops)
     if (entry.name == name)
       return entry.kind;
   return std::nullopt;
 }
 
-const memory_op_cost& cost_of(memory_op_kind kind) {
-  for (const auto& entry : memory_ops)
+const memory_op_cost &cost_of(memory_op_kind kind) {
+  for (const auto &entry : memory_ops)
     if (entry.kind == kind)
       return entry.cost;
   return memory_ops[0].cost;

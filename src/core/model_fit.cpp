@@ -10,8 +10,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 #include <cmath>
+#include <fstream>
 #include <random>
 #include <set>
 #include <tuple>
@@ -20,47 +20,52 @@ namespace roofline {
 
 namespace {
 
-double predicted(const timed_gemm& sample, const gpu_spec& gpu, const model_parameters& parameters) {
-  return estimate_gemm(sample.shape, sample.prec, gpu.peak_flop_per_s(sample.prec), gpu, parameters).time_s;
+double predicted(const timed_gemm &sample, const gpu_spec &gpu,
+                 const model_parameters &parameters) {
+  return estimate_gemm(sample.shape, sample.prec, gpu.peak_flop_per_s(sample.prec), gpu, parameters)
+      .time_s;
 }
 
 /// Median plus mean of |log(predicted / measured)|: the median for the typical shape, the mean so
 /// that the tail is not ignored; logs so that ×2 too slow and ×2 too fast weigh the same.
-double loss(const std::vector<timed_gemm>& samples, const gpu_spec& gpu, const model_parameters& parameters) {
+double loss(const std::vector<timed_gemm> &samples, const gpu_spec &gpu,
+            const model_parameters &parameters) {
   std::vector<double> errors;
   errors.reserve(samples.size());
   double sum = 0;
-  for (const timed_gemm& sample : samples) {
+  for (const timed_gemm &sample : samples) {
     const double error = std::fabs(std::log(predicted(sample, gpu, parameters) / sample.time_s));
     errors.push_back(error);
     sum += error;
   }
-  std::nth_element(errors.begin(), errors.begin() + static_cast<std::ptrdiff_t>(errors.size() / 2), errors.end());
+  std::nth_element(errors.begin(), errors.begin() + static_cast<std::ptrdiff_t>(errors.size() / 2),
+                   errors.end());
   return errors[errors.size() / 2] + sum / static_cast<double>(errors.size());
 }
 
 } // namespace
 
-std::vector<double> relative_errors(const std::vector<timed_gemm>& samples, const gpu_spec& gpu,
-                                    const model_parameters& parameters) {
+std::vector<double> relative_errors(const std::vector<timed_gemm> &samples, const gpu_spec &gpu,
+                                    const model_parameters &parameters) {
   std::vector<double> errors;
-  for (const timed_gemm& sample : samples)
+  for (const timed_gemm &sample : samples)
     errors.push_back(std::fabs(predicted(sample, gpu, parameters) - sample.time_s) / sample.time_s);
   std::sort(errors.begin(), errors.end());
   return errors;
 }
 
-model_parameters fit_model(const std::vector<timed_gemm>& samples, const gpu_spec& gpu, model_parameters start) {
+model_parameters fit_model(const std::vector<timed_gemm> &samples, const gpu_spec &gpu,
+                           model_parameters start) {
   if (samples.empty())
     return start;
   std::set<precision> measured;
-  for (const timed_gemm& sample : samples)
+  for (const timed_gemm &sample : samples)
     measured.insert(sample.prec);
   model_parameters best = start;
   double best_loss = loss(samples, gpu, best);
   constexpr double steps[] = {0.6, 0.8, 0.9, 0.95, 1.05, 1.1, 1.25, 1.6};
   for (int round = 0; round < 4; ++round)
-    for (const auto& [name, value] : flatten(best)) {
+    for (const auto &[name, value] : flatten(best)) {
       // Efficiencies of precisions no sample used stay as they are.
       if (name.rfind("efficiency.", 0) == 0 && !measured.count(*parse_precision(name.substr(11))))
         continue;
@@ -79,29 +84,32 @@ model_parameters fit_model(const std::vector<timed_gemm>& samples, const gpu_spe
   return best;
 }
 
-std::string to_yaml(const model_parameters& parameters) {
+std::string to_yaml(const model_parameters &parameters) {
   std::string efficiency, slowdown, scalars;
-  for (const auto& [name, value] : flatten(parameters)) {
+  for (const auto &[name, value] : flatten(parameters)) {
     if (name.rfind("efficiency.", 0) == 0)
-      efficiency += fmt::format("{}{}: {:.4g}", efficiency.empty() ? "" : ", ", name.substr(11), value);
+      efficiency +=
+          fmt::format("{}{}: {:.4g}", efficiency.empty() ? "" : ", ", name.substr(11), value);
     else if (name.rfind("misalignment_slowdown.", 0) == 0)
       slowdown += fmt::format("{}{}: {:.4g}", slowdown.empty() ? "" : ", ", name.substr(22), value);
     else
       scalars += fmt::format("  {}: {:.4g}\n", name, value);
   }
-  return fmt::format("model:\n  origin: \"{}\"\n  efficiency: {{{}}}\n{}  misalignment_slowdown: {{{}}}\n",
-                     parameters.origin, efficiency, scalars, slowdown);
+  return fmt::format(
+      "model:\n  origin: \"{}\"\n  efficiency: {{{}}}\n{}  misalignment_slowdown: {{{}}}\n",
+      parameters.origin, efficiency, scalars, slowdown);
 }
 
-std::filesystem::path calibration_cache_file(const std::string& uuid) {
+std::filesystem::path calibration_cache_file(const std::string &uuid) {
   return cache_directory() / ("model-" + uuid + ".json");
 }
 
-void save_calibration(const std::string& uuid, const model_parameters& parameters) {
+void save_calibration(const std::string &uuid, const model_parameters &parameters) {
   nlohmann::json values = nlohmann::json::object();
-  for (const auto& [name, value] : flatten(parameters))
+  for (const auto &[name, value] : flatten(parameters))
     values[name] = value;
-  const nlohmann::json doc{{"format_version", 1}, {"uuid", uuid}, {"origin", parameters.origin}, {"parameters", values}};
+  const nlohmann::json doc{
+      {"format_version", 1}, {"uuid", uuid}, {"origin", parameters.origin}, {"parameters", values}};
   const std::filesystem::path file = calibration_cache_file(uuid);
   std::error_code ec;
   std::filesystem::create_directories(file.parent_path(), ec);
@@ -117,7 +125,7 @@ void save_calibration(const std::string& uuid, const model_parameters& parameter
     throw error("cannot write " + file.string() + ": " + ec.message());
 }
 
-std::optional<model_parameters> load_calibration(const std::string& uuid) {
+std::optional<model_parameters> load_calibration(const std::string &uuid) {
   const std::filesystem::path file = calibration_cache_file(uuid);
   std::ifstream in(file);
   if (!in)
@@ -126,12 +134,13 @@ std::optional<model_parameters> load_calibration(const std::string& uuid) {
     const nlohmann::json doc = nlohmann::json::parse(in);
     model_parameters parameters;
     parameters.origin = doc.at("origin").get<std::string>();
-    for (const auto& [name, value] : doc.at("parameters").items())
+    for (const auto &[name, value] : doc.at("parameters").items())
       if (!set_parameter(parameters, name, value.get<double>()))
         throw input_error({file.string()}, "unknown model parameter `" + name + "`");
     return parameters;
-  } catch (const nlohmann::json::exception& e) {
-    throw input_error({file.string()}, std::string("damaged model calibration (re-run calibrate): ") + e.what());
+  } catch (const nlohmann::json::exception &e) {
+    throw input_error({file.string()},
+                      std::string("damaged model calibration (re-run calibrate): ") + e.what());
   }
 }
 
@@ -139,7 +148,7 @@ std::vector<sweep_shape> sweep_shapes() {
   std::mt19937_64 random(20261122);
   std::vector<sweep_shape> list;
   std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t>> seen;
-  const auto add = [&](const std::string& category, gemm_shape s) {
+  const auto add = [&](const std::string &category, gemm_shape s) {
     if (s.m * s.n * s.k * s.batch_count > (std::int64_t{1} << 38)) // each call under ~10 ms in fp32
       return;
     if (seen.insert({s.m, s.n, s.k, s.batch_count}).second)
@@ -177,13 +186,15 @@ std::vector<sweep_shape> sweep_shapes() {
   for (int i = 0; i < 45; ++i) {
     const std::int64_t hw = pick({7, 14, 28, 56, 112});
     const std::int64_t batch = pick({1, 8, 32, 64});
-    const std::int64_t cin = pick({3, 64, 128, 256, 512, 1024}), cout = pick({64, 128, 256, 512, 1024, 2048});
+    const std::int64_t cin = pick({3, 64, 128, 256, 512, 1024}),
+                       cout = pick({64, 128, 256, 512, 1024, 2048});
     add("conv", {batch * hw * hw, cout, cin * pick({1, 9, 49}), 1});
   }
   // Odd sizes: log-uniform in [1, 16384], anything goes.
   std::uniform_real_distribution<double> exponent(0.0, 14.0);
   const auto odd = [&] {
-    return static_cast<std::int64_t>(std::exp2(exponent(random))) + static_cast<std::int64_t>(random() % 7);
+    return static_cast<std::int64_t>(std::exp2(exponent(random))) +
+           static_cast<std::int64_t>(random() % 7);
   };
   for (int i = 0; i < 90; ++i) {
     const std::int64_t m = odd(), n = odd(), k = odd();

@@ -8,7 +8,7 @@ double model_parameters::efficiency_of(precision p) const {
   return found == efficiency.end() ? 0.8 : found->second;
 }
 
-std::vector<std::pair<std::string, double>> flatten(const model_parameters& p) {
+std::vector<std::pair<std::string, double>> flatten(const model_parameters &p) {
   std::vector<std::pair<std::string, double>> values;
   for (precision prec : all_precisions)
     values.emplace_back("efficiency." + std::string(to_string(prec)), p.efficiency_of(prec));
@@ -19,12 +19,13 @@ std::vector<std::pair<std::string, double>> flatten(const model_parameters& p) {
   values.emplace_back("k_step_latency_s", p.k_step_latency_s);
   values.emplace_back("split_k_overhead_s", p.split_k_overhead_s);
   for (int alignment : {8, 4, 2, 1})
-    values.emplace_back("misalignment_slowdown." + std::to_string(alignment),
-                        p.misalignment_slowdown.count(alignment) ? p.misalignment_slowdown.at(alignment) : 1.0);
+    values.emplace_back(
+        "misalignment_slowdown." + std::to_string(alignment),
+        p.misalignment_slowdown.count(alignment) ? p.misalignment_slowdown.at(alignment) : 1.0);
   return values;
 }
 
-bool set_parameter(model_parameters& p, const std::string& name, double value) {
+bool set_parameter(model_parameters &p, const std::string &name, double value) {
   const std::string efficiency = "efficiency.", slowdown = "misalignment_slowdown.";
   if (name.rfind(efficiency, 0) == 0) {
     const auto prec = parse_precision(name.substr(efficiency.size()));
@@ -40,12 +41,13 @@ bool set_parameter(model_parameters& p, const std::string& name, double value) {
     p.misalignment_slowdown[std::stoi(bytes)] = value;
     return true;
   }
-  for (auto [key, field] : {std::pair{"dram_efficiency", &model_parameters::dram_efficiency},
-                            std::pair{"l2_to_dram_bandwidth", &model_parameters::l2_to_dram_bandwidth},
-                            std::pair{"launch_floor_s", &model_parameters::launch_floor_s},
-                            std::pair{"wave_overhead_s", &model_parameters::wave_overhead_s},
-                            std::pair{"k_step_latency_s", &model_parameters::k_step_latency_s},
-                            std::pair{"split_k_overhead_s", &model_parameters::split_k_overhead_s}})
+  for (auto [key, field] :
+       {std::pair{"dram_efficiency", &model_parameters::dram_efficiency},
+        std::pair{"l2_to_dram_bandwidth", &model_parameters::l2_to_dram_bandwidth},
+        std::pair{"launch_floor_s", &model_parameters::launch_floor_s},
+        std::pair{"wave_overhead_s", &model_parameters::wave_overhead_s},
+        std::pair{"k_step_latency_s", &model_parameters::k_step_latency_s},
+        std::pair{"split_k_overhead_s", &model_parameters::split_k_overhead_s}})
     if (name == key) {
       p.*field = value;
       return true;

@@ -6,7 +6,9 @@
 
 namespace roofline {
 
-std::string_view to_string(run_mode m) { return m == run_mode::training ? "training" : "inference"; }
+std::string_view to_string(run_mode m) {
+  return m == run_mode::training ? "training" : "inference";
+}
 
 namespace {
 
@@ -19,13 +21,13 @@ constexpr int max_nesting = 32;
 constexpr std::int64_t max_layers = 100000;
 
 /// The scalar at `key`, or "" when it is absent or not a scalar.
-std::string scalar_or_empty(const YAML::Node& map, const std::string& key) {
+std::string scalar_or_empty(const YAML::Node &map, const std::string &key) {
   const YAML::Node value = map[key];
   return value.IsDefined() && value.IsScalar() ? value.Scalar() : std::string{};
 }
 
 const std::vector<std::string> layer_types{
-    "linear", "matmul",    "conv2d",  "attention", "relu",    "gelu",    "silu",    "add",
+    "linear", "matmul",    "conv2d",  "attention", "relu",    "gelu",    "silu",   "add",
     "mul",    "layernorm", "rmsnorm", "batchnorm", "softmax", "maxpool", "avgpool"};
 
 std::vector<std::string> with_common_keys(std::vector<std::string> keys) {
@@ -40,7 +42,7 @@ std::vector<std::string> precision_names() {
   return names;
 }
 
-precision parse_precision_key(const yaml_map& map, const std::string& key) {
+precision parse_precision_key(const yaml_map &map, const std::string &key) {
   const std::string name = map.string(key);
   if (auto p = parse_precision(name))
     return *p;
@@ -52,7 +54,7 @@ class network_parser {
 public:
   explicit network_parser(std::string file) : m_file(std::move(file)) {}
 
-  network parse(const YAML::Node& root) {
+  network parse(const YAML::Node &root) {
     const yaml_map doc(root, m_file, "network",
                        {"name", "description", "precision", "batch", "seq_len", "mode", "layers"});
     network net;
@@ -77,28 +79,32 @@ public:
   }
 
 private:
-  std::vector<layer> parse_layers(const yaml_map& parent, const std::string& key, int depth) {
+  std::vector<layer> parse_layers(const yaml_map &parent, const std::string &key, int depth) {
     const YAML::Node list = parent.required(key);
     if (!list.IsSequence() || list.size() == 0)
-      parent.fail(key, "`" + key + "` must be a non-empty list of layers, got " + detail::describe(list));
+      parent.fail(key, "`" + key + "` must be a non-empty list of layers, got " +
+                           detail::describe(list));
     std::vector<layer> layers;
-    for (const YAML::Node& item : list)
+    for (const YAML::Node &item : list)
       layers.push_back(parse_layer(item, depth));
     return layers;
   }
 
-  layer parse_layer(const YAML::Node& item, int depth) {
+  layer parse_layer(const YAML::Node &item, int depth) {
     const source_location where = detail::location_of(item, m_file);
     if (!item.IsMap())
-      throw input_error(where, "a layer must be a mapping such as {name: fc1, type: linear, in: 1024, "
-                               "out: 4096}, got " + detail::describe(item));
+      throw input_error(where,
+                        "a layer must be a mapping such as {name: fc1, type: linear, in: 1024, "
+                        "out: 4096}, got " +
+                            detail::describe(item));
     if (item["repeat"].IsDefined())
       return parse_repeat(item, depth);
 
     // The type decides which keys are allowed, so read name and type before checking keys.
     if (++m_layer_count > max_layers)
-      throw input_error(where, "the network has more than " + std::to_string(max_layers) +
-                                   " layers (YAML aliases expanded); describe repeated blocks with `repeat`");
+      throw input_error(
+          where, "the network has more than " + std::to_string(max_layers) +
+                     " layers (YAML aliases expanded); describe repeated blocks with `repeat`");
     const std::string name = scalar_or_empty(item, "name");
     const std::string context = name.empty() ? "layer" : "layer `" + name + "`";
     if (!item["type"].IsDefined())
@@ -115,14 +121,15 @@ private:
       result.body = linear_layer{map.positive_int("in"), map.positive_int("out")};
       finish(result, map);
     } else if (type == "matmul") {
-      const yaml_map map(item, m_file, typed_context, with_common_keys({"m", "n", "k", "batch_count"}));
-      result.body = matmul_layer{map.positive_int("m"), map.positive_int("n"), map.positive_int("k"),
-                                 map.positive_int_or("batch_count", 1)};
+      const yaml_map map(item, m_file, typed_context,
+                         with_common_keys({"m", "n", "k", "batch_count"}));
+      result.body = matmul_layer{map.positive_int("m"), map.positive_int("n"),
+                                 map.positive_int("k"), map.positive_int_or("batch_count", 1)};
       finish(result, map);
     } else if (type == "conv2d") {
       const yaml_map map(item, m_file, typed_context,
-                         with_common_keys({"in_channels", "out_channels", "kernel", "stride", "padding",
-                                           "input", "bias"}));
+                         with_common_keys({"in_channels", "out_channels", "kernel", "stride",
+                                           "padding", "input", "bias"}));
       conv2d_layer conv;
       conv.in_channels = map.positive_int("in_channels");
       conv.out_channels = map.positive_int("out_channels");
@@ -169,18 +176,20 @@ private:
     return result;
   }
 
-  void finish(layer& result, const yaml_map& map) const {
+  void finish(layer &result, const yaml_map &map) const {
     result.name = map.string("name");
     if (map.has("precision"))
       result.precision = parse_precision_key(map, "precision");
     if (map.has("bias"))
-      map.boolean_or("bias", false); // accepted for documentation; a bias add is fused into the GEMM
+      map.boolean_or("bias",
+                     false); // accepted for documentation; a bias add is fused into the GEMM
   }
 
-  layer parse_repeat(const YAML::Node& item, int depth) {
+  layer parse_repeat(const YAML::Node &item, int depth) {
     const yaml_map map(item, m_file, "repeat block", {"repeat", "name", "layers", "precision"});
     if (depth >= max_nesting)
-      throw input_error(map.where(), "repeat blocks nest deeper than " + std::to_string(max_nesting));
+      throw input_error(map.where(),
+                        "repeat blocks nest deeper than " + std::to_string(max_nesting));
     layer result;
     result.where = map.where();
     result.name = map.string_or("name", "");
@@ -200,16 +209,17 @@ private:
 
 } // namespace
 
-network parse_network(std::string_view yaml_text, const std::string& origin) {
+network parse_network(std::string_view yaml_text, const std::string &origin) {
   const YAML::Node root = detail::parse_yaml(yaml_text, origin);
   if (!root.IsMap())
-    throw input_error({origin, 1, 1}, "expected a network: a mapping with `name`, `layers` and optional "
-                                      "`precision`, `batch`, `seq_len`, `mode`; got " +
-                                          detail::describe(root));
+    throw input_error({origin, 1, 1},
+                      "expected a network: a mapping with `name`, `layers` and optional "
+                      "`precision`, `batch`, `seq_len`, `mode`; got " +
+                          detail::describe(root));
   return network_parser(origin).parse(root);
 }
 
-network load_network(const std::filesystem::path& file) {
+network load_network(const std::filesystem::path &file) {
   return parse_network(detail::read_text_file(file, "network file"), file.string());
 }
 

@@ -7,14 +7,16 @@
 
 namespace roofline {
 
-std::string_view to_string(bound b) { return b == bound::memory ? "memory" : "compute"; }
+std::string_view to_string(bound b) {
+  return b == bound::memory ? "memory" : "compute";
+}
 
 perf_model::perf_model(gpu_spec spec, model_options options)
     : m_spec(std::move(spec)), m_options(std::move(options)),
       m_parameters(m_options.parameters ? *m_options.parameters
-                                         : m_spec.calibration.value_or(model_parameters{})) {}
+                                        : m_spec.calibration.value_or(model_parameters{})) {}
 
-prediction perf_model::predict(const op& o) const {
+prediction perf_model::predict(const op &o) const {
   // Elementwise and normalisation kernels run on the CUDA cores, whatever their storage format.
   const precision unit = o.is_gemm() ? o.precision : precision::fp32;
   if (!m_spec.supports(unit))
@@ -30,25 +32,30 @@ prediction perf_model::predict(const op& o) const {
   result.bound = intensity < result.ridge_intensity ? bound::memory : bound::compute;
   result.roofline_time_s = std::max(compute_s, memory_s);
   result.time_s = result.roofline_time_s;
-  result.attainable_flop_per_s = std::min(result.peak_flop_per_s, intensity * m_spec.dram_bytes_per_s);
+  result.attainable_flop_per_s =
+      std::min(result.peak_flop_per_s, intensity * m_spec.dram_bytes_per_s);
   result.factors.push_back(
       result.bound == bound::memory
-          ? fmt::format("intensity {:.3g} < ridge {:.3g} FLOP/B: DRAM-bound at {:.3g} TB/s", intensity,
-                        result.ridge_intensity, m_spec.dram_bytes_per_s / 1e12)
-          : fmt::format("intensity {:.3g} >= ridge {:.3g} FLOP/B: {} peak {:.4g} TFLOP/s{}", intensity,
-                        result.ridge_intensity, to_string(unit), result.peak_flop_per_s / 1e12,
-                        result.sparse_peak ? " (2:4 sparse)" : ""));
-  if (m_options.roofline_only || m_spec.sm_count <= 0) // no SMs to spread tiles over: the bound is all we have
+          ? fmt::format("intensity {:.3g} < ridge {:.3g} FLOP/B: DRAM-bound at {:.3g} TB/s",
+                        intensity, result.ridge_intensity, m_spec.dram_bytes_per_s / 1e12)
+          : fmt::format("intensity {:.3g} >= ridge {:.3g} FLOP/B: {} peak {:.4g} TFLOP/s{}",
+                        intensity, result.ridge_intensity, to_string(unit),
+                        result.peak_flop_per_s / 1e12, result.sparse_peak ? " (2:4 sparse)" : ""));
+  if (m_options.roofline_only ||
+      m_spec.sm_count <= 0) // no SMs to spread tiles over: the bound is all we have
     return result;
   if (o.is_gemm()) {
     result.gemm = estimate_gemm(*o.gemm, o.precision, result.peak_flop_per_s, m_spec, m_parameters);
     result.time_s = result.gemm->time_s;
-    result.factors.insert(result.factors.end(), result.gemm->factors.begin(), result.gemm->factors.end());
+    result.factors.insert(result.factors.end(), result.gemm->factors.begin(),
+                          result.gemm->factors.end());
   } else {
-    const double streaming_s = static_cast<double>(o.bytes) / (m_parameters.dram_efficiency * m_spec.dram_bytes_per_s);
+    const double streaming_s =
+        static_cast<double>(o.bytes) / (m_parameters.dram_efficiency * m_spec.dram_bytes_per_s);
     result.time_s = std::max({compute_s, streaming_s, m_parameters.launch_floor_s});
     if (result.time_s == m_parameters.launch_floor_s)
-      result.factors.push_back(fmt::format("launch floor {:.1f} µs", m_parameters.launch_floor_s * 1e6));
+      result.factors.push_back(
+          fmt::format("launch floor {:.1f} µs", m_parameters.launch_floor_s * 1e6));
   }
   return result;
 }

@@ -27,7 +27,8 @@ int element_bytes(precision p) {
   switch (p) {
   case precision::fp64: return 8;
   case precision::fp32:
-  case precision::tf32: return 4; // tf32 is an fp32 tensor read by the tensor cores at reduced precision
+  case precision::tf32:
+    return 4; // tf32 is an fp32 tensor read by the tensor cores at reduced precision
   case precision::fp16:
   case precision::bf16: return 2;
   case precision::fp8:

@@ -5,7 +5,7 @@
 
 namespace roofline {
 
-report analyze_ops(std::string name, std::vector<op> ops, const perf_model& model,
+report analyze_ops(std::string name, std::vector<op> ops, const perf_model &model,
                    std::string device_selection) {
   report r;
   r.network_name = std::move(name);
@@ -14,12 +14,12 @@ report analyze_ops(std::string name, std::vector<op> ops, const perf_model& mode
   r.options = model.options();
   r.parameters = model.parameters();
   r.parameters_origin = model.parameters().origin;
-  for (op& o : ops) {
+  for (op &o : ops) {
     op_report entry;
     entry.prediction = model.predict(o);
     entry.total_time_s = entry.prediction.time_s * static_cast<double>(o.count);
     entry.op = std::move(o);
-    report_totals& t = r.totals;
+    report_totals &t = r.totals;
     const double runs = static_cast<double>(entry.op.count);
     t.time_s += entry.total_time_s;
     t.flops += static_cast<double>(entry.op.flops) * runs;
@@ -36,13 +36,13 @@ report analyze_ops(std::string name, std::vector<op> ops, const perf_model& mode
   }
   if (r.totals.time_s > 0) {
     r.totals.memory_bound_share = r.totals.memory_bound_time_s / r.totals.time_s;
-    for (op_report& entry : r.ops)
+    for (op_report &entry : r.ops)
       entry.time_share = entry.total_time_s / r.totals.time_s;
   }
   return r;
 }
 
-report analyze(const network& net, const perf_model& model, std::string device_selection) {
+report analyze(const network &net, const perf_model &model, std::string device_selection) {
   report r = analyze_ops(net.name, lower(net), model, std::move(device_selection));
   r.network_origin = net.origin;
   r.precision = net.precision;

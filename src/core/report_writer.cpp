@@ -1,17 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "roofline/report_writer.hpp"
 
-#include "roofline/version.hpp"
 #include "json_fields.hpp"
+#include "roofline/version.hpp"
 #include "text_table.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-
 namespace roofline {
 
-std::string_view version() { return ROOFLINE_VERSION; }
+std::string_view version() {
+  return ROOFLINE_VERSION;
+}
 
 std::optional<output_format> parse_output_format(std::string_view name) {
   if (name == "table")
@@ -27,7 +28,8 @@ std::optional<output_format> parse_output_format(std::string_view name) {
 
 std::optional<output_format> format_for_file(std::string_view file_name) {
   const auto ends_with = [&](std::string_view suffix) {
-    return file_name.size() >= suffix.size() && file_name.substr(file_name.size() - suffix.size()) == suffix;
+    return file_name.size() >= suffix.size() &&
+           file_name.substr(file_name.size() - suffix.size()) == suffix;
   };
   if (ends_with(".json"))
     return output_format::json;
@@ -45,17 +47,19 @@ namespace {
 using detail::align;
 using detail::cell;
 using detail::column;
+using detail::device_json;
 using detail::text_table;
 using detail::tone;
 using nlohmann::json;
-using detail::device_json;
 
 using detail::duration;
 using detail::percent;
 using detail::raw;
 using detail::significant;
 
-std::string raw(std::int64_t value) { return std::to_string(value); }
+std::string raw(std::int64_t value) {
+  return std::to_string(value);
+}
 
 // ------------------------------------------------------------------ the analysis as a table
 
@@ -65,10 +69,11 @@ std::string peak_name(precision p) {
 }
 
 /// One line on the GPU and how it was chosen, one on the roof the network's precision meets.
-std::vector<std::string> header_lines(const report& r) {
-  const gpu_spec& d = r.device;
+std::vector<std::string> header_lines(const report &r) {
+  const gpu_spec &d = r.device;
   std::vector<std::string> lines;
-  lines.push_back(fmt::format("{} · {} ({}, {})", r.network_name, d.display_name, d.name, r.device_selection));
+  lines.push_back(
+      fmt::format("{} · {} ({}, {})", r.network_name, d.display_name, d.name, r.device_selection));
   std::string roof = fmt::format("DRAM {} GB/s", significant(d.dram_bytes_per_s / 1e9));
   if (d.supports(r.precision)) {
     const bool sparse = r.options.sparse && d.peaks.at(r.precision).sparse_flop_per_s;
@@ -77,24 +82,26 @@ std::vector<std::string> header_lines(const report& r) {
                        sparse ? "(2:4 sparse)" : "dense", roof,
                        significant(d.ridge_intensity(r.precision, r.options.sparse)));
   }
-  lines.push_back(fmt::format("{} · {}, batch {}, seq_len {}", roof, to_string(r.mode), r.batch, r.seq_len));
+  lines.push_back(
+      fmt::format("{} · {}, batch {}, seq_len {}", roof, to_string(r.mode), r.batch, r.seq_len));
   return lines;
 }
 
 /// A GEMM dimension; memory-bound ops have none: "—" for people, an empty CSV field.
-cell dims(const std::optional<gemm_shape>& gemm, std::int64_t gemm_shape::*field) {
+cell dims(const std::optional<gemm_shape> &gemm, std::int64_t gemm_shape::*field) {
   if (!gemm)
     return {"—", std::string{}, tone::dim};
   return {std::to_string((*gemm).*field)};
 }
 
 /// The GEMM model's view in a few words: "256×128, 1.30 waves, N 8-byte ×1.8, L2".
-std::string model_summary(const prediction& p) {
+std::string model_summary(const prediction &p) {
   if (!p.gemm)
     return "";
-  const gemm_estimate& g = *p.gemm;
-  std::string text = fmt::format("{}×{}{}, {:.2f} waves", g.tile_m, g.tile_n,
-                                 g.split_k > 1 ? fmt::format(" split-K {}", g.split_k) : std::string{}, g.waves);
+  const gemm_estimate &g = *p.gemm;
+  std::string text =
+      fmt::format("{}×{}{}, {:.2f} waves", g.tile_m, g.tile_n,
+                  g.split_k > 1 ? fmt::format(" split-K {}", g.split_k) : std::string{}, g.waves);
   if (g.alignment_bytes < 16)
     text += fmt::format(", {}-byte rows", g.alignment_bytes);
   if (g.l2_resident)
@@ -104,7 +111,7 @@ std::string model_summary(const prediction& p) {
   return text;
 }
 
-text_table ops_table(const report& r) {
+text_table ops_table(const report &r) {
   text_table table;
   table.columns = {{"layer", "layer", align::left},
                    {"pass", "pass", align::left},
@@ -125,9 +132,9 @@ text_table ops_table(const report& r) {
                    {"TFLOP/s", "attainable_flop_per_s"},
                    {"share", "time_share"},
                    {"model", "model_summary", align::left}};
-  for (const op_report& entry : r.ops) {
-    const op& o = entry.op;
-    const prediction& p = entry.prediction;
+  for (const op_report &entry : r.ops) {
+    const op &o = entry.op;
+    const prediction &p = entry.prediction;
     const bool memory = p.bound == bound::memory;
     table.rows.push_back({
         {o.layer},
@@ -147,15 +154,16 @@ text_table ops_table(const report& r) {
         {duration(p.roofline_time_s), raw(p.roofline_time_s * 1e6)},
         {duration(p.time_s), raw(p.time_s * 1e6)},
         {significant(p.attainable_flop_per_s / 1e12), raw(p.attainable_flop_per_s)},
-        {percent(entry.time_share), raw(entry.time_share), entry.time_share < 0.01 ? tone::dim : tone::plain},
+        {percent(entry.time_share), raw(entry.time_share),
+         entry.time_share < 0.01 ? tone::dim : tone::plain},
         {model_summary(p)},
     });
   }
   return table;
 }
 
-bool any_measured(const report& r) {
-  for (const op_report& entry : r.ops)
+bool any_measured(const report &r) {
+  for (const op_report &entry : r.ops)
     if (entry.measured)
       return true;
   return false;
@@ -166,7 +174,7 @@ std::string optional_number(std::optional<double> value, double scale = 1) {
 }
 
 /// What running the ops showed, beside what the roofline predicted.
-text_table measured_table(const report& r) {
+text_table measured_table(const report &r) {
   text_table table;
   table.columns = {{"layer", "layer", align::left},
                    {"pass", "pass", align::left},
@@ -183,15 +191,15 @@ text_table measured_table(const report& r) {
                    {"GB/s", "dram_bytes_per_s"},
                    {"error", "relative_error"},
                    {"kernels", "kernels", align::left}};
-  for (const op_report& entry : r.ops) {
+  for (const op_report &entry : r.ops) {
     if (!entry.measured)
       continue;
-    const op& o = entry.op;
-    const measurement& m = *entry.measured;
+    const op &o = entry.op;
+    const measurement &m = *entry.measured;
     const bool ok = m.status == measurement_status::measured;
     const auto dram = measured_dram_bytes(m);
     std::string kernels;
-    for (const std::string& name : m.kernels)
+    for (const std::string &name : m.kernels)
       kernels += (kernels.empty() ? "" : " + ") + name;
     const auto opt_raw = [](std::optional<double> v) { return v ? raw(*v) : std::string{}; };
     const double spread = m.time_s > 0 ? (m.max_time_s - m.min_time_s) / m.time_s : 0;
@@ -199,19 +207,23 @@ text_table measured_table(const report& r) {
         {o.layer},
         {std::string(to_string(o.pass))},
         {m.engine},
-        {ok ? std::string("ok") : std::string(to_string(m.status)) + ": " + m.note, {},
+        {ok ? std::string("ok") : std::string(to_string(m.status)) + ": " + m.note,
+         {},
          ok ? tone::plain : tone::warn},
         {duration(entry.prediction.time_s), raw(entry.prediction.time_s * 1e6)},
         {ok ? duration(m.time_s) : "—", ok ? raw(m.time_s * 1e6) : std::string{}},
         {ok ? percent(spread) : "—", ok ? raw(spread) : std::string{}},
         {ok ? percent(roofline_fraction(entry.prediction, m)) : "—",
          ok ? raw(roofline_fraction(entry.prediction, m)) : std::string{}},
-        {ok ? significant(achieved_flop_per_s(o, m) / 1e12) : "—", ok ? raw(achieved_flop_per_s(o, m)) : std::string{}},
+        {ok ? significant(achieved_flop_per_s(o, m) / 1e12) : "—",
+         ok ? raw(achieved_flop_per_s(o, m)) : std::string{}},
         {optional_number(dram, 1e6), opt_raw(dram)},
         {significant(static_cast<double>(o.bytes) / 1e6), raw(o.bytes)},
         {optional_number(measured_intensity(o, m)), opt_raw(measured_intensity(o, m))},
-        {ok && dram ? significant(*dram / m.time_s / 1e9) : "—", ok && dram ? raw(*dram / m.time_s) : std::string{}},
-        {ok ? fmt::format("{:.1e}", m.relative_error) : "—", ok ? raw(m.relative_error) : std::string{}},
+        {ok && dram ? significant(*dram / m.time_s / 1e9) : "—",
+         ok && dram ? raw(*dram / m.time_s) : std::string{}},
+        {ok ? fmt::format("{:.1e}", m.relative_error) : "—",
+         ok ? raw(m.relative_error) : std::string{}},
         {kernels.empty() ? "—" : kernels, kernels},
     });
   }
@@ -219,7 +231,7 @@ text_table measured_table(const report& r) {
 }
 
 /// One CSV row per op: the prediction's columns, then the measurement's (empty for unmeasured ops).
-text_table with_measured_columns(const report& r) {
+text_table with_measured_columns(const report &r) {
   text_table table = ops_table(r);
   const text_table measured = measured_table(r);
   constexpr std::size_t shared = 2; // layer and pass begin both tables
@@ -230,9 +242,9 @@ text_table with_measured_columns(const report& r) {
   }
   std::size_t next = 0;
   for (std::size_t i = 0; i < r.ops.size(); ++i) {
-    auto& row = table.rows[i];
+    auto &row = table.rows[i];
     if (r.ops[i].measured) {
-      const auto& source = measured.rows[next++];
+      const auto &source = measured.rows[next++];
       row.insert(row.end(), source.begin() + shared, source.end());
     } else {
       row.resize(table.columns.size(), cell{"", std::string{}});
@@ -241,38 +253,41 @@ text_table with_measured_columns(const report& r) {
   return table;
 }
 
-std::string measured_line(const report& r) {
+std::string measured_line(const report &r) {
   double predicted = 0, measured = 0;
   int count = 0;
-  for (const op_report& entry : r.ops)
+  for (const op_report &entry : r.ops)
     if (entry.measured && entry.measured->status == measurement_status::measured) {
       predicted += entry.total_time_s;
       measured += entry.measured->time_s * static_cast<double>(entry.op.count);
       ++count;
     }
-  return fmt::format("measured: {} ops, {} per step where the roofline predicts {} ({} of roofline); DRAM "
-                     "bytes from counters, time of back-to-back calls{}",
-                     count, duration(measured), duration(predicted), percent(measured > 0 ? predicted / measured : 0),
-                     r.ops.empty() || !r.ops.front().measured || !r.ops.front().measured->cold_l2 ? ""
-                                                                                               : ", cold L2");
+  return fmt::format(
+      "measured: {} ops, {} per step where the roofline predicts {} ({} of roofline); DRAM "
+      "bytes from counters, time of back-to-back calls{}",
+      count, duration(measured), duration(predicted),
+      percent(measured > 0 ? predicted / measured : 0),
+      r.ops.empty() || !r.ops.front().measured || !r.ops.front().measured->cold_l2 ? ""
+                                                                                   : ", cold L2");
 }
 
-std::string shape_text(const gemm_shape& s) {
+std::string shape_text(const gemm_shape &s) {
   return s.batch_count > 1 ? fmt::format("{}×{}×{} (×{})", s.m, s.n, s.k, s.batch_count)
                            : fmt::format("{}×{}×{}", s.m, s.n, s.k);
 }
 
 std::string speedup_text(double before_s, double after_s) {
-  return fmt::format("×{:.2f} ({} → {})", before_s / after_s, duration(before_s), duration(after_s));
+  return fmt::format("×{:.2f} ({} → {})", before_s / after_s, duration(before_s),
+                     duration(after_s));
 }
 
-text_table padding_table(const advice& a) {
+text_table padding_table(const advice &a) {
   text_table table;
-  table.columns = {{"pad", "layer", align::left},       {"pass", "pass", align::left},
-                   {"from", "shape", align::left},      {"to", "padded_shape", align::left},
-                   {"predicted", "predicted_speedup"},  {"measured", "measured_speedup"},
-                   {"+FLOPs", "extra_flops"},           {"why", "reason", align::left}};
-  for (const padding_advice& p : a.padding) {
+  table.columns = {{"pad", "layer", align::left},      {"pass", "pass", align::left},
+                   {"from", "shape", align::left},     {"to", "padded_shape", align::left},
+                   {"predicted", "predicted_speedup"}, {"measured", "measured_speedup"},
+                   {"+FLOPs", "extra_flops"},          {"why", "reason", align::left}};
+  for (const padding_advice &p : a.padding) {
     const bool measured = p.measured_time_s && p.measured_padded_time_s;
     table.rows.push_back(
         {{p.layer},
@@ -288,29 +303,32 @@ text_table padding_table(const advice& a) {
   return table;
 }
 
-text_table batch_table(const advice& a) {
+text_table batch_table(const advice &a) {
   text_table table;
   table.columns = {{"batch", "layer", align::left},
                    {"pass", "pass", align::left},
                    {"now", "batch"},
                    {"compute-bound from", "compute_bound_batch"},
                    {"whole waves at", "full_wave_batch"}};
-  for (const batch_advice& b : a.batch)
-    table.rows.push_back({{b.layer},
-                          {std::string(to_string(b.pass))},
-                          {std::to_string(b.batch)},
-                          {b.compute_bound_batch ? std::to_string(*b.compute_bound_batch) : "never"},
-                          {b.full_wave_batch ? std::to_string(*b.full_wave_batch) : "—"}});
+  for (const batch_advice &b : a.batch)
+    table.rows.push_back(
+        {{b.layer},
+         {std::string(to_string(b.pass))},
+         {std::to_string(b.batch)},
+         {b.compute_bound_batch ? std::to_string(*b.compute_bound_batch) : "never"},
+         {b.full_wave_batch ? std::to_string(*b.full_wave_batch) : "—"}});
   return table;
 }
 
-json advice_json(const advice& a) {
+json advice_json(const advice &a) {
   json padding = json::array(), batch = json::array();
-  const auto shape = [](const gemm_shape& s) {
+  const auto shape = [](const gemm_shape &s) {
     return json{{"m", s.m}, {"n", s.n}, {"k", s.k}, {"batch_count", s.batch_count}};
   };
-  const auto optional = [](std::optional<double> v, double scale) { return v ? json(*v * scale) : json(nullptr); };
-  for (const padding_advice& p : a.padding)
+  const auto optional = [](std::optional<double> v, double scale) {
+    return v ? json(*v * scale) : json(nullptr);
+  };
+  for (const padding_advice &p : a.padding)
     padding.push_back({{"layer", p.layer},
                        {"pass", to_string(p.pass)},
                        {"precision", to_string(p.prec)},
@@ -324,12 +342,14 @@ json advice_json(const advice& a) {
                        {"extra_bytes", p.extra_bytes},
                        {"measured_time_us", optional(p.measured_time_s, 1e6)},
                        {"padded_measured_time_us", optional(p.measured_padded_time_s, 1e6)}});
-  for (const batch_advice& b : a.batch)
-    batch.push_back({{"layer", b.layer},
-                     {"pass", to_string(b.pass)},
-                     {"batch", b.batch},
-                     {"compute_bound_batch", b.compute_bound_batch ? json(*b.compute_bound_batch) : json(nullptr)},
-                     {"full_wave_batch", b.full_wave_batch ? json(*b.full_wave_batch) : json(nullptr)}});
+  for (const batch_advice &b : a.batch)
+    batch.push_back(
+        {{"layer", b.layer},
+         {"pass", to_string(b.pass)},
+         {"batch", b.batch},
+         {"compute_bound_batch",
+          b.compute_bound_batch ? json(*b.compute_bound_batch) : json(nullptr)},
+         {"full_wave_batch", b.full_wave_batch ? json(*b.full_wave_batch) : json(nullptr)}});
   return {{"padding", padding},
           {"batch", batch},
           {"network_compute_bound_batch",
@@ -338,11 +358,12 @@ json advice_json(const advice& a) {
 }
 
 /// The advice section of the human formats.
-template <class Render> void write_advice(const report& r, std::ostream& out, bool colour, Render&& render) {
+template <class Render>
+void write_advice(const report &r, std::ostream &out, bool colour, Render &&render) {
   if (!r.advice)
     return;
-  const advice& a = *r.advice;
-  for (const std::string& warning : a.warnings)
+  const advice &a = *r.advice;
+  for (const std::string &warning : a.warnings)
     out << '\n' << detail::bold("warning: " + warning, colour) << '\n';
   if (!a.padding.empty()) {
     out << '\n';
@@ -354,21 +375,24 @@ template <class Render> void write_advice(const report& r, std::ostream& out, bo
   }
 }
 
-std::string totals_line(const report& r) {
-  const report_totals& t = r.totals;
-  return fmt::format("total: {} per step · {} GFLOP · {} GB · {} of time memory-bound · {} GEMM runs, "
-                     "{} distinct ops",
-                     duration(t.time_s), significant(t.flops / 1e9), significant(t.bytes / 1e9),
-                     percent(t.memory_bound_share), t.gemm_count, t.op_count);
+std::string totals_line(const report &r) {
+  const report_totals &t = r.totals;
+  return fmt::format(
+      "total: {} per step · {} GFLOP · {} GB · {} of time memory-bound · {} GEMM runs, "
+      "{} distinct ops",
+      duration(t.time_s), significant(t.flops / 1e9), significant(t.bytes / 1e9),
+      percent(t.memory_bound_share), t.gemm_count, t.op_count);
 }
 
-std::string notes_line(const report& r) {
-  std::string note = "roofline: max(FLOPs/peak, bytes/bandwidth) per run; predicted: " +
-                     std::string(r.options.roofline_only ? "the roofline"
-                                                         : "the GEMM model (tiles, waves, alignment, L2, launch "
-                                                           "floor; parameters: " + r.parameters_origin + ")") +
-                     ", steady-state per call; runs: times per step; memory-bound ops are held against the fp32 "
-                     "(CUDA core) peak";
+std::string notes_line(const report &r) {
+  std::string note =
+      "roofline: max(FLOPs/peak, bytes/bandwidth) per run; predicted: " +
+      std::string(r.options.roofline_only ? "the roofline"
+                                          : "the GEMM model (tiles, waves, alignment, L2, launch "
+                                            "floor; parameters: " +
+                                                r.parameters_origin + ")") +
+      ", steady-state per call; runs: times per step; memory-bound ops are held against the fp32 "
+      "(CUDA core) peak";
   if (r.options.sparse)
     note += "; * marks a 2:4-sparse peak";
   return note;
@@ -376,11 +400,11 @@ std::string notes_line(const report& r) {
 
 // ------------------------------------------------------------------ JSON
 
-json optional_dim(const std::optional<gemm_shape>& gemm, std::int64_t gemm_shape::*field) {
+json optional_dim(const std::optional<gemm_shape> &gemm, std::int64_t gemm_shape::*field) {
   return gemm ? json((*gemm).*field) : json(nullptr);
 }
 
-json gemm_model_json(const gemm_estimate& g) {
+json gemm_model_json(const gemm_estimate &g) {
   return {{"tile_m", g.tile_m},
           {"tile_n", g.tile_n},
           {"split_k", g.split_k},
@@ -393,15 +417,19 @@ json gemm_model_json(const gemm_estimate& g) {
           {"launch_bound", g.launch_bound}};
 }
 
-json measurement_json(const op& o, const prediction& p, const measurement& m) {
+json measurement_json(const op &o, const prediction &p, const measurement &m) {
   const auto value = [](std::optional<double> v) { return v ? json(*v) : json(nullptr); };
   json counters = nullptr;
   if (m.counters) {
-    const counter_readings& c = *m.counters;
-    counters = {{"kernel_time_us", c.kernel_time_s * 1e6}, {"dram_read_bytes", c.dram_read_bytes},
-                {"dram_write_bytes", c.dram_write_bytes},  {"l2_bytes", c.l2_bytes},
-                {"tensor_flops", c.tensor_flops},          {"fp32_flops", c.fp32_flops},
-                {"fp64_flops", c.fp64_flops},              {"sm_clock_hz", c.sm_clock_hz},
+    const counter_readings &c = *m.counters;
+    counters = {{"kernel_time_us", c.kernel_time_s * 1e6},
+                {"dram_read_bytes", c.dram_read_bytes},
+                {"dram_write_bytes", c.dram_write_bytes},
+                {"l2_bytes", c.l2_bytes},
+                {"tensor_flops", c.tensor_flops},
+                {"fp32_flops", c.fp32_flops},
+                {"fp64_flops", c.fp64_flops},
+                {"sm_clock_hz", c.sm_clock_hz},
                 {"passes", c.passes}};
   }
   const bool ok = m.status == measurement_status::measured;
@@ -422,9 +450,9 @@ json measurement_json(const op& o, const prediction& p, const measurement& m) {
           {"kernels", m.kernels}};
 }
 
-json model_json(const report& r) {
+json model_json(const report &r) {
   json parameters = json::object();
-  for (const auto& [name, value] : flatten(r.parameters))
+  for (const auto &[name, value] : flatten(r.parameters))
     parameters[name] = value;
   return {{"name", r.options.roofline_only ? "roofline" : "gemm-model"},
           {"sparse", r.options.sparse},
@@ -434,47 +462,47 @@ json model_json(const report& r) {
 
 } // namespace
 
-json detail::op_json(const op_report& entry) {
-  const op& o = entry.op;
-  const prediction& p = entry.prediction;
+json detail::op_json(const op_report &entry) {
+  const op &o = entry.op;
+  const prediction &p = entry.prediction;
   return {{"layer", o.layer},
-                   {"pass", to_string(o.pass)},
-                   {"kind", o.kind},
-                   {"m", optional_dim(o.gemm, &gemm_shape::m)},
-                   {"n", optional_dim(o.gemm, &gemm_shape::n)},
-                   {"k", optional_dim(o.gemm, &gemm_shape::k)},
-                   {"batch_count", optional_dim(o.gemm, &gemm_shape::batch_count)},
-                   {"elements", o.is_gemm() ? json(nullptr) : json(o.elements)},
-                   {"count", o.count},
-                   {"precision", to_string(o.precision)},
-                   {"flops", o.flops},
-                   {"bytes", o.bytes},
-                   {"arithmetic_intensity", o.arithmetic_intensity()},
-                   {"ridge_intensity", p.ridge_intensity},
-                   {"peak_flop_per_s", p.peak_flop_per_s},
-                   {"sparse_peak", p.sparse_peak},
-                   {"bound", to_string(p.bound)},
-                   {"predicted_time_us", p.time_s * 1e6},
-                   {"roofline_time_us", p.roofline_time_s * 1e6},
-                   {"gemm_model", p.gemm ? gemm_model_json(*p.gemm) : json(nullptr)},
-                   {"model_summary", model_summary(p)},
-                   {"total_time_us", entry.total_time_s * 1e6},
-                   {"attainable_flop_per_s", p.attainable_flop_per_s},
-                   {"time_share", entry.time_share},
-                   {"factors", p.factors},
-                   {"line", o.where.line},
-                   {"measured", entry.measured ? measurement_json(o, p, *entry.measured) : json(nullptr)}};
+          {"pass", to_string(o.pass)},
+          {"kind", o.kind},
+          {"m", optional_dim(o.gemm, &gemm_shape::m)},
+          {"n", optional_dim(o.gemm, &gemm_shape::n)},
+          {"k", optional_dim(o.gemm, &gemm_shape::k)},
+          {"batch_count", optional_dim(o.gemm, &gemm_shape::batch_count)},
+          {"elements", o.is_gemm() ? json(nullptr) : json(o.elements)},
+          {"count", o.count},
+          {"precision", to_string(o.precision)},
+          {"flops", o.flops},
+          {"bytes", o.bytes},
+          {"arithmetic_intensity", o.arithmetic_intensity()},
+          {"ridge_intensity", p.ridge_intensity},
+          {"peak_flop_per_s", p.peak_flop_per_s},
+          {"sparse_peak", p.sparse_peak},
+          {"bound", to_string(p.bound)},
+          {"predicted_time_us", p.time_s * 1e6},
+          {"roofline_time_us", p.roofline_time_s * 1e6},
+          {"gemm_model", p.gemm ? gemm_model_json(*p.gemm) : json(nullptr)},
+          {"model_summary", model_summary(p)},
+          {"total_time_us", entry.total_time_s * 1e6},
+          {"attainable_flop_per_s", p.attainable_flop_per_s},
+          {"time_share", entry.time_share},
+          {"factors", p.factors},
+          {"line", o.where.line},
+          {"measured", entry.measured ? measurement_json(o, p, *entry.measured) : json(nullptr)}};
 }
 
 namespace {
 
-json report_json(const report& r) {
+json report_json(const report &r) {
   json ops = json::array();
-  for (const op_report& entry : r.ops)
+  for (const op_report &entry : r.ops)
     ops.push_back(detail::op_json(entry));
   json device = device_json(r.device);
   device["selection"] = r.device_selection;
-  const report_totals& t = r.totals;
+  const report_totals &t = r.totals;
   return {{"schema_version", json_schema_version},
           {"tool", {{"name", "roofline-advise"}, {"version", version()}}},
           {"network",
@@ -502,21 +530,22 @@ json report_json(const report& r) {
 
 // ------------------------------------------------------------------ the catalog
 
-text_table spec_table(const std::vector<gpu_spec>& specs) {
+text_table spec_table(const std::vector<gpu_spec> &specs) {
   text_table table;
   table.columns = {{"name", "name", align::left},
                    {"aliases", "aliases", align::left},
                    {"arch", "architecture", align::left},
                    {"SMs", "sm_count"},
                    {"TB/s", "dram_bytes_per_s"}};
-  const std::vector<precision> shown{precision::fp64, precision::fp32, precision::tf32, precision::fp16,
-                                     precision::bf16, precision::fp8,  precision::int8};
+  const std::vector<precision> shown{precision::fp64, precision::fp32, precision::tf32,
+                                     precision::fp16, precision::bf16, precision::fp8,
+                                     precision::int8};
   for (precision p : shown)
     table.columns.push_back({std::string(to_string(p)) + " TF/s·ridge",
                              std::string(to_string(p)) + "_dense_flop_per_s"});
-  for (const gpu_spec& s : specs) {
+  for (const gpu_spec &s : specs) {
     std::string aliases;
-    for (const std::string& alias : s.aliases)
+    for (const std::string &alias : s.aliases)
       aliases += (aliases.empty() ? "" : ",") + alias;
     std::vector<cell> row{{s.name},
                           {aliases.empty() ? "—" : aliases, aliases},
@@ -529,33 +558,34 @@ text_table spec_table(const std::vector<gpu_spec>& specs) {
         continue;
       }
       const double peak = s.peaks.at(p).dense_flop_per_s;
-      row.push_back({significant(peak / 1e12) + " · " + significant(peak / s.dram_bytes_per_s), raw(peak)});
+      row.push_back(
+          {significant(peak / 1e12) + " · " + significant(peak / s.dram_bytes_per_s), raw(peak)});
     }
     table.rows.push_back(std::move(row));
   }
   return table;
 }
 
-json spec_list_json(const std::vector<gpu_spec>& specs) {
+json spec_list_json(const std::vector<gpu_spec> &specs) {
   json list = json::array();
-  for (const gpu_spec& s : specs)
+  for (const gpu_spec &s : specs)
     list.push_back(device_json(s));
   return {{"schema_version", json_schema_version},
           {"tool", {{"name", "roofline-advise"}, {"version", version()}}},
           {"gpus", list}};
 }
 
-constexpr std::string_view spec_note =
-    "dense peaks in TFLOP/s · ridge = peak / DRAM bandwidth in FLOP/B; fp16/bf16/tf32/fp8/int8 are tensor-core "
-    "rates with fp32 accumulate; 2:4-sparse peaks (twice the dense tensor rates) are in --format json";
+constexpr std::string_view spec_note = "dense peaks in TFLOP/s · ridge = peak / DRAM bandwidth in "
+                                       "FLOP/B; fp16/bf16/tf32/fp8/int8 are tensor-core "
+                                       "rates with fp32 accumulate; 2:4-sparse peaks (twice the "
+                                       "dense tensor rates) are in --format json";
 
 } // namespace
 
-void write_report(const report& r, output_format format, std::ostream& out, const write_options& options) {
+void write_report(const report &r, output_format format, std::ostream &out,
+                  const write_options &options) {
   switch (format) {
-  case output_format::json:
-    out << report_json(r).dump(2) << '\n';
-    return;
+  case output_format::json: out << report_json(r).dump(2) << '\n'; return;
   case output_format::csv:
     detail::render_csv(any_measured(r) ? with_measured_columns(r) : ops_table(r), out);
     return;
@@ -569,13 +599,13 @@ void write_report(const report& r, output_format format, std::ostream& out, cons
       detail::render_markdown(measured_table(r), out);
       out << '\n' << measured_line(r) << '\n';
     }
-    write_advice(r, out, false, [&](const text_table& t) { detail::render_markdown(t, out); });
-    for (const std::string& note : r.notes)
+    write_advice(r, out, false, [&](const text_table &t) { detail::render_markdown(t, out); });
+    for (const std::string &note : r.notes)
       out << "\nnote: " << note << '\n';
     return;
   }
   case output_format::table: {
-    for (const std::string& line : header_lines(r))
+    for (const std::string &line : header_lines(r))
       out << detail::bold(line, options.colour) << '\n';
     out << '\n';
     detail::render_aligned(ops_table(r), out, options.colour);
@@ -586,23 +616,19 @@ void write_report(const report& r, output_format format, std::ostream& out, cons
       out << '\n' << detail::bold(measured_line(r), options.colour) << '\n';
     }
     write_advice(r, out, options.colour,
-                 [&](const text_table& t) { detail::render_aligned(t, out, options.colour); });
-    for (const std::string& note : r.notes)
+                 [&](const text_table &t) { detail::render_aligned(t, out, options.colour); });
+    for (const std::string &note : r.notes)
       out << "note: " << note << '\n';
     return;
   }
   }
 }
 
-void write_spec_list(const std::vector<gpu_spec>& specs, output_format format, std::ostream& out,
-                     const write_options& options) {
+void write_spec_list(const std::vector<gpu_spec> &specs, output_format format, std::ostream &out,
+                     const write_options &options) {
   switch (format) {
-  case output_format::json:
-    out << spec_list_json(specs).dump(2) << '\n';
-    return;
-  case output_format::csv:
-    detail::render_csv(spec_table(specs), out);
-    return;
+  case output_format::json: out << spec_list_json(specs).dump(2) << '\n'; return;
+  case output_format::csv: detail::render_csv(spec_table(specs), out); return;
   case output_format::markdown:
     detail::render_markdown(spec_table(specs), out);
     out << '\n' << spec_note << '\n';

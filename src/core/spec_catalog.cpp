@@ -9,10 +9,10 @@
 
 namespace roofline {
 
-const spec_catalog& spec_catalog::builtin() {
+const spec_catalog &spec_catalog::builtin() {
   static const spec_catalog catalog = [] {
     std::vector<gpu_spec> specs;
-    for (const detail::embedded_spec& embedded : detail::builtin_spec_texts())
+    for (const detail::embedded_spec &embedded : detail::builtin_spec_texts())
       specs.push_back(parse_gpu_spec(embedded.text, std::string(embedded.file)));
     return spec_catalog(std::move(specs));
   }();
@@ -21,15 +21,15 @@ const spec_catalog& spec_catalog::builtin() {
 
 spec_catalog::spec_catalog(std::vector<gpu_spec> specs) : m_specs(std::move(specs)) {
   std::sort(m_specs.begin(), m_specs.end(),
-            [](const gpu_spec& a, const gpu_spec& b) { return a.name < b.name; });
+            [](const gpu_spec &a, const gpu_spec &b) { return a.name < b.name; });
 }
 
-const gpu_spec* spec_catalog::find(std::string_view name) const {
+const gpu_spec *spec_catalog::find(std::string_view name) const {
   const std::string wanted = detail::to_lower(name);
-  for (const gpu_spec& spec : m_specs) {
+  for (const gpu_spec &spec : m_specs) {
     if (detail::to_lower(spec.name) == wanted)
       return &spec;
-    for (const std::string& alias : spec.aliases)
+    for (const std::string &alias : spec.aliases)
       if (detail::to_lower(alias) == wanted)
         return &spec;
   }
@@ -43,10 +43,10 @@ gpu_spec spec_catalog::resolve(std::string_view name_or_path) const {
                                (text.size() > 4 && (text.rfind(".yml") == text.size() - 4));
   if (looks_like_path)
     return load_gpu_spec(text);
-  if (const gpu_spec* spec = find(text))
+  if (const gpu_spec *spec = find(text))
     return *spec;
   std::vector<std::string> names;
-  for (const gpu_spec& spec : m_specs) {
+  for (const gpu_spec &spec : m_specs) {
     names.push_back(spec.name);
     names.insert(names.end(), spec.aliases.begin(), spec.aliases.end());
   }

@@ -16,7 +16,7 @@ std::string to_lower(std::string_view text) {
 
 namespace {
 
-std::size_t edit_distance(const std::string& a, const std::string& b) {
+std::size_t edit_distance(const std::string &a, const std::string &b) {
   std::vector<std::size_t> row(b.size() + 1);
   std::iota(row.begin(), row.end(), std::size_t{0});
   for (std::size_t i = 1; i <= a.size(); ++i) {
@@ -33,13 +33,14 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 
 } // namespace
 
-std::vector<std::string> closest_names(std::string_view word, const std::vector<std::string>& candidates,
+std::vector<std::string> closest_names(std::string_view word,
+                                       const std::vector<std::string> &candidates,
                                        std::size_t at_most) {
   const std::string lower = to_lower(word);
   // A typo changes a few characters; a prefix ("a100" for "a100-sxm4-80gb") is also a good hint.
   const std::size_t tolerance = std::max<std::size_t>(2, lower.size() / 3);
   std::vector<std::pair<std::size_t, std::string>> scored;
-  for (const std::string& candidate : candidates) {
+  for (const std::string &candidate : candidates) {
     const std::string other = to_lower(candidate);
     const std::size_t distance =
         other.rfind(lower, 0) == 0 && !lower.empty() ? 1 : edit_distance(lower, other);
@@ -47,9 +48,9 @@ std::vector<std::string> closest_names(std::string_view word, const std::vector<
       scored.emplace_back(distance, candidate);
   }
   std::stable_sort(scored.begin(), scored.end(),
-                   [](const auto& x, const auto& y) { return x.first < y.first; });
+                   [](const auto &x, const auto &y) { return x.first < y.first; });
   std::vector<std::string> best;
-  for (const auto& [distance, candidate] : scored) {
+  for (const auto &[distance, candidate] : scored) {
     if (best.size() == at_most)
       break;
     if (std::find(best.begin(), best.end(), candidate) == best.end())
@@ -58,7 +59,7 @@ std::vector<std::string> closest_names(std::string_view word, const std::vector<
   return best;
 }
 
-std::string quoted_list(const std::vector<std::string>& words, std::string_view last_separator) {
+std::string quoted_list(const std::vector<std::string> &words, std::string_view last_separator) {
   std::string text;
   for (std::size_t i = 0; i < words.size(); ++i) {
     if (i > 0)
@@ -68,7 +69,7 @@ std::string quoted_list(const std::vector<std::string>& words, std::string_view 
   return text;
 }
 
-std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates) {
+std::string did_you_mean(std::string_view word, const std::vector<std::string> &candidates) {
   const std::vector<std::string> best = closest_names(word, candidates);
   return best.empty() ? std::string{} : " (did you mean " + quoted_list(best) + "?)";
 }

@@ -10,13 +10,14 @@ namespace roofline::detail {
 
 namespace {
 
-std::size_t display_width(const std::string& text) {
+std::size_t display_width(const std::string &text) {
   // Count code points: every UTF-8 byte except continuation bytes (10xxxxxx) starts one.
-  return static_cast<std::size_t>(
-      std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+  return static_cast<std::size_t>(std::count_if(text.begin(), text.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  }));
 }
 
-const char* ansi(tone t) {
+const char *ansi(tone t) {
   switch (t) {
   case tone::good: return "\033[32m";
   case tone::warn: return "\033[33m";
@@ -26,7 +27,7 @@ const char* ansi(tone t) {
   return "";
 }
 
-std::string csv_field(const std::string& text) {
+std::string csv_field(const std::string &text) {
   if (text.find_first_of(",\"\n\r") == std::string::npos)
     return text;
   std::string quoted = "\"";
@@ -35,7 +36,7 @@ std::string csv_field(const std::string& text) {
   return quoted + '"';
 }
 
-std::string markdown_field(const std::string& text) {
+std::string markdown_field(const std::string &text) {
   std::string escaped;
   for (char c : text)
     escaped += c == '|' ? std::string("\\|") : std::string(1, c);
@@ -53,7 +54,9 @@ std::string significant(double value, int digits) {
   return fmt::format("{:.{}f}", value, decimals);
 }
 
-std::string raw(double value) { return fmt::format("{}", value); }
+std::string raw(double value) {
+  return fmt::format("{}", value);
+}
 
 std::string duration(double seconds) {
   if (seconds >= 1)
@@ -63,19 +66,23 @@ std::string duration(double seconds) {
   return significant(seconds * 1e6) + " µs";
 }
 
-std::string percent(double share) { return significant(share * 100, 3) + "%"; }
+std::string percent(double share) {
+  return significant(share * 100, 3) + "%";
+}
 
-std::string bold(const std::string& text, bool colour) { return colour ? "\033[1m" + text + "\033[0m" : text; }
+std::string bold(const std::string &text, bool colour) {
+  return colour ? "\033[1m" + text + "\033[0m" : text;
+}
 
-void render_aligned(const text_table& table, std::ostream& out, bool colour) {
+void render_aligned(const text_table &table, std::ostream &out, bool colour) {
   std::vector<std::size_t> widths;
-  for (const column& c : table.columns)
+  for (const column &c : table.columns)
     widths.push_back(display_width(c.header));
-  for (const auto& row : table.rows)
+  for (const auto &row : table.rows)
     for (std::size_t i = 0; i < row.size() && i < widths.size(); ++i)
       widths[i] = std::max(widths[i], display_width(row[i].text));
 
-  const auto emit = [&](std::size_t i, const std::string& text, tone t, bool is_header) {
+  const auto emit = [&](std::size_t i, const std::string &text, tone t, bool is_header) {
     const std::string padding(widths[i] - display_width(text), ' ');
     const bool last = i + 1 == widths.size();
     std::string shown = text;
@@ -91,32 +98,33 @@ void render_aligned(const text_table& table, std::ostream& out, bool colour) {
   };
   for (std::size_t i = 0; i < table.columns.size(); ++i)
     emit(i, table.columns[i].header, tone::plain, true);
-  for (const auto& row : table.rows)
+  for (const auto &row : table.rows)
     for (std::size_t i = 0; i < table.columns.size(); ++i)
-      emit(i, i < row.size() ? row[i].text : std::string{}, i < row.size() ? row[i].tone : tone::plain, false);
+      emit(i, i < row.size() ? row[i].text : std::string{},
+           i < row.size() ? row[i].tone : tone::plain, false);
 }
 
-void render_markdown(const text_table& table, std::ostream& out) {
+void render_markdown(const text_table &table, std::ostream &out) {
   out << '|';
-  for (const column& c : table.columns)
+  for (const column &c : table.columns)
     out << ' ' << markdown_field(c.header) << " |";
   out << "\n|";
-  for (const column& c : table.columns)
+  for (const column &c : table.columns)
     out << (c.align == align::right ? " ---: |" : " --- |");
   out << '\n';
-  for (const auto& row : table.rows) {
+  for (const auto &row : table.rows) {
     out << '|';
-    for (const cell& c : row)
+    for (const cell &c : row)
       out << ' ' << markdown_field(c.text) << " |";
     out << '\n';
   }
 }
 
-void render_csv(const text_table& table, std::ostream& out) {
+void render_csv(const text_table &table, std::ostream &out) {
   for (std::size_t i = 0; i < table.columns.size(); ++i)
     out << (i ? "," : "") << csv_field(table.columns[i].key);
   out << '\n';
-  for (const auto& row : table.rows) {
+  for (const auto &row : table.rows) {
     for (std::size_t i = 0; i < row.size(); ++i)
       out << (i ? "," : "") << csv_field(row[i].raw.value_or(row[i].text));
     out << '\n';

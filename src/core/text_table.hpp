@@ -31,10 +31,10 @@ struct text_table {
 };
 
 /// Columns padded to their widest cell (UTF-8 aware), two spaces apart; ANSI colour if `colour`.
-void render_aligned(const text_table& table, std::ostream& out, bool colour);
-void render_markdown(const text_table& table, std::ostream& out);
+void render_aligned(const text_table &table, std::ostream &out, bool colour);
+void render_markdown(const text_table &table, std::ostream &out);
 /// RFC 4180: fields with commas, quotes or newlines are quoted.
-void render_csv(const text_table& table, std::ostream& out);
+void render_csv(const text_table &table, std::ostream &out);
 
 /// `value` with `digits` significant digits in plain notation: 0.000524, 12.3, 4096.
 std::string significant(double value, int digits = 3);
@@ -46,6 +46,6 @@ std::string duration(double seconds);
 std::string percent(double share);
 
 /// ANSI bold when `colour`.
-std::string bold(const std::string& text, bool colour);
+std::string bold(const std::string &text, bool colour);
 
 } // namespace roofline::detail

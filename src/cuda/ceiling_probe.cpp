@@ -43,7 +43,9 @@ std::string gib(std::size_t bytes) {
 
 struct stream_handle {
   cudaStream_t stream = nullptr;
-  stream_handle() { ROOFLINE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)); }
+  stream_handle() {
+    ROOFLINE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  }
   ~stream_handle() { cudaStreamDestroy(stream); }
 };
 
@@ -55,7 +57,7 @@ struct lt_handle {
 
 class prober {
 public:
-  prober(int ordinal, const probe_options& options) : m_options(options) {
+  prober(int ordinal, const probe_options &options) : m_options(options) {
     ROOFLINE_CUDA_CHECK(cudaSetDevice(ordinal));
     m_device = describe_device(ordinal);
     m_theory = theoretical_spec(m_device);
@@ -76,7 +78,8 @@ public:
 private:
   /// Runs one measurement; a failure is recorded in its result and the probe goes on.
   template <class Measure>
-  void attempt(const std::string& name, ceiling_kind kind, std::optional<precision> p, Measure&& measure) {
+  void attempt(const std::string &name, ceiling_kind kind, std::optional<precision> p,
+               Measure &&measure) {
     if (m_options.progress)
       m_options.progress(name);
     ceiling_result r;
@@ -85,34 +88,37 @@ private:
     r.precision = p;
     try {
       measure(r);
-    } catch (const std::exception& e) {
+    } catch (const std::exception &e) {
       r.failure = e.what();
       cudaGetLastError(); // clear a non-sticky error so that the next measurement starts clean
     }
     m_result.results.push_back(r);
   }
 
-  static void record(ceiling_result& r, const run_timing& t, double work, const std::string& method) {
+  static void record(ceiling_result &r, const run_timing &t, double work,
+                     const std::string &method) {
     r.value = work / t.median_s;
     r.spread = t.spread();
     r.method = method + "; median of " + std::to_string(t.runs) + " runs";
   }
 
-  static std::string describe(const kernels::stream_config& c) {
+  static std::string describe(const kernels::stream_config &c) {
     return "unroll " + std::to_string(c.unroll) + ", " + std::to_string(c.threads) + " threads, " +
-           (c.blocks_per_sm ? std::to_string(c.blocks_per_sm) + " blocks/SM grid-stride" : std::string("one pass")) +
+           (c.blocks_per_sm ? std::to_string(c.blocks_per_sm) + " blocks/SM grid-stride"
+                            : std::string("one pass")) +
            (c.streaming ? ", evict-first hints" : "");
   }
 
   /// Times `launch` under every candidate launch shape and records the fastest.
   template <class Launch>
-  void best_shape(ceiling_result& r, double work, const std::string& what, bool persistent_only, Launch&& launch) {
+  void best_shape(ceiling_result &r, double work, const std::string &what, bool persistent_only,
+                  Launch &&launch) {
     std::size_t count = 0;
-    const kernels::stream_config* configs = kernels::stream_configs(&count);
+    const kernels::stream_config *configs = kernels::stream_configs(&count);
     std::optional<run_timing> best;
     kernels::stream_config best_config;
     for (std::size_t i = 0; i < count; ++i) {
-      const kernels::stream_config& c = configs[i];
+      const kernels::stream_config &c = configs[i];
       if (persistent_only && c.blocks_per_sm == 0)
         continue;
       const run_timing t = time_runs(m_stream.stream, 2, 10, [&] { launch(c); });
@@ -121,55 +127,72 @@ private:
         best_config = c;
       }
     }
-    // Re-time the winner with the full number of runs, so that its median is not the luckiest of many.
-    const run_timing t = time_runs(m_stream.stream, warmup_runs, timed_runs, [&] { launch(best_config); });
-    record(r, t, work, what + " (" + describe(best_config) + "; fastest of the launch shapes tried)");
+    // Re-time the winner with the full number of runs, so that its median is not the luckiest of
+    // many.
+    const run_timing t =
+        time_runs(m_stream.stream, warmup_runs, timed_runs, [&] { launch(best_config); });
+    record(r, t, work,
+           what + " (" + describe(best_config) + "; fastest of the launch shapes tried)");
   }
 
   void memory() {
     std::size_t free_bytes = 0, total_bytes = 0;
     ROOFLINE_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
     // Far larger than L2 so that every pass comes from DRAM, within a quarter of free memory each.
-    std::size_t bytes = std::max<std::size_t>(std::size_t{1} << 30, 32 * static_cast<std::size_t>(m_device.l2_bytes));
+    std::size_t bytes = std::max<std::size_t>(std::size_t{1} << 30,
+                                              32 * static_cast<std::size_t>(m_device.l2_bytes));
     bytes = std::min(bytes, free_bytes / 4) & ~std::size_t{0xFFFF};
     device_buffer source(bytes), destination(bytes), sink(sizeof(unsigned));
     const cudaStream_t s = m_stream.stream;
-    ROOFLINE_CUDA_CHECK(kernels::fill_random(source.get(), bytes / 4, element_type::f32, 1, 1.0f, s));
-    ROOFLINE_CUDA_CHECK(kernels::fill_random(destination.get(), bytes / 4, element_type::f32, 2, 1.0f, s));
+    ROOFLINE_CUDA_CHECK(
+        kernels::fill_random(source.get(), bytes / 4, element_type::f32, 1, 1.0f, s));
+    ROOFLINE_CUDA_CHECK(
+        kernels::fill_random(destination.get(), bytes / 4, element_type::f32, 2, 1.0f, s));
     const int sms = m_device.sm_count;
     const std::string size = gib(bytes);
     const double moved = static_cast<double>(bytes);
 
-    attempt("dram read", ceiling_kind::dram_bandwidth, std::nullopt, [&](ceiling_result& r) {
-      best_shape(r, moved, "16-byte loads over " + size, false, [&](const kernels::stream_config& c) {
-        ROOFLINE_CUDA_CHECK(kernels::stream_read(source.get(), bytes, sink.as<unsigned>(), sms, c, s));
-      });
-    });
-    attempt("dram write", ceiling_kind::dram_bandwidth, std::nullopt, [&](ceiling_result& r) {
-      best_shape(r, moved, "16-byte stores over " + size, false, [&](const kernels::stream_config& c) {
-        ROOFLINE_CUDA_CHECK(kernels::stream_write(destination.get(), bytes, sms, c, s));
-      });
-    });
-    attempt("dram copy", ceiling_kind::dram_bandwidth, std::nullopt, [&](ceiling_result& r) {
-      best_shape(r, 2 * moved, "copy kernel, " + size + ", read + write bytes", false,
-                 [&](const kernels::stream_config& c) {
-                   ROOFLINE_CUDA_CHECK(kernels::stream_copy(destination.get(), source.get(), bytes, sms, c, s));
+    attempt("dram read", ceiling_kind::dram_bandwidth, std::nullopt, [&](ceiling_result &r) {
+      best_shape(r, moved, "16-byte loads over " + size, false,
+                 [&](const kernels::stream_config &c) {
+                   ROOFLINE_CUDA_CHECK(
+                       kernels::stream_read(source.get(), bytes, sink.as<unsigned>(), sms, c, s));
                  });
     });
-    attempt("cudaMemcpy device-to-device", ceiling_kind::dram_bandwidth, std::nullopt, [&](ceiling_result& r) {
-      const run_timing t = time_runs(s, warmup_runs, timed_runs, [&] {
-        ROOFLINE_CUDA_CHECK(cudaMemcpyAsync(destination.get(), source.get(), bytes, cudaMemcpyDeviceToDevice, s));
-      });
-      record(r, t, 2 * moved, "reference for the copy kernel, " + size + ", read + write bytes");
+    attempt("dram write", ceiling_kind::dram_bandwidth, std::nullopt, [&](ceiling_result &r) {
+      best_shape(r, moved, "16-byte stores over " + size, false,
+                 [&](const kernels::stream_config &c) {
+                   ROOFLINE_CUDA_CHECK(kernels::stream_write(destination.get(), bytes, sms, c, s));
+                 });
     });
-    attempt("l2 read", ceiling_kind::l2_bandwidth, std::nullopt, [&](ceiling_result& r) {
+    attempt("dram copy", ceiling_kind::dram_bandwidth, std::nullopt, [&](ceiling_result &r) {
+      best_shape(r, 2 * moved, "copy kernel, " + size + ", read + write bytes", false,
+                 [&](const kernels::stream_config &c) {
+                   ROOFLINE_CUDA_CHECK(
+                       kernels::stream_copy(destination.get(), source.get(), bytes, sms, c, s));
+                 });
+    });
+    attempt("cudaMemcpy device-to-device", ceiling_kind::dram_bandwidth, std::nullopt,
+            [&](ceiling_result &r) {
+              const run_timing t = time_runs(s, warmup_runs, timed_runs, [&] {
+                ROOFLINE_CUDA_CHECK(cudaMemcpyAsync(destination.get(), source.get(), bytes,
+                                                    cudaMemcpyDeviceToDevice, s));
+              });
+              record(r, t, 2 * moved,
+                     "reference for the copy kernel, " + size + ", read + write bytes");
+            });
+    attempt("l2 read", ceiling_kind::l2_bandwidth, std::nullopt, [&](ceiling_result &r) {
       // A quarter of L2: resident even where L2 is split into partitions.
-      const std::size_t resident = (static_cast<std::size_t>(m_device.l2_bytes) / 4) & ~std::size_t{0xFFFF};
-      const int passes = static_cast<int>(std::max<std::size_t>(1, (std::size_t{4} << 30) / resident));
+      const std::size_t resident =
+          (static_cast<std::size_t>(m_device.l2_bytes) / 4) & ~std::size_t{0xFFFF};
+      const int passes =
+          static_cast<int>(std::max<std::size_t>(1, (std::size_t{4} << 30) / resident));
       best_shape(r, static_cast<double>(resident) * passes,
-                 std::to_string(passes) + " passes over " + std::to_string(resident >> 20) + " MiB, L2-only loads",
-                 true, [&](const kernels::stream_config& c) {
-                   ROOFLINE_CUDA_CHECK(kernels::l2_read(source.get(), resident, passes, sink.as<unsigned>(), sms, c, s));
+                 std::to_string(passes) + " passes over " + std::to_string(resident >> 20) +
+                     " MiB, L2-only loads",
+                 true, [&](const kernels::stream_config &c) {
+                   ROOFLINE_CUDA_CHECK(kernels::l2_read(source.get(), resident, passes,
+                                                        sink.as<unsigned>(), sms, c, s));
                  });
     });
   }
@@ -178,21 +201,23 @@ private:
     const int sms = m_device.sm_count;
     const std::size_t threads = kernels::peak_sink_elements(sms);
     const cudaStream_t s = m_stream.stream;
-    attempt("fp32 FMA", ceiling_kind::flop_rate, precision::fp32, [&](ceiling_result& r) {
+    attempt("fp32 FMA", ceiling_kind::flop_rate, precision::fp32, [&](ceiling_result &r) {
       device_buffer seeds(1024 * sizeof(float)), sink(threads * sizeof(float));
       ROOFLINE_CUDA_CHECK(kernels::fill_random(seeds.get(), 1024, element_type::f32, 3, 1.0f, s));
       double flops = 0;
       const run_timing t = time_runs(s, warmup_runs, timed_runs, [&] {
-        ROOFLINE_CUDA_CHECK(kernels::fma_peak_f32(seeds.as<float>(), sink.as<float>(), sms, 16384, &flops, s));
+        ROOFLINE_CUDA_CHECK(
+            kernels::fma_peak_f32(seeds.as<float>(), sink.as<float>(), sms, 16384, &flops, s));
       });
       record(r, t, flops, "8 independent FFMA chains per thread, 2048 threads per SM");
     });
-    attempt("fp64 FMA", ceiling_kind::flop_rate, precision::fp64, [&](ceiling_result& r) {
+    attempt("fp64 FMA", ceiling_kind::flop_rate, precision::fp64, [&](ceiling_result &r) {
       device_buffer seeds(1024 * sizeof(double)), sink(threads * sizeof(double));
       ROOFLINE_CUDA_CHECK(kernels::fill_random(seeds.get(), 1024, element_type::f64, 4, 1.0f, s));
       double flops = 0;
       const run_timing t = time_runs(s, warmup_runs, timed_runs, [&] {
-        ROOFLINE_CUDA_CHECK(kernels::fma_peak_f64(seeds.as<double>(), sink.as<double>(), sms, 4096, &flops, s));
+        ROOFLINE_CUDA_CHECK(
+            kernels::fma_peak_f64(seeds.as<double>(), sink.as<double>(), sms, 4096, &flops, s));
       });
       record(r, t, flops, "8 independent DFMA chains per thread, 2048 threads per SM");
     });
@@ -205,23 +230,28 @@ private:
       precision p;
       element_type type;
       int min_cc; // major*10 + minor
-    } variants[] = {{precision::fp16, element_type::f16, 80},  {precision::bf16, element_type::bf16, 80},
-                    {precision::tf32, element_type::f32, 80},  {precision::fp8, element_type::e4m3, 89},
+    } variants[] = {{precision::fp16, element_type::f16, 80},
+                    {precision::bf16, element_type::bf16, 80},
+                    {precision::tf32, element_type::f32, 80},
+                    {precision::fp8, element_type::e4m3, 89},
                     {precision::int8, element_type::i8, 80}};
     const int cc = m_device.cc_major * 10 + m_device.cc_minor;
-    for (const auto& v : variants) {
+    for (const auto &v : variants) {
       if (cc < v.min_cc || !m_theory.supports(v.p))
         continue;
-      attempt(std::string(to_string(v.p)) + " mma.sync kernel", ceiling_kind::flop_rate, v.p, [&](ceiling_result& r) {
-        device_buffer seeds(4096), sink(kernels::peak_sink_elements(sms) * sizeof(float));
-        ROOFLINE_CUDA_CHECK(
-            kernels::fill_random(seeds.get(), 4096 / kernels::element_size(v.type), v.type, 5, 1.0f, s));
-        double flops = 0;
-        const run_timing t = time_runs(s, warmup_runs, timed_runs, [&] {
-          ROOFLINE_CUDA_CHECK(kernels::mma_peak(v.type, seeds.get(), sink.as<float>(), sms, 4096, &flops, s));
-        });
-        record(r, t, flops, "8 independent mma.sync accumulators per warp, register operands");
-      });
+      attempt(std::string(to_string(v.p)) + " mma.sync kernel", ceiling_kind::flop_rate, v.p,
+              [&](ceiling_result &r) {
+                device_buffer seeds(4096), sink(kernels::peak_sink_elements(sms) * sizeof(float));
+                ROOFLINE_CUDA_CHECK(kernels::fill_random(
+                    seeds.get(), 4096 / kernels::element_size(v.type), v.type, 5, 1.0f, s));
+                double flops = 0;
+                const run_timing t = time_runs(s, warmup_runs, timed_runs, [&] {
+                  ROOFLINE_CUDA_CHECK(kernels::mma_peak(v.type, seeds.get(), sink.as<float>(), sms,
+                                                        4096, &flops, s));
+                });
+                record(r, t, flops,
+                       "8 independent mma.sync accumulators per warp, register operands");
+              });
     }
   }
 
@@ -231,68 +261,73 @@ private:
     const cudaStream_t s = m_stream.stream;
     lt_handle lt;
     device_buffer workspace(workspace_bytes);
-    for (precision p : {precision::fp16, precision::bf16, precision::tf32, precision::fp8, precision::int8,
-                        precision::fp32, precision::fp64}) {
+    for (precision p : {precision::fp16, precision::bf16, precision::tf32, precision::fp8,
+                        precision::int8, precision::fp32, precision::fp64}) {
       if (!m_theory.supports(p))
         continue;
       const bool simt = p == precision::fp32 || p == precision::fp64;
-      const std::vector<std::int64_t> sizes = simt ? std::vector<std::int64_t>{8192}
-                                                   : std::vector<std::int64_t>{4096, 8192, 16384};
+      const std::vector<std::int64_t> sizes =
+          simt ? std::vector<std::int64_t>{8192} : std::vector<std::int64_t>{4096, 8192, 16384};
       const int ranks = simt ? 1 : 3;
-      attempt(std::string(to_string(p)) + " cuBLASLt", ceiling_kind::flop_rate, p, [&](ceiling_result& r) {
-        const detail::gemm_types types = detail::types_for(p);
-        const std::int64_t largest = sizes.back();
-        const auto square = static_cast<std::size_t>(largest * largest);
-        device_buffer a(square * kernels::element_size(types.input));
-        device_buffer b(square * kernels::element_size(types.input));
-        device_buffer c(square * kernels::element_size(types.output));
-        ROOFLINE_CUDA_CHECK(kernels::fill_random(a.get(), square, types.input, 6, 1.0f, s));
-        ROOFLINE_CUDA_CHECK(kernels::fill_random(b.get(), square, types.input, 7, 1.0f, s));
-        double best_rate = 0;
-        std::string best_method;
-        run_timing best_timing;
-        for (std::int64_t n : sizes)
-          for (int rank = 0; rank < ranks; ++rank) {
-            std::unique_ptr<detail::lt_gemm> gemm;
-            try {
-              gemm = std::make_unique<detail::lt_gemm>(lt.handle, gemm_shape{n, n, n, 1}, p, workspace.get(),
-                                                       workspace.bytes(), rank);
-            } catch (const cuda_error&) {
-              continue; // fewer algorithms than ranks asked for
-            }
-            const run_timing t = time_runs(s, simt ? 1 : warmup_runs, simt ? 5 : 10,
-                                           [&] { gemm->run(a.get(), b.get(), c.get(), s); });
-            const double rate = 2.0 * static_cast<double>(n * n * n) / t.median_s;
-            if (rate > best_rate) {
-              best_rate = rate;
-              best_timing = t;
-              best_method = std::to_string(n) + "³, heuristic rank " + std::to_string(rank) + " (tile id " +
-                            std::to_string(gemm->algorithm().tile_id) + ")";
-            }
-          }
-        if (best_rate == 0)
-          throw roofline::error("cuBLASLt ran no algorithm");
-        r.value = best_rate;
-        r.spread = best_timing.spread();
-        r.method = "best of " + std::to_string(sizes.size() * static_cast<std::size_t>(ranks)) +
-                   " size/algorithm pairs: " + best_method + ", random operands; median of " +
-                   std::to_string(best_timing.runs) + " runs";
-      });
+      attempt(
+          std::string(to_string(p)) + " cuBLASLt", ceiling_kind::flop_rate, p,
+          [&](ceiling_result &r) {
+            const detail::gemm_types types = detail::types_for(p);
+            const std::int64_t largest = sizes.back();
+            const auto square = static_cast<std::size_t>(largest * largest);
+            device_buffer a(square * kernels::element_size(types.input));
+            device_buffer b(square * kernels::element_size(types.input));
+            device_buffer c(square * kernels::element_size(types.output));
+            ROOFLINE_CUDA_CHECK(kernels::fill_random(a.get(), square, types.input, 6, 1.0f, s));
+            ROOFLINE_CUDA_CHECK(kernels::fill_random(b.get(), square, types.input, 7, 1.0f, s));
+            double best_rate = 0;
+            std::string best_method;
+            run_timing best_timing;
+            for (std::int64_t n : sizes)
+              for (int rank = 0; rank < ranks; ++rank) {
+                std::unique_ptr<detail::lt_gemm> gemm;
+                try {
+                  gemm =
+                      std::make_unique<detail::lt_gemm>(lt.handle, gemm_shape{n, n, n, 1}, p,
+                                                        workspace.get(), workspace.bytes(), rank);
+                } catch (const cuda_error &) {
+                  continue; // fewer algorithms than ranks asked for
+                }
+                const run_timing t = time_runs(s, simt ? 1 : warmup_runs, simt ? 5 : 10,
+                                               [&] { gemm->run(a.get(), b.get(), c.get(), s); });
+                const double rate = 2.0 * static_cast<double>(n * n * n) / t.median_s;
+                if (rate > best_rate) {
+                  best_rate = rate;
+                  best_timing = t;
+                  best_method = std::to_string(n) + "³, heuristic rank " + std::to_string(rank) +
+                                " (tile id " + std::to_string(gemm->algorithm().tile_id) + ")";
+                }
+              }
+            if (best_rate == 0)
+              throw roofline::error("cuBLASLt ran no algorithm");
+            r.value = best_rate;
+            r.spread = best_timing.spread();
+            r.method = "best of " + std::to_string(sizes.size() * static_cast<std::size_t>(ranks)) +
+                       " size/algorithm pairs: " + best_method + ", random operands; median of " +
+                       std::to_string(best_timing.runs) + " runs";
+          });
     }
   }
 
   void launch_overhead() {
     const cudaStream_t s = m_stream.stream;
-    attempt("kernel launch (back-to-back)", ceiling_kind::latency, std::nullopt, [&](ceiling_result& r) {
-      constexpr int launches = 200;
-      const run_timing t = time_runs(s, warmup_runs, timed_runs, [&] {
-        for (int i = 0; i < launches; ++i)
-          ROOFLINE_CUDA_CHECK(kernels::empty_kernel(s));
-      });
-      r.value = t.median_s / launches;
-      r.spread = t.spread();
-      r.method = "empty kernels, 200 per timed run, median of " + std::to_string(t.runs) + " runs";
-    });
+    attempt("kernel launch (back-to-back)", ceiling_kind::latency, std::nullopt,
+            [&](ceiling_result &r) {
+              constexpr int launches = 200;
+              const run_timing t = time_runs(s, warmup_runs, timed_runs, [&] {
+                for (int i = 0; i < launches; ++i)
+                  ROOFLINE_CUDA_CHECK(kernels::empty_kernel(s));
+              });
+              r.value = t.median_s / launches;
+              r.spread = t.spread();
+              r.method =
+                  "empty kernels, 200 per timed run, median of " + std::to_string(t.runs) + " runs";
+            });
   }
 
   probe_options m_options;
@@ -304,7 +339,7 @@ private:
 
 } // namespace
 
-measured_ceilings measure_ceilings(int ordinal, const probe_options& options) {
+measured_ceilings measure_ceilings(int ordinal, const probe_options &options) {
   return prober(ordinal, options).run();
 }
 

@@ -23,8 +23,9 @@
 #include <string_view>
 #include <utility>
 
-// The call sequence, the pitfalls and the GH100 metric names are in ../shared/notes/cupti-device-cublas.md
-// (checked on an H200); NVIDIA/nvbench's cupti_profiler_host.cxx uses the same user-range/user-replay loop.
+// The call sequence, the pitfalls and the GH100 metric names are in
+// ../shared/notes/cupti-device-cublas.md (checked on an H200); NVIDIA/nvbench's
+// cupti_profiler_host.cxx uses the same user-range/user-replay loop.
 
 namespace roofline::cuda::detail {
 
@@ -33,7 +34,8 @@ namespace {
 // ---------------------------------------------------------------------------------- driver API
 
 /// The few driver functions we need, reached through the runtime: linking libcuda itself would stop
-/// every binary that links roofline::measure (the CLI too) from starting on a machine without a driver.
+/// every binary that links roofline::measure (the CLI too) from starting on a machine without a
+/// driver.
 struct driver_api {
   PFN_cuGetErrorName_v6000 get_error_name = nullptr;
   PFN_cuDeviceGet_v2000 device_get = nullptr;
@@ -41,16 +43,18 @@ struct driver_api {
 };
 
 /// `symbol` as of CUDA 12.0: the PFN_*_vNNNN types below are the versions current then.
-template <class Function> Function driver_function(const char* symbol) {
-  void* function = nullptr;
+template <class Function> Function driver_function(const char *symbol) {
+  void *function = nullptr;
   cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-  ROOFLINE_CUDA_CHECK(cudaGetDriverEntryPointByVersion(symbol, &function, 12000, cudaEnableDefault, &found));
+  ROOFLINE_CUDA_CHECK(
+      cudaGetDriverEntryPointByVersion(symbol, &function, 12000, cudaEnableDefault, &found));
   if (found != cudaDriverEntryPointSuccess || function == nullptr)
-    throw cuda_error("CUDA", cudaErrorSymbolNotFound, std::string("the CUDA driver has no ") + symbol);
+    throw cuda_error("CUDA", cudaErrorSymbolNotFound,
+                     std::string("the CUDA driver has no ") + symbol);
   return reinterpret_cast<Function>(function);
 }
 
-const driver_api& driver() {
+const driver_api &driver() {
   static const driver_api api = [] {
     driver_api a;
     a.get_error_name = driver_function<PFN_cuGetErrorName_v6000>("cuGetErrorName");
@@ -61,15 +65,15 @@ const driver_api& driver() {
   return api;
 }
 
-void check_driver(CUresult status, const char* expression, const char* file, int line) {
+void check_driver(CUresult status, const char *expression, const char *file, int line) {
   if (status == CUDA_SUCCESS)
     return;
-  const char* name = nullptr;
+  const char *name = nullptr;
   if (driver().get_error_name(status, &name) != CUDA_SUCCESS || name == nullptr)
     name = "(unknown CUDA driver error)";
   throw cuda_error("CUDA", static_cast<int>(status),
-                   std::string("CUDA driver error ") + name + " in " + expression + " at " + file + ":" +
-                       std::to_string(line));
+                   std::string("CUDA driver error ") + name + " in " + expression + " at " + file +
+                       ":" + std::to_string(line));
 }
 
 #define ROOFLINE_CU_CHECK(expr) check_driver((expr), #expr, __FILE__, __LINE__)
@@ -86,20 +90,22 @@ CUdevice device_handle(int device) {
   return handle;
 }
 
-// ------------------------------------------------------------------------------------------ metrics
+// ------------------------------------------------------------------------------------------
+// metrics
 
-constexpr const char* time_metric = "gpu__time_duration.sum"; // nanoseconds
+constexpr const char *time_metric = "gpu__time_duration.sum"; // nanoseconds
 // DRAM bytes: the name most chips use, then GB20x's (GDDR7), which has only the _op_ form.
-constexpr const char* dram_read_metrics[] = {"dram__bytes_read.sum", "dram__bytes_op_read.sum"};
-constexpr const char* dram_write_metrics[] = {"dram__bytes_write.sum", "dram__bytes_op_write.sum"};
-constexpr const char* l2_metric = "lts__t_bytes.sum";
-constexpr const char* clock_metric = "sm__cycles_elapsed.avg.per_second"; // a rate: averaged, not summed
-constexpr const char* fadd_metric = "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum";
-constexpr const char* fmul_metric = "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum";
-constexpr const char* ffma_metric = "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum";
-constexpr const char* dadd_metric = "smsp__sass_thread_inst_executed_op_dadd_pred_on.sum";
-constexpr const char* dmul_metric = "smsp__sass_thread_inst_executed_op_dmul_pred_on.sum";
-constexpr const char* dfma_metric = "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum";
+constexpr const char *dram_read_metrics[] = {"dram__bytes_read.sum", "dram__bytes_op_read.sum"};
+constexpr const char *dram_write_metrics[] = {"dram__bytes_write.sum", "dram__bytes_op_write.sum"};
+constexpr const char *l2_metric = "lts__t_bytes.sum";
+constexpr const char *clock_metric =
+    "sm__cycles_elapsed.avg.per_second"; // a rate: averaged, not summed
+constexpr const char *fadd_metric = "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum";
+constexpr const char *fmul_metric = "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum";
+constexpr const char *ffma_metric = "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum";
+constexpr const char *dadd_metric = "smsp__sass_thread_inst_executed_op_dadd_pred_on.sum";
+constexpr const char *dmul_metric = "smsp__sass_thread_inst_executed_op_dmul_pred_on.sum";
+constexpr const char *dfma_metric = "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum";
 
 constexpr std::string_view tensor_prefix = "sm__ops_path_tensor_";
 
@@ -110,13 +116,14 @@ constexpr std::string_view tensor_prefix = "sm__ops_path_tensor_";
 /// and GB202; only GH100 was also measured. int1 (bit ops) is left out on purpose.
 struct tensor_family {
   std::vector<precision> precisions; ///< requests that select it; empty: only "every family"
-  std::vector<std::vector<const char*>> alternatives;
+  std::vector<std::vector<const char *>> alternatives;
 };
 
-const std::vector<tensor_family>& tensor_families() {
+const std::vector<tensor_family> &tensor_families() {
   static const std::vector<tensor_family> families = {
       {{precision::fp16}, {{"src_fp16"}, {"src_fp16_dst_fp16", "src_fp16_dst_fp32"}}},
-      {{precision::fp16, precision::bf16, precision::tf32}, {{"src_fp16_bf16_tf32_dst_fp32"}}}, // Turing
+      {{precision::fp16, precision::bf16, precision::tf32},
+       {{"src_fp16_bf16_tf32_dst_fp32"}}}, // Turing
       {{precision::bf16}, {{"src_bf16_dst_fp32"}}},
       {{precision::tf32}, {{"src_tf32_dst_fp32"}}},
       {{precision::fp8}, {{"src_fp8"}, {"src_fp8_dst_fp16", "src_fp8_dst_fp32"}}},
@@ -129,18 +136,18 @@ const std::vector<tensor_family>& tensor_families() {
   return families;
 }
 
-std::string tensor_metric(const char* family_member) {
+std::string tensor_metric(const char *family_member) {
   return std::string(tensor_prefix) + family_member + ".sum";
 }
 
-bool is_tensor_metric(const std::string& name) {
+bool is_tensor_metric(const std::string &name) {
   return name.compare(0, tensor_prefix.size(), tensor_prefix) == 0;
 }
 
-std::vector<const char*> pointers(const std::vector<std::string>& names) {
-  std::vector<const char*> p;
+std::vector<const char *> pointers(const std::vector<std::string> &names) {
+  std::vector<const char *> p;
   p.reserve(names.size());
-  for (const std::string& name : names)
+  for (const std::string &name : names)
     p.push_back(name.c_str());
   return p;
 }
@@ -168,15 +175,15 @@ public:
       cuptiProfilerDeInitialize(&p); // in a destructor: nothing to report a failure to
     }
   }
-  profiler_reference(const profiler_reference&) = delete;
-  profiler_reference& operator=(const profiler_reference&) = delete;
+  profiler_reference(const profiler_reference &) = delete;
+  profiler_reference &operator=(const profiler_reference &) = delete;
 
 private:
-  static std::mutex& mutex() {
+  static std::mutex &mutex() {
     static std::mutex m;
     return m;
   }
-  static int& users() {
+  static int &users() {
     static int n = 0;
     return n;
   }
@@ -185,7 +192,7 @@ private:
 /// A CUPTI profiler host object: metric names → config image, and counter data → values.
 class host_object {
 public:
-  host_object(const std::string& chip, const std::vector<std::uint8_t>& availability) {
+  host_object(const std::string &chip, const std::vector<std::uint8_t> &availability) {
     CUpti_Profiler_Host_Initialize_Params p{CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
     p.pPriv = nullptr;
     p.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
@@ -200,12 +207,12 @@ public:
     p.pHostObject = m_object;
     cuptiProfilerHostDeinitialize(&p);
   }
-  host_object(const host_object&) = delete;
-  host_object& operator=(const host_object&) = delete;
+  host_object(const host_object &) = delete;
+  host_object &operator=(const host_object &) = delete;
 
   /// Whether the chip has the metric, rollup included ("dram__bytes_read.sum"). Unlike a failed
   /// ConfigAddMetrics, a failed lookup leaves the object usable (checked with CUPTI 13.0, GH100).
-  bool has_metric(const std::string& name) const {
+  bool has_metric(const std::string &name) const {
     CUpti_Profiler_Host_GetMetricProperties_Params p{
         CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE};
     p.pPriv = nullptr;
@@ -214,12 +221,13 @@ public:
     return cuptiProfilerHostGetMetricProperties(&p) == CUPTI_SUCCESS;
   }
 
-  /// Adds every metric in one call (the pass count depends on it: 7 metrics added one per call needed
-  /// 7 passes on an H200) and returns the config image; nullopt when CUPTI refuses, after which this
-  /// object is unusable (one bad name poisons it).
-  std::optional<std::vector<std::uint8_t>> configure(const std::vector<std::string>& names) {
-    std::vector<const char*> p_names = pointers(names);
-    CUpti_Profiler_Host_ConfigAddMetrics_Params add{CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
+  /// Adds every metric in one call (the pass count depends on it: 7 metrics added one per call
+  /// needed 7 passes on an H200) and returns the config image; nullopt when CUPTI refuses, after
+  /// which this object is unusable (one bad name poisons it).
+  std::optional<std::vector<std::uint8_t>> configure(const std::vector<std::string> &names) {
+    std::vector<const char *> p_names = pointers(names);
+    CUpti_Profiler_Host_ConfigAddMetrics_Params add{
+        CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
     add.pPriv = nullptr;
     add.pHostObject = m_object;
     add.ppMetricNames = p_names.data();
@@ -233,7 +241,8 @@ public:
     if (cuptiProfilerHostGetConfigImageSize(&size) != CUPTI_SUCCESS || size.configImageSize == 0)
       return std::nullopt;
     std::vector<std::uint8_t> image(size.configImageSize);
-    CUpti_Profiler_Host_GetConfigImage_Params get{CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
+    CUpti_Profiler_Host_GetConfigImage_Params get{
+        CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
     get.pPriv = nullptr;
     get.pHostObject = m_object;
     get.configImageSize = image.size();
@@ -244,8 +253,8 @@ public:
   }
 
   /// The metrics' values in one range of decoded counter data.
-  std::vector<double> evaluate(std::vector<std::uint8_t>& counter_data, std::size_t range,
-                               const std::vector<const char*>& names) const {
+  std::vector<double> evaluate(std::vector<std::uint8_t> &counter_data, std::size_t range,
+                               const std::vector<const char *> &names) const {
     std::vector<double> values(names.size(), 0.0);
     CUpti_Profiler_Host_EvaluateToGpuValues_Params p{
         CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE};
@@ -254,7 +263,7 @@ public:
     p.pCounterDataImage = counter_data.data();
     p.counterDataImageSize = counter_data.size();
     p.rangeIndex = range;
-    p.ppMetricNames = const_cast<const char**>(names.data());
+    p.ppMetricNames = const_cast<const char **>(names.data());
     p.numMetrics = names.size();
     p.pMetricValues = values.data();
     ROOFLINE_CUDA_CHECK(cuptiProfilerHostEvaluateToGpuValues(&p));
@@ -262,7 +271,7 @@ public:
   }
 
 private:
-  CUpti_Profiler_Host_Object* m_object = nullptr;
+  CUpti_Profiler_Host_Object *m_object = nullptr;
 };
 
 /// The range profiler enabled on one context.
@@ -281,20 +290,20 @@ public:
     p.pRangeProfilerObject = m_object;
     cuptiRangeProfilerDisable(&p);
   }
-  range_profiler(const range_profiler&) = delete;
-  range_profiler& operator=(const range_profiler&) = delete;
+  range_profiler(const range_profiler &) = delete;
+  range_profiler &operator=(const range_profiler &) = delete;
 
-  CUpti_RangeProfiler_Object* get() const noexcept { return m_object; }
+  CUpti_RangeProfiler_Object *get() const noexcept { return m_object; }
 
 private:
-  CUpti_RangeProfiler_Object* m_object = nullptr;
+  CUpti_RangeProfiler_Object *m_object = nullptr;
 };
 
 // ------------------------------------------------------------------------------- kernel tracing
 
-/// Kernel names through the Activity API (no cuptiSubscribe: under Nsight tools that would fail with
-/// CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED). CUPTI hands buffers back on its own threads as
-/// well as inside cuptiActivityFlushAll, so the collected names sit behind a mutex.
+/// Kernel names through the Activity API (no cuptiSubscribe: under Nsight tools that would fail
+/// with CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED). CUPTI hands buffers back on its own
+/// threads as well as inside cuptiActivityFlushAll, so the collected names sit behind a mutex.
 struct kernel_trace {
   std::mutex mutex;
   bool collecting = false;
@@ -306,32 +315,35 @@ struct kernel_trace {
   std::vector<record> kernels;
 };
 
-kernel_trace& trace() {
-  static kernel_trace* const t = new kernel_trace; // never destroyed: CUPTI may return a buffer at exit
+kernel_trace &trace() {
+  static kernel_trace *const t =
+      new kernel_trace; // never destroyed: CUPTI may return a buffer at exit
   return *t;
 }
 
 constexpr std::size_t trace_buffer_bytes = std::size_t{1} << 20;
 
-void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records) {
-  *buffer = static_cast<std::uint8_t*>(std::aligned_alloc(ACTIVITY_RECORD_ALIGNMENT, trace_buffer_bytes));
+void CUPTIAPI buffer_requested(std::uint8_t **buffer, std::size_t *size, std::size_t *max_records) {
+  *buffer = static_cast<std::uint8_t *>(
+      std::aligned_alloc(ACTIVITY_RECORD_ALIGNMENT, trace_buffer_bytes));
   *size = *buffer != nullptr ? trace_buffer_bytes : 0;
   *max_records = 0;
 }
 
-void CUPTIAPI buffer_completed(CUcontext, std::uint32_t, std::uint8_t* buffer, std::size_t,
+void CUPTIAPI buffer_completed(CUcontext, std::uint32_t, std::uint8_t *buffer, std::size_t,
                                std::size_t valid_bytes) {
   if (buffer == nullptr)
     return;
-  kernel_trace& t = trace();
+  kernel_trace &t = trace();
   {
     const std::lock_guard<std::mutex> lock(t.mutex);
-    CUpti_Activity* record = nullptr;
+    CUpti_Activity *record = nullptr;
     while (cuptiActivityGetNextRecord(buffer, valid_bytes, &record) == CUPTI_SUCCESS) {
-      if (record->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && record->kind != CUPTI_ACTIVITY_KIND_KERNEL)
+      if (record->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL &&
+          record->kind != CUPTI_ACTIVITY_KIND_KERNEL)
         continue;
       // Later record versions only append fields: the ones read here sit at the same offsets.
-      const auto* kernel = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
+      const auto *kernel = reinterpret_cast<const CUpti_ActivityKernel10 *>(record);
       if (t.collecting && kernel->contextId == t.context_id && kernel->name != nullptr)
         t.kernels.push_back({kernel->start, kernel->end, kernel->name});
     }
@@ -345,9 +357,9 @@ bool trace_callbacks_registered() {
   return registered;
 }
 
-std::string demangle(const std::string& name) {
+std::string demangle(const std::string &name) {
   int status = 0;
-  char* readable = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
+  char *readable = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
   std::string result = status == 0 && readable != nullptr ? std::string(readable) : name;
   std::free(readable);
   return result;
@@ -360,11 +372,12 @@ struct traced_kernels {
 
 /// Runs `launch` once with kernel tracing on: the kernels it ran on the context and their time.
 /// Tracing is best effort: empty when CUPTI refuses it.
-traced_kernels trace_kernels(const std::function<void()>& launch, cudaStream_t stream, CUcontext context) {
+traced_kernels trace_kernels(const std::function<void()> &launch, cudaStream_t stream,
+                             CUcontext context) {
   std::uint32_t context_id = 0;
   if (!trace_callbacks_registered() || cuptiGetContextId(context, &context_id) != CUPTI_SUCCESS)
     return {};
-  kernel_trace& t = trace();
+  kernel_trace &t = trace();
   {
     const std::lock_guard<std::mutex> lock(t.mutex);
     t.kernels.clear();
@@ -373,7 +386,8 @@ traced_kernels trace_kernels(const std::function<void()>& launch, cudaStream_t s
   }
   const auto stop = [&t] {
     cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); // blocking: the buffers are back on return
+    cuptiActivityFlushAll(
+        CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); // blocking: the buffers are back on return
     const std::lock_guard<std::mutex> lock(t.mutex);
     t.collecting = false;
     return std::exchange(t.kernels, {});
@@ -390,9 +404,10 @@ traced_kernels trace_kernels(const std::function<void()>& launch, cudaStream_t s
     throw;
   }
   auto kernels = stop();
-  std::stable_sort(kernels.begin(), kernels.end(), [](const auto& x, const auto& y) { return x.start < y.start; });
+  std::stable_sort(kernels.begin(), kernels.end(),
+                   [](const auto &x, const auto &y) { return x.start < y.start; });
   traced_kernels traced;
-  for (const auto& kernel : kernels) {
+  for (const auto &kernel : kernels) {
     traced.time_s += static_cast<double>(kernel.end - kernel.start) * 1e-9;
     std::string name = demangle(kernel.name);
     if (std::find(traced.names.begin(), traced.names.end(), name) == traced.names.end())
@@ -430,8 +445,9 @@ void require_supported(int device) {
       p.isSupported != CUPTI_PROFILER_CONFIGURATION_DISABLED)
     return;
   std::string why;
-  const auto reason = [&why](CUpti_Profiler_Support_Level level, const char* what) {
-    if (level == CUPTI_PROFILER_CONFIGURATION_UNSUPPORTED || level == CUPTI_PROFILER_CONFIGURATION_DISABLED)
+  const auto reason = [&why](CUpti_Profiler_Support_Level level, const char *what) {
+    if (level == CUPTI_PROFILER_CONFIGURATION_UNSUPPORTED ||
+        level == CUPTI_PROFILER_CONFIGURATION_DISABLED)
       why += std::string(why.empty() ? "" : ", ") + what +
              (level == CUPTI_PROFILER_CONFIGURATION_DISABLED ? " (disabled)" : "");
   };
@@ -460,7 +476,8 @@ std::string chip_name(int device) {
 /// Which counters this context may read now (MIG, vGPU and other clients can take some away).
 /// Must be read before the range profiler is enabled on the context.
 std::vector<std::uint8_t> counter_availability(CUcontext context) {
-  CUpti_Profiler_GetCounterAvailability_Params p{CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE};
+  CUpti_Profiler_GetCounterAvailability_Params p{
+      CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE};
   p.pPriv = nullptr;
   p.ctx = context;
   p.pCounterAvailabilityImage = nullptr;
@@ -473,34 +490,35 @@ std::vector<std::uint8_t> counter_availability(CUcontext context) {
 }
 
 /// The metrics to ask for, in a fixed order, keeping only the names `host` knows.
-std::vector<std::string> candidate_metrics(const host_object& host,
-                                           const std::vector<precision>& tensor_precisions) {
+std::vector<std::string> candidate_metrics(const host_object &host,
+                                           const std::vector<precision> &tensor_precisions) {
   std::vector<std::string> names;
-  for (const auto* alternatives : {&dram_read_metrics, &dram_write_metrics})
-    for (const char* name : *alternatives)
+  for (const auto *alternatives : {&dram_read_metrics, &dram_write_metrics})
+    for (const char *name : *alternatives)
       if (host.has_metric(name)) {
         names.emplace_back(name);
         break;
       }
-  for (const char* name : {time_metric, l2_metric, clock_metric, fadd_metric, fmul_metric, ffma_metric,
-                           dadd_metric, dmul_metric, dfma_metric})
+  for (const char *name : {time_metric, l2_metric, clock_metric, fadd_metric, fmul_metric,
+                           ffma_metric, dadd_metric, dmul_metric, dfma_metric})
     if (host.has_metric(name))
       names.emplace_back(name);
-  for (const tensor_family& family : tensor_families()) {
+  for (const tensor_family &family : tensor_families()) {
     const bool wanted =
         tensor_precisions.empty() ||
         std::any_of(family.precisions.begin(), family.precisions.end(), [&](precision p) {
-          return std::find(tensor_precisions.begin(), tensor_precisions.end(), p) != tensor_precisions.end();
+          return std::find(tensor_precisions.begin(), tensor_precisions.end(), p) !=
+                 tensor_precisions.end();
         });
     if (!wanted)
       continue;
-    for (const auto& alternative : family.alternatives) {
+    for (const auto &alternative : family.alternatives) {
       std::vector<std::string> present;
-      for (const char* member : alternative)
+      for (const char *member : alternative)
         if (host.has_metric(tensor_metric(member)))
           present.push_back(tensor_metric(member));
       if (!present.empty()) {
-        for (std::string& name : present)
+        for (std::string &name : present)
           if (std::find(names.begin(), names.end(), name) == names.end())
             names.push_back(std::move(name));
         break;
@@ -512,7 +530,8 @@ std::vector<std::string> candidate_metrics(const host_object& host,
 
 } // namespace
 
-// ------------------------------------------------------------------------------------------ session
+// ------------------------------------------------------------------------------------------
+// session
 
 struct counter_session::impl {
   int device;
@@ -522,7 +541,7 @@ struct counter_session::impl {
   std::vector<std::uint8_t> availability;
   std::unique_ptr<host_object> host;
   std::vector<std::string> metrics;
-  std::vector<const char*> metric_pointers; // into `metrics`
+  std::vector<const char *> metric_pointers; // into `metrics`
   std::vector<std::uint8_t> config;
   int passes = 0;
   std::unique_ptr<range_profiler> target;
@@ -531,24 +550,25 @@ struct counter_session::impl {
   // One range per measure() call; the counter data image is re-initialized for each.
   static constexpr std::size_t max_ranges = 1;
 
-  impl(int device_, const std::vector<precision>& tensor_precisions)
+  impl(int device_, const std::vector<precision> &tensor_precisions)
       : device(device_), context(context_on(device_)) {
     require_supported(device);
     chip = chip_name(device);
     availability = counter_availability(context);
 
-    // Names are checked one by one first: a single unknown name in ConfigAddMetrics poisons the host
-    // object for every later call, valid names included.
+    // Names are checked one by one first: a single unknown name in ConfigAddMetrics poisons the
+    // host object for every later call, valid names included.
     host = std::make_unique<host_object>(chip, availability);
     metrics = candidate_metrics(*host, tensor_precisions);
     if (metrics.empty())
-      throw cuda_error("CUPTI", CUPTI_ERROR_NOT_SUPPORTED, "CUPTI knows none of our metrics on chip " + chip);
+      throw cuda_error("CUPTI", CUPTI_ERROR_NOT_SUPPORTED,
+                       "CUPTI knows none of our metrics on chip " + chip);
     std::optional<std::vector<std::uint8_t>> image = host->configure(metrics);
     if (!image) {
       // A name the chip knows that this context cannot count (see counter_availability): find the
       // culprits on throwaway host objects, then configure a fresh one without them.
       std::vector<std::string> usable;
-      for (const std::string& name : metrics)
+      for (const std::string &name : metrics)
         if (host_object(chip, availability).configure({name}))
           usable.push_back(name);
       metrics = std::move(usable);
@@ -561,7 +581,8 @@ struct counter_session::impl {
     config = std::move(*image);
     metric_pointers = pointers(metrics);
 
-    CUpti_Profiler_Host_GetNumOfPasses_Params p{CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE};
+    CUpti_Profiler_Host_GetNumOfPasses_Params p{
+        CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE};
     p.pPriv = nullptr;
     p.configImageSize = config.size();
     p.pConfigImage = config.data();
@@ -582,7 +603,8 @@ struct counter_session::impl {
   }
 
   ~impl() {
-    // Order matters: the range profiler before the host object, both before cuptiProfilerDeInitialize.
+    // Order matters: the range profiler before the host object, both before
+    // cuptiProfilerDeInitialize.
     target.reset();
     host.reset();
   }
@@ -614,7 +636,7 @@ struct counter_session::impl {
   }
 
   /// One replay pass: start, push, the work, pop, stop. Returns whether CUPTI has every pass.
-  bool run_pass(const std::function<void()>& launch) {
+  bool run_pass(const std::function<void()> &launch) {
     CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
     start.pPriv = nullptr;
     start.pRangeProfilerObject = target->get();
@@ -685,26 +707,27 @@ struct counter_session::impl {
       clock_sum += clock;
     }
     const double duration = totals.count(time_metric) != 0 ? totals[time_metric] : 0;
-    totals[clock_metric] =
-        duration > 0 ? weighted_clock / duration : clock_sum / static_cast<double>(info.numTotalRanges);
+    totals[clock_metric] = duration > 0 ? weighted_clock / duration
+                                        : clock_sum / static_cast<double>(info.numTotalRanges);
     return totals;
   }
 };
 
-counter_session::counter_session(int device, const std::vector<precision>& tensor_precisions)
+counter_session::counter_session(int device, const std::vector<precision> &tensor_precisions)
     : m_impl(std::make_unique<impl>(device, tensor_precisions)) {}
 
 counter_session::~counter_session() = default;
 
-counter_values counter_session::measure(const std::function<void()>& launch, cudaStream_t stream,
-                                        const std::function<void()>& before_each_run) {
-  impl& s = *m_impl;
+counter_values counter_session::measure(const std::function<void()> &launch, cudaStream_t stream,
+                                        const std::function<void()> &before_each_run) {
+  impl &s = *m_impl;
   if (current_context() != s.context)
     throw roofline::error("counter_session::measure: the profiled context (device " +
                           std::to_string(s.device) + ") is not current on this thread");
 
   counter_values v;
-  // Names and kernel time first, on a run of their own: tracing then adds nothing to the counted passes.
+  // Names and kernel time first, on a run of their own: tracing then adds nothing to the counted
+  // passes.
   if (before_each_run)
     before_each_run();
   traced_kernels traced = trace_kernels(launch, stream, s.context);
@@ -729,20 +752,20 @@ counter_values counter_session::measure(const std::function<void()>& launch, cud
     ROOFLINE_CUDA_CHECK(cudaStreamSynchronize(stream));
   }
   const std::map<std::string, double> totals = s.decode();
-  const auto value = [&totals](const char* name) {
+  const auto value = [&totals](const char *name) {
     const auto it = totals.find(name);
     return it == totals.end() ? 0.0 : it->second;
   };
   v.duration_s = value(time_metric) * 1e-9;
-  for (const char* name : dram_read_metrics)
+  for (const char *name : dram_read_metrics)
     v.dram_read_bytes += value(name); // only one of them is collected
-  for (const char* name : dram_write_metrics)
+  for (const char *name : dram_write_metrics)
     v.dram_write_bytes += value(name);
   v.l2_bytes = value(l2_metric);
   v.sm_clock_hz = value(clock_metric);
   v.fp32_flops = value(fadd_metric) + value(fmul_metric) + 2 * value(ffma_metric);
   v.fp64_flops = value(dadd_metric) + value(dmul_metric) + 2 * value(dfma_metric);
-  for (const auto& [name, total] : totals)
+  for (const auto &[name, total] : totals)
     if (is_tensor_metric(name))
       v.tensor_flops += total; // already FLOPs: the op counters count an FMA as 2
   return v;
@@ -752,11 +775,11 @@ int counter_session::passes() const {
   return m_impl->passes;
 }
 
-const std::vector<std::string>& counter_session::metrics() const {
+const std::vector<std::string> &counter_session::metrics() const {
   return m_impl->metrics;
 }
 
-const std::string& counter_session::chip() const {
+const std::string &counter_session::chip() const {
   return m_impl->chip;
 }
 

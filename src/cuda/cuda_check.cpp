@@ -9,30 +9,31 @@ namespace roofline::cuda::detail {
 
 namespace {
 
-[[noreturn]] void fail(const char* library, int status, const std::string& name, const char* expression,
-                       const char* file, int line) {
+[[noreturn]] void fail(const char *library, int status, const std::string &name,
+                       const char *expression, const char *file, int line) {
   throw cuda_error(library, status,
-                   std::string(library) + " error " + name + " in " + expression + " at " + file + ":" +
-                       std::to_string(line));
+                   std::string(library) + " error " + name + " in " + expression + " at " + file +
+                       ":" + std::to_string(line));
 }
 
 } // namespace
 
-void check(cudaError_t status, const char* expression, const char* file, int line) {
+void check(cudaError_t status, const char *expression, const char *file, int line) {
   if (status != cudaSuccess)
-    fail("CUDA", status, std::string(cudaGetErrorName(status)) + " (" + cudaGetErrorString(status) + ")",
+    fail("CUDA", status,
+         std::string(cudaGetErrorName(status)) + " (" + cudaGetErrorString(status) + ")",
          expression, file, line);
 }
 
-void check(cublasStatus_t status, const char* expression, const char* file, int line) {
+void check(cublasStatus_t status, const char *expression, const char *file, int line) {
   if (status != CUBLAS_STATUS_SUCCESS)
     fail("cuBLAS", status, cublasGetStatusName(status), expression, file, line);
 }
 
-void check(CUptiResult status, const char* expression, const char* file, int line) {
+void check(CUptiResult status, const char *expression, const char *file, int line) {
   if (status == CUPTI_SUCCESS)
     return;
-  const char* name = nullptr;
+  const char *name = nullptr;
   if (cuptiGetResultString(status, &name) != CUPTI_SUCCESS || name == nullptr)
     name = "(unknown CUPTI error)";
   std::string text = name;

@@ -27,11 +27,13 @@ int attribute(cudaDeviceAttr which, int ordinal) {
   return value;
 }
 
-std::string uuid_text(const cudaUUID_t& uuid) {
-  const auto* b = reinterpret_cast<const unsigned char*>(uuid.bytes);
+std::string uuid_text(const cudaUUID_t &uuid) {
+  const auto *b = reinterpret_cast<const unsigned char *>(uuid.bytes);
   char text[64];
-  std::snprintf(text, sizeof text, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
-                b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+  std::snprintf(text, sizeof text,
+                "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+                b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+                b[14], b[15]);
   return text;
 }
 
@@ -69,7 +71,7 @@ device_report local_device_report(int ordinal) {
   device_report r;
   r.device = describe_device(ordinal);
   r.theoretical = theoretical_spec(r.device);
-  if (const gpu_spec* match = matching_spec(spec_catalog::builtin(), r.device))
+  if (const gpu_spec *match = matching_spec(spec_catalog::builtin(), r.device))
     r.datasheet = *match;
   r.ceilings = load_cached_ceilings(r.device.uuid);
   if (r.ceilings)
@@ -78,7 +80,7 @@ device_report local_device_report(int ordinal) {
 }
 
 device_report measured_device_report(int ordinal, bool refresh,
-                                     const std::function<void(const std::string&)>& progress) {
+                                     const std::function<void(const std::string &)> &progress) {
   device_report r = local_device_report(ordinal);
   if (r.ceilings && !refresh)
     return r;
@@ -96,10 +98,13 @@ std::optional<local_gpu> find_local_gpu() {
   datasheet.name = "local";
   local_gpu local{local_spec(r), datasheet, "local GPU " + r.device.name};
   if (auto calibration = load_calibration(r.device.uuid))
-    local.spec.calibration = *calibration; // fitted on this very GPU: better than the datasheet match's
-  local.selection += r.ceilings ? ", ceilings measured " + r.ceilings->measured_at
-                                : ", " + std::string(r.datasheet ? "datasheet " + r.datasheet->name : "theoretical") +
-                                      " roofline: `roofline-advise device --measure` measures it";
+    local.spec.calibration =
+        *calibration; // fitted on this very GPU: better than the datasheet match's
+  local.selection +=
+      r.ceilings
+          ? ", ceilings measured " + r.ceilings->measured_at
+          : ", " + std::string(r.datasheet ? "datasheet " + r.datasheet->name : "theoretical") +
+                " roofline: `roofline-advise device --measure` measures it";
   return local;
 }
 

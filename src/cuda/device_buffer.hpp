@@ -12,27 +12,29 @@ namespace roofline::cuda::detail {
 class device_buffer {
 public:
   device_buffer() = default;
-  explicit device_buffer(std::size_t bytes) : m_bytes(bytes) { ROOFLINE_CUDA_CHECK(cudaMalloc(&m_data, bytes)); }
-  device_buffer(device_buffer&& other) noexcept
+  explicit device_buffer(std::size_t bytes) : m_bytes(bytes) {
+    ROOFLINE_CUDA_CHECK(cudaMalloc(&m_data, bytes));
+  }
+  device_buffer(device_buffer &&other) noexcept
       : m_data(std::exchange(other.m_data, nullptr)), m_bytes(std::exchange(other.m_bytes, 0)) {}
-  device_buffer& operator=(device_buffer&& other) noexcept {
+  device_buffer &operator=(device_buffer &&other) noexcept {
     std::swap(m_data, other.m_data);
     std::swap(m_bytes, other.m_bytes);
     return *this;
   }
-  device_buffer(const device_buffer&) = delete;
-  device_buffer& operator=(const device_buffer&) = delete;
+  device_buffer(const device_buffer &) = delete;
+  device_buffer &operator=(const device_buffer &) = delete;
   ~device_buffer() {
     if (m_data)
       cudaFree(m_data); // in a destructor: a failure here cannot be reported, and must not throw
   }
 
-  void* get() const noexcept { return m_data; }
-  template <class T> T* as() const noexcept { return static_cast<T*>(m_data); }
+  void *get() const noexcept { return m_data; }
+  template <class T> T *as() const noexcept { return static_cast<T *>(m_data); }
   std::size_t bytes() const noexcept { return m_bytes; }
 
 private:
-  void* m_data = nullptr;
+  void *m_data = nullptr;
   std::size_t m_bytes = 0;
 };
 

@@ -20,25 +20,26 @@ struct event_pair {
     cudaEventDestroy(start);
     cudaEventDestroy(stop);
   }
-  event_pair(const event_pair&) = delete;
-  event_pair& operator=(const event_pair&) = delete;
+  event_pair(const event_pair &) = delete;
+  event_pair &operator=(const event_pair &) = delete;
 };
 
 } // namespace
 
-run_timing time_runs(cudaStream_t stream, int warmup, int runs, const std::function<void()>& launch) {
+run_timing time_runs(cudaStream_t stream, int warmup, int runs,
+                     const std::function<void()> &launch) {
   for (int i = 0; i < warmup; ++i)
     launch();
   ROOFLINE_CUDA_CHECK(cudaStreamSynchronize(stream));
   std::vector<event_pair> events(static_cast<std::size_t>(runs));
-  for (event_pair& e : events) {
+  for (event_pair &e : events) {
     ROOFLINE_CUDA_CHECK(cudaEventRecord(e.start, stream));
     launch();
     ROOFLINE_CUDA_CHECK(cudaEventRecord(e.stop, stream));
   }
   ROOFLINE_CUDA_CHECK(cudaStreamSynchronize(stream));
   std::vector<double> seconds;
-  for (const event_pair& e : events) {
+  for (const event_pair &e : events) {
     float ms = 0;
     ROOFLINE_CUDA_CHECK(cudaEventElapsedTime(&ms, e.start, e.stop));
     seconds.push_back(ms * 1e-3);
@@ -49,7 +50,8 @@ run_timing time_runs(cudaStream_t stream, int warmup, int runs, const std::funct
   timing.min_s = seconds.front();
   timing.max_s = seconds.back();
   const std::size_t middle = seconds.size() / 2;
-  timing.median_s = seconds.size() % 2 ? seconds[middle] : 0.5 * (seconds[middle - 1] + seconds[middle]);
+  timing.median_s =
+      seconds.size() % 2 ? seconds[middle] : 0.5 * (seconds[middle - 1] + seconds[middle]);
   return timing;
 }
 

@@ -16,6 +16,7 @@ struct run_timing {
 
 /// Runs `launch` `warmup` times, then `runs` times each between two CUDA events on `stream`.
 /// `launch` enqueues asynchronously and throws on a failed launch. Throws cuda_error.
-run_timing time_runs(cudaStream_t stream, int warmup, int runs, const std::function<void()>& launch);
+run_timing time_runs(cudaStream_t stream, int warmup, int runs,
+                     const std::function<void()> &launch);
 
 } // namespace roofline::cuda::detail

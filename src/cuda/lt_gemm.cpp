@@ -54,37 +54,40 @@ compute_choice compute_for(precision p) {
   }
 }
 
-cublasLtMatrixLayout_t make_layout(element_type type, std::int64_t rows, std::int64_t cols, std::int64_t ld,
-                                   std::int64_t batch_count) {
+cublasLtMatrixLayout_t make_layout(element_type type, std::int64_t rows, std::int64_t cols,
+                                   std::int64_t ld, std::int64_t batch_count) {
   cublasLtMatrixLayout_t layout = nullptr;
-  ROOFLINE_CUDA_CHECK(cublasLtMatrixLayoutCreate(&layout, data_type(type), static_cast<std::uint64_t>(rows),
+  ROOFLINE_CUDA_CHECK(cublasLtMatrixLayoutCreate(&layout, data_type(type),
+                                                 static_cast<std::uint64_t>(rows),
                                                  static_cast<std::uint64_t>(cols), ld));
   if (batch_count > 1) {
     const std::int32_t count = static_cast<std::int32_t>(batch_count);
     const std::int64_t stride = rows * cols;
-    ROOFLINE_CUDA_CHECK(
-        cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count));
-    ROOFLINE_CUDA_CHECK(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
-                                                         &stride, sizeof stride));
+    ROOFLINE_CUDA_CHECK(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
+                                                         &count, sizeof count));
+    ROOFLINE_CUDA_CHECK(cublasLtMatrixLayoutSetAttribute(
+        layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride));
   }
   return layout;
 }
 
 } // namespace
 
-lt_gemm::lt_gemm(cublasLtHandle_t handle, const gemm_shape& shape, precision p, void* workspace,
+lt_gemm::lt_gemm(cublasLtHandle_t handle, const gemm_shape &shape, precision p, void *workspace,
                  std::size_t workspace_bytes, int rank)
-    : m_handle(handle), m_shape(shape), m_precision(p), m_workspace(workspace), m_workspace_bytes(workspace_bytes) {
+    : m_handle(handle), m_shape(shape), m_precision(p), m_workspace(workspace),
+      m_workspace_bytes(workspace_bytes) {
   const gemm_types types = types_for(p);
   const compute_choice compute = compute_for(p);
   try {
     ROOFLINE_CUDA_CHECK(cublasLtMatmulDescCreate(&m_operation, compute.compute, compute.scale));
-    // Column-major view of row-major C[M,N] = A[M,K]·B[N,K]ᵀ: C' (N×M) = op(B') (N×K) · A' (K×M), where
-    // B' is B's buffer read as K×N (transposed) and A' is A's buffer read as K×M.
+    // Column-major view of row-major C[M,N] = A[M,K]·B[N,K]ᵀ: C' (N×M) = op(B') (N×K) · A' (K×M),
+    // where B' is B's buffer read as K×N (transposed) and A' is A's buffer read as K×M.
     const cublasOperation_t transpose = CUBLAS_OP_T, keep = CUBLAS_OP_N;
-    ROOFLINE_CUDA_CHECK(
-        cublasLtMatmulDescSetAttribute(m_operation, CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof transpose));
-    ROOFLINE_CUDA_CHECK(cublasLtMatmulDescSetAttribute(m_operation, CUBLASLT_MATMUL_DESC_TRANSB, &keep, sizeof keep));
+    ROOFLINE_CUDA_CHECK(cublasLtMatmulDescSetAttribute(m_operation, CUBLASLT_MATMUL_DESC_TRANSA,
+                                                       &transpose, sizeof transpose));
+    ROOFLINE_CUDA_CHECK(cublasLtMatmulDescSetAttribute(m_operation, CUBLASLT_MATMUL_DESC_TRANSB,
+                                                       &keep, sizeof keep));
     m_first = make_layout(types.input, shape.k, shape.n, shape.k, shape.batch_count);
     m_second = make_layout(types.input, shape.k, shape.m, shape.k, shape.batch_count);
     m_c = make_layout(types.output, shape.n, shape.m, shape.n, shape.batch_count);
@@ -97,35 +100,40 @@ lt_gemm::lt_gemm(cublasLtHandle_t handle, const gemm_shape& shape, precision p, 
     std::vector<cublasLtMatmulHeuristicResult_t> results(static_cast<std::size_t>(rank) + 1);
     int found = 0;
     if (status == CUBLAS_STATUS_SUCCESS)
-      status = cublasLtMatmulAlgoGetHeuristic(handle, m_operation, m_first, m_second, m_c, m_c, preference, rank + 1,
-                                              results.data(), &found);
+      status = cublasLtMatmulAlgoGetHeuristic(handle, m_operation, m_first, m_second, m_c, m_c,
+                                              preference, rank + 1, results.data(), &found);
     cublasLtMatmulPreferenceDestroy(preference);
     ROOFLINE_CUDA_CHECK(status);
     if (found <= rank)
       throw cuda_error("cuBLAS", CUBLAS_STATUS_NOT_SUPPORTED,
                        "cuBLASLt has no algorithm of rank " + std::to_string(rank) + " for " +
-                           std::string(to_string(p)) + " " + std::to_string(shape.m) + "x" + std::to_string(shape.n) +
-                           "x" + std::to_string(shape.k));
-    const cublasLtMatmulHeuristicResult_t& best = results[static_cast<std::size_t>(rank)];
+                           std::string(to_string(p)) + " " + std::to_string(shape.m) + "x" +
+                           std::to_string(shape.n) + "x" + std::to_string(shape.k));
+    const cublasLtMatmulHeuristicResult_t &best = results[static_cast<std::size_t>(rank)];
     m_algo = best.algo;
     m_algorithm.waves = best.wavesCount;
     m_algorithm.workspace_bytes = best.workspaceSize;
     std::size_t written = 0;
     cublasLtMatmulAlgoConfigGetAttribute(&m_algo, CUBLASLT_ALGO_CONFIG_ID, &m_algorithm.algo_id,
                                          sizeof m_algorithm.algo_id, &written);
-    cublasLtMatmulAlgoConfigGetAttribute(&m_algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &m_algorithm.tile_id,
-                                         sizeof m_algorithm.tile_id, &written);
-    cublasLtMatmulAlgoConfigGetAttribute(&m_algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &m_algorithm.stages_id,
-                                         sizeof m_algorithm.stages_id, &written);
-    cublasLtMatmulAlgoConfigGetAttribute(&m_algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &m_algorithm.split_k,
-                                         sizeof m_algorithm.split_k, &written);
+    cublasLtMatmulAlgoConfigGetAttribute(&m_algo, CUBLASLT_ALGO_CONFIG_TILE_ID,
+                                         &m_algorithm.tile_id, sizeof m_algorithm.tile_id,
+                                         &written);
+    cublasLtMatmulAlgoConfigGetAttribute(&m_algo, CUBLASLT_ALGO_CONFIG_STAGES_ID,
+                                         &m_algorithm.stages_id, sizeof m_algorithm.stages_id,
+                                         &written);
+    cublasLtMatmulAlgoConfigGetAttribute(&m_algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM,
+                                         &m_algorithm.split_k, sizeof m_algorithm.split_k,
+                                         &written);
   } catch (...) {
     release();
     throw;
   }
 }
 
-lt_gemm::~lt_gemm() { release(); }
+lt_gemm::~lt_gemm() {
+  release();
+}
 
 void lt_gemm::release() noexcept {
   if (m_c)
@@ -150,12 +158,12 @@ std::size_t lt_gemm::c_elements() const {
   return static_cast<std::size_t>(m_shape.m * m_shape.n * m_shape.batch_count);
 }
 
-void lt_gemm::run(const void* a, const void* b, void* c, cudaStream_t stream) const {
+void lt_gemm::run(const void *a, const void *b, void *c, cudaStream_t stream) const {
   const double one_d = 1, zero_d = 0;
   const float one_f = 1, zero_f = 0;
   const std::int32_t one_i = 1, zero_i = 0;
-  const void* alpha = &one_f;
-  const void* beta = &zero_f;
+  const void *alpha = &one_f;
+  const void *beta = &zero_f;
   if (m_precision == precision::fp64) {
     alpha = &one_d;
     beta = &zero_d;
@@ -164,8 +172,8 @@ void lt_gemm::run(const void* a, const void* b, void* c, cudaStream_t stream) co
     beta = &zero_i;
   }
   // C' = B'ᵀ·A': the first operand is B's buffer, the second A's.
-  ROOFLINE_CUDA_CHECK(cublasLtMatmul(m_handle, m_operation, alpha, b, m_first, a, m_second, beta, c, m_c, c, m_c, &m_algo,
-                                     m_workspace, m_workspace_bytes, stream));
+  ROOFLINE_CUDA_CHECK(cublasLtMatmul(m_handle, m_operation, alpha, b, m_first, a, m_second, beta, c,
+                                     m_c, c, m_c, &m_algo, m_workspace, m_workspace_bytes, stream));
 }
 
 } // namespace roofline::cuda::detail

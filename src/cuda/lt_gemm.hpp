@@ -33,17 +33,17 @@ struct lt_algorithm {
 /// cuda_error when there is none of that rank.
 class lt_gemm {
 public:
-  lt_gemm(cublasLtHandle_t handle, const gemm_shape& shape, precision p, void* workspace,
+  lt_gemm(cublasLtHandle_t handle, const gemm_shape &shape, precision p, void *workspace,
           std::size_t workspace_bytes, int rank = 0);
   ~lt_gemm();
-  lt_gemm(const lt_gemm&) = delete;
-  lt_gemm& operator=(const lt_gemm&) = delete;
+  lt_gemm(const lt_gemm &) = delete;
+  lt_gemm &operator=(const lt_gemm &) = delete;
 
   /// Enqueues one call (alpha = 1, beta = 0).
-  void run(const void* a, const void* b, void* c, cudaStream_t stream) const;
+  void run(const void *a, const void *b, void *c, cudaStream_t stream) const;
 
-  const lt_algorithm& algorithm() const noexcept { return m_algorithm; }
-  const gemm_shape& shape() const noexcept { return m_shape; }
+  const lt_algorithm &algorithm() const noexcept { return m_algorithm; }
+  const gemm_shape &shape() const noexcept { return m_shape; }
   precision prec() const noexcept { return m_precision; }
 
   std::size_t a_elements() const;
@@ -56,10 +56,11 @@ private:
   cublasLtHandle_t m_handle;
   gemm_shape m_shape;
   precision m_precision;
-  void* m_workspace;
+  void *m_workspace;
   std::size_t m_workspace_bytes;
   cublasLtMatmulDesc_t m_operation = nullptr;
-  cublasLtMatrixLayout_t m_first = nullptr;  ///< cuBLASLt's "A": our B buffer, K×N column-major, transposed
+  cublasLtMatrixLayout_t m_first =
+      nullptr; ///< cuBLASLt's "A": our B buffer, K×N column-major, transposed
   cublasLtMatrixLayout_t m_second = nullptr; ///< cuBLASLt's "B": our A buffer, K×M column-major
   cublasLtMatrixLayout_t m_c = nullptr;      ///< N×M column-major = row-major C[M,N]
   cublasLtMatmulAlgo_t m_algo{};

@@ -35,7 +35,8 @@ std::string_view to_string(gemm_engine e) {
 }
 
 std::optional<gemm_engine> parse_gemm_engine(std::string_view name) {
-  for (gemm_engine e : {gemm_engine::cublas, gemm_engine::naive, gemm_engine::tiled, gemm_engine::tensorcore})
+  for (gemm_engine e :
+       {gemm_engine::cublas, gemm_engine::naive, gemm_engine::tiled, gemm_engine::tensorcore})
     if (to_string(e) == name)
       return e;
   return std::nullopt;
@@ -64,24 +65,54 @@ double tolerance(precision p) {
   return 0;
 }
 
-double element_value(const unsigned char* p, element_type type) {
+double element_value(const unsigned char *p, element_type type) {
   switch (type) {
-  case element_type::f64: { double v; std::memcpy(&v, p, 8); return v; }
-  case element_type::f32: { float v; std::memcpy(&v, p, 4); return v; }
-  case element_type::i32: { std::int32_t v; std::memcpy(&v, p, 4); return v; }
-  case element_type::f16: { __half v; std::memcpy(&v, p, 2); return __half2float(v); }
-  case element_type::bf16: { __nv_bfloat16 v; std::memcpy(&v, p, 2); return __bfloat162float(v); }
-  case element_type::e4m3: { __nv_fp8_e4m3 v; std::memcpy(&v, p, 1); return static_cast<float>(v); }
-  case element_type::i8: { std::int8_t v; std::memcpy(&v, p, 1); return v; }
+  case element_type::f64: {
+    double v;
+    std::memcpy(&v, p, 8);
+    return v;
+  }
+  case element_type::f32: {
+    float v;
+    std::memcpy(&v, p, 4);
+    return v;
+  }
+  case element_type::i32: {
+    std::int32_t v;
+    std::memcpy(&v, p, 4);
+    return v;
+  }
+  case element_type::f16: {
+    __half v;
+    std::memcpy(&v, p, 2);
+    return __half2float(v);
+  }
+  case element_type::bf16: {
+    __nv_bfloat16 v;
+    std::memcpy(&v, p, 2);
+    return __bfloat162float(v);
+  }
+  case element_type::e4m3: {
+    __nv_fp8_e4m3 v;
+    std::memcpy(&v, p, 1);
+    return static_cast<float>(v);
+  }
+  case element_type::i8: {
+    std::int8_t v;
+    std::memcpy(&v, p, 1);
+    return v;
+  }
   }
   return 0;
 }
 
 /// One row of a device matrix, as doubles.
-std::vector<double> fetch_row(const void* base, std::size_t row, std::int64_t length, element_type type) {
+std::vector<double> fetch_row(const void *base, std::size_t row, std::int64_t length,
+                              element_type type) {
   const std::size_t size = kernels::element_size(type);
   std::vector<unsigned char> bytes(static_cast<std::size_t>(length) * size);
-  ROOFLINE_CUDA_CHECK(cudaMemcpy(bytes.data(), static_cast<const unsigned char*>(base) + row * length * size,
+  ROOFLINE_CUDA_CHECK(cudaMemcpy(bytes.data(),
+                                 static_cast<const unsigned char *>(base) + row * length * size,
                                  bytes.size(), cudaMemcpyDeviceToHost));
   std::vector<double> values(static_cast<std::size_t>(length));
   for (std::size_t i = 0; i < values.size(); ++i)
@@ -90,12 +121,13 @@ std::vector<double> fetch_row(const void* base, std::size_t row, std::int64_t le
 }
 
 /// ‖out − ref‖/‖ref‖ over randomly sampled outputs of C = A·Bᵀ, reference in double.
-double sampled_error(const gemm_shape& s, element_type input, element_type output, const void* a, const void* b,
-                     const void* c) {
+double sampled_error(const gemm_shape &s, element_type input, element_type output, const void *a,
+                     const void *b, const void *c) {
   std::mt19937_64 random(12345);
   double difference = 0, norm = 0;
   for (int i = 0; i < reference_samples; ++i) {
-    const auto batch = static_cast<std::size_t>(random() % static_cast<std::uint64_t>(s.batch_count));
+    const auto batch =
+        static_cast<std::size_t>(random() % static_cast<std::uint64_t>(s.batch_count));
     const auto row = static_cast<std::size_t>(random() % static_cast<std::uint64_t>(s.m));
     const auto column = static_cast<std::size_t>(random() % static_cast<std::uint64_t>(s.n));
     const auto x = fetch_row(a, batch * s.m + row, s.k, input);
@@ -112,20 +144,24 @@ double sampled_error(const gemm_shape& s, element_type input, element_type outpu
   return norm > 0 ? std::sqrt(difference / norm) : std::sqrt(difference);
 }
 
-std::string gib(double bytes) { return std::to_string(static_cast<long long>(bytes / (1 << 20))) + " MiB"; }
+std::string gib(double bytes) {
+  return std::to_string(static_cast<long long>(bytes / (1 << 20))) + " MiB";
+}
 
 /// One engine's way of running a GEMM shape.
 class gemm_call {
 public:
   virtual ~gemm_call() = default;
-  virtual void run(const void* a, const void* b, void* c, cudaStream_t stream) = 0;
+  virtual void run(const void *a, const void *b, void *c, cudaStream_t stream) = 0;
 };
 
 class cublas_call final : public gemm_call {
 public:
-  cublas_call(cublasLtHandle_t handle, const gemm_shape& s, precision p, void* workspace)
+  cublas_call(cublasLtHandle_t handle, const gemm_shape &s, precision p, void *workspace)
       : m_gemm(handle, s, p, workspace, workspace_bytes) {}
-  void run(const void* a, const void* b, void* c, cudaStream_t stream) override { m_gemm.run(a, b, c, stream); }
+  void run(const void *a, const void *b, void *c, cudaStream_t stream) override {
+    m_gemm.run(a, b, c, stream);
+  }
 
 private:
   detail::lt_gemm m_gemm;
@@ -133,9 +169,9 @@ private:
 
 class kernel_call final : public gemm_call {
 public:
-  kernel_call(kernels::gemm_engine engine, element_type input, const gemm_shape& s)
+  kernel_call(kernels::gemm_engine engine, element_type input, const gemm_shape &s)
       : m_engine(engine), m_input(input), m_shape(s) {}
-  void run(const void* a, const void* b, void* c, cudaStream_t stream) override {
+  void run(const void *a, const void *b, void *c, cudaStream_t stream) override {
     ROOFLINE_CUDA_CHECK(kernels::gemm(m_engine, m_input, a, b, c, m_shape.m, m_shape.n, m_shape.k,
                                       m_shape.batch_count, stream));
   }
@@ -156,7 +192,7 @@ kernels::gemm_engine kernel_engine(gemm_engine e) {
 
 class runner {
 public:
-  explicit runner(const measure_options& options) : m_options(options) {
+  explicit runner(const measure_options &options) : m_options(options) {
     ROOFLINE_CUDA_CHECK(cudaSetDevice(0));
     ROOFLINE_CUDA_CHECK(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking));
     ROOFLINE_CUDA_CHECK(cublasLtCreate(&m_lt));
@@ -168,8 +204,8 @@ public:
     if (options.cold_l2) {
       m_scrub = device_buffer(4 * m_l2_bytes);
       m_scrub_sink = device_buffer(sizeof(unsigned));
-      ROOFLINE_CUDA_CHECK(kernels::fill_random(m_scrub.get(), m_scrub.bytes() / 4, element_type::f32, 99, 1.0f,
-                                               m_stream));
+      ROOFLINE_CUDA_CHECK(kernels::fill_random(m_scrub.get(), m_scrub.bytes() / 4,
+                                               element_type::f32, 99, 1.0f, m_stream));
     }
   }
   ~runner() {
@@ -177,11 +213,11 @@ public:
     cublasLtDestroy(m_lt);
     cudaStreamDestroy(m_stream);
   }
-  runner(const runner&) = delete;
-  runner& operator=(const runner&) = delete;
+  runner(const runner &) = delete;
+  runner &operator=(const runner &) = delete;
 
-  /// Sets up counters for `p`'s tensor ops (one family keeps the replay passes at 2-3 instead of 7);
-  /// on failure returns the warning to show, and the run goes on with event timing only.
+  /// Sets up counters for `p`'s tensor ops (one family keeps the replay passes at 2-3 instead of
+  /// 7); on failure returns the warning to show, and the run goes on with event timing only.
   std::optional<std::string> enable_counters(precision p) {
     m_counters_wanted = true;
     try {
@@ -189,7 +225,7 @@ public:
       m_counters = std::make_unique<detail::counter_session>(0, std::vector<precision>{p});
       m_counted = p;
       return std::nullopt;
-    } catch (const std::exception& e) {
+    } catch (const std::exception &e) {
       m_counters_wanted = false;
       return std::string("hardware counters unavailable, event timing only: ") + e.what();
     }
@@ -205,14 +241,14 @@ public:
     return enable_counters(p);
   }
 
-  measurement measure(const op& o, bool with_counters = true) {
+  measurement measure(const op &o, bool with_counters = true) {
     measurement m;
     m_with_counters = with_counters;
     m.engine = std::string(to_string(m_options.engine));
     m.cold_l2 = m_options.cold_l2;
     try {
       run(o, m);
-    } catch (const std::exception& e) {
+    } catch (const std::exception &e) {
       m.status = measurement_status::failed;
       m.note = e.what();
       cudaGetLastError(); // a non-sticky error must not fail the next op too
@@ -221,34 +257,40 @@ public:
   }
 
 private:
-  std::unique_ptr<gemm_call> make_call(const gemm_shape& s, precision p) {
+  std::unique_ptr<gemm_call> make_call(const gemm_shape &s, precision p) {
     if (m_options.engine == gemm_engine::cublas)
       return std::make_unique<cublas_call>(m_lt, s, p, m_workspace.get());
     const element_type input = detail::types_for(p).input;
     if (!kernels::gemm_engine_supports(kernel_engine(m_options.engine), input))
-      throw roofline::error("the " + std::string(to_string(m_options.engine)) + " engine does not run " +
-                            std::string(to_string(p)));
+      throw roofline::error("the " + std::string(to_string(m_options.engine)) +
+                            " engine does not run " + std::string(to_string(p)));
     return std::make_unique<kernel_call>(kernel_engine(m_options.engine), input, s);
   }
 
-  void run(const op& o, measurement& m) {
-    const gemm_shape& s = *o.gemm;
+  void run(const op &o, measurement &m) {
+    const gemm_shape &s = *o.gemm;
     const detail::gemm_types types = detail::types_for(o.precision);
     const auto elements = [](std::int64_t x, std::int64_t y, std::int64_t z) {
-      return static_cast<std::size_t>(x) * static_cast<std::size_t>(y) * static_cast<std::size_t>(z);
+      return static_cast<std::size_t>(x) * static_cast<std::size_t>(y) *
+             static_cast<std::size_t>(z);
     };
-    const std::size_t a_bytes = elements(s.m, s.k, s.batch_count) * kernels::element_size(types.input);
-    const std::size_t b_bytes = elements(s.n, s.k, s.batch_count) * kernels::element_size(types.input);
-    const std::size_t c_bytes = elements(s.m, s.n, s.batch_count) * kernels::element_size(types.output);
+    const std::size_t a_bytes =
+        elements(s.m, s.k, s.batch_count) * kernels::element_size(types.input);
+    const std::size_t b_bytes =
+        elements(s.n, s.k, s.batch_count) * kernels::element_size(types.input);
+    const std::size_t c_bytes =
+        elements(s.m, s.n, s.batch_count) * kernels::element_size(types.output);
     const std::size_t set_bytes = a_bytes + b_bytes + c_bytes;
     // Cold L2: enough operand sets that each call's are evicted by the calls between its turns.
-    const std::size_t sets = m_options.cold_l2 ? std::max<std::size_t>(2, 2 * m_l2_bytes / set_bytes + 2) : 1;
+    const std::size_t sets =
+        m_options.cold_l2 ? std::max<std::size_t>(2, 2 * m_l2_bytes / set_bytes + 2) : 1;
     std::size_t free_bytes = 0, total_bytes = 0;
     ROOFLINE_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
     const double needed = static_cast<double>(set_bytes) * static_cast<double>(sets);
     if (needed > 0.9 * static_cast<double>(free_bytes)) {
       m.status = measurement_status::skipped;
-      m.note = "needs " + gib(needed) + " of GPU memory, " + gib(static_cast<double>(free_bytes)) + " free";
+      m.note = "needs " + gib(needed) + " of GPU memory, " + gib(static_cast<double>(free_bytes)) +
+               " free";
       return;
     }
     std::vector<device_buffer> a, b, c;
@@ -256,20 +298,23 @@ private:
       a.emplace_back(a_bytes);
       b.emplace_back(b_bytes);
       c.emplace_back(c_bytes);
-      ROOFLINE_CUDA_CHECK(kernels::fill_random(a.back().get(), a_bytes / kernels::element_size(types.input),
+      ROOFLINE_CUDA_CHECK(kernels::fill_random(a.back().get(),
+                                               a_bytes / kernels::element_size(types.input),
                                                types.input, 2 * i + 1, 1.0f, m_stream));
-      ROOFLINE_CUDA_CHECK(kernels::fill_random(b.back().get(), b_bytes / kernels::element_size(types.input),
+      ROOFLINE_CUDA_CHECK(kernels::fill_random(b.back().get(),
+                                               b_bytes / kernels::element_size(types.input),
                                                types.input, 2 * i + 2, 1.0f, m_stream));
     }
     std::unique_ptr<gemm_call> call = make_call(s, o.precision);
 
     // Correct first: poison the output, run once, compare sampled outputs with a double reference.
-    ROOFLINE_CUDA_CHECK(kernels::fill_constant(c[0].get(), c_bytes / kernels::element_size(types.output),
-                                               types.output, types.output == element_type::i32 ? -7777777.0 : NAN,
-                                               m_stream));
+    ROOFLINE_CUDA_CHECK(kernels::fill_constant(
+        c[0].get(), c_bytes / kernels::element_size(types.output), types.output,
+        types.output == element_type::i32 ? -7777777.0 : NAN, m_stream));
     call->run(a[0].get(), b[0].get(), c[0].get(), m_stream);
     ROOFLINE_CUDA_CHECK(cudaStreamSynchronize(m_stream));
-    m.relative_error = sampled_error(s, types.input, types.output, a[0].get(), b[0].get(), c[0].get());
+    m.relative_error =
+        sampled_error(s, types.input, types.output, a[0].get(), b[0].get(), c[0].get());
     if (!(m.relative_error <= tolerance(o.precision))) {
       m.status = measurement_status::failed;
       m.note = "wrong result: relative error " + std::to_string(m.relative_error) + " > " +
@@ -284,7 +329,8 @@ private:
       call->run(a[i].get(), b[i].get(), c[i].get(), m_stream);
     };
     const detail::run_timing probe = detail::time_runs(m_stream, 2, 3, one_call);
-    const int per_sample = static_cast<int>(std::clamp(1e-3 / std::max(probe.median_s, 1e-7), 1.0, 200.0));
+    const int per_sample =
+        static_cast<int>(std::clamp(1e-3 / std::max(probe.median_s, 1e-7), 1.0, 200.0));
     const int samples = static_cast<int>(
         std::clamp(m_options.time_budget_s / (probe.median_s * per_sample), 5.0, 30.0));
     const detail::run_timing timing = detail::time_runs(m_stream, 1, samples, [&] {
@@ -300,14 +346,21 @@ private:
       // Cold L2: every counted run starts from an L2 that holds neither operands nor dirty lines of
       // earlier calls (ncu's default cache control); warm: the steady state of back-to-back calls.
       const auto evict_l2 = [&] {
-        ROOFLINE_CUDA_CHECK(kernels::stream_read(m_scrub.get(), m_scrub.bytes(), m_scrub_sink.as<unsigned>(),
-                                                 m_sm_count, kernels::stream_config{}, m_stream));
+        ROOFLINE_CUDA_CHECK(kernels::stream_read(m_scrub.get(), m_scrub.bytes(),
+                                                 m_scrub_sink.as<unsigned>(), m_sm_count,
+                                                 kernels::stream_config{}, m_stream));
       };
-      const detail::counter_values v =
-          m_options.cold_l2 ? m_counters->measure(one_call, m_stream, evict_l2) : m_counters->measure(one_call, m_stream);
+      const detail::counter_values v = m_options.cold_l2
+                                           ? m_counters->measure(one_call, m_stream, evict_l2)
+                                           : m_counters->measure(one_call, m_stream);
       m.counters = counter_readings{v.kernel_time_s > 0 ? v.kernel_time_s : v.duration_s,
-                                    v.dram_read_bytes, v.dram_write_bytes, v.l2_bytes,
-                                    v.tensor_flops, v.fp32_flops,    v.fp64_flops,       v.sm_clock_hz,
+                                    v.dram_read_bytes,
+                                    v.dram_write_bytes,
+                                    v.l2_bytes,
+                                    v.tensor_flops,
+                                    v.fp32_flops,
+                                    v.fp64_flops,
+                                    v.sm_clock_hz,
                                     v.passes};
       m.kernels = v.kernel_names;
     }
@@ -321,14 +374,14 @@ private:
   device_buffer m_workspace;
   device_buffer m_scrub, m_scrub_sink; ///< read to evict L2 before cold counted runs
   bool m_counters_wanted = false;
-  bool m_with_counters = true; ///< of the op being measured
+  bool m_with_counters = true;        ///< of the op being measured
   std::optional<precision> m_counted; ///< the tensor precision m_counters reads
   std::unique_ptr<detail::counter_session> m_counters;
 };
 
 } // namespace
 
-void measure_report(report& r, const measure_options& options) {
+void measure_report(report &r, const measure_options &options) {
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     cudaGetLastError();
@@ -337,7 +390,7 @@ void measure_report(report& r, const measure_options& options) {
   runner gemms(options);
   std::size_t total = 0, done = 0;
   std::optional<precision> first;
-  for (const op_report& entry : r.ops)
+  for (const op_report &entry : r.ops)
     if (entry.op.is_gemm()) {
       ++total;
       first = first ? first : entry.op.precision;
@@ -346,7 +399,7 @@ void measure_report(report& r, const measure_options& options) {
     if (auto warning = gemms.enable_counters(*first))
       r.notes.push_back(*warning);
   }
-  for (op_report& entry : r.ops) {
+  for (op_report &entry : r.ops) {
     if (!entry.op.is_gemm())
       continue;
     if (options.progress)
@@ -357,10 +410,13 @@ void measure_report(report& r, const measure_options& options) {
   }
   // Padding advice: the original and the padded GEMM, timed the same way (no counters needed).
   if (r.advice)
-    for (padding_advice& advice : r.advice->padding) {
-      const measurement before = gemms.measure(make_gemm_op(advice.layer, advice.original, advice.prec), false);
-      const measurement after = gemms.measure(make_gemm_op(advice.layer, advice.padded, advice.prec), false);
-      if (before.status == measurement_status::measured && after.status == measurement_status::measured) {
+    for (padding_advice &advice : r.advice->padding) {
+      const measurement before =
+          gemms.measure(make_gemm_op(advice.layer, advice.original, advice.prec), false);
+      const measurement after =
+          gemms.measure(make_gemm_op(advice.layer, advice.padded, advice.prec), false);
+      if (before.status == measurement_status::measured &&
+          after.status == measurement_status::measured) {
         advice.measured_time_s = before.time_s;
         advice.measured_padded_time_s = after.time_s;
       }
@@ -373,12 +429,12 @@ void measure_report(report& r, const measure_options& options) {
 }
 
 calibration_result calibrate_local_gpu(
-    const std::function<void(std::size_t, std::size_t, const std::string&)>& progress) {
+    const std::function<void(std::size_t, std::size_t, const std::string &)> &progress) {
   const device_report device = local_device_report(0);
   gpu_spec spec = local_spec(device);
   spec.calibration.reset(); // fit from the generic defaults, not from an earlier fit
   std::vector<op> ops;
-  for (const sweep_shape& s : sweep_shapes())
+  for (const sweep_shape &s : sweep_shapes())
     if (s.calibration)
       for (precision p : {precision::fp32, precision::tf32, precision::fp16, precision::bf16})
         ops.push_back(make_gemm_op(s.category, s.shape, p));
@@ -389,15 +445,16 @@ calibration_result calibrate_local_gpu(
   options.progress = progress;
   measure_report(r, options);
   std::vector<timed_gemm> samples;
-  for (const op_report& entry : r.ops)
+  for (const op_report &entry : r.ops)
     if (entry.measured && entry.measured->status == measurement_status::measured)
       samples.push_back({*entry.op.gemm, entry.op.precision, entry.measured->time_s});
   if (samples.size() < 20)
-    throw roofline::error("calibration measured only " + std::to_string(samples.size()) + " GEMMs; not enough to fit");
+    throw roofline::error("calibration measured only " + std::to_string(samples.size()) +
+                          " GEMMs; not enough to fit");
   calibration_result result;
   result.parameters = fit_model(samples, spec, model_parameters{});
-  result.parameters.origin = "calibrated on " + device.device.name + " " + device.device.uuid + ", " +
-                             std::to_string(samples.size()) + " cuBLAS timings";
+  result.parameters.origin = "calibrated on " + device.device.name + " " + device.device.uuid +
+                             ", " + std::to_string(samples.size()) + " cuBLAS timings";
   result.measured = samples.size();
   const std::vector<double> errors = relative_errors(samples, spec, result.parameters);
   result.median_error = errors[errors.size() / 2];

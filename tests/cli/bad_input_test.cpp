@@ -27,7 +27,9 @@ using roofline::test::source_path;
 
 namespace {
 
-std::string bad(const std::string& file) { return source_path("tests/cli/bad/" + file); }
+std::string bad(const std::string &file) {
+  return source_path("tests/cli/bad/" + file);
+}
 
 const std::string alexnet = source_path("examples/alexnet-classifier.yaml");
 
@@ -44,20 +46,22 @@ public:
     fs::permissions(m_path, fs::perms::owner_all, fs::perm_options::add, ec);
     fs::remove_all(m_path, ec);
   }
-  temp_dir(const temp_dir&) = delete;
-  temp_dir& operator=(const temp_dir&) = delete;
+  temp_dir(const temp_dir &) = delete;
+  temp_dir &operator=(const temp_dir &) = delete;
 
-  std::string operator/(const std::string& name) const { return (m_path / name).string(); }
-  const fs::path& path() const { return m_path; }
+  std::string operator/(const std::string &name) const { return (m_path / name).string(); }
+  const fs::path &path() const { return m_path; }
 
 private:
   fs::path m_path;
 };
 
 /// The start of an output, for failure messages (a wrongly accepted input prints a whole report).
-std::string head(const std::string& text) { return text.size() <= 400 ? text : text.substr(0, 400) + "..."; }
+std::string head(const std::string &text) {
+  return text.size() <= 400 ? text : text.substr(0, 400) + "...";
+}
 
-std::string read_text(const std::string& path) {
+std::string read_text(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream text;
   text << in.rdbuf();
@@ -66,39 +70,43 @@ std::string read_text(const std::string& path) {
 
 /// Status 2, nothing on stdout, and stderr holding `where` (e.g. "file:4:35") followed by ": ",
 /// and every one of `expected` (what the input should have been).
-void check_input_error(const cli_result& r, const std::string& where, std::initializer_list<std::string> expected) {
+void check_input_error(const cli_result &r, const std::string &where,
+                       std::initializer_list<std::string> expected) {
   INFO("stderr: " << r.err);
   INFO("stdout: " << head(r.out));
   CHECK(r.status == 2);
   CHECK(r.out.empty());
   CHECK_MESSAGE(r.err.find(where + ": ") != std::string::npos, "stderr does not name " << where);
-  for (const std::string& phrase : expected)
+  for (const std::string &phrase : expected)
     CHECK_MESSAGE(r.err.find(phrase) != std::string::npos, "stderr does not say " << phrase);
 }
 
-/// Like check_input_error, where any column of `line` of `file` will do (cases whose fix may point at
-/// one key or another of the line).
-void check_input_error_on_line(const cli_result& r, const std::string& file, int line) {
+/// Like check_input_error, where any column of `line` of `file` will do (cases whose fix may point
+/// at one key or another of the line).
+void check_input_error_on_line(const cli_result &r, const std::string &file, int line) {
   INFO("stderr: " << r.err);
   INFO("stdout: " << head(r.out));
   CHECK(r.status == 2);
   CHECK(r.out.empty());
-  const std::regex location(std::regex_replace(file, std::regex(R"([.^$|()\[\]{}*+?\\])"), R"(\$&)") + ":" +
-                            std::to_string(line) + ":[0-9]+: ");
-  CHECK_MESSAGE(std::regex_search(r.err, location), "stderr does not name " << file << ":" << line << ":<column>");
+  const std::regex location(
+      std::regex_replace(file, std::regex(R"([.^$|()\[\]{}*+?\\])"), R"(\$&)") + ":" +
+      std::to_string(line) + ":[0-9]+: ");
+  CHECK_MESSAGE(std::regex_search(r.err, location),
+                "stderr does not name " << file << ":" << line << ":<column>");
 }
 
-/// A command-line error (no file involved): status 2, nothing on stdout, and stderr saying `expected`.
-void check_usage_error(const cli_result& r, std::initializer_list<std::string> expected) {
+/// A command-line error (no file involved): status 2, nothing on stdout, and stderr saying
+/// `expected`.
+void check_usage_error(const cli_result &r, std::initializer_list<std::string> expected) {
   INFO("stderr: " << r.err);
   INFO("stdout: " << head(r.out));
   CHECK(r.status == 2);
   CHECK(r.out.empty());
-  for (const std::string& phrase : expected)
+  for (const std::string &phrase : expected)
     CHECK_MESSAGE(r.err.find(phrase) != std::string::npos, "stderr does not say " << phrase);
 }
 
-cli_result analyse(const std::string& file, const std::string& gpu = "h100") {
+cli_result analyse(const std::string &file, const std::string &gpu = "h100") {
   return run_cli({file, "--gpu", gpu, "--format", "json"});
 }
 
@@ -130,12 +138,14 @@ TEST_CASE("an unreadable network file") {
 
 TEST_CASE("a YAML syntax error") {
   const std::string file = bad("yaml-syntax-error.yaml");
-  check_input_error(analyse(file), file + ":5:5", {"YAML syntax error", "end of map flow not found"});
+  check_input_error(analyse(file), file + ":5:5",
+                    {"YAML syntax error", "end of map flow not found"});
 }
 
 TEST_CASE("a file with nothing but a comment") {
   const std::string file = bad("empty.yaml");
-  check_input_error(analyse(file), file + ":1:1", {"expected a network", "`name`", "`layers`", "got nothing"});
+  check_input_error(analyse(file), file + ":1:1",
+                    {"expected a network", "`name`", "`layers`", "got nothing"});
 }
 
 TEST_CASE("a zero-byte file") {
@@ -149,39 +159,46 @@ TEST_CASE("a zero-byte file") {
 
 TEST_CASE("an unknown layer type names the closest one") {
   const std::string file = bad("unknown-layer-type.yaml");
-  check_input_error(analyse(file), file + ":4:23",
-                    {"unknown layer type 'linaer'", "(did you mean `linear`?)", "expected one of `linear`"});
+  check_input_error(
+      analyse(file), file + ":4:23",
+      {"unknown layer type 'linaer'", "(did you mean `linear`?)", "expected one of `linear`"});
 }
 
 TEST_CASE("an unknown key names the closest one") {
   const std::string file = bad("unknown-key.yaml");
-  check_input_error(analyse(file), file + ":4:41", {"layer `fc6` (linear)", "unknown key `outt`", "did you mean `out`"});
+  check_input_error(analyse(file), file + ":4:41",
+                    {"layer `fc6` (linear)", "unknown key `outt`", "did you mean `out`"});
 }
 
 TEST_CASE("a missing required key") {
   const std::string file = bad("missing-key.yaml");
-  check_input_error(analyse(file), file + ":4:5", {"layer `fc6` (linear)", "missing required key `in`"});
+  check_input_error(analyse(file), file + ":4:5",
+                    {"layer `fc6` (linear)", "missing required key `in`"});
 }
 
 TEST_CASE("a layer without its required `name` is an input error") {
-  // BUG: exits 1 with "invalid node; first invalid key: \"name\"" (a yaml-cpp exception) and no location.
+  // BUG: exits 1 with "invalid node; first invalid key: \"name\"" (a yaml-cpp exception) and no
+  // location.
   const std::string file = bad("missing-name.yaml");
   check_input_error(analyse(file), file + ":4:5", {"missing required key `name`"});
 }
 
 TEST_CASE("a duplicated key is an input error, not silently resolved") {
-  // BUG: accepted with status 0; the analysis uses the first `in` (8) and ignores the second (9216).
+  // BUG: accepted with status 0; the analysis uses the first `in` (8) and ignores the second
+  // (9216).
   check_input_error_on_line(analyse(bad("duplicate-key.yaml")), bad("duplicate-key.yaml"), 4);
 }
 
 TEST_CASE("sizes must be positive integers") {
   SUBCASE("a fraction") {
     const std::string file = bad("size-fraction.yaml");
-    check_input_error(analyse(file), file + ":4:35", {"`in` must be a positive integer, got '1.5'"});
+    check_input_error(analyse(file), file + ":4:35",
+                      {"`in` must be a positive integer, got '1.5'"});
   }
   SUBCASE("text") {
     const std::string file = bad("size-text.yaml");
-    check_input_error(analyse(file), file + ":4:46", {"`out` must be a positive integer, got 'abc'"});
+    check_input_error(analyse(file), file + ":4:46",
+                      {"`out` must be a positive integer, got 'abc'"});
   }
   SUBCASE("zero") {
     const std::string file = bad("size-zero.yaml");
@@ -189,31 +206,36 @@ TEST_CASE("sizes must be positive integers") {
   }
   SUBCASE("negative") {
     const std::string file = bad("size-negative.yaml");
-    check_input_error(analyse(file), file + ":4:35", {"`in` must be a positive integer, got -4096"});
+    check_input_error(analyse(file), file + ":4:35",
+                      {"`in` must be a positive integer, got -4096"});
   }
   SUBCASE("past 64 bits") {
     const std::string file = bad("size-too-big.yaml");
-    check_input_error(analyse(file), file + ":4:35", {"`in` = 100000000000000000000 does not fit in a 64-bit integer"});
+    check_input_error(analyse(file), file + ":4:35",
+                      {"`in` = 100000000000000000000 does not fit in a 64-bit integer"});
   }
 }
 
 TEST_CASE("an unknown precision names the closest one") {
   const std::string file = bad("unknown-precision.yaml");
   check_input_error(analyse(file), file + ":3:12",
-                    {"unknown precision `fp15`", "did you mean `fp16`", "expected `fp64`, `fp32`, `tf32`, `fp16`"});
+                    {"unknown precision `fp15`", "did you mean `fp16`",
+                     "expected `fp64`, `fp32`, `tf32`, `fp16`"});
 }
 
 TEST_CASE("an unknown mode") {
   const std::string file = bad("unknown-mode.yaml");
-  check_input_error(analyse(file), file + ":3:7",
-                    {"`mode` must be `inference` or `training`, got `train`", "did you mean `training`"});
+  check_input_error(
+      analyse(file), file + ":3:7",
+      {"`mode` must be `inference` or `training`, got `train`", "did you mean `training`"});
 }
 
 // ------------------------------------------------------------------ shapes and counts
 
 TEST_CASE("a conv kernel larger than its padded input") {
   const std::string file = bad("conv-kernel-too-large.yaml");
-  check_input_error(analyse(file), file + ":5:5", {"layer `conv1` (conv2d)", "7×7 kernel is larger than the padded 5×5 input"});
+  check_input_error(analyse(file), file + ":5:5",
+                    {"layer `conv1` (conv2d)", "7×7 kernel is larger than the padded 5×5 input"});
 }
 
 TEST_CASE("a memory-bound op whose size nothing gives") {
@@ -223,18 +245,20 @@ TEST_CASE("a memory-bound op whose size nothing gives") {
 
 TEST_CASE("sizes that fit in 64 bits but whose FLOPs do not") {
   const std::string file = bad("flops-overflow.yaml");
-  check_input_error(analyse(file), file + ":5:5", {"layer `huge`", "FLOP count", "overflows a 64-bit integer"});
+  check_input_error(analyse(file), file + ":5:5",
+                    {"layer `huge`", "FLOP count", "overflows a 64-bit integer"});
 }
 
 TEST_CASE("batch x seq_len past 64 bits is located in the file") {
-  // BUG: the message is "rows-overflow.yaml: layer `rows-overflow`: batch × seq_len overflows ...": no
-  // line:column, and it calls the network a layer.
+  // BUG: the message is "rows-overflow.yaml: layer `rows-overflow`: batch × seq_len overflows ...":
+  // no line:column, and it calls the network a layer.
   check_input_error_on_line(analyse(bad("rows-overflow.yaml")), bad("rows-overflow.yaml"), 4);
 }
 
 TEST_CASE("nested repeat counts past 64 bits") {
   const std::string file = bad("repeat-count-overflow.yaml");
-  check_input_error(analyse(file), file + ":7:9", {"layer `outer/inner`", "repeat count overflows a 64-bit integer"});
+  check_input_error(analyse(file), file + ":7:9",
+                    {"layer `outer/inner`", "repeat count overflows a 64-bit integer"});
 }
 
 TEST_CASE("a memory-bound op whose FLOPs overflow 64 bits is an input error") {
@@ -246,7 +270,8 @@ TEST_CASE("a memory-bound op whose FLOPs overflow 64 bits is an input error") {
 
 TEST_CASE("attention whose softmax overflows 64 bits is an input error") {
   // BUG: exits 0; the softmax has flops -9223372036854775808, and in training its backward pass is
-  // silently dropped (3 × scores wraps negative; lowering's `2 * scores` / `3 * scores` are unchecked).
+  // silently dropped (3 × scores wraps negative; lowering's `2 * scores` / `3 * scores` are
+  // unchecked).
   const std::string file = bad("attention-softmax-overflow.yaml");
   check_input_error(analyse(file), file + ":6:5", {"layer `attn`", "overflows a 64-bit integer"});
 }
@@ -257,8 +282,10 @@ TEST_CASE("a pool whose traffic overflows 64 bits is an input error") {
   check_input_error(analyse(file), file + ":5:5", {"layer `pool`", "overflows a 64-bit integer"});
 }
 
-TEST_CASE("GEMM runs per step past 64 bits: an input error or a correct total, never a negative one") {
-  // BUG: exits 0 with totals.gemm_count -8446744073709551616 (report.cpp sums the counts unchecked).
+TEST_CASE(
+    "GEMM runs per step past 64 bits: an input error or a correct total, never a negative one") {
+  // BUG: exits 0 with totals.gemm_count -8446744073709551616 (report.cpp sums the counts
+  // unchecked).
   const cli_result r = analyse(bad("gemm-count-overflow.yaml"));
   INFO("stderr: " << r.err);
   REQUIRE((r.status == 0 || r.status == 2));
@@ -295,8 +322,9 @@ TEST_CASE("an unknown GPU names the closest ones") {
 
 TEST_CASE("a GPU spec file with an error") {
   const std::string spec = bad("gpu-spec-error.yaml");
-  check_input_error(analyse(alexnet, spec), spec + ":8:26",
-                    {"GPU spec", "`dram_bandwidth_gb_per_s` must be a positive number, got 'fast'"});
+  check_input_error(
+      analyse(alexnet, spec), spec + ":8:26",
+      {"GPU spec", "`dram_bandwidth_gb_per_s` must be a positive number, got 'fast'"});
 }
 
 TEST_CASE("a missing GPU spec file") {
@@ -305,8 +333,8 @@ TEST_CASE("a missing GPU spec file") {
 }
 
 TEST_CASE("a layer precision the GPU has no rate for names the layer") {
-  // BUG (message): "v100-sxm2 has no bf16 rate in its spec (...)" says neither which layer nor where it
-  // is; the network file is not named at all.
+  // BUG (message): "v100-sxm2 has no bf16 rate in its spec (...)" says neither which layer nor
+  // where it is; the network file is not named at all.
   const std::string file = bad("precision-not-on-gpu.yaml");
   const cli_result r = analyse(file, "v100");
   check_usage_error(r, {"no bf16 rate"});
@@ -321,9 +349,15 @@ TEST_CASE("an unknown --format") {
 }
 
 TEST_CASE("gemm with bad sizes") {
-  SUBCASE("zero") { check_usage_error(run_cli({"gemm", "0", "1", "1", "--gpu", "h100"}), {"M", "0"}); }
-  SUBCASE("negative") { check_usage_error(run_cli({"gemm", "-5", "1", "1", "--gpu", "h100"}), {"M", "-5"}); }
-  SUBCASE("too few") { check_usage_error(run_cli({"gemm", "1", "2", "--gpu", "h100"}), {"K is required"}); }
+  SUBCASE("zero") {
+    check_usage_error(run_cli({"gemm", "0", "1", "1", "--gpu", "h100"}), {"M", "0"});
+  }
+  SUBCASE("negative") {
+    check_usage_error(run_cli({"gemm", "-5", "1", "1", "--gpu", "h100"}), {"M", "-5"});
+  }
+  SUBCASE("too few") {
+    check_usage_error(run_cli({"gemm", "1", "2", "--gpu", "h100"}), {"K is required"});
+  }
   SUBCASE("unknown precision") {
     check_usage_error(run_cli({"gemm", "1", "2", "3", "--precision", "fp17", "--gpu", "h100"}),
                       {"unknown --precision `fp17`", "fp16"});
@@ -349,14 +383,16 @@ TEST_CASE("--output to a directory fails and leaves nothing behind") {
   temp_dir dir;
   const std::string target = dir / "report.json";
   fs::create_directory(target);
-  check_usage_error(run_cli({alexnet, "--gpu", "v100", "--output", target}), {"--output", "report.json"});
+  check_usage_error(run_cli({alexnet, "--gpu", "v100", "--output", target}),
+                    {"--output", "report.json"});
   CHECK_MESSAGE(!fs::exists(target + ".tmp"), "left behind: " << target << ".tmp");
 }
 
 TEST_CASE("--output into a directory that does not exist") {
   temp_dir dir;
   const std::string target = dir / "missing/report.json";
-  check_usage_error(run_cli({alexnet, "--gpu", "v100", "--output", target}), {"--output", "cannot write"});
+  check_usage_error(run_cli({alexnet, "--gpu", "v100", "--output", target}),
+                    {"--output", "cannot write"});
   CHECK(fs::is_empty(dir.path()));
 }
 
@@ -365,7 +401,8 @@ TEST_CASE("--output x.json writes the JSON that --format json prints") {
   const std::string target = dir / "x.json";
   const cli_result with_file = run_cli({alexnet, "--gpu", "v100", "--output", target});
   REQUIRE(with_file.status == 0);
-  CHECK(with_file.out.find("alexnet-classifier · NVIDIA Tesla V100") == 0); // stdout keeps the table
+  CHECK(with_file.out.find("alexnet-classifier · NVIDIA Tesla V100") ==
+        0); // stdout keeps the table
   const cli_result json_out = run_cli({alexnet, "--gpu", "v100", "--format", "json"});
   REQUIRE(json_out.status == 0);
 
@@ -376,8 +413,8 @@ TEST_CASE("--output x.json writes the JSON that --format json prints") {
 }
 
 TEST_CASE("YAML aliases that would expand to 10^8 layers are refused, not expanded") {
-  check_input_error(run_cli({bad("alias-expansion.yaml"), "--gpu", "h100"}), bad("alias-expansion.yaml") + ":4:30",
-                    {"more than 100000 layers", "`repeat`"});
+  check_input_error(run_cli({bad("alias-expansion.yaml"), "--gpu", "h100"}),
+                    bad("alias-expansion.yaml") + ":4:30", {"more than 100000 layers", "`repeat`"});
 }
 
 TEST_CASE("compare: an unknown GPU, a malformed price or batch is bad input") {

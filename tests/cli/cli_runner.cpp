@@ -24,9 +24,11 @@ std::string read_all(int fd) {
 
 } // namespace
 
-std::string source_path(const std::string& relative) { return std::string(ROOFLINE_SOURCE_DIR) + "/" + relative; }
+std::string source_path(const std::string &relative) {
+  return std::string(ROOFLINE_SOURCE_DIR) + "/" + relative;
+}
 
-cli_result run_cli(const std::vector<std::string>& args) {
+cli_result run_cli(const std::vector<std::string> &args) {
   // stdout and stderr go to temporary files: no pipe can fill up and block the child.
   char out_name[] = "/tmp/roofline-cli-out-XXXXXX";
   char err_name[] = "/tmp/roofline-cli-err-XXXXXX";
@@ -40,11 +42,11 @@ cli_result run_cli(const std::vector<std::string>& args) {
   if (child == 0) {
     dup2(out_fd, STDOUT_FILENO);
     dup2(err_fd, STDERR_FILENO);
-    std::vector<char*> argv;
+    std::vector<char *> argv;
     std::string exe = ROOFLINE_ADVISE;
     argv.push_back(exe.data());
     std::vector<std::string> copies = args;
-    for (std::string& arg : copies)
+    for (std::string &arg : copies)
       argv.push_back(arg.data());
     argv.push_back(nullptr);
     setenv("NO_COLOR", "1", 1);

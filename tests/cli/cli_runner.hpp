@@ -13,9 +13,9 @@ struct cli_result {
 };
 
 /// Runs roofline-advise with `args` (no shell involved) and captures both streams.
-cli_result run_cli(const std::vector<std::string>& args);
+cli_result run_cli(const std::vector<std::string> &args);
 
 /// A path inside the source tree.
-std::string source_path(const std::string& relative);
+std::string source_path(const std::string &relative);
 
 } // namespace roofline::test

@@ -20,8 +20,10 @@ using cuda::detail::counter_values;
 namespace {
 
 /// A session on GPU 0, or null (with a message, not a failure) where this machine does not let us
-/// read counters: no permission, another profiler holding them, or a GPU older than the range profiler.
-std::unique_ptr<counter_session> open_session(const std::vector<precision>& tensor_precisions = {}) {
+/// read counters: no permission, another profiler holding them, or a GPU older than the range
+/// profiler.
+std::unique_ptr<counter_session>
+open_session(const std::vector<precision> &tensor_precisions = {}) {
   int major = 0, minor = 0;
   ROOFLINE_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
   ROOFLINE_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0));
@@ -31,9 +33,9 @@ std::unique_ptr<counter_session> open_session(const std::vector<precision>& tens
   }
   try {
     return std::make_unique<counter_session>(0, tensor_precisions);
-  } catch (const cuda::cuda_error& e) {
-    if (e.library() == "CUPTI" &&
-        (e.status() == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES || e.status() == CUPTI_ERROR_HARDWARE_BUSY)) {
+  } catch (const cuda::cuda_error &e) {
+    if (e.library() == "CUPTI" && (e.status() == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES ||
+                                   e.status() == CUPTI_ERROR_HARDWARE_BUSY)) {
       MESSAGE("counters skipped: " << e.what());
       return nullptr;
     }
@@ -41,16 +43,17 @@ std::unique_ptr<counter_session> open_session(const std::vector<precision>& tens
   }
 }
 
-std::string describe(const counter_session& session, const counter_values& v) {
+std::string describe(const counter_session &session, const counter_values &v) {
   std::ostringstream out;
   out << "chip " << session.chip() << ", " << session.passes() << " pass(es), metrics:";
-  for (const std::string& name : session.metrics())
+  for (const std::string &name : session.metrics())
     out << ' ' << name;
   out << "\nduration " << v.duration_s * 1e3 << " ms, DRAM read " << v.dram_read_bytes / 1048576.0
       << " MiB, write " << v.dram_write_bytes / 1048576.0 << " MiB, L2 " << v.l2_bytes / 1048576.0
-      << " MiB, tensor " << v.tensor_flops << " FLOP, fp32 " << v.fp32_flops << ", fp64 " << v.fp64_flops
-      << ", SM clock " << v.sm_clock_hz * 1e-9 << " GHz, passes " << v.passes << "\nkernels:";
-  for (const std::string& name : v.kernel_names)
+      << " MiB, tensor " << v.tensor_flops << " FLOP, fp32 " << v.fp32_flops << ", fp64 "
+      << v.fp64_flops << ", SM clock " << v.sm_clock_hz * 1e-9 << " GHz, passes " << v.passes
+      << "\nkernels:";
+  for (const std::string &name : v.kernel_names)
     out << "\n  " << name;
   return out.str();
 }
@@ -63,16 +66,19 @@ struct gemm_fixture {
   std::unique_ptr<cuda::detail::lt_gemm> gemm;
   device_buffer a, b, c;
 
-  gemm_fixture(const gemm_shape& shape, precision p) {
+  gemm_fixture(const gemm_shape &shape, precision p) {
     ROOFLINE_CUDA_CHECK(cublasLtCreate(&handle));
     ROOFLINE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    gemm = std::make_unique<cuda::detail::lt_gemm>(handle, shape, p, workspace.get(), workspace.bytes());
+    gemm = std::make_unique<cuda::detail::lt_gemm>(handle, shape, p, workspace.get(),
+                                                   workspace.bytes());
     const auto types = cuda::detail::types_for(p);
     a = device_buffer(gemm->a_elements() * kernels::element_size(types.input));
     b = device_buffer(gemm->b_elements() * kernels::element_size(types.input));
     c = device_buffer(gemm->c_elements() * kernels::element_size(types.output));
-    ROOFLINE_CUDA_CHECK(kernels::fill_random(a.get(), gemm->a_elements(), types.input, 11, 1.0f, stream));
-    ROOFLINE_CUDA_CHECK(kernels::fill_random(b.get(), gemm->b_elements(), types.input, 12, 1.0f, stream));
+    ROOFLINE_CUDA_CHECK(
+        kernels::fill_random(a.get(), gemm->a_elements(), types.input, 11, 1.0f, stream));
+    ROOFLINE_CUDA_CHECK(
+        kernels::fill_random(b.get(), gemm->b_elements(), types.input, 12, 1.0f, stream));
     launch(); // warm-up: lazy module loading must not land inside the range
     ROOFLINE_CUDA_CHECK(cudaStreamSynchronize(stream));
   }
@@ -81,8 +87,8 @@ struct gemm_fixture {
     cudaStreamDestroy(stream);
     cublasLtDestroy(handle);
   }
-  gemm_fixture(const gemm_fixture&) = delete;
-  gemm_fixture& operator=(const gemm_fixture&) = delete;
+  gemm_fixture(const gemm_fixture &) = delete;
+  gemm_fixture &operator=(const gemm_fixture &) = delete;
 
   void launch() const { gemm->run(a.get(), b.get(), c.get(), stream); }
 };
@@ -101,7 +107,8 @@ TEST_CASE("counters of a 4096³ fp16 cuBLASLt GEMM: tensor FLOPs, operand bytes,
   const double flops = 2.0 * 4096 * 4096 * 4096;
   CHECK(v.tensor_flops >= 0.99 * flops); // the op counters are exact; tile quantization only adds
   CHECK(v.tensor_flops <= 1.10 * flops);
-  const double operand_bytes = 2.0 * 4096 * 4096 * 2; // A and B, fp16: each must come from DRAM once
+  const double operand_bytes =
+      2.0 * 4096 * 4096 * 2; // A and B, fp16: each must come from DRAM once
   CHECK(v.dram_read_bytes >= 0.5 * operand_bytes);
   CHECK(v.duration_s > 0);
   CHECK(v.passes >= 1);
@@ -131,10 +138,12 @@ TEST_CASE("counters of a 1 GiB copy kernel: DRAM read and write bytes are the bu
   ROOFLINE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   const std::size_t bytes = std::size_t{1} << 30;
   device_buffer source(bytes), destination(bytes);
-  ROOFLINE_CUDA_CHECK(kernels::fill_random(source.get(), bytes / 4, element_type::f32, 5, 1.0f, nullptr));
+  ROOFLINE_CUDA_CHECK(
+      kernels::fill_random(source.get(), bytes / 4, element_type::f32, 5, 1.0f, nullptr));
   const kernels::stream_config config;
   const auto launch = [&] {
-    ROOFLINE_CUDA_CHECK(kernels::stream_copy(destination.get(), source.get(), bytes, sms, config, nullptr));
+    ROOFLINE_CUDA_CHECK(
+        kernels::stream_copy(destination.get(), source.get(), bytes, sms, config, nullptr));
   };
   launch();
   ROOFLINE_CUDA_CHECK(cudaDeviceSynchronize());
@@ -147,8 +156,9 @@ TEST_CASE("counters of a 1 GiB copy kernel: DRAM read and write bytes are the bu
   CHECK(v.tensor_flops == 0);
   CHECK(v.fp32_flops == 0);
   CHECK(v.duration_s > 0);
-  CHECK(std::any_of(v.kernel_names.begin(), v.kernel_names.end(),
-                    [](const std::string& name) { return name.find("copy_kernel") != std::string::npos; }));
+  CHECK(std::any_of(v.kernel_names.begin(), v.kernel_names.end(), [](const std::string &name) {
+    return name.find("copy_kernel") != std::string::npos;
+  }));
 }
 
 TEST_CASE("SIMT FLOPs of an fp32 GEMM and the fp64 GEMM's FLOPs (tensor or SIMT) are 2·M·N·K") {
@@ -166,7 +176,8 @@ TEST_CASE("SIMT FLOPs of an fp32 GEMM and the fp64 GEMM's FLOPs (tensor or SIMT)
     CHECK(v.tensor_flops == 0);
   }
   {
-    gemm_fixture f(shape, precision::fp64); // sm_80+: DMMA on the tensor cores (sm__ops_path_tensor_src_fp64)
+    gemm_fixture f(
+        shape, precision::fp64); // sm_80+: DMMA on the tensor cores (sm__ops_path_tensor_src_fp64)
     const counter_values v = session->measure([&] { f.launch(); }, f.stream);
     MESSAGE(describe(*session, v));
     CHECK(v.tensor_flops + v.fp64_flops >= 0.99 * flops);
@@ -174,7 +185,8 @@ TEST_CASE("SIMT FLOPs of an fp32 GEMM and the fp64 GEMM's FLOPs (tensor or SIMT)
   }
 }
 
-TEST_CASE("a session limited to fp16 tensor metrics needs no more passes and counts the same FLOPs") {
+TEST_CASE(
+    "a session limited to fp16 tensor metrics needs no more passes and counts the same FLOPs") {
   int all_passes = 0;
   double all_flops = 0;
   const gemm_shape shape{4096, 4096, 4096, 1};
@@ -193,9 +205,9 @@ TEST_CASE("a session limited to fp16 tensor metrics needs no more passes and cou
   MESSAGE(describe(*session, v));
   CHECK(session->passes() <= all_passes);
   CHECK(v.tensor_flops == doctest::Approx(all_flops).epsilon(1e-6));
-  const auto tensor_metrics =
-      std::count_if(session->metrics().begin(), session->metrics().end(),
-                    [](const std::string& name) { return name.rfind("sm__ops_path_tensor_", 0) == 0; });
+  const auto tensor_metrics = std::count_if(
+      session->metrics().begin(), session->metrics().end(),
+      [](const std::string &name) { return name.rfind("sm__ops_path_tensor_", 0) == 0; });
   CHECK(tensor_metrics >= 1);
   CHECK(tensor_metrics <= 2);
 }

@@ -19,13 +19,14 @@ struct shape {
 };
 
 /// Row-major C[b][M][N] = Σ_k A[b][M][K] · B[b][N][K], in double.
-std::vector<double> reference(const std::vector<double>& a, const std::vector<double>& b, const shape& s) {
+std::vector<double> reference(const std::vector<double> &a, const std::vector<double> &b,
+                              const shape &s) {
   std::vector<double> c(static_cast<std::size_t>(s.batch_count * s.m * s.n));
   for (std::int64_t batch = 0; batch < s.batch_count; ++batch)
     for (std::int64_t i = 0; i < s.m; ++i)
       for (std::int64_t j = 0; j < s.n; ++j) {
-        const double* x = &a[static_cast<std::size_t>((batch * s.m + i) * s.k)];
-        const double* y = &b[static_cast<std::size_t>((batch * s.n + j) * s.k)];
+        const double *x = &a[static_cast<std::size_t>((batch * s.m + i) * s.k)];
+        const double *y = &b[static_cast<std::size_t>((batch * s.n + j) * s.k)];
         double sum = 0;
         for (std::int64_t k = 0; k < s.k; ++k)
           sum += x[k] * y[k];
@@ -45,7 +46,7 @@ double tolerance(gemm_engine engine, element_type type) {
   }
 }
 
-const char* name(gemm_engine engine) {
+const char *name(gemm_engine engine) {
   switch (engine) {
   case gemm_engine::naive: return "naive";
   case gemm_engine::tiled: return "tiled";
@@ -54,7 +55,7 @@ const char* name(gemm_engine engine) {
   return "?";
 }
 
-const char* name(element_type type) {
+const char *name(element_type type) {
   switch (type) {
   case element_type::f64: return "f64";
   case element_type::f32: return "f32";
@@ -76,7 +77,7 @@ TEST_CASE("custom GEMMs match a double-precision reference for every engine, typ
   const shape shapes[] = {{1, 1, 1, 1},       {17, 33, 65, 1},    {96, 80, 144, 3},
                           {128, 128, 256, 1}, {257, 129, 100, 2}, {1100, 300, 200, 1}};
   std::uint64_t seed = 1000;
-  for (const shape& s : shapes)
+  for (const shape &s : shapes)
     for (element_type type : types) {
       const std::size_t a_count = static_cast<std::size_t>(s.batch_count * s.m * s.k);
       const std::size_t b_count = static_cast<std::size_t>(s.batch_count * s.n * s.k);
@@ -89,14 +90,15 @@ TEST_CASE("custom GEMMs match a double-precision reference for every engine, typ
       for (gemm_engine engine : engines) {
         if (!kernels::gemm_engine_supports(engine, type))
           continue;
-        const std::string what = std::string(name(engine)) + " " + name(type) + " M=" + std::to_string(s.m) +
-                                 " N=" + std::to_string(s.n) + " K=" + std::to_string(s.k) +
+        const std::string what = std::string(name(engine)) + " " + name(type) +
+                                 " M=" + std::to_string(s.m) + " N=" + std::to_string(s.n) +
+                                 " K=" + std::to_string(s.k) +
                                  " batch=" + std::to_string(s.batch_count);
         CAPTURE(what);
         // Poison the output: every element must be written.
         ROOFLINE_CUDA_CHECK(kernels::fill_constant(c.get(), c_count, type, NAN, nullptr));
-        CHECK(kernels::gemm(engine, type, a.get(), b.get(), c.get(), s.m, s.n, s.k, s.batch_count, nullptr) ==
-              cudaSuccess);
+        CHECK(kernels::gemm(engine, type, a.get(), b.get(), c.get(), s.m, s.n, s.k, s.batch_count,
+                            nullptr) == cudaSuccess);
         ROOFLINE_CUDA_CHECK(cudaDeviceSynchronize());
         const auto out = to_host(c, c_count, type);
         CHECK(std::all_of(out.begin(), out.end(), [](double v) { return std::isfinite(v); }));
@@ -111,17 +113,17 @@ TEST_CASE("custom GEMMs reject unsupported types and empty sizes") {
   device_buffer a(64), b(64), c(64);
   for (gemm_engine engine : engines) {
     CAPTURE(name(engine));
-    CHECK(kernels::gemm(engine, element_type::f32, a.get(), b.get(), c.get(), 0, 1, 1, 1, nullptr) ==
-          cudaErrorInvalidValue);
-    CHECK(kernels::gemm(engine, element_type::f32, a.get(), b.get(), c.get(), 1, 1, 0, 1, nullptr) ==
-          cudaErrorInvalidValue);
-    CHECK(kernels::gemm(engine, element_type::f32, a.get(), b.get(), c.get(), 1, 1, 1, 0, nullptr) ==
-          cudaErrorInvalidValue);
+    CHECK(kernels::gemm(engine, element_type::f32, a.get(), b.get(), c.get(), 0, 1, 1, 1,
+                        nullptr) == cudaErrorInvalidValue);
+    CHECK(kernels::gemm(engine, element_type::f32, a.get(), b.get(), c.get(), 1, 1, 0, 1,
+                        nullptr) == cudaErrorInvalidValue);
+    CHECK(kernels::gemm(engine, element_type::f32, a.get(), b.get(), c.get(), 1, 1, 1, 0,
+                        nullptr) == cudaErrorInvalidValue);
     CHECK(kernels::gemm(engine, element_type::i8, a.get(), b.get(), c.get(), 1, 1, 1, 1, nullptr) ==
           cudaErrorInvalidValue);
   }
   CHECK_FALSE(kernels::gemm_engine_supports(gemm_engine::tensorcore, element_type::f64));
-  CHECK(kernels::gemm(gemm_engine::tensorcore, element_type::f64, a.get(), b.get(), c.get(), 1, 1, 1, 1,
-                      nullptr) == cudaErrorInvalidValue);
+  CHECK(kernels::gemm(gemm_engine::tensorcore, element_type::f64, a.get(), b.get(), c.get(), 1, 1,
+                      1, 1, nullptr) == cudaErrorInvalidValue);
   CHECK(cudaGetLastError() == cudaSuccess); // nothing was launched
 }

@@ -21,18 +21,20 @@ TEST_CASE("the device query describes a real GPU") {
   CHECK(d.memory_bus_width_bits >= 64);
   CHECK(d.memory_bytes > 1e9);
   const gpu_spec theory = theoretical_spec(d);
-  CHECK(theory.dram_bytes_per_s == doctest::Approx(2.0 * d.memory_clock_hz * d.memory_bus_width_bits / 8));
+  CHECK(theory.dram_bytes_per_s ==
+        doctest::Approx(2.0 * d.memory_clock_hz * d.memory_bus_width_bits / 8));
   MESSAGE(d.name << ": " << d.sm_count << " SMs, " << d.sm_clock_hz / 1e6 << " MHz, memory "
                  << d.memory_clock_hz / 1e6 << " MHz x " << d.memory_bus_width_bits << " bit");
 }
 
 TEST_CASE("measured ceilings are physically possible, complete, and survive the cache") {
-  const std::filesystem::path cache = std::filesystem::temp_directory_path() / "roofline-gpu-test-cache";
+  const std::filesystem::path cache =
+      std::filesystem::temp_directory_path() / "roofline-gpu-test-cache";
   std::filesystem::remove_all(cache);
   setenv("ROOFLINE_CACHE_DIR", cache.c_str(), 1);
   const device_report measured = cuda::measured_device_report(0, true);
   REQUIRE(measured.ceilings);
-  for (const ceiling_result& r : measured.ceilings->results) {
+  for (const ceiling_result &r : measured.ceilings->results) {
     CAPTURE(r.name);
     CHECK(r.failure.empty());
     CHECK(r.value > 0);
@@ -41,7 +43,7 @@ TEST_CASE("measured ceilings are physically possible, complete, and survive the 
   const auto dram = measured.ceilings->dram_bytes_per_s();
   REQUIRE(dram);
   CHECK(*dram <= 1.02 * measured.theoretical.dram_bytes_per_s);
-  for (const auto& [p, rate] : measured.theoretical.peaks)
+  for (const auto &[p, rate] : measured.theoretical.peaks)
     if (auto flops = measured.ceilings->flop_per_s(p)) {
       CAPTURE(to_string(p));
       CHECK(*flops <= 1.02 * rate.dense_flop_per_s);

@@ -12,7 +12,8 @@ using namespace roofline::test;
 namespace {
 
 /// Row-major C[b][M][N] = Σ_k A[b][M][K] · B[b][N][K], in double.
-std::vector<double> reference(const std::vector<double>& a, const std::vector<double>& b, const gemm_shape& s) {
+std::vector<double> reference(const std::vector<double> &a, const std::vector<double> &b,
+                              const gemm_shape &s) {
   std::vector<double> c(static_cast<std::size_t>(s.batch_count * s.m * s.n));
   for (std::int64_t batch = 0; batch < s.batch_count; ++batch)
     for (std::int64_t i = 0; i < s.m; ++i)
@@ -42,7 +43,8 @@ double tolerance(precision p) {
 
 } // namespace
 
-TEST_CASE("cuBLASLt GEMMs match a double-precision reference on random data, batched, every precision") {
+TEST_CASE(
+    "cuBLASLt GEMMs match a double-precision reference on random data, batched, every precision") {
   int major = 0, minor = 0;
   ROOFLINE_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
   ROOFLINE_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0));
@@ -60,15 +62,18 @@ TEST_CASE("cuBLASLt GEMMs match a double-precision reference on random data, bat
     device_buffer a(gemm.a_elements() * kernels::element_size(types.input));
     device_buffer b(gemm.b_elements() * kernels::element_size(types.input));
     device_buffer c(gemm.c_elements() * kernels::element_size(types.output));
-    ROOFLINE_CUDA_CHECK(kernels::fill_random(a.get(), gemm.a_elements(), types.input, ++seed, 1.0f, nullptr));
-    ROOFLINE_CUDA_CHECK(kernels::fill_random(b.get(), gemm.b_elements(), types.input, ++seed, 1.0f, nullptr));
+    ROOFLINE_CUDA_CHECK(
+        kernels::fill_random(a.get(), gemm.a_elements(), types.input, ++seed, 1.0f, nullptr));
+    ROOFLINE_CUDA_CHECK(
+        kernels::fill_random(b.get(), gemm.b_elements(), types.input, ++seed, 1.0f, nullptr));
     // Poison the output: every element must be written.
     ROOFLINE_CUDA_CHECK(kernels::fill_constant(c.get(), gemm.c_elements(), types.output,
-                                               types.output == element_type::i32 ? -1234567.0 : NAN, nullptr));
+                                               types.output == element_type::i32 ? -1234567.0 : NAN,
+                                               nullptr));
     gemm.run(a.get(), b.get(), c.get(), nullptr);
     ROOFLINE_CUDA_CHECK(cudaDeviceSynchronize());
-    const auto ref = reference(to_host(a, gemm.a_elements(), types.input), to_host(b, gemm.b_elements(), types.input),
-                               shape);
+    const auto ref = reference(to_host(a, gemm.a_elements(), types.input),
+                               to_host(b, gemm.b_elements(), types.input), shape);
     const auto out = to_host(c, gemm.c_elements(), types.output);
     const double error = relative_error(out, ref);
     CAPTURE(error);
@@ -82,10 +87,13 @@ TEST_CASE("a transposed operand mix-up would be caught: the check fails on swapp
   ROOFLINE_CUDA_CHECK(cublasLtCreate(&handle));
   device_buffer workspace(32u << 20);
   const gemm_shape shape{64, 48, 32, 1};
-  const cuda::detail::lt_gemm gemm(handle, shape, precision::fp32, workspace.get(), workspace.bytes());
+  const cuda::detail::lt_gemm gemm(handle, shape, precision::fp32, workspace.get(),
+                                   workspace.bytes());
   device_buffer a(gemm.a_elements() * 4), b(gemm.b_elements() * 4), c(gemm.c_elements() * 4);
-  ROOFLINE_CUDA_CHECK(kernels::fill_random(a.get(), gemm.a_elements(), element_type::f32, 1, 1.0f, nullptr));
-  ROOFLINE_CUDA_CHECK(kernels::fill_random(b.get(), gemm.b_elements(), element_type::f32, 2, 1.0f, nullptr));
+  ROOFLINE_CUDA_CHECK(
+      kernels::fill_random(a.get(), gemm.a_elements(), element_type::f32, 1, 1.0f, nullptr));
+  ROOFLINE_CUDA_CHECK(
+      kernels::fill_random(b.get(), gemm.b_elements(), element_type::f32, 2, 1.0f, nullptr));
   gemm.run(a.get(), b.get(), c.get(), nullptr);
   ROOFLINE_CUDA_CHECK(cudaDeviceSynchronize());
   const auto host_a = to_host(a, gemm.a_elements(), element_type::f32);
@@ -96,7 +104,8 @@ TEST_CASE("a transposed operand mix-up would be caught: the check fails on swapp
   std::vector<double> b_as_kn(host_b.size());
   for (std::int64_t k = 0; k < shape.k; ++k)
     for (std::int64_t j = 0; j < shape.n; ++j)
-      b_as_kn[static_cast<std::size_t>(j * shape.k + k)] = host_b[static_cast<std::size_t>(k * shape.n + j)];
+      b_as_kn[static_cast<std::size_t>(j * shape.k + k)] =
+          host_b[static_cast<std::size_t>(k * shape.n + j)];
   CHECK(relative_error(out, reference(host_a, b_as_kn, shape)) > 0.5);
   cublasLtDestroy(handle);
 }

@@ -22,7 +22,9 @@ using nlohmann::json;
 
 namespace {
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string &text, const std::string &part) {
+  return text.find(part) != std::string::npos;
+}
 
 ceiling_result result(std::string name, ceiling_kind kind, std::optional<precision> p, double value,
                       std::string failure = {}) {
@@ -44,21 +46,24 @@ measured_ceilings h200_ceilings() {
   c.device_name = "NVIDIA H200";
   c.measured_at = "2025-01-02T03:04:05Z";
   c.results = {
-      result("dram read", ceiling_kind::dram_bandwidth, std::nullopt, 4.5e12), // not the copy: no roof
+      result("dram read", ceiling_kind::dram_bandwidth, std::nullopt,
+             4.5e12), // not the copy: no roof
       result("dram copy", ceiling_kind::dram_bandwidth, std::nullopt, 4.2e12),
       result("l2 read", ceiling_kind::l2_bandwidth, std::nullopt, 10e12),
       result("fp16 mma kernel", ceiling_kind::flop_rate, precision::fp16, 6.5e14),
       result("fp16 cuBLASLt 8192³", ceiling_kind::flop_rate, precision::fp16, 7.0e14),
-      result("fp16 cuBLASLt 16384³", ceiling_kind::flop_rate, precision::fp16, 9.9e14, "CUBLAS_STATUS_NOT_SUPPORTED"),
+      result("fp16 cuBLASLt 16384³", ceiling_kind::flop_rate, precision::fp16, 9.9e14,
+             "CUBLAS_STATUS_NOT_SUPPORTED"),
       result("fp32 fma kernel", ceiling_kind::flop_rate, precision::fp32, 5.0e13),
-      result("fp8 cuBLASLt 8192³", ceiling_kind::flop_rate, precision::fp8, 1.3e15, "out of memory"),
+      result("fp8 cuBLASLt 8192³", ceiling_kind::flop_rate, precision::fp8, 1.3e15,
+             "out of memory"),
       result("launch latency", ceiling_kind::latency, std::nullopt, 2.5e-6),
   };
   return c;
 }
 
 gpu_spec h200_sheet() {
-  const gpu_spec* spec = spec_catalog::builtin().find("h200-sxm");
+  const gpu_spec *spec = spec_catalog::builtin().find("h200-sxm");
   REQUIRE(spec != nullptr);
   return *spec;
 }
@@ -66,8 +71,8 @@ gpu_spec h200_sheet() {
 /// Sets (or, with nullptr, unsets) an environment variable for one scope.
 class scoped_env {
 public:
-  scoped_env(const char* name, const char* value) : m_name(name) {
-    if (const char* old = std::getenv(name))
+  scoped_env(const char *name, const char *value) : m_name(name) {
+    if (const char *old = std::getenv(name))
       m_old = old;
     if (value)
       ::setenv(name, value, 1);
@@ -80,8 +85,8 @@ public:
     else
       ::unsetenv(m_name.c_str());
   }
-  scoped_env(const scoped_env&) = delete;
-  scoped_env& operator=(const scoped_env&) = delete;
+  scoped_env(const scoped_env &) = delete;
+  scoped_env &operator=(const scoped_env &) = delete;
 
 private:
   std::string m_name;
@@ -91,8 +96,9 @@ private:
 /// A fresh directory under the system temp directory, removed at the end of the scope.
 struct temp_dir {
   fs::path path;
-  explicit temp_dir(const std::string& tag)
-      : path(fs::temp_directory_path() / ("roofline-ceilings-test-" + tag + "-" + std::to_string(::getpid()))) {
+  explicit temp_dir(const std::string &tag)
+      : path(fs::temp_directory_path() /
+             ("roofline-ceilings-test-" + tag + "-" + std::to_string(::getpid()))) {
     fs::remove_all(path);
   }
   ~temp_dir() {
@@ -101,14 +107,14 @@ struct temp_dir {
   }
 };
 
-void check_same(const measured_ceilings& a, const measured_ceilings& b) {
+void check_same(const measured_ceilings &a, const measured_ceilings &b) {
   CHECK(a.uuid == b.uuid);
   CHECK(a.device_name == b.device_name);
   CHECK(a.measured_at == b.measured_at);
   REQUIRE(a.results.size() == b.results.size());
   for (std::size_t i = 0; i < a.results.size(); ++i) {
-    const ceiling_result& x = a.results[i];
-    const ceiling_result& y = b.results[i];
+    const ceiling_result &x = a.results[i];
+    const ceiling_result &y = b.results[i];
     CAPTURE(x.name);
     CHECK(x.name == y.name);
     CHECK(x.kind == y.kind);
@@ -120,10 +126,10 @@ void check_same(const measured_ceilings& a, const measured_ceilings& b) {
   }
 }
 
-std::string error_text(const std::string& text, const std::string& origin) {
+std::string error_text(const std::string &text, const std::string &origin) {
   try {
     (void)parse_ceilings(text, origin);
-  } catch (const input_error& e) {
+  } catch (const input_error &e) {
     CHECK(e.where().file == origin);
     return e.what();
   }
@@ -132,7 +138,7 @@ std::string error_text(const std::string& text, const std::string& origin) {
 }
 
 /// A valid one-result document with one field replaced.
-std::string document_with(const std::string& key, const json& value) {
+std::string document_with(const std::string &key, const json &value) {
   json doc = json::parse(to_json_text(h200_ceilings()));
   if (key == "format_version")
     doc[key] = value;
@@ -146,23 +152,26 @@ std::string document_with(const std::string& key, const json& value) {
 TEST_CASE("dram_bytes_per_s is the `dram copy` result; other DRAM results and failures are not") {
   const measured_ceilings c = h200_ceilings();
   REQUIRE(c.dram_bytes_per_s());
-  CHECK(*c.dram_bytes_per_s() == 4.2e12); // not "dram read" (4.5e12), though it comes first and is larger
+  CHECK(*c.dram_bytes_per_s() ==
+        4.2e12); // not "dram read" (4.5e12), though it comes first and is larger
 
   measured_ceilings failed = c;
-  for (ceiling_result& r : failed.results)
+  for (ceiling_result &r : failed.results)
     if (r.name == "dram copy")
       r.failure = "kernel launch failed";
   CHECK_FALSE(failed.dram_bytes_per_s().has_value());
 
   // A failed copy followed by a good one: the good one.
   measured_ceilings retried = failed;
-  retried.results.push_back(result("dram copy", ceiling_kind::dram_bandwidth, std::nullopt, 4.3e12));
+  retried.results.push_back(
+      result("dram copy", ceiling_kind::dram_bandwidth, std::nullopt, 4.3e12));
   REQUIRE(retried.dram_bytes_per_s());
   CHECK(*retried.dram_bytes_per_s() == 4.3e12);
 
   // A result named "dram copy" of another kind is not the DRAM roof.
   measured_ceilings mislabelled;
-  mislabelled.results.push_back(result("dram copy", ceiling_kind::l2_bandwidth, std::nullopt, 9e12));
+  mislabelled.results.push_back(
+      result("dram copy", ceiling_kind::l2_bandwidth, std::nullopt, 9e12));
   CHECK_FALSE(mislabelled.dram_bytes_per_s().has_value());
   CHECK_FALSE(measured_ceilings{}.dram_bytes_per_s().has_value());
 }
@@ -174,7 +183,7 @@ TEST_CASE("flop_per_s(p) is the best non-failed result of that precision") {
   CHECK(*c.flop_per_s(precision::fp16) == 7.0e14);
   REQUIRE(c.flop_per_s(precision::fp32));
   CHECK(*c.flop_per_s(precision::fp32) == 5.0e13);
-  CHECK_FALSE(c.flop_per_s(precision::fp8).has_value()); // only a failed run
+  CHECK_FALSE(c.flop_per_s(precision::fp8).has_value());  // only a failed run
   CHECK_FALSE(c.flop_per_s(precision::bf16).has_value()); // never measured
   // A flop_rate result without a precision belongs to none.
   measured_ceilings unlabelled;
@@ -204,12 +213,15 @@ TEST_CASE("apply_ceilings on the H200 datasheet: measured roofs replace the data
   // 1978.9e12 · (7.0e14 / 989.4e12) = 1.4000707e15
   CHECK(spec.peaks.at(precision::fp16).dense_flop_per_s == 7.0e14);
   REQUIRE(spec.peaks.at(precision::fp16).sparse_flop_per_s);
-  CHECK(*spec.peaks.at(precision::fp16).sparse_flop_per_s == doctest::Approx(1.40007075e15).epsilon(1e-9));
+  CHECK(*spec.peaks.at(precision::fp16).sparse_flop_per_s ==
+        doctest::Approx(1.40007075e15).epsilon(1e-9));
   // fp32: 67e12 → 5.0e13, still no sparse rate
   CHECK(spec.peaks.at(precision::fp32).dense_flop_per_s == 5.0e13);
   CHECK_FALSE(spec.peaks.at(precision::fp32).sparse_flop_per_s.has_value());
-  // Unmeasured (bf16, tf32, int8, fp64) or only failed (fp8): the datasheet's figures, dense and sparse.
-  for (precision p : {precision::bf16, precision::tf32, precision::int8, precision::fp64, precision::fp8}) {
+  // Unmeasured (bf16, tf32, int8, fp64) or only failed (fp8): the datasheet's figures, dense and
+  // sparse.
+  for (precision p :
+       {precision::bf16, precision::tf32, precision::int8, precision::fp64, precision::fp8}) {
     CAPTURE(to_string(p));
     CHECK(spec.peaks.at(p).dense_flop_per_s == sheet.peaks.at(p).dense_flop_per_s);
     CHECK(spec.peaks.at(p).sparse_flop_per_s == sheet.peaks.at(p).sparse_flop_per_s);
@@ -224,8 +236,9 @@ TEST_CASE("apply_ceilings on the H200 datasheet: measured roofs replace the data
   CHECK(spec.origin == sheet.origin + " + ceilings measured 2025-01-02T03:04:05Z");
 }
 
-TEST_CASE("apply_ceilings ignores precisions the spec lacks and leaves a spec alone without measurements") {
-  const gpu_spec* v100 = spec_catalog::builtin().find("v100");
+TEST_CASE("apply_ceilings ignores precisions the spec lacks and leaves a spec alone without "
+          "measurements") {
+  const gpu_spec *v100 = spec_catalog::builtin().find("v100");
   REQUIRE(v100 != nullptr);
   measured_ceilings c;
   c.measured_at = "then";
@@ -233,7 +246,8 @@ TEST_CASE("apply_ceilings ignores precisions the spec lacks and leaves a spec al
   const gpu_spec spec = apply_ceilings(*v100, c);
   CHECK_FALSE(spec.supports(precision::bf16)); // not invented
   CHECK(spec.dram_bytes_per_s == v100->dram_bytes_per_s);
-  CHECK(spec.peaks.at(precision::fp16).dense_flop_per_s == v100->peaks.at(precision::fp16).dense_flop_per_s);
+  CHECK(spec.peaks.at(precision::fp16).dense_flop_per_s ==
+        v100->peaks.at(precision::fp16).dense_flop_per_s);
   CHECK(spec.origin == v100->origin + " + ceilings measured then");
 }
 
@@ -252,13 +266,13 @@ TEST_CASE("to_json_text / parse_ceilings round trip every field exactly") {
   CHECK(doc.at("device_name") == "NVIDIA H200");
   CHECK(doc.at("measured_at") == "2025-01-02T03:04:05Z");
   REQUIRE(doc.at("results").size() == c.results.size());
-  const json& copy = doc.at("results")[1];
+  const json &copy = doc.at("results")[1];
   CHECK(copy.at("name") == "dram copy");
   CHECK(copy.at("kind") == "dram_bandwidth");
   CHECK(copy.at("precision").is_null());
   CHECK(copy.at("failure") == "");
   CHECK(copy.at("value").is_number());
-  const json& failed = doc.at("results")[5];
+  const json &failed = doc.at("results")[5];
   CHECK(failed.at("kind") == "flop_rate");
   CHECK(failed.at("precision") == "fp16");
   CHECK(failed.at("failure") == "CUBLAS_STATUS_NOT_SUPPORTED");
@@ -282,7 +296,9 @@ TEST_CASE("parse_ceilings rejects damaged documents with input_error naming the 
     CHECK(contains(what, "damaged"));
     CHECK(contains(what, "--refresh"));
   }
-  SUBCASE("empty file") { CHECK(contains(error_text("", origin), origin)); }
+  SUBCASE("empty file") {
+    CHECK(contains(error_text("", origin), origin));
+  }
   SUBCASE("JSON of another shape") {
     CHECK(contains(error_text("[1, 2, 3]", origin), origin));
     CHECK(contains(error_text("42", origin), origin));
@@ -318,13 +334,15 @@ TEST_CASE("parse_ceilings rejects damaged documents with input_error naming the 
   }
 }
 
-TEST_CASE("cache_directory: ROOFLINE_CACHE_DIR, else XDG_CACHE_HOME/roofline-advise, else HOME/.cache") {
+TEST_CASE(
+    "cache_directory: ROOFLINE_CACHE_DIR, else XDG_CACHE_HOME/roofline-advise, else HOME/.cache") {
   SUBCASE("ROOFLINE_CACHE_DIR wins") {
     const scoped_env a("ROOFLINE_CACHE_DIR", "/srv/roofline-cache");
     const scoped_env b("XDG_CACHE_HOME", "/xdg");
     const scoped_env c("HOME", "/home/u");
     CHECK(cache_directory() == fs::path("/srv/roofline-cache"));
-    CHECK(ceilings_cache_file("GPU-1234") == fs::path("/srv/roofline-cache/ceilings-GPU-1234.json"));
+    CHECK(ceilings_cache_file("GPU-1234") ==
+          fs::path("/srv/roofline-cache/ceilings-GPU-1234.json"));
   }
   SUBCASE("XDG_CACHE_HOME next (an empty ROOFLINE_CACHE_DIR counts as unset)") {
     const scoped_env a("ROOFLINE_CACHE_DIR", "");
@@ -385,7 +403,7 @@ TEST_CASE("load_cached_ceilings of a damaged cache file throws input_error namin
   try {
     (void)load_cached_ceilings("GPU-bad");
     FAIL("no exception");
-  } catch (const input_error& e) {
+  } catch (const input_error &e) {
     CHECK(e.where().file == file.string());
     CHECK(contains(e.what(), file.string()));
   }

@@ -14,7 +14,9 @@ using namespace roofline;
 
 namespace {
 
-const gpu_spec& gpu(const char* name) { return *spec_catalog::builtin().find(name); }
+const gpu_spec &gpu(const char *name) {
+  return *spec_catalog::builtin().find(name);
+}
 
 // Two layers: a memory-bound GEMV (batch 1) and a compute-bound square GEMM, fp16.
 network two_layers() {
@@ -47,9 +49,10 @@ TEST_CASE("a memory-bound GEMV gains the bandwidth ratio") {
 }
 
 TEST_CASE("a compute-bound GEMM gains the peak ratio, corrected for wave quantization") {
-  // 8192³ fp16: 2048 tiles of 256×128 (or 128×256). V100: 80 SMs → 25.6 waves, 26 whole; A100: 108 SMs →
-  // 18.96 waves, 19 whole. A tile takes 2·256·128·8192 / (0.8 · peak / SMs) plus 1.5 µs per wave:
-  // V100 429.50 + 1.5 µs, A100 232.31 + 1.5 µs → 26 · 431.00 = 11,206 µs and 19 · 233.81 = 4,442.5 µs.
+  // 8192³ fp16: 2048 tiles of 256×128 (or 128×256). V100: 80 SMs → 25.6 waves, 26 whole; A100: 108
+  // SMs → 18.96 waves, 19 whole. A tile takes 2·256·128·8192 / (0.8 · peak / SMs) plus 1.5 µs per
+  // wave: V100 429.50 + 1.5 µs, A100 232.31 + 1.5 µs → 26 · 431.00 = 11,206 µs and 19 · 233.81 =
+  // 4,442.5 µs.
   const comparison c = v100_vs_a100();
   const double v100 = c.gpus[0].op_times_s[1], a100 = c.gpus[1].op_times_s[1];
   const double tile_flops = 2.0 * 256 * 128 * 8192;
@@ -70,8 +73,8 @@ TEST_CASE("totals, speedups, prices and the verdict") {
                                {{perf_model(specs[0], options), "v100", std::nullopt},
                                 {perf_model(specs[1], options), "a100", std::nullopt}},
                                {{"v100-sxm2", 1.0}, {"a100-sxm4-80gb", 2.0}});
-  const gpu_result& v = c.gpus[0];
-  const gpu_result& a = c.gpus[1];
+  const gpu_result &v = c.gpus[0];
+  const gpu_result &a = c.gpus[1];
   CHECK(v.step_time_s == doctest::Approx(v.op_times_s[0] + v.op_times_s[1]));
   CHECK(a.speedup == doctest::Approx(v.step_time_s / a.step_time_s));
   CHECK(v.speedup == doctest::Approx(1.0));
@@ -86,7 +89,8 @@ TEST_CASE("totals, speedups, prices and the verdict") {
   const auto doc = nlohmann::json::parse(out.str());
   REQUIRE(doc.at("gpus").size() == 2);
   CHECK(doc["gpus"][0]["device"]["name"] == "v100-sxm2"); // --gpus order
-  CHECK(doc["gpus"][1]["totals"]["predicted_time_us"].get<double>() == doctest::Approx(a.step_time_s * 1e6));
+  CHECK(doc["gpus"][1]["totals"]["predicted_time_us"].get<double>() ==
+        doctest::Approx(a.step_time_s * 1e6));
   CHECK(doc["gpus"][1]["ops"].size() == 2);
   CHECK(doc["verdict"]["fastest"] == "a100-sxm4-80gb");
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// device_description: the theoretical DRAM bandwidth and peaks a device query implies (SMs × clock ×
-// per-SM rate), the per-architecture rate table with its GeForce half rates, and matching a queried
-// device to its datasheet spec in the catalog. Expected values are worked out by hand below.
+// device_description: the theoretical DRAM bandwidth and peaks a device query implies (SMs × clock
+// × per-SM rate), the per-architecture rate table with its GeForce half rates, and matching a
+// queried device to its datasheet spec in the catalog. Expected values are worked out by hand
+// below.
 #include "roofline/device_description.hpp"
 #include "roofline/error.hpp"
 #include "roofline/precision.hpp"
@@ -18,7 +19,9 @@ using namespace roofline;
 
 namespace {
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string &text, const std::string &part) {
+  return text.find(part) != std::string::npos;
+}
 
 /// What the CUDA device query reports on an H200 SXM.
 device_description h200_description() {
@@ -49,8 +52,8 @@ device_description h100_description() {
   return d;
 }
 
-device_description description(const std::string& name, int major, int minor, int sms, double clock_hz,
-                               double memory_bytes) {
+device_description description(const std::string &name, int major, int minor, int sms,
+                               double clock_hz, double memory_bytes) {
   device_description d;
   d.name = name;
   d.cc_major = major;
@@ -63,14 +66,14 @@ device_description description(const std::string& name, int major, int minor, in
   return d;
 }
 
-double per_clock(const std::optional<sm_rates>& rates, precision p) {
+double per_clock(const std::optional<sm_rates> &rates, precision p) {
   REQUIRE(rates.has_value());
   REQUIRE_MESSAGE(rates->flop_per_clock.count(p) == 1, "no " << to_string(p) << " rate");
   return rates->flop_per_clock.at(p);
 }
 
-std::string matched_name(const device_description& d) {
-  const gpu_spec* spec = matching_spec(spec_catalog::builtin(), d);
+std::string matched_name(const device_description &d) {
+  const gpu_spec *spec = matching_spec(spec_catalog::builtin(), d);
   return spec ? spec->name : std::string("(none)");
 }
 
@@ -78,7 +81,8 @@ std::string matched_name(const device_description& d) {
 
 TEST_CASE("H200 theoretical DRAM bandwidth: 2 × 3201 MHz × 6016 bit / 8 = 4.8143 TB/s") {
   // 2 · 3.201e9 · 6016 / 8 = 2 · 3.201e9 · 752 = 4,814,304,000,000 B/s
-  CHECK(theoretical_dram_bytes_per_s(h200_description()) == doctest::Approx(4.814304e12).epsilon(1e-12));
+  CHECK(theoretical_dram_bytes_per_s(h200_description()) ==
+        doctest::Approx(4.814304e12).epsilon(1e-12));
   // V100 SXM2: 2 · 877 MHz · 4096 bit / 8 = 2 · 0.877e9 · 512 = 898.048 GB/s (datasheet 900)
   device_description v100 = description("Tesla V100-SXM2-32GB", 7, 0, 80, 1530e6, 34.09e9);
   v100.memory_clock_hz = 877e6;
@@ -114,8 +118,9 @@ TEST_CASE("H200 theoretical spec: peaks = 132 SMs × 1.98 GHz × Hopper FLOP/clo
   // tf32: 2.6136e11 · 2048 = 5.3526528e14
   CHECK(spec.peak_flop_per_s(precision::tf32) == doctest::Approx(5.3526528e14).epsilon(1e-12));
   // A device query knows no sparse rates.
-  for (const auto& entry : spec.peaks) {
-    const std::string_view p = to_string(entry.first); // structured bindings cannot be captured in C++17
+  for (const auto &entry : spec.peaks) {
+    const std::string_view p =
+        to_string(entry.first); // structured bindings cannot be captured in C++17
     CAPTURE(p);
     CHECK_FALSE(entry.second.sparse_flop_per_s.has_value());
   }
@@ -125,7 +130,8 @@ TEST_CASE("H200 theoretical spec: peaks = 132 SMs × 1.98 GHz × Hopper FLOP/clo
 }
 
 TEST_CASE("V100 derivation cross-check: 80 SMs × 1.53 GHz × 1024 = 125.3 TFLOP/s (datasheet 125)") {
-  const gpu_spec spec = theoretical_spec(description("Tesla V100-SXM2-32GB", 7, 0, 80, 1530e6, 34.09e9));
+  const gpu_spec spec =
+      theoretical_spec(description("Tesla V100-SXM2-32GB", 7, 0, 80, 1530e6, 34.09e9));
   CHECK(spec.architecture == "volta");
   // 80 · 1.53e9 · 1024 = 1.253376e14
   CHECK(spec.peak_flop_per_s(precision::fp16) == doctest::Approx(1.253376e14).epsilon(1e-12));
@@ -133,7 +139,7 @@ TEST_CASE("V100 derivation cross-check: 80 SMs × 1.53 GHz × 1024 = 125.3 TFLOP
   CHECK(spec.peak_flop_per_s(precision::fp32) == doctest::Approx(1.56672e13).epsilon(1e-12));
   CHECK(spec.peak_flop_per_s(precision::fp64) == doctest::Approx(7.8336e12).epsilon(1e-12));
   // Within 0.5% of the datasheet figures the catalog carries (fp64: 7.8336 vs 7.8 = +0.43%).
-  const gpu_spec* sheet = spec_catalog::builtin().find("v100-sxm2");
+  const gpu_spec *sheet = spec_catalog::builtin().find("v100-sxm2");
   REQUIRE(sheet != nullptr);
   for (precision p : {precision::fp64, precision::fp32, precision::fp16}) {
     CAPTURE(to_string(p));
@@ -147,32 +153,38 @@ TEST_CASE("V100 derivation cross-check: 80 SMs × 1.53 GHz × 1024 = 125.3 TFLOP
 
 TEST_CASE("A100 and L4 cross-checks: theoretical peaks agree with the datasheets to 1%") {
   // A100: 108 · 1.41e9 · 2048 = 3.1186944e14 (datasheet 312)
-  const gpu_spec a100 = theoretical_spec(description("NVIDIA A100-SXM4-80GB", 8, 0, 108, 1410e6, 85.9e9));
+  const gpu_spec a100 =
+      theoretical_spec(description("NVIDIA A100-SXM4-80GB", 8, 0, 108, 1410e6, 85.9e9));
   CHECK(a100.architecture == "ampere");
   CHECK(a100.peak_flop_per_s(precision::fp16) == doctest::Approx(3.1186944e14).epsilon(1e-12));
-  // L4 (Ada, not GeForce): fp16 58 · 2.04e9 · 1024 = 1.2115968e14 (datasheet 121), fp8 · 2048 = 2.4231936e14
+  // L4 (Ada, not GeForce): fp16 58 · 2.04e9 · 1024 = 1.2115968e14 (datasheet 121), fp8 · 2048
+  // = 2.4231936e14
   const gpu_spec l4 = theoretical_spec(description("NVIDIA L4", 8, 9, 58, 2040e6, 24e9));
   CHECK(l4.architecture == "ada");
   CHECK(l4.peak_flop_per_s(precision::fp16) == doctest::Approx(1.2115968e14).epsilon(1e-12));
   CHECK(l4.peak_flop_per_s(precision::fp8) == doctest::Approx(2.4231936e14).epsilon(1e-12));
-  for (const char* name : {"a100-sxm4-80gb", "l4"}) {
+  for (const char *name : {"a100-sxm4-80gb", "l4"}) {
     CAPTURE(name);
-    const gpu_spec* sheet = spec_catalog::builtin().find(name);
+    const gpu_spec *sheet = spec_catalog::builtin().find(name);
     REQUIRE(sheet != nullptr);
-    const gpu_spec& derived = std::string(name) == "l4" ? l4 : a100;
-    // e.g. L4 tf32 58 · 2.04e9 · 512 = 60.58e12 vs 60 (0.96%); A100 fp64 108 · 1.41e9 · 128 = 19.49e12 vs 19.5
-    for (const auto& entry : derived.peaks) {
+    const gpu_spec &derived = std::string(name) == "l4" ? l4 : a100;
+    // e.g. L4 tf32 58 · 2.04e9 · 512 = 60.58e12 vs 60 (0.96%); A100 fp64 108 · 1.41e9 · 128
+    // = 19.49e12 vs 19.5
+    for (const auto &entry : derived.peaks) {
       const precision p = entry.first;
       CAPTURE(to_string(p));
       REQUIRE(sheet->supports(p));
-      CHECK(entry.second.dense_flop_per_s == doctest::Approx(sheet->peak_flop_per_s(p)).epsilon(0.01));
+      CHECK(entry.second.dense_flop_per_s ==
+            doctest::Approx(sheet->peak_flop_per_s(p)).epsilon(0.01));
     }
   }
 }
 
 TEST_CASE("GeForce RTX 4090: tf32/fp16/bf16/fp8 at half rate, fp32 and int8 at full rate") {
-  // 128 · 2.52e9 = 3.2256e11 SM-clocks/s; Ada fp16 1024 → 512 on GeForce: 1.6515072e14 (datasheet 165.2)
-  const gpu_spec spec = theoretical_spec(description("NVIDIA GeForce RTX 4090", 8, 9, 128, 2520e6, 25.3e9));
+  // 128 · 2.52e9 = 3.2256e11 SM-clocks/s; Ada fp16 1024 → 512 on GeForce: 1.6515072e14 (datasheet
+  // 165.2)
+  const gpu_spec spec =
+      theoretical_spec(description("NVIDIA GeForce RTX 4090", 8, 9, 128, 2520e6, 25.3e9));
   CHECK(spec.peak_flop_per_s(precision::fp16) == doctest::Approx(1.6515072e14).epsilon(1e-12));
   CHECK(spec.peak_flop_per_s(precision::bf16) == doctest::Approx(1.6515072e14).epsilon(1e-12));
   // tf32 512 → 256: 8.257536e13; fp8 2048 → 1024: 3.3030144e14
@@ -182,10 +194,10 @@ TEST_CASE("GeForce RTX 4090: tf32/fp16/bf16/fp8 at half rate, fp32 and int8 at f
   CHECK(spec.peak_flop_per_s(precision::fp32) == doctest::Approx(8.257536e13).epsilon(1e-12));
   CHECK(spec.peak_flop_per_s(precision::int8) == doctest::Approx(6.6060288e14).epsilon(1e-12));
   // ... which is what the rtx-4090 datasheet spec says, to 0.1%.
-  const gpu_spec* sheet = spec_catalog::builtin().find("rtx-4090");
+  const gpu_spec *sheet = spec_catalog::builtin().find("rtx-4090");
   REQUIRE(sheet != nullptr);
-  for (precision p : {precision::fp32, precision::tf32, precision::fp16, precision::bf16, precision::fp8,
-                      precision::int8}) {
+  for (precision p : {precision::fp32, precision::tf32, precision::fp16, precision::bf16,
+                      precision::fp8, precision::int8}) {
     CAPTURE(to_string(p));
     CHECK(spec.peak_flop_per_s(p) == doctest::Approx(sheet->peak_flop_per_s(p)).epsilon(1e-3));
   }
@@ -251,8 +263,8 @@ TEST_CASE("sm_rates_for: the rate table by compute capability") {
     CHECK(per_clock(blackwell, precision::fp16) == 8192);
   }
   SUBCASE("unknown architectures: nullopt") {
-    CHECK_FALSE(sm_rates_for(6, 1, false).has_value()); // Pascal
-    CHECK_FALSE(sm_rates_for(5, 2, false).has_value()); // Maxwell
+    CHECK_FALSE(sm_rates_for(6, 1, false).has_value());  // Pascal
+    CHECK_FALSE(sm_rates_for(5, 2, false).has_value());  // Maxwell
     CHECK_FALSE(sm_rates_for(12, 0, false).has_value()); // consumer Blackwell: not in the table
     CHECK_FALSE(sm_rates_for(12, 0, true).has_value());
     CHECK_FALSE(sm_rates_for(0, 0, false).has_value());
@@ -260,8 +272,8 @@ TEST_CASE("sm_rates_for: the rate table by compute capability") {
 }
 
 TEST_CASE("GeForce halves tf32/fp16/bf16/fp8 but not fp32, fp64 or int8, on every architecture") {
-  for (const std::pair<int, int>& cc : {std::pair{7, 5}, std::pair{8, 0}, std::pair{8, 6}, std::pair{8, 9},
-                                        std::pair{9, 0}, std::pair{10, 0}}) {
+  for (const std::pair<int, int> &cc : {std::pair{7, 5}, std::pair{8, 0}, std::pair{8, 6},
+                                        std::pair{8, 9}, std::pair{9, 0}, std::pair{10, 0}}) {
     const int major = cc.first, minor = cc.second;
     CAPTURE(major);
     CAPTURE(minor);
@@ -270,12 +282,14 @@ TEST_CASE("GeForce halves tf32/fp16/bf16/fp8 but not fp32, fp64 or int8, on ever
     REQUIRE(full);
     REQUIRE(geforce);
     CHECK(geforce->architecture == full->architecture);
-    CHECK(geforce->flop_per_clock.size() == full->flop_per_clock.size()); // halving adds no precision
-    for (const auto& entry : full->flop_per_clock) {
+    CHECK(geforce->flop_per_clock.size() ==
+          full->flop_per_clock.size()); // halving adds no precision
+    for (const auto &entry : full->flop_per_clock) {
       const precision p = entry.first;
       const double rate = entry.second;
       CAPTURE(to_string(p));
-      const bool half = p == precision::tf32 || p == precision::fp16 || p == precision::bf16 || p == precision::fp8;
+      const bool half = p == precision::tf32 || p == precision::fp16 || p == precision::bf16 ||
+                        p == precision::fp8;
       CHECK(geforce->flop_per_clock.at(p) == (half ? rate / 2 : rate));
     }
   }
@@ -288,16 +302,16 @@ TEST_CASE("GeForce halves tf32/fp16/bf16/fp8 but not fp32, fp64 or int8, on ever
 }
 
 TEST_CASE("theoretical_spec of an unknown compute capability throws roofline::error naming it") {
-  for (const std::pair<int, int>& cc : {std::pair{6, 1}, std::pair{12, 0}}) {
+  for (const std::pair<int, int> &cc : {std::pair{6, 1}, std::pair{12, 0}}) {
     const int major = cc.first, minor = cc.second;
     CAPTURE(major);
     device_description d = description("NVIDIA Mystery GPU", major, minor, 28, 1.5e9, 12e9);
     try {
       (void)theoretical_spec(d);
       FAIL("no exception");
-    } catch (const input_error&) {
+    } catch (const input_error &) {
       FAIL("an unknown architecture is not the user's input error");
-    } catch (const error& e) {
+    } catch (const error &e) {
       const std::string what = e.what();
       CHECK(contains(what, std::to_string(major) + "." + std::to_string(minor)));
       CHECK(contains(what, "NVIDIA Mystery GPU"));
@@ -310,10 +324,11 @@ TEST_CASE("matching_spec finds the catalog's datasheet spec of a queried device"
   SUBCASE("H200 (132 SMs, cc 9.0, 150.1e9 B: within 15% of 141 GB) → h200-sxm") {
     CHECK(matched_name(h200_description()) == "h200-sxm");
     // The pointer is into the catalog itself.
-    const gpu_spec* spec = matching_spec(spec_catalog::builtin(), h200_description());
+    const gpu_spec *spec = matching_spec(spec_catalog::builtin(), h200_description());
     CHECK(spec == spec_catalog::builtin().find("h200"));
   }
-  SUBCASE("H100 (132 SMs, cc 9.0, 80e9 B: 61 GB from 141, the H200's window is ±21.15 GB) → h100-sxm5") {
+  SUBCASE("H100 (132 SMs, cc 9.0, 80e9 B: 61 GB from 141, the H200's window is ±21.15 GB) → "
+          "h100-sxm5") {
     CHECK(matched_name(h100_description()) == "h100-sxm5");
   }
   SUBCASE("an SM count no catalog GPU has → nullptr") {
@@ -326,7 +341,8 @@ TEST_CASE("matching_spec finds the catalog's datasheet spec of a queried device"
     d.cc_major = 8;
     CHECK(matching_spec(spec_catalog::builtin(), d) == nullptr);
   }
-  SUBCASE("132 SMs, cc 9.0 but 94 GB (H100 NVL): 14 GB from 80 (> 12), 47 from 141 (> 21.15) → nullptr") {
+  SUBCASE("132 SMs, cc 9.0 but 94 GB (H100 NVL): 14 GB from 80 (> 12), 47 from 141 (> 21.15) → "
+          "nullptr") {
     device_description d = h200_description();
     d.memory_bytes = 94e9;
     CHECK(matching_spec(spec_catalog::builtin(), d) == nullptr);
@@ -337,19 +353,21 @@ TEST_CASE("matching_spec finds the catalog's datasheet spec of a queried device"
   }
   SUBCASE("the PCIe parts match their own specs") {
     // Tesla V100-PCIE-32GB: 80 SMs, 1380 MHz, 32510 MiB = 34.09e9 B
-    CHECK(matched_name(description("Tesla V100-PCIE-32GB", 7, 0, 80, 1380e6, 34.09e9)) == "v100-pcie");
+    CHECK(matched_name(description("Tesla V100-PCIE-32GB", 7, 0, 80, 1380e6, 34.09e9)) ==
+          "v100-pcie");
     // NVIDIA A100 80GB PCIe: 108 SMs, 1410 MHz, 81920 MiB = 85.9e9 B
-    CHECK(matched_name(description("NVIDIA A100 80GB PCIe", 8, 0, 108, 1410e6, 85.9e9)) == "a100-pcie-80gb");
+    CHECK(matched_name(description("NVIDIA A100 80GB PCIe", 8, 0, 108, 1410e6, 85.9e9)) ==
+          "a100-pcie-80gb");
   }
 }
 
 // BUG (src/core/device_description.cpp, matching_spec): the catalog holds two specs with the same
 // compute capability, SM count and memory size for V100 (v100-pcie, v100-sxm2: 7.0, 80 SMs, 32 GB)
-// and for A100 80 GB (a100-pcie-80gb, a100-sxm4-80gb: 8.0, 108 SMs, 80 GB). matching_spec returns the
-// first in name order, so an SXM part is analysed against its PCIe datasheet (V100: 112 instead of
-// 125 TFLOP/s fp16; A100: 1935 instead of 2039 GB/s). The query tells them apart: the V100s by max
-// SM clock (1530 vs 1380 MHz), the A100s by theoretical bandwidth (2·1593 MHz·5120/8 = 2.039 TB/s vs
-// 2·1512 MHz·5120/8 = 1.935 TB/s) and both by name ("SXM").
+// and for A100 80 GB (a100-pcie-80gb, a100-sxm4-80gb: 8.0, 108 SMs, 80 GB). matching_spec returns
+// the first in name order, so an SXM part is analysed against its PCIe datasheet (V100: 112 instead
+// of 125 TFLOP/s fp16; A100: 1935 instead of 2039 GB/s). The query tells them apart: the V100s by
+// max SM clock (1530 vs 1380 MHz), the A100s by theoretical bandwidth (2·1593 MHz·5120/8 = 2.039
+// TB/s vs 2·1512 MHz·5120/8 = 1.935 TB/s) and both by name ("SXM").
 TEST_CASE("matching_spec tells SXM from PCIe parts of the same chip and memory size") {
   device_description v100_sxm2 = description("Tesla V100-SXM2-32GB", 7, 0, 80, 1530e6, 34.09e9);
   v100_sxm2.memory_clock_hz = 877e6;

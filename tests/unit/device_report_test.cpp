@@ -20,7 +20,9 @@ using nlohmann::json;
 
 namespace {
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string &text, const std::string &part) {
+  return text.find(part) != std::string::npos;
+}
 
 device_description h200_description() {
   device_description d;
@@ -60,7 +62,8 @@ measured_ceilings h200_ceilings() {
   c.results = {result("dram copy", ceiling_kind::dram_bandwidth, std::nullopt, 4.2e12),
                result("fp16 cuBLASLt 8192³", ceiling_kind::flop_rate, precision::fp16, 7.0e14),
                result("fp32 fma kernel", ceiling_kind::flop_rate, precision::fp32, 5.0e13),
-               result("fp8 cuBLASLt 8192³", ceiling_kind::flop_rate, precision::fp8, 1.3e15, "out of memory"),
+               result("fp8 cuBLASLt 8192³", ceiling_kind::flop_rate, precision::fp8, 1.3e15,
+                      "out of memory"),
                result("launch latency", ceiling_kind::latency, std::nullopt, 2.5e-6)};
   return c;
 }
@@ -71,7 +74,7 @@ device_report h200_report(bool with_datasheet, bool with_ceilings) {
   r.device = h200_description();
   r.theoretical = theoretical_spec(r.device);
   if (with_datasheet) {
-    const gpu_spec* sheet = matching_spec(spec_catalog::builtin(), r.device);
+    const gpu_spec *sheet = matching_spec(spec_catalog::builtin(), r.device);
     REQUIRE(sheet != nullptr);
     r.datasheet = *sheet;
   }
@@ -82,13 +85,13 @@ device_report h200_report(bool with_datasheet, bool with_ceilings) {
   return r;
 }
 
-std::string written(const device_report& r, output_format format) {
+std::string written(const device_report &r, output_format format) {
   std::ostringstream out;
   write_device_report(r, format, out);
   return out.str();
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
+std::vector<std::string> lines_of(const std::string &text) {
   std::vector<std::string> lines;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);)
@@ -97,7 +100,7 @@ std::vector<std::string> lines_of(const std::string& text) {
 }
 
 /// Splits a CSV line that has no quoted fields.
-std::vector<std::string> fields_of(const std::string& line) {
+std::vector<std::string> fields_of(const std::string &line) {
   std::vector<std::string> fields;
   std::string field;
   std::istringstream in(line);
@@ -108,16 +111,16 @@ std::vector<std::string> fields_of(const std::string& line) {
   return fields;
 }
 
-bool is_number(const std::string& text) {
+bool is_number(const std::string &text) {
   if (text.empty())
     return false;
-  char* end = nullptr;
+  char *end = nullptr;
   (void)std::strtod(text.c_str(), &end);
   return end == text.c_str() + text.size();
 }
 
-const json& roof(const json& doc, const std::string& name) {
-  for (const json& row : doc.at("roofs"))
+const json &roof(const json &doc, const std::string &name) {
+  for (const json &row : doc.at("roofs"))
     if (row.at("roof") == name)
       return row;
   FAIL("no roof " << name);
@@ -126,14 +129,16 @@ const json& roof(const json& doc, const std::string& name) {
 
 } // namespace
 
-TEST_CASE("local_spec: the matched datasheet spec, renamed `local`, shown under the device's name") {
+TEST_CASE(
+    "local_spec: the matched datasheet spec, renamed `local`, shown under the device's name") {
   const device_report r = h200_report(true, false);
   const gpu_spec spec = local_spec(r);
   CHECK(spec.name == "local");
   CHECK(spec.aliases.empty()); // "h200" would make it look like the catalog's
   CHECK(spec.display_name == "NVIDIA H200");
   CHECK(spec.architecture == "hopper");
-  // The datasheet's roofs, not the theoretical ones: 4.8 TB/s (theory 4.8143), fp16 989.4 (theory 1070.5)
+  // The datasheet's roofs, not the theoretical ones: 4.8 TB/s (theory 4.8143), fp16 989.4 (theory
+  // 1070.5)
   CHECK(spec.dram_bytes_per_s == 4.8e12);
   CHECK(spec.peaks.at(precision::fp16).dense_flop_per_s == doctest::Approx(989.4e12));
   REQUIRE(spec.peaks.at(precision::fp16).sparse_flop_per_s);
@@ -149,7 +154,8 @@ TEST_CASE("local_spec without a datasheet: the theoretical spec") {
   CHECK(spec.display_name == "NVIDIA H200");
   // 2 · 3.201e9 · 752 = 4.814304e12 B/s; fp16 132 · 1.98e9 · 4096 = 1.07053056e15
   CHECK(spec.dram_bytes_per_s == doctest::Approx(4.814304e12).epsilon(1e-12));
-  CHECK(spec.peaks.at(precision::fp16).dense_flop_per_s == doctest::Approx(1.07053056e15).epsilon(1e-12));
+  CHECK(spec.peaks.at(precision::fp16).dense_flop_per_s ==
+        doctest::Approx(1.07053056e15).epsilon(1e-12));
   CHECK(spec.origin == "device query");
 }
 
@@ -162,7 +168,8 @@ TEST_CASE("local_spec with measured ceilings: the measured values win over datas
     CHECK(spec.dram_bytes_per_s == 4.2e12);
     CHECK(spec.peaks.at(precision::fp16).dense_flop_per_s == 7.0e14);
     // sparse scales with dense: 1978.9e12 · 7.0e14 / 989.4e12 = 1.40007075e15
-    CHECK(*spec.peaks.at(precision::fp16).sparse_flop_per_s == doctest::Approx(1.40007075e15).epsilon(1e-9));
+    CHECK(*spec.peaks.at(precision::fp16).sparse_flop_per_s ==
+          doctest::Approx(1.40007075e15).epsilon(1e-9));
     CHECK(spec.peaks.at(precision::fp32).dense_flop_per_s == 5.0e13);
     // fp8 failed, bf16 never measured: the datasheet's
     CHECK(spec.peaks.at(precision::fp8).dense_flop_per_s == doctest::Approx(1978.9e12));
@@ -175,7 +182,8 @@ TEST_CASE("local_spec with measured ceilings: the measured values win over datas
     const gpu_spec spec = local_spec(r);
     CHECK(spec.dram_bytes_per_s == 4.2e12);
     CHECK(spec.peaks.at(precision::fp16).dense_flop_per_s == 7.0e14);
-    CHECK(spec.peaks.at(precision::bf16).dense_flop_per_s == doctest::Approx(1.07053056e15).epsilon(1e-12));
+    CHECK(spec.peaks.at(precision::bf16).dense_flop_per_s ==
+          doctest::Approx(1.07053056e15).epsilon(1e-12));
     CHECK(spec.origin == "device query + ceilings measured 2025-01-02T03:04:05Z");
   }
 }
@@ -185,7 +193,7 @@ TEST_CASE("device report JSON: device, datasheet, roofs, measurements and local_
   const json doc = json::parse(written(r, output_format::json));
   CHECK(doc.at("schema_version") == json_schema_version);
 
-  const json& device = doc.at("device");
+  const json &device = doc.at("device");
   CHECK(device.at("name") == "NVIDIA H200");
   CHECK(device.at("uuid") == "GPU-5a1c0c2e-0f3d-4b7e-9a61-1d2c3b4a5f60");
   CHECK(device.at("compute_capability") == "9.0");
@@ -201,39 +209,41 @@ TEST_CASE("device report JSON: device, datasheet, roofs, measurements and local_
   CHECK(doc.at("ceilings_source") == "cache /tmp/ceilings-GPU-5a1c.json");
 
   // roofs: DRAM, then every precision any of the three sources has, in all_precisions order.
-  const json& roofs = doc.at("roofs");
+  const json &roofs = doc.at("roofs");
   REQUIRE(roofs.is_array());
   REQUIRE(roofs.size() == 8);
-  const std::vector<std::string> order{"DRAM bandwidth", "fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8"};
+  const std::vector<std::string> order{"DRAM bandwidth", "fp64", "fp32", "tf32",
+                                       "fp16",           "bf16", "fp8",  "int8"};
   for (std::size_t i = 0; i < order.size(); ++i) {
-    const json& row = roofs[i];
+    const json &row = roofs[i];
     CAPTURE(order[i]);
     CHECK(row.at("roof") == order[i]);
     CHECK(row.at("unit") == (i == 0 ? "bytes_per_s" : "flop_per_s"));
-    for (const char* key : {"theoretical", "datasheet", "measured", "ridge_intensity"})
+    for (const char *key : {"theoretical", "datasheet", "measured", "ridge_intensity"})
       CHECK(row.contains(key));
     CHECK(row.at("theoretical").is_number());
     CHECK(row.at("datasheet").is_number());
   }
-  const json& dram = roofs[0];
+  const json &dram = roofs[0];
   CHECK(dram.at("theoretical").get<double>() == doctest::Approx(4.814304e12).epsilon(1e-12));
   CHECK(dram.at("datasheet") == 4.8e12);
   CHECK(dram.at("measured") == 4.2e12);
   CHECK(dram.at("ridge_intensity").is_null());
 
-  const json& fp16 = roof(doc, "fp16");
+  const json &fp16 = roof(doc, "fp16");
   CHECK(fp16.at("theoretical").get<double>() == doctest::Approx(1.07053056e15).epsilon(1e-12));
   CHECK(fp16.at("datasheet").get<double>() == doctest::Approx(989.4e12));
   CHECK(fp16.at("measured") == 7.0e14);
   // ridge: measured peak / measured DRAM = 7.0e14 / 4.2e12 = 166.67 FLOP/B
   CHECK(fp16.at("ridge_intensity").get<double>() == doctest::Approx(166.6667).epsilon(1e-6));
-  // fp8 only failed: measured null; ridge from the datasheet over measured DRAM: 1978.9e12 / 4.2e12 = 471.17
-  const json& fp8 = roof(doc, "fp8");
+  // fp8 only failed: measured null; ridge from the datasheet over measured DRAM: 1978.9e12 / 4.2e12
+  // = 471.17
+  const json &fp8 = roof(doc, "fp8");
   CHECK(fp8.at("measured").is_null());
   CHECK(fp8.at("ridge_intensity").get<double>() == doctest::Approx(471.1667).epsilon(1e-6));
 
   // measurements: every result, failed ones included, in order.
-  const json& measurements = doc.at("measurements");
+  const json &measurements = doc.at("measurements");
   REQUIRE(measurements.size() == 5);
   CHECK(measurements[0].at("name") == "dram copy");
   CHECK(measurements[0].at("value") == 4.2e12);
@@ -245,7 +255,7 @@ TEST_CASE("device report JSON: device, datasheet, roofs, measurements and local_
   CHECK(measurements[4].at("value") == 2.5e-6);
 
   // local_spec: the roofline analyses use, in the same layout as a catalog entry.
-  const json& local = doc.at("local_spec");
+  const json &local = doc.at("local_spec");
   CHECK(local.at("name") == "local");
   CHECK(local.at("display_name") == "NVIDIA H200");
   CHECK(local.at("dram_bytes_per_s") == 4.2e12);
@@ -256,21 +266,24 @@ TEST_CASE("device report JSON: device, datasheet, roofs, measurements and local_
   CHECK(local.at("aliases").empty());
 }
 
-TEST_CASE("device report JSON without datasheet or ceilings: nulls and empty arrays, not missing keys") {
+TEST_CASE(
+    "device report JSON without datasheet or ceilings: nulls and empty arrays, not missing keys") {
   const device_report r = h200_report(false, false);
   const json doc = json::parse(written(r, output_format::json));
   CHECK(doc.at("datasheet").is_null());
   CHECK(doc.at("measurements").is_array());
   CHECK(doc.at("measurements").empty());
   CHECK(doc.at("ceilings_source") == "");
-  for (const json& row : doc.at("roofs")) {
+  for (const json &row : doc.at("roofs")) {
     CAPTURE(row.at("roof").get<std::string>());
     CHECK(row.at("datasheet").is_null());
     CHECK(row.at("measured").is_null());
     CHECK(row.at("theoretical").is_number());
   }
-  // Without measurements the ridge is theory over theory: fp16 1.07053056e15 / 4.814304e12 = 222.3646
-  CHECK(roof(doc, "fp16").at("ridge_intensity").get<double>() == doctest::Approx(222.3646).epsilon(1e-6));
+  // Without measurements the ridge is theory over theory: fp16 1.07053056e15 / 4.814304e12 =
+  // 222.3646
+  CHECK(roof(doc, "fp16").at("ridge_intensity").get<double>() ==
+        doctest::Approx(222.3646).epsilon(1e-6));
   CHECK(doc.at("local_spec").at("origin") == "device query");
 }
 
@@ -290,18 +303,19 @@ TEST_CASE("device report JSON: a precision only the measurement has still gets a
   c.results.push_back(result("bf16 emulated", ceiling_kind::flop_rate, precision::bf16, 2e13));
   r.ceilings = c;
   const json doc = json::parse(written(r, output_format::json));
-  const json& bf16 = roof(doc, "bf16");
+  const json &bf16 = roof(doc, "bf16");
   CHECK(bf16.at("theoretical").is_null());
   CHECK(bf16.at("datasheet").is_null());
   CHECK(bf16.at("measured") == 2e13);
-  // The ridge column is the one analyses use (local_spec), and they cannot analyse bf16 on a GPU whose
-  // spec has no bf16 rate: no ridge.
+  // The ridge column is the one analyses use (local_spec), and they cannot analyse bf16 on a GPU
+  // whose spec has no bf16 rate: no ridge.
   CHECK(bf16.at("ridge_intensity").is_null());
   // Volta has no fp8/int8/tf32 at all: no rows for them (DRAM, fp64, fp32, fp16, bf16).
   CHECK(doc.at("roofs").size() == 5);
 }
 
-TEST_CASE("device report table: the device line, every roof, and how to measure when nothing is measured") {
+TEST_CASE("device report table: the device line, every roof, and how to measure when nothing is "
+          "measured") {
   const device_report r = h200_report(true, false);
   const std::string text = written(r, output_format::table);
   CHECK(contains(text, "NVIDIA H200"));
@@ -319,7 +333,7 @@ TEST_CASE("device report table: the device line, every roof, and how to measure 
   CHECK(contains(text, "+8.2%"));
   CHECK(contains(text, "1071")); // fp16 theory in TFLOP/s, 4 significant digits
   CHECK(contains(text, "989.4"));
-  for (const char* p : {"fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8"})
+  for (const char *p : {"fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8"})
     CHECK(contains(text, p));
   CHECK(contains(text, "no measured ceilings yet"));
   CHECK(contains(text, "roofline-advise device --measure"));
@@ -330,10 +344,11 @@ TEST_CASE("device report table with ceilings: the measurements and where they co
   const device_report r = h200_report(true, true);
   const std::string text = written(r, output_format::table);
   CHECK_FALSE(contains(text, "device --measure"));
-  CHECK(contains(text, "ceilings: cache /tmp/ceilings-GPU-5a1c.json (measured 2025-01-02T03:04:05Z)"));
+  CHECK(contains(text,
+                 "ceilings: cache /tmp/ceilings-GPU-5a1c.json (measured 2025-01-02T03:04:05Z)"));
   CHECK(contains(text, "fp16 cuBLASLt 8192³"));
   CHECK(contains(text, "launch latency"));
-  CHECK(contains(text, "2.500")); // 2.5e-6 s shown in µs
+  CHECK(contains(text, "2.500"));         // 2.5e-6 s shown in µs
   CHECK(contains(text, "failed"));        // the fp8 run
   CHECK(contains(text, "out of memory")); // and why
   CHECK(contains(text, "1.20%"));         // spread 0.012, 3 significant digits
@@ -357,15 +372,17 @@ TEST_CASE("device report markdown: header lines, a table, the footer") {
   CHECK(contains(text, "ceilings: cache"));
 }
 
-TEST_CASE("device report CSV: a header of keys, one row per roof, numbers or empty in numeric columns") {
+TEST_CASE(
+    "device report CSV: a header of keys, one row per roof, numbers or empty in numeric columns") {
   for (const bool measured : {false, true}) {
     CAPTURE(measured);
     const std::string text = written(h200_report(true, measured), output_format::csv);
     CHECK_FALSE(contains(text, "—"));
     const std::vector<std::string> lines = lines_of(text);
     REQUIRE(lines.size() == 9); // header + DRAM + 7 precisions
-    CHECK(lines[0] == "roof,unit,theoretical,datasheet,theory_vs_datasheet,measured,measured_vs_theoretical,"
-                      "ridge_intensity");
+    CHECK(lines[0] ==
+          "roof,unit,theoretical,datasheet,theory_vs_datasheet,measured,measured_vs_theoretical,"
+          "ridge_intensity");
     for (std::size_t i = 1; i < lines.size(); ++i) {
       const std::vector<std::string> fields = fields_of(lines[i]);
       CAPTURE(lines[i]);
@@ -377,7 +394,8 @@ TEST_CASE("device report CSV: a header of keys, one row per roof, numbers or emp
       CHECK(is_number(fields[2])); // theory always known here
       CHECK(is_number(fields[3])); // datasheet matched
     }
-    // Full precision, SI units: the DRAM theory is 4814304000000 B/s, fp16's 1070530560000000 FLOP/s
+    // Full precision, SI units: the DRAM theory is 4814304000000 B/s, fp16's 1070530560000000
+    // FLOP/s
     const std::vector<std::string> dram = fields_of(lines[1]);
     CHECK(dram[0] == "DRAM bandwidth");
     CHECK(std::strtod(dram[2].c_str(), nullptr) == doctest::Approx(4.814304e12).epsilon(1e-12));
@@ -398,14 +416,14 @@ TEST_CASE("device report CSV: a header of keys, one row per roof, numbers or emp
 
 // BUG (src/core/device_report.cpp, roof_table(), the `{row.unit}` cell, about line 83): in CSV the
 // `unit` column reads "TB/s" / "TFLOP/s" (the table's display units) while the value columns carry
-// raw SI values (optional_raw → B/s and FLOP/s), so a CSV reader who trusts the unit column reads the
-// H200's 4.8143 TB/s as 4,814,304,000,000 TB/s. The JSON says "bytes_per_s" / "flop_per_s"; the CSV
-// unit cell should carry that raw text too (or the values should be scaled to the stated unit).
+// raw SI values (optional_raw → B/s and FLOP/s), so a CSV reader who trusts the unit column reads
+// the H200's 4.8143 TB/s as 4,814,304,000,000 TB/s. The JSON says "bytes_per_s" / "flop_per_s"; the
+// CSV unit cell should carry that raw text too (or the values should be scaled to the stated unit).
 TEST_CASE("device report CSV: the unit column describes the numbers in the value columns") {
   const std::string text = written(h200_report(true, false), output_format::csv);
   const std::vector<std::string> lines = lines_of(text);
   REQUIRE(lines.size() >= 2);
-  const auto si_scale = [](const std::string& unit) {
+  const auto si_scale = [](const std::string &unit) {
     if (unit == "bytes_per_s" || unit == "flop_per_s" || unit == "B/s" || unit == "FLOP/s")
       return 1.0;
     if (unit == "TB/s" || unit == "TFLOP/s")
@@ -429,10 +447,11 @@ TEST_CASE("device report CSV: the unit column describes the numbers in the value
 // BUG (src/core/device_report.cpp, roof_rows(), the `bandwidth` line, about line 68): a row's ridge
 // divides the measured, else datasheet, else theoretical peak by the measured, else *theoretical*
 // DRAM bandwidth, skipping the datasheet's. local_spec() — documented as "the roofline the analyses
-// use" — takes the datasheet's bandwidth, so without measured DRAM the `device` report shows a ridge
-// the analyses never use: H200 fp16 989.4e12 / 4.814304e12 = 205.51 FLOP/B in the device report,
-// 989.4e12 / 4.8e12 = 206.13 FLOP/B in local_spec (and in every analysis on this GPU). The bandwidth
-// should follow the same preference as the peak: measured, else datasheet, else theoretical.
+// use" — takes the datasheet's bandwidth, so without measured DRAM the `device` report shows a
+// ridge the analyses never use: H200 fp16 989.4e12 / 4.814304e12 = 205.51 FLOP/B in the device
+// report, 989.4e12 / 4.8e12 = 206.13 FLOP/B in local_spec (and in every analysis on this GPU). The
+// bandwidth should follow the same preference as the peak: measured, else datasheet, else
+// theoretical.
 TEST_CASE("device report ridge_intensity is the ridge of local_spec, the roofline analyses use") {
   for (const bool datasheet : {false, true})
     for (const bool measured : {false, true}) {
@@ -444,7 +463,7 @@ TEST_CASE("device report ridge_intensity is the ridge of local_spec, the rooflin
       for (precision p : all_precisions) {
         const std::string name(to_string(p));
         CAPTURE(name);
-        const json& row = roof(doc, name);
+        const json &row = roof(doc, name);
         CHECK(row.at("ridge_intensity").get<double>() ==
               doctest::Approx(local.ridge_intensity(p)).epsilon(1e-12));
       }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The GEMM model's factors, each on a made-up GPU whose numbers make the arithmetic easy:
-// 100 SMs, fp16 dense peak 100 TFLOP/s (1 TFLOP/s per SM), DRAM 1 TB/s, L2 2.5 TB/s (25 GB/s per SM).
+// 100 SMs, fp16 dense peak 100 TFLOP/s (1 TFLOP/s per SM), DRAM 1 TB/s, L2 2.5 TB/s (25 GB/s per
+// SM).
 #include "roofline/gemm_model.hpp"
 #include "roofline/model_fit.hpp"
 
@@ -33,7 +34,7 @@ model_parameters ideal() {
   return p;
 }
 
-gemm_estimate estimate(const gemm_shape& s, const model_parameters& p = ideal()) {
+gemm_estimate estimate(const gemm_shape &s, const model_parameters &p = ideal()) {
   const gpu_spec g = easy_gpu();
   return estimate_gemm(s, precision::fp16, g.peak_flop_per_s(precision::fp16), g, p);
 }
@@ -55,8 +56,9 @@ TEST_CASE("row alignment: the 16-byte rule by precision") {
 
 TEST_CASE("a GEMM of exactly one wave of 256×128 tiles") {
   // M 256, N 12800, K 1024: 1 × 100 tiles of 256×128 = one wave on 100 SMs.
-  // One tile: 2 · 256 · 128 · 1024 FLOP / 1e12 FLOP/s = 67.108864 µs; its loads (256 + 128) · 1024 · 2 B
-  // / 25 GB/s = 31.5 µs hide under it. DRAM: 2 · (256·1024 + 1024·12800 + 256·12800) B / 1 TB/s = 33.3 µs.
+  // One tile: 2 · 256 · 128 · 1024 FLOP / 1e12 FLOP/s = 67.108864 µs; its loads (256 + 128) · 1024
+  // · 2 B / 25 GB/s = 31.5 µs hide under it. DRAM: 2 · (256·1024 + 1024·12800 + 256·12800) B / 1
+  // TB/s = 33.3 µs.
   const gemm_estimate e = estimate({256, 12800, 1024, 1});
   CHECK(e.time_s == doctest::Approx(67.108864e-6).epsilon(1e-9));
   CHECK(e.waves == doctest::Approx(1.0));
@@ -88,7 +90,8 @@ TEST_CASE("tile quantization: partial tiles do wasted work") {
 TEST_CASE("efficiency scales the compute-bound time") {
   model_parameters half = ideal();
   half.efficiency[precision::fp16] = 0.5;
-  CHECK(estimate({256, 12800, 1024, 1}, half).time_s == doctest::Approx(2 * 67.108864e-6).epsilon(1e-9));
+  CHECK(estimate({256, 12800, 1024, 1}, half).time_s ==
+        doctest::Approx(2 * 67.108864e-6).epsilon(1e-9));
 }
 
 TEST_CASE("misaligned rows take the slower path and say so") {
@@ -102,8 +105,9 @@ TEST_CASE("misaligned rows take the slower path and say so") {
   CHECK(aligned.alignment_bytes == 16);
   CHECK(odd.time_s > 1.5 * aligned.time_s);
   bool explained = false;
-  for (const std::string& f : odd.factors)
-    explained = explained || f.find("N=12801 breaks 16-byte alignment (2-byte rows): ×5.0") != std::string::npos;
+  for (const std::string &f : odd.factors)
+    explained = explained ||
+                f.find("N=12801 breaks 16-byte alignment (2-byte rows): ×5.0") != std::string::npos;
   CHECK(explained);
 }
 
@@ -117,11 +121,14 @@ TEST_CASE("the launch floor bounds tiny GEMMs") {
 
 TEST_CASE("operands that fit in L2 stream at L2 bandwidth") {
   // M 1, N 25600, K 1000: 2 · (1000 + 25,600,000 + 25,600) = 51,253,200 bytes: 51.25 µs from DRAM.
-  // From L2 the 100 skinny 8×256 tiles (one wave) take their loads' 264 · 1000 · 2 B / 25 GB/s = 21.12 µs.
+  // From L2 the 100 skinny 8×256 tiles (one wave) take their loads' 264 · 1000 · 2 B / 25 GB/s
+  // = 21.12 µs.
   gpu_spec g = easy_gpu();
-  const gemm_estimate cold = estimate_gemm({1, 25600, 1000, 1}, precision::fp16, 100e12, g, ideal());
+  const gemm_estimate cold =
+      estimate_gemm({1, 25600, 1000, 1}, precision::fp16, 100e12, g, ideal());
   g.l2_bytes = 64e6;
-  const gemm_estimate warm = estimate_gemm({1, 25600, 1000, 1}, precision::fp16, 100e12, g, ideal());
+  const gemm_estimate warm =
+      estimate_gemm({1, 25600, 1000, 1}, precision::fp16, 100e12, g, ideal());
   CHECK_FALSE(cold.l2_resident);
   CHECK(warm.l2_resident);
   CHECK(cold.time_s == doctest::Approx(51.2532e-6).epsilon(1e-9));
@@ -147,7 +154,8 @@ TEST_CASE("fit_model recovers the parameters that generated the samples") {
     for (std::int64_t n : {1024, 4096, 12800})
       for (std::int64_t k : {512, 4096}) {
         const gemm_shape s{m, n, k, 1};
-        samples.push_back({s, precision::fp16, estimate_gemm(s, precision::fp16, 100e12, g, truth).time_s});
+        samples.push_back(
+            {s, precision::fp16, estimate_gemm(s, precision::fp16, 100e12, g, truth).time_s});
       }
   model_parameters start = ideal();
   start.efficiency[precision::fp16] = 0.8;

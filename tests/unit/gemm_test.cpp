@@ -11,7 +11,9 @@ using roofline::gemm_shape;
 using roofline::precision;
 
 namespace {
-constexpr std::int64_t pow2(int e) { return std::int64_t{1} << e; }
+constexpr std::int64_t pow2(int e) {
+  return std::int64_t{1} << e;
+}
 } // namespace
 
 TEST_CASE("gemm_flops is 2·M·N·K·batch_count") {
@@ -62,7 +64,8 @@ TEST_CASE("gemm_min_bytes returns nullopt when the byte count overflows 64 bits"
   // One operand's element count overflows: M·K = 2^32 · 2^32 = 2^64.
   CHECK_FALSE(roofline::gemm_min_bytes({pow2(32), 1, pow2(32), 1}, precision::int8).has_value());
   // The sum overflows: 3 · 2^62 elements (M = N = K = 2^31) in int8.
-  CHECK_FALSE(roofline::gemm_min_bytes({pow2(31), pow2(31), pow2(31), 1}, precision::int8).has_value());
+  CHECK_FALSE(
+      roofline::gemm_min_bytes({pow2(31), pow2(31), pow2(31), 1}, precision::int8).has_value());
   // The batch count overflows it: 3 elements · 2^62 GEMMs.
   CHECK_FALSE(roofline::gemm_min_bytes({1, 1, 1, pow2(62)}, precision::int8).has_value());
 }
@@ -85,7 +88,7 @@ TEST_CASE("weight_grad_shape of (M, N, K) is (K, N, M) with the same batch_count
 
 TEST_CASE("both gradient GEMMs have the forward GEMM's FLOPs and bytes") {
   // Each pass touches the same three matrices (M·K, K·N, M·N), only in other roles.
-  for (const gemm_shape& fwd : {gemm_shape{128, 256, 512, 3}, gemm_shape{1, 4096, 11008, 1},
+  for (const gemm_shape &fwd : {gemm_shape{128, 256, 512, 3}, gemm_shape{1, 4096, 11008, 1},
                                 gemm_shape{512, 512, 64, 24}}) {
     CAPTURE(fwd.m);
     CAPTURE(fwd.n);
@@ -99,5 +102,6 @@ TEST_CASE("both gradient GEMMs have the forward GEMM's FLOPs and bytes") {
     CHECK(roofline::gemm_min_bytes(roofline::weight_grad_shape(fwd), precision::fp16) == bytes);
   }
   // By hand for the first: 100,663,296 FLOPs each.
-  CHECK(roofline::gemm_flops(roofline::weight_grad_shape({128, 256, 512, 3})) == std::int64_t{100'663'296});
+  CHECK(roofline::gemm_flops(roofline::weight_grad_shape({128, 256, 512, 3})) ==
+        std::int64_t{100'663'296});
 }

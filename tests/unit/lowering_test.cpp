@@ -15,13 +15,16 @@ using namespace roofline;
 
 namespace {
 
-std::vector<op> lower_yaml(const std::string& yaml, const std::string& origin = "net.yaml") {
+std::vector<op> lower_yaml(const std::string &yaml, const std::string &origin = "net.yaml") {
   return lower(parse_network(yaml, origin));
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string &text, const std::string &part) {
+  return text.find(part) != std::string::npos;
+}
 
-void check_gemm(const op& o, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch_count) {
+void check_gemm(const op &o, std::int64_t m, std::int64_t n, std::int64_t k,
+                std::int64_t batch_count) {
   CAPTURE(o.layer);
   CAPTURE(to_string(o.pass));
   REQUIRE(o.is_gemm());
@@ -40,7 +43,7 @@ TEST_CASE("linear lowers to one GEMM with M = batch·seq_len, N = out, K = in") 
   const std::vector<op> ops = lower_yaml("name: t\nbatch: 4\nseq_len: 16\nlayers:\n"
                                          "  - {name: fc, type: linear, in: 256, out: 512}\n");
   REQUIRE(ops.size() == 1);
-  const op& fc = ops[0];
+  const op &fc = ops[0];
   check_gemm(fc, 64, 512, 256, 1); // M = 4 · 16
   CHECK(fc.layer == "fc");
   CHECK(fc.pass == pass::forward);
@@ -55,11 +58,13 @@ TEST_CASE("linear lowers to one GEMM with M = batch·seq_len, N = out, K = in") 
   CHECK(fc.where.column == 5);
 }
 
-TEST_CASE("matmul lowers to exactly (m, n, k) with its batch_count, not scaled by batch or seq_len") {
-  const std::vector<op> ops = lower_yaml("name: t\nbatch: 8\nseq_len: 3\nlayers:\n"
-                                         "  - {name: bmm, type: matmul, m: 128, n: 256, k: 64, batch_count: 12}\n"
-                                         "  - {name: mm, type: matmul, m: 10, n: 20, k: 30}\n"
-                                         "  - {name: r, type: relu}\n");
+TEST_CASE(
+    "matmul lowers to exactly (m, n, k) with its batch_count, not scaled by batch or seq_len") {
+  const std::vector<op> ops =
+      lower_yaml("name: t\nbatch: 8\nseq_len: 3\nlayers:\n"
+                 "  - {name: bmm, type: matmul, m: 128, n: 256, k: 64, batch_count: 12}\n"
+                 "  - {name: mm, type: matmul, m: 10, n: 20, k: 30}\n"
+                 "  - {name: r, type: relu}\n");
   REQUIRE(ops.size() == 3);
   check_gemm(ops[0], 128, 256, 64, 12);
   // 2 · 128 · 256 · 64 · 12 = 50,331,648; bytes 2 · (8,192 + 16,384 + 32,768) · 12 = 1,376,256
@@ -71,12 +76,13 @@ TEST_CASE("matmul lowers to exactly (m, n, k) with its batch_count, not scaled b
   CHECK(ops[2].elements == 200);
 }
 
-TEST_CASE("conv2d 3→64, 7×7, stride 2, padding 3 on 224×224 at batch 2 is the implicit GEMM (25088, 64, 147)") {
-  const std::vector<op> ops =
-      lower_yaml("name: t\nbatch: 2\nlayers:\n"
-                 "  - {name: conv1, type: conv2d, in_channels: 3, out_channels: 64, kernel: 7, stride: 2,"
-                 " padding: 3, input: [224, 224]}\n"
-                 "  - {name: relu1, type: relu}\n");
+TEST_CASE("conv2d 3→64, 7×7, stride 2, padding 3 on 224×224 at batch 2 is the implicit GEMM "
+          "(25088, 64, 147)") {
+  const std::vector<op> ops = lower_yaml(
+      "name: t\nbatch: 2\nlayers:\n"
+      "  - {name: conv1, type: conv2d, in_channels: 3, out_channels: 64, kernel: 7, stride: 2,"
+      " padding: 3, input: [224, 224]}\n"
+      "  - {name: relu1, type: relu}\n");
   REQUIRE(ops.size() == 2);
   // P = Q = floor((224 + 2·3 - 7) / 2) + 1 = 111 + 1 = 112
   // M = 2 · 112 · 112 = 25,088; N = 64; K = 3 · 7 · 7 = 147
@@ -122,26 +128,29 @@ TEST_CASE("conv2d whose kernel is larger than its padded input is an input_error
   try {
     (void)lower_yaml(yaml, "conv.yaml");
     FAIL("a 9×9 kernel on a padded 8×8 input was accepted");
-  } catch (const input_error& e) {
+  } catch (const input_error &e) {
     CHECK(e.where().file == "conv.yaml");
     CHECK(e.where().line == 3);
     CHECK(contains(e.what(), "larger than the padded"));
   }
   // With padding 3 the padded input is 10×10: (10 - 9) / 1 + 1 = 2 positions each way, fine.
-  const std::vector<op> ok = lower_yaml("name: t\nlayers:\n"
-                                        "  - {name: c, type: conv2d, in_channels: 1, out_channels: 1, kernel: 9,"
-                                        " padding: 3, input: [4, 4]}\n");
+  const std::vector<op> ok =
+      lower_yaml("name: t\nlayers:\n"
+                 "  - {name: c, type: conv2d, in_channels: 1, out_channels: 1, kernel: 9,"
+                 " padding: 3, input: [4, 4]}\n");
   check_gemm(ok.at(0), 4, 1, 81, 1); // M = 1 · 2 · 2, K = 1 · 9 · 9
 }
 
-TEST_CASE("attention (12 heads of 64, seq 512, batch 2) lowers to qk (512,512,64)×24, softmax, pv (512,64,512)×24") {
-  const std::vector<op> ops = lower_yaml("name: t\nbatch: 2\nseq_len: 512\nlayers:\n"
-                                         "  - {name: attn, type: attention, heads: 12, head_dim: 64}\n"
-                                         "  - {name: r, type: relu}\n");
+TEST_CASE("attention (12 heads of 64, seq 512, batch 2) lowers to qk (512,512,64)×24, softmax, pv "
+          "(512,64,512)×24") {
+  const std::vector<op> ops =
+      lower_yaml("name: t\nbatch: 2\nseq_len: 512\nlayers:\n"
+                 "  - {name: attn, type: attention, heads: 12, head_dim: 64}\n"
+                 "  - {name: r, type: relu}\n");
   REQUIRE(ops.size() == 4);
-  const op& qk = ops[0];
-  const op& softmax = ops[1];
-  const op& pv = ops[2];
+  const op &qk = ops[0];
+  const op &softmax = ops[1];
+  const op &pv = ops[2];
   CHECK(qk.layer == "attn/qk");
   CHECK(softmax.layer == "attn/softmax");
   CHECK(pv.layer == "attn/pv");
@@ -161,8 +170,9 @@ TEST_CASE("attention (12 heads of 64, seq 512, batch 2) lowers to qk (512,512,64
 }
 
 TEST_CASE("attention decode: seq_len 1 against a 2048-token KV cache") {
-  const std::vector<op> ops = lower_yaml("name: t\nbatch: 1\nseq_len: 1\nlayers:\n"
-                                         "  - {name: attn, type: attention, heads: 32, head_dim: 128, kv_len: 2048}\n");
+  const std::vector<op> ops =
+      lower_yaml("name: t\nbatch: 1\nseq_len: 1\nlayers:\n"
+                 "  - {name: attn, type: attention, heads: 32, head_dim: 128, kv_len: 2048}\n");
   REQUIRE(ops.size() == 3);
   check_gemm(ops[0], 1, 2048, 128, 32);
   CHECK(ops[1].elements == 65'536); // 32 · 1 · 2048
@@ -172,8 +182,9 @@ TEST_CASE("attention decode: seq_len 1 against a 2048-token KV cache") {
 }
 
 TEST_CASE("attention's own seq_len overrides the network's and kv_len defaults to it") {
-  const std::vector<op> ops = lower_yaml("name: t\nseq_len: 100\nlayers:\n"
-                                         "  - {name: a, type: attention, heads: 2, head_dim: 8, seq_len: 16}\n");
+  const std::vector<op> ops =
+      lower_yaml("name: t\nseq_len: 100\nlayers:\n"
+                 "  - {name: a, type: attention, heads: 2, head_dim: 8, seq_len: 16}\n");
   REQUIRE(ops.size() == 3);
   check_gemm(ops[0], 16, 16, 8, 2);
   check_gemm(ops[2], 16, 8, 16, 2);
@@ -188,7 +199,7 @@ TEST_CASE("a memory op without features acts on the previous layer's output") {
                                          "  - {name: g, type: gelu}\n"
                                          "  - {name: ln, type: layernorm}\n");
   REQUIRE(ops.size() == 3);
-  const op& gelu = ops[1];
+  const op &gelu = ops[1];
   CHECK_FALSE(gelu.is_gemm());
   CHECK(gelu.kind == "gelu");
   CHECK(gelu.elements == 32'768);
@@ -213,7 +224,7 @@ TEST_CASE("a first layer that is a memory op without features is an input_error 
   try {
     (void)lower_yaml("name: t\nlayers:\n  - {name: r, type: relu}\n", "first.yaml");
     FAIL("a relu of unknown size was accepted");
-  } catch (const input_error& e) {
+  } catch (const input_error &e) {
     CHECK(e.where().file == "first.yaml");
     CHECK(e.where().line == 3);
     CHECK(contains(e.what(), "features"));
@@ -233,15 +244,16 @@ TEST_CASE("add and mul read two tensors: bytes = 3 · elements · element size")
   CHECK(ops[2].bytes == 8'000); // relu: 2 · 1000 · 4
 }
 
-TEST_CASE("maxpool takes its map from the previous conv: 112×112 → 56×56 with kernel 3, stride 2, padding 1") {
-  const std::vector<op> ops =
-      lower_yaml("name: t\nbatch: 2\nlayers:\n"
-                 "  - {name: conv1, type: conv2d, in_channels: 3, out_channels: 64, kernel: 7, stride: 2,"
-                 " padding: 3, input: [224, 224]}\n"
-                 "  - {name: pool, type: maxpool, kernel: 3, stride: 2, padding: 1}\n"
-                 "  - {name: r, type: relu}\n");
+TEST_CASE("maxpool takes its map from the previous conv: 112×112 → 56×56 with kernel 3, stride 2, "
+          "padding 1") {
+  const std::vector<op> ops = lower_yaml(
+      "name: t\nbatch: 2\nlayers:\n"
+      "  - {name: conv1, type: conv2d, in_channels: 3, out_channels: 64, kernel: 7, stride: 2,"
+      " padding: 3, input: [224, 224]}\n"
+      "  - {name: pool, type: maxpool, kernel: 3, stride: 2, padding: 1}\n"
+      "  - {name: r, type: relu}\n");
   REQUIRE(ops.size() == 3);
-  const op& pool = ops[1];
+  const op &pool = ops[1];
   CHECK(pool.kind == "maxpool");
   // P = Q = floor((112 + 2 - 3) / 2) + 1 = 56; output 2 · 64 · 56 · 56 = 401,408
   CHECK(pool.elements == 401'408);
@@ -251,9 +263,11 @@ TEST_CASE("maxpool takes its map from the previous conv: 112×112 → 56×56 wit
   CHECK(ops[2].elements == 401'408);
 }
 
-TEST_CASE("avgpool with explicit channels and input, stride defaulting to the kernel (global pooling)") {
-  const std::vector<op> ops = lower_yaml("name: t\nbatch: 64\nlayers:\n"
-                                         "  - {name: gap, type: avgpool, kernel: 7, channels: 2048, input: [7, 7]}\n");
+TEST_CASE(
+    "avgpool with explicit channels and input, stride defaulting to the kernel (global pooling)") {
+  const std::vector<op> ops =
+      lower_yaml("name: t\nbatch: 64\nlayers:\n"
+                 "  - {name: gap, type: avgpool, kernel: 7, channels: 2048, input: [7, 7]}\n");
   REQUIRE(ops.size() == 1);
   CHECK(ops[0].kind == "avgpool");
   CHECK(ops[0].elements == 131'072); // 64 · 2048 · 1 · 1
@@ -267,9 +281,10 @@ TEST_CASE("a pool with no map to act on, or a window larger than its input, is a
                                    "  - {name: fc, type: linear, in: 8, out: 8}\n"
                                    "  - {name: p, type: maxpool, kernel: 2}\n"),
                   input_error);
-  CHECK_THROWS_AS((void)lower_yaml("name: t\nlayers:\n"
-                                   "  - {name: p, type: maxpool, kernel: 9, channels: 1, input: [4, 4]}\n"),
-                  input_error);
+  CHECK_THROWS_AS(
+      (void)lower_yaml("name: t\nlayers:\n"
+                       "  - {name: p, type: maxpool, kernel: 9, channels: 1, input: [4, 4]}\n"),
+      input_error);
 }
 
 // ------------------------------------------------------------------ repeat blocks and precision
@@ -298,22 +313,23 @@ TEST_CASE("repeat blocks multiply counts (2 × 3 = 6) and prefix names with the 
   CHECK(ops[3].layer == "head");
   CHECK(ops[3].count == 1);
   // Counts are not folded into the per-run FLOPs: 2 · 1 · 8 · 8 = 128 each.
-  for (const op& o : ops)
+  for (const op &o : ops)
     CHECK(o.flops == 128);
 }
 
 TEST_CASE("precision: network default, per-block override, per-layer override") {
   // Each GEMM (1, 8, 8) moves 8 + 64 + 8 = 80 elements.
-  const std::vector<op> ops = lower_yaml("name: t\nprecision: fp16\nlayers:\n"
-                                         "  - {name: a, type: linear, in: 8, out: 8}\n"
-                                         "  - repeat: 1\n"
-                                         "    name: block\n"
-                                         "    precision: bf16\n"
-                                         "    layers:\n"
-                                         "      - {name: b, type: linear, in: 8, out: 8}\n"
-                                         "      - {name: c, type: linear, in: 8, out: 8, precision: fp8}\n"
-                                         "      - {name: r, type: relu}\n"
-                                         "  - {name: d, type: linear, in: 8, out: 8, precision: fp32}\n");
+  const std::vector<op> ops =
+      lower_yaml("name: t\nprecision: fp16\nlayers:\n"
+                 "  - {name: a, type: linear, in: 8, out: 8}\n"
+                 "  - repeat: 1\n"
+                 "    name: block\n"
+                 "    precision: bf16\n"
+                 "    layers:\n"
+                 "      - {name: b, type: linear, in: 8, out: 8}\n"
+                 "      - {name: c, type: linear, in: 8, out: 8, precision: fp8}\n"
+                 "      - {name: r, type: relu}\n"
+                 "  - {name: d, type: linear, in: 8, out: 8, precision: fp32}\n");
   REQUIRE(ops.size() == 5);
   CHECK(ops[0].precision == precision::fp16);
   CHECK(ops[0].bytes == 160);
@@ -331,7 +347,8 @@ TEST_CASE("precision: network default, per-block override, per-layer override") 
 
 // ------------------------------------------------------------------ training
 
-TEST_CASE("training: forward ops, then backward in reverse layer order; each GEMM gets data- and weight-grad") {
+TEST_CASE("training: forward ops, then backward in reverse layer order; each GEMM gets data- and "
+          "weight-grad") {
   const std::vector<op> ops = lower_yaml("name: t\nbatch: 4\nmode: training\nlayers:\n"
                                          "  - {name: fc1, type: linear, in: 8, out: 16}\n"
                                          "  - {name: act, type: relu}\n"
@@ -340,9 +357,9 @@ TEST_CASE("training: forward ops, then backward in reverse layer order; each GEM
   // forward: fc1, act, res, fc2; backward: fc2 (dA, dW), act, fc1 (dA, dW); add has none.
   REQUIRE(ops.size() == 9);
   const std::vector<std::pair<std::string, pass>> expected{
-      {"fc1", pass::forward},   {"act", pass::forward},     {"res", pass::forward},
-      {"fc2", pass::forward},   {"fc2", pass::data_grad},   {"fc2", pass::weight_grad},
-      {"act", pass::data_grad}, {"fc1", pass::data_grad},   {"fc1", pass::weight_grad}};
+      {"fc1", pass::forward},   {"act", pass::forward},   {"res", pass::forward},
+      {"fc2", pass::forward},   {"fc2", pass::data_grad}, {"fc2", pass::weight_grad},
+      {"act", pass::data_grad}, {"fc1", pass::data_grad}, {"fc1", pass::weight_grad}};
   for (std::size_t i = 0; i < expected.size(); ++i) {
     CAPTURE(i);
     CHECK(ops[i].layer == expected[i].first);
@@ -368,17 +385,18 @@ TEST_CASE("training: forward ops, then backward in reverse layer order; each GEM
 }
 
 TEST_CASE("training attention: backward is pv grads, softmax grad, qk grads; counts are kept") {
-  const std::vector<op> ops = lower_yaml("name: t\nbatch: 1\nseq_len: 4\nmode: training\nlayers:\n"
-                                         "  - repeat: 3\n"
-                                         "    name: blk\n"
-                                         "    layers:\n"
-                                         "      - {name: attn, type: attention, heads: 2, head_dim: 8}\n");
+  const std::vector<op> ops =
+      lower_yaml("name: t\nbatch: 1\nseq_len: 4\nmode: training\nlayers:\n"
+                 "  - repeat: 3\n"
+                 "    name: blk\n"
+                 "    layers:\n"
+                 "      - {name: attn, type: attention, heads: 2, head_dim: 8}\n");
   REQUIRE(ops.size() == 8);
   const std::vector<std::pair<std::string, pass>> expected{
-      {"blk/attn/qk", pass::forward},      {"blk/attn/softmax", pass::forward},
-      {"blk/attn/pv", pass::forward},      {"blk/attn/pv", pass::data_grad},
-      {"blk/attn/pv", pass::weight_grad},  {"blk/attn/softmax", pass::data_grad},
-      {"blk/attn/qk", pass::data_grad},    {"blk/attn/qk", pass::weight_grad}};
+      {"blk/attn/qk", pass::forward},     {"blk/attn/softmax", pass::forward},
+      {"blk/attn/pv", pass::forward},     {"blk/attn/pv", pass::data_grad},
+      {"blk/attn/pv", pass::weight_grad}, {"blk/attn/softmax", pass::data_grad},
+      {"blk/attn/qk", pass::data_grad},   {"blk/attn/qk", pass::weight_grad}};
   for (std::size_t i = 0; i < expected.size(); ++i) {
     CAPTURE(i);
     CHECK(ops[i].layer == expected[i].first);
@@ -395,22 +413,24 @@ TEST_CASE("training attention: backward is pv grads, softmax grad, qk grads; cou
 }
 
 TEST_CASE("training conv2d: the gradient GEMMs count the same real tensors as the forward") {
-  const std::vector<op> ops =
-      lower_yaml("name: t\nbatch: 2\nmode: training\nlayers:\n"
-                 "  - {name: conv1, type: conv2d, in_channels: 3, out_channels: 64, kernel: 7, stride: 2,"
-                 " padding: 3, input: [224, 224]}\n");
+  const std::vector<op> ops = lower_yaml(
+      "name: t\nbatch: 2\nmode: training\nlayers:\n"
+      "  - {name: conv1, type: conv2d, in_channels: 3, out_channels: 64, kernel: 7, stride: 2,"
+      " padding: 3, input: [224, 224]}\n");
   REQUIRE(ops.size() == 3);
   check_gemm(ops[0], 25'088, 64, 147, 1);
   check_gemm(ops[1], 25'088, 147, 64, 1); // dInput as a GEMM (M, K, N)
   check_gemm(ops[2], 147, 64, 25'088, 1); // dFilter (K, N, M)
-  for (const op& o : ops) {
+  for (const op &o : ops) {
     CHECK(o.flops == 472'055'808);
     CHECK(o.bytes == 3'832'192);
   }
 }
 
-TEST_CASE("examples/mlp-training.yaml: 7 forward ops and 11 backward ops, backward GEMMs 2× forward FLOPs") {
-  const std::vector<op> ops = lower(load_network(ROOFLINE_SOURCE_DIR "/examples/mlp-training.yaml"));
+TEST_CASE("examples/mlp-training.yaml: 7 forward ops and 11 backward ops, backward GEMMs 2× "
+          "forward FLOPs") {
+  const std::vector<op> ops =
+      lower(load_network(ROOFLINE_SOURCE_DIR "/examples/mlp-training.yaml"));
   REQUIRE(ops.size() == 18); // 4 linear + 3 gelu; 4 · 2 GEMM grads + 3 gelu grads
   std::int64_t forward_gemm = 0, backward_gemm = 0;
   for (std::size_t i = 0; i < ops.size(); ++i) {
@@ -429,10 +449,11 @@ TEST_CASE("examples/mlp-training.yaml: 7 forward ops and 11 backward ops, backwa
 TEST_CASE("a linear whose 2·M·N·K overflows 64 bits is an input_error naming the file") {
   // in = out = 2^31: 2 · 1 · 2^31 · 2^31 = 2^63 > INT64_MAX
   try {
-    (void)lower_yaml("name: t\nlayers:\n  - {name: fc, type: linear, in: 2147483648, out: 2147483648}\n",
-                     "overflow.yaml");
+    (void)lower_yaml(
+        "name: t\nlayers:\n  - {name: fc, type: linear, in: 2147483648, out: 2147483648}\n",
+        "overflow.yaml");
     FAIL("an overflowing FLOP count was accepted");
-  } catch (const input_error& e) {
+  } catch (const input_error &e) {
     const std::string what = e.what();
     CAPTURE(what);
     CHECK(contains(what, "overflow.yaml"));
@@ -455,7 +476,7 @@ TEST_CASE("a memory op whose FLOP count overflows 64 bits is an input_error") {
   try {
     ops = lower_yaml("name: t\nprecision: fp8\nlayers:\n"
                      "  - {name: g, type: gelu, features: 2305843009213693952}\n");
-  } catch (const input_error& e) {
+  } catch (const input_error &e) {
     threw = true;
     CHECK(contains(e.what(), "overflows"));
   }
@@ -471,9 +492,10 @@ TEST_CASE("an attention softmax whose FLOP count overflows 64 bits is an input_e
   std::vector<op> ops;
   bool threw = false;
   try {
-    ops = lower_yaml("name: t\nprecision: fp8\nlayers:\n"
-                     "  - {name: a, type: attention, heads: 1, head_dim: 1, seq_len: 2147483647}\n");
-  } catch (const input_error& e) {
+    ops =
+        lower_yaml("name: t\nprecision: fp8\nlayers:\n"
+                   "  - {name: a, type: attention, heads: 1, head_dim: 1, seq_len: 2147483647}\n");
+  } catch (const input_error &e) {
     threw = true;
     CHECK(contains(e.what(), "overflows"));
   }
@@ -482,16 +504,18 @@ TEST_CASE("an attention softmax whose FLOP count overflows 64 bits is an input_e
     CHECK_MESSAGE(ops[1].flops > 0, "the softmax's FLOP count wrapped to " << ops[1].flops);
 }
 
-TEST_CASE("a pool whose backward traffic overflows 64 bits is an input_error, not a dropped backward op") {
+TEST_CASE("a pool whose backward traffic overflows 64 bits is an input_error, not a dropped "
+          "backward op") {
   // avgpool over one 2^31 × 2^31 map with a 2^31 window, fp8, training: input 2^62 elements,
-  // output 1. Forward traffic 2^62 + 1 fits; backward traffic output + 2 · input = 2^63 + 1 does not.
+  // output 1. Forward traffic 2^62 + 1 fits; backward traffic output + 2 · input = 2^63 + 1 does
+  // not.
   std::vector<op> ops;
   bool threw = false;
   try {
     ops = lower_yaml("name: t\nprecision: fp8\nmode: training\nlayers:\n"
                      "  - {name: p, type: avgpool, kernel: 2147483648, channels: 1,"
                      " input: [2147483648, 2147483648]}\n");
-  } catch (const input_error& e) {
+  } catch (const input_error &e) {
     threw = true;
     CHECK(contains(e.what(), "overflows"));
   }

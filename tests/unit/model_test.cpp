@@ -18,15 +18,19 @@ using namespace roofline;
 
 namespace {
 
-gpu_spec builtin_gpu(const std::string& name) {
-  const gpu_spec* spec = spec_catalog::builtin().find(name);
+gpu_spec builtin_gpu(const std::string &name) {
+  const gpu_spec *spec = spec_catalog::builtin().find(name);
   REQUIRE_MESSAGE(spec != nullptr, "no built-in GPU " << name);
   return *spec;
 }
 
-std::vector<op> lower_yaml(const std::string& yaml) { return lower(parse_network(yaml, "model.yaml")); }
+std::vector<op> lower_yaml(const std::string &yaml) {
+  return lower(parse_network(yaml, "model.yaml"));
+}
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string &text, const std::string &part) {
+  return text.find(part) != std::string::npos;
+}
 
 /// A linear layer 1024 → 4096 in fp16 at the given batch.
 std::string linear_net(int batch) {
@@ -52,7 +56,7 @@ TEST_CASE("V100 (alias v100) fp16 tensor ridge is 125 TFLOP/s / 900 GB/s = 138.9
 TEST_CASE("linear 1024→4096 fp16 at batch 512 is compute-bound on V100 (AI 315.08 > 138.9)") {
   const std::vector<op> ops = lower_yaml(linear_net(512));
   REQUIRE(ops.size() == 1);
-  const op& fc = ops[0];
+  const op &fc = ops[0];
   // M = 512, N = 4096, K = 1024
   // FLOPs = 2 · 512 · 4096 · 1024 = 4,294,967,296
   // bytes = 2 · (512·1024 + 1024·4096 + 512·4096) = 2 · 6,815,744 = 13,631,488
@@ -75,7 +79,7 @@ TEST_CASE("linear 1024→4096 fp16 at batch 512 is compute-bound on V100 (AI 315
 TEST_CASE("the same linear at batch 1 is memory-bound on V100 (AI 0.999 < 138.9)") {
   const std::vector<op> ops = lower_yaml(linear_net(1));
   REQUIRE(ops.size() == 1);
-  const op& fc = ops[0];
+  const op &fc = ops[0];
   // FLOPs = 2 · 1 · 4096 · 1024 = 8,388,608
   // bytes = 2 · (1·1024 + 1024·4096 + 1·4096) = 2 · 4,199,424 = 8,398,848
   CHECK(fc.flops == 8'388'608);
@@ -92,21 +96,24 @@ TEST_CASE("the same linear at batch 1 is memory-bound on V100 (AI 0.999 < 138.9)
 
 TEST_CASE("ReLU in fp16 has arithmetic intensity 0.25 and is held against the fp32 peak") {
   // 1 FLOP per element; reads 2 bytes and writes 2 bytes per element.
-  const std::vector<op> ops = lower_yaml("name: t\nlayers:\n  - {name: r, type: relu, features: 1000}\n");
+  const std::vector<op> ops =
+      lower_yaml("name: t\nlayers:\n  - {name: r, type: relu, features: 1000}\n");
   REQUIRE(ops.size() == 1);
   CHECK(ops[0].flops == 1000);
   CHECK(ops[0].bytes == 4000);
   CHECK(ops[0].arithmetic_intensity() == 0.25);
 
   const prediction p = perf_model(builtin_gpu("v100")).predict(ops[0]);
-  CHECK(p.peak_flop_per_s == doctest::Approx(15.7e12).epsilon(1e-12)); // CUDA cores, not tensor cores
+  CHECK(p.peak_flop_per_s ==
+        doctest::Approx(15.7e12).epsilon(1e-12)); // CUDA cores, not tensor cores
   CHECK(p.ridge_intensity == doctest::Approx(17.4444).epsilon(1e-5));
   CHECK(p.bound == bound::memory);
   CHECK(p.roofline_time_s == doctest::Approx(4000 / 900e9).epsilon(1e-12)); // 4.444 ns
   CHECK(p.attainable_flop_per_s == doctest::Approx(0.25 * 900e9).epsilon(1e-12));
 }
 
-TEST_CASE("A100 SXM4 40GB fp16 ridge: dense 312e12/1555e9 = 200.6, 2:4 sparse 624e12/1555e9 = 401.3") {
+TEST_CASE(
+    "A100 SXM4 40GB fp16 ridge: dense 312e12/1555e9 = 200.6, 2:4 sparse 624e12/1555e9 = 401.3") {
   const gpu_spec a100 = builtin_gpu("a100-sxm4-40gb");
   CHECK(a100.ridge_intensity(precision::fp16) == doctest::Approx(200.6431).epsilon(1e-5));
   CHECK(a100.ridge_intensity(precision::fp16, true) == doctest::Approx(401.2862).epsilon(1e-5));
@@ -129,13 +136,16 @@ TEST_CASE("A100 SXM4 40GB fp16 ridge: dense 312e12/1555e9 = 200.6, 2:4 sparse 62
 TEST_CASE("the classic A100 ridge of 416 is the sparse fp16 peak over a rounded 1.5 TB/s") {
   gpu_spec a100 = builtin_gpu("a100-sxm4-40gb");
   a100.dram_bytes_per_s = 1.5e12;
-  CHECK(a100.ridge_intensity(precision::fp16, true) == doctest::Approx(416.0).epsilon(1e-12)); // 624e12 / 1.5e12
-  CHECK(a100.ridge_intensity(precision::fp16) == doctest::Approx(208.0).epsilon(1e-12));       // 312e12 / 1.5e12
+  CHECK(a100.ridge_intensity(precision::fp16, true) ==
+        doctest::Approx(416.0).epsilon(1e-12)); // 624e12 / 1.5e12
+  CHECK(a100.ridge_intensity(precision::fp16) ==
+        doctest::Approx(208.0).epsilon(1e-12)); // 312e12 / 1.5e12
 }
 
 TEST_CASE("sparse options do not mark memory-bound ops, whose fp32 peak has no sparse figure") {
   const gpu_spec a100 = builtin_gpu("a100-sxm4-40gb");
-  const std::vector<op> ops = lower_yaml("name: t\nlayers:\n  - {name: r, type: relu, features: 1000}\n");
+  const std::vector<op> ops =
+      lower_yaml("name: t\nlayers:\n  - {name: r, type: relu, features: 1000}\n");
   const prediction p = perf_model(a100, model_options{true}).predict(ops.at(0));
   CHECK_FALSE(p.sparse_peak);
   CHECK(p.peak_flop_per_s == doctest::Approx(19.5e12).epsilon(1e-12));
@@ -144,7 +154,8 @@ TEST_CASE("sparse options do not mark memory-bound ops, whose fp32 peak has no s
   CHECK_FALSE(perf_model(builtin_gpu("v100"), model_options{true}).predict(gemm).sparse_peak);
 }
 
-TEST_CASE("time = max(flops/peak, bytes/bw), attainable = min(peak, AI·bw), memory-bound iff AI < ridge") {
+TEST_CASE("time = max(flops/peak, bytes/bw), attainable = min(peak, AI·bw), memory-bound iff AI < "
+          "ridge") {
   // A made-up GPU with round numbers: fp16 peak 100 TFLOP/s, 1 TB/s, ridge 100 FLOP/B.
   gpu_spec g;
   g.name = "round";
@@ -187,14 +198,15 @@ TEST_CASE("time = max(flops/peak, bytes/bw), attainable = min(peak, AI·bw), mem
   }
 }
 
-TEST_CASE("a GPU without the precision (V100 bf16) throws input_error naming the precisions it has") {
+TEST_CASE(
+    "a GPU without the precision (V100 bf16) throws input_error naming the precisions it has") {
   const gpu_spec v100 = builtin_gpu("v100");
   CHECK_FALSE(v100.supports(precision::bf16));
   const op gemm = make_gemm_op("g", {1024, 1024, 1024}, precision::bf16);
   try {
     (void)perf_model(v100).predict(gemm);
     FAIL("predict accepted bf16 on a V100");
-  } catch (const input_error& e) {
+  } catch (const input_error &e) {
     const std::string what = e.what();
     CAPTURE(what);
     CHECK(contains(what, "v100-sxm2"));
@@ -204,12 +216,14 @@ TEST_CASE("a GPU without the precision (V100 bf16) throws input_error naming the
   CHECK_THROWS_AS((void)v100.peak_flop_per_s(precision::bf16), input_error);
   CHECK_THROWS_AS((void)v100.ridge_intensity(precision::fp8), input_error);
   // Through analyze(), too.
-  const network net = parse_network("name: t\nprecision: bf16\nlayers:\n  - {name: fc, type: linear, in: 8, out: 8}\n",
-                                    "bf16.yaml");
+  const network net = parse_network(
+      "name: t\nprecision: bf16\nlayers:\n  - {name: fc, type: linear, in: 8, out: 8}\n",
+      "bf16.yaml");
   CHECK_THROWS_AS((void)analyze(net, perf_model(v100), "test"), input_error);
 }
 
-TEST_CASE("analyze sums count × time, shares sum to 1, memory_bound_share is the memory-bound fraction") {
+TEST_CASE(
+    "analyze sums count × time, shares sum to 1, memory_bound_share is the memory-bound fraction") {
   // fc: the compute-bound batch-512 linear above, 34.360 µs, once.
   // act: ReLU over 512·4096 = 2,097,152 fp16 elements: 8,388,608 bytes / 900e9 = 9.3207 µs
   //      (memory-bound), counted 3 times by the repeat block.
@@ -221,7 +235,8 @@ TEST_CASE("analyze sums count × time, shares sum to 1, memory_bound_share is th
                                     "      - {name: act, type: relu, features: 4096}\n",
                                     "two.yaml");
   // The roofline (hand values); the GEMM model's own factors are tested in gemm_model_test.cpp.
-  const report r = analyze(net, perf_model(builtin_gpu("v100"), model_options{false, true}), "--gpu v100");
+  const report r =
+      analyze(net, perf_model(builtin_gpu("v100"), model_options{false, true}), "--gpu v100");
   CHECK(r.network_name == "two");
   CHECK(r.network_origin == "two.yaml");
   CHECK(r.batch == 512);
@@ -231,8 +246,8 @@ TEST_CASE("analyze sums count × time, shares sum to 1, memory_bound_share is th
   CHECK(r.device_selection == "--gpu v100");
   REQUIRE(r.ops.size() == 2);
 
-  const op_report& fc = r.ops[0];
-  const op_report& act = r.ops[1];
+  const op_report &fc = r.ops[0];
+  const op_report &act = r.ops[1];
   CHECK(fc.op.layer == "fc");
   CHECK(act.op.layer == "blk/act");
   CHECK(act.op.count == 3);
@@ -245,7 +260,7 @@ TEST_CASE("analyze sums count × time, shares sum to 1, memory_bound_share is th
   // time = 34.3597 + 3 · 9.3207 = 62.3218 µs
   CHECK(r.totals.time_s == doctest::Approx(6.2321765035e-5).epsilon(1e-9));
   double sum = 0;
-  for (const op_report& entry : r.ops) {
+  for (const op_report &entry : r.ops) {
     sum += entry.time_share;
     CHECK(entry.time_share == doctest::Approx(entry.total_time_s / r.totals.time_s).epsilon(1e-12));
   }
@@ -255,7 +270,8 @@ TEST_CASE("analyze sums count × time, shares sum to 1, memory_bound_share is th
   CHECK(r.totals.memory_bound_time_s == doctest::Approx(3 * 9.320675556e-6).epsilon(1e-9));
   CHECK(r.totals.memory_bound_share == doctest::Approx(0.44867193).epsilon(1e-6));
   CHECK(r.totals.gemm_time_s == doctest::Approx(3.4359738368e-5).epsilon(1e-9));
-  // FLOPs 4,294,967,296 + 3 · 2,097,152 = 4,301,258,752; bytes 13,631,488 + 3 · 8,388,608 = 38,797,312
+  // FLOPs 4,294,967,296 + 3 · 2,097,152 = 4,301,258,752; bytes 13,631,488 + 3 · 8,388,608 =
+  // 38,797,312
   CHECK(r.totals.flops == doctest::Approx(4301258752.0).epsilon(1e-15));
   CHECK(r.totals.bytes == doctest::Approx(38797312.0).epsilon(1e-15));
   CHECK(r.totals.op_count == 2);
@@ -264,7 +280,8 @@ TEST_CASE("analyze sums count × time, shares sum to 1, memory_bound_share is th
 
 TEST_CASE("analyze of an all-memory-bound network has memory_bound_share 1") {
   const network net = parse_network(linear_net(1) + "  - {name: r, type: relu}\n", "mem.yaml");
-  const report r = analyze(net, perf_model(builtin_gpu("v100"), model_options{false, true}), "test");
+  const report r =
+      analyze(net, perf_model(builtin_gpu("v100"), model_options{false, true}), "test");
   REQUIRE(r.ops.size() == 2);
   CHECK(r.ops[0].prediction.bound == bound::memory);
   CHECK(r.ops[1].prediction.bound == bound::memory);

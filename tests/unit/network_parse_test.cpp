@@ -23,13 +23,15 @@ using namespace roofline;
 
 namespace {
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string &text, const std::string &part) {
+  return text.find(part) != std::string::npos;
+}
 
 /// Parses `yaml` as "bad.yaml" and returns the error it must raise.
-input_error parse_error(const std::string& yaml) {
+input_error parse_error(const std::string &yaml) {
   try {
     (void)parse_network(yaml, "bad.yaml");
-  } catch (const input_error& e) {
+  } catch (const input_error &e) {
     return e;
   }
   FAIL("parse_network accepted:\n" << yaml);
@@ -37,41 +39,45 @@ input_error parse_error(const std::string& yaml) {
 }
 
 /// Checks the error's location and that what() is "bad.yaml:line:column: ..." and contains `text`.
-void check_error(const input_error& e, int line, int column, const std::string& text) {
+void check_error(const input_error &e, int line, int column, const std::string &text) {
   const std::string what = e.what();
   CAPTURE(what);
   CHECK(e.where().file == "bad.yaml");
   CHECK(e.where().line == line);
   CHECK(e.where().column == column);
-  CHECK(what.rfind("bad.yaml:" + std::to_string(line) + ":" + std::to_string(column) + ": ", 0) == 0);
+  CHECK(what.rfind("bad.yaml:" + std::to_string(line) + ":" + std::to_string(column) + ": ", 0) ==
+        0);
   CHECK(contains(what, text));
   CHECK(contains(e.message(), text));
 }
 
 /// A network whose only layer is `layer` (a flow mapping), which starts on line 3, column 5.
-std::string one_layer(const std::string& layer) { return "name: t\nlayers:\n  - " + layer + "\n"; }
+std::string one_layer(const std::string &layer) {
+  return "name: t\nlayers:\n  - " + layer + "\n";
+}
 
 } // namespace
 
 // ------------------------------------------------------------------ good input
 
 TEST_CASE("parse_network reads the top-level keys and each layer's body") {
-  const network net = parse_network("name: demo\n"
-                                    "description: a test\n"
-                                    "precision: bf16\n"
-                                    "batch: 8\n"
-                                    "seq_len: 128\n"
-                                    "mode: training\n"
-                                    "layers:\n"
-                                    "  - {name: fc, type: linear, in: 64, out: 32, bias: true}\n"
-                                    "  - {name: c, type: conv2d, in_channels: 3, out_channels: 8, kernel: [3, 5],"
-                                    " stride: 2, input: [32, 32]}\n"
-                                    "  - {name: a, type: attention, heads: 4, head_dim: 16, causal: true}\n"
-                                    "  - name: blk\n"
-                                    "    repeat: 2\n"
-                                    "    layers:\n"
-                                    "      - {name: r, type: relu, features: 10, precision: fp32}\n",
-                                    "demo.yaml");
+  const network net =
+      parse_network("name: demo\n"
+                    "description: a test\n"
+                    "precision: bf16\n"
+                    "batch: 8\n"
+                    "seq_len: 128\n"
+                    "mode: training\n"
+                    "layers:\n"
+                    "  - {name: fc, type: linear, in: 64, out: 32, bias: true}\n"
+                    "  - {name: c, type: conv2d, in_channels: 3, out_channels: 8, kernel: [3, 5],"
+                    " stride: 2, input: [32, 32]}\n"
+                    "  - {name: a, type: attention, heads: 4, head_dim: 16, causal: true}\n"
+                    "  - name: blk\n"
+                    "    repeat: 2\n"
+                    "    layers:\n"
+                    "      - {name: r, type: relu, features: 10, precision: fp32}\n",
+                    "demo.yaml");
   CHECK(net.name == "demo");
   CHECK(net.description == "a test");
   CHECK(net.precision == precision::bf16);
@@ -81,7 +87,7 @@ TEST_CASE("parse_network reads the top-level keys and each layer's body") {
   CHECK(net.origin == "demo.yaml");
   REQUIRE(net.layers.size() == 4);
 
-  const auto* fc = std::get_if<linear_layer>(&net.layers[0].body);
+  const auto *fc = std::get_if<linear_layer>(&net.layers[0].body);
   REQUIRE(fc != nullptr);
   CHECK(net.layers[0].name == "fc");
   CHECK(fc->in == 64);
@@ -89,7 +95,7 @@ TEST_CASE("parse_network reads the top-level keys and each layer's body") {
   CHECK_FALSE(net.layers[0].precision.has_value());
   CHECK(net.layers[0].where.line == 8);
 
-  const auto* conv = std::get_if<conv2d_layer>(&net.layers[1].body);
+  const auto *conv = std::get_if<conv2d_layer>(&net.layers[1].body);
   REQUIRE(conv != nullptr);
   CHECK(conv->kernel_h == 3);
   CHECK(conv->kernel_w == 5);
@@ -99,18 +105,18 @@ TEST_CASE("parse_network reads the top-level keys and each layer's body") {
   CHECK(conv->padding_w == 0);
   CHECK(conv->input_h == 32);
 
-  const auto* attention = std::get_if<attention_layer>(&net.layers[2].body);
+  const auto *attention = std::get_if<attention_layer>(&net.layers[2].body);
   REQUIRE(attention != nullptr);
   CHECK(attention->seq_len == 128); // the network's
   CHECK(attention->kv_len == 128);  // the layer's seq_len
   CHECK(attention->causal);
 
-  const auto* block = std::get_if<repeat_block>(&net.layers[3].body);
+  const auto *block = std::get_if<repeat_block>(&net.layers[3].body);
   REQUIRE(block != nullptr);
   CHECK(net.layers[3].name == "blk");
   CHECK(block->times == 2);
   REQUIRE(block->layers.size() == 1);
-  const auto* relu = std::get_if<memory_layer>(&block->layers[0].body);
+  const auto *relu = std::get_if<memory_layer>(&block->layers[0].body);
   REQUIRE(relu != nullptr);
   CHECK(relu->kind == memory_op_kind::relu);
   CHECK(relu->features == 10);
@@ -136,7 +142,8 @@ TEST_CASE("a YAML syntax error is an input_error at the offending position") {
   check_error(parse_error("name: t\n\tbatch: 2\nlayers: []\n"), 2, 1, "YAML syntax error");
 }
 
-TEST_CASE("an unknown layer type is located at the type and suggests the closest (lineer → linear)") {
+TEST_CASE(
+    "an unknown layer type is located at the type and suggests the closest (lineer → linear)") {
   const input_error e = parse_error(one_layer("{name: fc, type: lineer, in: 1, out: 2}"));
   check_error(e, 3, 22, "unknown layer type 'lineer'");
   CHECK(contains(e.what(), "did you mean `linear`"));
@@ -149,17 +156,21 @@ TEST_CASE("an unknown key is located at the key and suggests the closest (outt �
   check_error(e, 3, 37, "unknown key `outt`");
   CHECK(contains(e.what(), "did you mean `out`"));
   // Attention's head_dims → head_dim, as the format doc promises.
-  const input_error attn = parse_error(one_layer("{name: a, type: attention, heads: 2, head_dims: 64}"));
+  const input_error attn =
+      parse_error(one_layer("{name: a, type: attention, heads: 2, head_dims: 64}"));
   CHECK(contains(attn.what(), "did you mean `head_dim`"));
   // At the top level: batchsize → batch, at line 2, column 1.
-  const input_error top = parse_error("name: t\nbatchsize: 4\nlayers:\n  - {name: fc, type: linear, in: 1, out: 1}\n");
+  const input_error top =
+      parse_error("name: t\nbatchsize: 4\nlayers:\n  - {name: fc, type: linear, in: 1, out: 1}\n");
   check_error(top, 2, 1, "unknown key `batchsize`");
   CHECK(contains(top.what(), "`batch`"));
 }
 
 TEST_CASE("a missing required key is reported at its mapping") {
-  check_error(parse_error(one_layer("{name: fc, type: linear, in: 1}")), 3, 5, "missing required key `out`");
-  check_error(parse_error(one_layer("{name: fc, in: 1, out: 2}")), 3, 5, "missing required key `type`");
+  check_error(parse_error(one_layer("{name: fc, type: linear, in: 1}")), 3, 5,
+              "missing required key `out`");
+  check_error(parse_error(one_layer("{name: fc, in: 1, out: 2}")), 3, 5,
+              "missing required key `type`");
   check_error(parse_error("name: t\nbatch: 2\n"), 1, 1, "missing required key `layers`");
   check_error(parse_error("batch: 2\nlayers:\n  - {name: fc, type: linear, in: 1, out: 1}\n"), 1, 1,
               "missing required key `name`");
@@ -171,20 +182,23 @@ TEST_CASE("a layer without `name` is an input_error, not an escaping yaml-cpp ex
   try {
     (void)parse_network(one_layer("{type: linear, in: 1, out: 2}"), "bad.yaml");
     FAIL("a layer without a name was accepted");
-  } catch (const input_error& e) {
+  } catch (const input_error &e) {
     check_error(e, 3, 5, "missing required key `name`");
-  } catch (const std::exception& e) {
-    FAIL_CHECK("escaped as a " << std::string(typeid(e).name()) << ", not roofline::input_error: " << std::string(e.what()));
+  } catch (const std::exception &e) {
+    FAIL_CHECK("escaped as a " << std::string(typeid(e).name())
+                               << ", not roofline::input_error: " << std::string(e.what()));
   }
   // The same holds for a repeat block's layers.
   try {
-    (void)parse_network("name: t\nlayers:\n  - repeat: 2\n    layers:\n      - {type: relu, features: 4}\n",
-                        "bad.yaml");
+    (void)parse_network(
+        "name: t\nlayers:\n  - repeat: 2\n    layers:\n      - {type: relu, features: 4}\n",
+        "bad.yaml");
     FAIL("a layer without a name was accepted");
-  } catch (const input_error& e) {
+  } catch (const input_error &e) {
     CHECK(e.where().line == 5);
-  } catch (const std::exception& e) {
-    FAIL_CHECK("escaped as a " << std::string(typeid(e).name()) << ", not roofline::input_error: " << std::string(e.what()));
+  } catch (const std::exception &e) {
+    FAIL_CHECK("escaped as a " << std::string(typeid(e).name())
+                               << ", not roofline::input_error: " << std::string(e.what()));
   }
 }
 
@@ -205,41 +219,48 @@ TEST_CASE("zero and negative sizes are rejected") {
               "`in` must be a positive integer, got 0");
   check_error(parse_error(one_layer("{name: fc, type: linear, in: -4, out: 2}")), 3, 34,
               "`in` must be a positive integer, got -4");
-  check_error(parse_error("name: t\nbatch: 0\nlayers:\n  - {name: fc, type: linear, in: 1, out: 1}\n"), 2, 8,
-              "`batch` must be a positive integer");
+  check_error(
+      parse_error("name: t\nbatch: 0\nlayers:\n  - {name: fc, type: linear, in: 1, out: 1}\n"), 2,
+      8, "`batch` must be a positive integer");
   // Padding may be 0 but not negative.
-  check_error(parse_error(one_layer("{name: c, type: conv2d, in_channels: 1, out_channels: 1, kernel: 1,"
-                                    " padding: -1, input: [4, 4]}")),
-              3, 82, "`padding` must be a non-negative integer, got -1");
+  check_error(
+      parse_error(one_layer("{name: c, type: conv2d, in_channels: 1, out_channels: 1, kernel: 1,"
+                            " padding: -1, input: [4, 4]}")),
+      3, 82, "`padding` must be a non-negative integer, got -1");
 }
 
 TEST_CASE("an integer too large for 64 bits is rejected") {
-  check_error(parse_error(one_layer("{name: fc, type: linear, in: 99999999999999999999, out: 2}")), 3, 34,
-              "`in` = 99999999999999999999 does not fit in a 64-bit integer");
+  check_error(parse_error(one_layer("{name: fc, type: linear, in: 99999999999999999999, out: 2}")),
+              3, 34, "`in` = 99999999999999999999 does not fit in a 64-bit integer");
   // 2^63 - 1 itself still parses.
-  const network net = parse_network(one_layer("{name: fc, type: linear, in: 9223372036854775807, out: 2}"), "m.yaml");
+  const network net = parse_network(
+      one_layer("{name: fc, type: linear, in: 9223372036854775807, out: 2}"), "m.yaml");
   CHECK(std::get<linear_layer>(net.layers.at(0).body).in == 9223372036854775807);
 }
 
 TEST_CASE("an unknown precision is reported with the known ones (fp17 → fp16)") {
-  const input_error e = parse_error("name: t\nprecision: fp17\nlayers:\n  - {name: fc, type: linear, in: 1, out: 1}\n");
+  const input_error e = parse_error(
+      "name: t\nprecision: fp17\nlayers:\n  - {name: fc, type: linear, in: 1, out: 1}\n");
   check_error(e, 2, 12, "unknown precision `fp17`");
   CHECK(contains(e.what(), "did you mean `fp16`"));
   CHECK(contains(e.what(), "`bf16`")); // in the list of expected ones
   // On a layer, too.
-  const input_error layer = parse_error(one_layer("{name: fc, type: linear, in: 1, out: 1, precision: half}"));
+  const input_error layer =
+      parse_error(one_layer("{name: fc, type: linear, in: 1, out: 1, precision: half}"));
   CHECK(contains(layer.what(), "unknown precision `half`"));
   CHECK(layer.where().line == 3);
 }
 
 TEST_CASE("a bad mode is rejected with a suggestion") {
-  const input_error e = parse_error("name: t\nmode: train\nlayers:\n  - {name: fc, type: linear, in: 1, out: 1}\n");
+  const input_error e =
+      parse_error("name: t\nmode: train\nlayers:\n  - {name: fc, type: linear, in: 1, out: 1}\n");
   check_error(e, 2, 7, "`mode` must be `inference` or `training`, got `train`");
   CHECK(contains(e.what(), "did you mean `training`"));
 }
 
 TEST_CASE("empty or missing layer lists are rejected") {
-  check_error(parse_error("name: t\nlayers: []\n"), 2, 9, "`layers` must be a non-empty list of layers");
+  check_error(parse_error("name: t\nlayers: []\n"), 2, 9,
+              "`layers` must be a non-empty list of layers");
   // An empty value: yaml-cpp marks the null node where the next token would start (3:1).
   const input_error nothing = parse_error("name: t\nlayers:\n");
   CHECK(nothing.where().line >= 2);
@@ -256,11 +277,13 @@ TEST_CASE("a document that is not a mapping is rejected at 1:1") {
 
 TEST_CASE("a layer that is not a mapping, and malformed layer values, are rejected") {
   check_error(parse_error("name: t\nlayers:\n  - fc1\n"), 3, 5, "a layer must be a mapping");
-  check_error(parse_error(one_layer("{name: c, type: conv2d, in_channels: 1, out_channels: 1, kernel: [1, 2, 3],"
-                                    " input: [4, 4]}")),
+  check_error(parse_error(one_layer(
+                  "{name: c, type: conv2d, in_channels: 1, out_channels: 1, kernel: [1, 2, 3],"
+                  " input: [4, 4]}")),
               3, 70, "`kernel` must be one integer or a list of two, got a list of 3");
-  check_error(parse_error(one_layer("{name: a, type: attention, heads: 1, head_dim: 1, causal: maybe}")), 3, 63,
-              "`causal` must be true or false");
+  check_error(
+      parse_error(one_layer("{name: a, type: attention, heads: 1, head_dim: 1, causal: maybe}")), 3,
+      63, "`causal` must be true or false");
   // A key that another layer type takes is still unknown for this one.
   check_error(parse_error(one_layer("{name: r, type: relu, in: 4}")), 3, 27, "unknown key `in`");
 }
@@ -283,14 +306,14 @@ TEST_CASE("load_network on a missing file or a directory is an input_error namin
   try {
     (void)load_network(missing);
     FAIL("a missing file loaded");
-  } catch (const input_error& e) {
+  } catch (const input_error &e) {
     CHECK(e.where().file == missing.string());
     CHECK(contains(e.what(), "no such file"));
   }
   try {
     (void)load_network(fs::temp_directory_path());
     FAIL("a directory loaded");
-  } catch (const input_error& e) {
+  } catch (const input_error &e) {
     CHECK(contains(e.what(), "not a regular file"));
   }
 }
@@ -299,7 +322,7 @@ TEST_CASE("load_network errors name the file they come from") {
   namespace fs = std::filesystem;
   const fs::path file = fs::temp_directory_path() / "roofline-network-test-bad.yaml";
   {
-    std::FILE* out = std::fopen(file.string().c_str(), "w");
+    std::FILE *out = std::fopen(file.string().c_str(), "w");
     REQUIRE(out != nullptr);
     std::fputs("name: t\nlayers:\n  - {name: fc, type: linear, in: 0, out: 1}\n", out);
     std::fclose(out);
@@ -307,7 +330,7 @@ TEST_CASE("load_network errors name the file they come from") {
   try {
     (void)load_network(file);
     FAIL("in: 0 was accepted");
-  } catch (const input_error& e) {
+  } catch (const input_error &e) {
     CHECK(e.where().file == file.string());
     CHECK(e.where().line == 3);
     CHECK(std::string(e.what()).rfind(file.string() + ":3:", 0) == 0);
@@ -315,17 +338,18 @@ TEST_CASE("load_network errors name the file they come from") {
   fs::remove(file);
 }
 
-TEST_CASE("every file in examples/ parses, lowers and is analysed on the default GPU without error") {
+TEST_CASE(
+    "every file in examples/ parses, lowers and is analysed on the default GPU without error") {
   namespace fs = std::filesystem;
   std::vector<fs::path> files;
-  for (const auto& entry : fs::directory_iterator(ROOFLINE_SOURCE_DIR "/examples"))
+  for (const auto &entry : fs::directory_iterator(ROOFLINE_SOURCE_DIR "/examples"))
     if (entry.path().extension() == ".yaml")
       files.push_back(entry.path());
   std::sort(files.begin(), files.end());
   CHECK(files.size() >= 9);
-  const gpu_spec* gpu = spec_catalog::builtin().find(spec_catalog::default_gpu);
+  const gpu_spec *gpu = spec_catalog::builtin().find(spec_catalog::default_gpu);
   REQUIRE(gpu != nullptr);
-  for (const fs::path& file : files) {
+  for (const fs::path &file : files) {
     CAPTURE(file.string());
     try {
       const network net = load_network(file);
@@ -334,12 +358,12 @@ TEST_CASE("every file in examples/ parses, lowers and is analysed on the default
       CHECK_FALSE(ops.empty());
       const report r = analyze(net, perf_model(*gpu), "test");
       CHECK(r.totals.time_s > 0);
-      for (const op& o : ops) {
+      for (const op &o : ops) {
         CHECK(o.flops > 0);
         CHECK(o.bytes > 0);
         CHECK(o.count > 0);
       }
-    } catch (const input_error& e) {
+    } catch (const input_error &e) {
       FAIL_CHECK(std::string(e.what()));
     }
   }

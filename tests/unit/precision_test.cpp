@@ -41,7 +41,8 @@ TEST_CASE("parse_precision returns nullopt for unknown names") {
   CHECK_FALSE(roofline::parse_precision("FP16").has_value());
 }
 
-TEST_CASE("element_bytes: 8 for fp64, 4 for fp32 and tf32, 2 for fp16 and bf16, 1 for fp8 and int8") {
+TEST_CASE(
+    "element_bytes: 8 for fp64, 4 for fp32 and tf32, 2 for fp16 and bf16, 1 for fp8 and int8") {
   CHECK(roofline::element_bytes(precision::fp64) == 8);
   CHECK(roofline::element_bytes(precision::fp32) == 4);
   CHECK(roofline::element_bytes(precision::tf32) == 4); // stored as fp32

@@ -21,7 +21,9 @@ using nlohmann::json;
 
 namespace {
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string &text, const std::string &part) {
+  return text.find(part) != std::string::npos;
+}
 
 /// fc (a GEMM, compute-bound) and act (a ReLU, memory-bound, 3 runs) on a V100.
 report small_report() {
@@ -32,18 +34,19 @@ report small_report() {
                                     "    layers:\n"
                                     "      - {name: act, type: relu, features: 4096}\n",
                                     "small.yaml");
-  const gpu_spec* v100 = spec_catalog::builtin().find("v100");
+  const gpu_spec *v100 = spec_catalog::builtin().find("v100");
   REQUIRE(v100 != nullptr);
-  return analyze(net, perf_model(*v100, model_options{false, true}), "--gpu v100"); // the roofline: hand values
+  return analyze(net, perf_model(*v100, model_options{false, true}),
+                 "--gpu v100"); // the roofline: hand values
 }
 
-std::string written(const report& r, output_format format, write_options options = {}) {
+std::string written(const report &r, output_format format, write_options options = {}) {
   std::ostringstream out;
   write_report(r, format, out, options);
   return out.str();
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
+std::vector<std::string> lines_of(const std::string &text) {
   std::vector<std::string> lines;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);)
@@ -52,7 +55,7 @@ std::vector<std::string> lines_of(const std::string& text) {
 }
 
 /// Splits a CSV line without quoted fields (the small report has none).
-std::vector<std::string> fields_of(const std::string& line) {
+std::vector<std::string> fields_of(const std::string &line) {
   std::vector<std::string> fields;
   std::string field;
   std::istringstream in(line);
@@ -63,17 +66,18 @@ std::vector<std::string> fields_of(const std::string& line) {
   return fields;
 }
 
-bool is_number(const std::string& text) {
+bool is_number(const std::string &text) {
   if (text.empty())
     return false;
-  char* end = nullptr;
+  char *end = nullptr;
   (void)std::strtod(text.c_str(), &end);
   return end == text.c_str() + text.size();
 }
 
 } // namespace
 
-TEST_CASE("JSON report parses and has schema_version, tool, network, device, model, ops and totals") {
+TEST_CASE(
+    "JSON report parses and has schema_version, tool, network, device, model, ops and totals") {
   const report r = small_report();
   const json doc = json::parse(written(r, output_format::json));
   CHECK(doc.at("schema_version") == json_schema_version);
@@ -90,8 +94,9 @@ TEST_CASE("JSON report parses and has schema_version, tool, network, device, mod
   CHECK(doc.at("ops").is_array());
   CHECK(doc.at("ops").size() == 2);
 
-  const json& totals = doc.at("totals");
-  for (const char* key : {"predicted_time_us", "flops", "bytes", "memory_bound_share", "op_count", "gemm_count"}) {
+  const json &totals = doc.at("totals");
+  for (const char *key :
+       {"predicted_time_us", "flops", "bytes", "memory_bound_share", "op_count", "gemm_count"}) {
     CAPTURE(key);
     CHECK(totals.at(key).is_number());
   }
@@ -106,24 +111,25 @@ TEST_CASE("every JSON op has the documented fields, numbers as numbers") {
   const json doc = json::parse(written(r, output_format::json));
   REQUIRE(doc.at("ops").size() == r.ops.size());
   for (std::size_t i = 0; i < r.ops.size(); ++i) {
-    const json& o = doc.at("ops")[i];
-    const op_report& expected = r.ops[i];
+    const json &o = doc.at("ops")[i];
+    const op_report &expected = r.ops[i];
     CAPTURE(expected.op.layer);
-    for (const char* key : {"layer", "pass", "kind", "precision", "bound"}) {
+    for (const char *key : {"layer", "pass", "kind", "precision", "bound"}) {
       CAPTURE(key);
       CHECK(o.at(key).is_string());
     }
-    for (const char* key : {"flops", "bytes", "count"}) {
+    for (const char *key : {"flops", "bytes", "count"}) {
       CAPTURE(key);
       CHECK(o.at(key).is_number_integer());
     }
-    for (const char* key : {"arithmetic_intensity", "ridge_intensity", "predicted_time_us", "total_time_us",
-                            "attainable_flop_per_s", "time_share", "peak_flop_per_s"}) {
+    for (const char *key :
+         {"arithmetic_intensity", "ridge_intensity", "predicted_time_us", "total_time_us",
+          "attainable_flop_per_s", "time_share", "peak_flop_per_s"}) {
       CAPTURE(key);
       CHECK(o.at(key).is_number());
     }
     // GEMM dimensions are integers on a GEMM, null (not a string) on a memory-bound op.
-    for (const char* key : {"m", "n", "k", "batch_count"}) {
+    for (const char *key : {"m", "n", "k", "batch_count"}) {
       CAPTURE(key);
       if (expected.op.is_gemm())
         CHECK(o.at(key).is_number_integer());
@@ -143,7 +149,7 @@ TEST_CASE("every JSON op has the documented fields, numbers as numbers") {
     CHECK(o.at("ridge_intensity").get<double>() ==
           doctest::Approx(expected.prediction.ridge_intensity).epsilon(1e-12));
   }
-  const json& fc = doc.at("ops")[0];
+  const json &fc = doc.at("ops")[0];
   CHECK(fc.at("m") == 512);
   CHECK(fc.at("n") == 4096);
   CHECK(fc.at("k") == 1024);
@@ -152,7 +158,7 @@ TEST_CASE("every JSON op has the documented fields, numbers as numbers") {
   CHECK(fc.at("bytes") == 13631488);
   CHECK(fc.at("bound") == "compute");
   CHECK(fc.at("precision") == "fp16");
-  const json& act = doc.at("ops")[1];
+  const json &act = doc.at("ops")[1];
   CHECK(act.at("layer") == "blk/act");
   CHECK(act.at("kind") == "relu");
   CHECK(act.at("bound") == "memory");
@@ -167,18 +173,19 @@ TEST_CASE("CSV: the header row is JSON op field names, then one row per op") {
   REQUIRE(lines.size() == 1 + r.ops.size());
 
   const std::vector<std::string> header = fields_of(lines[0]);
-  const json& first_op = doc.at("ops")[0];
-  for (const std::string& key : header) {
+  const json &first_op = doc.at("ops")[0];
+  for (const std::string &key : header) {
     CAPTURE(key);
     CHECK(first_op.contains(key));
   }
-  for (const char* key : {"layer", "pass", "kind", "m", "n", "k", "batch_count", "precision", "flops", "bytes",
-                          "arithmetic_intensity", "ridge_intensity", "bound", "predicted_time_us"}) {
+  for (const char *key :
+       {"layer", "pass", "kind", "m", "n", "k", "batch_count", "precision", "flops", "bytes",
+        "arithmetic_intensity", "ridge_intensity", "bound", "predicted_time_us"}) {
     CAPTURE(key);
     CHECK(std::find(header.begin(), header.end(), key) != header.end());
   }
 
-  const auto column = [&](const std::string& key) {
+  const auto column = [&](const std::string &key) {
     return static_cast<std::size_t>(std::find(header.begin(), header.end(), key) - header.begin());
   };
   for (std::size_t i = 0; i < r.ops.size(); ++i) {
@@ -202,7 +209,7 @@ TEST_CASE("CSV numeric columns hold numbers (or nothing where JSON has null), ne
     const std::vector<std::string> row = fields_of(lines[i]);
     REQUIRE(row.size() == header.size());
     for (std::size_t c = 0; c < header.size(); ++c) {
-      const std::string& key = header[c];
+      const std::string &key = header[c];
       if (key == "layer" || key == "pass" || key == "kind" || key == "precision" || key == "bound")
         continue;
       CAPTURE(lines[i]);
@@ -217,8 +224,9 @@ TEST_CASE("Markdown has a header line, a separator line and one row per op") {
   const report r = small_report();
   const std::string md = written(r, output_format::markdown);
   const std::vector<std::string> lines = lines_of(md);
-  const auto header = std::find_if(lines.begin(), lines.end(),
-                                   [](const std::string& l) { return l.rfind("| layer | pass | kind |", 0) == 0; });
+  const auto header = std::find_if(lines.begin(), lines.end(), [](const std::string &l) {
+    return l.rfind("| layer | pass | kind |", 0) == 0;
+  });
   REQUIRE(header != lines.end());
   REQUIRE(header + 1 != lines.end());
   CHECK((header + 1)->rfind("| --- |", 0) == 0);
@@ -242,9 +250,10 @@ TEST_CASE("the table format contains the layer names, and ANSI colour only when 
 }
 
 TEST_CASE("analyze_ops of one GEMM writes valid JSON too") {
-  const gpu_spec* h100 = spec_catalog::builtin().find("h100");
+  const gpu_spec *h100 = spec_catalog::builtin().find("h100");
   REQUIRE(h100 != nullptr);
-  const report r = analyze_ops("gemm 4096x4096x4096", {make_gemm_op("gemm", {4096, 4096, 4096}, precision::bf16)},
+  const report r = analyze_ops("gemm 4096x4096x4096",
+                               {make_gemm_op("gemm", {4096, 4096, 4096}, precision::bf16)},
                                perf_model(*h100), "--gpu h100");
   const json doc = json::parse(written(r, output_format::json));
   REQUIRE(doc.at("ops").size() == 1);
@@ -259,7 +268,7 @@ TEST_CASE("write_spec_list JSON lists every built-in GPU") {
   const json doc = json::parse(out.str());
   CHECK(doc.at("schema_version") == json_schema_version);
   REQUIRE(doc.at("gpus").size() == spec_catalog::builtin().specs().size());
-  for (const json& gpu : doc.at("gpus")) {
+  for (const json &gpu : doc.at("gpus")) {
     CHECK(gpu.at("name").is_string());
     CHECK(gpu.at("peaks").at("fp32").at("dense_flop_per_s").is_number());
   }

@@ -20,29 +20,32 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string &text, const std::string &part) {
+  return text.find(part) != std::string::npos;
+}
 
 std::vector<fs::path> spec_files() {
   std::vector<fs::path> files;
-  for (const auto& entry : fs::directory_iterator(ROOFLINE_SOURCE_DIR "/specs"))
+  for (const auto &entry : fs::directory_iterator(ROOFLINE_SOURCE_DIR "/specs"))
     if (entry.path().extension() == ".yaml")
       files.push_back(entry.path());
   std::sort(files.begin(), files.end());
   return files;
 }
 
-void write_file(const fs::path& file, const std::string& text) {
-  std::FILE* out = std::fopen(file.string().c_str(), "w");
+void write_file(const fs::path &file, const std::string &text) {
+  std::FILE *out = std::fopen(file.string().c_str(), "w");
   REQUIRE(out != nullptr);
   std::fputs(text.c_str(), out);
   std::fclose(out);
 }
 
 /// A minimal valid spec; `extra_peaks` lines go under peak_tflop_per_s.
-std::string spec_yaml(const std::string& name, const std::string& peaks = "  fp32: {dense: 10}\n") {
+std::string spec_yaml(const std::string &name, const std::string &peaks = "  fp32: {dense: 10}\n") {
   return "name: " + name +
          "\narchitecture: test\ncompute_capability: \"1.0\"\nsm_count: 4\nboost_clock_mhz: 1000\n"
-         "memory_gb: 8\ndram_bandwidth_gb_per_s: 500\nl2_cache_mb: 2\ntdp_w: 100\npeak_tflop_per_s:\n" +
+         "memory_gb: 8\ndram_bandwidth_gb_per_s: 500\nl2_cache_mb: 2\ntdp_w: "
+         "100\npeak_tflop_per_s:\n" +
          peaks;
 }
 
@@ -50,14 +53,14 @@ std::string spec_yaml(const std::string& name, const std::string& peaks = "  fp3
 
 TEST_CASE("every specs/*.yaml is built in, and the built-in copy equals the file") {
   const std::vector<fs::path> files = spec_files();
-  const spec_catalog& catalog = spec_catalog::builtin();
+  const spec_catalog &catalog = spec_catalog::builtin();
   CHECK(files.size() >= 14);
   CHECK(catalog.specs().size() == files.size());
-  for (const fs::path& file : files) {
+  for (const fs::path &file : files) {
     CAPTURE(file.string());
     const gpu_spec from_file = load_gpu_spec(file);
     CHECK(from_file.origin == file.string());
-    const gpu_spec* built_in = catalog.find(from_file.name);
+    const gpu_spec *built_in = catalog.find(from_file.name);
     REQUIRE(built_in != nullptr);
     CHECK(built_in->origin == "specs/" + file.filename().string());
     CHECK(built_in->name == file.stem().string()); // the file is named after the GPU
@@ -67,8 +70,9 @@ TEST_CASE("every specs/*.yaml is built in, and the built-in copy equals the file
   }
 }
 
-TEST_CASE("built-in specs are sane: fp32 present, positive rates, sparse peaks about twice the dense ones") {
-  for (const gpu_spec& spec : spec_catalog::builtin().specs()) {
+TEST_CASE("built-in specs are sane: fp32 present, positive rates, sparse peaks about twice the "
+          "dense ones") {
+  for (const gpu_spec &spec : spec_catalog::builtin().specs()) {
     CAPTURE(spec.name);
     CHECK(spec.supports(precision::fp32));
     CHECK(spec.dram_bytes_per_s > 0);
@@ -76,13 +80,14 @@ TEST_CASE("built-in specs are sane: fp32 present, positive rates, sparse peaks a
     CHECK(spec.boost_clock_hz > 0);
     CHECK_FALSE(spec.display_name.empty());
     CHECK_FALSE(spec.architecture.empty());
-    for (const auto& [p, rate] : spec.peaks) {
+    for (const auto &[p, rate] : spec.peaks) {
       CAPTURE(to_string(p));
       CHECK(rate.dense_flop_per_s > 0);
-      // Within 3%: the L40S datasheet prints fp16 dense 362.05 and sparse 733 (ratio 2.025), and the
-      // spec keeps the printed figures on purpose (see specs/l40s.yaml).
+      // Within 3%: the L40S datasheet prints fp16 dense 362.05 and sparse 733 (ratio 2.025), and
+      // the spec keeps the printed figures on purpose (see specs/l40s.yaml).
       if (rate.sparse_flop_per_s)
-        CHECK(*rate.sparse_flop_per_s / rate.dense_flop_per_s == doctest::Approx(2.0).epsilon(0.03));
+        CHECK(*rate.sparse_flop_per_s / rate.dense_flop_per_s ==
+              doctest::Approx(2.0).epsilon(0.03));
     }
   }
 }
@@ -90,17 +95,18 @@ TEST_CASE("built-in specs are sane: fp32 present, positive rates, sparse peaks a
 TEST_CASE("names and aliases are unique across the catalog, and the catalog is sorted by name") {
   std::set<std::string> seen;
   std::vector<std::string> names;
-  for (const gpu_spec& spec : spec_catalog::builtin().specs()) {
+  for (const gpu_spec &spec : spec_catalog::builtin().specs()) {
     names.push_back(spec.name);
     CHECK_MESSAGE(seen.insert(detail::to_lower(spec.name)).second, "duplicate name " << spec.name);
-    for (const std::string& alias : spec.aliases)
+    for (const std::string &alias : spec.aliases)
       CHECK_MESSAGE(seen.insert(detail::to_lower(alias)).second, "duplicate alias " << alias);
   }
   CHECK(std::is_sorted(names.begin(), names.end()));
 }
 
-TEST_CASE("aliases v100, a100, h100, h200 resolve to v100-sxm2, a100-sxm4-80gb, h100-sxm5, h200-sxm") {
-  const spec_catalog& catalog = spec_catalog::builtin();
+TEST_CASE(
+    "aliases v100, a100, h100, h200 resolve to v100-sxm2, a100-sxm4-80gb, h100-sxm5, h200-sxm") {
+  const spec_catalog &catalog = spec_catalog::builtin();
   CHECK(catalog.resolve("v100").name == "v100-sxm2");
   CHECK(catalog.resolve("a100").name == "a100-sxm4-80gb");
   CHECK(catalog.resolve("h100").name == "h100-sxm5");
@@ -110,7 +116,7 @@ TEST_CASE("aliases v100, a100, h100, h200 resolve to v100-sxm2, a100-sxm4-80gb, 
 }
 
 TEST_CASE("names and aliases match case-insensitively") {
-  const spec_catalog& catalog = spec_catalog::builtin();
+  const spec_catalog &catalog = spec_catalog::builtin();
   REQUIRE(catalog.find("V100") != nullptr);
   CHECK(catalog.find("V100")->name == "v100-sxm2");
   REQUIRE(catalog.find("H200-SXM") != nullptr);
@@ -120,11 +126,11 @@ TEST_CASE("names and aliases match case-insensitively") {
 }
 
 TEST_CASE("an unknown GPU name is an input_error listing the closest known names") {
-  const spec_catalog& catalog = spec_catalog::builtin();
+  const spec_catalog &catalog = spec_catalog::builtin();
   try {
     (void)catalog.resolve("h20");
     FAIL("h20 resolved");
-  } catch (const input_error& e) {
+  } catch (const input_error &e) {
     const std::string what = e.what();
     CAPTURE(what);
     CHECK(contains(what, "unknown GPU `h20`"));
@@ -135,18 +141,18 @@ TEST_CASE("an unknown GPU name is an input_error listing the closest known names
   try {
     (void)catalog.resolve("a100-sxm4-80");
     FAIL("a100-sxm4-80 resolved");
-  } catch (const input_error& e) {
+  } catch (const input_error &e) {
     CHECK(contains(e.what(), "`a100-sxm4-80gb`"));
   }
   // Nothing close: every known name is listed.
   try {
     (void)catalog.resolve("quantum-accelerator-9000");
     FAIL("a made-up name resolved");
-  } catch (const input_error& e) {
+  } catch (const input_error &e) {
     const std::string what = e.what();
     CAPTURE(what);
     CHECK(contains(what, "known GPUs"));
-    for (const gpu_spec& spec : catalog.specs())
+    for (const gpu_spec &spec : catalog.specs())
       CHECK(contains(what, "`" + spec.name + "`"));
   }
 }
@@ -177,18 +183,21 @@ TEST_CASE("parse_gpu_spec rejects specs without fp32, with unknown keys or with 
   try {
     (void)parse_gpu_spec(spec_yaml("no-fp32", "  fp16: {dense: 10}\n"), "x.yaml");
     FAIL("a spec without fp32 was accepted");
-  } catch (const input_error& e) {
+  } catch (const input_error &e) {
     CHECK(contains(e.what(), "fp32"));
     CHECK(e.where().file == "x.yaml");
   }
   CHECK_THROWS_AS((void)parse_gpu_spec(spec_yaml("typo") + "tdp: 3\n", "x.yaml"), input_error);
-  CHECK_THROWS_AS((void)parse_gpu_spec(spec_yaml("bad", "  fp32: {dense: -1}\n"), "x.yaml"), input_error);
-  CHECK_THROWS_AS((void)parse_gpu_spec(spec_yaml("bad", "  fp32: {dense: lots}\n"), "x.yaml"), input_error);
-  CHECK_THROWS_AS((void)parse_gpu_spec(spec_yaml("bad", "  fp17: {dense: 1}\n"), "x.yaml"), input_error);
+  CHECK_THROWS_AS((void)parse_gpu_spec(spec_yaml("bad", "  fp32: {dense: -1}\n"), "x.yaml"),
+                  input_error);
+  CHECK_THROWS_AS((void)parse_gpu_spec(spec_yaml("bad", "  fp32: {dense: lots}\n"), "x.yaml"),
+                  input_error);
+  CHECK_THROWS_AS((void)parse_gpu_spec(spec_yaml("bad", "  fp17: {dense: 1}\n"), "x.yaml"),
+                  input_error);
 }
 
 TEST_CASE("the default GPU is in the built-in catalog") {
-  const gpu_spec* spec = spec_catalog::builtin().find(spec_catalog::default_gpu);
+  const gpu_spec *spec = spec_catalog::builtin().find(spec_catalog::default_gpu);
   REQUIRE(spec != nullptr);
   CHECK(spec->name == "h200-sxm");
 }

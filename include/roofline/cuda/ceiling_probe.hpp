@@ -10,13 +10,13 @@ namespace roofline::cuda {
 
 struct probe_options {
   /// Called before each measurement with its name (for a progress display).
-  std::function<void(const std::string&)> progress;
+  std::function<void(const std::string &)> progress;
 };
 
 /// Measures the GPU's ceilings: DRAM read/write/copy bandwidth and cudaMemcpy, L2 bandwidth, FP32
 /// and FP64 FMA rates, tensor-core rates per precision (cuBLASLt at 8192³ and our mma.sync kernel),
 /// and launch overhead. Random data, warm-up, median of timed runs (CUDA events).
 /// A measurement that fails is recorded with its failure; the others still run.
-measured_ceilings measure_ceilings(int ordinal, const probe_options& options = {});
+measured_ceilings measure_ceilings(int ordinal, const probe_options &options = {});
 
 } // namespace roofline::cuda

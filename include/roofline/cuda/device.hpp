@@ -22,12 +22,12 @@ device_report local_device_report(int ordinal = 0);
 /// local_device_report() with measured ceilings: the cached ones, or (when none are cached or
 /// `refresh`) measured now and saved to the cache. `progress` sees each measurement's name.
 device_report measured_device_report(int ordinal, bool refresh,
-                                     const std::function<void(const std::string&)>& progress = {});
+                                     const std::function<void(const std::string &)> &progress = {});
 
 /// The roofline `--gpu auto` analyses against, and a line saying where its numbers come from.
 struct local_gpu {
-  gpu_spec spec;        ///< with the measured ceilings and fitted model, where there are any
-  gpu_spec datasheet;   ///< the same GPU on paper (its catalog spec, else the theoretical roofline)
+  gpu_spec spec;      ///< with the measured ceilings and fitted model, where there are any
+  gpu_spec datasheet; ///< the same GPU on paper (its catalog spec, else the theoretical roofline)
   std::string selection;
 };
 

@@ -19,26 +19,26 @@ std::optional<gemm_engine> parse_gemm_engine(std::string_view name);
 
 struct measure_options {
   gemm_engine engine = gemm_engine::cublas;
-  bool cold_l2 = false;    ///< rotate operand buffers whose total exceeds twice the L2
-  bool counters = true;    ///< read hardware counters through CUPTI (passes + 1 extra calls per op)
+  bool cold_l2 = false; ///< rotate operand buffers whose total exceeds twice the L2
+  bool counters = true; ///< read hardware counters through CUPTI (passes + 1 extra calls per op)
   double time_budget_s = 0.05; ///< timed calls per op are sized to about this much GPU time
   /// Called before each op: (index, total, layer).
-  std::function<void(std::size_t, std::size_t, const std::string&)> progress;
+  std::function<void(std::size_t, std::size_t, const std::string &)> progress;
 };
 
 /// Runs every GEMM of `r` on GPU 0 and stores what it showed in each op's `measured`: the result is
 /// first checked against a double-precision reference on sampled outputs, then timed (median of
-/// back-to-back calls), then profiled under CUPTI counters (one user range around one call, replayed
-/// once per pass). An op that does not fit in free
-/// memory is recorded as skipped with the memory it needed; an op whose engine fails is recorded as
-/// failed; the run goes on either way. Warnings for the whole run (e.g. counters not permitted) are
-/// added to `r.notes`. Throws cuda_error only when no GPU can be used at all.
-void measure_report(report& r, const measure_options& options);
+/// back-to-back calls), then profiled under CUPTI counters (one user range around one call,
+/// replayed once per pass). An op that does not fit in free memory is recorded as skipped with the
+/// memory it needed; an op whose engine fails is recorded as failed; the run goes on either way.
+/// Warnings for the whole run (e.g. counters not permitted) are added to `r.notes`. Throws
+/// cuda_error only when no GPU can be used at all.
+void measure_report(report &r, const measure_options &options);
 
 /// What `roofline-advise calibrate` did: the fitted parameters and how well they fit.
 struct calibration_result {
   model_parameters parameters;
-  std::size_t measured = 0;            ///< GEMM timings the fit used
+  std::size_t measured = 0;               ///< GEMM timings the fit used
   double median_error = 0, p90_error = 0; ///< |predicted − measured| / measured on them
   std::string saved_to;
 };
@@ -46,6 +46,7 @@ struct calibration_result {
 /// Times the calibration shapes of sweep_shapes() × fp32, tf32, fp16, bf16 on GPU 0 with cuBLAS,
 /// fits the GEMM model's parameters to them (fit_model, from the generic defaults) and saves them
 /// beside the GPU's measured ceilings, where `--gpu auto` finds them.
-calibration_result calibrate_local_gpu(const std::function<void(std::size_t, std::size_t, const std::string&)>& progress);
+calibration_result calibrate_local_gpu(
+    const std::function<void(std::size_t, std::size_t, const std::string &)> &progress);
 
 } // namespace roofline::cuda
