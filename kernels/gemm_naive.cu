@@ -2,6 +2,7 @@
 // The textbook GEMM: one thread per output element, the K loop straight from global memory. It is
 // the baseline the tiled and tensor-core kernels are measured against, so it stays simple on
 // purpose.
+#include "gemm_common.cuh"
 #include "gemm_kernels.hpp"
 
 #include <cuda_bf16.h>
@@ -14,34 +15,11 @@ namespace roofline::kernels::detail {
 
 namespace {
 
+using detail::narrow;
+using detail::widen;
+
 template <class T> struct accumulator { using type = float; };
 template <> struct accumulator<double> { using type = double; };
-
-template <class A> __device__ A widen(double v) {
-  return v;
-}
-template <class A> __device__ A widen(float v) {
-  return v;
-}
-template <class A> __device__ A widen(__half v) {
-  return __half2float(v);
-}
-template <class A> __device__ A widen(__nv_bfloat16 v) {
-  return __bfloat162float(v);
-}
-
-template <class T> __device__ T narrow(float v) {
-  return v;
-}
-template <> __device__ __half narrow<__half>(float v) {
-  return __float2half_rn(v);
-}
-template <> __device__ __nv_bfloat16 narrow<__nv_bfloat16>(float v) {
-  return __float2bfloat16_rn(v);
-}
-template <class T> __device__ T narrow(double v) {
-  return v;
-}
 
 // A block computes a 8×32 patch of C: threadIdx.x / 32 its row, threadIdx.x % 32 its column, so
 // that a warp writes 32 neighbours of a row (and reads B's rows K apart: no coalescing there, as

@@ -15,6 +15,7 @@
 //
 // The shape constants below were chosen on an H200 (8192³ f16): 64-byte slices or 4 stages were
 // slower, 128×256 tiles (one block per SM) about as fast for 16-bit and slower for tf32.
+#include "gemm_common.cuh"
 #include "gemm_kernels.hpp"
 
 #include <cuda_bf16.h>
@@ -218,7 +219,6 @@ __global__ void __launch_bounds__(threads, min_blocks)
   const int warp_row = warp / warps_n * warp_m, warp_column = warp % warps_n * warp_n;
   constexpr int slice_k = slice_bytes / static_cast<int>(sizeof(T));
   const int slices = (k + slice_k - 1) / slice_k;
-  const std::int64_t per_batch = static_cast<std::int64_t>(tiles_m) * tiles_n;
 
   // ldmatrix.x4 lane addresses (see the fragment layouts of mma.m16n8k16 / m16n8k8 in the PTX ISA):
   // A: matrices (rows 0-7, k-chunk 0), (rows 8-15, chunk 0), (rows 0-7, chunk 1), (rows 8-15, chunk
@@ -234,13 +234,8 @@ __global__ void __launch_bounds__(threads, min_blocks)
   const std::uint32_t b_lane = a_stage_bytes + swizzle(warp_column + b_lane_row, b_lane_chunk);
 
   for (std::int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    const std::int64_t batch = tile / per_batch;
-    const int in_batch = static_cast<int>(tile - batch * per_batch);
-    const int group_size = group_m * tiles_n;
-    const int first_m = in_batch / group_size * group_m;
-    const int group_rows = min(tiles_m - first_m, group_m);
-    const int m0 = (first_m + in_batch % group_size % group_rows) * block_m;
-    const int n0 = in_batch % group_size / group_rows * block_n;
+    const auto [batch, m0, n0] =
+        detail::grouped_tile(tile, tiles_m, tiles_n, group_m, block_m, block_n);
 
     const copy_plan<T, a_copies> a_plan(a + batch * m * static_cast<std::int64_t>(k), m, k, m0);
     const copy_plan<T, b_copies> b_plan(b + batch * n * static_cast<std::int64_t>(k), n, k, n0);

@@ -5,6 +5,7 @@
 // registers. Shared memory is double-buffered and the next slice is fetched into registers while
 // the current one is used: one barrier per slice. 16-bit inputs are widened to float when they are
 // loaded.
+#include "gemm_common.cuh"
 #include "gemm_kernels.hpp"
 
 #include <cuda_bf16.h>
@@ -17,33 +18,8 @@ namespace roofline::kernels::detail {
 
 namespace {
 
-// ------------------------------------------------------------------ element conversions
-
-template <class A> __device__ A widen(double v) {
-  return v;
-}
-template <class A> __device__ A widen(float v) {
-  return v;
-}
-template <class A> __device__ A widen(__half v) {
-  return __half2float(v);
-}
-template <class A> __device__ A widen(__nv_bfloat16 v) {
-  return __bfloat162float(v);
-}
-
-template <class T> __device__ T narrow(float v) {
-  return v;
-}
-template <> __device__ __half narrow<__half>(float v) {
-  return __float2half_rn(v);
-}
-template <> __device__ __nv_bfloat16 narrow<__nv_bfloat16>(float v) {
-  return __float2bfloat16_rn(v);
-}
-template <class T> __device__ T narrow(double v) {
-  return v;
-}
+using detail::narrow;
+using detail::widen;
 
 /// Four consecutive elements from global memory, aligned to four elements.
 template <class A> __device__ void load4(const double *p, A out[4]) {
@@ -167,16 +143,9 @@ __global__ void __launch_bounds__(Cfg::threads, 2)
   const int tid = static_cast<int>(threadIdx.x);
   const int tx = tid % Cfg::threads_n, ty = tid / Cfg::threads_n;
   const int slices = (k + bk - 1) / bk;
-  const std::int64_t per_batch = static_cast<std::int64_t>(tiles_m) * tiles_n;
 
   for (std::int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    const std::int64_t batch = tile / per_batch;
-    const int in_batch = static_cast<int>(tile - batch * per_batch);
-    const int group_size = group_m * tiles_n;
-    const int first_m = in_batch / group_size * group_m;
-    const int group_rows = min(tiles_m - first_m, group_m);
-    const int m0 = (first_m + in_batch % group_size % group_rows) * bm;
-    const int n0 = in_batch % group_size / group_rows * bn;
+    const auto [batch, m0, n0] = detail::grouped_tile(tile, tiles_m, tiles_n, group_m, bm, bn);
     const T *a_tile = a + batch * m * static_cast<std::int64_t>(k);
     const T *b_tile = b + batch * n * static_cast<std::int64_t>(k);
 

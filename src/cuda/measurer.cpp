@@ -7,6 +7,7 @@
 #include "cuda_check.hpp"
 #include "device_buffer.hpp"
 #include "event_timer.hpp"
+#include "host_elements.hpp"
 #include "lt_gemm.hpp"
 #include "roofline/cuda/cuda_error.hpp"
 #include "roofline/cuda/device.hpp"
@@ -65,47 +66,6 @@ double tolerance(precision p) {
   return 0;
 }
 
-double element_value(const unsigned char *p, element_type type) {
-  switch (type) {
-  case element_type::f64: {
-    double v;
-    std::memcpy(&v, p, 8);
-    return v;
-  }
-  case element_type::f32: {
-    float v;
-    std::memcpy(&v, p, 4);
-    return v;
-  }
-  case element_type::i32: {
-    std::int32_t v;
-    std::memcpy(&v, p, 4);
-    return v;
-  }
-  case element_type::f16: {
-    __half v;
-    std::memcpy(&v, p, 2);
-    return __half2float(v);
-  }
-  case element_type::bf16: {
-    __nv_bfloat16 v;
-    std::memcpy(&v, p, 2);
-    return __bfloat162float(v);
-  }
-  case element_type::e4m3: {
-    __nv_fp8_e4m3 v;
-    std::memcpy(&v, p, 1);
-    return static_cast<float>(v);
-  }
-  case element_type::i8: {
-    std::int8_t v;
-    std::memcpy(&v, p, 1);
-    return v;
-  }
-  }
-  return 0;
-}
-
 /// One row of a device matrix, as doubles.
 std::vector<double> fetch_row(const void *base, std::size_t row, std::int64_t length,
                               element_type type) {
@@ -116,7 +76,7 @@ std::vector<double> fetch_row(const void *base, std::size_t row, std::int64_t le
                                  bytes.size(), cudaMemcpyDeviceToHost));
   std::vector<double> values(static_cast<std::size_t>(length));
   for (std::size_t i = 0; i < values.size(); ++i)
-    values[i] = element_value(bytes.data() + i * size, type);
+    values[i] = detail::element_value(bytes.data() + i * size, type);
   return values;
 }
 

@@ -3,6 +3,7 @@
 
 #include "cuda_check.hpp"
 #include "device_buffer.hpp"
+#include "host_elements.hpp"
 #include "kernels.hpp"
 
 #include <cuda_bf16.h>
@@ -25,53 +26,8 @@ inline std::vector<double> to_host(const device_buffer &buffer, std::size_t coun
   std::vector<unsigned char> bytes(count * kernels::element_size(type));
   ROOFLINE_CUDA_CHECK(cudaMemcpy(bytes.data(), buffer.get(), bytes.size(), cudaMemcpyDeviceToHost));
   std::vector<double> values(count);
-  for (std::size_t i = 0; i < count; ++i) {
-    const unsigned char *p = bytes.data() + i * kernels::element_size(type);
-    switch (type) {
-    case element_type::f64: {
-      double v;
-      std::memcpy(&v, p, 8);
-      values[i] = v;
-      break;
-    }
-    case element_type::f32: {
-      float v;
-      std::memcpy(&v, p, 4);
-      values[i] = v;
-      break;
-    }
-    case element_type::i32: {
-      std::int32_t v;
-      std::memcpy(&v, p, 4);
-      values[i] = v;
-      break;
-    }
-    case element_type::f16: {
-      __half v;
-      std::memcpy(&v, p, 2);
-      values[i] = __half2float(v);
-      break;
-    }
-    case element_type::bf16: {
-      __nv_bfloat16 v;
-      std::memcpy(&v, p, 2);
-      values[i] = __bfloat162float(v);
-      break;
-    }
-    case element_type::e4m3: {
-      __nv_fp8_e4m3 v;
-      std::memcpy(&v, p, 1);
-      values[i] = static_cast<float>(v);
-      break;
-    }
-    case element_type::i8: {
-      std::int8_t v;
-      std::memcpy(&v, p, 1);
-      values[i] = v;
-      break;
-    }
-    }
-  }
+  for (std::size_t i = 0; i < count; ++i)
+    values[i] = cuda::detail::element_value(bytes.data() + i * kernels::element_size(type), type);
   return values;
 }
 

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "../../kernels/kernels.hpp"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+
+#include <cstdint>
+#include <cstring>
+
+namespace roofline::cuda::detail {
+
+/// One element of a buffer copied from the device, as a double.
+inline double element_value(const unsigned char *p, kernels::element_type type) {
+  switch (type) {
+  case kernels::element_type::f64: {
+    double v;
+    std::memcpy(&v, p, 8);
+    return v;
+  }
+  case kernels::element_type::f32: {
+    float v;
+    std::memcpy(&v, p, 4);
+    return v;
+  }
+  case kernels::element_type::i32: {
+    std::int32_t v;
+    std::memcpy(&v, p, 4);
+    return v;
+  }
+  case kernels::element_type::f16: {
+    __half v;
+    std::memcpy(&v, p, 2);
+    return __half2float(v);
+  }
+  case kernels::element_type::bf16: {
+    __nv_bfloat16 v;
+    std::memcpy(&v, p, 2);
+    return __bfloat162float(v);
+  }
+  case kernels::element_type::e4m3: {
+    __nv_fp8_e4m3 v;
+    std::memcpy(&v, p, 1);
+    return static_cast<float>(v);
+  }
+  case kernels::element_type::i8: {
+    std::int8_t v;
+    std::memcpy(&v, p, 1);
+    return v;
+  }
+  }
+  return 0;
+}
+
+} // namespace roofline::cuda::detail
