@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 namespace roofline {
 
 std::string_view version() {
@@ -254,21 +256,24 @@ text_table with_measured_columns(const report &r) {
 }
 
 std::string measured_line(const report &r) {
-  double predicted = 0, measured = 0;
+  double roofline = 0, predicted = 0, measured = 0;
   int count = 0;
   for (const op_report &entry : r.ops)
     if (entry.measured && entry.measured->status == measurement_status::measured) {
-      predicted += entry.total_time_s;
-      measured += entry.measured->time_s * static_cast<double>(entry.op.count);
+      const double runs = static_cast<double>(entry.op.count);
+      roofline += entry.prediction.roofline_time_s * runs;
+      predicted += entry.prediction.time_s * runs;
+      measured += entry.measured->time_s * runs;
       ++count;
     }
+  const bool cold = std::any_of(r.ops.begin(), r.ops.end(), [](const op_report &entry) {
+    return entry.measured && entry.measured->cold_l2;
+  });
   return fmt::format(
-      "measured: {} ops, {} per step where the roofline predicts {} ({} of roofline); DRAM "
-      "bytes from counters, time of back-to-back calls{}",
-      count, duration(measured), duration(predicted),
-      percent(measured > 0 ? predicted / measured : 0),
-      r.ops.empty() || !r.ops.front().measured || !r.ops.front().measured->cold_l2 ? ""
-                                                                                   : ", cold L2");
+      "measured: {} GEMMs, {} per step; the model predicted {}, the roofline bound is {} ({} "
+      "of roofline); time of back-to-back calls{}",
+      count, duration(measured), duration(predicted), duration(roofline),
+      percent(measured > 0 ? roofline / measured : 0), cold ? ", cold L2" : "");
 }
 
 std::string shape_text(const gemm_shape &s) {
