@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "roofline/advisor.hpp"
 
+#include "roofline/error.hpp"
+
 #include "roofline/gemm_model.hpp"
 #include "roofline/report.hpp"
 
@@ -81,7 +83,12 @@ std::vector<std::pair<std::size_t, double>> batch_scaled(const network &net,
                                                          const std::vector<op> &ops) {
   network doubled = net;
   doubled.batch = net.batch * 2;
-  const std::vector<op> twice = lower(doubled);
+  std::vector<op> twice;
+  try {
+    twice = lower(doubled);
+  } catch (const input_error &) {
+    return {}; // a batch this large cannot double: no batch advice
+  }
   std::vector<std::pair<std::size_t, double>> scaled;
   for (std::size_t i = 0; i < ops.size() && i < twice.size(); ++i)
     if (ops[i].is_gemm() && twice[i].is_gemm() && twice[i].gemm->m == 2 * ops[i].gemm->m &&
@@ -122,7 +129,9 @@ batch_advice batch_sizes(const op &o, double rows_per_sample, const network &net
     advice.compute_bound_batch = high;
   }
   const double peak = model.spec().peak_flop_per_s(o.precision, model.options().sparse);
-  for (std::int64_t batch = net.batch; batch <= 2 * net.batch + 64; ++batch) {
+  // Up to twice the batch, in at most ~2048 steps: huge batches need no single-sample precision.
+  const std::int64_t step = std::max<std::int64_t>(1, net.batch / 1024);
+  for (std::int64_t batch = net.batch; batch <= 2 * net.batch + 64; batch += step) {
     const gemm_estimate e =
         estimate_gemm(shape_at(batch), o.precision, peak, model.spec(), model.parameters());
     if (e.wave_efficiency >= 0.95 && e.waves >= 1) {
@@ -160,7 +169,12 @@ advice advise(const network &net, const report &analysis, const perf_model &mode
   for (std::int64_t batch = 1; !scaled.empty() && batch <= 65536; batch *= 2) {
     network at = net;
     at.batch = batch;
-    const report r = analyze(at, model, "batch search");
+    report r;
+    try {
+      r = analyze(at, model, "batch search");
+    } catch (const input_error &) {
+      break; // sizes overflow at this batch
+    }
     double total = 0, memory = 0;
     for (const auto &[index, rows] : scaled) {
       const op_report &entry = r.ops[index];
