@@ -5,6 +5,8 @@
 #include "roofline/error.hpp"
 #include "roofline/spec_catalog.hpp"
 
+#include "test_support.hpp"
+
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
@@ -17,27 +19,11 @@
 #include <unistd.h>
 
 using namespace roofline;
+using namespace roofline::test;
 namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-
-bool contains(const std::string &text, const std::string &part) {
-  return text.find(part) != std::string::npos;
-}
-
-ceiling_result result(std::string name, ceiling_kind kind, std::optional<precision> p, double value,
-                      std::string failure = {}) {
-  ceiling_result r;
-  r.name = std::move(name);
-  r.kind = kind;
-  r.precision = p;
-  r.value = value;
-  r.spread = 0.012;
-  r.method = "median of 20 timed runs";
-  r.failure = std::move(failure);
-  return r;
-}
 
 /// Ceilings as an H200 measurement might report them, with a failed run and distractors.
 measured_ceilings h200_ceilings() {

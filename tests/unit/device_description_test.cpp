@@ -8,6 +8,8 @@
 #include "roofline/precision.hpp"
 #include "roofline/spec_catalog.hpp"
 
+#include "test_support.hpp"
+
 #include <doctest/doctest.h>
 
 #include <optional>
@@ -16,31 +18,9 @@
 #include <utility>
 
 using namespace roofline;
+using namespace roofline::test;
 
 namespace {
-
-bool contains(const std::string &text, const std::string &part) {
-  return text.find(part) != std::string::npos;
-}
-
-/// What the CUDA device query reports on an H200 SXM.
-device_description h200_description() {
-  device_description d;
-  d.ordinal = 0;
-  d.name = "NVIDIA H200";
-  d.uuid = "GPU-5a1c0c2e-0f3d-4b7e-9a61-1d2c3b4a5f60";
-  d.cc_major = 9;
-  d.cc_minor = 0;
-  d.sm_count = 132;
-  d.sm_clock_hz = 1980e6;
-  d.memory_clock_hz = 3201e6;
-  d.memory_bus_width_bits = 6016;
-  d.l2_bytes = 62914560; // 60 MiB
-  d.memory_bytes = 150.1e9;
-  d.driver_version = "560.35.03";
-  d.runtime_version = "12.6";
-  return d;
-}
 
 /// H100 SXM5 80 GB: the same GH100 (132 SMs, cc 9.0) with 80 GB.
 device_description h100_description() {

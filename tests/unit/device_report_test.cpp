@@ -7,6 +7,8 @@
 #include "roofline/report_writer.hpp"
 #include "roofline/spec_catalog.hpp"
 
+#include "test_support.hpp"
+
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
@@ -16,43 +18,10 @@
 #include <vector>
 
 using namespace roofline;
+using namespace roofline::test;
 using nlohmann::json;
 
 namespace {
-
-bool contains(const std::string &text, const std::string &part) {
-  return text.find(part) != std::string::npos;
-}
-
-device_description h200_description() {
-  device_description d;
-  d.name = "NVIDIA H200";
-  d.uuid = "GPU-5a1c0c2e-0f3d-4b7e-9a61-1d2c3b4a5f60";
-  d.cc_major = 9;
-  d.cc_minor = 0;
-  d.sm_count = 132;
-  d.sm_clock_hz = 1980e6;
-  d.memory_clock_hz = 3201e6;
-  d.memory_bus_width_bits = 6016;
-  d.l2_bytes = 62914560; // 60 MiB
-  d.memory_bytes = 150.1e9;
-  d.driver_version = "560.35.03";
-  d.runtime_version = "12.6";
-  return d;
-}
-
-ceiling_result result(std::string name, ceiling_kind kind, std::optional<precision> p, double value,
-                      std::string failure = {}) {
-  ceiling_result r;
-  r.name = std::move(name);
-  r.kind = kind;
-  r.precision = p;
-  r.value = value;
-  r.spread = 0.012;
-  r.method = "median of 20 runs";
-  r.failure = std::move(failure);
-  return r;
-}
 
 measured_ceilings h200_ceilings() {
   measured_ceilings c;
@@ -89,34 +58,6 @@ std::string written(const device_report &r, output_format format) {
   std::ostringstream out;
   write_device_report(r, format, out);
   return out.str();
-}
-
-std::vector<std::string> lines_of(const std::string &text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);)
-    lines.push_back(line);
-  return lines;
-}
-
-/// Splits a CSV line that has no quoted fields.
-std::vector<std::string> fields_of(const std::string &line) {
-  std::vector<std::string> fields;
-  std::string field;
-  std::istringstream in(line);
-  while (std::getline(in, field, ','))
-    fields.push_back(field);
-  if (!line.empty() && line.back() == ',')
-    fields.emplace_back();
-  return fields;
-}
-
-bool is_number(const std::string &text) {
-  if (text.empty())
-    return false;
-  char *end = nullptr;
-  (void)std::strtod(text.c_str(), &end);
-  return end == text.c_str() + text.size();
 }
 
 const json &roof(const json &doc, const std::string &name) {

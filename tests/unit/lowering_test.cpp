@@ -5,6 +5,8 @@
 #include "roofline/network.hpp"
 #include "roofline/op.hpp"
 
+#include "test_support.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -12,15 +14,12 @@
 #include <vector>
 
 using namespace roofline;
+using namespace roofline::test;
 
 namespace {
 
 std::vector<op> lower_yaml(const std::string &yaml, const std::string &origin = "net.yaml") {
   return lower(parse_network(yaml, origin));
-}
-
-bool contains(const std::string &text, const std::string &part) {
-  return text.find(part) != std::string::npos;
 }
 
 void check_gemm(const op &o, std::int64_t m, std::int64_t n, std::int64_t k,

@@ -8,6 +8,8 @@
 #include "roofline/report.hpp"
 #include "roofline/spec_catalog.hpp"
 
+#include "test_support.hpp"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -15,6 +17,7 @@
 #include <vector>
 
 using namespace roofline;
+using namespace roofline::test;
 
 namespace {
 
@@ -26,10 +29,6 @@ gpu_spec builtin_gpu(const std::string &name) {
 
 std::vector<op> lower_yaml(const std::string &yaml) {
   return lower(parse_network(yaml, "model.yaml"));
-}
-
-bool contains(const std::string &text, const std::string &part) {
-  return text.find(part) != std::string::npos;
 }
 
 /// A linear layer 1024 → 4096 in fp16 at the given batch.

@@ -8,6 +8,8 @@
 #include "roofline/report.hpp"
 #include "roofline/spec_catalog.hpp"
 
+#include "test_support.hpp"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -20,12 +22,9 @@
 #include <vector>
 
 using namespace roofline;
+using namespace roofline::test;
 
 namespace {
-
-bool contains(const std::string &text, const std::string &part) {
-  return text.find(part) != std::string::npos;
-}
 
 /// Parses `yaml` as "bad.yaml" and returns the error it must raise.
 input_error parse_error(const std::string &yaml) {

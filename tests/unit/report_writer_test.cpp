@@ -7,6 +7,8 @@
 #include "roofline/report_writer.hpp"
 #include "roofline/spec_catalog.hpp"
 
+#include "test_support.hpp"
+
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
@@ -17,13 +19,10 @@
 #include <vector>
 
 using namespace roofline;
+using namespace roofline::test;
 using nlohmann::json;
 
 namespace {
-
-bool contains(const std::string &text, const std::string &part) {
-  return text.find(part) != std::string::npos;
-}
 
 /// fc (a GEMM, compute-bound) and act (a ReLU, memory-bound, 3 runs) on a V100.
 report small_report() {
@@ -44,34 +43,6 @@ std::string written(const report &r, output_format format, write_options options
   std::ostringstream out;
   write_report(r, format, out, options);
   return out.str();
-}
-
-std::vector<std::string> lines_of(const std::string &text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);)
-    lines.push_back(line);
-  return lines;
-}
-
-/// Splits a CSV line without quoted fields (the small report has none).
-std::vector<std::string> fields_of(const std::string &line) {
-  std::vector<std::string> fields;
-  std::string field;
-  std::istringstream in(line);
-  while (std::getline(in, field, ','))
-    fields.push_back(field);
-  if (!line.empty() && line.back() == ',')
-    fields.emplace_back();
-  return fields;
-}
-
-bool is_number(const std::string &text) {
-  if (text.empty())
-    return false;
-  char *end = nullptr;
-  (void)std::strtod(text.c_str(), &end);
-  return end == text.c_str() + text.size();
 }
 
 } // namespace

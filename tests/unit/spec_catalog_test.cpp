@@ -6,6 +6,8 @@
 #include "roofline/spec_catalog.hpp"
 #include "suggest.hpp"
 
+#include "test_support.hpp"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -16,13 +18,10 @@
 #include <vector>
 
 using namespace roofline;
+using namespace roofline::test;
 namespace fs = std::filesystem;
 
 namespace {
-
-bool contains(const std::string &text, const std::string &part) {
-  return text.find(part) != std::string::npos;
-}
 
 std::vector<fs::path> spec_files() {
   std::vector<fs::path> files;
