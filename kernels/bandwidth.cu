@@ -37,29 +37,41 @@ __device__ int4 pattern(std::size_t i) {
 // Tile t of a block covers blockDim·Unroll consecutive elements; thread x touches x, x + blockDim,
 // ... (coalesced). A persistent grid strides over the tiles; a one-pass grid has one tile per
 // block.
-template <int Unroll, hint Hint>
-__device__ unsigned read_range(const int4 *__restrict__ data, std::size_t count) {
+/// This thread's part of [0, count), tile by tile: `tile(i)` for every full tile (elements i,
+/// i + blockDim, …, i + (Unroll − 1)·blockDim: coalesced across the block, all in flight at once),
+/// then `one(i)` for each of its elements in the last, partial tile.
+template <int Unroll, class Tile, class One>
+__device__ void walk_tiles(std::size_t count, Tile &&tile, One &&one) {
   const std::size_t grid_span = gridDim.x * static_cast<std::size_t>(blockDim.x) * Unroll;
   std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) * Unroll + threadIdx.x;
+  for (; i + (Unroll - 1) * blockDim.x < count; i += grid_span)
+    tile(i);
+  for (; i < count; i += blockDim.x)
+    one(i);
+}
+
+template <int Unroll, hint Hint>
+__device__ unsigned read_range(const int4 *__restrict__ data, std::size_t count) {
   unsigned acc = 0;
-  for (; i + (Unroll - 1) * blockDim.x < count; i += grid_span) {
-    int4 v[Unroll];
+  walk_tiles<Unroll>(
+      count,
+      [&](std::size_t i) {
+        int4 v[Unroll];
 #pragma unroll
-    for (int u = 0; u < Unroll; ++u)
-      v[u] = load<Hint>(data + i + u * blockDim.x);
+        for (int u = 0; u < Unroll; ++u)
+          v[u] = load<Hint>(data + i + u * blockDim.x);
 #pragma unroll
-    for (int u = 0; u < Unroll; ++u)
-      acc ^= fold(v[u]);
-  }
-  for (; i < count; i += blockDim.x) // the last partial tile
-    acc ^= fold(load<Hint>(data + i));
+        for (int u = 0; u < Unroll; ++u)
+          acc ^= fold(v[u]);
+      },
+      [&](std::size_t i) { acc ^= fold(load<Hint>(data + i)); });
   return acc;
 }
 
 template <int Unroll, bool Streaming>
 __global__ void read_kernel(const int4 *__restrict__ data, std::size_t count, unsigned *sink) {
-  const unsigned acc = read_range < Unroll,
-                 Streaming ? hint::streaming : hint::normal > (data, count);
+  constexpr hint h = Streaming ? hint::streaming : hint::normal;
+  const unsigned acc = read_range<Unroll, h>(data, count);
   if (acc == 0x9E3779B9u) // data-dependent and practically never true: keeps the loads alive
     *sink = acc;
 }
@@ -77,34 +89,32 @@ __global__ void l2_read_kernel(const int4 *__restrict__ data, std::size_t count,
 template <int Unroll, bool Streaming>
 __global__ void write_kernel(int4 *__restrict__ data, std::size_t count) {
   constexpr hint h = Streaming ? hint::streaming : hint::normal;
-  const std::size_t grid_span = gridDim.x * static_cast<std::size_t>(blockDim.x) * Unroll;
-  std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) * Unroll + threadIdx.x;
-  for (; i + (Unroll - 1) * blockDim.x < count; i += grid_span) {
+  walk_tiles<Unroll>(
+      count,
+      [&](std::size_t i) {
 #pragma unroll
-    for (int u = 0; u < Unroll; ++u)
-      store<h>(data + i + u * blockDim.x, pattern(i + u * blockDim.x));
-  }
-  for (; i < count; i += blockDim.x)
-    store<h>(data + i, pattern(i));
+        for (int u = 0; u < Unroll; ++u)
+          store<h>(data + i + u * blockDim.x, pattern(i + u * blockDim.x));
+      },
+      [&](std::size_t i) { store<h>(data + i, pattern(i)); });
 }
 
 template <int Unroll, bool Streaming>
 __global__ void copy_kernel(int4 *__restrict__ destination, const int4 *__restrict__ source,
                             std::size_t count) {
   constexpr hint h = Streaming ? hint::streaming : hint::normal;
-  const std::size_t grid_span = gridDim.x * static_cast<std::size_t>(blockDim.x) * Unroll;
-  std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) * Unroll + threadIdx.x;
-  for (; i + (Unroll - 1) * blockDim.x < count; i += grid_span) {
-    int4 v[Unroll];
+  walk_tiles<Unroll>(
+      count,
+      [&](std::size_t i) {
+        int4 v[Unroll];
 #pragma unroll
-    for (int u = 0; u < Unroll; ++u)
-      v[u] = load<h>(source + i + u * blockDim.x);
+        for (int u = 0; u < Unroll; ++u)
+          v[u] = load<h>(source + i + u * blockDim.x);
 #pragma unroll
-    for (int u = 0; u < Unroll; ++u)
-      store<h>(destination + i + u * blockDim.x, v[u]);
-  }
-  for (; i < count; i += blockDim.x)
-    store<h>(destination + i, load<h>(source + i));
+        for (int u = 0; u < Unroll; ++u)
+          store<h>(destination + i + u * blockDim.x, v[u]);
+      },
+      [&](std::size_t i) { store<h>(destination + i, load<h>(source + i)); });
 }
 
 __global__ void empty() {}
