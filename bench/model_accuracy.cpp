@@ -13,9 +13,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -128,6 +128,18 @@ int main(int argc, char **argv) {
     for (const auto &[name, samples] : by_alignment)
       line(name, samples);
     fmt::print("\ncalibrated parameters (calibration rows only):\n\n{}", to_yaml(fitted));
+    if (const char *dump = std::getenv("ROOFLINE_DUMP")) { // every row's prediction, for analysis
+      std::ofstream out(dump);
+      out << "set,m,n,k,batch_count,precision,measured_us,predicted_us,tile_m,tile_n,split_k\n";
+      for (const row &r : rows) {
+        const gemm_estimate e = estimate_gemm(r.sample.shape, r.sample.prec,
+                                              gpu.peak_flop_per_s(r.sample.prec), gpu, fitted);
+        out << fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", r.set, r.sample.shape.m,
+                           r.sample.shape.n, r.sample.shape.k, r.sample.shape.batch_count,
+                           to_string(r.sample.prec), r.sample.time_s * 1e6, e.time_s * 1e6,
+                           e.tile_m, e.tile_n, e.split_k);
+      }
+    }
     if (std::getenv("ROOFLINE_WORST")) { // the scoring rows the calibrated model misses most
       std::vector<std::pair<double, const row *>> misses;
       for (const row &r : rows)
@@ -136,15 +148,17 @@ int main(int argc, char **argv) {
                                                 gpu.peak_flop_per_s(r.sample.prec), gpu, fitted);
           misses.emplace_back(e.time_s / r.sample.time_s, &r);
         }
-      std::sort(misses.begin(), misses.end(), [](const auto &x, const auto &y) { return x.first < y.first; });
+      std::sort(misses.begin(), misses.end(),
+                [](const auto &x, const auto &y) { return x.first < y.first; });
       for (std::size_t i = 0; i < misses.size(); ++i)
         if (i < 15 || i + 15 >= misses.size()) {
           const row &r = *misses[i].second;
           const gemm_estimate e = estimate_gemm(r.sample.shape, r.sample.prec,
                                                 gpu.peak_flop_per_s(r.sample.prec), gpu, fitted);
-          fmt::print("{:5.2f} {:>6} {:>6} {:>6} {:>4} {} {:<11} measured {:9.1f} µs  {}\n", misses[i].first,
-                     r.sample.shape.m, r.sample.shape.n, r.sample.shape.k, r.sample.shape.batch_count,
-                     to_string(r.sample.prec), r.category, r.sample.time_s * 1e6, e.factors.front());
+          fmt::print("{:5.2f} {:>6} {:>6} {:>6} {:>4} {} {:<11} measured {:9.1f} µs  {}\n",
+                     misses[i].first, r.sample.shape.m, r.sample.shape.n, r.sample.shape.k,
+                     r.sample.shape.batch_count, to_string(r.sample.prec), r.category,
+                     r.sample.time_s * 1e6, e.factors.front());
         }
     }
   } catch (const std::exception &e) {

@@ -33,7 +33,10 @@ const std::vector<tile> tensor_tiles{{128, 256}, {256, 128}, {128, 128}, {128, 6
                                      {64, 64},   {64, 256},  {256, 64},  {8, 64},   {8, 128},
                                      {8, 256},   {16, 64},   {16, 128},  {32, 64},  {32, 128}};
 // CUDA-core (SIMT) GEMMs use mid-sized tiles; skinny ones only for GEMV-like M.
-const std::vector<tile> simt_tiles{{128, 128}, {64, 128}, {128, 64}, {64, 64}};
+const std::vector<tile> simt_tiles{{128, 128}, {64, 128}, {128, 64}, {64, 64},
+                                   {32, 128},  {128, 32}, {32, 32}};
+// The older tensor-core kernels cuBLAS falls back to for misaligned rows (Ampere/Turing CUTLASS).
+const std::vector<tile> fallback_tiles{{64, 64}, {128, 128}, {128, 256}, {256, 128}};
 const std::vector<tile> simt_and_skinny_tiles{{128, 128}, {64, 128}, {128, 64}, {64, 64},
                                               {8, 64},    {8, 128},  {8, 256},  {16, 64},
                                               {16, 128},  {32, 64},  {32, 128}};
@@ -58,8 +61,8 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
   const double element = element_bytes(p);
   const double sms = gpu.sm_count;
   double sm_rate = peak_flop_per_s * params.efficiency_of(p) / sms;
-  const double l2_bandwidth = params.l2_to_dram_bandwidth * gpu.dram_bytes_per_s;
-  const double dram_bandwidth = params.dram_efficiency * gpu.dram_bytes_per_s;
+  double l2_bandwidth = params.l2_to_dram_bandwidth * gpu.dram_bytes_per_s;
+  double dram_bandwidth = params.dram_efficiency * gpu.dram_bytes_per_s;
 
   // Rows of A and B are K long, rows of C are N long: the narrower alignment decides the kernel.
   const int alignment = std::min(row_alignment_bytes(s.k, p), row_alignment_bytes(s.n, p));
@@ -72,16 +75,22 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
   const double bytes = element * static_cast<double>(s.m * s.k + s.k * s.n + s.m * s.n) *
                        static_cast<double>(s.batch_count);
   const bool l2_resident = bytes <= gpu.l2_bytes;
-  const double memory_s = bytes / (l2_resident ? l2_bandwidth : dram_bandwidth);
   // Misaligned rows rule out the TMA/wide-load kernels: cuBLAS falls back to older kernels whose
-  // tensor-core rate is a fraction of the peak.
+  // tensor-core rate is a fraction of the peak and whose loads and stores are narrower.
   sm_rate /= slowdown;
+  if (misaligned) {
+    l2_bandwidth /= params.misaligned_bandwidth_slowdown;
+    dram_bandwidth /= params.misaligned_bandwidth_slowdown;
+  }
+  const double memory_s = bytes / (l2_resident ? l2_bandwidth : dram_bandwidth);
+  const double floor_s =
+      misaligned ? params.misaligned_launch_floor_s : params.gemm_launch_floor_of(p);
 
-  const std::vector<tile> &menu = misaligned ? simt_tiles // the fallback kernels' 64/128 tiles
+  const std::vector<tile> &menu = misaligned                ? fallback_tiles
                                   : runs_on_tensor_cores(p) ? tensor_tiles
                                   : s.m <= 8                ? simt_and_skinny_tiles
                                                             : simt_tiles;
-  double best_compute = -1;
+  double best_time = -1;
   for (const tile &t : menu) {
     const std::int64_t tiles = ceil_div(s.m, t.m) * ceil_div(s.n, t.n) * s.batch_count;
     for (int split : split_k_factors) {
@@ -98,13 +107,17 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
                     static_cast<double>(ceil_div(depth, k_step)) * params.k_step_latency_s}) +
           params.wave_overhead_s;
       const double whole_waves = std::ceil(work_items / sms);
-      double compute_s = whole_waves * tile_s;
-      if (split > 1) // partial sums: written and read back in fp32, plus the reduction's launch
-        compute_s +=
-            params.split_k_overhead_s +
+      double device_s = whole_waves * tile_s;
+      if (split > 1) // partial sums: written and read back in fp32
+        device_s +=
             2.0 * 4.0 * split * static_cast<double>(s.m * s.n * s.batch_count) / dram_bandwidth;
-      if (best_compute < 0 || compute_s < best_compute) {
-        best_compute = compute_s;
+      // The call is as slow as its kernels or its launch, whichever is slower; split-K's reduction
+      // is a second launch on top.
+      const double time_s =
+          std::max({device_s, memory_s, floor_s}) + (split > 1 ? params.split_k_overhead_s : 0.0);
+      if (best_time < 0 || time_s < best_time) {
+        best_time = time_s;
+        best.launch_bound = floor_s > std::max(device_s, memory_s);
         best.tile_m = t.m;
         best.tile_n = t.n;
         best.split_k = split;
@@ -119,9 +132,7 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
   }
   best.alignment_bytes = alignment;
   best.l2_resident = l2_resident;
-  best.time_s = std::max(best_compute, memory_s);
-  best.launch_bound = best.time_s < params.launch_floor_s;
-  best.time_s = std::max(best.time_s, params.launch_floor_s);
+  best.time_s = best_time;
 
   std::vector<std::string> &why = best.factors;
   why.push_back(
@@ -144,7 +155,7 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
   if (l2_resident)
     why.push_back("operands fit in L2: back-to-back calls read them from L2");
   if (best.launch_bound)
-    why.push_back(fmt::format("launch floor {:.1f} µs", params.launch_floor_s * 1e6));
+    why.push_back(fmt::format("launch floor {:.1f} µs", floor_s * 1e6));
   return best;
 }
 

@@ -4,6 +4,8 @@
 #include "roofline/error.hpp"
 #include "yaml_reader.hpp"
 
+#include <algorithm>
+
 namespace roofline {
 
 std::string gpu_spec::unsupported_message(precision p) const {
@@ -32,17 +34,22 @@ namespace {
 /// them.
 model_parameters parse_model_parameters(const YAML::Node &node, const std::string &origin) {
   using detail::yaml_map;
-  std::vector<std::string> keys{"origin", "efficiency", "misalignment_slowdown"};
-  for (const auto &[name, value] : flatten(model_parameters{}))
-    if (name.find('.') == std::string::npos)
-      keys.push_back(name);
+  // Scalars by name; "group.key" parameters as one mapping per group.
+  std::vector<std::string> keys{"origin"}, groups;
+  for (const auto &[name, value] : flatten(model_parameters{})) {
+    const std::string key = name.substr(0, name.find('.'));
+    if (std::find(keys.begin(), keys.end(), key) == keys.end())
+      keys.push_back(key);
+    if (key != name && std::find(groups.begin(), groups.end(), key) == groups.end())
+      groups.push_back(key);
+  }
   const yaml_map map(node, origin, "GPU spec `model`", keys);
   model_parameters parameters;
   parameters.origin = map.string_or("origin", "spec " + origin);
   for (const std::string &key : keys) {
     if (key == "origin" || !map.has(key))
       continue;
-    if (key == "efficiency" || key == "misalignment_slowdown") {
+    if (std::find(groups.begin(), groups.end(), key) != groups.end()) {
       const YAML::Node entries = map.required(key);
       if (!entries.IsMap())
         map.fail(key, "`" + key + "` must be a mapping");

@@ -115,8 +115,52 @@ TEST_CASE("the launch floor bounds tiny GEMMs") {
   model_parameters p = ideal();
   p.launch_floor_s = 5e-6;
   const gemm_estimate e = estimate({1, 1, 1, 1}, p);
-  CHECK(e.time_s == doctest::Approx(5e-6));
+  CHECK(e.time_s * 1e6 == doctest::Approx(5.0));
   CHECK(e.launch_bound);
+}
+
+TEST_CASE("each precision's GEMMs have their own floor") {
+  model_parameters p = ideal();
+  p.launch_floor_s = 5e-6;
+  p.gemm_launch_floor_s[precision::fp16] = 7e-6;
+  const gemm_estimate e = estimate({1, 1, 1, 1}, p);
+  CHECK(e.time_s * 1e6 == doctest::Approx(7.0));
+  CHECK(p.gemm_launch_floor_of(precision::fp32) * 1e6 == doctest::Approx(5.0));
+}
+
+TEST_CASE("misaligned rows stream at a fraction of the bandwidth") {
+  model_parameters p = ideal();
+  p.misalignment_slowdown[2] = 1.0; // only the bandwidth changes
+  p.misaligned_bandwidth_slowdown = 2.0;
+  gpu_spec g = easy_gpu();
+  g.l2_bytes = 0;
+  // M 16, K 16, N 100001 (2-byte rows): 2 · (256 + 1,600,016 + 1,600,016) B = 6,400,576 B at
+  // 1 TB/s / 2 = 12.801 µs; its 1563 64×64 tiles (16 waves) load (64 + 64) · 16 · 2 B each at
+  // 12.5 GB/s per SM: 16 · 0.328 µs = 5.2 µs, hidden. Aligned N 100008: 6,401,024 B in 6.401 µs.
+  const gemm_estimate odd = estimate_gemm({16, 100001, 16, 1}, precision::fp16, 100e12, g, p);
+  const gemm_estimate even = estimate_gemm({16, 100008, 16, 1}, precision::fp16, 100e12, g, p);
+  CHECK(odd.time_s * 1e6 == doctest::Approx(12.801152));
+  CHECK(even.time_s * 1e6 == doctest::Approx(6.401024));
+}
+
+TEST_CASE("split-K's reduction is a launch on top of the floor") {
+  model_parameters p = ideal();
+  p.launch_floor_s = 5e-6;
+  p.split_k_overhead_s = 3e-6;
+  // 64 × 64 × 512: one 64×64 tile takes 2 · 64 · 64 · 512 / 1e12 = 4.19 µs, under the 5 µs floor.
+  // Splitting K could only add the reduction's 3 µs launch: the model keeps one kernel.
+  const gemm_estimate small = estimate({64, 64, 512, 1}, p);
+  CHECK(small.split_k == 1);
+  CHECK(small.time_s * 1e6 == doctest::Approx(5.0));
+  CHECK(small.launch_bound);
+  // 128 × 128 × 65536: the K loop of one tile would take milliseconds, so K is split; the
+  // reduction's launch is then paid on top of the kernels.
+  const gemm_estimate deep = estimate({128, 128, 65536, 1}, p);
+  p.split_k_overhead_s = 0;
+  const gemm_estimate free_reduction = estimate({128, 128, 65536, 1}, p);
+  CHECK(deep.split_k > 1);
+  CHECK(deep.split_k == free_reduction.split_k);
+  CHECK((deep.time_s - free_reduction.time_s) * 1e6 == doctest::Approx(3.0));
 }
 
 TEST_CASE("operands that fit in L2 stream at L2 bandwidth") {
@@ -162,7 +206,9 @@ TEST_CASE("fit_model recovers the parameters that generated the samples") {
   start.launch_floor_s = 5e-6;
   const model_parameters fitted = fit_model(samples, g, start);
   CHECK(fitted.efficiency_of(precision::fp16) == doctest::Approx(0.6).epsilon(0.08));
-  CHECK(fitted.launch_floor_s == doctest::Approx(4e-6).epsilon(0.1));
+  // In µs: doctest's Approx would let any two values below its unit scale pass.
+  CHECK(fitted.gemm_launch_floor_of(precision::fp16) * 1e6 == doctest::Approx(4.0).epsilon(0.1));
+  CHECK(fitted.launch_floor_s * 1e6 == doctest::Approx(5.0)); // memory ops' floor: no sample
   const std::vector<double> errors = relative_errors(samples, g, fitted);
   CHECK(errors[errors.size() / 2] < 0.05);
 }
