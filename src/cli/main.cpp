@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -226,8 +227,9 @@ int run_calibrate() {
     throw roofline::error("calibrate needs a GPU, and the CUDA runtime sees none");
   const auto result = roofline::cuda::calibrate_local_gpu(show_op_progress);
   std::cout << "fitted the GEMM model to " << result.measured << " cuBLAS timings: median error "
-            << result.median_error * 100 << "%, p90 " << result.p90_error * 100 << "%\n"
-            << "saved to " << result.saved_to
+            << std::fixed << std::setprecision(1) << result.median_error * 100 << "%, p90 "
+            << result.p90_error * 100 << "%\n"
+            << std::defaultfloat << "saved to " << result.saved_to
             << " (used by --gpu auto); as a spec file section:\n\n"
             << roofline::to_yaml(result.parameters);
   return 0;

@@ -56,6 +56,11 @@ std::vector<double> relative_errors(const std::vector<timed_gemm> &samples, cons
 
 namespace {
 
+/// Efficiencies are fractions of a peak: a fit above 1 would only trade against the fixed costs.
+double bounded(const std::string &name, double value) {
+  return name.find("efficiency") != std::string::npos ? std::min(value, 1.0) : value;
+}
+
 /// Coordinate descent from `p`: each free parameter in turn takes the multiplicative step that
 /// lowers the loss most, until a whole round finds none.
 double descend(model_parameters &p, const std::vector<std::string> &free,
@@ -69,7 +74,7 @@ double descend(model_parameters &p, const std::vector<std::string> &free,
       double chosen = original;
       for (double step : steps) {
         model_parameters trial = p;
-        set_parameter(trial, name, original * step);
+        set_parameter(trial, name, bounded(name, original * step));
         if (const double l = loss(samples, gpu, trial); l < best_loss) {
           best_loss = l;
           chosen = original * step;
@@ -116,7 +121,7 @@ model_parameters fit_model(const std::vector<timed_gemm> &samples, const gpu_spe
   for (int restart = 0; restart < 8; ++restart) {
     model_parameters trial = best;
     for (const std::string &name : free)
-      set_parameter(trial, name, value_of(best, name) * std::exp(jitter(random)));
+      set_parameter(trial, name, bounded(name, value_of(best, name) * std::exp(jitter(random))));
     if (const double l = descend(trial, free, samples, gpu); l < best_loss) {
       best_loss = l;
       best = trial;
