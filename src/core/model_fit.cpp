@@ -73,11 +73,12 @@ double descend(model_parameters &p, const std::vector<std::string> &free,
       const double original = value_of(p, name);
       double chosen = original;
       for (double step : steps) {
+        const double candidate = bounded(name, original * step);
         model_parameters trial = p;
-        set_parameter(trial, name, bounded(name, original * step));
+        set_parameter(trial, name, candidate);
         if (const double l = loss(samples, gpu, trial); l < best_loss) {
           best_loss = l;
-          chosen = original * step;
+          chosen = candidate;
           improved = true;
         }
       }

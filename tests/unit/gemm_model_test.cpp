@@ -213,6 +213,19 @@ TEST_CASE("fit_model recovers the parameters that generated the samples") {
   CHECK(errors[errors.size() / 2] < 0.05);
 }
 
+TEST_CASE("fit_model keeps efficiencies at or below 1") {
+  const gpu_spec g = easy_gpu();
+  model_parameters truth = ideal();
+  std::vector<timed_gemm> samples;
+  for (std::int64_t n : {4096, 12800}) // compute-bound, then timed 20% faster than the peak allows
+    samples.push_back(
+        {{4096, n, 4096, 1},
+         precision::fp16,
+         0.8 * estimate_gemm({4096, n, 4096, 1}, precision::fp16, 100e12, g, truth).time_s});
+  const model_parameters fitted = fit_model(samples, g, ideal());
+  CHECK(fitted.efficiency_of(precision::fp16) <= 1.0);
+}
+
 TEST_CASE("sweep shapes: fixed, disjoint calibration and scoring sets") {
   const std::vector<sweep_shape> a = sweep_shapes(), b = sweep_shapes();
   REQUIRE(a.size() == b.size());
