@@ -5,6 +5,8 @@
 // three scored on the "scoring" rows (no shape is in both). Prints a Markdown table and the
 // calibrated `model:` section for the spec file. Needs no GPU.
 //   model_accuracy bench/data/h200-sweep.csv [gpu=h200-sxm]
+// ROOFLINE_WORST=1 lists the scoring rows the calibrated model misses most; ROOFLINE_DUMP=FILE writes
+// every row's prediction (tile, split-K) as CSV, to join with the sweep's kernel names.
 #include "roofline/error.hpp"
 #include "roofline/gemm_model.hpp"
 #include "roofline/model_fit.hpp"
