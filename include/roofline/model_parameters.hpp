@@ -17,7 +17,7 @@ struct model_parameters {
   std::map<precision, double> efficiency;
   double dram_efficiency = 0.9;      ///< fraction of the DRAM bandwidth streaming reaches
   double l2_to_dram_bandwidth = 2.5; ///< L2 bandwidth as a multiple of DRAM bandwidth
-  double launch_floor_s = 5e-6;      ///< no call is faster: back-to-back launch overhead
+  double launch_floor_s = 5e-6;      ///< no memory op is faster: back-to-back launch overhead
   /// A GEMM call's floor per precision: cuBLAS's kernel families differ in what a launch costs
   /// the host (default: launch_floor_s).
   std::map<precision, double> gemm_launch_floor_s;
