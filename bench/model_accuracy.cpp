@@ -5,8 +5,8 @@
 // three scored on the "scoring" rows (no shape is in both). Prints a Markdown table and the
 // calibrated `model:` section for the spec file. Needs no GPU.
 //   model_accuracy bench/data/h200-sweep.csv [gpu=h200-sxm]
-// ROOFLINE_WORST=1 lists the scoring rows the calibrated model misses most; ROOFLINE_DUMP=FILE writes
-// every row's prediction (tile, split-K) as CSV, to join with the sweep's kernel names.
+// ROOFLINE_WORST=1 lists the scoring rows the calibrated model misses most; ROOFLINE_DUMP=FILE
+// writes every row's prediction (tile, split-K) as CSV, to join with the sweep's kernel names.
 #include "roofline/error.hpp"
 #include "roofline/gemm_model.hpp"
 #include "roofline/model_fit.hpp"
@@ -130,12 +130,19 @@ int main(int argc, char **argv) {
     for (const auto &[name, samples] : by_alignment)
       line(name, samples);
     fmt::print("\ncalibrated parameters (calibration rows only):\n\n{}", to_yaml(fitted));
-    if (const char *dump = std::getenv("ROOFLINE_DUMP")) { // every row's prediction, for analysis
+    const char *dump = std::getenv("ROOFLINE_DUMP");
+    if (!dump && !std::getenv("ROOFLINE_WORST"))
+      return 0;
+    std::vector<gemm_estimate> estimates; // the calibrated model's, one per row
+    for (const row &r : rows)
+      estimates.push_back(estimate_gemm(r.sample.shape, r.sample.prec,
+                                        gpu.peak_flop_per_s(r.sample.prec), gpu, fitted));
+    if (dump) { // every row's prediction, for analysis
       std::ofstream out(dump);
       out << "set,m,n,k,batch_count,precision,measured_us,predicted_us,tile_m,tile_n,split_k\n";
-      for (const row &r : rows) {
-        const gemm_estimate e = estimate_gemm(r.sample.shape, r.sample.prec,
-                                              gpu.peak_flop_per_s(r.sample.prec), gpu, fitted);
+      for (std::size_t i = 0; i < rows.size(); ++i) {
+        const row &r = rows[i];
+        const gemm_estimate &e = estimates[i];
         out << fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", r.set, r.sample.shape.m,
                            r.sample.shape.n, r.sample.shape.k, r.sample.shape.batch_count,
                            to_string(r.sample.prec), r.sample.time_s * 1e6, e.time_s * 1e6,
@@ -143,24 +150,18 @@ int main(int argc, char **argv) {
       }
     }
     if (std::getenv("ROOFLINE_WORST")) { // the scoring rows the calibrated model misses most
-      std::vector<std::pair<double, const row *>> misses;
-      for (const row &r : rows)
-        if (r.set != "calibration") {
-          const gemm_estimate e = estimate_gemm(r.sample.shape, r.sample.prec,
-                                                gpu.peak_flop_per_s(r.sample.prec), gpu, fitted);
-          misses.emplace_back(e.time_s / r.sample.time_s, &r);
-        }
-      std::sort(misses.begin(), misses.end(),
-                [](const auto &x, const auto &y) { return x.first < y.first; });
+      std::vector<std::pair<double, std::size_t>> misses; // predicted / measured, row
+      for (std::size_t i = 0; i < rows.size(); ++i)
+        if (rows[i].set != "calibration")
+          misses.emplace_back(estimates[i].time_s / rows[i].sample.time_s, i);
+      std::sort(misses.begin(), misses.end());
       for (std::size_t i = 0; i < misses.size(); ++i)
         if (i < 15 || i + 15 >= misses.size()) {
-          const row &r = *misses[i].second;
-          const gemm_estimate e = estimate_gemm(r.sample.shape, r.sample.prec,
-                                                gpu.peak_flop_per_s(r.sample.prec), gpu, fitted);
+          const row &r = rows[misses[i].second];
           fmt::print("{:5.2f} {:>6} {:>6} {:>6} {:>4} {} {:<11} measured {:9.1f} µs  {}\n",
                      misses[i].first, r.sample.shape.m, r.sample.shape.n, r.sample.shape.k,
                      r.sample.shape.batch_count, to_string(r.sample.prec), r.category,
-                     r.sample.time_s * 1e6, e.factors.front());
+                     r.sample.time_s * 1e6, estimates[misses[i].second].factors.front());
         }
     }
   } catch (const std::exception &e) {
