@@ -8,14 +8,26 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace roofline {
 
-/// How the model sees one GEMM on one GPU: the tile it expects cuBLAS to pick, the quantization
-/// that tile brings, and the resulting steady-state time per call.
+/// The kinds of kernel cuBLAS runs for a GEMM, each with its own rate, floor and tiles.
+enum class kernel_family {
+  tensor,   ///< the GPU's own tensor-core kernels (Hopper: nvjet, xmma sm90): aligned rows
+  fallback, ///< older CUTLASS tensor-core kernels: misaligned rows; on Hopper tf32's small GEMMs
+  simt,     ///< CUDA-core FMA kernels: fp32
+  gemv,     ///< GEMV and gemmSN kernels: decode-like M
+};
+
+std::string_view to_string(kernel_family f);
+
+/// How the model sees one GEMM on one GPU: the kernel and tile it expects cuBLAS to pick, the
+/// quantization that tile brings, and the resulting steady-state time per call.
 struct gemm_estimate {
   double time_s = 0;
+  kernel_family family = kernel_family::tensor;
   int tile_m = 0, tile_n = 0; ///< output tile along M and N
   int split_k = 1;
   std::int64_t tiles = 0;           ///< tiles × split_k × batch_count: the work items

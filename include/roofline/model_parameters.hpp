@@ -18,23 +18,33 @@ struct model_parameters {
   double dram_efficiency = 0.9;      ///< fraction of the DRAM bandwidth streaming reaches
   double l2_to_dram_bandwidth = 2.5; ///< L2 bandwidth as a multiple of DRAM bandwidth
   double launch_floor_s = 5e-6;      ///< no memory op is faster: back-to-back launch overhead
-  /// A GEMM call's floor per precision: cuBLAS's kernel families differ in what a launch costs
-  /// the host (default: launch_floor_s).
+  /// The floor of a call to cuBLAS's own tensor-core and SIMT kernels, per precision: what a launch
+  /// costs the host differs by kernel (default: launch_floor_s).
   std::map<precision, double> gemm_launch_floor_s;
-  double wave_overhead_s = 1.5e-6; ///< per wave of tiles: prologue, epilogue, pipeline fill
-  double k_step_latency_s =
-      0.25e-6;                      ///< per 64-deep step of one tile's K loop (latency-bound tiles)
+  /// The floor of the lighter CUTLASS fallback and GEMV kernels.
+  double fallback_launch_floor_s = 5e-6;
+  /// Per wave of tiles, per precision: prologue, epilogue, pipeline fill (default 1.5 µs).
+  std::map<precision, double> wave_overhead_s;
+  /// One memory latency: a tile whose K loop has too little in flight waits this long per step.
+  double k_step_latency_s = 0.5e-6;
+  /// cuBLAS adds a split-K reduction to kernels without TMA (SIMT, CUTLASS fallbacks) when their
+  /// output, in 64×64 tiles, fills less than this many waves, per precision (default 0.25).
+  std::map<precision, double> split_k_below_waves;
   double split_k_overhead_s = 2e-6; ///< the extra reduction launch of a split-K GEMM
   /// Slowdown of tensor-core GEMMs whose rows break the 16-byte rule, by the alignment they do have
   /// (8, 4, 2 or 1 bytes): cuBLAS falls back to kernels without TMA/vector loads.
   std::map<int, double> misalignment_slowdown{{8, 2.0}, {4, 3.0}, {2, 5.0}, {1, 8.0}};
   /// Those fallback kernels' loads and stores are narrower too: their bandwidth is this much lower.
   double misaligned_bandwidth_slowdown = 2.0;
-  double misaligned_launch_floor_s = 5e-6; ///< the fallback kernels' launch floor
+  /// The Ampere-class kernels' rate with aligned rows, as a slowdown against the peak (cuBLAS
+  /// runs them for small tf32 GEMMs: they launch faster than Hopper's).
+  double ampere_slowdown = 2.0;
   std::string origin = "generic defaults"; ///< "calibrated on <GPU> <date>", ...
 
   double efficiency_of(precision p) const;
   double gemm_launch_floor_of(precision p) const;
+  double wave_overhead_of(precision p) const;
+  double split_k_below_waves_of(precision p) const;
 };
 
 /// The parameter names and values as plain numbers, for fitting and for the JSON/YAML forms.

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 namespace roofline {
 
@@ -20,30 +21,55 @@ std::int64_t alignment_elements(precision p) {
   return 16 / element_bytes(p);
 }
 
+std::string_view to_string(kernel_family f) {
+  switch (f) {
+  case kernel_family::tensor: return "tensor";
+  case kernel_family::fallback: return "fallback";
+  case kernel_family::simt: return "simt";
+  case kernel_family::gemv: return "gemv";
+  }
+  return "?";
+}
+
 namespace {
 
 struct tile {
   int m, n;
 };
 
-// Output tiles of Hopper-class cuBLAS kernels (nvjet_sm90_*: 256×128, 128×256, 192×192 ... and the
-// skinny 8-, 16- and 32-row tiles it picks for decode-like M), as (M, N). A model needs the menu,
-// not the heuristic: it takes the fastest tile, as a good heuristic would.
-const std::vector<tile> tensor_tiles{{128, 256}, {256, 128}, {128, 128}, {128, 64}, {64, 128},
-                                     {64, 64},   {64, 256},  {256, 64},  {8, 64},   {8, 128},
-                                     {8, 256},   {16, 64},   {16, 128},  {32, 64},  {32, 128}};
-// CUDA-core (SIMT) GEMMs use mid-sized tiles; skinny ones only for GEMV-like M.
+// Output tiles as (M, N). A model needs the menu, not the heuristic: it takes the fastest tile, as
+// a good heuristic would.
+// nvjet_sm90 (fp16/bf16/fp8/int8) sizes its N tile in steps of 8–32 (144, 168, 320 ...) so that
+// tiles divide N well, and has skinny 8- to 32-row tiles for decode-like M.
+const std::vector<tile> nvjet_tiles = [] {
+  std::vector<tile> menu;
+  for (int n : {64, 96, 128, 144, 160, 168, 192, 224, 256, 320})
+    for (int m : {64, 128, 256})
+      if (m * n <= 128 * 320)
+        menu.push_back({m, n});
+  for (int m : {8, 16, 32})
+    for (int n : {64, 128, 256})
+      menu.push_back({m, n});
+  // Largest first: of equally fast tiles, the largest loads least.
+  std::stable_sort(menu.begin(), menu.end(),
+                   [](tile a, tile b) { return a.m * a.n > b.m * b.n; });
+  return menu;
+}();
+// xmma sm90 (tf32) and the kernels of GPUs before Hopper have the classic power-of-two tiles.
+const std::vector<tile> classic_tiles{{128, 256}, {256, 128}, {128, 128}, {128, 64}, {64, 128},
+                                   {64, 64},   {64, 256},  {256, 64},  {8, 64},   {8, 128},
+                                   {8, 256},   {16, 64},   {16, 128},  {32, 64},  {32, 128}};
+// The Ampere/Turing CUTLASS kernels cuBLAS falls back to.
+const std::vector<tile> fallback_tiles{{64, 64}, {128, 128}, {128, 256}, {256, 128}};
+// CUDA-core (SIMT) GEMMs use mid-sized tiles.
 const std::vector<tile> simt_tiles{{128, 128}, {64, 128}, {128, 64}, {64, 64},
                                    {32, 128},  {128, 32}, {32, 32}};
-// The older tensor-core kernels cuBLAS falls back to for misaligned rows (Ampere/Turing CUTLASS).
-const std::vector<tile> fallback_tiles{{64, 64}, {128, 128}, {128, 256}, {256, 128}};
-const std::vector<tile> simt_and_skinny_tiles{{128, 128}, {64, 128}, {128, 64}, {64, 64},
-                                              {8, 64},    {8, 128},  {8, 256},  {16, 64},
-                                              {16, 128},  {32, 64},  {32, 128}};
+// GEMV and gemmSN kernels: a few rows of A against column blocks of B.
+const std::vector<tile> gemv_tiles{{8, 64},  {8, 128},  {8, 256},  {16, 64}, {16, 128},
+                                   {32, 32}, {32, 128}, {64, 64},  {64, 128}};
 constexpr int split_k_factors[] = {1, 2, 4, 8, 16};
 constexpr std::int64_t min_split_k_depth =
     256; // cuBLAS does not split K below a few pipeline stages
-constexpr std::int64_t k_step = 64;
 
 bool runs_on_tensor_cores(precision p) {
   return p != precision::fp32 && p != precision::fp64;
@@ -53,110 +79,191 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
   return (a + b - 1) / b;
 }
 
+/// One kind of cuBLAS kernel as the model costs it.
+struct kernel_kind {
+  kernel_family family;
+  double slowdown = 1;                ///< of its tensor-core rate against the precision's peak
+  bool narrow_loads = false;          ///< misaligned rows: no TMA, no 16-byte loads
+  const std::vector<tile> *menu = nullptr;
+  /// The K depth one tile has in flight per memory latency (its K slice times its pipeline
+  /// stages: nvjet 64×4, CUTLASS 32×2, SIMT 8×3); 0: the kernel spreads K over a tile's threads.
+  std::int64_t k_step = 0;
+};
+
+/// cuBLAS's kernels for Hopper and newer (nvjet): TMA loads, N tiles in steps of 8 to 32.
+bool has_nvjet(const gpu_spec &gpu) {
+  return std::strtod(gpu.compute_capability.c_str(), nullptr) >= 9.0;
+}
+
+/// The kernels cuBLAS may run for the shape, as its kernel names on the H200 show: aligned
+/// tensor-core GEMMs run the GPU's own kernels (on Hopper, tf32's small ones also the older
+/// CUTLASS kernels, which launch faster); misaligned rows older CUTLASS kernels; fp32 SIMT kernels;
+/// decode-like M GEMV and gemmSN kernels.
+std::vector<kernel_kind> kernels_for(const gemm_shape &s, precision p, int alignment,
+                                     const gpu_spec &gpu, const model_parameters &params) {
+  const bool tensor = runs_on_tensor_cores(p);
+  const bool aligned = alignment == 16;
+  if ((!tensor && s.m <= 16) || (s.m == 1 && (!aligned || p == precision::tf32)))
+    return {{kernel_family::gemv, 1, false, &gemv_tiles, 0}};
+  if (!tensor)
+    return {{kernel_family::simt, 1, false, &simt_tiles, 24}};
+  // Skinny M reads A's rows one by one anyway: alignment costs little there.
+  if (aligned || s.m <= 8) {
+    const bool nvjet = has_nvjet(gpu) && p != precision::tf32;
+    std::vector<kernel_kind> kinds{
+        {kernel_family::tensor, 1, false, nvjet ? &nvjet_tiles : &classic_tiles, 256}};
+    if (p == precision::tf32 && has_nvjet(gpu))
+      kinds.push_back(
+          {kernel_family::fallback, params.ampere_slowdown, false, &fallback_tiles, 64});
+    return kinds;
+  }
+  const auto slowdown = params.misalignment_slowdown.find(alignment);
+  return {{kernel_family::fallback,
+           slowdown == params.misalignment_slowdown.end() ? 1.0 : slowdown->second, true,
+           &fallback_tiles, 64}};
+}
+
+struct candidate {
+  double time_s = -1, device_s = 0, floor_s = 0;
+  tile t{};
+  int split = 1;
+  std::int64_t tiles = 0; ///< work items: output tiles × split
+  const kernel_kind *kind = nullptr;
+};
+
+candidate faster(const candidate &a, const candidate &b) {
+  return a.time_s < 0 || (b.time_s >= 0 && b.time_s < a.time_s) ? b : a;
+}
+
 } // namespace
 
 gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_per_s,
                             const gpu_spec &gpu, const model_parameters &params) {
-  gemm_estimate best;
   const double element = element_bytes(p);
   const double sms = gpu.sm_count;
-  double sm_rate = peak_flop_per_s * params.efficiency_of(p) / sms;
-  double l2_bandwidth = params.l2_to_dram_bandwidth * gpu.dram_bytes_per_s;
-  double dram_bandwidth = params.dram_efficiency * gpu.dram_bytes_per_s;
-
   // Rows of A and B are K long, rows of C are N long: the narrower alignment decides the kernel.
   const int alignment = std::min(row_alignment_bytes(s.k, p), row_alignment_bytes(s.n, p));
-  // Skinny (GEMV-like) M reads rows one by one anyway: alignment costs little there.
-  const bool misaligned = alignment < 16 && runs_on_tensor_cores(p) && s.m > 8;
-  const double slowdown = misaligned && params.misalignment_slowdown.count(alignment)
-                              ? params.misalignment_slowdown.at(alignment)
-                              : 1.0;
-
   const double bytes = element * static_cast<double>(s.m * s.k + s.k * s.n + s.m * s.n) *
                        static_cast<double>(s.batch_count);
   const bool l2_resident = bytes <= gpu.l2_bytes;
-  // Misaligned rows rule out the TMA/wide-load kernels: cuBLAS falls back to older kernels whose
-  // tensor-core rate is a fraction of the peak and whose loads and stores are narrower.
-  sm_rate /= slowdown;
-  if (misaligned) {
-    l2_bandwidth /= params.misaligned_bandwidth_slowdown;
-    dram_bandwidth /= params.misaligned_bandwidth_slowdown;
-  }
-  const double memory_s = bytes / (l2_resident ? l2_bandwidth : dram_bandwidth);
-  const double floor_s =
-      misaligned ? params.misaligned_launch_floor_s : params.gemm_launch_floor_of(p);
+  const std::vector<kernel_kind> kinds = kernels_for(s, p, alignment, gpu, params);
 
-  const std::vector<tile> &menu = misaligned                ? fallback_tiles
-                                  : runs_on_tensor_cores(p) ? tensor_tiles
-                                  : s.m <= 8                ? simt_and_skinny_tiles
-                                                            : simt_tiles;
-  double best_time = -1;
-  for (const tile &t : menu) {
-    const std::int64_t tiles = ceil_div(s.m, t.m) * ceil_div(s.n, t.n) * s.batch_count;
-    for (int split : split_k_factors) {
-      if (split > 1 && (s.k / split < min_split_k_depth || tiles * split > 2 * gpu.sm_count))
-        continue;
-      const std::int64_t depth = ceil_div(s.k, split);
-      const double work_items = static_cast<double>(tiles * split);
-      // One tile: its FMAs, its operand loads through L2, or its K loop's latency, whichever is
-      // longest, plus the fixed cost every wave pays.
-      const double tile_s =
-          std::max({2.0 * t.m * t.n * static_cast<double>(depth) / sm_rate,
-                    static_cast<double>(t.m + t.n) * static_cast<double>(depth) * element /
-                        (l2_bandwidth / sms),
-                    static_cast<double>(ceil_div(depth, k_step)) * params.k_step_latency_s}) +
-          params.wave_overhead_s;
-      const double whole_waves = std::ceil(work_items / sms);
-      double device_s = whole_waves * tile_s;
-      if (split > 1) // partial sums: written and read back in fp32
-        device_s +=
-            2.0 * 4.0 * split * static_cast<double>(s.m * s.n * s.batch_count) / dram_bandwidth;
-      // The call is as slow as its kernels or its launch, whichever is slower; split-K's reduction
-      // is a second launch on top.
-      const double time_s =
-          std::max({device_s, memory_s, floor_s}) + (split > 1 ? params.split_k_overhead_s : 0.0);
-      if (best_time < 0 || time_s < best_time) {
-        best_time = time_s;
-        best.launch_bound = floor_s > std::max(device_s, memory_s);
-        best.tile_m = t.m;
-        best.tile_n = t.n;
-        best.split_k = split;
-        best.tiles = tiles * split;
-        best.waves = work_items / sms;
-        best.wave_efficiency = work_items / (whole_waves * sms);
-        best.tile_efficiency =
-            static_cast<double>(s.m * s.n) /
-            static_cast<double>(ceil_div(s.m, t.m) * t.m * ceil_div(s.n, t.n) * t.n);
+  // One call of `kind` with tile `t`, K split `split` ways.
+  const auto cost = [&](const kernel_kind &kind, const tile &t, int split) {
+    const double sm_rate = peak_flop_per_s * params.efficiency_of(p) / kind.slowdown / sms;
+    const double narrowing = kind.narrow_loads ? params.misaligned_bandwidth_slowdown : 1.0;
+    const double l2_bandwidth = params.l2_to_dram_bandwidth * gpu.dram_bytes_per_s / narrowing;
+    const double dram_bandwidth = params.dram_efficiency * gpu.dram_bytes_per_s / narrowing;
+    candidate c;
+    c.kind = &kind;
+    c.t = t;
+    c.split = split;
+    c.tiles = ceil_div(s.m, t.m) * ceil_div(s.n, t.n) * s.batch_count * split;
+    const std::int64_t depth = ceil_div(s.k, split);
+    // One tile: its FMAs, its operand loads through L2, or its K loop's latency, whichever is
+    // longest, plus the fixed cost every wave pays.
+    const double tile_s =
+        std::max({2.0 * t.m * t.n * static_cast<double>(depth) / sm_rate,
+                  static_cast<double>(t.m + t.n) * static_cast<double>(depth) * element /
+                      (l2_bandwidth / sms),
+                  kind.k_step > 0 ? static_cast<double>(ceil_div(depth, kind.k_step)) *
+                                        params.k_step_latency_s
+                                  : 0.0}) +
+        params.wave_overhead_of(p);
+    c.device_s = std::ceil(static_cast<double>(c.tiles) / sms) * tile_s;
+    if (split > 1) // partial sums: written and read back in fp32
+      c.device_s +=
+          2.0 * 4.0 * split * static_cast<double>(s.m * s.n * s.batch_count) / dram_bandwidth;
+    const double memory_s = bytes / (l2_resident ? l2_bandwidth : dram_bandwidth);
+    c.floor_s = kind.family == kernel_family::tensor || kind.family == kernel_family::simt
+                    ? params.gemm_launch_floor_of(p)
+                    : params.fallback_launch_floor_s;
+    // The call is as slow as its kernels, its streaming or its launch, whichever is slowest;
+    // split-K's reduction is a second launch on top.
+    c.time_s = std::max({c.device_s, memory_s, c.floor_s}) +
+               (split > 1 ? params.split_k_overhead_s : 0.0);
+    return c;
+  };
+
+  candidate chosen;
+  for (const kernel_kind &kind : kinds) {
+    candidate best, unsplit;
+    for (const tile &t : *kind.menu)
+      for (int split : split_k_factors) {
+        const std::int64_t tiles = ceil_div(s.m, t.m) * ceil_div(s.n, t.n) * s.batch_count;
+        if (split > 1 && (kind.family == kernel_family::gemv || s.k / split < min_split_k_depth ||
+                          tiles * split > 2 * gpu.sm_count))
+          continue;
+        const candidate c = cost(kind, t, split);
+        best = faster(best, c);
+        if (split == 1)
+          unsplit = faster(unsplit, c);
       }
+    // Without TMA (SIMT, CUTLASS fallbacks) cuBLAS splits K whenever the output fills too little
+    // of a wave, even where the second launch costs more than it saves.
+    const double output_tiles =
+        static_cast<double>(ceil_div(s.m, 64) * ceil_div(s.n, 64) * s.batch_count);
+    if ((kind.family == kernel_family::fallback || kind.family == kernel_family::simt) &&
+        output_tiles < params.split_k_below_waves_of(p) * sms && s.k >= 2) {
+      candidate split;
+      for (int factor : split_k_factors)
+        if (factor > 1 && s.k >= factor)
+          split = faster(split, cost(kind, unsplit.t, factor));
+      if (split.time_s >= 0)
+        best = split;
     }
+    chosen = faster(chosen, best);
   }
-  best.alignment_bytes = alignment;
-  best.l2_resident = l2_resident;
-  best.time_s = best_time;
 
-  std::vector<std::string> &why = best.factors;
-  why.push_back(
-      fmt::format("tile {}×{}{}: {} work items, {:.2f} waves on {} SMs", best.tile_m, best.tile_n,
-                  best.split_k > 1 ? fmt::format(", split-K {}", best.split_k) : std::string{},
-                  best.tiles, best.waves, gpu.sm_count));
-  if (best.wave_efficiency < 0.95)
+  gemm_estimate e;
+  e.time_s = chosen.time_s;
+  e.family = chosen.kind->family;
+  e.tile_m = chosen.t.m;
+  e.tile_n = chosen.t.n;
+  e.split_k = chosen.split;
+  e.tiles = chosen.tiles;
+  e.waves = static_cast<double>(chosen.tiles) / sms;
+  e.wave_efficiency = static_cast<double>(chosen.tiles) / (std::ceil(e.waves) * sms);
+  e.tile_efficiency =
+      static_cast<double>(s.m * s.n) /
+      static_cast<double>(ceil_div(s.m, chosen.t.m) * chosen.t.m * ceil_div(s.n, chosen.t.n) *
+                          chosen.t.n);
+  e.alignment_bytes = alignment;
+  e.l2_resident = l2_resident;
+  e.launch_bound = chosen.floor_s + (chosen.split > 1 ? params.split_k_overhead_s : 0.0) >=
+                   chosen.time_s;
+
+  std::vector<std::string> &why = e.factors;
+  switch (e.family) {
+  case kernel_family::tensor: why.push_back("tensor-core kernel"); break;
+  case kernel_family::fallback: why.push_back("CUTLASS fallback kernel"); break;
+  case kernel_family::simt: why.push_back("CUDA-core (SIMT) kernel"); break;
+  case kernel_family::gemv: why.push_back("GEMV kernel: streams the rows of B"); break;
+  }
+  why.back() += fmt::format(", tile {}×{}{}: {} work items, {:.2f} waves on {} SMs", e.tile_m,
+                            e.tile_n,
+                            e.split_k > 1 ? fmt::format(", split-K {}", e.split_k) : std::string{},
+                            e.tiles, e.waves, gpu.sm_count);
+  if (e.wave_efficiency < 0.95)
     why.push_back(fmt::format("wave quantization: the last wave keeps {:.0f}% of the SMs busy",
-                              100 * (best.waves - std::floor(best.waves) > 0
-                                         ? best.waves - std::floor(best.waves)
+                              100 * (e.waves - std::floor(e.waves) > 0
+                                         ? e.waves - std::floor(e.waves)
                                          : 1.0)));
-  if (best.tile_efficiency < 0.97)
+  if (e.tile_efficiency < 0.97)
     why.push_back(fmt::format("partial tiles: {:.0f}% of the computed outputs are real",
-                              100 * best.tile_efficiency));
-  if (misaligned) {
+                              100 * e.tile_efficiency));
+  if (chosen.kind->narrow_loads) {
     const bool n_breaks = row_alignment_bytes(s.n, p) < 16;
     why.push_back(fmt::format("{}={} breaks 16-byte alignment ({}-byte rows): ×{:.1f} slower path",
-                              n_breaks ? "N" : "K", n_breaks ? s.n : s.k, alignment, slowdown));
+                              n_breaks ? "N" : "K", n_breaks ? s.n : s.k, alignment,
+                              chosen.kind->slowdown));
   }
   if (l2_resident)
     why.push_back("operands fit in L2: back-to-back calls read them from L2");
-  if (best.launch_bound)
-    why.push_back(fmt::format("launch floor {:.1f} µs", floor_s * 1e6));
-  return best;
+  if (e.launch_bound)
+    why.push_back(fmt::format("launch floor {:.1f} µs{}", chosen.floor_s * 1e6,
+                              chosen.split > 1 ? " plus the split-K reduction's launch" : ""));
+  return e;
 }
 
 } // namespace roofline

@@ -96,19 +96,20 @@ model_parameters fit_model(const std::vector<timed_gemm> &samples, const gpu_spe
                            model_parameters start) {
   if (samples.empty())
     return start;
-  // Parameters no sample depends on (the precisions and row alignments none has) stay as they are.
-  std::set<std::string> unused{"launch_floor_s"}; // memory ops' floor: GEMMs have their own
-  for (const auto &[name, value] : flatten(start))
-    if (name.find('.') != std::string::npos)
-      unused.insert(name);
+  // Parameters no sample depends on stay as they are: those of precisions and row alignments no
+  // sample has, the memory ops' floor, the Ampere kernels' rate without tf32 samples.
+  std::set<std::string> keys; // the precisions and alignments the samples have
   for (const timed_gemm &sample : samples) {
-    const std::string prec(to_string(sample.prec));
-    unused.erase("efficiency." + prec);
-    unused.erase("gemm_launch_floor_s." + prec);
-    unused.erase("misalignment_slowdown." +
-                 std::to_string(std::min(row_alignment_bytes(sample.shape.k, sample.prec),
-                                         row_alignment_bytes(sample.shape.n, sample.prec))));
+    keys.insert(std::string(to_string(sample.prec)));
+    keys.insert(std::to_string(std::min(row_alignment_bytes(sample.shape.k, sample.prec),
+                                        row_alignment_bytes(sample.shape.n, sample.prec))));
   }
+  std::set<std::string> unused{"launch_floor_s"};
+  if (!keys.count("tf32"))
+    unused.insert("ampere_slowdown");
+  for (const auto &[name, value] : flatten(start))
+    if (const auto dot = name.find('.'); dot != std::string::npos && !keys.count(name.substr(dot + 1)))
+      unused.insert(name);
   std::vector<std::string> free;
   for (const auto &[name, value] : flatten(start))
     if (!unused.count(name))

@@ -5,34 +5,74 @@
 
 namespace roofline {
 
+namespace {
+
+double lookup(const std::map<precision, double> &values, precision p, double fallback) {
+  const auto found = values.find(p);
+  return found == values.end() ? fallback : found->second;
+}
+
+using per_precision = std::map<precision, double> model_parameters::*;
+using scalar = double model_parameters::*;
+
+/// The per-precision groups, in flatten's order, with the value a precision has when unset.
+struct precision_group {
+  const char *name;
+  per_precision values;
+  double (model_parameters::*value_of)(precision) const;
+};
+const precision_group precision_groups[] = {
+    {"efficiency", &model_parameters::efficiency, &model_parameters::efficiency_of},
+    {"gemm_launch_floor_s", &model_parameters::gemm_launch_floor_s,
+     &model_parameters::gemm_launch_floor_of},
+    {"wave_overhead_s", &model_parameters::wave_overhead_s, &model_parameters::wave_overhead_of},
+    {"split_k_below_waves", &model_parameters::split_k_below_waves,
+     &model_parameters::split_k_below_waves_of},
+};
+
+const std::pair<const char *, scalar> scalars[] = {
+    {"dram_efficiency", &model_parameters::dram_efficiency},
+    {"l2_to_dram_bandwidth", &model_parameters::l2_to_dram_bandwidth},
+    {"launch_floor_s", &model_parameters::launch_floor_s},
+    {"fallback_launch_floor_s", &model_parameters::fallback_launch_floor_s},
+    {"k_step_latency_s", &model_parameters::k_step_latency_s},
+    {"split_k_overhead_s", &model_parameters::split_k_overhead_s},
+    {"misaligned_bandwidth_slowdown", &model_parameters::misaligned_bandwidth_slowdown},
+    {"ampere_slowdown", &model_parameters::ampere_slowdown},
+};
+
+constexpr int alignments[] = {8, 4, 2, 1};
+constexpr const char *slowdown_group = "misalignment_slowdown";
+
+} // namespace
+
 double model_parameters::efficiency_of(precision p) const {
-  const auto found = efficiency.find(p);
-  return found == efficiency.end() ? 0.8 : found->second;
+  return lookup(efficiency, p, 0.8);
 }
 
 double model_parameters::gemm_launch_floor_of(precision p) const {
-  const auto found = gemm_launch_floor_s.find(p);
-  return found == gemm_launch_floor_s.end() ? launch_floor_s : found->second;
+  return lookup(gemm_launch_floor_s, p, launch_floor_s);
+}
+
+double model_parameters::wave_overhead_of(precision p) const {
+  return lookup(wave_overhead_s, p, 1.5e-6);
+}
+
+double model_parameters::split_k_below_waves_of(precision p) const {
+  return lookup(split_k_below_waves, p, 0.25);
 }
 
 std::vector<std::pair<std::string, double>> flatten(const model_parameters &p) {
   std::vector<std::pair<std::string, double>> values;
-  for (precision prec : all_precisions)
-    values.emplace_back("efficiency." + std::string(to_string(prec)), p.efficiency_of(prec));
-  values.emplace_back("dram_efficiency", p.dram_efficiency);
-  values.emplace_back("l2_to_dram_bandwidth", p.l2_to_dram_bandwidth);
-  values.emplace_back("launch_floor_s", p.launch_floor_s);
-  for (precision prec : all_precisions)
-    values.emplace_back("gemm_launch_floor_s." + std::string(to_string(prec)),
-                        p.gemm_launch_floor_of(prec));
-  values.emplace_back("wave_overhead_s", p.wave_overhead_s);
-  values.emplace_back("k_step_latency_s", p.k_step_latency_s);
-  values.emplace_back("split_k_overhead_s", p.split_k_overhead_s);
-  values.emplace_back("misaligned_bandwidth_slowdown", p.misaligned_bandwidth_slowdown);
-  values.emplace_back("misaligned_launch_floor_s", p.misaligned_launch_floor_s);
-  for (int alignment : {8, 4, 2, 1})
+  for (const precision_group &group : precision_groups)
+    for (precision prec : all_precisions)
+      values.emplace_back(std::string(group.name) + "." + std::string(to_string(prec)),
+                          (p.*group.value_of)(prec));
+  for (const auto &[name, field] : scalars)
+    values.emplace_back(name, p.*field);
+  for (int alignment : alignments)
     values.emplace_back(
-        "misalignment_slowdown." + std::to_string(alignment),
+        std::string(slowdown_group) + "." + std::to_string(alignment),
         p.misalignment_slowdown.count(alignment) ? p.misalignment_slowdown.at(alignment) : 1.0);
   return values;
 }
@@ -45,35 +85,27 @@ double value_of(const model_parameters &p, const std::string &name) {
 }
 
 bool set_parameter(model_parameters &p, const std::string &name, double value) {
-  const std::string slowdown = "misalignment_slowdown.";
-  for (auto [group, values] :
-       {std::pair{std::string("efficiency."), &model_parameters::efficiency},
-        std::pair{std::string("gemm_launch_floor_s."), &model_parameters::gemm_launch_floor_s}})
-    if (name.rfind(group, 0) == 0) {
-      const auto prec = parse_precision(name.substr(group.size()));
+  const auto dot = name.find('.');
+  const std::string group = name.substr(0, dot);
+  const std::string key = dot == std::string::npos ? std::string{} : name.substr(dot + 1);
+  for (const precision_group &g : precision_groups)
+    if (group == g.name) {
+      const auto prec = parse_precision(key);
       if (!prec)
         return false;
-      (p.*values)[*prec] = value;
+      (p.*g.values)[*prec] = value;
       return true;
     }
-  if (name.rfind(slowdown, 0) == 0) {
-    const std::string bytes = name.substr(slowdown.size());
-    if (bytes != "8" && bytes != "4" && bytes != "2" && bytes != "1")
-      return false;
-    p.misalignment_slowdown[std::stoi(bytes)] = value;
-    return true;
+  if (group == slowdown_group) {
+    for (int alignment : alignments)
+      if (key == std::to_string(alignment)) {
+        p.misalignment_slowdown[alignment] = value;
+        return true;
+      }
+    return false;
   }
-  for (auto [key, field] :
-       {std::pair{"dram_efficiency", &model_parameters::dram_efficiency},
-        std::pair{"l2_to_dram_bandwidth", &model_parameters::l2_to_dram_bandwidth},
-        std::pair{"launch_floor_s", &model_parameters::launch_floor_s},
-        std::pair{"wave_overhead_s", &model_parameters::wave_overhead_s},
-        std::pair{"k_step_latency_s", &model_parameters::k_step_latency_s},
-        std::pair{"split_k_overhead_s", &model_parameters::split_k_overhead_s},
-        std::pair{"misaligned_bandwidth_slowdown",
-                  &model_parameters::misaligned_bandwidth_slowdown},
-        std::pair{"misaligned_launch_floor_s", &model_parameters::misaligned_launch_floor_s}})
-    if (name == key) {
+  for (const auto &[scalar_name, field] : scalars)
+    if (name == scalar_name) {
       p.*field = value;
       return true;
     }

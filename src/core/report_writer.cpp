@@ -410,7 +410,8 @@ json optional_dim(const std::optional<gemm_shape> &gemm, std::int64_t gemm_shape
 }
 
 json gemm_model_json(const gemm_estimate &g) {
-  return {{"tile_m", g.tile_m},
+  return {{"kernel_family", to_string(g.family)},
+          {"tile_m", g.tile_m},
           {"tile_n", g.tile_n},
           {"split_k", g.split_k},
           {"work_items", g.tiles},

@@ -14,10 +14,12 @@ namespace {
 gpu_spec easy_gpu() {
   gpu_spec g;
   g.name = "easy";
+  g.compute_capability = "9.0"; // cuBLAS's Hopper kernels
   g.sm_count = 100;
   g.dram_bytes_per_s = 1e12;
   g.l2_bytes = 1e6; // small: the operands below do not fit
   g.peaks[precision::fp16].dense_flop_per_s = 100e12;
+  g.peaks[precision::tf32].dense_flop_per_s = 50e12;
   g.peaks[precision::fp32].dense_flop_per_s = 10e12;
   return g;
 }
@@ -25,18 +27,29 @@ gpu_spec easy_gpu() {
 /// Every fixed cost off and full efficiency, so that only the factor under test shapes the time.
 model_parameters ideal() {
   model_parameters p;
-  p.efficiency[precision::fp16] = 1.0;
+  for (precision prec : all_precisions) {
+    p.efficiency[prec] = 1.0;
+    p.wave_overhead_s[prec] = 0;
+  }
   p.dram_efficiency = 1.0;
   p.launch_floor_s = 0;
-  p.wave_overhead_s = 0;
+  p.fallback_launch_floor_s = 0;
   p.k_step_latency_s = 0;
   p.split_k_overhead_s = 1.0; // a second: never worth it
   return p;
 }
 
-gemm_estimate estimate(const gemm_shape &s, const model_parameters &p = ideal()) {
+gemm_estimate estimate(const gemm_shape &s, const model_parameters &p = ideal(),
+                       precision prec = precision::fp16) {
   const gpu_spec g = easy_gpu();
-  return estimate_gemm(s, precision::fp16, g.peak_flop_per_s(precision::fp16), g, p);
+  return estimate_gemm(s, prec, g.peak_flop_per_s(prec), g, p);
+}
+
+bool explains(const gemm_estimate &e, const std::string &phrase) {
+  for (const std::string &factor : e.factors)
+    if (factor.find(phrase) != std::string::npos)
+      return true;
+  return false;
 }
 
 } // namespace
@@ -69,15 +82,27 @@ TEST_CASE("a GEMM of exactly one wave of 256×128 tiles") {
 }
 
 TEST_CASE("wave quantization: one tile more than a wave") {
-  // N 12928 = 101 tiles of 128: with 256×128 tiles 101 work items need 2 waves (134 µs). The best
-  // menu entry is then 128×64: 2 · 202 = 404 items = 5 waves of 16.78 µs (2·128·64·1024 / 1e12;
-  // loads 192 · 2048 B / 25 GB/s = 15.73 µs hide) = 83.886 µs, the last wave 4% busy.
+  // fp32 on the SIMT kernels (0.1 TFLOP/s per SM), M 128, N 12928 = 101 tiles of 128, K 1024.
+  // 128×128: 101 work items need 2 waves of 335.5 µs; 64×64 and 32×128: 404 items, 5 waves of
+  // 83.9 µs; 32×32: 1616 items, 17 waves of 2·32·32·1024 / 1e11 = 20.97152 µs (loads 64 · 4096 B /
+  // 25 GB/s = 10.5 µs hide) = 356.51584 µs, the best, its last wave 16% busy.
+  const gemm_estimate e = estimate({128, 12928, 1024, 1}, ideal(), precision::fp32);
+  CHECK(e.family == kernel_family::simt);
+  CHECK(e.time_s * 1e6 == doctest::Approx(17 * 20.97152));
+  CHECK(e.tiles == 1616);
+  CHECK(e.waves == doctest::Approx(16.16));
+  CHECK(e.wave_efficiency == doctest::Approx(1616.0 / 1700.0));
+  const gemm_estimate whole = estimate({128, 12800, 1024, 1}, ideal(), precision::fp32);
+  CHECK(whole.time_s * 1e6 == doctest::Approx(335.54432)); // 100 tiles of 128×128: one wave
+}
+
+TEST_CASE("nvjet's N tiles in steps of 8 to 32 dodge wave quantization") {
+  // fp16, N 12928: 101 tiles of 256×128 would need 2 waves (134 µs); 90 tiles of 256×144 fit one
+  // wave of 2 · 256 · 144 · 1024 / 1e12 = 75.497472 µs.
   const gemm_estimate e = estimate({256, 12928, 1024, 1});
-  CHECK(e.time_s == doctest::Approx(5 * 16.777216e-6).epsilon(1e-9));
-  CHECK(e.tiles == 404);
-  CHECK(e.waves == doctest::Approx(4.04));
-  CHECK(e.wave_efficiency == doctest::Approx(404.0 / 500.0));
-  CHECK(e.time_s > estimate({256, 12800, 1024, 1}).time_s * 1.2);
+  CHECK(e.family == kernel_family::tensor);
+  CHECK(e.time_s * 1e6 == doctest::Approx(75.497472));
+  CHECK(e.time_s < estimate({256, 12800, 1024, 1}).time_s * 1.2);
 }
 
 TEST_CASE("tile quantization: partial tiles do wasted work") {
@@ -97,24 +122,20 @@ TEST_CASE("efficiency scales the compute-bound time") {
 TEST_CASE("misaligned rows take the slower path and say so") {
   model_parameters p = ideal();
   p.misalignment_slowdown[2] = 5.0;
-  // N 12801 (2-byte rows in fp16): loads through L2 and DRAM take 5× longer, so the 256×128 tile's
-  // loads (31.5 µs × 5) now exceed its FMAs.
+  // N 12801 (2-byte rows in fp16): cuBLAS's CUTLASS fallback, its FMAs 5× slower.
   const gemm_estimate aligned = estimate({256, 12808, 1024, 1}, p);
   const gemm_estimate odd = estimate({256, 12801, 1024, 1}, p);
   CHECK(odd.alignment_bytes == 2);
   CHECK(aligned.alignment_bytes == 16);
+  CHECK(odd.family == kernel_family::fallback);
   CHECK(odd.time_s > 1.5 * aligned.time_s);
-  bool explained = false;
-  for (const std::string &f : odd.factors)
-    explained = explained ||
-                f.find("N=12801 breaks 16-byte alignment (2-byte rows): ×5.0") != std::string::npos;
-  CHECK(explained);
+  CHECK(explains(odd, "N=12801 breaks 16-byte alignment (2-byte rows): ×5.0"));
 }
 
 TEST_CASE("the launch floor bounds tiny GEMMs") {
   model_parameters p = ideal();
   p.launch_floor_s = 5e-6;
-  const gemm_estimate e = estimate({1, 1, 1, 1}, p);
+  const gemm_estimate e = estimate({8, 8, 8, 1}, p);
   CHECK(e.time_s * 1e6 == doctest::Approx(5.0));
   CHECK(e.launch_bound);
 }
@@ -123,9 +144,68 @@ TEST_CASE("each precision's GEMMs have their own floor") {
   model_parameters p = ideal();
   p.launch_floor_s = 5e-6;
   p.gemm_launch_floor_s[precision::fp16] = 7e-6;
-  const gemm_estimate e = estimate({1, 1, 1, 1}, p);
+  const gemm_estimate e = estimate({8, 8, 8, 1}, p);
   CHECK(e.time_s * 1e6 == doctest::Approx(7.0));
   CHECK(p.gemm_launch_floor_of(precision::fp32) * 1e6 == doctest::Approx(5.0));
+}
+
+TEST_CASE("GEMV and CUTLASS fallback kernels have their own, lighter floor") {
+  model_parameters p = ideal();
+  p.launch_floor_s = 7e-6;
+  p.fallback_launch_floor_s = 4e-6;
+  p.split_k_below_waves[precision::fp16] = 0;
+  const gemm_estimate gemv = estimate({1, 1, 1, 1}, p); // 2-byte rows, M 1: a GEMV
+  CHECK(gemv.family == kernel_family::gemv);
+  CHECK(gemv.time_s * 1e6 == doctest::Approx(4.0));
+  const gemm_estimate fallback = estimate({64, 9, 8, 1}, p); // 2-byte rows: CUTLASS
+  CHECK(fallback.family == kernel_family::fallback);
+  CHECK(fallback.time_s * 1e6 == doctest::Approx(4.0));
+}
+
+TEST_CASE("tf32's small GEMMs run the Ampere kernels, which launch faster") {
+  model_parameters p = ideal();
+  p.gemm_launch_floor_s[precision::tf32] = 9e-6; // Hopper's xmma kernels
+  p.fallback_launch_floor_s = 5e-6;
+  p.ampere_slowdown = 2.0;
+  p.split_k_below_waves[precision::tf32] = 0;
+  const gemm_estimate tiny = estimate({64, 64, 64, 1}, p, precision::tf32);
+  CHECK(tiny.family == kernel_family::fallback);
+  CHECK(tiny.time_s * 1e6 == doctest::Approx(5.0));
+  // 256 × 25600 × 1024: Hopper's 200 tiles of 128×256 take two waves of 134 µs at 0.5 TFLOP/s
+  // per SM; Ampere's half rate would cost far more than its lighter launch saves.
+  const gemm_estimate large = estimate({256, 25600, 1024, 1}, p, precision::tf32);
+  CHECK(large.family == kernel_family::tensor);
+}
+
+TEST_CASE("a tile's K loop waits on memory when too little K is in flight") {
+  model_parameters p = ideal();
+  p.k_step_latency_s = 5e-6;
+  // fp16 64 × 64 × 65536, one 64×64 tile (splitting costs a second here): FMAs 536.9 µs, loads
+  // 128 · 65536 · 2 B / 25 GB/s = 671.1 µs, but nvjet keeps 256 of K in flight per memory
+  // latency: 256 steps of 5 µs = 1280 µs.
+  const gemm_estimate hopper = estimate({64, 64, 65536, 1}, p);
+  CHECK(hopper.time_s * 1e6 == doctest::Approx(1280.0));
+  // fp32 GEMV-like M 4: gemmSN spreads K over a tile's threads, no such wait. 4 × 64 × 65536:
+  // streams 4 · (262,144 + 4,194,304 + 256) B = 17.83 µs; its 8×64 tile's FMAs 2 · 8 · 64 · 65536
+  // / 1e11 = 671.1 µs and loads 72 · 65536 · 4 B / 25 GB/s = 755 µs decide.
+  const gemm_estimate gemv = estimate({4, 64, 65536, 1}, p, precision::fp32);
+  CHECK(gemv.family == kernel_family::gemv);
+  CHECK(gemv.time_s * 1e6 == doctest::Approx(72.0 * 65536 * 4 / 25e9 * 1e6));
+}
+
+TEST_CASE("without TMA, cuBLAS splits K for small outputs even where it costs") {
+  model_parameters p = ideal();
+  p.launch_floor_s = 5e-6;
+  p.split_k_overhead_s = 3e-6;
+  p.split_k_below_waves[precision::fp32] = 0.25; // < 25 output tiles of 64×64 on 100 SMs
+  // fp32 64 × 64 × 64: one tile, under the 5 µs floor; the split adds its 3 µs launch.
+  const gemm_estimate forced = estimate({64, 64, 64, 1}, p, precision::fp32);
+  CHECK(forced.split_k > 1);
+  CHECK(forced.time_s * 1e6 == doctest::Approx(8.0));
+  p.split_k_below_waves[precision::fp32] = 0;
+  const gemm_estimate single = estimate({64, 64, 64, 1}, p, precision::fp32);
+  CHECK(single.split_k == 1);
+  CHECK(single.time_s * 1e6 == doctest::Approx(5.0));
 }
 
 TEST_CASE("misaligned rows stream at a fraction of the bandwidth") {
