@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -93,7 +94,10 @@ int main(int argc, char **argv) {
   try {
     const std::vector<row> rows = read_rows(argv[1]);
     gpu_spec gpu = *spec_catalog::builtin().find(argc > 2 ? argv[2] : "h200-sxm");
-    gpu.calibration.reset(); // (b) must see the datasheet alone
+    // The spec's own calibration, fitted on another sweep (another session), scored below as a
+    // check across sessions; (b) must see the datasheet alone.
+    const std::optional<model_parameters> shipped = gpu.calibration;
+    gpu.calibration.reset();
     std::vector<timed_gemm> calibration, scoring;
     std::map<std::string, std::vector<timed_gemm>> by_category, by_precision, by_alignment;
     for (const row &r : rows) {
@@ -129,6 +133,9 @@ int main(int argc, char **argv) {
       line(name, samples);
     for (const auto &[name, samples] : by_alignment)
       line(name, samples);
+    if (shipped)
+      fmt::print("\nThe spec's calibration ({}) on the scoring rows: {}\n", shipped->origin,
+                 percentiles(relative_errors(scoring, gpu, *shipped)));
     fmt::print("\ncalibrated parameters (calibration rows only):\n\n{}", to_yaml(fitted));
     const char *dump = std::getenv("ROOFLINE_DUMP");
     if (!dump && !std::getenv("ROOFLINE_WORST"))
@@ -139,14 +146,15 @@ int main(int argc, char **argv) {
                                         gpu.peak_flop_per_s(r.sample.prec), gpu, fitted));
     if (dump) { // every row's prediction, for analysis
       std::ofstream out(dump);
-      out << "set,m,n,k,batch_count,precision,measured_us,predicted_us,tile_m,tile_n,split_k\n";
+      out << "set,m,n,k,batch_count,precision,measured_us,predicted_us,kernel_family,tile_m,tile_n,"
+             "split_k\n";
       for (std::size_t i = 0; i < rows.size(); ++i) {
         const row &r = rows[i];
         const gemm_estimate &e = estimates[i];
-        out << fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", r.set, r.sample.shape.m,
+        out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", r.set, r.sample.shape.m,
                            r.sample.shape.n, r.sample.shape.k, r.sample.shape.batch_count,
                            to_string(r.sample.prec), r.sample.time_s * 1e6, e.time_s * 1e6,
-                           e.tile_m, e.tile_n, e.split_k);
+                           to_string(e.family), e.tile_m, e.tile_n, e.split_k);
       }
     }
     if (std::getenv("ROOFLINE_WORST")) { // the scoring rows the calibrated model misses most
