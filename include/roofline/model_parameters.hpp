@@ -39,6 +39,12 @@ struct model_parameters {
   /// The Ampere-class kernels' rate with aligned rows, as a slowdown against the peak (cuBLAS
   /// runs them for small tf32 GEMMs: they launch faster than Hopper's).
   double ampere_slowdown = 2.0;
+  /// gemmSN (fp32, 2 ≤ M ≤ 16) streams this much slower than DRAM allows.
+  double gemv_bandwidth_slowdown = 1.5;
+  /// How much of a partial last wave costs a whole one: 1 for kernels of one tile per SM at a
+  /// time; persistent kernels and several tiles per SM blunt it.
+  double wave_quantization = 1.0;
+  double kernel_overhead_s = 1e-6; ///< per kernel: pipeline fill and drain once, on top of waves
   std::string origin = "generic defaults"; ///< "calibrated on <GPU> <date>", ...
 
   double efficiency_of(precision p) const;

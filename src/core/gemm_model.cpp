@@ -82,8 +82,8 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
 /// One kind of cuBLAS kernel as the model costs it.
 struct kernel_kind {
   kernel_family family;
-  double slowdown = 1;                ///< of its tensor-core rate against the precision's peak
-  bool narrow_loads = false;          ///< misaligned rows: no TMA, no 16-byte loads
+  double slowdown = 1;           ///< of its FMA rate against the precision's peak
+  double bandwidth_slowdown = 1; ///< of its loads and stores (misaligned rows: narrower loads)
   const std::vector<tile> *menu = nullptr;
   /// The K depth one tile has in flight per memory latency (its K slice times its pipeline
   /// stages: nvjet 64×4, CUTLASS 32×2, SIMT 8×3); 0: the kernel spreads K over a tile's threads.
@@ -103,24 +103,30 @@ std::vector<kernel_kind> kernels_for(const gemm_shape &s, precision p, int align
                                      const gpu_spec &gpu, const model_parameters &params) {
   const bool tensor = runs_on_tensor_cores(p);
   const bool aligned = alignment == 16;
-  if ((!tensor && s.m <= 16) || (s.m == 1 && (!aligned || p == precision::tf32)))
-    return {{kernel_family::gemv, 1, false, &gemv_tiles, 0}};
+  if ((!tensor && s.m <= 16) || (s.m == 1 && (!aligned || p == precision::tf32))) {
+    // gemv2T streams 4-byte elements at full bandwidth, 2-byte ones of misaligned rows with
+    // narrower loads; gemmSN (M > 1) is slower still.
+    const double slowdown = s.m > 1                 ? params.gemv_bandwidth_slowdown
+                            : element_bytes(p) == 4 ? 1.0
+                                                    : params.misaligned_bandwidth_slowdown;
+    return {{kernel_family::gemv, 1, slowdown, &gemv_tiles, 0}};
+  }
   if (!tensor)
-    return {{kernel_family::simt, 1, false, &simt_tiles, 24}};
+    return {{kernel_family::simt, 1, 1, &simt_tiles, 24}};
   // Skinny M reads A's rows one by one anyway: alignment costs little there.
   if (aligned || s.m <= 8) {
     const bool nvjet = has_nvjet(gpu) && p != precision::tf32;
     std::vector<kernel_kind> kinds{
-        {kernel_family::tensor, 1, false, nvjet ? &nvjet_tiles : &classic_tiles, 256}};
+        {kernel_family::tensor, 1, 1, nvjet ? &nvjet_tiles : &classic_tiles, 256}};
     if (p == precision::tf32 && has_nvjet(gpu))
       kinds.push_back(
-          {kernel_family::fallback, params.ampere_slowdown, false, &fallback_tiles, 64});
+          {kernel_family::fallback, params.ampere_slowdown, 1, &fallback_tiles, 64});
     return kinds;
   }
   const auto slowdown = params.misalignment_slowdown.find(alignment);
   return {{kernel_family::fallback,
-           slowdown == params.misalignment_slowdown.end() ? 1.0 : slowdown->second, true,
-           &fallback_tiles, 64}};
+           slowdown == params.misalignment_slowdown.end() ? 1.0 : slowdown->second,
+           params.misaligned_bandwidth_slowdown, &fallback_tiles, 64}};
 }
 
 struct candidate {
@@ -151,9 +157,10 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
   // One call of `kind` with tile `t`, K split `split` ways.
   const auto cost = [&](const kernel_kind &kind, const tile &t, int split) {
     const double sm_rate = peak_flop_per_s * params.efficiency_of(p) / kind.slowdown / sms;
-    const double narrowing = kind.narrow_loads ? params.misaligned_bandwidth_slowdown : 1.0;
-    const double l2_bandwidth = params.l2_to_dram_bandwidth * gpu.dram_bytes_per_s / narrowing;
-    const double dram_bandwidth = params.dram_efficiency * gpu.dram_bytes_per_s / narrowing;
+    const double l2_bandwidth =
+        params.l2_to_dram_bandwidth * gpu.dram_bytes_per_s / kind.bandwidth_slowdown;
+    const double dram_bandwidth =
+        params.dram_efficiency * gpu.dram_bytes_per_s / kind.bandwidth_slowdown;
     candidate c;
     c.kind = &kind;
     c.t = t;
@@ -170,7 +177,10 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
                                         params.k_step_latency_s
                                   : 0.0}) +
         params.wave_overhead_of(p);
-    c.device_s = std::ceil(static_cast<double>(c.tiles) / sms) * tile_s;
+    // A partial last wave costs `wave_quantization` of a whole one; fill and drain once.
+    const double waves = static_cast<double>(c.tiles) / sms;
+    c.device_s = (waves + params.wave_quantization * (std::ceil(waves) - waves)) * tile_s +
+                 params.kernel_overhead_s;
     if (split > 1) // partial sums: written and read back in fp32
       c.device_s +=
           2.0 * 4.0 * split * static_cast<double>(s.m * s.n * s.batch_count) / dram_bandwidth;
@@ -252,7 +262,7 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
   if (e.tile_efficiency < 0.97)
     why.push_back(fmt::format("partial tiles: {:.0f}% of the computed outputs are real",
                               100 * e.tile_efficiency));
-  if (chosen.kind->narrow_loads) {
+  if (e.family == kernel_family::fallback && alignment < 16) {
     const bool n_breaks = row_alignment_bytes(s.n, p) < 16;
     why.push_back(fmt::format("{}={} breaks 16-byte alignment ({}-byte rows): ×{:.1f} slower path",
                               n_breaks ? "N" : "K", n_breaks ? s.n : s.k, alignment,

@@ -56,9 +56,12 @@ std::vector<double> relative_errors(const std::vector<timed_gemm> &samples, cons
 
 namespace {
 
-/// Efficiencies are fractions of a peak: a fit above 1 would only trade against the fixed costs.
+/// Efficiencies are fractions of a peak, the wave quantization a fraction of the whole effect: a
+/// fit above 1 would only trade against the fixed costs.
 double bounded(const std::string &name, double value) {
-  return name.find("efficiency") != std::string::npos ? std::min(value, 1.0) : value;
+  return name.find("efficiency") != std::string::npos || name == "wave_quantization"
+             ? std::min(value, 1.0)
+             : value;
 }
 
 /// Coordinate descent from `p`: each free parameter in turn takes the multiplicative step that

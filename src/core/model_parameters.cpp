@@ -39,6 +39,9 @@ const std::pair<const char *, scalar> scalars[] = {
     {"split_k_overhead_s", &model_parameters::split_k_overhead_s},
     {"misaligned_bandwidth_slowdown", &model_parameters::misaligned_bandwidth_slowdown},
     {"ampere_slowdown", &model_parameters::ampere_slowdown},
+    {"gemv_bandwidth_slowdown", &model_parameters::gemv_bandwidth_slowdown},
+    {"wave_quantization", &model_parameters::wave_quantization},
+    {"kernel_overhead_s", &model_parameters::kernel_overhead_s},
 };
 
 constexpr int alignments[] = {8, 4, 2, 1};

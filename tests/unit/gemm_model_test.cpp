@@ -35,6 +35,8 @@ model_parameters ideal() {
   p.launch_floor_s = 0;
   p.fallback_launch_floor_s = 0;
   p.k_step_latency_s = 0;
+  p.kernel_overhead_s = 0;
+  p.gemv_bandwidth_slowdown = 1;
   p.split_k_overhead_s = 1.0; // a second: never worth it
   return p;
 }
@@ -94,6 +96,22 @@ TEST_CASE("wave quantization: one tile more than a wave") {
   CHECK(e.wave_efficiency == doctest::Approx(1616.0 / 1700.0));
   const gemm_estimate whole = estimate({128, 12800, 1024, 1}, ideal(), precision::fp32);
   CHECK(whole.time_s * 1e6 == doctest::Approx(335.54432)); // 100 tiles of 128×128: one wave
+}
+
+TEST_CASE("a partial last wave costs wave_quantization of a whole one") {
+  // The fp32 case above with half the quantization: 32×32 tiles still win, 16.16 waves costing
+  // 16.16 + 0.5 · 0.84 = 16.58 waves of 20.97152 µs.
+  model_parameters p = ideal();
+  p.wave_quantization = 0.5;
+  const gemm_estimate e = estimate({128, 12928, 1024, 1}, p, precision::fp32);
+  CHECK(e.tiles == 1616);
+  CHECK(e.time_s * 1e6 == doctest::Approx(16.58 * 20.97152));
+}
+
+TEST_CASE("a kernel's fill and drain are paid once") {
+  model_parameters p = ideal();
+  p.kernel_overhead_s = 2e-6;
+  CHECK(estimate({256, 12800, 1024, 1}, p).time_s * 1e6 == doctest::Approx(67.108864 + 2.0));
 }
 
 TEST_CASE("nvjet's N tiles in steps of 8 to 32 dodge wave quantization") {
@@ -160,6 +178,19 @@ TEST_CASE("GEMV and CUTLASS fallback kernels have their own, lighter floor") {
   const gemm_estimate fallback = estimate({64, 9, 8, 1}, p); // 2-byte rows: CUTLASS
   CHECK(fallback.family == kernel_family::fallback);
   CHECK(fallback.time_s * 1e6 == doctest::Approx(4.0));
+}
+
+TEST_CASE("gemmSN streams slower than gemv2T") {
+  model_parameters p = ideal();
+  p.gemv_bandwidth_slowdown = 2.0;
+  // fp32 4 × 100000 × 64: 4 · (256 + 6,400,000 + 400,000) B at 1 TB/s / 2 = 54.402048 µs; its 8×64
+  // tiles (16 waves of 1.47 µs loads at half the L2 rate) hide under it.
+  const gemm_estimate skinny = estimate({4, 100000, 64, 1}, p, precision::fp32);
+  CHECK(skinny.family == kernel_family::gemv);
+  CHECK(skinny.time_s * 1e6 == doctest::Approx(54.402048));
+  // M 1: gemv2T at the full 1 TB/s, 4 · (64 + 6,400,000 + 100,000) B.
+  const gemm_estimate gemv = estimate({1, 100000, 64, 1}, p, precision::fp32);
+  CHECK(gemv.time_s * 1e6 == doctest::Approx(26.000256));
 }
 
 TEST_CASE("tf32's small GEMMs run the Ampere kernels, which launch faster") {
