@@ -56,12 +56,14 @@ std::vector<double> relative_errors(const std::vector<timed_gemm> &samples, cons
 
 namespace {
 
-/// Efficiencies are fractions of a peak, the wave quantization a fraction of the whole effect: a
-/// fit above 1 would only trade against the fixed costs.
+/// Efficiencies are fractions of a peak, the wave quantization a fraction of the whole effect, and
+/// slowdowns slow down: a fit beyond 1 would only trade against the fixed costs.
 double bounded(const std::string &name, double value) {
-  return name.find("efficiency") != std::string::npos || name == "wave_quantization"
-             ? std::min(value, 1.0)
-             : value;
+  if (name.find("efficiency") != std::string::npos || name == "wave_quantization")
+    return std::min(value, 1.0);
+  if (name.find("slowdown") != std::string::npos)
+    return std::max(value, 1.0);
+  return value;
 }
 
 /// Coordinate descent from `p`: each free parameter in turn takes the multiplicative step that

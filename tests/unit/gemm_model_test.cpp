@@ -337,6 +337,21 @@ TEST_CASE("fit_model keeps efficiencies at or below 1") {
   CHECK(fitted.efficiency_of(precision::fp16) <= 1.0);
 }
 
+TEST_CASE("fit_model keeps slowdowns at or above 1") {
+  const gpu_spec g = easy_gpu();
+  model_parameters truth = ideal();
+  truth.misalignment_slowdown[2] = 1.0;
+  std::vector<timed_gemm> samples;
+  for (std::int64_t n : {4097, 12801}) // 2-byte rows, timed twice as fast as the peak allows
+    samples.push_back(
+        {{4096, n, 4096, 1},
+         precision::fp16,
+         0.5 * estimate_gemm({4096, n, 4096, 1}, precision::fp16, 100e12, g, truth).time_s});
+  const model_parameters fitted = fit_model(samples, g, ideal());
+  CHECK(value_of(fitted, "misalignment_slowdown.2") >= 1.0);
+  CHECK(fitted.misaligned_bandwidth_slowdown >= 1.0);
+}
+
 TEST_CASE("sweep shapes: fixed, disjoint calibration and scoring sets") {
   const std::vector<sweep_shape> a = sweep_shapes(), b = sweep_shapes();
   REQUIRE(a.size() == b.size());
