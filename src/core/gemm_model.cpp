@@ -246,7 +246,10 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
   std::vector<std::string> &why = e.factors;
   switch (e.family) {
   case kernel_family::tensor: why.push_back("tensor-core kernel"); break;
-  case kernel_family::fallback: why.push_back("CUTLASS fallback kernel"); break;
+  case kernel_family::fallback:
+    why.push_back(alignment < 16 ? "CUTLASS fallback kernel"
+                                 : "Ampere CUTLASS kernel (launches faster than Hopper's)");
+    break;
   case kernel_family::simt: why.push_back("CUDA-core (SIMT) kernel"); break;
   case kernel_family::gemv: why.push_back("GEMV kernel: streams the rows of B"); break;
   }
