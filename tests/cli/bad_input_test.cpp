@@ -177,15 +177,15 @@ TEST_CASE("a missing required key") {
 }
 
 TEST_CASE("a layer without its required `name` is an input error") {
-  // BUG: exits 1 with "invalid node; first invalid key: \"name\"" (a yaml-cpp exception) and no
-  // location.
+  // Before the fix: exits 1 with "invalid node; first invalid key: \"name\"" (a yaml-cpp exception)
+  // and no location.
   const std::string file = bad("missing-name.yaml");
   check_input_error(analyse(file), file + ":4:5", {"missing required key `name`"});
 }
 
 TEST_CASE("a duplicated key is an input error, not silently resolved") {
-  // BUG: accepted with status 0; the analysis uses the first `in` (8) and ignores the second
-  // (9216).
+  // Before the fix: accepted with status 0; the analysis uses the first `in` (8) and ignores the
+  // second (9216).
   check_input_error_on_line(analyse(bad("duplicate-key.yaml")), bad("duplicate-key.yaml"), 4);
 }
 
@@ -250,8 +250,8 @@ TEST_CASE("sizes that fit in 64 bits but whose FLOPs do not") {
 }
 
 TEST_CASE("batch x seq_len past 64 bits is located in the file") {
-  // BUG: the message is "rows-overflow.yaml: layer `rows-overflow`: batch × seq_len overflows ...":
-  // no line:column, and it calls the network a layer.
+  // Before the fix: the message is "rows-overflow.yaml: layer `rows-overflow`: batch × seq_len
+  // overflows ...": no line:column, and it calls the network a layer.
   check_input_error_on_line(analyse(bad("rows-overflow.yaml")), bad("rows-overflow.yaml"), 4);
 }
 
@@ -262,29 +262,30 @@ TEST_CASE("nested repeat counts past 64 bits") {
 }
 
 TEST_CASE("a memory-bound op whose FLOPs overflow 64 bits is an input error") {
-  // BUG: exits 0 and reports flops -9223372036854775808 (8 × 2^61 converted from double to int64
-  // without a check, in lowering's add_memory_op).
+  // Before the fix: exits 0 and reports flops -9223372036854775808 (8 × 2^61 converted from double
+  // to int64 without a check, in lowering's add_memory_op).
   const std::string file = bad("memory-op-flops-overflow.yaml");
   check_input_error(analyse(file), file + ":5:5", {"layer `gelu`", "overflows a 64-bit integer"});
 }
 
 TEST_CASE("attention whose softmax overflows 64 bits is an input error") {
-  // BUG: exits 0; the softmax has flops -9223372036854775808, and in training its backward pass is
-  // silently dropped (3 × scores wraps negative; lowering's `2 * scores` / `3 * scores` are
-  // unchecked).
+  // Before the fix: exits 0; the softmax has flops -9223372036854775808, and in training its
+  // backward pass is silently dropped (3 × scores wraps negative; lowering's `2 * scores` / `3 *
+  // scores` are unchecked).
   const std::string file = bad("attention-softmax-overflow.yaml");
   check_input_error(analyse(file), file + ":6:5", {"layer `attn`", "overflows a 64-bit integer"});
 }
 
 TEST_CASE("a pool whose traffic overflows 64 bits is an input error") {
-  // BUG: exits 0 and reports bytes -9223372036854775808 (lowering's `input + output` is unchecked).
+  // Before the fix: exits 0 and reports bytes -9223372036854775808 (lowering's `input + output` is
+  // unchecked).
   const std::string file = bad("pool-bytes-overflow.yaml");
   check_input_error(analyse(file), file + ":5:5", {"layer `pool`", "overflows a 64-bit integer"});
 }
 
 TEST_CASE(
     "GEMM runs per step past 64 bits: an input error or a correct total, never a negative one") {
-  // BUG: exits 0 with totals.gemm_count -8446744073709551616 (report.cpp sums the counts
+  // Before the fix: exits 0 with totals.gemm_count -8446744073709551616 (report.cpp sums the counts
   // unchecked).
   const cli_result r = analyse(bad("gemm-count-overflow.yaml"));
   INFO("stderr: " << r.err);
@@ -333,8 +334,8 @@ TEST_CASE("a missing GPU spec file") {
 }
 
 TEST_CASE("a layer precision the GPU has no rate for names the layer") {
-  // BUG (message): "v100-sxm2 has no bf16 rate in its spec (...)" says neither which layer nor
-  // where it is; the network file is not named at all.
+  // Before the fix (message): "v100-sxm2 has no bf16 rate in its spec (...)" says neither which
+  // layer nor where it is; the network file is not named at all.
   const std::string file = bad("precision-not-on-gpu.yaml");
   const cli_result r = analyse(file, "v100");
   check_usage_error(r, {"no bf16 rate"});
@@ -379,7 +380,8 @@ TEST_CASE("--output with an unknown extension creates no file") {
 }
 
 TEST_CASE("--output to a directory fails and leaves nothing behind") {
-  // BUG: the error is right (status 2, "Is a directory"), but report.json.tmp is left beside it.
+  // Before the fix: the error is right (status 2, "Is a directory"), but report.json.tmp is left
+  // beside it.
   temp_dir dir;
   const std::string target = dir / "report.json";
   fs::create_directory(target);

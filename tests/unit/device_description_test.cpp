@@ -341,13 +341,14 @@ TEST_CASE("matching_spec finds the catalog's datasheet spec of a queried device"
   }
 }
 
-// BUG (src/core/device_description.cpp, matching_spec): the catalog holds two specs with the same
-// compute capability, SM count and memory size for V100 (v100-pcie, v100-sxm2: 7.0, 80 SMs, 32 GB)
-// and for A100 80 GB (a100-pcie-80gb, a100-sxm4-80gb: 8.0, 108 SMs, 80 GB). matching_spec returns
-// the first in name order, so an SXM part is analysed against its PCIe datasheet (V100: 112 instead
-// of 125 TFLOP/s fp16; A100: 1935 instead of 2039 GB/s). The query tells them apart: the V100s by
-// max SM clock (1530 vs 1380 MHz), the A100s by theoretical bandwidth (2·1593 MHz·5120/8 = 2.039
-// TB/s vs 2·1512 MHz·5120/8 = 1.935 TB/s) and both by name ("SXM").
+// Before the fix (src/core/device_description.cpp, matching_spec): the catalog holds two specs with
+// the same compute capability, SM count and memory size for V100 (v100-pcie, v100-sxm2: 7.0, 80
+// SMs, 32 GB) and for A100 80 GB (a100-pcie-80gb, a100-sxm4-80gb: 8.0, 108 SMs, 80 GB).
+// matching_spec returns the first in name order, so an SXM part is analysed against its PCIe
+// datasheet (V100: 112 instead of 125 TFLOP/s fp16; A100: 1935 instead of 2039 GB/s). The query
+// tells them apart: the V100s by max SM clock (1530 vs 1380 MHz), the A100s by theoretical
+// bandwidth (2·1593 MHz·5120/8 = 2.039 TB/s vs 2·1512 MHz·5120/8 = 1.935 TB/s) and both by name
+// ("SXM"), as matching_spec now does.
 TEST_CASE("matching_spec tells SXM from PCIe parts of the same chip and memory size") {
   device_description v100_sxm2 = description("Tesla V100-SXM2-32GB", 7, 0, 80, 1530e6, 34.09e9);
   v100_sxm2.memory_clock_hz = 877e6;

@@ -355,11 +355,11 @@ TEST_CASE(
   }
 }
 
-// BUG (src/core/device_report.cpp, roof_table(), the `{row.unit}` cell, about line 83): in CSV the
+// Before the fix (src/core/device_report.cpp, roof_table(), the `{row.unit}` cell): in CSV the
 // `unit` column reads "TB/s" / "TFLOP/s" (the table's display units) while the value columns carry
 // raw SI values (optional_raw → B/s and FLOP/s), so a CSV reader who trusts the unit column reads
 // the H200's 4.8143 TB/s as 4,814,304,000,000 TB/s. The JSON says "bytes_per_s" / "flop_per_s"; the
-// CSV unit cell should carry that raw text too (or the values should be scaled to the stated unit).
+// CSV unit cell now carries that raw text too.
 TEST_CASE("device report CSV: the unit column describes the numbers in the value columns") {
   const std::string text = written(h200_report(true, false), output_format::csv);
   const std::vector<std::string> lines = lines_of(text);
@@ -385,13 +385,13 @@ TEST_CASE("device report CSV: the unit column describes the numbers in the value
   }
 }
 
-// BUG (src/core/device_report.cpp, roof_rows(), the `bandwidth` line, about line 68): a row's ridge
+// Before the fix (src/core/device_report.cpp, roof_rows(), the `bandwidth` line): a row's ridge
 // divides the measured, else datasheet, else theoretical peak by the measured, else *theoretical*
 // DRAM bandwidth, skipping the datasheet's. local_spec() — documented as "the roofline the analyses
 // use" — takes the datasheet's bandwidth, so without measured DRAM the `device` report shows a
 // ridge the analyses never use: H200 fp16 989.4e12 / 4.814304e12 = 205.51 FLOP/B in the device
 // report, 989.4e12 / 4.8e12 = 206.13 FLOP/B in local_spec (and in every analysis on this GPU). The
-// bandwidth should follow the same preference as the peak: measured, else datasheet, else
+// bandwidth now follows the same preference as the peak: measured, else datasheet, else
 // theoretical.
 TEST_CASE("device report ridge_intensity is the ridge of local_spec, the roofline analyses use") {
   for (const bool datasheet : {false, true})
