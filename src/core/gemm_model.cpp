@@ -154,49 +154,60 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
   const bool l2_resident = bytes <= gpu.l2_bytes;
   const std::vector<kernel_kind> kinds = kernels_for(s, p, alignment, gpu, params);
 
+  // What a kernel's candidates share, whatever their tile.
+  struct kind_costs {
+    double sm_rate, l2_bandwidth, dram_bandwidth, memory_s, floor_s;
+  };
+  const double efficiency = params.efficiency_of(p);
+  const double wave_overhead_s = params.wave_overhead_of(p);
+  const auto costs_of = [&](const kernel_kind &kind) {
+    kind_costs k;
+    k.sm_rate = peak_flop_per_s * efficiency / kind.slowdown / sms;
+    k.l2_bandwidth = params.l2_to_dram_bandwidth * gpu.dram_bytes_per_s / kind.bandwidth_slowdown;
+    k.dram_bandwidth = params.dram_efficiency * gpu.dram_bytes_per_s / kind.bandwidth_slowdown;
+    k.memory_s = bytes / (l2_resident ? k.l2_bandwidth : k.dram_bandwidth);
+    k.floor_s = kind.family == kernel_family::tensor || kind.family == kernel_family::simt
+                    ? params.gemm_launch_floor_of(p)
+                    : params.fallback_launch_floor_s;
+    return k;
+  };
+
   // One call of `kind` with tile `t`, K split `split` ways.
-  const auto cost = [&](const kernel_kind &kind, const tile &t, int split) {
-    const double sm_rate = peak_flop_per_s * params.efficiency_of(p) / kind.slowdown / sms;
-    const double l2_bandwidth =
-        params.l2_to_dram_bandwidth * gpu.dram_bytes_per_s / kind.bandwidth_slowdown;
-    const double dram_bandwidth =
-        params.dram_efficiency * gpu.dram_bytes_per_s / kind.bandwidth_slowdown;
+  const auto cost = [&](const kernel_kind &kind, const kind_costs &k, const tile &t, int split) {
     candidate c;
     c.kind = &kind;
     c.t = t;
     c.split = split;
+    c.floor_s = k.floor_s;
     c.tiles = ceil_div(s.m, t.m) * ceil_div(s.n, t.n) * s.batch_count * split;
     const std::int64_t depth = ceil_div(s.k, split);
     // One tile: its FMAs, its operand loads through L2, or its K loop's latency, whichever is
     // longest, plus the fixed cost every wave pays.
     const double tile_s =
-        std::max({2.0 * t.m * t.n * static_cast<double>(depth) / sm_rate,
+        std::max({2.0 * t.m * t.n * static_cast<double>(depth) / k.sm_rate,
                   static_cast<double>(t.m + t.n) * static_cast<double>(depth) * element /
-                      (l2_bandwidth / sms),
+                      (k.l2_bandwidth / sms),
                   kind.k_step > 0 ? static_cast<double>(ceil_div(depth, kind.k_step)) *
                                         params.k_step_latency_s
                                   : 0.0}) +
-        params.wave_overhead_of(p);
+        wave_overhead_s;
     // A partial last wave costs `wave_quantization` of a whole one; fill and drain once.
     const double waves = static_cast<double>(c.tiles) / sms;
     c.device_s = (waves + params.wave_quantization * (std::ceil(waves) - waves)) * tile_s +
                  params.kernel_overhead_s;
     if (split > 1) // partial sums: written and read back in fp32
       c.device_s +=
-          2.0 * 4.0 * split * static_cast<double>(s.m * s.n * s.batch_count) / dram_bandwidth;
-    const double memory_s = bytes / (l2_resident ? l2_bandwidth : dram_bandwidth);
-    c.floor_s = kind.family == kernel_family::tensor || kind.family == kernel_family::simt
-                    ? params.gemm_launch_floor_of(p)
-                    : params.fallback_launch_floor_s;
+          2.0 * 4.0 * split * static_cast<double>(s.m * s.n * s.batch_count) / k.dram_bandwidth;
     // The call is as slow as its kernels, its streaming or its launch, whichever is slowest;
     // split-K's reduction is a second launch on top.
-    c.time_s = std::max({c.device_s, memory_s, c.floor_s}) +
+    c.time_s = std::max({c.device_s, k.memory_s, k.floor_s}) +
                (split > 1 ? params.split_k_overhead_s : 0.0);
     return c;
   };
 
   candidate chosen;
   for (const kernel_kind &kind : kinds) {
+    const kind_costs k = costs_of(kind);
     candidate best, unsplit;
     for (const tile &t : *kind.menu)
       for (int split : split_k_factors) {
@@ -204,7 +215,7 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
         if (split > 1 && (kind.family == kernel_family::gemv || s.k / split < min_split_k_depth ||
                           tiles * split > 2 * gpu.sm_count))
           continue;
-        const candidate c = cost(kind, t, split);
+        const candidate c = cost(kind, k, t, split);
         best = faster(best, c);
         if (split == 1)
           unsplit = faster(unsplit, c);
@@ -218,7 +229,7 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
       candidate split;
       for (int factor : split_k_factors)
         if (factor > 1 && s.k >= factor)
-          split = faster(split, cost(kind, unsplit.t, factor));
+          split = faster(split, cost(kind, k, unsplit.t, factor));
       if (split.time_s >= 0)
         best = split;
     }
