@@ -48,9 +48,10 @@ int row_alignment_bytes(std::int64_t elements, precision p);
 std::int64_t alignment_elements(precision p);
 
 /// Steady-state time per call of cuBLAS's GEMM for `shape` (operands row-major A[M,K], B stored
-/// [N,K], C[M,N]), called back-to-back on the same buffers: the roofline's two terms refined by
-/// tile and wave quantization, split-K, the K loop's latency, L2 residency, the slower kernels of
-/// misaligned rows and the launch floor. `peak_flop_per_s` is the precision's peak to hold it to.
+/// [N,K], C[M,N]), called back-to-back on the same buffers: the fastest of the kernels cuBLAS may
+/// run (kernel_family), each costed as the roofline's two terms refined by tile and wave
+/// quantization, split-K, the K loop's latency, L2 residency and its launch floor.
+/// `peak_flop_per_s` is the precision's peak to hold it to.
 gemm_estimate estimate_gemm(const gemm_shape &shape, precision p, double peak_flop_per_s,
                             const gpu_spec &gpu, const model_parameters &parameters);
 
