@@ -56,6 +56,17 @@ std::vector<row> read_rows(const std::string &file) {
                       std::stoll(fields[5])};
     r.sample.prec = *parse_precision(fields[6]);
     r.sample.time_s = std::stod(fields[8]) * 1e-6;
+    // The last field names the kernels one call ran, " | " between them (quoted: names hold
+    // commas, never quotes).
+    if (const auto close = line.rfind('"'); close != std::string::npos && close > 0) {
+      const auto open = line.rfind('"', close - 1);
+      const std::string kernels = line.substr(open + 1, close - open - 1);
+      if (open != std::string::npos && !kernels.empty()) {
+        r.sample.launches = 1;
+        for (auto at = kernels.find(" | "); at != std::string::npos; at = kernels.find(" | ", at + 3))
+          ++r.sample.launches;
+      }
+    }
     rows.push_back(r);
   }
   return rows;
@@ -147,14 +158,14 @@ int main(int argc, char **argv) {
     if (dump) { // every row's prediction, for analysis
       std::ofstream out(dump);
       out << "set,m,n,k,batch_count,precision,measured_us,predicted_us,kernel_family,tile_m,tile_n,"
-             "split_k\n";
+             "split_k,launches\n";
       for (std::size_t i = 0; i < rows.size(); ++i) {
         const row &r = rows[i];
         const gemm_estimate &e = estimates[i];
-        out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", r.set, r.sample.shape.m,
+        out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.set, r.sample.shape.m,
                            r.sample.shape.n, r.sample.shape.k, r.sample.shape.batch_count,
                            to_string(r.sample.prec), r.sample.time_s * 1e6, e.time_s * 1e6,
-                           to_string(e.family), e.tile_m, e.tile_n, e.split_k);
+                           to_string(e.family), e.tile_m, e.tile_n, e.split_k, e.launches);
       }
     }
     if (std::getenv("ROOFLINE_WORST")) { // the scoring rows the calibrated model misses most

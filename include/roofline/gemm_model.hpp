@@ -30,6 +30,7 @@ struct gemm_estimate {
   kernel_family family = kernel_family::tensor;
   int tile_m = 0, tile_n = 0; ///< output tile along M and N
   int split_k = 1;
+  int launches = 1;                 ///< kernels per call: 2 with split-K's reduction
   std::int64_t tiles = 0;           ///< tiles × split_k × batch_count: the work items
   double waves = 0;                 ///< work items / SMs
   double wave_efficiency = 1;       ///< work items / (whole waves × SMs): the last wave's idle SMs
@@ -46,6 +47,13 @@ int row_alignment_bytes(std::int64_t elements, precision p);
 /// The elements a row must be a multiple of to meet the 16-byte rule: 8 for fp16/bf16, 4 for
 /// fp32/tf32, 16 for fp8/int8, 2 for fp64.
 std::int64_t alignment_elements(precision p);
+
+/// Whether cuBLAS adds a split-K reduction launch to its kernels without TMA (SIMT, CUTLASS
+/// fallbacks), as its heuristic does on the H200 whatever that costs: when the output, in 64×64
+/// tiles, fills less than split_k_below_waves of a wave, or less than deep_split_k_below_waves
+/// where K is at least deep_split_k_min_k.
+bool reduces_split_k(const gemm_shape &shape, precision p, const gpu_spec &gpu,
+                     const model_parameters &parameters);
 
 /// Steady-state time per call of cuBLAS's GEMM for `shape` (operands row-major A[M,K], B stored
 /// [N,K], C[M,N]), called back-to-back on the same buffers: the fastest of the kernels cuBLAS may

@@ -39,7 +39,8 @@ struct measurement {
   bool cold_l2 = false;      ///< operands rotated through buffers larger than L2
   double relative_error = 0; ///< sampled outputs against a double-precision reference
   std::optional<counter_readings> counters;
-  std::vector<std::string> kernels; ///< kernel names the call launched
+  std::vector<std::string> kernels; ///< kernel names the call launched, each once
+  int launches = 0; ///< kernels one call launched, repeats counted; 0: not traced
 };
 
 /// op.flops / time (FLOP/s actually reached).

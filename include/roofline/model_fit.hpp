@@ -17,15 +17,18 @@ struct timed_gemm {
   gemm_shape shape;
   precision prec = precision::fp16;
   double time_s = 0;
+  int launches = 0; ///< kernels one call launched; 0: not recorded
 };
 
 /// |predicted − measured| / measured of each sample, sorted ascending.
 std::vector<double> relative_errors(const std::vector<timed_gemm> &samples, const gpu_spec &gpu,
                                     const model_parameters &parameters);
 
-/// The parameters that make the GEMM model fit `samples` on `gpu` best, from `start`: coordinate
-/// descent on median + mean |log(predicted / measured)|, multiplicative steps, then 8 seeded
-/// random restarts; efficiencies stay ≤ 1. Deterministic.
+/// The parameters that make the GEMM model fit `samples` on `gpu` best, from `start`. cuBLAS's
+/// split-K rule (reduces_split_k) is fitted first, to the launch counts the samples recorded (it
+/// stays as `start` has it when none did); then the rest by coordinate descent on median + mean
+/// |log(predicted / measured)|, multiplicative steps, then 8 seeded random restarts; efficiencies
+/// stay ≤ 1, slowdowns ≥ 1. Deterministic.
 model_parameters fit_model(const std::vector<timed_gemm> &samples, const gpu_spec &gpu,
                            model_parameters start);
 

@@ -30,6 +30,9 @@ struct model_parameters {
   /// cuBLAS adds a split-K reduction to kernels without TMA (SIMT, CUTLASS fallbacks) when their
   /// output, in 64×64 tiles, fills less than this many waves, per precision (default 0.25).
   std::map<precision, double> split_k_below_waves;
+  /// ... and, where K is at least deep_split_k_min_k, when it fills less than this many waves.
+  double deep_split_k_below_waves = 1.0;
+  double deep_split_k_min_k = 1024;
   double split_k_overhead_s = 2e-6; ///< the extra reduction launch of a split-K GEMM
   /// Slowdown of tensor-core GEMMs whose rows break the 16-byte rule, by the alignment they do have
   /// (8, 4, 2 or 1 bytes): cuBLAS falls back to kernels without TMA/vector loads.

@@ -103,12 +103,11 @@ std::vector<kernel_kind> kernels_for(const gemm_shape &s, precision p, int align
                                      const gpu_spec &gpu, const model_parameters &params) {
   const bool tensor = runs_on_tensor_cores(p);
   const bool aligned = alignment == 16;
-  if ((!tensor && s.m <= 16) || (s.m == 1 && (!aligned || p == precision::tf32))) {
+  if ((!tensor && s.m <= 8) || (s.m == 1 && (!aligned || p == precision::tf32))) {
     // gemv2T streams 4-byte elements at full bandwidth, 2-byte ones of misaligned rows with
     // narrower loads; gemmSN (M > 1) is slower still.
-    const double slowdown = s.m > 1                 ? params.gemv_bandwidth_slowdown
-                            : element_bytes(p) == 4 ? 1.0
-                                                    : params.misaligned_bandwidth_slowdown;
+    const double slowdown =
+        s.m == 1 && element_bytes(p) == 4 ? 1.0 : params.gemv_bandwidth_slowdown;
     return {{kernel_family::gemv, 1, slowdown, &gemv_tiles, 0}};
   }
   if (!tensor)
@@ -135,6 +134,7 @@ struct candidate {
   int split = 1;
   std::int64_t tiles = 0; ///< work items: output tiles × split
   const kernel_kind *kind = nullptr;
+  bool reduce = false;
 };
 
 candidate faster(const candidate &a, const candidate &b) {
@@ -142,6 +142,14 @@ candidate faster(const candidate &a, const candidate &b) {
 }
 
 } // namespace
+
+bool reduces_split_k(const gemm_shape &s, precision p, const gpu_spec &gpu,
+                     const model_parameters &params) {
+  const double output_waves =
+      static_cast<double>(ceil_div(s.m, 64) * ceil_div(s.n, 64) * s.batch_count) / gpu.sm_count;
+  return output_waves < params.split_k_below_waves_of(p) ||
+         (output_waves < params.deep_split_k_below_waves && s.k >= params.deep_split_k_min_k);
+}
 
 gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_per_s,
                             const gpu_spec &gpu, const model_parameters &params) {
@@ -151,7 +159,7 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
   const int alignment = std::min(row_alignment_bytes(s.k, p), row_alignment_bytes(s.n, p));
   const double bytes = element * static_cast<double>(s.m * s.k + s.k * s.n + s.m * s.n) *
                        static_cast<double>(s.batch_count);
-  const bool l2_resident = bytes <= gpu.l2_bytes;
+  const bool l2_resident = bytes <= 0.5 * gpu.l2_bytes;
   const std::vector<kernel_kind> kinds = kernels_for(s, p, alignment, gpu, params);
 
   // What a kernel's candidates share, whatever their tile.
@@ -173,7 +181,8 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
   };
 
   // One call of `kind` with tile `t`, K split `split` ways.
-  const auto cost = [&](const kernel_kind &kind, const kind_costs &k, const tile &t, int split) {
+  const auto cost = [&](const kernel_kind &kind, const kind_costs &k, const tile &t, int split,
+                        bool reduce) {
     candidate c;
     c.kind = &kind;
     c.t = t;
@@ -198,10 +207,11 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
     if (split > 1) // partial sums: written and read back in fp32
       c.device_s +=
           2.0 * 4.0 * split * static_cast<double>(s.m * s.n * s.batch_count) / k.dram_bandwidth;
-    // The call is as slow as its kernels, its streaming or its launch, whichever is slowest;
-    // split-K's reduction is a second launch on top.
-    c.time_s = std::max({c.device_s, k.memory_s, k.floor_s}) +
-               (split > 1 ? params.split_k_overhead_s : 0.0);
+    // The call is as slow as its kernels, its streaming or its launches, whichever is slowest:
+    // split-K's reduction is one more kernel on the GPU and one more launch on the host.
+    c.reduce = reduce;
+    c.time_s = std::max({c.device_s + (reduce ? params.kernel_overhead_s : 0.0), k.memory_s,
+                         k.floor_s + (reduce ? params.split_k_overhead_s : 0.0)});
     return c;
   };
 
@@ -215,23 +225,21 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
         if (split > 1 && (kind.family == kernel_family::gemv || s.k / split < min_split_k_depth ||
                           tiles * split > 2 * gpu.sm_count))
           continue;
-        const candidate c = cost(kind, k, t, split);
+        const candidate c = cost(kind, k, t, split, split > 1);
         best = faster(best, c);
         if (split == 1)
           unsplit = faster(unsplit, c);
       }
-    // Without TMA (SIMT, CUTLASS fallbacks) cuBLAS splits K whenever the output fills too little
-    // of a wave, even where the second launch costs more than it saves.
-    const double output_tiles =
-        static_cast<double>(ceil_div(s.m, 64) * ceil_div(s.n, 64) * s.batch_count);
-    if ((kind.family == kernel_family::fallback || kind.family == kernel_family::simt) &&
-        output_tiles < params.split_k_below_waves_of(p) * sms && s.k >= 2) {
-      candidate split;
-      for (int factor : split_k_factors)
-        if (factor > 1 && s.k >= factor)
-          split = faster(split, cost(kind, k, unsplit.t, factor));
-      if (split.time_s >= 0)
+    // Without TMA, cuBLAS's rule decides split-K, not its cost.
+    if (kind.family == kernel_family::fallback || kind.family == kernel_family::simt) {
+      best = unsplit;
+      if (reduces_split_k(s, p, gpu, params)) {
+        candidate split;
+        for (int factor : split_k_factors)
+          if (s.k >= factor)
+            split = faster(split, cost(kind, k, unsplit.t, factor, true));
         best = split;
+      }
     }
     chosen = faster(chosen, best);
   }
@@ -242,6 +250,7 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
   e.tile_m = chosen.t.m;
   e.tile_n = chosen.t.n;
   e.split_k = chosen.split;
+  e.launches = chosen.reduce ? 2 : 1;
   e.tiles = chosen.tiles;
   e.waves = static_cast<double>(chosen.tiles) / sms;
   e.wave_efficiency = static_cast<double>(chosen.tiles) / (std::ceil(e.waves) * sms);

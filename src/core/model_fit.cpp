@@ -95,6 +95,69 @@ double descend(model_parameters &p, const std::vector<std::string> &free,
   return best_loss;
 }
 
+/// The split-K rule's thresholds that classify the samples' launch counts best: a reduction launch
+/// (two kernels or more) where the rule says so, for the samples the model gives a kernel without
+/// TMA. Grid search; ties keep the first, smallest values.
+void fit_split_rule(model_parameters &p, const std::vector<timed_gemm> &samples,
+                    const gpu_spec &gpu) {
+  struct observed {
+    const timed_gemm *sample;
+    bool reduced;
+  };
+  std::vector<observed> ruled; // samples whose kernel the rule applies to
+  for (const timed_gemm &sample : samples) {
+    if (sample.launches == 0)
+      continue;
+    const kernel_family family =
+        estimate_gemm(sample.shape, sample.prec, gpu.peak_flop_per_s(sample.prec), gpu, p).family;
+    if (family == kernel_family::fallback || family == kernel_family::simt)
+      ruled.push_back({&sample, sample.launches > 1});
+  }
+  if (ruled.empty())
+    return;
+  constexpr double below_waves[] = {0, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1};
+  constexpr double deep_below_waves[] = {0.25, 0.5, 0.75, 1, 1.25, 1.5, 2, 3, 4};
+  constexpr double deep_min_k[] = {64, 128, 256, 384, 512, 768, 1024, 2048, 4096};
+  std::set<precision> precisions;
+  for (const observed &o : ruled)
+    precisions.insert(o.sample->prec);
+  const auto agreeing = [&](const model_parameters &trial, precision prec) {
+    int right = 0;
+    for (const observed &o : ruled)
+      if (o.sample->prec == prec &&
+          reduces_split_k(o.sample->shape, prec, gpu, trial) == o.reduced)
+        ++right;
+    return right;
+  };
+  int best_right = -1;
+  model_parameters best = p;
+  for (double deep_waves : deep_below_waves)
+    for (double min_k : deep_min_k) {
+      model_parameters trial = p;
+      trial.deep_split_k_below_waves = deep_waves;
+      trial.deep_split_k_min_k = min_k;
+      int right = 0;
+      for (precision prec : precisions) { // each precision's own threshold, given the deep rule
+        int prec_right = -1;
+        double chosen = 0;
+        for (double waves : below_waves) {
+          trial.split_k_below_waves[prec] = waves;
+          if (const int r = agreeing(trial, prec); r > prec_right) {
+            prec_right = r;
+            chosen = waves;
+          }
+        }
+        trial.split_k_below_waves[prec] = chosen;
+        right += prec_right;
+      }
+      if (right > best_right) {
+        best_right = right;
+        best = trial;
+      }
+    }
+  p = best;
+}
+
 } // namespace
 
 model_parameters fit_model(const std::vector<timed_gemm> &samples, const gpu_spec &gpu,
@@ -109,7 +172,12 @@ model_parameters fit_model(const std::vector<timed_gemm> &samples, const gpu_spe
     keys.insert(std::to_string(std::min(row_alignment_bytes(sample.shape.k, sample.prec),
                                         row_alignment_bytes(sample.shape.n, sample.prec))));
   }
-  std::set<std::string> unused{"launch_floor_s"};
+  // cuBLAS's split-K rule: from what it launched, not from time.
+  model_parameters best = start;
+  fit_split_rule(best, samples, gpu);
+  std::set<std::string> unused{"launch_floor_s", "deep_split_k_below_waves", "deep_split_k_min_k"};
+  for (precision p : all_precisions)
+    unused.insert("split_k_below_waves." + std::string(to_string(p)));
   if (!keys.count("tf32"))
     unused.insert("ampere_slowdown");
   for (const auto &[name, value] : flatten(start))
@@ -119,7 +187,6 @@ model_parameters fit_model(const std::vector<timed_gemm> &samples, const gpu_spe
   for (const auto &[name, value] : flatten(start))
     if (!unused.count(name))
       free.push_back(name);
-  model_parameters best = start;
   double best_loss = descend(best, free, samples, gpu);
   // The loss is piecewise (tile and split-K choices jump): restart from perturbed optima so that
   // one shallow valley does not decide. Seeded: calibration is reproducible.

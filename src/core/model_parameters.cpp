@@ -36,6 +36,8 @@ const std::pair<const char *, scalar> scalars[] = {
     {"launch_floor_s", &model_parameters::launch_floor_s},
     {"fallback_launch_floor_s", &model_parameters::fallback_launch_floor_s},
     {"k_step_latency_s", &model_parameters::k_step_latency_s},
+    {"deep_split_k_below_waves", &model_parameters::deep_split_k_below_waves},
+    {"deep_split_k_min_k", &model_parameters::deep_split_k_min_k},
     {"split_k_overhead_s", &model_parameters::split_k_overhead_s},
     {"misaligned_bandwidth_slowdown", &model_parameters::misaligned_bandwidth_slowdown},
     {"ampere_slowdown", &model_parameters::ampere_slowdown},

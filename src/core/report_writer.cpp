@@ -414,6 +414,7 @@ json gemm_model_json(const gemm_estimate &g) {
           {"tile_m", g.tile_m},
           {"tile_n", g.tile_n},
           {"split_k", g.split_k},
+          {"launches", g.launches},
           {"work_items", g.tiles},
           {"waves", g.waves},
           {"wave_efficiency", g.wave_efficiency},
@@ -453,7 +454,8 @@ json measurement_json(const op &o, const prediction &p, const measurement &m) {
           {"measured_intensity", value(measured_intensity(o, m))},
           {"roofline_fraction", ok ? json(roofline_fraction(p, m)) : json(nullptr)},
           {"counters", counters},
-          {"kernels", m.kernels}};
+          {"kernels", m.kernels},
+          {"launches", m.launches == 0 ? json(nullptr) : json(m.launches)}};
 }
 
 json model_json(const report &r) {

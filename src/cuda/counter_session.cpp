@@ -365,11 +365,6 @@ std::string demangle(const std::string &name) {
   return result;
 }
 
-struct traced_kernels {
-  std::vector<std::string> names; ///< demangled, in start order, each once
-  double time_s = 0;              ///< the kernels' durations, summed
-};
-
 /// Runs `launch` once with kernel tracing on: the kernels it ran on the context and their time.
 /// Tracing is best effort: empty when CUPTI refuses it.
 traced_kernels trace_kernels(const std::function<void()> &launch, cudaStream_t stream,
@@ -407,6 +402,7 @@ traced_kernels trace_kernels(const std::function<void()> &launch, cudaStream_t s
   std::stable_sort(kernels.begin(), kernels.end(),
                    [](const auto &x, const auto &y) { return x.start < y.start; });
   traced_kernels traced;
+  traced.launches = static_cast<int>(kernels.size());
   for (const auto &kernel : kernels) {
     traced.time_s += static_cast<double>(kernel.end - kernel.start) * 1e-9;
     std::string name = demangle(kernel.name);
@@ -733,6 +729,7 @@ counter_values counter_session::measure(const std::function<void()> &launch, cud
   traced_kernels traced = trace_kernels(launch, stream, s.context);
   v.kernel_names = std::move(traced.names);
   v.kernel_time_s = traced.time_s;
+  v.launches = traced.launches;
 
   s.prepare_counter_data();
   ROOFLINE_CUDA_CHECK(cudaStreamSynchronize(stream)); // earlier work stays out of the range
@@ -784,5 +781,9 @@ const std::string &counter_session::chip() const {
 }
 
 #undef ROOFLINE_CU_CHECK
+
+traced_kernels trace_kernels(const std::function<void()> &launch, cudaStream_t stream) {
+  return trace_kernels(launch, stream, current_context());
+}
 
 } // namespace roofline::cuda::detail

@@ -32,7 +32,20 @@ struct counter_values {
   int passes = 0;         ///< replay passes this measurement took
   std::vector<std::string>
       kernel_names; ///< demangled, in launch order, each once; empty if tracing failed
+  int launches = 0; ///< kernels the work launched; 0 if tracing failed
 };
+
+/// The kernels one run of some GPU work launched, through CUPTI's Activity API.
+struct traced_kernels {
+  std::vector<std::string> names; ///< demangled, in start order, each once
+  double time_s = 0;              ///< the kernels' durations, summed
+  int launches = 0;               ///< kernels launched, repeats counted
+};
+
+/// Runs `launch` (work on `stream` of the current context) once with kernel tracing on, no
+/// counters. Best effort: empty when CUPTI refuses tracing (e.g. another tool holds it).
+/// Synchronizes `stream`.
+traced_kernels trace_kernels(const std::function<void()> &launch, cudaStream_t stream);
 
 /// Hardware counters for one piece of GPU work through CUPTI's range profiler (CUDA ≥ 12.6,
 /// compute capability ≥ 7.5): one user range around the work, replayed by re-running it (user

@@ -323,6 +323,11 @@ private:
                                     v.sm_clock_hz,
                                     v.passes};
       m.kernels = v.kernel_names;
+      m.launches = v.launches;
+    } else if (m_options.trace_kernels) {
+      detail::traced_kernels traced = detail::trace_kernels(one_call, m_stream);
+      m.kernels = std::move(traced.names);
+      m.launches = traced.launches;
     }
   }
 
@@ -401,13 +406,15 @@ calibration_result calibrate_local_gpu(
   report r = analyze_ops("calibration", ops, perf_model(spec), "calibrate");
   measure_options options;
   options.counters = false;
+  options.trace_kernels = true; // launch counts: the fit learns cuBLAS's split-K rule from them
   options.time_budget_s = 0.01;
   options.progress = progress;
   measure_report(r, options);
   std::vector<timed_gemm> samples;
   for (const op_report &entry : r.ops)
     if (entry.measured && entry.measured->status == measurement_status::measured)
-      samples.push_back({*entry.op.gemm, entry.op.precision, entry.measured->time_s});
+      samples.push_back({*entry.op.gemm, entry.op.precision, entry.measured->time_s,
+                         entry.measured->launches});
   if (samples.size() < 20)
     throw roofline::error("calibration measured only " + std::to_string(samples.size()) +
                           " GEMMs; not enough to fit");

@@ -180,9 +180,10 @@ TEST_CASE("GEMV and CUTLASS fallback kernels have their own, lighter floor") {
   CHECK(fallback.time_s * 1e6 == doctest::Approx(4.0));
 }
 
-TEST_CASE("gemmSN streams slower than gemv2T") {
+TEST_CASE("gemmSN and GEMVs of misaligned rows stream slower than gemv2T") {
   model_parameters p = ideal();
   p.gemv_bandwidth_slowdown = 2.0;
+  p.misaligned_bandwidth_slowdown = 3.0; // the CUTLASS fallbacks', not the GEMVs'
   // fp32 4 × 100000 × 64: 4 · (256 + 6,400,000 + 400,000) B at 1 TB/s / 2 = 54.402048 µs; its 8×64
   // tiles (16 waves of 1.47 µs loads at half the L2 rate) hide under it.
   const gemm_estimate skinny = estimate({4, 100000, 64, 1}, p, precision::fp32);
@@ -191,6 +192,13 @@ TEST_CASE("gemmSN streams slower than gemv2T") {
   // M 1: gemv2T at the full 1 TB/s, 4 · (64 + 6,400,000 + 100,000) B.
   const gemm_estimate gemv = estimate({1, 100000, 64, 1}, p, precision::fp32);
   CHECK(gemv.time_s * 1e6 == doctest::Approx(26.000256));
+  // fp16 M 1, N 100001 (2-byte rows): 2 · (64 + 6,400,064 + 100,001) B at 1 TB/s / 2.
+  const gemm_estimate misaligned = estimate({1, 100001, 64, 1}, p, precision::fp16);
+  CHECK(misaligned.family == kernel_family::gemv);
+  CHECK(misaligned.time_s * 1e6 == doctest::Approx(26.000516));
+  // From M 9 on, fp32 runs SIMT tiles instead.
+  CHECK(estimate({8, 100000, 64, 1}, p, precision::fp32).family == kernel_family::gemv);
+  CHECK(estimate({9, 100000, 64, 1}, p, precision::fp32).family == kernel_family::simt);
 }
 
 TEST_CASE("tf32's small GEMMs run the Ampere kernels, which launch faster") {
@@ -224,19 +232,30 @@ TEST_CASE("a tile's K loop waits on memory when too little K is in flight") {
   CHECK(gemv.time_s * 1e6 == doctest::Approx(72.0 * 65536 * 4 / 25e9 * 1e6));
 }
 
-TEST_CASE("without TMA, cuBLAS splits K for small outputs even where it costs") {
+TEST_CASE("without TMA, cuBLAS's rule decides split-K, even where it costs") {
   model_parameters p = ideal();
   p.launch_floor_s = 5e-6;
   p.split_k_overhead_s = 3e-6;
   p.split_k_below_waves[precision::fp32] = 0.25; // < 25 output tiles of 64×64 on 100 SMs
-  // fp32 64 × 64 × 64: one tile, under the 5 µs floor; the split adds its 3 µs launch.
+  p.deep_split_k_below_waves = 1;                // < 100 tiles where K ≥ 1024
+  p.deep_split_k_min_k = 1024;
+  // fp32 64 × 64 × 64: four 32×32 tiles of 1.31 µs, under the 5 µs floor; the reduction's launch
+  // adds 3 µs even though K stays whole.
   const gemm_estimate forced = estimate({64, 64, 64, 1}, p, precision::fp32);
-  CHECK(forced.split_k > 1);
+  CHECK(forced.launches == 2);
+  CHECK(forced.split_k == 1);
   CHECK(forced.time_s * 1e6 == doctest::Approx(8.0));
   p.split_k_below_waves[precision::fp32] = 0;
   const gemm_estimate single = estimate({64, 64, 64, 1}, p, precision::fp32);
-  CHECK(single.split_k == 1);
+  CHECK(single.launches == 1);
   CHECK(single.time_s * 1e6 == doctest::Approx(5.0));
+  // Deep K: 640 × 640 × 1024 (100 tiles of 64×64, one wave) is not split, 576 × 640 × 1024 (90)
+  // is, and 576 × 640 × 1023 is not.
+  CHECK(estimate({640, 640, 1024, 1}, p, precision::fp32).launches == 1);
+  CHECK(estimate({576, 640, 1024, 1}, p, precision::fp32).launches == 2);
+  CHECK(estimate({576, 640, 1023, 1}, p, precision::fp32).launches == 1);
+  CHECK(reduces_split_k({576, 640, 1024, 1}, precision::fp32, easy_gpu(), p));
+  CHECK_FALSE(reduces_split_k({576, 640, 1023, 1}, precision::fp32, easy_gpu(), p));
 }
 
 TEST_CASE("misaligned rows stream at a fraction of the bandwidth") {
@@ -254,7 +273,7 @@ TEST_CASE("misaligned rows stream at a fraction of the bandwidth") {
   CHECK(even.time_s * 1e6 == doctest::Approx(6.401024));
 }
 
-TEST_CASE("split-K's reduction is a launch on top of the floor") {
+TEST_CASE("split-K's reduction: one more launch for the host, one more kernel for the GPU") {
   model_parameters p = ideal();
   p.launch_floor_s = 5e-6;
   p.split_k_overhead_s = 3e-6;
@@ -262,26 +281,31 @@ TEST_CASE("split-K's reduction is a launch on top of the floor") {
   // Splitting K could only add the reduction's 3 µs launch: the model keeps one kernel.
   const gemm_estimate small = estimate({64, 64, 512, 1}, p);
   CHECK(small.split_k == 1);
+  CHECK(small.launches == 1);
   CHECK(small.time_s * 1e6 == doctest::Approx(5.0));
   CHECK(small.launch_bound);
-  // 128 × 128 × 65536: the K loop of one tile would take milliseconds, so K is split; the
-  // reduction's launch is then paid on top of the kernels.
+  // 128 × 128 × 65536: the K loop of one tile would take milliseconds, so K is split. The host
+  // issues the second launch while the first kernel runs; the GPU pays the reduction kernel's
+  // fill and drain, as it pays the first's.
   const gemm_estimate deep = estimate({128, 128, 65536, 1}, p);
-  p.split_k_overhead_s = 0;
-  const gemm_estimate free_reduction = estimate({128, 128, 65536, 1}, p);
   CHECK(deep.split_k > 1);
-  CHECK(deep.split_k == free_reduction.split_k);
-  CHECK((deep.time_s - free_reduction.time_s) * 1e6 == doctest::Approx(3.0));
+  CHECK(deep.launches == 2);
+  p.kernel_overhead_s = 1e-6;
+  const gemm_estimate with_overhead = estimate({128, 128, 65536, 1}, p);
+  CHECK(with_overhead.split_k == deep.split_k);
+  CHECK((with_overhead.time_s - deep.time_s) * 1e6 == doctest::Approx(2.0));
 }
 
-TEST_CASE("operands that fit in L2 stream at L2 bandwidth") {
+TEST_CASE("operands that fit in half the L2 stream at L2 bandwidth") {
   // M 1, N 25600, K 1000: 2 · (1000 + 25,600,000 + 25,600) = 51,253,200 bytes: 51.25 µs from DRAM.
   // From L2 the 100 skinny 8×256 tiles (one wave) take their loads' 264 · 1000 · 2 B / 25 GB/s
-  // = 21.12 µs.
+  // = 21.12 µs. The L2's two partitions each keep a copy of what every SM reads: a 64 MB L2 holds
+  // 32 MB of operands, too few.
   gpu_spec g = easy_gpu();
+  g.l2_bytes = 64e6;
   const gemm_estimate cold =
       estimate_gemm({1, 25600, 1000, 1}, precision::fp16, 100e12, g, ideal());
-  g.l2_bytes = 64e6;
+  g.l2_bytes = 128e6;
   const gemm_estimate warm =
       estimate_gemm({1, 25600, 1000, 1}, precision::fp16, 100e12, g, ideal());
   CHECK_FALSE(cold.l2_resident);
@@ -350,6 +374,33 @@ TEST_CASE("fit_model keeps slowdowns at or above 1") {
   const model_parameters fitted = fit_model(samples, g, ideal());
   CHECK(value_of(fitted, "misalignment_slowdown.2") >= 1.0);
   CHECK(fitted.misaligned_bandwidth_slowdown >= 1.0);
+}
+
+TEST_CASE("fit_model learns cuBLAS's split-K rule from the launch counts, not from time") {
+  const gpu_spec g = easy_gpu(); // 100 SMs
+  model_parameters truth = ideal();
+  truth.split_k_below_waves[precision::fp32] = 0.1;
+  truth.deep_split_k_below_waves = 1.5;
+  truth.deep_split_k_min_k = 768;
+  std::vector<timed_gemm> samples;
+  // 5 to 400 tiles of 64×64: 0.05 to 4 waves, on either side of each threshold.
+  for (std::int64_t m : {64, 320, 640, 896, 1024, 2560})
+    for (std::int64_t n : {320, 640})
+      for (std::int64_t k : {64, 512, 768, 4096}) {
+        const gemm_shape s{m, n, k, 1};
+        const gemm_estimate e = estimate_gemm(s, precision::fp32, 10e12, g, truth);
+        samples.push_back({s, precision::fp32, e.time_s, e.launches});
+      }
+  const model_parameters fitted = fit_model(samples, g, ideal());
+  CHECK(value_of(fitted, "split_k_below_waves.fp32") == doctest::Approx(0.1));
+  CHECK(fitted.deep_split_k_below_waves == doctest::Approx(1.5));
+  CHECK(fitted.deep_split_k_min_k == doctest::Approx(768));
+  // Without launch counts the rule stays where it started.
+  for (timed_gemm &sample : samples)
+    sample.launches = 0;
+  const model_parameters untraced = fit_model(samples, g, ideal());
+  CHECK(untraced.deep_split_k_below_waves == doctest::Approx(ideal().deep_split_k_below_waves));
+  CHECK(untraced.deep_split_k_min_k == doctest::Approx(ideal().deep_split_k_min_k));
 }
 
 TEST_CASE("sweep shapes: fixed, disjoint calibration and scoring sets") {

@@ -21,6 +21,8 @@ struct measure_options {
   gemm_engine engine = gemm_engine::cublas;
   bool cold_l2 = false; ///< rotate operand buffers whose total exceeds twice the L2
   bool counters = true; ///< read hardware counters through CUPTI (passes + 1 extra calls per op)
+  /// Without counters, still name the kernels each call launches (CUPTI activity, 1 extra call).
+  bool trace_kernels = false;
   double time_budget_s = 0.05; ///< timed calls per op are sized to about this much GPU time
   /// Called before each op: (index, total, layer).
   std::function<void(std::size_t, std::size_t, const std::string &)> progress;
