@@ -211,3 +211,24 @@ TEST_CASE(
   CHECK(tensor_metrics >= 1);
   CHECK(tensor_metrics <= 2);
 }
+
+TEST_CASE("kernel tracing without counters counts every launch, repeats included") {
+  gemm_fixture f({4096, 4096, 4096, 1}, precision::fp16);
+  const cuda::detail::traced_kernels once =
+      cuda::detail::trace_kernels([&] { f.launch(); }, f.stream);
+  if (once.launches == 0) {
+    MESSAGE("kernel tracing skipped: CUPTI refused the Activity API here");
+    return;
+  }
+  CHECK(!once.names.empty());
+  CHECK(once.time_s > 0);
+  // Three calls: three times the kernels, the same names, each listed once.
+  const cuda::detail::traced_kernels thrice = cuda::detail::trace_kernels(
+      [&] {
+        for (int i = 0; i < 3; ++i)
+          f.launch();
+      },
+      f.stream);
+  CHECK(thrice.launches == 3 * once.launches);
+  CHECK(thrice.names == once.names);
+}
