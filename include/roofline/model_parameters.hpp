@@ -27,13 +27,16 @@ struct model_parameters {
   std::map<precision, double> wave_overhead_s;
   /// One memory latency: a tile whose K loop has too little in flight waits this long per step.
   double k_step_latency_s = 0.5e-6;
-  /// cuBLAS adds a split-K reduction to kernels without TMA (SIMT, CUTLASS fallbacks) when their
-  /// output, in 64×64 tiles, fills less than this many waves, per precision (default 0.25).
+  /// cuBLAS's split-K rule for kernels without TMA (SIMT, CUTLASS fallbacks): a reduction launch
+  /// when their output, in 64×64 tiles, fills less than this many waves, whatever K, per
+  /// precision (default 0.25; 0: never) ...
   std::map<precision, double> split_k_below_waves;
-  /// ... and, where K is at least deep_split_k_min_k, when it fills less than this many waves.
+  /// ... or less than this many waves where K is at least deep_split_k_min_k.
   double deep_split_k_below_waves = 1.0;
   double deep_split_k_min_k = 1024;
-  double split_k_overhead_s = 2e-6; ///< the extra reduction launch of a split-K GEMM
+  /// The host's cost of split-K's reduction launch, on top of the floor (on the GPU the reduction
+  /// kernel costs kernel_overhead_s).
+  double split_k_overhead_s = 2e-6;
   /// Slowdown of tensor-core GEMMs whose rows break the 16-byte rule, by the alignment they do have
   /// (8, 4, 2 or 1 bytes): cuBLAS falls back to kernels without TMA/vector loads.
   std::map<int, double> misalignment_slowdown{{8, 2.0}, {4, 3.0}, {2, 5.0}, {1, 8.0}};
@@ -42,7 +45,8 @@ struct model_parameters {
   /// The Ampere-class kernels' rate with aligned rows, as a slowdown against the peak (cuBLAS
   /// runs them for small tf32 GEMMs: they launch faster than Hopper's).
   double ampere_slowdown = 2.0;
-  /// gemmSN (fp32, 2 ≤ M ≤ 16) streams this much slower than DRAM allows.
+  /// GEMVs off the fast path, gemmSN (fp32, 2 ≤ M ≤ 8) and those of misaligned 2-byte rows,
+  /// stream this much slower than DRAM allows.
   double gemv_bandwidth_slowdown = 1.5;
   /// How much of a partial last wave costs a whole one: 1 for kernels of one tile per SM at a
   /// time; persistent kernels and several tiles per SM blunt it.

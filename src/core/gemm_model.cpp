@@ -104,8 +104,8 @@ std::vector<kernel_kind> kernels_for(const gemm_shape &s, precision p, int align
   const bool tensor = runs_on_tensor_cores(p);
   const bool aligned = alignment == 16;
   if ((!tensor && s.m <= 8) || (s.m == 1 && (!aligned || p == precision::tf32))) {
-    // gemv2T streams 4-byte elements at full bandwidth, 2-byte ones of misaligned rows with
-    // narrower loads; gemmSN (M > 1) is slower still.
+    // gemv2T streams 4-byte elements at full bandwidth; gemmSN (M > 1) and the GEMVs of
+    // misaligned 2-byte rows (narrower loads) stream slower.
     const double slowdown =
         s.m == 1 && element_bytes(p) == 4 ? 1.0 : params.gemv_bandwidth_slowdown;
     return {{kernel_family::gemv, 1, slowdown, &gemv_tiles, 0}};
@@ -147,8 +147,9 @@ bool reduces_split_k(const gemm_shape &s, precision p, const gpu_spec &gpu,
                      const model_parameters &params) {
   const double output_waves =
       static_cast<double>(ceil_div(s.m, 64) * ceil_div(s.n, 64) * s.batch_count) / gpu.sm_count;
+  const bool deep_k = static_cast<double>(s.k) >= params.deep_split_k_min_k;
   return output_waves < params.split_k_below_waves_of(p) ||
-         (output_waves < params.deep_split_k_below_waves && s.k >= params.deep_split_k_min_k);
+         (output_waves < params.deep_split_k_below_waves && deep_k);
 }
 
 gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_per_s,
@@ -260,7 +261,7 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
                           chosen.t.n);
   e.alignment_bytes = alignment;
   e.l2_resident = l2_resident;
-  e.launch_bound = chosen.floor_s + (chosen.split > 1 ? params.split_k_overhead_s : 0.0) >=
+  e.launch_bound = chosen.floor_s + (chosen.reduce ? params.split_k_overhead_s : 0.0) >=
                    chosen.time_s;
 
   std::vector<std::string> &why = e.factors;
@@ -275,7 +276,9 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
   }
   why.back() += fmt::format(", tile {}×{}{}: {} work items, {:.2f} waves on {} SMs", e.tile_m,
                             e.tile_n,
-                            e.split_k > 1 ? fmt::format(", split-K {}", e.split_k) : std::string{},
+                            e.split_k > 1     ? fmt::format(", split-K {}", e.split_k)
+                            : chosen.reduce ? std::string(", K whole but a reduction kernel after")
+                                            : std::string{},
                             e.tiles, e.waves, gpu.sm_count);
   if (e.wave_efficiency < 0.95)
     why.push_back(fmt::format("wave quantization: the last wave keeps {:.0f}% of the SMs busy",
@@ -295,7 +298,7 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
     why.push_back("operands fit in L2: back-to-back calls read them from L2");
   if (e.launch_bound)
     why.push_back(fmt::format("launch floor {:.1f} µs{}", chosen.floor_s * 1e6,
-                              chosen.split > 1 ? " plus the split-K reduction's launch" : ""));
+                              chosen.reduce ? " plus the split-K reduction's launch" : ""));
   return e;
 }
 
