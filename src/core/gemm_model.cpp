@@ -223,7 +223,9 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
     for (const tile &t : *kind.menu)
       for (int split : split_k_factors) {
         const std::int64_t tiles = ceil_div(s.m, t.m) * ceil_div(s.n, t.n) * s.batch_count;
-        if (split > 1 && (kind.family == kernel_family::gemv || s.k / split < min_split_k_depth ||
+        // Only the tensor-core kernels split K by cost: GEMVs never do, and the kernels without
+        // TMA follow cuBLAS's rule below.
+        if (split > 1 && (kind.family != kernel_family::tensor || s.k / split < min_split_k_depth ||
                           tiles * split > 2 * gpu.sm_count))
           continue;
         const candidate c = cost(kind, k, t, split, split > 1);
@@ -231,16 +233,15 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
         if (split == 1)
           unsplit = faster(unsplit, c);
       }
-    // Without TMA, cuBLAS's rule decides split-K, not its cost.
-    if (kind.family == kernel_family::fallback || kind.family == kernel_family::simt) {
-      best = unsplit;
-      if (reduces_split_k(s, p, gpu, params)) {
-        candidate split;
-        for (int factor : split_k_factors)
-          if (s.k >= factor)
-            split = faster(split, cost(kind, k, unsplit.t, factor, true));
-        best = split;
-      }
+    // Without TMA, cuBLAS's rule decides split-K, not its cost: a reduction launch, K split as
+    // the unsplit kernel's best tile does best.
+    if ((kind.family == kernel_family::fallback || kind.family == kernel_family::simt) &&
+        reduces_split_k(s, p, gpu, params)) {
+      candidate split;
+      for (int factor : split_k_factors)
+        if (s.k >= factor)
+          split = faster(split, cost(kind, k, unsplit.t, factor, true));
+      best = split;
     }
     chosen = faster(chosen, best);
   }
