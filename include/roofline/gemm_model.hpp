@@ -50,8 +50,9 @@ std::int64_t alignment_elements(precision p);
 
 /// Whether cuBLAS adds a split-K reduction launch to its kernels without TMA (SIMT, CUTLASS
 /// fallbacks), as its heuristic does on the H200 whatever that costs: when the output, in 64×64
-/// tiles, fills less than split_k_below_waves of a wave, or less than deep_split_k_below_waves
-/// where K is at least deep_split_k_min_k.
+/// tiles, fills less than split_k_below_waves of a wave (narrow_split_k_below_waves where rows are
+/// aligned to one element only), or less than deep_split_k_below_waves where K is at least
+/// deep_split_k_min_k.
 bool reduces_split_k(const gemm_shape &shape, precision p, const gpu_spec &gpu,
                      const model_parameters &parameters);
 

@@ -88,6 +88,7 @@ struct kernel_kind {
   /// The K depth one tile has in flight per memory latency (its K slice times its pipeline
   /// stages: nvjet 64×4, CUTLASS 32×2, SIMT 8×3); 0: the kernel spreads K over a tile's threads.
   std::int64_t k_step = 0;
+  double launch_floor_s = 0; ///< what one call costs the host: it differs by kernel library
 };
 
 /// cuBLAS's kernels for Hopper and newer (nvjet): TMA loads, N tiles in steps of 8 to 32.
@@ -97,35 +98,41 @@ bool has_nvjet(const gpu_spec &gpu) {
 
 /// The kernels cuBLAS may run for the shape, as its kernel names on the H200 show: aligned
 /// tensor-core GEMMs run the GPU's own kernels (on Hopper, tf32's small ones also the older
-/// CUTLASS kernels, which launch faster); misaligned rows older CUTLASS kernels; fp32 SIMT kernels;
-/// decode-like M GEMV and gemmSN kernels.
+/// CUTLASS kernels, which launch faster); misaligned rows older CUTLASS kernels, whatever M; fp32
+/// SIMT kernels; decode-like M GEMV and gemmSN kernels.
 std::vector<kernel_kind> kernels_for(const gemm_shape &s, precision p, int alignment,
                                      const gpu_spec &gpu, const model_parameters &params) {
   const bool tensor = runs_on_tensor_cores(p);
   const bool aligned = alignment == 16;
   if ((!tensor && s.m <= 8) || (s.m == 1 && (!aligned || p == precision::tf32))) {
-    // gemv2T streams 4-byte elements at full bandwidth; gemmSN (M > 1) and the GEMVs of
-    // misaligned 2-byte rows (narrower loads) stream slower.
-    const double slowdown =
-        s.m == 1 && element_bytes(p) == 4 ? 1.0 : params.gemv_bandwidth_slowdown;
-    return {{kernel_family::gemv, 1, slowdown, &gemv_tiles, 0}};
+    // gemv2T streams 4-byte elements at full bandwidth; the GEMVs of misaligned 2-byte rows
+    // (narrower loads) and gemmSN (M > 1) stream slower, each at its own rate.
+    const double slowdown = s.m > 1                ? params.gemv_bandwidth_slowdown
+                            : element_bytes(p) == 4 ? 1.0
+                                                    : params.misaligned_gemv_bandwidth_slowdown;
+    return {{kernel_family::gemv, 1, slowdown, &gemv_tiles, 0, params.fallback_launch_floor_s}};
   }
   if (!tensor)
-    return {{kernel_family::simt, 1, 1, &simt_tiles, 24}};
-  // Skinny M reads A's rows one by one anyway: alignment costs little there.
-  if (aligned || s.m <= 8) {
+    return {{kernel_family::simt, 1, 1, &simt_tiles, 24, params.gemm_launch_floor_of(p)}};
+  if (aligned) {
     const bool nvjet = has_nvjet(gpu) && p != precision::tf32;
-    std::vector<kernel_kind> kinds{
-        {kernel_family::tensor, 1, 1, nvjet ? &nvjet_tiles : &classic_tiles, 256}};
+    std::vector<kernel_kind> kinds{{kernel_family::tensor, 1, 1,
+                                    nvjet ? &nvjet_tiles : &classic_tiles, 256,
+                                    params.gemm_launch_floor_of(p)}};
     if (p == precision::tf32 && has_nvjet(gpu))
-      kinds.push_back(
-          {kernel_family::fallback, params.ampere_slowdown, 1, &fallback_tiles, 64});
+      kinds.push_back({kernel_family::fallback, params.ampere_slowdown, 1, &fallback_tiles, 64,
+                       params.fallback_launch_floor_s});
     return kinds;
   }
+  // Misaligned rows: rate by alignment; each halving of the loads' width costs bandwidth again.
+  // cuBLAS runs tf32's on fp32's Ampere xmma kernels (some of them SIMT): they launch like fp32's.
   const auto slowdown = params.misalignment_slowdown.find(alignment);
   return {{kernel_family::fallback,
            slowdown == params.misalignment_slowdown.end() ? 1.0 : slowdown->second,
-           params.misaligned_bandwidth_slowdown, &fallback_tiles, 64}};
+           std::pow(params.misaligned_bandwidth_slowdown, std::log2(16.0 / alignment)),
+           &fallback_tiles, 64,
+           p == precision::tf32 ? params.gemm_launch_floor_of(precision::fp32)
+                                : params.fallback_launch_floor_s}};
 }
 
 struct candidate {
@@ -148,8 +155,13 @@ bool reduces_split_k(const gemm_shape &s, precision p, const gpu_spec &gpu,
   const double output_waves =
       static_cast<double>(ceil_div(s.m, 64) * ceil_div(s.n, 64) * s.batch_count) / gpu.sm_count;
   const bool deep_k = static_cast<double>(s.k) >= params.deep_split_k_min_k;
-  return output_waves < params.split_k_below_waves_of(p) ||
-         (output_waves < params.deep_split_k_below_waves && deep_k);
+  const bool narrow_rows =
+      std::min(row_alignment_bytes(s.k, p), row_alignment_bytes(s.n, p)) <= element_bytes(p);
+  const bool deep = output_waves < params.deep_split_k_below_waves && deep_k;
+  if (s.m <= 8)
+    return deep;
+  return deep || output_waves < (narrow_rows ? params.narrow_split_k_below_waves_of(p)
+                                             : params.split_k_below_waves_of(p));
 }
 
 gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_per_s,
@@ -165,7 +177,7 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
 
   // What a kernel's candidates share, whatever their tile.
   struct kind_costs {
-    double sm_rate, l2_bandwidth, dram_bandwidth, memory_s, floor_s;
+    double sm_rate, l2_bandwidth, dram_bandwidth, memory_s;
   };
   const double efficiency = params.efficiency_of(p);
   const double wave_overhead_s = params.wave_overhead_of(p);
@@ -175,9 +187,6 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
     k.l2_bandwidth = params.l2_to_dram_bandwidth * gpu.dram_bytes_per_s / kind.bandwidth_slowdown;
     k.dram_bandwidth = params.dram_efficiency * gpu.dram_bytes_per_s / kind.bandwidth_slowdown;
     k.memory_s = bytes / (l2_resident ? k.l2_bandwidth : k.dram_bandwidth);
-    k.floor_s = kind.family == kernel_family::tensor || kind.family == kernel_family::simt
-                    ? params.gemm_launch_floor_of(p)
-                    : params.fallback_launch_floor_s;
     return k;
   };
 
@@ -188,7 +197,7 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
     c.kind = &kind;
     c.t = t;
     c.split = split;
-    c.floor_s = k.floor_s;
+    c.floor_s = kind.launch_floor_s;
     c.tiles = ceil_div(s.m, t.m) * ceil_div(s.n, t.n) * s.batch_count * split;
     const std::int64_t depth = ceil_div(s.k, split);
     // One tile: its FMAs, its operand loads through L2, or its K loop's latency, whichever is
@@ -212,7 +221,7 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
     // split-K's reduction is one more kernel on the GPU and one more launch on the host.
     c.reduce = reduce;
     c.time_s = std::max({c.device_s + (reduce ? params.kernel_overhead_s : 0.0), k.memory_s,
-                         k.floor_s + (reduce ? params.split_k_overhead_s : 0.0)});
+                         c.floor_s + (reduce ? params.split_k_overhead_s : 0.0)});
     return c;
   };
 

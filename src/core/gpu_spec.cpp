@@ -62,7 +62,8 @@ model_parameters parse_model_parameters(const YAML::Node &node, const std::strin
           map.fail(key, "`" + name + "` must be a number");
         }
         // A split-K threshold of 0 waves is a rule that never fires; every other value is > 0.
-        const bool allowed = value > 0 || (key == "split_k_below_waves" && value == 0);
+        const bool allowed =
+            value > 0 || (key.find("split_k_below_waves") != std::string::npos && value == 0);
         if (!allowed || !set_parameter(parameters, name, value))
           map.fail(key, "`" + name + "` is not a model parameter with a positive value");
       }

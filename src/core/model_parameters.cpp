@@ -28,6 +28,8 @@ const precision_group precision_groups[] = {
     {"wave_overhead_s", &model_parameters::wave_overhead_s, &model_parameters::wave_overhead_of},
     {"split_k_below_waves", &model_parameters::split_k_below_waves,
      &model_parameters::split_k_below_waves_of},
+    {"narrow_split_k_below_waves", &model_parameters::narrow_split_k_below_waves,
+     &model_parameters::narrow_split_k_below_waves_of},
 };
 
 const std::pair<const char *, scalar> scalars[] = {
@@ -42,6 +44,7 @@ const std::pair<const char *, scalar> scalars[] = {
     {"misaligned_bandwidth_slowdown", &model_parameters::misaligned_bandwidth_slowdown},
     {"ampere_slowdown", &model_parameters::ampere_slowdown},
     {"gemv_bandwidth_slowdown", &model_parameters::gemv_bandwidth_slowdown},
+    {"misaligned_gemv_bandwidth_slowdown", &model_parameters::misaligned_gemv_bandwidth_slowdown},
     {"wave_quantization", &model_parameters::wave_quantization},
     {"kernel_overhead_s", &model_parameters::kernel_overhead_s},
 };
@@ -65,6 +68,10 @@ double model_parameters::wave_overhead_of(precision p) const {
 
 double model_parameters::split_k_below_waves_of(precision p) const {
   return lookup(split_k_below_waves, p, 0.25);
+}
+
+double model_parameters::narrow_split_k_below_waves_of(precision p) const {
+  return lookup(narrow_split_k_below_waves, p, split_k_below_waves_of(p));
 }
 
 std::vector<std::pair<std::string, double>> flatten(const model_parameters &p) {

@@ -37,6 +37,7 @@ model_parameters ideal() {
   p.k_step_latency_s = 0;
   p.kernel_overhead_s = 0;
   p.gemv_bandwidth_slowdown = 1;
+  p.misaligned_gemv_bandwidth_slowdown = 1;
   p.split_k_overhead_s = 1.0; // a second: never worth it
   return p;
 }
@@ -180,9 +181,10 @@ TEST_CASE("GEMV and CUTLASS fallback kernels have their own, lighter floor") {
   CHECK(fallback.time_s * 1e6 == doctest::Approx(4.0));
 }
 
-TEST_CASE("gemmSN and GEMVs of misaligned rows stream slower than gemv2T") {
+TEST_CASE("gemmSN and GEMVs of misaligned rows stream slower than gemv2T, each at its rate") {
   model_parameters p = ideal();
   p.gemv_bandwidth_slowdown = 2.0;
+  p.misaligned_gemv_bandwidth_slowdown = 4.0;
   p.misaligned_bandwidth_slowdown = 3.0; // the CUTLASS fallbacks', not the GEMVs'
   // fp32 4 × 100000 × 64: 4 · (256 + 6,400,000 + 400,000) B at 1 TB/s / 2 = 54.402048 µs; its 8×64
   // tiles (16 waves of 1.47 µs loads at half the L2 rate) hide under it.
@@ -192,10 +194,10 @@ TEST_CASE("gemmSN and GEMVs of misaligned rows stream slower than gemv2T") {
   // M 1: gemv2T at the full 1 TB/s, 4 · (64 + 6,400,000 + 100,000) B.
   const gemm_estimate gemv = estimate({1, 100000, 64, 1}, p, precision::fp32);
   CHECK(gemv.time_s * 1e6 == doctest::Approx(26.000256));
-  // fp16 M 1, N 100001 (2-byte rows): 2 · (64 + 6,400,064 + 100,001) B at 1 TB/s / 2.
+  // fp16 M 1, N 100001 (2-byte rows): 2 · (64 + 6,400,064 + 100,001) B at 1 TB/s / 4.
   const gemm_estimate misaligned = estimate({1, 100001, 64, 1}, p, precision::fp16);
   CHECK(misaligned.family == kernel_family::gemv);
-  CHECK(misaligned.time_s * 1e6 == doctest::Approx(26.000516));
+  CHECK(misaligned.time_s * 1e6 == doctest::Approx(52.001032));
   // From M 9 on, fp32 runs SIMT tiles instead.
   CHECK(estimate({8, 100000, 64, 1}, p, precision::fp32).family == kernel_family::gemv);
   CHECK(estimate({9, 100000, 64, 1}, p, precision::fp32).family == kernel_family::simt);
@@ -258,19 +260,77 @@ TEST_CASE("without TMA, cuBLAS's rule decides split-K, even where it costs") {
   CHECK_FALSE(reduces_split_k({576, 640, 1023, 1}, precision::fp32, easy_gpu(), p));
 }
 
-TEST_CASE("misaligned rows stream at a fraction of the bandwidth") {
+TEST_CASE("misaligned rows stream at a fraction of the bandwidth, less the narrower they are") {
   model_parameters p = ideal();
-  p.misalignment_slowdown[2] = 1.0; // only the bandwidth changes
-  p.misaligned_bandwidth_slowdown = 2.0;
+  for (int alignment : {8, 4, 2})
+    p.misalignment_slowdown[alignment] = 1.0; // only the bandwidth changes
+  p.misaligned_bandwidth_slowdown = 2.0;      // per halving of the rows' alignment
   gpu_spec g = easy_gpu();
   g.l2_bytes = 0;
-  // M 16, K 16, N 100001 (2-byte rows): 2 · (256 + 1,600,016 + 1,600,016) B = 6,400,576 B at
-  // 1 TB/s / 2 = 12.801 µs; its 1563 64×64 tiles (16 waves) load (64 + 64) · 16 · 2 B each at
-  // 12.5 GB/s per SM: 16 · 0.328 µs = 5.2 µs, hidden. Aligned N 100008: 6,401,024 B in 6.401 µs.
-  const gemm_estimate odd = estimate_gemm({16, 100001, 16, 1}, precision::fp16, 100e12, g, p);
-  const gemm_estimate even = estimate_gemm({16, 100008, 16, 1}, precision::fp16, 100e12, g, p);
-  CHECK(odd.time_s * 1e6 == doctest::Approx(12.801152));
-  CHECK(even.time_s * 1e6 == doctest::Approx(6.401024));
+  const auto microseconds = [&](std::int64_t n) {
+    return estimate_gemm({16, n, 16, 1}, precision::fp16, 100e12, g, p).time_s * 1e6;
+  };
+  // M 16, K 16: 2 · (256 + 32 N) B. Aligned N 100008: 6,401,024 B at 1 TB/s = 6.401 µs.
+  CHECK(microseconds(100008) == doctest::Approx(6.401024));
+  // 8-byte rows (N 100004), 6,400,768 B at 1 TB/s / 2; 4-byte (100002), 6,400,640 B / 4; 2-byte
+  // (100001), 6,400,576 B / 8. The 1563 64×64 tiles (16 waves) load (64 + 64) · 16 · 2 B each at
+  // 25 GB/s per SM / the same factor: at most 16 · 1.31 µs = 21 µs, hidden.
+  CHECK(microseconds(100004) == doctest::Approx(12.801536));
+  CHECK(microseconds(100002) == doctest::Approx(25.60256));
+  CHECK(microseconds(100001) == doctest::Approx(51.204608));
+}
+
+TEST_CASE("rows aligned to one element have their own split-K threshold") {
+  model_parameters p = ideal();
+  p.fallback_launch_floor_s = 5e-6;
+  p.split_k_overhead_s = 3e-6;
+  p.deep_split_k_below_waves = 0;
+  p.split_k_below_waves[precision::fp16] = 0;
+  // Unset, the narrow rows' threshold is the wider rows'.
+  CHECK(p.narrow_split_k_below_waves_of(precision::fp16) == 0);
+  p.narrow_split_k_below_waves[precision::fp16] = 0.25;
+  // 64 × 66 × 64 (4-byte rows, two 64×64 output tiles: 0.02 waves): one launch. 64 × 65 × 64
+  // (2-byte rows): the reduction's too, 5 + 3 µs.
+  CHECK_FALSE(reduces_split_k({64, 66, 64, 1}, precision::fp16, easy_gpu(), p));
+  CHECK(estimate({64, 66, 64, 1}, p).launches == 1);
+  CHECK(reduces_split_k({64, 65, 64, 1}, precision::fp16, easy_gpu(), p));
+  const gemm_estimate narrow = estimate({64, 65, 64, 1}, p);
+  CHECK(narrow.launches == 2);
+  CHECK(narrow.time_s * 1e6 == doctest::Approx(8.0));
+  // fp32's one element is 4 bytes: N 65 is narrow, N 66 is not.
+  p.split_k_below_waves[precision::fp32] = 0;
+  p.narrow_split_k_below_waves[precision::fp32] = 0.25;
+  CHECK(reduces_split_k({64, 65, 64, 1}, precision::fp32, easy_gpu(), p));
+  CHECK_FALSE(reduces_split_k({64, 66, 64, 1}, precision::fp32, easy_gpu(), p));
+}
+
+TEST_CASE("skinny M with misaligned rows runs CUTLASS kernels, split only for a deep K") {
+  model_parameters p = ideal();
+  p.split_k_below_waves[precision::fp16] = 1;
+  p.deep_split_k_below_waves = 1;
+  p.deep_split_k_min_k = 1024;
+  // M 8, 2-byte rows: no nvjet kernel; the rule's plain threshold does not apply, its deep one does.
+  const gemm_estimate shallow = estimate({8, 65, 64, 1}, p);
+  CHECK(shallow.family == kernel_family::fallback);
+  CHECK_FALSE(reduces_split_k({8, 65, 64, 1}, precision::fp16, easy_gpu(), p));
+  CHECK(reduces_split_k({8, 65, 1024, 1}, precision::fp16, easy_gpu(), p));
+  CHECK(reduces_split_k({9, 65, 64, 1}, precision::fp16, easy_gpu(), p));
+  // Aligned rows keep Hopper's skinny tiles.
+  CHECK(estimate({8, 64, 64, 1}, p).family == kernel_family::tensor);
+}
+
+TEST_CASE("tf32's misaligned rows run on fp32's kernels and pay fp32's floor") {
+  model_parameters p = ideal();
+  p.gemm_launch_floor_s[precision::tf32] = 9e-6;
+  p.gemm_launch_floor_s[precision::fp32] = 7e-6;
+  p.fallback_launch_floor_s = 5e-6;
+  p.split_k_below_waves[precision::tf32] = 0;
+  p.split_k_below_waves[precision::fp16] = 0;
+  const gemm_estimate tf32 = estimate({64, 63, 64, 1}, p, precision::tf32); // 4-byte rows
+  CHECK(tf32.family == kernel_family::fallback);
+  CHECK(tf32.time_s * 1e6 == doctest::Approx(7.0));
+  // fp16's misaligned rows run CUTLASS kernels, at the lighter floor.
+  CHECK(estimate({64, 63, 64, 1}, p).time_s * 1e6 == doctest::Approx(5.0));
 }
 
 TEST_CASE("split-K's reduction: one more launch for the host, one more kernel for the GPU") {
@@ -380,12 +440,13 @@ TEST_CASE("fit_model learns cuBLAS's split-K rule from the launch counts, not fr
   const gpu_spec g = easy_gpu(); // 100 SMs
   model_parameters truth = ideal();
   truth.split_k_below_waves[precision::fp32] = 0.1;
+  truth.narrow_split_k_below_waves[precision::fp32] = 0.3;
   truth.deep_split_k_below_waves = 1.5;
   truth.deep_split_k_min_k = 768;
   std::vector<timed_gemm> samples;
   // 5 to 400 tiles of 64×64: 0.05 to 4 waves, on either side of each threshold.
   for (std::int64_t m : {64, 320, 640, 896, 1024, 2560})
-    for (std::int64_t n : {320, 640})
+    for (std::int64_t n : {320, 640, 321, 641}) // 16-byte rows, then 4-byte rows (narrow)
       for (std::int64_t k : {64, 512, 768, 4096}) {
         const gemm_shape s{m, n, k, 1};
         const gemm_estimate e = estimate_gemm(s, precision::fp32, 10e12, g, truth);
@@ -395,6 +456,11 @@ TEST_CASE("fit_model learns cuBLAS's split-K rule from the launch counts, not fr
   CHECK(value_of(fitted, "split_k_below_waves.fp32") == doctest::Approx(0.1));
   CHECK(fitted.deep_split_k_below_waves == doctest::Approx(1.5));
   CHECK(fitted.deep_split_k_min_k == doctest::Approx(768));
+  // The narrow rows' samples lie at 0.06 and 0.11 waves (reduced), 0.3 and more (not): the fit
+  // takes the middle of the grid's thresholds that tell them apart (0.15 to 0.3).
+  CHECK(value_of(fitted, "narrow_split_k_below_waves.fp32") == doctest::Approx(0.25));
+  for (const timed_gemm &sample : samples)
+    CHECK(reduces_split_k(sample.shape, precision::fp32, g, fitted) == (sample.launches > 1));
   // Without launch counts the rule stays where it started.
   for (timed_gemm &sample : samples)
     sample.launches = 0;

@@ -195,9 +195,12 @@ TEST_CASE("parse_gpu_spec rejects specs without fp32, with unknown keys or with 
                   input_error);
   // Model parameters are positive, except a split-K threshold of 0 waves: a rule that never fires.
   const gpu_spec never = parse_gpu_spec(
-      spec_yaml("ok") + "model:\n  split_k_below_waves: {fp16: 0}\n", "x.yaml");
+      spec_yaml("ok") +
+          "model:\n  split_k_below_waves: {fp16: 0}\n  narrow_split_k_below_waves: {fp32: 0}\n",
+      "x.yaml");
   REQUIRE(never.calibration);
   CHECK(never.calibration->split_k_below_waves_of(precision::fp16) == 0);
+  CHECK(never.calibration->narrow_split_k_below_waves_of(precision::fp32) == 0);
   CHECK_THROWS_AS(
       (void)parse_gpu_spec(spec_yaml("bad") + "model:\n  efficiency: {fp16: 0}\n", "x.yaml"),
       input_error);
