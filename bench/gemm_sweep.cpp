@@ -4,8 +4,9 @@
 // layer (each result checked against a reference first). Writes one CSV row per (shape, precision).
 // The performance model is calibrated on the rows of set "calibration" and scored on "scoring"
 // (bench/model_accuracy): the two sets share no shape. The shapes are roofline::sweep_shapes().
-// Each row also names the kernels cuBLAS launched and their summed duration (CUPTI activity), so
-// the model's tile and split-K choices can be checked against cuBLAS's.
+// Each shape is timed in three rounds over the whole sweep, the median round kept. Each row also
+// names the kernels cuBLAS launched and their summed duration (CUPTI activity), so the model's
+// tile and split-K choices can be checked against cuBLAS's.
 //   gemm_sweep OUT.csv
 #include "roofline/cuda/measurer.hpp"
 #include "roofline/model_fit.hpp"
@@ -46,6 +47,7 @@ int main(int argc, char **argv) {
     report r = analyze_ops("sweep", ops, perf_model(spec), "sweep");
     cuda::measure_options options;
     options.time_budget_s = 0.01;
+    options.rounds = 3; // the median of three rounds over the sweep
     options.progress = [](std::size_t done, std::size_t total, const std::string &) {
       if (done % 100 == 0)
         std::cerr << done << "/" << total << "\n";

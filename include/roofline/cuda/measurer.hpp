@@ -24,14 +24,17 @@ struct measure_options {
   /// Without counters, still name the kernels each call launches (CUPTI activity, 1 extra call).
   bool trace_kernels = false;
   double time_budget_s = 0.05; ///< timed calls per op are sized to about this much GPU time
+  /// Times every op this many times, in rounds over the whole report, and keeps the median round
+  /// (checked and counted in the first): a spell of a slower host moves one round, not the result.
+  int rounds = 1;
   /// Called before each op: (index, total, layer).
   std::function<void(std::size_t, std::size_t, const std::string &)> progress;
 };
 
 /// Runs every GEMM of `r` on GPU 0 and stores what it showed in each op's `measured`: the result is
 /// first checked against a double-precision reference on sampled outputs, then timed (median of
-/// back-to-back calls), then profiled under CUPTI counters (one user range around one call,
-/// replayed once per pass). An op that does not fit in free memory is recorded as skipped with the
+/// back-to-back calls; with `rounds`, the median round), then profiled under CUPTI counters (one
+/// user range around one call, replayed once per pass). An op that does not fit in free memory is recorded as skipped with the
 /// memory it needed; an op whose engine fails is recorded as failed; the run goes on either way.
 /// Warnings for the whole run (e.g. counters not permitted) are added to `r.notes`. Throws
 /// cuda_error only when no GPU can be used at all.
