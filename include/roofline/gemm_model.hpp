@@ -52,7 +52,7 @@ std::int64_t alignment_elements(precision p);
 /// fallbacks), as its heuristic does on the H200 whatever that costs: when the output, in 64×64
 /// tiles, fills less than split_k_below_waves of a wave (narrow_split_k_below_waves where rows are
 /// aligned to one element only), or less than deep_split_k_below_waves where K is at least
-/// deep_split_k_min_k.
+/// deep_split_k_min_k; for M ≤ 8 only the latter (cuBLAS's skinny kernels split only a deep K).
 bool reduces_split_k(const gemm_shape &shape, precision p, const gpu_spec &gpu,
                      const model_parameters &parameters);
 

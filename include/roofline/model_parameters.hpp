@@ -32,7 +32,8 @@ struct model_parameters {
   /// when their output, in 64×64 tiles, fills less than this many waves, whatever K, per
   /// precision (default 0.25; 0: never) ...
   std::map<precision, double> split_k_below_waves;
-  /// ... or, where rows are aligned to one element only (2-byte rows of fp16), less than this many
+  /// ... or, where rows are aligned to one element only (2-byte rows of fp16, 4-byte of fp32), less
+  /// than this many
   /// (cuBLAS reaches sooner for split-K and for kernels that write fp32 and convert; default: as
   /// wider rows) ...
   std::map<precision, double> narrow_split_k_below_waves;

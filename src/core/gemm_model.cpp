@@ -98,8 +98,8 @@ bool has_nvjet(const gpu_spec &gpu) {
 
 /// The kernels cuBLAS may run for the shape, as its kernel names on the H200 show: aligned
 /// tensor-core GEMMs run the GPU's own kernels (on Hopper, tf32's small ones also the older
-/// CUTLASS kernels, which launch faster); misaligned rows older CUTLASS kernels, whatever M; fp32
-/// SIMT kernels; decode-like M GEMV and gemmSN kernels.
+/// CUTLASS kernels, which launch faster); misaligned rows older CUTLASS kernels, whatever M > 1;
+/// fp32 SIMT kernels; decode-like M GEMV and gemmSN kernels.
 std::vector<kernel_kind> kernels_for(const gemm_shape &s, precision p, int alignment,
                                      const gpu_spec &gpu, const model_parameters &params) {
   const bool tensor = runs_on_tensor_cores(p);
@@ -154,12 +154,12 @@ bool reduces_split_k(const gemm_shape &s, precision p, const gpu_spec &gpu,
                      const model_parameters &params) {
   const double output_waves =
       static_cast<double>(ceil_div(s.m, 64) * ceil_div(s.n, 64) * s.batch_count) / gpu.sm_count;
-  const bool deep_k = static_cast<double>(s.k) >= params.deep_split_k_min_k;
+  const bool deep = output_waves < params.deep_split_k_below_waves &&
+                    static_cast<double>(s.k) >= params.deep_split_k_min_k;
+  if (s.m <= 8) // cuBLAS's skinny kernels (gemmSN, 16×16 wmma tiles) split only a deep K
+    return deep;
   const bool narrow_rows =
       std::min(row_alignment_bytes(s.k, p), row_alignment_bytes(s.n, p)) <= element_bytes(p);
-  const bool deep = output_waves < params.deep_split_k_below_waves && deep_k;
-  if (s.m <= 8)
-    return deep;
   return deep || output_waves < (narrow_rows ? params.narrow_split_k_below_waves_of(p)
                                              : params.split_k_below_waves_of(p));
 }

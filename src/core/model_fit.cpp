@@ -98,7 +98,8 @@ double descend(model_parameters &p, const std::vector<std::string> &free,
 /// The split-K rule's thresholds that classify the samples' launch counts best: a reduction launch
 /// (two kernels or more) where the rule says so, for the samples the model gives a kernel without
 /// TMA. Grid search; of equally good thresholds per precision the middle one (as far from the
-/// samples on either side as the grid allows), of deep rules the first.
+/// samples on either side as the grid allows), or 0 (never) where 0 is among them: no sample
+/// asked for a reduction; of deep rules the first.
 void fit_split_rule(model_parameters &p, const std::vector<timed_gemm> &samples,
                     const gpu_spec &gpu) {
   struct observed {

@@ -34,8 +34,9 @@ struct measure_options {
 /// Runs every GEMM of `r` on GPU 0 and stores what it showed in each op's `measured`: the result is
 /// first checked against a double-precision reference on sampled outputs, then timed (median of
 /// back-to-back calls; with `rounds`, the median round), then profiled under CUPTI counters (one
-/// user range around one call, replayed once per pass). An op that does not fit in free memory is recorded as skipped with the
-/// memory it needed; an op whose engine fails is recorded as failed; the run goes on either way.
+/// user range around one call, replayed once per pass). An op that does not fit in free memory is
+/// recorded as skipped with the memory it needed; an op whose engine fails is recorded as failed;
+/// the run goes on either way.
 /// Warnings for the whole run (e.g. counters not permitted) are added to `r.notes`. Throws
 /// cuda_error only when no GPU can be used at all.
 void measure_report(report &r, const measure_options &options);
