@@ -726,10 +726,7 @@ counter_values counter_session::measure(const std::function<void()> &launch, cud
   // passes.
   if (before_each_run)
     before_each_run();
-  traced_kernels traced = trace_kernels(launch, stream, s.context);
-  v.kernel_names = std::move(traced.names);
-  v.kernel_time_s = traced.time_s;
-  v.launches = traced.launches;
+  v.kernels = trace_kernels(launch, stream, s.context);
 
   s.prepare_counter_data();
   ROOFLINE_CUDA_CHECK(cudaStreamSynchronize(stream)); // earlier work stays out of the range

@@ -12,12 +12,17 @@
 
 namespace roofline::cuda::detail {
 
+/// The kernels one run of some GPU work launched, through CUPTI's Activity API.
+struct traced_kernels {
+  std::vector<std::string> names; ///< demangled, in start order, each once
+  double time_s = 0;              ///< the kernels' durations, summed
+  int launches = 0;               ///< kernels launched, repeats counted
+};
+
 /// What one profiled range measured. Values are totals over every kernel the range launched; a
 /// quantity whose metric the chip lacks stays 0 (metrics() lists what is collected).
 struct counter_values {
-  double duration_s = 0;    ///< gpu__time_duration.sum: GPU time from range push to pop, seconds
-  double kernel_time_s = 0; ///< the traced kernels' durations, summed (0 when tracing failed); the
-                            ///< range's time also holds the launch gaps, large for short kernels
+  double duration_s = 0;       ///< gpu__time_duration.sum: GPU time from range push to pop, seconds
   double dram_read_bytes = 0;  ///< dram__bytes_read.sum
   double dram_write_bytes = 0; ///< dram__bytes_write.sum
   double l2_bytes = 0;         ///< lts__t_bytes.sum: bytes requested from L2 (reads and writes)
@@ -30,16 +35,9 @@ struct counter_values {
   double fp32_flops = 0, fp64_flops = 0;
   double sm_clock_hz = 0; ///< sm__cycles_elapsed.avg.per_second (clocks are not locked)
   int passes = 0;         ///< replay passes this measurement took
-  std::vector<std::string>
-      kernel_names; ///< demangled, in launch order, each once; empty if tracing failed
-  int launches = 0; ///< kernels the work launched; 0 if tracing failed
-};
-
-/// The kernels one run of some GPU work launched, through CUPTI's Activity API.
-struct traced_kernels {
-  std::vector<std::string> names; ///< demangled, in start order, each once
-  double time_s = 0;              ///< the kernels' durations, summed
-  int launches = 0;               ///< kernels launched, repeats counted
+  /// The kernels, traced on a run of their own (empty when tracing failed): their summed time
+  /// leaves out the launch gaps the range's duration holds, large for short kernels.
+  traced_kernels kernels;
 };
 
 /// Runs `launch` (work on `stream` of the current context) once with kernel tracing on, no

@@ -329,7 +329,7 @@ private:
       const detail::counter_values v = m_options.cold_l2
                                            ? m_counters->measure(one_call, m_stream, evict_l2)
                                            : m_counters->measure(one_call, m_stream);
-      m.counters = counter_readings{v.kernel_time_s > 0 ? v.kernel_time_s : v.duration_s,
+      m.counters = counter_readings{v.kernels.time_s > 0 ? v.kernels.time_s : v.duration_s,
                                     v.dram_read_bytes,
                                     v.dram_write_bytes,
                                     v.l2_bytes,
@@ -338,8 +338,8 @@ private:
                                     v.fp64_flops,
                                     v.sm_clock_hz,
                                     v.passes};
-      m.kernels = v.kernel_names;
-      m.launches = v.launches;
+      m.kernels = v.kernels.names;
+      m.launches = v.kernels.launches;
     } else if (m_options.trace_kernels) {
       detail::traced_kernels traced = detail::trace_kernels(one_call, m_stream);
       m.kernels = std::move(traced.names);

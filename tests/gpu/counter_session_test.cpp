@@ -53,7 +53,7 @@ std::string describe(const counter_session &session, const counter_values &v) {
       << " MiB, tensor " << v.tensor_flops << " FLOP, fp32 " << v.fp32_flops << ", fp64 "
       << v.fp64_flops << ", SM clock " << v.sm_clock_hz * 1e-9 << " GHz, passes " << v.passes
       << "\nkernels:";
-  for (const std::string &name : v.kernel_names)
+  for (const std::string &name : v.kernels.names)
     out << "\n  " << name;
   return out.str();
 }
@@ -113,7 +113,7 @@ TEST_CASE("counters of a 4096³ fp16 cuBLASLt GEMM: tensor FLOPs, operand bytes,
   CHECK(v.duration_s > 0);
   CHECK(v.passes >= 1);
   CHECK(v.passes == session->passes());
-  CHECK(!v.kernel_names.empty());
+  CHECK(!v.kernels.names.empty());
   CHECK(v.sm_clock_hz > 0.2e9);
   CHECK(v.sm_clock_hz < 4e9);
 
@@ -127,7 +127,7 @@ TEST_CASE("counters of a 4096³ fp16 cuBLASLt GEMM: tensor FLOPs, operand bytes,
   // The same session measures again: the counter data image is prepared afresh for every call.
   const counter_values again = session->measure([&] { f.launch(); }, f.stream);
   CHECK(again.tensor_flops == doctest::Approx(v.tensor_flops).epsilon(1e-6));
-  CHECK(again.kernel_names == v.kernel_names);
+  CHECK(again.kernels.names == v.kernels.names);
 }
 
 TEST_CASE("counters of a 1 GiB copy kernel: DRAM read and write bytes are the buffer size") {
@@ -156,7 +156,7 @@ TEST_CASE("counters of a 1 GiB copy kernel: DRAM read and write bytes are the bu
   CHECK(v.tensor_flops == 0);
   CHECK(v.fp32_flops == 0);
   CHECK(v.duration_s > 0);
-  CHECK(std::any_of(v.kernel_names.begin(), v.kernel_names.end(), [](const std::string &name) {
+  CHECK(std::any_of(v.kernels.names.begin(), v.kernels.names.end(), [](const std::string &name) {
     return name.find("copy_kernel") != std::string::npos;
   }));
 }
