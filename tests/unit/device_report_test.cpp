@@ -23,20 +23,6 @@ using nlohmann::json;
 
 namespace {
 
-measured_ceilings h200_ceilings() {
-  measured_ceilings c;
-  c.uuid = "GPU-5a1c0c2e-0f3d-4b7e-9a61-1d2c3b4a5f60";
-  c.device_name = "NVIDIA H200";
-  c.measured_at = "2025-01-02T03:04:05Z";
-  c.results = {result("dram copy", ceiling_kind::dram_bandwidth, std::nullopt, 4.2e12),
-               result("fp16 cuBLASLt 8192³", ceiling_kind::flop_rate, precision::fp16, 7.0e14),
-               result("fp32 fma kernel", ceiling_kind::flop_rate, precision::fp32, 5.0e13),
-               result("fp8 cuBLASLt 8192³", ceiling_kind::flop_rate, precision::fp8, 1.3e15,
-                      "out of memory"),
-               result("launch latency", ceiling_kind::latency, std::nullopt, 2.5e-6)};
-  return c;
-}
-
 /// The report `roofline-advise device` builds on an H200: datasheet matched, optionally measured.
 device_report h200_report(bool with_datasheet, bool with_ceilings) {
   device_report r;
@@ -185,15 +171,16 @@ TEST_CASE("device report JSON: device, datasheet, roofs, measurements and local_
 
   // measurements: every result, failed ones included, in order.
   const json &measurements = doc.at("measurements");
-  REQUIRE(measurements.size() == 5);
-  CHECK(measurements[0].at("name") == "dram copy");
-  CHECK(measurements[0].at("value") == 4.2e12);
-  CHECK(measurements[0].at("spread") == 0.012);
-  CHECK(measurements[0].at("precision").is_null());
-  CHECK(measurements[0].at("failure") == "");
-  CHECK(measurements[1].at("precision") == "fp16");
-  CHECK(measurements[3].at("failure") == "out of memory");
-  CHECK(measurements[4].at("value") == 2.5e-6);
+  REQUIRE(measurements.size() == 9);
+  CHECK(measurements[1].at("name") == "dram copy");
+  CHECK(measurements[1].at("value") == 4.2e12);
+  CHECK(measurements[1].at("spread") == 0.012);
+  CHECK(measurements[1].at("precision").is_null());
+  CHECK(measurements[1].at("failure") == "");
+  CHECK(measurements[3].at("precision") == "fp16");
+  CHECK(measurements[5].at("failure") == "CUBLAS_STATUS_NOT_SUPPORTED");
+  CHECK(measurements[7].at("failure") == "out of memory");
+  CHECK(measurements[8].at("value") == 2.5e-6);
 
   // local_spec: the roofline analyses use, in the same layout as a catalog entry.
   const json &local = doc.at("local_spec");

@@ -79,4 +79,27 @@ inline ceiling_result result(std::string name, ceiling_kind kind, std::optional<
   return r;
 }
 
+/// Ceilings as an H200 measurement might report them, with a failed run and distractors.
+inline measured_ceilings h200_ceilings() {
+  measured_ceilings c;
+  c.uuid = "GPU-5a1c0c2e-0f3d-4b7e-9a61-1d2c3b4a5f60";
+  c.device_name = "NVIDIA H200";
+  c.measured_at = "2025-01-02T03:04:05Z";
+  c.results = {
+      result("dram read", ceiling_kind::dram_bandwidth, std::nullopt,
+             4.5e12), // not the copy: no roof
+      result("dram copy", ceiling_kind::dram_bandwidth, std::nullopt, 4.2e12),
+      result("l2 read", ceiling_kind::l2_bandwidth, std::nullopt, 10e12),
+      result("fp16 mma kernel", ceiling_kind::flop_rate, precision::fp16, 6.5e14),
+      result("fp16 cuBLASLt 8192³", ceiling_kind::flop_rate, precision::fp16, 7.0e14),
+      result("fp16 cuBLASLt 16384³", ceiling_kind::flop_rate, precision::fp16, 9.9e14,
+             "CUBLAS_STATUS_NOT_SUPPORTED"),
+      result("fp32 fma kernel", ceiling_kind::flop_rate, precision::fp32, 5.0e13),
+      result("fp8 cuBLASLt 8192³", ceiling_kind::flop_rate, precision::fp8, 1.3e15,
+             "out of memory"),
+      result("launch latency", ceiling_kind::latency, std::nullopt, 2.5e-6),
+  };
+  return c;
+}
+
 } // namespace roofline::test
