@@ -7,6 +7,8 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 using namespace roofline;
 
 namespace {
@@ -309,7 +311,8 @@ TEST_CASE("skinny M with misaligned rows runs CUTLASS kernels, split only for a 
   p.split_k_below_waves[precision::fp16] = 1;
   p.deep_split_k_below_waves = 1;
   p.deep_split_k_min_k = 1024;
-  // M 8, 2-byte rows: no nvjet kernel; the rule's plain threshold does not apply, its deep one does.
+  // M 8, 2-byte rows: no nvjet kernel; the rule's plain threshold does not apply, its deep one
+  // does.
   const gemm_estimate shallow = estimate({8, 65, 64, 1}, p);
   CHECK(shallow.family == kernel_family::fallback);
   CHECK_FALSE(reduces_split_k({8, 65, 64, 1}, precision::fp16, easy_gpu(), p));
@@ -406,6 +409,31 @@ TEST_CASE("fit_model recovers the parameters that generated the samples") {
   CHECK(fitted.launch_floor_s * 1e6 == doctest::Approx(5.0)); // memory ops' floor: no sample
   const std::vector<double> errors = relative_errors(samples, g, fitted);
   CHECK(errors[errors.size() / 2] < 0.05);
+}
+
+TEST_CASE("fit_model returns the parameters no sample decides to where they started") {
+  // Aligned fp16 GEMMs timed with ±15% of made-up noise: a rugged loss, where the restarts find
+  // better valleys and carry their jittered values of every parameter along. No sample runs a GEMV
+  // or a CUTLASS fallback: their parameters go back to the start.
+  const gpu_spec g = easy_gpu();
+  model_parameters truth = ideal();
+  truth.efficiency[precision::fp16] = 0.6;
+  std::vector<timed_gemm> samples;
+  int i = 0;
+  for (std::int64_t m : {64, 256, 1024, 4096})
+    for (std::int64_t n : {1024, 4096, 12800})
+      for (std::int64_t k : {512, 4096}) {
+        const gemm_shape s{m, n, k, 1};
+        const double noise = 1.0 + 0.15 * std::sin(1.7 * ++i);
+        samples.push_back({s, precision::fp16,
+                           noise * estimate_gemm(s, precision::fp16, 100e12, g, truth).time_s});
+      }
+  const model_parameters start;
+  const model_parameters fitted = fit_model(samples, g, start);
+  CHECK(fitted.gemv_bandwidth_slowdown == start.gemv_bandwidth_slowdown);
+  CHECK(fitted.misaligned_gemv_bandwidth_slowdown == start.misaligned_gemv_bandwidth_slowdown);
+  CHECK(fitted.misaligned_bandwidth_slowdown == start.misaligned_bandwidth_slowdown);
+  CHECK(fitted.efficiency_of(precision::fp16) != start.efficiency_of(precision::fp16));
 }
 
 TEST_CASE("fit_model keeps efficiencies at or below 1") {
