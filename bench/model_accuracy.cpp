@@ -116,8 +116,7 @@ int main(int argc, char **argv) {
       if (r.set != "calibration") {
         by_category[r.category].push_back(r.sample);
         by_precision[std::string(to_string(r.sample.prec))].push_back(r.sample);
-        const int alignment = std::min(row_alignment_bytes(r.sample.shape.k, r.sample.prec),
-                                       row_alignment_bytes(r.sample.shape.n, r.sample.prec));
+        const int alignment = row_alignment_bytes(r.sample.shape, r.sample.prec);
         by_alignment[alignment == 16 ? "rows 16-byte aligned" : "rows misaligned"].push_back(
             r.sample);
       }

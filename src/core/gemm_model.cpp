@@ -17,6 +17,10 @@ int row_alignment_bytes(std::int64_t elements, precision p) {
   return alignment;
 }
 
+int row_alignment_bytes(const gemm_shape &s, precision p) {
+  return std::min(row_alignment_bytes(s.k, p), row_alignment_bytes(s.n, p));
+}
+
 std::int64_t alignment_elements(precision p) {
   return 16 / element_bytes(p);
 }
@@ -51,22 +55,21 @@ const std::vector<tile> nvjet_tiles = [] {
     for (int n : {64, 128, 256})
       menu.push_back({m, n});
   // Largest first: of equally fast tiles, the largest loads least.
-  std::stable_sort(menu.begin(), menu.end(),
-                   [](tile a, tile b) { return a.m * a.n > b.m * b.n; });
+  std::stable_sort(menu.begin(), menu.end(), [](tile a, tile b) { return a.m * a.n > b.m * b.n; });
   return menu;
 }();
 // xmma sm90 (tf32) and the kernels of GPUs before Hopper have the classic power-of-two tiles.
 const std::vector<tile> classic_tiles{{128, 256}, {256, 128}, {128, 128}, {128, 64}, {64, 128},
-                                   {64, 64},   {64, 256},  {256, 64},  {8, 64},   {8, 128},
-                                   {8, 256},   {16, 64},   {16, 128},  {32, 64},  {32, 128}};
+                                      {64, 64},   {64, 256},  {256, 64},  {8, 64},   {8, 128},
+                                      {8, 256},   {16, 64},   {16, 128},  {32, 64},  {32, 128}};
 // The Ampere/Turing CUTLASS kernels cuBLAS falls back to.
 const std::vector<tile> fallback_tiles{{64, 64}, {128, 128}, {128, 256}, {256, 128}};
 // CUDA-core (SIMT) GEMMs use mid-sized tiles.
 const std::vector<tile> simt_tiles{{128, 128}, {64, 128}, {128, 64}, {64, 64},
                                    {32, 128},  {128, 32}, {32, 32}};
 // GEMV and gemmSN kernels: a few rows of A against column blocks of B.
-const std::vector<tile> gemv_tiles{{8, 64},  {8, 128},  {8, 256},  {16, 64}, {16, 128},
-                                   {32, 32}, {32, 128}, {64, 64},  {64, 128}};
+const std::vector<tile> gemv_tiles{{8, 64},  {8, 128},  {8, 256}, {16, 64}, {16, 128},
+                                   {32, 32}, {32, 128}, {64, 64}, {64, 128}};
 constexpr int split_k_factors[] = {1, 2, 4, 8, 16};
 constexpr std::int64_t min_split_k_depth =
     256; // cuBLAS does not split K below a few pipeline stages
@@ -107,7 +110,7 @@ std::vector<kernel_kind> kernels_for(const gemm_shape &s, precision p, int align
   if ((!tensor && s.m <= 8) || (s.m == 1 && (!aligned || p == precision::tf32))) {
     // gemv2T streams 4-byte elements at full bandwidth; the GEMVs of misaligned 2-byte rows
     // (narrower loads) and gemmSN (M > 1) stream slower, each at its own rate.
-    const double slowdown = s.m > 1                ? params.gemv_bandwidth_slowdown
+    const double slowdown = s.m > 1                 ? params.gemv_bandwidth_slowdown
                             : element_bytes(p) == 4 ? 1.0
                                                     : params.misaligned_gemv_bandwidth_slowdown;
     return {{kernel_family::gemv, 1, slowdown, &gemv_tiles, 0, params.fallback_launch_floor_s}};
@@ -136,7 +139,8 @@ std::vector<kernel_kind> kernels_for(const gemm_shape &s, precision p, int align
 }
 
 struct candidate {
-  double time_s = -1, device_s = 0, floor_s = 0;
+  double time_s = -1, device_s = 0;
+  double launch_s = 0; ///< the host's launches: the kernel's floor, plus the reduction's
   tile t{};
   int split = 1;
   std::int64_t tiles = 0; ///< work items: output tiles × split
@@ -158,8 +162,7 @@ bool reduces_split_k(const gemm_shape &s, precision p, const gpu_spec &gpu,
                     static_cast<double>(s.k) >= params.deep_split_k_min_k;
   if (s.m <= 8) // cuBLAS's skinny kernels (gemmSN, 16×16 wmma tiles) split only a deep K
     return deep;
-  const bool narrow_rows =
-      std::min(row_alignment_bytes(s.k, p), row_alignment_bytes(s.n, p)) <= element_bytes(p);
+  const bool narrow_rows = row_alignment_bytes(s, p) <= element_bytes(p);
   return deep || output_waves < (narrow_rows ? params.narrow_split_k_below_waves_of(p)
                                              : params.split_k_below_waves_of(p));
 }
@@ -168,8 +171,8 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
                             const gpu_spec &gpu, const model_parameters &params) {
   const double element = element_bytes(p);
   const double sms = gpu.sm_count;
-  // Rows of A and B are K long, rows of C are N long: the narrower alignment decides the kernel.
-  const int alignment = std::min(row_alignment_bytes(s.k, p), row_alignment_bytes(s.n, p));
+  // The narrower of the rows of A, B (K long) and C (N long) decides the kernel.
+  const int alignment = row_alignment_bytes(s, p);
   const double bytes = element * static_cast<double>(s.m * s.k + s.k * s.n + s.m * s.n) *
                        static_cast<double>(s.batch_count);
   const bool l2_resident = bytes <= 0.5 * gpu.l2_bytes;
@@ -197,7 +200,6 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
     c.kind = &kind;
     c.t = t;
     c.split = split;
-    c.floor_s = kind.launch_floor_s;
     c.tiles = ceil_div(s.m, t.m) * ceil_div(s.n, t.n) * s.batch_count * split;
     const std::int64_t depth = ceil_div(s.k, split);
     // One tile: its FMAs, its operand loads through L2, or its K loop's latency, whichever is
@@ -206,9 +208,9 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
         std::max({2.0 * t.m * t.n * static_cast<double>(depth) / k.sm_rate,
                   static_cast<double>(t.m + t.n) * static_cast<double>(depth) * element /
                       (k.l2_bandwidth / sms),
-                  kind.k_step > 0 ? static_cast<double>(ceil_div(depth, kind.k_step)) *
-                                        params.k_step_latency_s
-                                  : 0.0}) +
+                  kind.k_step > 0
+                      ? static_cast<double>(ceil_div(depth, kind.k_step)) * params.k_step_latency_s
+                      : 0.0}) +
         wave_overhead_s;
     // A partial last wave costs `wave_quantization` of a whole one; fill and drain once.
     const double waves = static_cast<double>(c.tiles) / sms;
@@ -220,8 +222,9 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
     // The call is as slow as its kernels, its streaming or its launches, whichever is slowest:
     // split-K's reduction is one more kernel on the GPU and one more launch on the host.
     c.reduce = reduce;
-    c.time_s = std::max({c.device_s + (reduce ? params.kernel_overhead_s : 0.0), k.memory_s,
-                         c.floor_s + (reduce ? params.split_k_overhead_s : 0.0)});
+    c.launch_s = kind.launch_floor_s + (reduce ? params.split_k_overhead_s : 0.0);
+    c.time_s =
+        std::max({c.device_s + (reduce ? params.kernel_overhead_s : 0.0), k.memory_s, c.launch_s});
     return c;
   };
 
@@ -229,9 +232,9 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
   for (const kernel_kind &kind : kinds) {
     const kind_costs k = costs_of(kind);
     candidate best, unsplit;
-    for (const tile &t : *kind.menu)
+    for (const tile &t : *kind.menu) {
+      const std::int64_t tiles = ceil_div(s.m, t.m) * ceil_div(s.n, t.n) * s.batch_count;
       for (int split : split_k_factors) {
-        const std::int64_t tiles = ceil_div(s.m, t.m) * ceil_div(s.n, t.n) * s.batch_count;
         // Only the tensor-core kernels split K by cost: GEMVs never do, and the kernels without
         // TMA follow cuBLAS's rule below.
         if (split > 1 && (kind.family != kernel_family::tensor || s.k / split < min_split_k_depth ||
@@ -242,6 +245,7 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
         if (split == 1)
           unsplit = faster(unsplit, c);
       }
+    }
     // Without TMA, cuBLAS's rule decides split-K, not its cost: a reduction launch, K split as
     // the unsplit kernel's best tile does best.
     if ((kind.family == kernel_family::fallback || kind.family == kernel_family::simt) &&
@@ -266,13 +270,11 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
   e.waves = static_cast<double>(chosen.tiles) / sms;
   e.wave_efficiency = static_cast<double>(chosen.tiles) / (std::ceil(e.waves) * sms);
   e.tile_efficiency =
-      static_cast<double>(s.m * s.n) /
-      static_cast<double>(ceil_div(s.m, chosen.t.m) * chosen.t.m * ceil_div(s.n, chosen.t.n) *
-                          chosen.t.n);
+      static_cast<double>(s.m * s.n) / static_cast<double>(ceil_div(s.m, chosen.t.m) * chosen.t.m *
+                                                           ceil_div(s.n, chosen.t.n) * chosen.t.n);
   e.alignment_bytes = alignment;
   e.l2_resident = l2_resident;
-  e.launch_bound = chosen.floor_s + (chosen.reduce ? params.split_k_overhead_s : 0.0) >=
-                   chosen.time_s;
+  e.launch_bound = chosen.launch_s >= chosen.time_s;
 
   std::vector<std::string> &why = e.factors;
   switch (e.family) {
@@ -284,17 +286,16 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
   case kernel_family::simt: why.push_back("CUDA-core (SIMT) kernel"); break;
   case kernel_family::gemv: why.push_back("GEMV kernel: streams the rows of B"); break;
   }
-  why.back() += fmt::format(", tile {}×{}{}: {} work items, {:.2f} waves on {} SMs", e.tile_m,
-                            e.tile_n,
-                            e.split_k > 1     ? fmt::format(", split-K {}", e.split_k)
-                            : chosen.reduce ? std::string(", K whole but a reduction kernel after")
-                                            : std::string{},
-                            e.tiles, e.waves, gpu.sm_count);
+  why.back() +=
+      fmt::format(", tile {}×{}{}: {} work items, {:.2f} waves on {} SMs", e.tile_m, e.tile_n,
+                  e.split_k > 1   ? fmt::format(", split-K {}", e.split_k)
+                  : chosen.reduce ? std::string(", K whole but a reduction kernel after")
+                                  : std::string{},
+                  e.tiles, e.waves, gpu.sm_count);
   if (e.wave_efficiency < 0.95)
-    why.push_back(fmt::format("wave quantization: the last wave keeps {:.0f}% of the SMs busy",
-                              100 * (e.waves - std::floor(e.waves) > 0
-                                         ? e.waves - std::floor(e.waves)
-                                         : 1.0)));
+    why.push_back(fmt::format(
+        "wave quantization: the last wave keeps {:.0f}% of the SMs busy",
+        100 * (e.waves - std::floor(e.waves) > 0 ? e.waves - std::floor(e.waves) : 1.0)));
   if (e.tile_efficiency < 0.97)
     why.push_back(fmt::format("partial tiles: {:.0f}% of the computed outputs are real",
                               100 * e.tile_efficiency));
@@ -307,7 +308,7 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
   if (l2_resident)
     why.push_back("operands fit in L2: back-to-back calls read them from L2");
   if (e.launch_bound)
-    why.push_back(fmt::format("launch floor {:.1f} µs{}", chosen.floor_s * 1e6,
+    why.push_back(fmt::format("launch floor {:.1f} µs{}", chosen.kind->launch_floor_s * 1e6,
                               chosen.reduce ? " plus the split-K reduction's launch" : ""));
   return e;
 }

@@ -183,8 +183,7 @@ model_parameters fit_model(const std::vector<timed_gemm> &samples, const gpu_spe
   std::set<std::string> keys; // the precisions and alignments the samples have
   for (const timed_gemm &sample : samples) {
     keys.insert(std::string(to_string(sample.prec)));
-    keys.insert(std::to_string(std::min(row_alignment_bytes(sample.shape.k, sample.prec),
-                                        row_alignment_bytes(sample.shape.n, sample.prec))));
+    keys.insert(std::to_string(row_alignment_bytes(sample.shape, sample.prec)));
   }
   // cuBLAS's split-K rule: from what it launched, not from time.
   model_parameters best = start;

@@ -67,6 +67,10 @@ TEST_CASE("row alignment: the 16-byte rule by precision") {
   CHECK(row_alignment_bytes(50257, precision::fp16) == 2);
   CHECK(row_alignment_bytes(1001, precision::fp32) == 4);
   CHECK(row_alignment_bytes(1001, precision::fp8) == 1);
+  // A GEMM's: the narrower of its K-long and N-long rows; M does not count.
+  CHECK(row_alignment_bytes(gemm_shape{7, 4096, 33708, 1}, precision::fp16) == 8);
+  CHECK(row_alignment_bytes(gemm_shape{7, 50257, 4096, 1}, precision::fp16) == 2);
+  CHECK(row_alignment_bytes(gemm_shape{7, 4096, 4096, 1}, precision::fp16) == 16);
   CHECK(alignment_elements(precision::fp16) == 8);
   CHECK(alignment_elements(precision::tf32) == 4);
   CHECK(alignment_elements(precision::int8) == 16);
