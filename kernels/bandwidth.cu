@@ -34,12 +34,11 @@ __device__ int4 pattern(std::size_t i) {
   return make_int4(value, value ^ 1, value ^ 2, value ^ 3);
 }
 
-// Tile t of a block covers blockDim·Unroll consecutive elements; thread x touches x, x + blockDim,
-// ... (coalesced). A persistent grid strides over the tiles; a one-pass grid has one tile per
-// block.
-/// This thread's part of [0, count), tile by tile: `tile(i)` for every full tile (elements i,
-/// i + blockDim, …, i + (Unroll − 1)·blockDim: coalesced across the block, all in flight at once),
-/// then `one(i)` for each of its elements in the last, partial tile.
+/// This thread's part of [0, count), tile by tile. A block's tile covers blockDim·Unroll
+/// consecutive elements; a persistent grid strides over the tiles, a one-pass grid has one tile per
+/// block. `tile(i)` runs for every full tile (elements i, i + blockDim, …, i + (Unroll − 1)·blockDim:
+/// coalesced across the block, all in flight at once), then `one(i)` for each of this thread's
+/// elements in the last, partial tile.
 template <int Unroll, class Tile, class One>
 __device__ void walk_tiles(std::size_t count, Tile &&tile, One &&one) {
   const std::size_t grid_span = gridDim.x * static_cast<std::size_t>(blockDim.x) * Unroll;
