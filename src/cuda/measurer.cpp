@@ -201,25 +201,20 @@ public:
     return enable_counters(p);
   }
 
-  /// Checks `o` against the reference, times it and reads its counters; `retime` only times it
-  /// again (for later rounds).
-  measurement measure(const op &o, bool with_counters = true) {
-    m_timing_only = false;
-    return measured(o, with_counters);
-  }
-  measurement retime(const op &o) {
-    m_timing_only = true;
-    return measured(o, false);
-  }
+  /// How much of the work one measurement does.
+  enum class scope {
+    full,        ///< check against the reference, time, read counters (or trace kernels)
+    no_counters, ///< check, time, trace kernels if the options ask
+    timing_only, ///< a later round: the op was checked and traced already
+  };
 
-private:
-  measurement measured(const op &o, bool with_counters) {
+  /// Measures `o` as far as `reach` says; a failure is recorded in the result, not thrown.
+  measurement measure(const op &o, scope reach = scope::full) {
     measurement m;
-    m_with_counters = with_counters;
     m.engine = std::string(to_string(m_options.engine));
     m.cold_l2 = m_options.cold_l2;
     try {
-      run(o, m);
+      run(o, m, reach);
     } catch (const std::exception &e) {
       m.status = measurement_status::failed;
       m.note = e.what();
@@ -228,6 +223,7 @@ private:
     return m;
   }
 
+private:
   std::unique_ptr<gemm_call> make_call(const gemm_shape &s, precision p) {
     if (m_options.engine == gemm_engine::cublas)
       return std::make_unique<cublas_call>(m_lt, s, p, m_workspace.get());
@@ -238,7 +234,7 @@ private:
     return std::make_unique<kernel_call>(kernel_engine(m_options.engine), input, s);
   }
 
-  void run(const op &o, measurement &m) {
+  void run(const op &o, measurement &m, scope reach) {
     const gemm_shape &s = *o.gemm;
     const detail::gemm_types types = detail::types_for(o.precision);
     const auto elements = [](std::int64_t x, std::int64_t y, std::int64_t z) {
@@ -280,7 +276,7 @@ private:
 
     // Correct first: poison the output, run once, compare sampled outputs with a double reference.
     // Later rounds time an op that passed already.
-    if (!m_timing_only) {
+    if (reach != scope::timing_only) {
       ROOFLINE_CUDA_CHECK(kernels::fill_constant(
           c[0].get(), c_bytes / kernels::element_size(types.output), types.output,
           types.output == element_type::i32 ? -7777777.0 : NAN, m_stream));
@@ -316,9 +312,9 @@ private:
     m.max_time_s = timing.max_s / per_sample;
     m.samples = timing.runs;
 
-    if (m_timing_only)
+    if (reach == scope::timing_only)
       return;
-    if (m_counters && m_with_counters) {
+    if (m_counters && reach == scope::full) {
       // Cold L2: every counted run starts from an L2 that holds neither operands nor dirty lines of
       // earlier calls (ncu's default cache control); warm: the steady state of back-to-back calls.
       const auto evict_l2 = [&] {
@@ -355,8 +351,6 @@ private:
   device_buffer m_workspace;
   device_buffer m_scrub, m_scrub_sink; ///< read to evict L2 before cold counted runs
   bool m_counters_wanted = false;
-  bool m_with_counters = true;        ///< of the op being measured
-  bool m_timing_only = false;         ///< a later round: the op was checked and traced already
   std::optional<precision> m_counted; ///< the tensor precision m_counters reads
   std::unique_ptr<detail::counter_session> m_counters;
 };
@@ -404,7 +398,7 @@ void measure_report(report &r, const measure_options &options) {
         options.progress(done++, total, entry.op.layer);
       if (!entry.measured || entry.measured->status != measurement_status::measured)
         continue;
-      const measurement again = gemms.retime(entry.op);
+      const measurement again = gemms.measure(entry.op, runner::scope::timing_only);
       if (again.status != measurement_status::measured)
         continue; // the first round's result stands
       measurement &m = *entry.measured;
@@ -424,10 +418,10 @@ void measure_report(report &r, const measure_options &options) {
   // Padding advice: the original and the padded GEMM, timed the same way (no counters needed).
   if (r.advice)
     for (padding_advice &advice : r.advice->padding) {
-      const measurement before =
-          gemms.measure(make_gemm_op(advice.layer, advice.original, advice.prec), false);
-      const measurement after =
-          gemms.measure(make_gemm_op(advice.layer, advice.padded, advice.prec), false);
+      const measurement before = gemms.measure(
+          make_gemm_op(advice.layer, advice.original, advice.prec), runner::scope::no_counters);
+      const measurement after = gemms.measure(
+          make_gemm_op(advice.layer, advice.padded, advice.prec), runner::scope::no_counters);
       if (before.status == measurement_status::measured &&
           after.status == measurement_status::measured) {
         advice.measured_time_s = before.time_s;
@@ -462,8 +456,8 @@ calibration_result calibrate_local_gpu(
   std::vector<timed_gemm> samples;
   for (const op_report &entry : r.ops)
     if (entry.measured && entry.measured->status == measurement_status::measured)
-      samples.push_back({*entry.op.gemm, entry.op.precision, entry.measured->time_s,
-                         entry.measured->launches});
+      samples.push_back(
+          {*entry.op.gemm, entry.op.precision, entry.measured->time_s, entry.measured->launches});
   if (samples.size() < 20)
     throw roofline::error("calibration measured only " + std::to_string(samples.size()) +
                           " GEMMs; not enough to fit");
