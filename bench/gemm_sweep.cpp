@@ -1,21 +1,27 @@
 // SPDX-License-Identifier: Apache-2.0
-// Measures cuBLAS's steady-state time per call for a fixed, seeded set of GEMM shapes (transformer,
-// convolution, attention and odd random sizes) × fp32, tf32, fp16, bf16, through the measurement
-// layer (each result checked against a reference first). Writes one CSV row per (shape, precision).
-// The performance model is calibrated on the rows of set "calibration" and scored on "scoring"
-// (bench/model_accuracy): the two sets share no shape. The shapes are roofline::sweep_shapes().
-// Each shape is timed in three rounds over the whole sweep, the median round kept. Each row also
-// names the kernels cuBLAS launched and their summed duration (CUPTI activity), so the model's
-// tile and split-K choices can be checked against cuBLAS's.
-//   gemm_sweep OUT.csv
+// Measures cuBLAS GEMMs for a fixed, seeded set of shapes × fp32, tf32, fp16, bf16 through the
+// measurement layer (each result checked against a reference first) and writes one CSV row per
+// (shape, precision). Every call is timed two ways: eager (time_us: back-to-back calls issued from
+// the host, the larger of the GPU's time and the host's cost of a call) and replayed from a CUDA
+// graph (device_time_us: the GPU's time per call, no host gap; what the performance model
+// predicts). Each shape is timed in three rounds over the whole sweep and the median round kept, for
+// each of the two. Each row also names the kernels cuBLAS launched, how many launches one call made
+// and their summed duration (CUPTI activity), so the model's tile and split-K choices can be checked
+// against cuBLAS's.
+// Sets: "calibration" and "scoring" are roofline::sweep_shapes() (the model is calibrated on the
+// first, scored on the second; they share no shape; bench/data/*.csv hold them); "fresh" is
+// roofline::accuracy_shapes(), shapes neither of those holds, to score a calibrated model on.
+//   gemm_sweep OUT.csv [calibration|scoring|fresh|all]    (all: calibration + scoring, the default)
 #include "roofline/cuda/measurer.hpp"
-#include "roofline/model_fit.hpp"
 #include "roofline/spec_catalog.hpp"
+#include "roofline/sweep_shapes.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <string>
+#include <vector>
 
 namespace {
 
@@ -24,30 +30,62 @@ std::string quoted_field(std::string text) {
   return text;
 }
 
+/// One shape to measure and the set its rows belong to.
+struct selected_shape {
+  std::string set;
+  roofline::sweep_shape shape;
+};
+
+/// The shapes of `which`; empty when `which` names no set.
+std::vector<selected_shape> select(const std::string &which) {
+  std::vector<selected_shape> selected;
+  if (which == "fresh") {
+    for (const roofline::sweep_shape &s : roofline::accuracy_shapes())
+      selected.push_back({"fresh", s});
+    return selected;
+  }
+  if (which != "all" && which != "calibration" && which != "scoring")
+    return selected;
+  for (const roofline::sweep_shape &s : roofline::sweep_shapes()) {
+    const std::string set = s.calibration ? "calibration" : "scoring";
+    if (which == "all" || which == set)
+      selected.push_back({set, s});
+  }
+  return selected;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   using namespace roofline;
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: gemm_sweep OUT.csv\n");
+  const std::string which = argc == 3 ? argv[2] : "all";
+  std::vector<selected_shape> list;
+  if (argc == 2 || argc == 3)
+    list = select(which);
+  if (list.empty()) {
+    std::fprintf(stderr, "usage: gemm_sweep OUT.csv [calibration|scoring|fresh|all]\n");
     return 2;
   }
   try {
-    const std::vector<sweep_shape> list = sweep_shapes();
     std::vector<op> ops;
-    std::vector<std::string> categories, sets;
-    // Precision outermost: the counter session is rebuilt only when the precision changes.
+    std::vector<const selected_shape *> origin;
+    // Precision outermost, as calibrate measures them.
     for (precision p : {precision::fp32, precision::tf32, precision::fp16, precision::bf16})
-      for (const sweep_shape &s : list) {
-        ops.push_back(make_gemm_op(s.category, s.shape, p));
-        categories.push_back(s.category);
-        sets.push_back(s.calibration ? "calibration" : "scoring");
+      for (const selected_shape &s : list) {
+        ops.push_back(make_gemm_op(s.shape.category, s.shape.shape, p));
+        origin.push_back(&s);
       }
     const gpu_spec spec = *spec_catalog::builtin().find("h200-sxm");
     report r = analyze_ops("sweep", ops, perf_model(spec), "sweep");
+    // As calibrate_local_gpu measures, so that the calibration rows are what a calibration fits:
+    // no counters (their replay passes would double the sweep), kernels traced for their names and
+    // launch counts (the fit learns cuBLAS's split-K rule from them), three rounds of ~10 ms of
+    // timed calls per op (eager, and as much again graph-replayed, which takes the GPU no longer).
     cuda::measure_options options;
+    options.counters = false;
+    options.trace_kernels = true;
     options.time_budget_s = 0.01;
-    options.rounds = 3; // the median of three rounds over the sweep
+    options.rounds = 3;
     options.progress = [](std::size_t done, std::size_t total, const std::string &) {
       if (done % 100 == 0)
         std::cerr << done << "/" << total << "\n";
@@ -55,21 +93,28 @@ int main(int argc, char **argv) {
     cuda::measure_report(r, options);
     std::ofstream out(argv[1]);
     out << "set,category,m,n,k,batch_count,precision,status,time_us,min_time_us,max_time_us,"
-           "relative_error,note,kernel_time_us,kernels\n";
+           "device_time_us,device_min_time_us,device_max_time_us,relative_error,note,"
+           "kernel_time_us,launches,kernels\n";
     for (std::size_t i = 0; i < r.ops.size(); ++i) {
       const op &o = r.ops[i].op;
       const measurement &m = *r.ops[i].measured;
-      out << sets[i] << ',' << categories[i] << ',' << o.gemm->m << ',' << o.gemm->n << ','
-          << o.gemm->k << ',' << o.gemm->batch_count << ',' << to_string(o.precision) << ','
-          << to_string(m.status) << ',' << m.time_s * 1e6 << ',' << m.min_time_s * 1e6 << ','
-          << m.max_time_s * 1e6 << ',' << m.relative_error << ",\"" << m.note << "\","
-          << (m.counters ? m.counters->kernel_time_s * 1e6 : 0.0) << ",\"";
+      out << origin[i]->set << ',' << origin[i]->shape.category << ',' << o.gemm->m << ','
+          << o.gemm->n << ',' << o.gemm->k << ',' << o.gemm->batch_count << ','
+          << to_string(o.precision) << ',' << to_string(m.status) << ',' << m.time_s * 1e6 << ','
+          << m.min_time_s * 1e6 << ',' << m.max_time_s * 1e6 << ',' << m.device_time_s * 1e6
+          << ',' << m.device_min_time_s * 1e6 << ',' << m.device_max_time_s * 1e6 << ','
+          << m.relative_error << ",\"" << quoted_field(m.note) << "\"," << m.kernel_time_s * 1e6
+          << ',' << m.launches << ",\"";
       for (std::size_t k = 0; k < m.kernels.size(); ++k) // demangled names hold commas
         out << (k ? " | " : "") << quoted_field(m.kernels[k]);
       out << "\"\n";
     }
-    std::cerr << list.size() << " shapes, " << r.ops.size() << " measurements written to "
-              << argv[1] << "\n";
+    if (!out.flush()) {
+      std::fprintf(stderr, "gemm_sweep: cannot write %s\n", argv[1]);
+      return 1;
+    }
+    std::cerr << list.size() << " shapes (" << which << "), " << r.ops.size()
+              << " measurements written to " << argv[1] << "\n";
   } catch (const std::exception &e) {
     std::fprintf(stderr, "gemm_sweep: %s\n", e.what());
     return 1;

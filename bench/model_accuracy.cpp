@@ -1,14 +1,27 @@
 // SPDX-License-Identifier: Apache-2.0
-// Scores predicted against measured GEMM times (the rows bench/gemm_sweep wrote on a GPU): median
-// and p90 of |predicted − measured| / measured for (a) the plain roofline, (b) the GEMM model with
-// generic parameters and datasheet specs, (c) the model calibrated on the "calibration" rows, all
-// three scored on the "scoring" rows (no shape is in both). Prints a Markdown table and the
-// calibrated `model:` section for the spec file. Needs no GPU.
-//   model_accuracy bench/data/h200-sweep.csv [gpu=h200-sxm]
-// ROOFLINE_WORST=1 lists the scoring rows the calibrated model misses most; ROOFLINE_DUMP=FILE
-// writes every row's prediction (tile, split-K) as CSV, to join with the sweep's kernel names.
+// Scores the GEMM model against cuBLAS timings measured on GPUs (CSV rows of bench/gemm_sweep:
+// eager and graph-replayed times of the same calls). Needs no GPU.
+//
+//   model_accuracy --fit h200-sxm=H200-calibration.csv
+//                  --gpu h200-sxm=H200-calibration.csv,H200-fresh.csv[,FLOOR]
+//                  --gpu h100-sxm5=H100-calibration.csv,H100-fresh.csv[,FLOOR] [--dump FILE]
+//
+// --fit fits the architecture's parameters to one GPU's calibration rows (device time, from the
+// generic defaults) and prints them as specs/arch/<architecture>.yaml's `model:`. Each --gpu is
+// scored on its fresh rows (shapes no fit saw), per precision and class, as median and p90 of
+// |predicted − measured| / measured:
+//   (a) the plain roofline against device time;
+//   (b) the datasheet with the architecture's parameters from --fit (for a GPU other than the
+//       fitted one: parameters it was not fitted on);
+//   (c) calibrated on the same GPU's calibration rows (from (b)'s parameters, as `calibrate`
+//       does), scored on its fresh rows;
+//   eager: max((c)'s device time, the host floor) against the eager time; FLOOR is
+//       `fp32:7.1/tf32:9.2/fp16:6.5/bf16:6.5/launch:4.7` in µs, as `device --measure` measured.
+// With two GPUs, (d): the per-shape ratio of device times, second GPU over first, predicted with
+// (b) against measured, on the fresh shapes both measured.
 #include "roofline/error.hpp"
 #include "roofline/gemm_model.hpp"
+#include "roofline/host_floor.hpp"
 #include "roofline/model_fit.hpp"
 #include "roofline/spec_catalog.hpp"
 
@@ -17,12 +30,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace {
@@ -31,156 +45,306 @@ using namespace roofline;
 
 struct row {
   std::string set, category;
-  timed_gemm sample;
+  timed_gemm sample; ///< time_s: device time (graph replay)
+  double eager_s = 0;
 };
+
+std::vector<std::string> split(const std::string &text, char separator) {
+  std::vector<std::string> parts;
+  std::stringstream stream(text);
+  std::string part;
+  while (std::getline(stream, part, separator))
+    parts.push_back(part);
+  return parts;
+}
+
+/// CSV fields; quoted fields (kernel names hold commas) kept whole.
+std::vector<std::string> csv_fields(const std::string &line) {
+  std::vector<std::string> fields(1);
+  bool quoted = false;
+  for (char c : line) {
+    if (c == '"')
+      quoted = !quoted;
+    else if (c == ',' && !quoted)
+      fields.emplace_back();
+    else
+      fields.back() += c;
+  }
+  return fields;
+}
 
 std::vector<row> read_rows(const std::string &file) {
   std::ifstream in(file);
   if (!in)
     throw error("cannot open " + file);
   std::string line;
-  std::getline(in, line); // header
+  std::getline(in, line);
+  const std::vector<std::string> header = csv_fields(line);
+  const auto column = [&](const std::string &name) {
+    const auto at = std::find(header.begin(), header.end(), name);
+    if (at == header.end())
+      throw error(file + " has no column `" + name +
+                  "` (not a bench/gemm_sweep CSV with graph "
+                  "replay?)");
+    return static_cast<std::size_t>(at - header.begin());
+  };
+  const std::size_t set = column("set"), category = column("category"), m = column("m"),
+                    n = column("n"), k = column("k"), batch = column("batch_count"),
+                    prec = column("precision"), status = column("status"),
+                    eager = column("time_us"), device = column("device_time_us"),
+                    launches = column("launches");
   std::vector<row> rows;
   while (std::getline(in, line)) {
-    std::vector<std::string> fields;
-    std::stringstream stream(line);
-    std::string field;
-    while (std::getline(stream, field, ','))
-      fields.push_back(field);
-    if (fields.size() < 9 || fields[7] != "measured")
+    const std::vector<std::string> f = csv_fields(line);
+    if (f.size() < header.size() || f[status] != "measured" || std::stod(f[device]) <= 0)
       continue;
     row r;
-    r.set = fields[0];
-    r.category = fields[1];
-    r.sample.shape = {std::stoll(fields[2]), std::stoll(fields[3]), std::stoll(fields[4]),
-                      std::stoll(fields[5])};
-    r.sample.prec = *parse_precision(fields[6]);
-    r.sample.time_s = std::stod(fields[8]) * 1e-6;
-    // The last field names the kernels one call ran, " | " between them (quoted: names hold
-    // commas, never quotes).
-    if (const auto close = line.rfind('"'); close != std::string::npos && close > 0) {
-      const auto open = line.rfind('"', close - 1);
-      const std::string kernels = line.substr(open + 1, close - open - 1);
-      if (open != std::string::npos && !kernels.empty()) {
-        r.sample.launches = 1;
-        for (auto at = kernels.find(" | "); at != std::string::npos; at = kernels.find(" | ", at + 3))
-          ++r.sample.launches;
-      }
-    }
+    r.set = f[set];
+    r.category = f[category];
+    r.sample.shape = {std::stoll(f[m]), std::stoll(f[n]), std::stoll(f[k]), std::stoll(f[batch])};
+    r.sample.prec = *parse_precision(f[prec]);
+    r.sample.time_s = std::stod(f[device]) * 1e-6;
+    r.sample.launches = f[launches].empty() ? 0 : std::stoi(f[launches]);
+    r.eager_s = std::stod(f[eager]) * 1e-6;
     rows.push_back(r);
   }
   return rows;
 }
 
-std::string percentiles(const std::vector<double> &sorted) {
-  if (sorted.empty())
-    return "— | —";
-  return fmt::format("{:.1f}% | {:.1f}%", 100 * sorted[sorted.size() / 2],
-                     100 * sorted[sorted.size() * 9 / 10]);
+host_floor parse_floor(const std::string &text) {
+  host_floor floor = typical_host_floor();
+  floor.measured = true;
+  floor.origin = "measured: " + text;
+  for (const std::string &entry : split(text, '/')) {
+    const auto colon = entry.find(':');
+    if (colon == std::string::npos)
+      throw error("host floor `" + entry + "`: expected name:µs");
+    const double seconds = std::stod(entry.substr(colon + 1)) * 1e-6;
+    const std::string name = entry.substr(0, colon);
+    if (name == "launch")
+      floor.kernel_launch_s = seconds;
+    else if (auto p = parse_precision(name))
+      floor.gemm_call_s[static_cast<std::size_t>(*p)] = seconds;
+    else
+      throw error("host floor: unknown `" + name + "`");
+  }
+  return floor;
 }
 
-std::vector<double> roofline_errors(const std::vector<timed_gemm> &samples, const gpu_spec &gpu) {
-  std::vector<double> errors;
-  for (const timed_gemm &s : samples) {
-    const double flops =
-        2.0 * static_cast<double>(s.shape.m * s.shape.n * s.shape.k * s.shape.batch_count);
-    const double bytes =
-        element_bytes(s.prec) * static_cast<double>((s.shape.m * s.shape.k + s.shape.k * s.shape.n +
-                                                     s.shape.m * s.shape.n) *
-                                                    s.shape.batch_count);
-    const double t = std::max(flops / gpu.peak_flop_per_s(s.prec), bytes / gpu.dram_bytes_per_s);
-    errors.push_back(std::fabs(t - s.time_s) / s.time_s);
-  }
+struct gpu_data {
+  gpu_spec spec; ///< datasheet, parameters not yet resolved
+  std::vector<row> calibration, fresh;
+  std::optional<host_floor> floor;
+  model_parameters own; ///< (c)
+};
+
+/// Median and p90 of sorted errors.
+std::string percentiles(std::vector<double> errors) {
+  if (errors.empty())
+    return "— | —";
   std::sort(errors.begin(), errors.end());
-  return errors;
+  return fmt::format("{:.1f}% | {:.1f}%", 100 * errors[errors.size() / 2],
+                     100 * errors[errors.size() * 9 / 10]);
+}
+
+double relative(double predicted, double measured) {
+  return std::fabs(predicted - measured) / measured;
+}
+
+double roofline_s(const timed_gemm &s, const gpu_spec &gpu) {
+  const double flops = 2.0 * static_cast<double>(s.shape.m) * static_cast<double>(s.shape.n) *
+                       static_cast<double>(s.shape.k) * static_cast<double>(s.shape.batch_count);
+  const double bytes =
+      element_bytes(s.prec) *
+      static_cast<double>((s.shape.m * s.shape.k + s.shape.k * s.shape.n + s.shape.m * s.shape.n) *
+                          s.shape.batch_count);
+  return std::max(flops / gpu.peak_flop_per_s(s.prec), bytes / gpu.dram_bytes_per_s);
+}
+
+gemm_estimate estimate(const timed_gemm &s, const gpu_spec &gpu, const model_parameters &p) {
+  return estimate_gemm(s.shape, s.prec, gpu.peak_flop_per_s(s.prec), gpu, p);
+}
+
+/// The classes the issue asks errors broken down by; a row may be in several.
+std::vector<std::string> classes_of(const row &r) {
+  std::vector<std::string> classes;
+  if (r.sample.time_s < 10e-6)
+    classes.push_back("device time < 10 µs");
+  if (row_alignment_bytes(r.sample.shape, r.sample.prec) < 16)
+    classes.push_back("misaligned rows");
+  if (r.sample.shape.m <= 16)
+    classes.push_back("M ≤ 16");
+  if (r.sample.time_s >= 100e-6)
+    classes.push_back("large (≥ 100 µs)");
+  return classes;
+}
+
+void score(const std::string &name, const gpu_data &gpu, const model_parameters &architecture) {
+  fmt::print("\n### {} ({} fresh rows; (c) calibrated on {} rows)\n\n", name, gpu.fresh.size(),
+             gpu.calibration.size());
+  fmt::print("| scored on | n | (a) roofline | p90 | (b) architecture | p90 | (c) calibrated | "
+             "p90 | eager, measured floor | p90 |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+             "---:|\n");
+  std::map<std::string, std::vector<const row *>> groups;
+  for (const row &r : gpu.fresh) {
+    groups["**all**"].push_back(&r);
+    groups[std::string(to_string(r.sample.prec))].push_back(&r);
+    groups["category " + r.category].push_back(&r);
+    for (const std::string &c : classes_of(r))
+      groups[c].push_back(&r);
+  }
+  for (const auto &[group, rows] : groups) {
+    std::vector<double> a, b, c, eager;
+    for (const row *r : rows) {
+      const timed_gemm &s = r->sample;
+      a.push_back(relative(roofline_s(s, gpu.spec), s.time_s));
+      b.push_back(relative(estimate(s, gpu.spec, architecture).device_time_s, s.time_s));
+      const gemm_estimate own = estimate(s, gpu.spec, gpu.own);
+      c.push_back(relative(own.device_time_s, s.time_s));
+      if (gpu.floor)
+        eager.push_back(relative(std::max(own.device_time_s, gpu.floor->gemm(s.prec, own.launches)),
+                                 r->eager_s));
+    }
+    fmt::print("| {} | {} | {} | {} | {} | {} |\n", group, rows.size(), percentiles(a),
+               percentiles(b), percentiles(c), percentiles(eager));
+  }
+}
+
+/// (d): the device-time ratio second / first per fresh shape both GPUs measured.
+void score_ratio(const std::string &first_name, const gpu_data &first,
+                 const std::string &second_name, const gpu_data &second,
+                 const model_parameters &first_parameters,
+                 const model_parameters &second_parameters) {
+  using key = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, int>;
+  std::map<key, const row *> there;
+  for (const row &r : first.fresh)
+    there[{r.sample.shape.m, r.sample.shape.n, r.sample.shape.k, r.sample.shape.batch_count,
+           static_cast<int>(r.sample.prec)}] = &r;
+  std::map<std::string, std::vector<double>> errors, measured_ratios, roofline_errors;
+  for (const row &r : second.fresh) {
+    const auto found = there.find({r.sample.shape.m, r.sample.shape.n, r.sample.shape.k,
+                                   r.sample.shape.batch_count, static_cast<int>(r.sample.prec)});
+    if (found == there.end())
+      continue;
+    const timed_gemm &s = r.sample;
+    const double measured = s.time_s / found->second->sample.time_s;
+    const double predicted = estimate(s, second.spec, second_parameters).device_time_s /
+                             estimate(s, first.spec, first_parameters).device_time_s;
+    const double roofline = roofline_s(s, second.spec) / roofline_s(s, first.spec);
+    for (const std::string &group : {std::string("**all**"), std::string(to_string(s.prec))}) {
+      errors[group].push_back(relative(predicted, measured));
+      roofline_errors[group].push_back(relative(roofline, measured));
+      measured_ratios[group].push_back(measured);
+    }
+  }
+  fmt::print("\n### (d) device time {} / {} per fresh shape\n\n| shapes | n | measured ratio "
+             "median | p90 | (d) predicted ratio error median | p90 | roofline's ratio error | "
+             "p90 |\n|---|---:|---:|---:|---:|---:|---:|---:|\n",
+             second_name, first_name);
+  for (auto &[group, e] : errors) {
+    std::vector<double> &ratios = measured_ratios[group];
+    std::sort(ratios.begin(), ratios.end());
+    fmt::print("| {} | {} | {:.3f} | {:.3f} | {} | {} |\n", group, e.size(),
+               ratios[ratios.size() / 2], ratios[ratios.size() * 9 / 10], percentiles(e),
+               percentiles(roofline_errors[group]));
+  }
+}
+
+void dump(const std::string &name, const gpu_data &gpu, const model_parameters &architecture,
+          std::ofstream &out) {
+  for (const std::vector<row> *rows : {&gpu.calibration, &gpu.fresh})
+    for (const row &r : *rows) {
+      const gemm_estimate b = estimate(r.sample, gpu.spec, architecture);
+      const gemm_estimate c = estimate(r.sample, gpu.spec, gpu.own);
+      out << fmt::format("{},{},{},{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{},{},{},{},{}\n",
+                         name, r.set, r.category, r.sample.shape.m, r.sample.shape.n,
+                         r.sample.shape.k, r.sample.shape.batch_count, to_string(r.sample.prec),
+                         r.sample.launches, r.sample.time_s * 1e6, r.eager_s * 1e6,
+                         b.device_time_s * 1e6, c.device_time_s * 1e6, to_string(c.family),
+                         c.tile_m, c.tile_n, c.split_k, c.launches);
+    }
 }
 
 } // namespace
 
 int main(int argc, char **argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: model_accuracy SWEEP.csv [gpu]\n");
-    return 2;
-  }
   try {
-    const std::vector<row> rows = read_rows(argv[1]);
-    gpu_spec gpu = *spec_catalog::builtin().find(argc > 2 ? argv[2] : "h200-sxm");
-    // The spec's own calibration, fitted on another sweep (another session), scored below as a
-    // check across sessions; (b) must see the datasheet alone.
-    const std::optional<model_parameters> shipped = gpu.calibration;
-    gpu.calibration.reset();
-    std::vector<timed_gemm> calibration, scoring;
-    std::map<std::string, std::vector<timed_gemm>> by_category, by_precision, by_alignment;
-    for (const row &r : rows) {
-      (r.set == "calibration" ? calibration : scoring).push_back(r.sample);
-      if (r.set != "calibration") {
-        by_category[r.category].push_back(r.sample);
-        by_precision[std::string(to_string(r.sample.prec))].push_back(r.sample);
-        const int alignment = row_alignment_bytes(r.sample.shape, r.sample.prec);
-        by_alignment[alignment == 16 ? "rows 16-byte aligned" : "rows misaligned"].push_back(
-            r.sample);
+    std::optional<std::pair<std::string, std::string>> fit; // GPU, CSV
+    std::vector<std::pair<std::string, std::vector<std::string>>> gpus;
+    std::string dump_file;
+    for (int i = 1; i + 1 < argc; i += 2) {
+      const std::string option = argv[i], value = argv[i + 1];
+      const auto equals = value.find('=');
+      if (option == "--dump") {
+        dump_file = value;
+        continue;
       }
+      if (equals == std::string::npos)
+        throw error(option + " " + value + ": expected GPU=FILES");
+      const std::string gpu = value.substr(0, equals);
+      const std::vector<std::string> files = split(value.substr(equals + 1), ',');
+      if (option == "--fit")
+        fit = {gpu, files.at(0)};
+      else if (option == "--gpu" && files.size() >= 2)
+        gpus.push_back({gpu, files});
+      else
+        throw error("unknown or incomplete option " + option);
     }
-    model_parameters generic;
-    model_parameters fitted = fit_model(calibration, gpu, generic);
-    fitted.origin =
-        "fitted by bench/model_accuracy on the calibration rows of " + std::string(argv[1]);
-    fmt::print("{} measurements: {} calibrate, {} score; GPU spec {}\n\n", rows.size(),
-               calibration.size(), scoring.size(), gpu.name);
-    fmt::print("| scored on | n | (a) roofline median | p90 | (b) datasheet model median | p90 | "
-               "(c) calibrated "
-               "median | p90 |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
-    const auto line = [&](const std::string &name, const std::vector<timed_gemm> &samples) {
-      fmt::print("| {} | {} | {} | {} | {} |\n", name, samples.size(),
-                 percentiles(roofline_errors(samples, gpu)),
-                 percentiles(relative_errors(samples, gpu, generic)),
-                 percentiles(relative_errors(samples, gpu, fitted)));
+    if (!fit || gpus.empty()) {
+      std::fprintf(stderr, "usage: model_accuracy --fit GPU=CAL.csv --gpu GPU=CAL.csv,FRESH.csv"
+                           "[,FLOOR] [--gpu ...] [--dump FILE]\n");
+      return 2;
+    }
+    const spec_catalog &catalog = spec_catalog::builtin();
+    const auto datasheet = [&](const std::string &name) {
+      gpu_spec spec = catalog.resolve(name);
+      spec.parameters = model_parameters{}; // the datasheet alone: parameters come from the fit
+      return spec;
     };
-    line("**all scoring shapes**", scoring);
-    for (const auto &[name, samples] : by_category)
-      line(name, samples);
-    for (const auto &[name, samples] : by_precision)
-      line(name, samples);
-    for (const auto &[name, samples] : by_alignment)
-      line(name, samples);
-    if (shipped)
-      fmt::print("\nThe spec's calibration ({}) on the scoring rows: {}\n", shipped->origin,
-                 percentiles(relative_errors(scoring, gpu, *shipped)));
-    fmt::print("\ncalibrated parameters (calibration rows only):\n\n{}", to_yaml(fitted));
-    const char *dump = std::getenv("ROOFLINE_DUMP");
-    if (!dump && !std::getenv("ROOFLINE_WORST"))
-      return 0;
-    std::vector<gemm_estimate> estimates; // the calibrated model's, one per row
-    for (const row &r : rows)
-      estimates.push_back(estimate_gemm(r.sample.shape, r.sample.prec,
-                                        gpu.peak_flop_per_s(r.sample.prec), gpu, fitted));
-    if (dump) { // every row's prediction, for analysis
-      std::ofstream out(dump);
-      out << "set,m,n,k,batch_count,precision,measured_us,predicted_us,kernel_family,tile_m,tile_n,"
-             "split_k,launches\n";
-      for (std::size_t i = 0; i < rows.size(); ++i) {
-        const row &r = rows[i];
-        const gemm_estimate &e = estimates[i];
-        out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.set, r.sample.shape.m,
-                           r.sample.shape.n, r.sample.shape.k, r.sample.shape.batch_count,
-                           to_string(r.sample.prec), r.sample.time_s * 1e6, e.time_s * 1e6,
-                           to_string(e.family), e.tile_m, e.tile_n, e.split_k, e.launches);
-      }
+
+    // The architecture's parameters: fitted to one GPU's calibration rows from the defaults.
+    const gpu_spec fit_gpu = datasheet(fit->first);
+    std::vector<timed_gemm> fit_samples;
+    for (const row &r : read_rows(fit->second))
+      if (r.set == "calibration")
+        fit_samples.push_back(r.sample);
+    model_parameters architecture = fit_model(fit_samples, fit_gpu, model_parameters{});
+    const parameter_overrides fitted =
+        changed(model_parameters{}, architecture,
+                fmt::format("fitted on an {} by bench/model_accuracy: {} graph-replayed cuBLAS "
+                            "timings of the calibration shapes ({})",
+                            fit_gpu.display_name, fit_samples.size(), fit->second));
+    fmt::print("## {} architecture parameters ({} of {} fitted)\n\n```yaml\narchitecture: {}\n{}"
+               "```\n",
+               fit_gpu.architecture, fitted.values.size(), parameter_count, fit_gpu.architecture,
+               to_yaml(fitted));
+
+    std::vector<gpu_data> data;
+    for (const auto &[name, files] : gpus) {
+      gpu_data g;
+      g.spec = datasheet(name);
+      for (const row &r : read_rows(files[0]))
+        if (r.set == "calibration")
+          g.calibration.push_back(r);
+      g.fresh = read_rows(files[1]);
+      if (files.size() > 2)
+        g.floor = parse_floor(files[2]);
+      std::vector<timed_gemm> samples;
+      for (const row &r : g.calibration)
+        samples.push_back(r.sample);
+      g.own = fit_model(samples, g.spec, architecture);
+      data.push_back(std::move(g));
     }
-    if (std::getenv("ROOFLINE_WORST")) { // the scoring rows the calibrated model misses most
-      std::vector<std::pair<double, std::size_t>> misses; // predicted / measured, row
-      for (std::size_t i = 0; i < rows.size(); ++i)
-        if (rows[i].set != "calibration")
-          misses.emplace_back(estimates[i].time_s / rows[i].sample.time_s, i);
-      std::sort(misses.begin(), misses.end());
-      for (std::size_t i = 0; i < misses.size(); ++i)
-        if (i < 15 || i + 15 >= misses.size()) {
-          const row &r = rows[misses[i].second];
-          fmt::print("{:5.2f} {:>6} {:>6} {:>6} {:>4} {} {:<11} measured {:9.1f} µs  {}\n",
-                     misses[i].first, r.sample.shape.m, r.sample.shape.n, r.sample.shape.k,
-                     r.sample.shape.batch_count, to_string(r.sample.prec), r.category,
-                     r.sample.time_s * 1e6, estimates[misses[i].second].factors.front());
-        }
+    for (std::size_t i = 0; i < data.size(); ++i)
+      score(gpus[i].first, data[i], architecture);
+    for (std::size_t i = 1; i < data.size(); ++i)
+      score_ratio(gpus[0].first, data[0], gpus[i].first, data[i], architecture, architecture);
+    if (!dump_file.empty()) {
+      std::ofstream out(dump_file);
+      out << "gpu,set,category,m,n,k,batch_count,precision,launches,device_us,eager_us,"
+             "architecture_us,calibrated_us,family,tile_m,tile_n,split_k,predicted_launches\n";
+      for (std::size_t i = 0; i < data.size(); ++i)
+        dump(gpus[i].first, data[i], architecture, out);
     }
   } catch (const std::exception &e) {
     std::fprintf(stderr, "model_accuracy: %s\n", e.what());

@@ -43,6 +43,19 @@ struct batch_advice {
                        ///< multiple of 8 that does and costs ≥ 3% less time per sample
 };
 
+/// Ops the host issues more slowly than the GPU runs them: the lever is issuing fewer calls (CUDA
+/// graphs, fusion), not a faster GPU.
+struct launch_bound_advice {
+  std::int64_t ops = 0;         ///< distinct ops (rows)
+  std::int64_t runs = 0;        ///< their runs per step, counts included
+  double time_s = 0;            ///< their eager time per step
+  double share = 0;             ///< of the step's eager time, 0..1
+  double device_time_s = 0;     ///< their device time per step (what a CUDA graph would take)
+  double step_time_s = 0;       ///< the whole step, eager
+  double graph_step_time_s = 0; ///< the whole step replayed from a CUDA graph: Σ device time
+  bool measured_floor = false;  ///< the host floor is this machine's, not the typical one
+};
+
 /// What to change, with predicted gains.
 struct advice {
   std::vector<padding_advice> padding;
@@ -50,11 +63,13 @@ struct advice {
   /// Smallest power-of-two batch at which less than half the GEMM time is memory-bound; unset: none
   /// ≤ 65536.
   std::optional<std::int64_t> network_compute_bound_batch;
+  std::optional<launch_bound_advice> launch_bound; ///< set when some op is launch-bound
   std::vector<std::string> warnings;
 };
 
 /// Padding worth at least `min_speedup` (predicted), batch sizes per GEMM whose rows grow with the
-/// batch, and a warning when most of the step is memory-bound. `analysis` is analyze(net, model,
+/// batch, a warning when most of the step is memory-bound and one when ops are launch-bound.
+/// `analysis` is analyze(net, model,
 /// ...).
 advice advise(const network &net, const report &analysis, const perf_model &model,
               double min_speedup = 1.03);

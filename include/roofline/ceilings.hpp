@@ -7,18 +7,29 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace roofline {
 
-/// What one ceiling measures: bytes/s of a memory level, FLOP/s of a unit, or seconds of latency.
-enum class ceiling_kind { dram_bandwidth, l2_bandwidth, flop_rate, latency };
+/// What one ceiling measures: bytes/s of a memory level, FLOP/s of a unit, seconds of latency, or
+/// the host floor: the seconds the host takes to issue one library call (a tiny cuBLAS GEMM issued
+/// eagerly, back to back), below which no eager call of that library goes, whatever its GPU time.
+enum class ceiling_kind { dram_bandwidth, l2_bandwidth, flop_rate, latency, host_floor };
+
+/// The kind's name in the cache document: "dram_bandwidth", "l2_bandwidth", "flop_rate",
+/// "latency", "host_floor".
+std::string_view to_string(ceiling_kind kind);
+/// The kind of a name to_string gives; nullopt for any other text.
+std::optional<ceiling_kind> parse_ceiling_kind(std::string_view name);
+/// Whether the kind's value is seconds (latency, host_floor) rather than a rate.
+bool is_time(ceiling_kind kind);
 
 /// One measured ceiling: the median of repeated timed runs and its spread.
 struct ceiling_result {
   std::string name; ///< "dram copy", "fp16 cuBLASLt 8192³", "launch latency"
   ceiling_kind kind = ceiling_kind::flop_rate;
-  std::optional<roofline::precision> precision; ///< for flop_rate
+  std::optional<roofline::precision> precision; ///< for flop_rate and host_floor
   double value = 0;                             ///< bytes/s, FLOP/s or s
   double spread = 0;                            ///< (max − min) / median of the timed runs
   std::string method;                           ///< how it was measured, in a few words
@@ -37,15 +48,24 @@ struct measured_ceilings {
   std::optional<double> dram_bytes_per_s() const;
   /// The best measured rate of a precision (cuBLAS or our kernels, whichever is faster).
   std::optional<double> flop_per_s(precision p) const;
+  /// The back-to-back launch time of an empty kernel (the host floor of a plain kernel launch, as
+  /// memory ops pay it), seconds: the first non-failed latency result; nullopt when none.
   std::optional<double> launch_latency_s() const;
+  /// The host floor of a cuBLAS call of precision `p`: the eager seconds per call of a tiny GEMM
+  /// issued back to back (the first non-failed host_floor result of `p`); nullopt when not measured
+  /// or failed.
+  std::optional<double> host_floor_s(precision p) const;
 };
 
 /// `spec` with its DRAM bandwidth and every measured peak replaced by the measured ceilings;
 /// sparse peaks scale with their dense ones. `origin` notes the measurement.
 gpu_spec apply_ceilings(gpu_spec spec, const measured_ceilings &ceilings);
 
+/// The cache document (JSON, format_version 2).
 std::string to_json_text(const measured_ceilings &ceilings);
-/// Throws input_error naming `origin` when the text is not a ceilings document.
+/// Reads a cache document of format_version 2, or of version 1 (written before host floors were
+/// measured: it has none). Throws input_error naming `origin` when the text is not a ceilings
+/// document of either version.
 measured_ceilings parse_ceilings(const std::string &json_text, const std::string &origin);
 
 /// $ROOFLINE_CACHE_DIR, else $XDG_CACHE_HOME/roofline-advise, else ~/.cache/roofline-advise.

@@ -27,7 +27,10 @@ struct gpu_result {
       op_times_s; ///< per op, per run: predicted, or measured / scaled from measured
   std::vector<time_source> sources; ///< per op
   double step_time_s = 0;           ///< Σ op time × count
-  double memory_bound_share = 0;    ///< of step_time_s
+  double memory_bound_share = 0;    ///< of step_time_s: memory-bound ops the GPU decides
+  /// Of step_time_s: ops whose host floor exceeds their device time. The host is the same for
+  /// every GPU of a comparison, so these take as long on each.
+  double launch_bound_share = 0;
   double samples_per_s = 0;         ///< batch / step time
   double tokens_per_s = 0;          ///< batch · seq_len / step time
   double speedup = 1;               ///< baseline step time / this step time
@@ -59,13 +62,9 @@ struct compared_gpu {
   std::optional<report> measured; ///< the network measured on this GPU (at the same batch)
 };
 
-/// The GEMM-model parameters a comparison should hold every GPU to: the first calibration among
-/// `specs` (a model fitted on one GPU transfers better than mixing fitted and generic parameters,
-/// which would make the calibrated GPU look slower), else the generic defaults.
-model_parameters common_parameters(const std::vector<gpu_spec> &specs);
-
-/// Analyses `net` on every GPU. Where one GPU has measurements, the others' GEMM times are scaled
-/// from them by the ratio of the two GPUs' predictions (their bounding resources and quantization);
+/// Analyses `net` on every GPU, each with its own parameters (gpu_spec::parameters) and the same
+/// host floor. Where one GPU has measurements, the others' GEMM device times are scaled from its
+/// measured device times by the ratio of the two GPUs' predicted device times;
 /// `prices` (USD per hour by GPU name) override the specs' prices.
 comparison compare(const network &net, const std::vector<compared_gpu> &gpus,
                    const std::map<std::string, double> &prices = {});

@@ -24,9 +24,11 @@ enum class kernel_family {
 std::string_view to_string(kernel_family f);
 
 /// How the model sees one GEMM on one GPU: the kernel and tile it expects cuBLAS to pick, the
-/// quantization that tile brings, and the resulting steady-state time per call.
+/// quantization that tile brings, and the GPU's resulting time per call.
 struct gemm_estimate {
-  double time_s = 0;
+  /// The GPU's time per call when calls follow each other with no host gap (all kernels of the
+  /// call, split-K's reduction included): what graph-replayed calls take. No host cost.
+  double device_time_s = 0;
   kernel_family family = kernel_family::tensor;
   int tile_m = 0, tile_n = 0; ///< output tile along M and N
   int split_k = 1;
@@ -37,7 +39,6 @@ struct gemm_estimate {
   double tile_efficiency = 1;       ///< M·N / (padded M · padded N): partial tiles' wasted work
   int alignment_bytes = 16;         ///< of the rows of A, B and C (16: meets the rule)
   bool l2_resident = false;         ///< operands fit in L2: back-to-back calls stream them from L2
-  bool launch_bound = false;        ///< the launch floor decides the time
   std::vector<std::string> factors; ///< the effects above, in words
 };
 
@@ -58,10 +59,11 @@ std::int64_t alignment_elements(precision p);
 bool reduces_split_k(const gemm_shape &shape, precision p, const gpu_spec &gpu,
                      const model_parameters &parameters);
 
-/// Steady-state time per call of cuBLAS's GEMM for `shape` (operands row-major A[M,K], B stored
-/// [N,K], C[M,N]), called back-to-back on the same buffers: the fastest of the kernels cuBLAS may
-/// run (kernel_family), each costed as the roofline's two terms refined by tile and wave
-/// quantization, split-K, the K loop's latency, L2 residency and its launch floor.
+/// Device time per call of cuBLAS's GEMM for `shape` (operands row-major A[M,K], B stored [N,K],
+/// C[M,N]), called back-to-back on the same buffers with no host gap: the fastest of the kernels
+/// cuBLAS may run (kernel_family), each costed as the roofline's two terms refined by tile and
+/// wave quantization, split-K, the K loop's latency and L2 residency. The host's cost of issuing
+/// the call is not in it (host_floor).
 /// `peak_flop_per_s` is the precision's peak to hold it to.
 gemm_estimate estimate_gemm(const gemm_shape &shape, precision p, double peak_flop_per_s,
                             const gpu_spec &gpu, const model_parameters &parameters);

@@ -35,8 +35,12 @@ struct gpu_spec {
   double tdp_w = 0;
   std::optional<double> price_per_hour_usd;
   std::map<precision, peak_rate> peaks;
-  std::optional<model_parameters>
-      calibration; ///< the GEMM model fitted on this GPU, where measured
+  /// The GEMM model's parameters for this GPU: its architecture's (specs/arch/<architecture>.yaml,
+  /// generic defaults where none was fitted), then what its own file overrides (as resolved by
+  /// spec_catalog; parse_gpu_spec alone applies the file's on the defaults).
+  model_parameters parameters;
+  /// What the GPU's own file (its `model:` section) sets, on top of its architecture's.
+  parameter_overrides model_overrides;
   std::string
       origin; ///< where the numbers come from: "specs/h200-sxm.yaml", a path, "device query"
 
@@ -60,5 +64,23 @@ gpu_spec parse_gpu_spec(std::string_view yaml_text, const std::string &origin);
 
 /// Reads and parses a spec file. Throws input_error.
 gpu_spec load_gpu_spec(const std::filesystem::path &file);
+
+/// The parameters one architecture's GPUs share (specs/arch/<architecture>.yaml).
+struct architecture_parameters {
+  std::string architecture; ///< "hopper"
+  parameter_overrides parameters;
+};
+
+/// Parses an architecture file: `architecture:` and a `model:` section. Throws input_error.
+architecture_parameters parse_architecture_parameters(std::string_view yaml_text,
+                                                      const std::string &origin);
+
+/// `spec` with its parameters resolved: `architecture`'s (nullptr: none fitted, generic
+/// defaults), then the spec's own overrides.
+gpu_spec with_architecture(gpu_spec spec, const architecture_parameters *architecture);
+
+/// A `model:` section (of a spec, an architecture or a calibration) as YAML text, holding
+/// `overrides`' values in the parameter table's order.
+std::string to_yaml(const parameter_overrides &overrides);
 
 } // namespace roofline

@@ -3,6 +3,7 @@
 
 #include "roofline/gemm_model.hpp"
 #include "roofline/gpu_spec.hpp"
+#include "roofline/host_floor.hpp"
 #include "roofline/model_parameters.hpp"
 #include "roofline/op.hpp"
 
@@ -21,13 +22,21 @@ std::string_view to_string(bound b);
 struct model_options {
   bool sparse = false;        ///< use 2:4-sparse peaks where the GPU has them
   bool roofline_only = false; ///< predict the plain roofline bound instead of the GEMM model
-  /// The GEMM model's parameters; unset: the GPU's calibration where it has one, else the defaults.
+  /// The GEMM model's parameters; unset: the GPU's own (gpu_spec::parameters).
   std::optional<model_parameters> parameters;
+  /// The host's cost of issuing calls; unset: typical_host_floor().
+  std::optional<roofline::host_floor> host;
 };
 
 /// What the model says of one op on one GPU.
 struct prediction {
-  double time_s = 0;          ///< per run: what the model predicts
+  /// Per run, eagerly issued: max(device_time_s, host_floor_s), what back-to-back calls take.
+  double time_s = 0;
+  /// Per run on the GPU, with no host gap (graph replay): what the model predicts.
+  double device_time_s = 0;
+  double host_floor_s = 0;   ///< the host's cost of issuing the run (0 with roofline_only)
+  bool launch_bound = false; ///< host_floor_s > device_time_s: the host, not the GPU, decides
+
   double roofline_time_s = 0; ///< per run: max(FLOPs / peak, bytes / bandwidth), a lower bound
   double peak_flop_per_s = 0; ///< the roof of the unit that runs the op
   bool sparse_peak = false;   ///< that roof is a 2:4-sparse figure
@@ -38,9 +47,10 @@ struct prediction {
   std::optional<gemm_estimate> gemm; ///< the GEMM model's view (GEMMs, unless roofline_only)
 };
 
-/// The performance model of one GPU. The roofline places each op (intensity against the ridge:
-/// memory- or compute-bound); the time it predicts is the GEMM model's (estimate_gemm) for GEMMs
-/// and the roofline with achievable bandwidth and a launch floor for memory-bound ops.
+/// The performance model of one GPU on one host. The roofline places each op (intensity against
+/// the ridge: memory- or compute-bound); the device time it predicts is the GEMM model's
+/// (estimate_gemm) for GEMMs and the roofline with achievable bandwidth plus a kernel's fixed cost
+/// for memory-bound ops; the eager time adds the host's floor (host_floor).
 /// GEMMs are held against the precision's unit (tensor cores for fp16/bf16/tf32/fp8/int8);
 /// memory-bound ops run on the CUDA cores, so against the fp32 (SIMT) peak.
 class perf_model {
@@ -51,6 +61,7 @@ public:
   const model_options &options() const noexcept { return m_options; }
   /// The GEMM model's parameters in use.
   const model_parameters &parameters() const noexcept { return m_parameters; }
+  const roofline::host_floor &host() const noexcept { return m_host; }
 
   /// Throws input_error when the GPU has no rate for the op's precision.
   prediction predict(const op &o) const;
@@ -59,6 +70,7 @@ private:
   gpu_spec m_spec;
   model_options m_options;
   model_parameters m_parameters;
+  roofline::host_floor m_host;
 };
 
 } // namespace roofline

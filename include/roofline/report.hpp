@@ -18,18 +18,22 @@ namespace roofline {
 struct op_report {
   roofline::op op;
   roofline::prediction prediction;
-  double total_time_s = 0;                       ///< prediction.time_s × op.count
+  double total_time_s = 0;                       ///< prediction.time_s × op.count (eager)
   double time_share = 0;                         ///< of the network's step time, 0..1
   std::optional<roofline::measurement> measured; ///< set by a measurement run (roofline::measure)
 };
 
 /// Sums over one step of the network (every op × its count).
 struct report_totals {
-  double time_s = 0;
+  double time_s = 0;        ///< eagerly issued: Σ predicted time (max of device time, host floor)
+  double device_time_s = 0; ///< Σ device time: the step replayed from a CUDA graph
   double flops = 0;
   double bytes = 0;
   double memory_bound_time_s = 0;
-  double memory_bound_share = 0; ///< of time_s, 0..1
+  double memory_bound_share = 0;     ///< of time_s, 0..1
+  double launch_bound_time_s = 0;    ///< of ops the host's floor decides
+  double launch_bound_share = 0;     ///< of time_s, 0..1
+  std::int64_t launch_bound_ops = 0; ///< distinct ops (rows) the host's floor decides
   double gemm_time_s = 0;
   std::int64_t op_count = 0;   ///< distinct ops (rows)
   std::int64_t gemm_count = 0; ///< GEMM runs per step, counts included
@@ -48,6 +52,7 @@ struct report {
   model_options options;
   model_parameters parameters;   ///< the GEMM model's, as used
   std::string parameters_origin; ///< where they come from: "generic defaults", "calibrated on ..."
+  roofline::host_floor host;     ///< the host's floor, as used
   std::vector<op_report> ops;
   report_totals totals;
   std::vector<std::string>

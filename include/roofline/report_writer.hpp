@@ -24,7 +24,7 @@ struct write_options {
 };
 
 /// The version of the JSON documents' layout (docs/json-schema.md).
-inline constexpr int json_schema_version = 1;
+inline constexpr int json_schema_version = 2;
 
 /// Writes an analysis. Every format is a pure function of the report.
 void write_report(const report &r, output_format format, std::ostream &out,

@@ -8,7 +8,8 @@
 
 namespace roofline {
 
-/// The GPUs roofline-advise knows: the specs/*.yaml files, compiled into the library.
+/// The GPUs roofline-advise knows (the specs/*.yaml files, compiled into the library) and the
+/// model parameters each architecture's GPUs share (specs/arch/*.yaml).
 class spec_catalog {
 public:
   /// The GPU analyses use when none is named and no local GPU is found.
@@ -17,19 +18,29 @@ public:
   /// The built-in catalog (parsed once, on first use).
   static const spec_catalog &builtin();
 
-  explicit spec_catalog(std::vector<gpu_spec> specs);
+  /// Resolves every spec's parameters against `architectures` (with_architecture).
+  explicit spec_catalog(std::vector<gpu_spec> specs,
+                        std::vector<architecture_parameters> architectures = {});
 
   const std::vector<gpu_spec> &specs() const noexcept { return m_specs; }
 
   /// The spec whose name or alias equals `name` (case-insensitive); nullptr when none does.
   const gpu_spec *find(std::string_view name) const;
 
-  /// A name, an alias or a path to a spec file (anything with a '/' or ending in .yaml/.yml).
+  /// A name, an alias or a path to a spec file (anything with a '/' or ending in .yaml/.yml); a
+  /// file's GPU inherits its architecture's parameters as the built-in ones do.
   /// Throws input_error listing the closest known names when nothing matches.
   gpu_spec resolve(std::string_view name_or_path) const;
 
+  /// The parameters fitted for `architecture` ("hopper"); nullptr when none were.
+  const architecture_parameters *architecture(std::string_view architecture) const;
+  const std::vector<architecture_parameters> &architectures() const noexcept {
+    return m_architectures;
+  }
+
 private:
   std::vector<gpu_spec> m_specs;
+  std::vector<architecture_parameters> m_architectures;
 };
 
 } // namespace roofline

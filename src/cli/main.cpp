@@ -84,15 +84,29 @@ template <class Writer> void emit(const output_choice &choice, Writer &&write) {
   std::cout << display.str() << std::flush;
 }
 
-/// `--gpu`: a name, an alias, a spec file, or `auto`: the local GPU (with its measured ceilings
-/// when cached), else the default spec, with one line on stderr saying so.
-std::pair<roofline::gpu_spec, std::string> choose_gpu(const std::string &request) {
-  const roofline::spec_catalog &catalog = roofline::spec_catalog::builtin();
-  if (request != "auto")
-    return {catalog.resolve(request), "--gpu " + request};
+/// This machine's host floor: measured with the local GPU's ceilings, else the typical one.
+roofline::host_floor this_host() {
 #ifdef ROOFLINE_HAVE_MEASURE
   if (auto local = roofline::cuda::find_local_gpu())
-    return {local->spec, local->selection};
+    return local->host;
+#endif
+  return roofline::typical_host_floor();
+}
+
+/// `--gpu`: a name, an alias, a spec file, or `auto`: the local GPU (with its measured ceilings
+/// when cached), else the default spec, with one line on stderr saying so. The model runs with
+/// this machine's host floor.
+roofline::perf_model choose_gpu(const std::string &request, bool sparse, std::string &selection) {
+  const roofline::spec_catalog &catalog = roofline::spec_catalog::builtin();
+  if (request != "auto") {
+    selection = "--gpu " + request;
+    return roofline::perf_model(catalog.resolve(request), {sparse, false, {}, this_host()});
+  }
+#ifdef ROOFLINE_HAVE_MEASURE
+  if (auto local = roofline::cuda::find_local_gpu()) {
+    selection = local->selection;
+    return roofline::perf_model(local->spec, {sparse, false, {}, local->host});
+  }
   const char *reason = "no local GPU found";
 #else
   const char *reason = "this build has no CUDA measurement layer";
@@ -100,7 +114,9 @@ std::pair<roofline::gpu_spec, std::string> choose_gpu(const std::string &request
   std::cerr << "roofline-advise: " << reason << "; using the default spec "
             << roofline::spec_catalog::default_gpu
             << " (choose one with --gpu, see `roofline-advise specs`)\n";
-  return {*catalog.find(roofline::spec_catalog::default_gpu), std::string("default: ") + reason};
+  selection = std::string("default: ") + reason;
+  return roofline::perf_model(*catalog.find(roofline::spec_catalog::default_gpu),
+                              {sparse, false, {}, roofline::typical_host_floor()});
 }
 
 /// Progress on stderr, only where stderr is a terminal.
@@ -164,8 +180,8 @@ int run_compare(const std::string &file, const std::vector<std::string> &gpus,
   if (batch_sizes.empty())
     batch_sizes.push_back(net.batch);
 
-  // Every GPU is held to one set of model parameters (common_parameters), so that the ratios
-  // between them come from the hardware, not from which of them happens to be calibrated.
+  // Each GPU runs with its own parameters (its architecture's, overridden by what was fitted on
+  // it) and all with this machine's host floor: the host does not change with the GPU.
   std::vector<roofline::gpu_spec> specs;
   std::vector<std::string> selections;
   for (const std::string &name : gpus) {
@@ -188,7 +204,7 @@ int run_compare(const std::string &file, const std::vector<std::string> &gpus,
     throw roofline::error("--gpus local needs the CUDA measurement layer, and this build has none");
 #endif
   }
-  const roofline::model_options model_choice{sparse, false, roofline::common_parameters(specs)};
+  const roofline::model_options model_choice{sparse, false, {}, this_host()};
 
   std::vector<roofline::comparison> comparisons;
   for (std::int64_t batch : batch_sizes) {
@@ -231,7 +247,7 @@ int run_calibrate() {
             << result.p90_error * 100 << "%\n"
             << std::defaultfloat << "saved to " << result.saved_to
             << " (used by --gpu auto); as a spec file section:\n\n"
-            << roofline::to_yaml(result.parameters);
+            << roofline::to_yaml(result.fitted);
   return 0;
 #else
   throw roofline::error("calibrate needs the CUDA measurement layer, and this build has none");
@@ -428,8 +444,8 @@ int run(int argc, char **argv) {
     net.name = "gemm " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
     net.precision = *p;
     net.layers.push_back({"gemm", std::nullopt, {}, roofline::matmul_layer{m, n, k, batch_count}});
-    auto [spec, selection] = choose_gpu(gpu);
-    const roofline::perf_model model(spec, {sparse});
+    std::string selection;
+    const roofline::perf_model model = choose_gpu(gpu, sparse, selection);
     roofline::report r = roofline::analyze(net, model, selection);
     r.advice = roofline::advise(net, r, model);
     run_measurements(r, measuring);
@@ -446,8 +462,8 @@ int run(int argc, char **argv) {
     net.batch = batch;
   if (seq_len > 0)
     net.seq_len = seq_len;
-  auto [spec, selection] = choose_gpu(gpu);
-  const roofline::perf_model model(spec, {sparse});
+  std::string selection;
+  const roofline::perf_model model = choose_gpu(gpu, sparse, selection);
   roofline::report r = roofline::analyze(net, model, selection);
   r.advice = roofline::advise(net, r, model);
   run_measurements(r, measuring);

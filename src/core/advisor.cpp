@@ -5,6 +5,7 @@
 
 #include "roofline/gemm_model.hpp"
 #include "roofline/report.hpp"
+#include "text_table.hpp"
 
 #include <fmt/format.h>
 
@@ -135,7 +136,7 @@ batch_advice batch_sizes(const op &o, double rows_per_sample, const network &net
   // than now); the current batch qualifies by filling its waves.
   const auto per_sample_s = [&](std::int64_t batch, gemm_estimate *estimate) {
     *estimate = estimate_gemm(shape_at(batch), o.precision, peak, model.spec(), model.parameters());
-    return estimate->time_s / static_cast<double>(batch);
+    return estimate->device_time_s / static_cast<double>(batch);
   };
   gemm_estimate e;
   const double now_s = per_sample_s(net.batch, &e);
@@ -210,6 +211,32 @@ advice advise(const network &net, const report &analysis, const perf_model &mode
                  "memory-bound at "
                  "any batch";
     result.warnings.push_back(warning);
+  }
+  if (analysis.totals.launch_bound_ops > 0) {
+    launch_bound_advice launch;
+    for (const op_report &entry : analysis.ops)
+      if (entry.prediction.launch_bound) {
+        ++launch.ops;
+        launch.runs += entry.op.count;
+        launch.time_s += entry.total_time_s;
+        launch.device_time_s +=
+            entry.prediction.device_time_s * static_cast<double>(entry.op.count);
+      }
+    launch.share = analysis.totals.launch_bound_share;
+    launch.step_time_s = analysis.totals.time_s;
+    launch.graph_step_time_s = analysis.totals.device_time_s;
+    launch.measured_floor = analysis.host.measured;
+    if (launch.share >= 0.05) // below, the advice says it without a warning
+      result.warnings.push_back(fmt::format(
+          "{} of {} ops ({} runs per step, {:.0f}% of the step) are launch-bound: the {} host "
+          "issues each more slowly than the GPU runs it ({} of host time, {} on the GPU). A faster "
+          "GPU will not shorten them; CUDA graphs (the whole step replayed: {} -> {} predicted) or "
+          "fusing ops will",
+          launch.ops, analysis.ops.size(), launch.runs, 100 * launch.share,
+          launch.measured_floor ? "measured" : "typical", detail::duration(launch.time_s),
+          detail::duration(launch.device_time_s), detail::duration(launch.step_time_s),
+          detail::duration(launch.graph_step_time_s)));
+    result.launch_bound = launch;
   }
   return result;
 }

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -15,27 +16,48 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int cache_format_version = 1;
+// 2: host_floor results. Version 1 documents lack them and are read as they are; older binaries
+// refuse version 2 as "another format version", which says what to do, rather than stumbling on
+// the unknown kind.
+constexpr int cache_format_version = 2;
+constexpr int oldest_readable_version = 1;
+
+struct ceiling_kind_entry {
+  ceiling_kind kind;
+  std::string_view name;
+  bool is_time;
+};
+
+constexpr std::array<ceiling_kind_entry, 5> ceiling_kinds{{
+    {ceiling_kind::dram_bandwidth, "dram_bandwidth", false},
+    {ceiling_kind::l2_bandwidth, "l2_bandwidth", false},
+    {ceiling_kind::flop_rate, "flop_rate", false},
+    {ceiling_kind::latency, "latency", true},
+    {ceiling_kind::host_floor, "host_floor", true},
+}};
+
+} // namespace
 
 std::string_view to_string(ceiling_kind kind) {
-  switch (kind) {
-  case ceiling_kind::dram_bandwidth: return "dram_bandwidth";
-  case ceiling_kind::l2_bandwidth: return "l2_bandwidth";
-  case ceiling_kind::flop_rate: return "flop_rate";
-  case ceiling_kind::latency: return "latency";
-  }
+  for (const auto &entry : ceiling_kinds)
+    if (entry.kind == kind)
+      return entry.name;
   return "?";
 }
 
-std::optional<ceiling_kind> parse_ceiling_kind(const std::string &name) {
-  for (ceiling_kind kind : {ceiling_kind::dram_bandwidth, ceiling_kind::l2_bandwidth,
-                            ceiling_kind::flop_rate, ceiling_kind::latency})
-    if (to_string(kind) == name)
-      return kind;
+std::optional<ceiling_kind> parse_ceiling_kind(std::string_view name) {
+  for (const auto &entry : ceiling_kinds)
+    if (entry.name == name)
+      return entry.kind;
   return std::nullopt;
 }
 
-} // namespace
+bool is_time(ceiling_kind kind) {
+  for (const auto &entry : ceiling_kinds)
+    if (entry.kind == kind)
+      return entry.is_time;
+  return false;
+}
 
 std::optional<double> measured_ceilings::dram_bytes_per_s() const {
   for (const ceiling_result &r : results)
@@ -56,6 +78,13 @@ std::optional<double> measured_ceilings::flop_per_s(precision p) const {
 std::optional<double> measured_ceilings::launch_latency_s() const {
   for (const ceiling_result &r : results)
     if (r.kind == ceiling_kind::latency && r.failure.empty())
+      return r.value;
+  return std::nullopt;
+}
+
+std::optional<double> measured_ceilings::host_floor_s(precision p) const {
+  for (const ceiling_result &r : results)
+    if (r.kind == ceiling_kind::host_floor && r.precision == p && r.failure.empty())
       return r.value;
   return std::nullopt;
 }
@@ -94,7 +123,8 @@ std::string to_json_text(const measured_ceilings &ceilings) {
 measured_ceilings parse_ceilings(const std::string &json_text, const std::string &origin) {
   try {
     const json doc = json::parse(json_text);
-    if (doc.at("format_version").get<int>() != cache_format_version)
+    const int version = doc.at("format_version").get<int>();
+    if (version < oldest_readable_version || version > cache_format_version)
       throw input_error({origin},
                         "ceilings cache of another format version; re-measure with --refresh");
     measured_ceilings ceilings;

@@ -46,11 +46,13 @@ verdict decide(const comparison &c, precision net_precision) {
                          c.network_name, c.batch);
   } else {
     // Split the baseline's step into its memory- and compute-bound ops and see what each gains.
+    // Launch-bound ops take the host's time on every GPU: they are neither side.
     std::vector<bool> memory(base.op_times_s.size()), compute(base.op_times_s.size());
     std::size_t turned = 0;
     for (std::size_t i = 0; i < memory.size(); ++i) {
-      memory[i] = base.analysis.ops[i].prediction.bound == bound::memory;
-      compute[i] = !memory[i];
+      const prediction &p = base.analysis.ops[i].prediction;
+      memory[i] = !p.launch_bound && p.bound == bound::memory;
+      compute[i] = !p.launch_bound && p.bound == bound::compute;
       turned += memory[i] && fastest->analysis.ops[i].prediction.bound == bound::compute;
     }
     const double base_memory = sum_where(base, memory), fast_memory = sum_where(*fastest, memory);
@@ -74,6 +76,12 @@ verdict decide(const comparison &c, precision net_precision) {
                                 100 * base_compute / base.step_time_s, base_compute / fast_compute,
                                 peak));
     }
+    if (base.launch_bound_share > 0.005)
+      why.push_back(fmt::format(
+          "{:.0f}% of {}'s step is launch-bound (the host issues those ops slower than the GPU "
+          "runs them) and stays as long on any GPU: CUDA graphs or fusion shorten it, not a "
+          "faster GPU",
+          100 * base.launch_bound_share, base_name));
     if (turned > 0)
       why.push_back(fmt::format("{} op{} turn{} compute-bound on {}", turned,
                                 turned == 1 ? "" : "s", turned == 1 ? "s" : "", v.fastest));
@@ -98,13 +106,6 @@ verdict decide(const comparison &c, precision net_precision) {
 }
 
 } // namespace
-
-model_parameters common_parameters(const std::vector<gpu_spec> &specs) {
-  for (const gpu_spec &spec : specs)
-    if (spec.calibration)
-      return *spec.calibration;
-  return model_parameters{};
-}
 
 comparison compare(const network &net, const std::vector<compared_gpu> &gpus,
                    const std::map<std::string, double> &prices) {
@@ -134,9 +135,13 @@ comparison compare(const network &net, const std::vector<compared_gpu> &gpus,
           time = m->time_s;
           source = time_source::measured;
         } else {
-          // What the two GPUs' models say about each other, applied to what was measured.
-          time =
-              m->time_s * entry.prediction.time_s / measured_prediction->ops[i].prediction.time_s;
+          // What the two GPUs' models say of each other's device time, applied to what was
+          // measured on the GPU; the host's floor is the same for both.
+          const prediction &there = measured_prediction->ops[i].prediction;
+          time = m->device_time_s > 0 ? std::max(m->device_time_s * entry.prediction.device_time_s /
+                                                     there.device_time_s,
+                                                 entry.prediction.host_floor_s)
+                                      : m->time_s * entry.prediction.time_s / there.time_s;
           source = time_source::scaled_from_measured;
         }
       }
@@ -144,11 +149,18 @@ comparison compare(const network &net, const std::vector<compared_gpu> &gpus,
       result.sources.push_back(source);
       result.step_time_s += time * static_cast<double>(entry.op.count);
     }
-    double memory = 0;
-    for (std::size_t i = 0; i < ops; ++i)
-      if (result.analysis.ops[i].prediction.bound == bound::memory)
-        memory += result.op_times_s[i] * static_cast<double>(result.analysis.ops[i].op.count);
+    double memory = 0, launch = 0;
+    for (std::size_t i = 0; i < ops; ++i) {
+      const prediction &p = result.analysis.ops[i].prediction;
+      const double total =
+          result.op_times_s[i] * static_cast<double>(result.analysis.ops[i].op.count);
+      if (p.launch_bound)
+        launch += total;
+      if (p.bound == bound::memory)
+        memory += total;
+    }
     result.memory_bound_share = result.step_time_s > 0 ? memory / result.step_time_s : 0;
+    result.launch_bound_share = result.step_time_s > 0 ? launch / result.step_time_s : 0;
     result.samples_per_s = static_cast<double>(net.batch) / result.step_time_s;
     result.tokens_per_s = static_cast<double>(net.batch * net.seq_len) / result.step_time_s;
     const gpu_spec &spec = result.analysis.device;
@@ -255,10 +267,13 @@ json gpu_json(const comparison &c, const gpu_result &g) {
   device["selection"] = g.analysis.device_selection;
   const auto optional = [](std::optional<double> v) { return v ? json(*v) : json(nullptr); };
   return {{"device", device},
+          {"parameters_origin", g.analysis.parameters_origin},
+          {"host_floor_origin", g.analysis.host.origin},
           {"ops", ops},
           {"totals",
            {{"predicted_time_us", g.step_time_s * 1e6},
             {"memory_bound_share", g.memory_bound_share},
+            {"launch_bound_share", g.launch_bound_share},
             {"samples_per_s", g.samples_per_s},
             {"tokens_per_s", g.tokens_per_s},
             {"speedup", g.speedup},
@@ -337,6 +352,11 @@ void write_comparison(const std::vector<comparison> &comparisons, output_format 
     out << "\nper op: time per run, ×speedup over " << first.gpus.front().analysis.device.name
         << ", m/c: memory- or compute-bound on that GPU\n";
   }
+  out << '\n';
+  for (const gpu_result &g : first.gpus)
+    out << "model parameters of " << g.analysis.device.name << ": " << g.analysis.parameters_origin
+        << '\n';
+  out << "host floor (every GPU): " << first.gpus.front().analysis.host.origin << '\n';
 }
 
 } // namespace roofline

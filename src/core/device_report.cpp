@@ -2,6 +2,7 @@
 #include "roofline/device_report.hpp"
 
 #include "json_fields.hpp"
+#include "roofline/spec_catalog.hpp"
 #include "roofline/version.hpp"
 #include "text_table.hpp"
 
@@ -10,7 +11,12 @@
 namespace roofline {
 
 gpu_spec local_spec(const device_report &r) {
-  gpu_spec spec = r.datasheet ? *r.datasheet : r.theoretical;
+  // A datasheet match inherits its architecture's parameters from the catalog already.
+  gpu_spec spec =
+      r.datasheet
+          ? *r.datasheet
+          : with_architecture(r.theoretical,
+                              spec_catalog::builtin().architecture(r.theoretical.architecture));
   spec.name = "local";
   spec.aliases.clear();
   spec.display_name = r.device.name;
@@ -112,13 +118,14 @@ std::string unit_of(ceiling_kind kind) {
   case ceiling_kind::dram_bandwidth:
   case ceiling_kind::l2_bandwidth: return "TB/s";
   case ceiling_kind::flop_rate: return "TFLOP/s";
-  case ceiling_kind::latency: return "µs";
+  case ceiling_kind::latency:
+  case ceiling_kind::host_floor: return "µs";
   }
   return "";
 }
 
 double display_scale(ceiling_kind kind) {
-  return kind == ceiling_kind::latency ? 1e-6 : 1e12;
+  return kind == ceiling_kind::latency || kind == ceiling_kind::host_floor ? 1e-6 : 1e12;
 }
 
 text_table measurement_table(const measured_ceilings &ceilings) {
@@ -181,9 +188,10 @@ json device_report_json(const device_report &r) {
   if (r.ceilings)
     for (const ceiling_result &m : r.ceilings->results)
       measurements.push_back({{"name", m.name},
-                              {"kind", m.kind == ceiling_kind::latency     ? "latency_s"
-                                       : m.kind == ceiling_kind::flop_rate ? "flop_per_s"
-                                                                           : "bytes_per_s"},
+                              {"kind", m.kind == ceiling_kind::latency      ? "latency_s"
+                                       : m.kind == ceiling_kind::host_floor ? "host_floor_s"
+                                       : m.kind == ceiling_kind::flop_rate  ? "flop_per_s"
+                                                                            : "bytes_per_s"},
                               {"value", m.value},
                               {"spread", m.spread},
                               {"method", m.method},

@@ -4,7 +4,10 @@
 #include "roofline/error.hpp"
 #include "yaml_reader.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cmath>
 
 namespace roofline {
 
@@ -30,48 +33,61 @@ double gpu_spec::ridge_intensity(precision p, bool sparse) const {
 
 namespace {
 
-/// A spec's `model:` section: the GEMM model's parameters as `roofline-advise calibrate` fitted
-/// them.
-model_parameters parse_model_parameters(const YAML::Node &node, const std::string &origin) {
-  using detail::yaml_map;
-  // Scalars by name; "group.key" parameters as one mapping per group.
-  std::vector<std::string> keys{"origin"}, groups;
-  for (const auto &[name, value] : flatten(model_parameters{})) {
-    const std::string key = name.substr(0, name.find('.'));
+/// The `model:` keys: "origin", then each group ("efficiency") or scalar name, in table order.
+std::vector<std::string> model_keys() {
+  std::vector<std::string> keys{"origin"};
+  for (const parameter_info &row : parameter_table()) {
+    const std::string key = row.name.substr(0, row.name.find('.'));
     if (std::find(keys.begin(), keys.end(), key) == keys.end())
       keys.push_back(key);
-    if (key != name && std::find(groups.begin(), groups.end(), key) == groups.end())
-      groups.push_back(key);
   }
-  const yaml_map map(node, origin, "GPU spec `model`", keys);
-  model_parameters parameters;
-  parameters.origin = map.string_or("origin", "spec " + origin);
+  return keys;
+}
+
+/// A `model:` section: the parameters it names, each checked against the table's bounds.
+parameter_overrides parse_model_section(const YAML::Node &node, const std::string &origin) {
+  using detail::yaml_map;
+  const std::vector<std::string> keys = model_keys();
+  const yaml_map map(node, origin, "`model`", keys);
+  parameter_overrides overrides;
+  overrides.origin = map.string_or("origin", "parameters of " + origin);
+  // Errors point at the value itself: in a block-style group, its own line.
+  const auto add = [&](const std::string &name, const YAML::Node &value) {
+    const auto fail = [&](const std::string &message) {
+      throw input_error(detail::location_of(value, origin), map.context() + ": " + message);
+    };
+    const std::optional<parameter> id = find_parameter(name);
+    if (!id)
+      fail("`" + name + "` is not a model parameter");
+    double number = 0;
+    try {
+      number = value.as<double>();
+    } catch (const YAML::Exception &) {
+      fail("`" + name + "` must be a number, not " + detail::describe(value));
+    }
+    const parameter_info &row = info(*id);
+    if (!std::isfinite(number) || number < row.min || number > row.max)
+      fail(fmt::format("`{}` must be a number in [{:g}, {:g}] ({}), not {}", name, row.min,
+                       row.max, row.unit, value.Scalar()));
+    for (const auto &[seen, ignored] : overrides.values)
+      if (seen == *id)
+        fail("`" + name + "` is given twice");
+    overrides.values.emplace_back(*id, number);
+  };
   for (const std::string &key : keys) {
     if (key == "origin" || !map.has(key))
       continue;
-    if (std::find(groups.begin(), groups.end(), key) != groups.end()) {
-      const YAML::Node entries = map.required(key);
-      if (!entries.IsMap())
-        map.fail(key, "`" + key + "` must be a mapping");
-      for (const auto &entry : entries) {
-        const std::string name = key + "." + entry.first.as<std::string>("");
-        double value = 0;
-        try {
-          value = entry.second.as<double>();
-        } catch (const YAML::Exception &) {
-          map.fail(key, "`" + name + "` must be a number");
-        }
-        // A split-K threshold of 0 waves is a rule that never fires; every other value is > 0.
-        const bool allowed =
-            value > 0 || (key.find("split_k_below_waves") != std::string::npos && value == 0);
-        if (!allowed || !set_parameter(parameters, name, value))
-          map.fail(key, "`" + name + "` is not a model parameter with a positive value");
-      }
+    const YAML::Node value = map.required(key);
+    if (find_parameter(key)) {
+      add(key, value);
       continue;
     }
-    set_parameter(parameters, key, map.positive_number(key));
+    if (!value.IsMap())
+      map.fail(key, "`" + key + "` must be a mapping, not " + detail::describe(value));
+    for (const auto &entry : value)
+      add(key + "." + entry.first.as<std::string>(""), entry.second);
   }
-  return parameters;
+  return overrides;
 }
 
 } // namespace
@@ -121,8 +137,10 @@ gpu_spec parse_gpu_spec(std::string_view yaml_text, const std::string &origin) {
       parsed.sparse_flop_per_s = *sparse * 1e12;
     spec.peaks.emplace(p, parsed);
   }
-  if (doc.has("model"))
-    spec.calibration = parse_model_parameters(doc.required("model"), origin);
+  if (doc.has("model")) {
+    spec.model_overrides = parse_model_section(doc.required("model"), origin);
+    spec.parameters = apply(model_parameters{}, spec.model_overrides);
+  }
   if (spec.peaks.empty())
     doc.fail("peak_tflop_per_s", "`peak_tflop_per_s` must list at least one precision");
   if (!spec.supports(precision::fp32))
@@ -133,6 +151,53 @@ gpu_spec parse_gpu_spec(std::string_view yaml_text, const std::string &origin) {
 
 gpu_spec load_gpu_spec(const std::filesystem::path &file) {
   return parse_gpu_spec(detail::read_text_file(file, "GPU spec"), file.string());
+}
+
+architecture_parameters parse_architecture_parameters(std::string_view yaml_text,
+                                                      const std::string &origin) {
+  using detail::yaml_map;
+  const yaml_map doc(detail::parse_yaml(yaml_text, origin), origin, "architecture parameters",
+                     {"architecture", "model"});
+  return {doc.string("architecture"), parse_model_section(doc.required("model"), origin)};
+}
+
+gpu_spec with_architecture(gpu_spec spec, const architecture_parameters *architecture) {
+  model_parameters base;
+  base.origin = architecture ? architecture->architecture +
+                                   " architecture: " + architecture->parameters.origin
+                             : "generic defaults (no parameters fitted for the " +
+                                   spec.architecture + " architecture)";
+  if (architecture)
+    base = apply(base, {{}, architecture->parameters.values});
+  spec.parameters = apply(base, spec.model_overrides);
+  return spec;
+}
+
+std::string to_yaml(const parameter_overrides &overrides) {
+  YAML::Emitter out;
+  out << YAML::BeginMap << YAML::Key << "model" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "origin" << YAML::Value << YAML::DoubleQuoted << overrides.origin;
+  // Groups ("efficiency.fp16") as one flow mapping each, in table order.
+  std::string open_group;
+  for (const parameter_info &row : parameter_table()) {
+    const auto value = std::find_if(overrides.values.begin(), overrides.values.end(),
+                                    [&](const auto &entry) { return entry.first == row.id; });
+    if (value == overrides.values.end())
+      continue;
+    const auto dot = row.name.find('.');
+    const std::string group = dot == std::string::npos ? std::string{} : row.name.substr(0, dot);
+    if (group != open_group && !open_group.empty())
+      out << YAML::EndMap;
+    if (!group.empty() && group != open_group)
+      out << YAML::Key << group << YAML::Value << YAML::Flow << YAML::BeginMap;
+    open_group = group;
+    out << YAML::Key << (group.empty() ? row.name : row.name.substr(dot + 1)) << YAML::Value
+        << fmt::format("{:.6g}", value->second);
+  }
+  if (!open_group.empty())
+    out << YAML::EndMap;
+  out << YAML::EndMap << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
 }
 
 } // namespace roofline

@@ -20,10 +20,13 @@ namespace roofline {
 
 namespace {
 
+/// 2: parameter overrides fitted to device time (1 held eager times' launch floors).
+constexpr int calibration_format_version = 2;
+
 double predicted(const timed_gemm &sample, const gpu_spec &gpu,
                  const model_parameters &parameters) {
   return estimate_gemm(sample.shape, sample.prec, gpu.peak_flop_per_s(sample.prec), gpu, parameters)
-      .time_s;
+      .device_time_s;
 }
 
 /// Median plus mean of |log(predicted / measured)|: the median for the typical shape, the mean so
@@ -56,38 +59,35 @@ std::vector<double> relative_errors(const std::vector<timed_gemm> &samples, cons
 
 namespace {
 
-/// Efficiencies are fractions of a peak, the wave quantization a fraction of the whole effect, and
-/// slowdowns slow down: a fit beyond 1 would only trade against the fixed costs.
-double bounded(const std::string &name, double value) {
-  if (name.find("efficiency") != std::string::npos || name == "wave_quantization")
-    return std::min(value, 1.0);
-  if (name.find("slowdown") != std::string::npos)
-    return std::max(value, 1.0);
-  return value;
+/// `value` held inside the parameter's bounds (parameter_table): efficiencies stay fractions of a
+/// peak, slowdowns slow down; a fit beyond them would only trade against the fixed costs.
+double bounded(parameter id, double value) {
+  const parameter_info &row = info(id);
+  return std::clamp(value, row.min, row.max);
 }
 
 /// Coordinate descent from `p`: each free parameter in turn takes the multiplicative step that
 /// lowers the loss most, until a whole round finds none.
-double descend(model_parameters &p, const std::vector<std::string> &free,
+double descend(model_parameters &p, const std::vector<parameter> &free,
                const std::vector<timed_gemm> &samples, const gpu_spec &gpu) {
   constexpr double steps[] = {0.5, 0.7, 0.85, 0.95, 0.98, 1.02, 1.05, 1.18, 1.4, 2.0};
   double best_loss = loss(samples, gpu, p);
   for (int round = 0; round < 40; ++round) {
     bool improved = false;
-    for (const std::string &name : free) {
-      const double original = value_of(p, name);
+    for (parameter id : free) {
+      const double original = p[id];
       double chosen = original;
       for (double step : steps) {
-        const double candidate = bounded(name, original * step);
+        const double candidate = bounded(id, original * step);
         model_parameters trial = p;
-        set_parameter(trial, name, candidate);
+        trial.set(id, candidate);
         if (const double l = loss(samples, gpu, trial); l < best_loss) {
           best_loss = l;
           chosen = candidate;
           improved = true;
         }
       }
-      set_parameter(p, name, chosen);
+      p.set(id, chosen);
     }
     if (!improved)
       break;
@@ -127,18 +127,17 @@ void fit_split_rule(model_parameters &p, const std::vector<timed_gemm> &samples,
   const auto agreeing = [&](const model_parameters &trial, precision prec) {
     int right = 0;
     for (const observed &o : ruled)
-      if (o.sample->prec == prec &&
-          reduces_split_k(o.sample->shape, prec, gpu, trial) == o.reduced)
+      if (o.sample->prec == prec && reduces_split_k(o.sample->shape, prec, gpu, trial) == o.reduced)
         ++right;
     return right;
   };
   // One threshold of one precision, the others held: the samples it decides are its own.
-  const auto fit_threshold = [&](model_parameters &trial, precision prec,
-                                 std::map<precision, double> model_parameters::*threshold) {
+  const auto fit_threshold = [&](model_parameters &trial, precision prec, parameter group) {
+    const parameter threshold = parameter_at(group, prec);
     int most = -1;
     std::vector<double> best;
     for (double waves : below_waves) {
-      (trial.*threshold)[prec] = waves;
+      trial.set(threshold, waves);
       const int right = agreeing(trial, prec);
       if (right > most)
         best.clear();
@@ -147,7 +146,7 @@ void fit_split_rule(model_parameters &p, const std::vector<timed_gemm> &samples,
         best.push_back(waves);
       }
     }
-    (trial.*threshold)[prec] = best.front() == 0 ? 0 : best[best.size() / 2];
+    trial.set(threshold, best.front() == 0 ? 0 : best[best.size() / 2]);
     return most;
   };
   int best_right = -1;
@@ -155,14 +154,12 @@ void fit_split_rule(model_parameters &p, const std::vector<timed_gemm> &samples,
   for (double deep_waves : deep_below_waves)
     for (double min_k : deep_min_k) {
       model_parameters trial = p;
-      trial.deep_split_k_below_waves = deep_waves;
-      trial.deep_split_k_min_k = min_k;
+      trial.set(parameter::deep_split_k_below_waves, deep_waves);
+      trial.set(parameter::deep_split_k_min_k, min_k);
       int right = 0;
       for (precision prec : precisions) {
-        // Narrow rows default to the wide rows' threshold: hold theirs while fitting the other.
-        trial.narrow_split_k_below_waves[prec] = trial.narrow_split_k_below_waves_of(prec);
-        fit_threshold(trial, prec, &model_parameters::split_k_below_waves);
-        right += fit_threshold(trial, prec, &model_parameters::narrow_split_k_below_waves);
+        fit_threshold(trial, prec, parameter::split_k_below_waves);
+        right += fit_threshold(trial, prec, parameter::narrow_split_k_below_waves);
       }
       if (right > best_right) {
         best_right = right;
@@ -178,30 +175,32 @@ model_parameters fit_model(const std::vector<timed_gemm> &samples, const gpu_spe
                            model_parameters start) {
   if (samples.empty())
     return start;
-  // Parameters no sample depends on stay as they are: those of precisions and row alignments no
-  // sample has, the memory ops' floor, the Ampere kernels' rate without tf32 samples.
-  std::set<std::string> keys; // the precisions and alignments the samples have
+  // Only parameters some sample depends on are fitted: those of the precisions and row
+  // alignments the samples have.
+  std::set<precision> precisions;
+  std::set<parameter> alignments;
   for (const timed_gemm &sample : samples) {
-    keys.insert(std::string(to_string(sample.prec)));
-    keys.insert(std::to_string(row_alignment_bytes(sample.shape, sample.prec)));
+    precisions.insert(sample.prec);
+    if (const int alignment = row_alignment_bytes(sample.shape, sample.prec); alignment < 16)
+      alignments.insert(misalignment_slowdown_at(alignment));
   }
+  const auto decided = [&](parameter id) {
+    for (parameter group : {parameter::efficiency, parameter::wave_overhead_s})
+      for (precision p : all_precisions)
+        if (id == parameter_at(group, p))
+          return precisions.count(p) > 0;
+    for (int alignment : misaligned_row_bytes)
+      if (id == misalignment_slowdown_at(alignment))
+        return alignments.count(id) > 0;
+    return true;
+  };
   // cuBLAS's split-K rule: from what it launched, not from time.
   model_parameters best = start;
   fit_split_rule(best, samples, gpu);
-  std::set<std::string> unused{"launch_floor_s", "deep_split_k_below_waves", "deep_split_k_min_k"};
-  for (precision p : all_precisions) {
-    unused.insert("split_k_below_waves." + std::string(to_string(p)));
-    unused.insert("narrow_split_k_below_waves." + std::string(to_string(p)));
-  }
-  if (!keys.count("tf32"))
-    unused.insert("ampere_slowdown");
-  for (const auto &[name, value] : flatten(start))
-    if (const auto dot = name.find('.'); dot != std::string::npos && !keys.count(name.substr(dot + 1)))
-      unused.insert(name);
-  std::vector<std::string> free;
-  for (const auto &[name, value] : flatten(start))
-    if (!unused.count(name))
-      free.push_back(name);
+  std::vector<parameter> free;
+  for (const parameter_info &row : parameter_table())
+    if (row.fit == parameter_fit::time && decided(row.id))
+      free.push_back(row.id);
   double best_loss = descend(best, free, samples, gpu);
   // The loss is piecewise (tile and split-K choices jump): restart from perturbed optima so that
   // one shallow valley does not decide (on the H200's sweep 8 restarts still ended in valleys
@@ -210,8 +209,8 @@ model_parameters fit_model(const std::vector<timed_gemm> &samples, const gpu_spe
   std::normal_distribution<double> jitter(0.0, 0.3);
   for (int restart = 0; restart < 24; ++restart) {
     model_parameters trial = best;
-    for (const std::string &name : free)
-      set_parameter(trial, name, bounded(name, value_of(best, name) * std::exp(jitter(random))));
+    for (parameter id : free)
+      trial.set(id, bounded(id, best[id] * std::exp(jitter(random))));
     if (const double l = descend(trial, free, samples, gpu); l < best_loss) {
       best_loss = l;
       best = trial;
@@ -219,9 +218,9 @@ model_parameters fit_model(const std::vector<timed_gemm> &samples, const gpu_spe
   }
   // A parameter the samples barely decide (no calibration shape exercises it) would keep wherever
   // the restarts left it: it returns to where it started.
-  for (const std::string &name : free) {
+  for (parameter id : free) {
     model_parameters trial = best;
-    set_parameter(trial, name, value_of(start, name));
+    trial.set(id, start[id]);
     if (const double l = loss(samples, gpu, trial); l <= best_loss + 1e-4) {
       best_loss = std::min(best_loss, l);
       best = trial;
@@ -230,39 +229,18 @@ model_parameters fit_model(const std::vector<timed_gemm> &samples, const gpu_spe
   return best;
 }
 
-std::string to_yaml(const model_parameters &parameters) {
-  // "group.key" names become one flow mapping per group, in flatten's order.
-  std::vector<std::pair<std::string, std::string>> lines; // (name, YAML value)
-  for (const auto &[name, value] : flatten(parameters)) {
-    const auto dot = name.find('.');
-    const std::string group = name.substr(0, dot);
-    if (dot == std::string::npos) {
-      lines.emplace_back(name, fmt::format("{:.4g}", value));
-      continue;
-    }
-    if (lines.empty() || lines.back().first != group)
-      lines.emplace_back(group, "");
-    std::string &entries = lines.back().second;
-    entries +=
-        fmt::format("{}{}: {:.4g}", entries.empty() ? "" : ", ", name.substr(dot + 1), value);
-  }
-  std::string yaml = fmt::format("model:\n  origin: \"{}\"\n", parameters.origin);
-  for (const auto &[name, value] : lines)
-    yaml += fmt::format("  {}: {}\n", name,
-                        value.find(':') == std::string::npos ? value : "{" + value + "}");
-  return yaml;
-}
-
 std::filesystem::path calibration_cache_file(const std::string &uuid) {
   return cache_directory() / ("model-" + uuid + ".json");
 }
 
-void save_calibration(const std::string &uuid, const model_parameters &parameters) {
+void save_calibration(const std::string &uuid, const parameter_overrides &calibration) {
   nlohmann::json values = nlohmann::json::object();
-  for (const auto &[name, value] : flatten(parameters))
-    values[name] = value;
-  const nlohmann::json doc{
-      {"format_version", 1}, {"uuid", uuid}, {"origin", parameters.origin}, {"parameters", values}};
+  for (const auto &[id, value] : calibration.values)
+    values[info(id).name] = value;
+  const nlohmann::json doc{{"format_version", calibration_format_version},
+                           {"uuid", uuid},
+                           {"origin", calibration.origin},
+                           {"parameters", values}};
   const std::filesystem::path file = calibration_cache_file(uuid);
   std::error_code ec;
   std::filesystem::create_directories(file.parent_path(), ec);
@@ -278,84 +256,36 @@ void save_calibration(const std::string &uuid, const model_parameters &parameter
     throw error("cannot write " + file.string() + ": " + ec.message());
 }
 
-std::optional<model_parameters> load_calibration(const std::string &uuid) {
+std::optional<parameter_overrides> load_calibration(const std::string &uuid) {
   const std::filesystem::path file = calibration_cache_file(uuid);
   std::ifstream in(file);
   if (!in)
     return std::nullopt;
+  const auto damaged = [&](const std::string &why) {
+    return input_error({file.string()}, "damaged model calibration (re-run calibrate): " + why);
+  };
   try {
     const nlohmann::json doc = nlohmann::json::parse(in);
-    model_parameters parameters;
-    parameters.origin = doc.at("origin").get<std::string>();
-    for (const auto &[name, value] : doc.at("parameters").items())
-      if (!set_parameter(parameters, name, value.get<double>()))
-        throw input_error({file.string()}, "unknown model parameter `" + name + "`");
-    return parameters;
-  } catch (const nlohmann::json::exception &e) {
-    throw input_error({file.string()},
-                      std::string("damaged model calibration (re-run calibrate): ") + e.what());
-  }
-}
-
-std::vector<sweep_shape> sweep_shapes() {
-  std::mt19937_64 random(20261122);
-  std::vector<sweep_shape> list;
-  std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t>> seen;
-  const auto add = [&](const std::string &category, gemm_shape s) {
-    if (s.m * s.n * s.k * s.batch_count > (std::int64_t{1} << 38)) // each call under ~10 ms in fp32
-      return;
-    if (seen.insert({s.m, s.n, s.k, s.batch_count}).second)
-      list.push_back({category, s, false});
-  };
-  const auto pick = [&](std::initializer_list<std::int64_t> values) {
-    return *(values.begin() + static_cast<std::ptrdiff_t>(random() % values.size()));
-  };
-  // Transformer projections: tokens × hidden, with the usual expansions.
-  for (int i = 0; i < 110; ++i) {
-    const std::int64_t h = pick({768, 1024, 1536, 2048, 2560, 4096, 5120, 8192});
-    const std::int64_t tokens = pick({1, 4, 16, 64, 128, 256, 512, 1024, 2048, 4096, 8192});
-    switch (random() % 5) {
-    case 0: add("transformer", {tokens, 3 * h, h, 1}); break;
-    case 1: add("transformer", {tokens, h, h, 1}); break;
-    case 2: add("transformer", {tokens, 4 * h, h, 1}); break;
-    case 3: add("transformer", {tokens, h, 4 * h, 1}); break;
-    default: add("transformer", {tokens, pick({11008, 13824, 14336}), h, 1}); break;
+    if (doc.at("format_version").get<int>() != calibration_format_version)
+      throw damaged("written by an older version, which fitted eager times");
+    parameter_overrides calibration;
+    calibration.origin = doc.at("origin").get<std::string>();
+    model_parameters bounds_check;
+    for (const auto &[name, value] : doc.at("parameters").items()) {
+      const std::optional<parameter> id = find_parameter(name);
+      if (!id)
+        throw damaged("unknown model parameter `" + name + "`");
+      try {
+        bounds_check.set(*id, value.get<double>());
+      } catch (const std::out_of_range &e) {
+        throw damaged(e.what());
+      }
+      calibration.values.emplace_back(*id, value.get<double>());
     }
+    return calibration;
+  } catch (const nlohmann::json::exception &e) {
+    throw damaged(e.what());
   }
-  // LM heads: vocabularies that do and do not meet the 16-byte rule, and their padded sizes.
-  for (std::int64_t vocab : {32000, 32001, 33708, 33712, 50257, 50264, 50304, 51200, 30522, 30528})
-    for (std::int64_t tokens : {1, 64, 512, 2048})
-      add("lm-head", {tokens, vocab, pick({768, 1024, 2048}), 1});
-  // Attention's batched GEMMs.
-  for (int i = 0; i < 30; ++i) {
-    const std::int64_t seq = pick({128, 256, 512, 1024, 2048}), d = pick({64, 80, 96, 128});
-    const std::int64_t instances = pick({8, 16, 32, 64, 96, 128});
-    if (random() % 2)
-      add("attention", {seq, seq, d, instances});
-    else
-      add("attention", {seq, d, seq, instances});
-  }
-  // Convolutions as implicit GEMMs: M = batch·P·Q, N = out channels, K = in channels · R·S.
-  for (int i = 0; i < 45; ++i) {
-    const std::int64_t hw = pick({7, 14, 28, 56, 112});
-    const std::int64_t batch = pick({1, 8, 32, 64});
-    const std::int64_t cin = pick({3, 64, 128, 256, 512, 1024}),
-                       cout = pick({64, 128, 256, 512, 1024, 2048});
-    add("conv", {batch * hw * hw, cout, cin * pick({1, 9, 49}), 1});
-  }
-  // Odd sizes: log-uniform in [1, 16384], anything goes.
-  std::uniform_real_distribution<double> exponent(0.0, 14.0);
-  const auto odd = [&] {
-    return static_cast<std::int64_t>(std::exp2(exponent(random))) +
-           static_cast<std::int64_t>(random() % 7);
-  };
-  for (int i = 0; i < 90; ++i) {
-    const std::int64_t m = odd(), n = odd(), k = odd();
-    add("odd", {m, n, k, 1});
-  }
-  for (std::size_t i = 0; i < list.size(); ++i)
-    list[i].calibration = i % 3 == 0;
-  return list;
 }
 
 } // namespace roofline

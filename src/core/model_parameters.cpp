@@ -1,127 +1,171 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "roofline/model_parameters.hpp"
 
+#include <fmt/format.h>
+
+#include <cmath>
 #include <stdexcept>
 
 namespace roofline {
 
-namespace {
-
-double lookup(const std::map<precision, double> &values, precision p, double fallback) {
-  const auto found = values.find(p);
-  return found == values.end() ? fallback : found->second;
+parameter parameter_at(parameter group, precision p) {
+  return static_cast<parameter>(static_cast<int>(group) + static_cast<int>(p));
 }
 
-using per_precision = std::map<precision, double> model_parameters::*;
-using scalar = double model_parameters::*;
+parameter misalignment_slowdown_at(int alignment_bytes) {
+  for (std::size_t i = 0; i < misaligned_row_bytes.size(); ++i)
+    if (misaligned_row_bytes[i] == alignment_bytes)
+      return static_cast<parameter>(static_cast<int>(parameter::misalignment_slowdown) +
+                                    static_cast<int>(i));
+  throw std::out_of_range(
+      fmt::format("no misalignment slowdown for {}-byte rows", alignment_bytes));
+}
 
-/// The per-precision groups, in flatten's order, with the value a precision has when unset.
-struct precision_group {
+namespace {
+
+/// A row, or a group of rows (one per precision or per misaligned row width) sharing it.
+struct row {
+  parameter id;
   const char *name;
-  per_precision values;
-  double (model_parameters::*value_of)(precision) const;
-};
-const precision_group precision_groups[] = {
-    {"efficiency", &model_parameters::efficiency, &model_parameters::efficiency_of},
-    {"gemm_launch_floor_s", &model_parameters::gemm_launch_floor_s,
-     &model_parameters::gemm_launch_floor_of},
-    {"wave_overhead_s", &model_parameters::wave_overhead_s, &model_parameters::wave_overhead_of},
-    {"split_k_below_waves", &model_parameters::split_k_below_waves,
-     &model_parameters::split_k_below_waves_of},
-    {"narrow_split_k_below_waves", &model_parameters::narrow_split_k_below_waves,
-     &model_parameters::narrow_split_k_below_waves_of},
+  double default_value, min, max;
+  const char *unit;
+  parameter_fit fit;
+  const char *doc;
 };
 
-const std::pair<const char *, scalar> scalars[] = {
-    {"dram_efficiency", &model_parameters::dram_efficiency},
-    {"l2_to_dram_bandwidth", &model_parameters::l2_to_dram_bandwidth},
-    {"launch_floor_s", &model_parameters::launch_floor_s},
-    {"fallback_launch_floor_s", &model_parameters::fallback_launch_floor_s},
-    {"k_step_latency_s", &model_parameters::k_step_latency_s},
-    {"deep_split_k_below_waves", &model_parameters::deep_split_k_below_waves},
-    {"deep_split_k_min_k", &model_parameters::deep_split_k_min_k},
-    {"split_k_overhead_s", &model_parameters::split_k_overhead_s},
-    {"misaligned_bandwidth_slowdown", &model_parameters::misaligned_bandwidth_slowdown},
-    {"ampere_slowdown", &model_parameters::ampere_slowdown},
-    {"gemv_bandwidth_slowdown", &model_parameters::gemv_bandwidth_slowdown},
-    {"misaligned_gemv_bandwidth_slowdown", &model_parameters::misaligned_gemv_bandwidth_slowdown},
-    {"wave_quantization", &model_parameters::wave_quantization},
-    {"kernel_overhead_s", &model_parameters::kernel_overhead_s},
+// Defaults are generic: what a GPU of no fitted architecture gets. Bounds keep values physical
+// (fractions ≤ 1, slowdowns ≥ 1) and refuse nonsense in files.
+constexpr row precision_groups[] = {
+    {parameter::efficiency, "efficiency", 0.8, 0.05, 1, "fraction of peak", parameter_fit::time,
+     "fraction of the dense peak that large, aligned GEMMs reach"},
+    {parameter::wave_overhead_s, "wave_overhead_s", 1.5e-6, 0, 50e-6, "s", parameter_fit::time,
+     "per wave of tiles: a tile's prologue, epilogue and pipeline fill"},
+    {parameter::split_k_below_waves, "split_k_below_waves", 0.25, 0, 4, "waves",
+     parameter_fit::launches,
+     "cuBLAS adds a split-K reduction to kernels without TMA when the output, in 64x64 tiles, "
+     "fills less than this many waves (0: never)"},
+    {parameter::narrow_split_k_below_waves, "narrow_split_k_below_waves", 0.25, 0, 4, "waves",
+     parameter_fit::launches,
+     "the same where rows are aligned to one element only (cuBLAS splits sooner there)"},
 };
 
-constexpr int alignments[] = {8, 4, 2, 1};
-constexpr const char *slowdown_group = "misalignment_slowdown";
+constexpr row misalignment_group{
+    parameter::misalignment_slowdown,
+    "misalignment_slowdown",
+    0,
+    1,
+    64,
+    "x",
+    parameter_fit::time,
+    "rate of the CUTLASS fallback kernels cuBLAS runs for rows breaking the 16-byte rule, as a "
+    "slowdown against the peak"};
+constexpr double misalignment_defaults[] = {2.0, 3.0, 5.0, 8.0}; // 8-, 4-, 2-, 1-byte rows
+
+constexpr row scalars[] = {
+    {parameter::dram_efficiency, "dram_efficiency", 0.9, 0.05, 1, "fraction", parameter_fit::time,
+     "fraction of the DRAM bandwidth a GEMM's streaming reaches"},
+    {parameter::l2_to_dram_bandwidth, "l2_to_dram_bandwidth", 2.5, 1, 20, "x", parameter_fit::time,
+     "L2 bandwidth as a multiple of DRAM bandwidth"},
+    {parameter::l2_resident_fraction, "l2_resident_fraction", 0.5, 0, 1, "fraction of L2",
+     parameter_fit::none, "operands up to this share of L2 stay there between back-to-back calls"},
+    {parameter::k_step_latency_s, "k_step_latency_s", 0.5e-6, 0, 10e-6, "s", parameter_fit::time,
+     "one memory latency: a tile waits this long per K step its pipeline cannot cover"},
+    {parameter::kernel_overhead_s, "kernel_overhead_s", 1e-6, 0, 50e-6, "s", parameter_fit::time,
+     "per kernel on the GPU: its fill and drain, paid once"},
+    {parameter::wave_quantization, "wave_quantization", 1, 0, 1, "fraction", parameter_fit::time,
+     "how much of a partial last wave costs a whole one (persistent kernels blunt it)"},
+    {parameter::deep_split_k_below_waves, "deep_split_k_below_waves", 1, 0, 16, "waves",
+     parameter_fit::launches,
+     "cuBLAS's split-K rule for a deep K: a reduction below this many output waves ..."},
+    {parameter::deep_split_k_min_k, "deep_split_k_min_k", 1024, 1, 1e6, "elements",
+     parameter_fit::launches, "... where K is at least this"},
+    {parameter::min_split_k_depth, "min_split_k_depth", 256, 1, 65536, "elements",
+     parameter_fit::none, "cuBLAS splits K only into slices at least this deep"},
+    {parameter::split_k_max_waves, "split_k_max_waves", 2, 0.1, 64, "waves", parameter_fit::none,
+     "the tensor-core kernels split K only while the work items fill at most this many waves"},
+    {parameter::misaligned_bandwidth_slowdown, "misaligned_bandwidth_slowdown", 1.5, 1, 8, "x",
+     parameter_fit::time,
+     "the fallback kernels' narrower loads: bandwidth lost per halving of the rows' alignment"},
+    {parameter::gemv_bandwidth_slowdown, "gemv_bandwidth_slowdown", 1.5, 1, 16, "x",
+     parameter_fit::time, "gemmSN (fp32, 2 <= M <= 8) streams this much slower than DRAM allows"},
+    {parameter::misaligned_gemv_bandwidth_slowdown, "misaligned_gemv_bandwidth_slowdown", 1.5, 1,
+     16, "x", parameter_fit::time, "the GEMV (M = 1) of misaligned 2-byte rows, likewise"},
+};
+
+std::vector<parameter_info> build_table() {
+  std::vector<parameter_info> table;
+  for (const row &group : precision_groups)
+    for (precision p : all_precisions)
+      table.push_back(
+          {parameter_at(group.id, p), std::string(group.name) + "." + std::string(to_string(p)),
+           group.default_value, group.min, group.max, group.unit, group.fit, group.doc});
+  for (std::size_t i = 0; i < misaligned_row_bytes.size(); ++i)
+    table.push_back(
+        {misalignment_slowdown_at(misaligned_row_bytes[i]),
+         std::string(misalignment_group.name) + "." + std::to_string(misaligned_row_bytes[i]),
+         misalignment_defaults[i], misalignment_group.min, misalignment_group.max,
+         misalignment_group.unit, misalignment_group.fit, misalignment_group.doc});
+  for (const row &r : scalars)
+    table.push_back({r.id, r.name, r.default_value, r.min, r.max, r.unit, r.fit, r.doc});
+  for (std::size_t i = 0; i < table.size(); ++i)
+    if (static_cast<std::size_t>(table[i].id) != i)
+      throw std::logic_error("parameter table out of slot order at " + table[i].name);
+  if (table.size() != parameter_count)
+    throw std::logic_error("parameter table misses parameters");
+  return table;
+}
 
 } // namespace
 
-double model_parameters::efficiency_of(precision p) const {
-  return lookup(efficiency, p, 0.8);
+const std::vector<parameter_info> &parameter_table() {
+  static const std::vector<parameter_info> table = build_table();
+  return table;
 }
 
-double model_parameters::gemm_launch_floor_of(precision p) const {
-  return lookup(gemm_launch_floor_s, p, launch_floor_s);
+const parameter_info &info(parameter id) {
+  return parameter_table().at(static_cast<std::size_t>(id));
 }
 
-double model_parameters::wave_overhead_of(precision p) const {
-  return lookup(wave_overhead_s, p, 1.5e-6);
+std::optional<parameter> find_parameter(std::string_view name) {
+  for (const parameter_info &row : parameter_table())
+    if (row.name == name)
+      return row.id;
+  return std::nullopt;
 }
 
-double model_parameters::split_k_below_waves_of(precision p) const {
-  return lookup(split_k_below_waves, p, 0.25);
+model_parameters::model_parameters() {
+  for (const parameter_info &row : parameter_table())
+    m_values[static_cast<std::size_t>(row.id)] = row.default_value;
 }
 
-double model_parameters::narrow_split_k_below_waves_of(precision p) const {
-  return lookup(narrow_split_k_below_waves, p, split_k_below_waves_of(p));
+void model_parameters::set(parameter id, double value) {
+  const parameter_info &row = info(id);
+  if (!std::isfinite(value) || value < row.min || value > row.max)
+    throw std::out_of_range(fmt::format("`{}` = {:.6g} is outside [{:.6g}, {:.6g}] {}", row.name,
+                                        value, row.min, row.max, row.unit));
+  m_values[static_cast<std::size_t>(id)] = value;
 }
 
-std::vector<std::pair<std::string, double>> flatten(const model_parameters &p) {
-  std::vector<std::pair<std::string, double>> values;
-  for (const precision_group &group : precision_groups)
-    for (precision prec : all_precisions)
-      values.emplace_back(std::string(group.name) + "." + std::string(to_string(prec)),
-                          (p.*group.value_of)(prec));
-  for (const auto &[name, field] : scalars)
-    values.emplace_back(name, p.*field);
-  for (int alignment : alignments)
-    values.emplace_back(
-        std::string(slowdown_group) + "." + std::to_string(alignment),
-        p.misalignment_slowdown.count(alignment) ? p.misalignment_slowdown.at(alignment) : 1.0);
-  return values;
+double model_parameters::misalignment_slowdown(int alignment_bytes) const {
+  return alignment_bytes >= 16 ? 1.0 : (*this)[misalignment_slowdown_at(alignment_bytes)];
 }
 
-double value_of(const model_parameters &p, const std::string &name) {
-  for (const auto &[key, value] : flatten(p))
-    if (key == name)
-      return value;
-  throw std::out_of_range("unknown model parameter " + name);
+model_parameters apply(model_parameters base, const parameter_overrides &overrides) {
+  for (const auto &[id, value] : overrides.values)
+    base.set(id, value);
+  if (!overrides.origin.empty())
+    base.origin = base.origin == model_parameters{}.origin ? overrides.origin
+                                                           : base.origin + "; " + overrides.origin;
+  return base;
 }
 
-bool set_parameter(model_parameters &p, const std::string &name, double value) {
-  const auto dot = name.find('.');
-  const std::string group = name.substr(0, dot);
-  const std::string key = dot == std::string::npos ? std::string{} : name.substr(dot + 1);
-  for (const precision_group &g : precision_groups)
-    if (group == g.name) {
-      const auto prec = parse_precision(key);
-      if (!prec)
-        return false;
-      (p.*g.values)[*prec] = value;
-      return true;
-    }
-  if (group == slowdown_group) {
-    for (int alignment : alignments)
-      if (key == std::to_string(alignment)) {
-        p.misalignment_slowdown[alignment] = value;
-        return true;
-      }
-    return false;
-  }
-  for (const auto &[scalar_name, field] : scalars)
-    if (name == scalar_name) {
-      p.*field = value;
-      return true;
-    }
-  return false;
+parameter_overrides changed(const model_parameters &start, const model_parameters &fitted,
+                            std::string origin) {
+  parameter_overrides result{std::move(origin), {}};
+  for (const parameter_info &row : parameter_table())
+    if (fitted[row.id] != start[row.id])
+      result.values.emplace_back(row.id, fitted[row.id]);
+  return result;
 }
 
 } // namespace roofline

@@ -13,8 +13,8 @@ std::string_view to_string(bound b) {
 
 perf_model::perf_model(gpu_spec spec, model_options options)
     : m_spec(std::move(spec)), m_options(std::move(options)),
-      m_parameters(m_options.parameters ? *m_options.parameters
-                                        : m_spec.calibration.value_or(model_parameters{})) {}
+      m_parameters(m_options.parameters.value_or(m_spec.parameters)),
+      m_host(m_options.host.value_or(typical_host_floor())) {}
 
 prediction perf_model::predict(const op &o) const {
   // Elementwise and normalisation kernels run on the CUDA cores, whatever their storage format.
@@ -31,7 +31,7 @@ prediction perf_model::predict(const op &o) const {
   const double memory_s = static_cast<double>(o.bytes) / m_spec.dram_bytes_per_s;
   result.bound = intensity < result.ridge_intensity ? bound::memory : bound::compute;
   result.roofline_time_s = std::max(compute_s, memory_s);
-  result.time_s = result.roofline_time_s;
+  result.time_s = result.device_time_s = result.roofline_time_s;
   result.attainable_flop_per_s =
       std::min(result.peak_flop_per_s, intensity * m_spec.dram_bytes_per_s);
   result.factors.push_back(
@@ -46,17 +46,24 @@ prediction perf_model::predict(const op &o) const {
     return result;
   if (o.is_gemm()) {
     result.gemm = estimate_gemm(*o.gemm, o.precision, result.peak_flop_per_s, m_spec, m_parameters);
-    result.time_s = result.gemm->time_s;
+    result.device_time_s = result.gemm->device_time_s;
+    result.host_floor_s = m_host.gemm(o.precision, result.gemm->launches);
     result.factors.insert(result.factors.end(), result.gemm->factors.begin(),
                           result.gemm->factors.end());
   } else {
-    const double streaming_s =
-        static_cast<double>(o.bytes) / (m_parameters.dram_efficiency * m_spec.dram_bytes_per_s);
-    result.time_s = std::max({compute_s, streaming_s, m_parameters.launch_floor_s});
-    if (result.time_s == m_parameters.launch_floor_s)
-      result.factors.push_back(
-          fmt::format("launch floor {:.1f} µs", m_parameters.launch_floor_s * 1e6));
+    const double streaming_s = static_cast<double>(o.bytes) /
+                               (m_parameters[parameter::dram_efficiency] * m_spec.dram_bytes_per_s);
+    result.device_time_s =
+        std::max(compute_s, streaming_s) + m_parameters[parameter::kernel_overhead_s];
+    result.host_floor_s = m_host.kernel_launch_s;
   }
+  result.launch_bound = result.host_floor_s > result.device_time_s;
+  result.time_s = std::max(result.device_time_s, result.host_floor_s);
+  if (result.launch_bound)
+    result.factors.push_back(fmt::format(
+        "launch-bound: the host needs {:.1f} µs to issue it{}, the GPU {:.1f} µs to run it",
+        result.host_floor_s * 1e6, m_host.measured ? "" : " (typical host)",
+        result.device_time_s * 1e6));
   return result;
 }
 

@@ -14,6 +14,7 @@ report analyze_ops(std::string name, std::vector<op> ops, const perf_model &mode
   r.options = model.options();
   r.parameters = model.parameters();
   r.parameters_origin = model.parameters().origin;
+  r.host = model.host();
   for (op &o : ops) {
     op_report entry;
     entry.prediction = model.predict(o);
@@ -24,8 +25,13 @@ report analyze_ops(std::string name, std::vector<op> ops, const perf_model &mode
     t.time_s += entry.total_time_s;
     t.flops += static_cast<double>(entry.op.flops) * runs;
     t.bytes += static_cast<double>(entry.op.bytes) * runs;
+    t.device_time_s += entry.prediction.device_time_s * runs;
     if (entry.prediction.bound == bound::memory)
       t.memory_bound_time_s += entry.total_time_s;
+    if (entry.prediction.launch_bound) {
+      t.launch_bound_time_s += entry.total_time_s;
+      ++t.launch_bound_ops;
+    }
     if (entry.op.is_gemm()) {
       t.gemm_time_s += entry.total_time_s;
       if (__builtin_add_overflow(t.gemm_count, entry.op.count, &t.gemm_count))
@@ -36,6 +42,7 @@ report analyze_ops(std::string name, std::vector<op> ops, const perf_model &mode
   }
   if (r.totals.time_s > 0) {
     r.totals.memory_bound_share = r.totals.memory_bound_time_s / r.totals.time_s;
+    r.totals.launch_bound_share = r.totals.launch_bound_time_s / r.totals.time_s;
     for (op_report &entry : r.ops)
       entry.time_share = entry.total_time_s / r.totals.time_s;
   }

@@ -96,10 +96,10 @@ cell dims(const std::optional<gemm_shape> &gemm, std::int64_t gemm_shape::*field
   return {std::to_string((*gemm).*field)};
 }
 
-/// The GEMM model's view in a few words: "256×128, 1.30 waves, N 8-byte ×1.8, L2".
+/// The GEMM model's view in a few words: "256×128, 1.30 waves, 8-byte rows, L2, launch-bound".
 std::string model_summary(const prediction &p) {
   if (!p.gemm)
-    return "";
+    return p.launch_bound ? "launch-bound" : "";
   const gemm_estimate &g = *p.gemm;
   std::string text =
       fmt::format("{}×{}{}, {:.2f} waves", g.tile_m, g.tile_n,
@@ -108,8 +108,8 @@ std::string model_summary(const prediction &p) {
     text += fmt::format(", {}-byte rows", g.alignment_bytes);
   if (g.l2_resident)
     text += ", L2";
-  if (g.launch_bound)
-    text += ", launch floor";
+  if (p.launch_bound)
+    text += ", launch-bound";
   return text;
 }
 
@@ -130,6 +130,8 @@ text_table ops_table(const report &r) {
                    {"ridge", "ridge_intensity"},
                    {"bound", "bound", align::left},
                    {"roofline", "roofline_time_us"},
+                   {"device", "device_time_us"},
+                   {"host floor", "host_floor_us"},
                    {"predicted", "predicted_time_us"},
                    {"TFLOP/s", "attainable_flop_per_s"},
                    {"share", "time_share"},
@@ -154,6 +156,9 @@ text_table ops_table(const report &r) {
         {significant(p.ridge_intensity) + (p.sparse_peak ? "*" : ""), raw(p.ridge_intensity)},
         {std::string(to_string(p.bound)), {}, memory ? tone::warn : tone::good},
         {duration(p.roofline_time_s), raw(p.roofline_time_s * 1e6)},
+        {duration(p.device_time_s), raw(p.device_time_s * 1e6)},
+        {duration(p.host_floor_s), raw(p.host_floor_s * 1e6),
+         p.launch_bound ? tone::warn : tone::dim},
         {duration(p.time_s), raw(p.time_s * 1e6)},
         {significant(p.attainable_flop_per_s / 1e12), raw(p.attainable_flop_per_s)},
         {percent(entry.time_share), raw(entry.time_share),
@@ -184,6 +189,8 @@ text_table measured_table(const report &r) {
                    {"status", "status", align::left},
                    {"predicted", "predicted_time_us"},
                    {"measured", "time_us"},
+                   {"pred. device", "predicted_device_time_us"},
+                   {"device", "device_time_us"},
                    {"spread", "spread"},
                    {"% roof", "roofline_fraction"},
                    {"TFLOP/s", "achieved_flop_per_s"},
@@ -199,6 +206,7 @@ text_table measured_table(const report &r) {
     const op &o = entry.op;
     const measurement &m = *entry.measured;
     const bool ok = m.status == measurement_status::measured;
+    const bool device = ok && m.device_time_s > 0;
     const auto dram = measured_dram_bytes(m);
     std::string kernels;
     for (const std::string &name : m.kernels)
@@ -214,6 +222,9 @@ text_table measured_table(const report &r) {
          ok ? tone::plain : tone::warn},
         {duration(entry.prediction.time_s), raw(entry.prediction.time_s * 1e6)},
         {ok ? duration(m.time_s) : "—", ok ? raw(m.time_s * 1e6) : std::string{}},
+        {duration(entry.prediction.device_time_s), raw(entry.prediction.device_time_s * 1e6)},
+        {device ? duration(m.device_time_s) : "—",
+         device ? raw(m.device_time_s * 1e6) : std::string{}},
         {ok ? percent(spread) : "—", ok ? raw(spread) : std::string{}},
         {ok ? percent(roofline_fraction(entry.prediction, m)) : "—",
          ok ? raw(roofline_fraction(entry.prediction, m)) : std::string{}},
@@ -256,7 +267,7 @@ text_table with_measured_columns(const report &r) {
 }
 
 std::string measured_line(const report &r) {
-  double roofline = 0, predicted = 0, measured = 0;
+  double roofline = 0, predicted = 0, measured = 0, predicted_device = 0, device = 0;
   int count = 0;
   for (const op_report &entry : r.ops)
     if (entry.measured && entry.measured->status == measurement_status::measured) {
@@ -264,16 +275,21 @@ std::string measured_line(const report &r) {
       roofline += entry.prediction.roofline_time_s * runs;
       predicted += entry.prediction.time_s * runs;
       measured += entry.measured->time_s * runs;
+      if (entry.measured->device_time_s > 0) { // graph capture can fail where eager ran
+        predicted_device += entry.prediction.device_time_s * runs;
+        device += entry.measured->device_time_s * runs;
+      }
       ++count;
     }
   const bool cold = std::any_of(r.ops.begin(), r.ops.end(), [](const op_report &entry) {
     return entry.measured && entry.measured->cold_l2;
   });
   return fmt::format(
-      "measured: {} GEMMs, {} per step; the model predicted {}, the roofline bound is {} ({} "
-      "of roofline); time of back-to-back calls{}",
-      count, duration(measured), duration(predicted), duration(roofline),
-      percent(measured > 0 ? roofline / measured : 0), cold ? ", cold L2" : "");
+      "measured: {} GEMMs, {} per step eager (predicted {}), {} replayed from a CUDA graph "
+      "(predicted device time {}); the roofline bound is {} ({} of the device time){}",
+      count, duration(measured), duration(predicted), device > 0 ? duration(device) : "—",
+      duration(predicted_device), duration(roofline), percent(device > 0 ? roofline / device : 0),
+      cold ? ", cold L2" : "");
 }
 
 std::string shape_text(const gemm_shape &s) {
@@ -355,7 +371,20 @@ json advice_json(const advice &a) {
          {"compute_bound_batch",
           b.compute_bound_batch ? json(*b.compute_bound_batch) : json(nullptr)},
          {"full_wave_batch", b.full_wave_batch ? json(*b.full_wave_batch) : json(nullptr)}});
+  json launch = nullptr;
+  if (a.launch_bound) {
+    const launch_bound_advice &l = *a.launch_bound;
+    launch = {{"ops", l.ops},
+              {"runs", l.runs},
+              {"time_us", l.time_s * 1e6},
+              {"share", l.share},
+              {"device_time_us", l.device_time_s * 1e6},
+              {"step_time_us", l.step_time_s * 1e6},
+              {"graph_step_time_us", l.graph_step_time_s * 1e6},
+              {"measured_floor", l.measured_floor}};
+  }
   return {{"padding", padding},
+          {"launch_bound", launch},
           {"batch", batch},
           {"network_compute_bound_batch",
            a.network_compute_bound_batch ? json(*a.network_compute_bound_batch) : json(nullptr)},
@@ -383,21 +412,24 @@ void write_advice(const report &r, std::ostream &out, bool colour, Render &&rend
 std::string totals_line(const report &r) {
   const report_totals &t = r.totals;
   return fmt::format(
-      "total: {} per step · {} GFLOP · {} GB · {} of time memory-bound · {} GEMM runs, "
-      "{} distinct ops",
-      duration(t.time_s), significant(t.flops / 1e9), significant(t.bytes / 1e9),
-      percent(t.memory_bound_share), t.gemm_count, t.op_count);
+      "total: {} per step ({} on the GPU) · {} GFLOP · {} GB · {} of time memory-bound · {} "
+      "launch-bound · {} GEMM runs, {} distinct ops",
+      duration(t.time_s), duration(t.device_time_s), significant(t.flops / 1e9),
+      significant(t.bytes / 1e9), percent(t.memory_bound_share), percent(t.launch_bound_share),
+      t.gemm_count, t.op_count);
 }
 
 std::string notes_line(const report &r) {
   std::string note =
-      "roofline: max(FLOPs/peak, bytes/bandwidth) per run; predicted: " +
+      "roofline: max(FLOPs/peak, bytes/bandwidth) per run; device: the GPU's time per run with no "
+      "host gap, " +
       std::string(r.options.roofline_only ? "the roofline"
-                                          : "the GEMM model (tiles, waves, alignment, L2, launch "
-                                            "floor; parameters: " +
+                                          : "the GEMM model (tiles, waves, alignment, L2; "
+                                            "parameters: " +
                                                 r.parameters_origin + ")") +
-      ", steady-state per call; runs: times per step; memory-bound ops are held against the fp32 "
-      "(CUDA core) peak";
+      "; host floor: " + r.host.origin +
+      "; predicted: max(device, host floor), back-to-back eager calls; runs: times per step; "
+      "memory-bound ops are held against the fp32 (CUDA core) peak";
   if (r.options.sparse)
     note += "; * marks a 2:4-sparse peak";
   return note;
@@ -420,8 +452,7 @@ json gemm_model_json(const gemm_estimate &g) {
           {"wave_efficiency", g.wave_efficiency},
           {"tile_efficiency", g.tile_efficiency},
           {"alignment_bytes", g.alignment_bytes},
-          {"l2_resident", g.l2_resident},
-          {"launch_bound", g.launch_bound}};
+          {"l2_resident", g.l2_resident}};
 }
 
 json measurement_json(const op &o, const prediction &p, const measurement &m) {
@@ -440,12 +471,16 @@ json measurement_json(const op &o, const prediction &p, const measurement &m) {
                 {"passes", c.passes}};
   }
   const bool ok = m.status == measurement_status::measured;
+  const bool device = ok && m.device_time_s > 0;
   return {{"engine", m.engine},
           {"status", to_string(m.status)},
           {"note", m.note},
           {"time_us", ok ? json(m.time_s * 1e6) : json(nullptr)},
           {"min_time_us", ok ? json(m.min_time_s * 1e6) : json(nullptr)},
           {"max_time_us", ok ? json(m.max_time_s * 1e6) : json(nullptr)},
+          {"device_time_us", device ? json(m.device_time_s * 1e6) : json(nullptr)},
+          {"device_min_time_us", device ? json(m.device_min_time_s * 1e6) : json(nullptr)},
+          {"device_max_time_us", device ? json(m.device_max_time_s * 1e6) : json(nullptr)},
           {"samples", m.samples},
           {"cold_l2", m.cold_l2},
           {"relative_error", ok ? json(m.relative_error) : json(nullptr)},
@@ -460,12 +495,20 @@ json measurement_json(const op &o, const prediction &p, const measurement &m) {
 
 json model_json(const report &r) {
   json parameters = json::object();
-  for (const auto &[name, value] : flatten(r.parameters))
-    parameters[name] = value;
+  for (const parameter_info &row : parameter_table())
+    parameters[row.name] = r.parameters[row.id];
+  json gemm_call = json::object();
+  for (precision p : all_precisions)
+    gemm_call[std::string(to_string(p))] = r.host.gemm(p) * 1e6;
   return {{"name", r.options.roofline_only ? "roofline" : "gemm-model"},
           {"sparse", r.options.sparse},
           {"parameters_origin", r.parameters_origin},
-          {"parameters", parameters}};
+          {"parameters", parameters},
+          {"host_floor",
+           {{"measured", r.host.measured},
+            {"origin", r.host.origin},
+            {"gemm_call_us", gemm_call},
+            {"kernel_launch_us", r.host.kernel_launch_s * 1e6}}}};
 }
 
 } // namespace
@@ -491,6 +534,9 @@ json detail::op_json(const op_report &entry) {
           {"sparse_peak", p.sparse_peak},
           {"bound", to_string(p.bound)},
           {"predicted_time_us", p.time_s * 1e6},
+          {"device_time_us", p.device_time_s * 1e6},
+          {"host_floor_us", p.host_floor_s * 1e6},
+          {"launch_bound", p.launch_bound},
           {"roofline_time_us", p.roofline_time_s * 1e6},
           {"gemm_model", p.gemm ? gemm_model_json(*p.gemm) : json(nullptr)},
           {"model_summary", model_summary(p)},
@@ -527,10 +573,14 @@ json report_json(const report &r) {
           {"notes", r.notes},
           {"totals",
            {{"predicted_time_us", t.time_s * 1e6},
+            {"device_time_us", t.device_time_s * 1e6},
             {"flops", t.flops},
             {"bytes", t.bytes},
             {"memory_bound_time_us", t.memory_bound_time_s * 1e6},
             {"memory_bound_share", t.memory_bound_share},
+            {"launch_bound_time_us", t.launch_bound_time_s * 1e6},
+            {"launch_bound_share", t.launch_bound_share},
+            {"launch_bound_ops", t.launch_bound_ops},
             {"gemm_time_us", t.gemm_time_s * 1e6},
             {"gemm_count", t.gemm_count},
             {"op_count", t.op_count}}}};

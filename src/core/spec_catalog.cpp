@@ -12,16 +12,35 @@ namespace roofline {
 const spec_catalog &spec_catalog::builtin() {
   static const spec_catalog catalog = [] {
     std::vector<gpu_spec> specs;
-    for (const detail::embedded_spec &embedded : detail::builtin_spec_texts())
-      specs.push_back(parse_gpu_spec(embedded.text, std::string(embedded.file)));
-    return spec_catalog(std::move(specs));
+    std::vector<architecture_parameters> architectures;
+    for (const detail::embedded_spec &embedded : detail::builtin_spec_texts()) {
+      const std::string file(embedded.file);
+      if (file.rfind("specs/arch/", 0) == 0)
+        architectures.push_back(parse_architecture_parameters(embedded.text, file));
+      else
+        specs.push_back(parse_gpu_spec(embedded.text, file));
+    }
+    return spec_catalog(std::move(specs), std::move(architectures));
   }();
   return catalog;
 }
 
-spec_catalog::spec_catalog(std::vector<gpu_spec> specs) : m_specs(std::move(specs)) {
+spec_catalog::spec_catalog(std::vector<gpu_spec> specs,
+                           std::vector<architecture_parameters> architectures)
+    : m_specs(std::move(specs)), m_architectures(std::move(architectures)) {
   std::sort(m_specs.begin(), m_specs.end(),
             [](const gpu_spec &a, const gpu_spec &b) { return a.name < b.name; });
+  for (gpu_spec &spec : m_specs) {
+    const architecture_parameters *shared = architecture(spec.architecture);
+    spec = with_architecture(std::move(spec), shared);
+  }
+}
+
+const architecture_parameters *spec_catalog::architecture(std::string_view name) const {
+  for (const architecture_parameters &a : m_architectures)
+    if (a.architecture == name)
+      return &a;
+  return nullptr;
 }
 
 const gpu_spec *spec_catalog::find(std::string_view name) const {
@@ -41,8 +60,11 @@ gpu_spec spec_catalog::resolve(std::string_view name_or_path) const {
   const bool looks_like_path = text.find('/') != std::string::npos ||
                                (text.size() > 5 && (text.rfind(".yaml") == text.size() - 5)) ||
                                (text.size() > 4 && (text.rfind(".yml") == text.size() - 4));
-  if (looks_like_path)
-    return load_gpu_spec(text);
+  if (looks_like_path) {
+    gpu_spec spec = load_gpu_spec(text);
+    const architecture_parameters *shared = architecture(spec.architecture);
+    return with_architecture(std::move(spec), shared);
+  }
   if (const gpu_spec *spec = find(text))
     return *spec;
   std::vector<std::string> names;

@@ -94,12 +94,18 @@ std::optional<local_gpu> find_local_gpu() {
   if (device_count() == 0)
     return std::nullopt;
   const device_report r = local_device_report(0);
-  gpu_spec datasheet = r.datasheet ? *r.datasheet : r.theoretical;
+  // On paper, with its architecture's parameters (a catalog match has them already).
+  gpu_spec datasheet =
+      r.datasheet
+          ? *r.datasheet
+          : with_architecture(r.theoretical,
+                              spec_catalog::builtin().architecture(r.theoretical.architecture));
   datasheet.name = "local";
   local_gpu local{local_spec(r), datasheet, "local GPU " + r.device.name};
+  // Fitted on this very GPU: it overrides what it measured of the architecture's parameters.
   if (auto calibration = load_calibration(r.device.uuid))
-    local.spec.calibration =
-        *calibration; // fitted on this very GPU: better than the datasheet match's
+    local.spec.parameters = apply(local.spec.parameters, *calibration);
+  local.host = r.ceilings ? measured_host_floor(*r.ceilings) : typical_host_floor();
   local.selection +=
       r.ceilings
           ? ", ceilings measured " + r.ceilings->measured_at

@@ -5,6 +5,7 @@
 #include "../../kernels/kernels.hpp"
 #include "counter_session.hpp"
 #include "cuda_check.hpp"
+#include "cuda_graph.hpp"
 #include "device_buffer.hpp"
 #include "event_timer.hpp"
 #include "host_elements.hpp"
@@ -312,6 +313,17 @@ private:
     m.max_time_s = timing.max_s / per_sample;
     m.samples = timing.runs;
 
+    // Device time: the same back-to-back calls replayed from a CUDA graph. Eager calls cost the
+    // host several µs each (cuBLAS's host code, the driver's launch), which hides the GPU's time
+    // for short calls; a replay issues the captured kernels with no host work between them. With
+    // rotated buffers (cold L2) the graph holds whole rotations, so that each call still finds
+    // its operands evicted.
+    const int replayed_calls =
+        sets > 1 ? static_cast<int>((static_cast<std::size_t>(per_sample) + sets - 1) / sets * sets)
+                 : per_sample;
+    const int replays = std::clamp(samples * per_sample / replayed_calls, 5, samples);
+    time_device(m, replayed_calls, replays, one_call);
+
     if (reach == scope::timing_only)
       return;
     if (m_counters && reach == scope::full) {
@@ -336,10 +348,34 @@ private:
                                     v.passes};
       m.kernels = v.kernels.names;
       m.launches = v.kernels.launches;
+      m.kernel_time_s = v.kernels.time_s;
     } else if (m_options.trace_kernels) {
       detail::traced_kernels traced = detail::trace_kernels(one_call, m_stream);
       m.kernels = std::move(traced.names);
       m.launches = traced.launches;
+      m.kernel_time_s = traced.time_s;
+    }
+  }
+
+  /// Times `calls` back-to-back calls of `one_call`, captured into a CUDA graph, replayed `replays`
+  /// times (after one warm-up replay), into m.device_time_s and its extremes. When the calls
+  /// cannot be captured (an engine that allocates or synchronizes), device_time_s stays 0, m.note
+  /// says why, and the op counts as measured all the same: its eager time stands.
+  void time_device(measurement &m, int calls, int replays, const std::function<void()> &one_call) {
+    try {
+      const detail::captured_work work(m_stream, [&] {
+        for (int i = 0; i < calls; ++i)
+          one_call();
+      });
+      const detail::run_timing timing =
+          detail::time_runs(m_stream, 1, replays, [&] { work.launch(m_stream); });
+      m.device_time_s = timing.median_s / calls;
+      m.device_min_time_s = timing.min_s / calls;
+      m.device_max_time_s = timing.max_s / calls;
+    } catch (const std::exception &e) {
+      cudaGetLastError(); // the capture's error must not fail the op's next CUDA call
+      m.device_time_s = m.device_min_time_s = m.device_max_time_s = 0;
+      m.note = std::string("device time not measured: ") + e.what();
     }
   }
 
@@ -388,7 +424,7 @@ void measure_report(report &r, const measure_options &options) {
   }
   // Later rounds time every op again, seconds after its first: the median round stands, so a
   // spell of a slower host (its launch path, other tenants) moves one round, not the result.
-  std::vector<std::vector<double>> round_times(r.ops.size());
+  std::vector<std::vector<double>> round_times(r.ops.size()), round_device_times(r.ops.size());
   for (int round = 1; round < rounds; ++round)
     for (std::size_t i = 0; i < r.ops.size(); ++i) {
       op_report &entry = r.ops[i];
@@ -408,13 +444,29 @@ void measure_report(report &r, const measure_options &options) {
       m.min_time_s = std::min(m.min_time_s, again.min_time_s);
       m.max_time_s = std::max(m.max_time_s, again.max_time_s);
       m.samples += again.samples;
+      // Device time: the rounds whose calls were captured (0: not measured in that round).
+      if (round_device_times[i].empty() && m.device_time_s > 0)
+        round_device_times[i].push_back(m.device_time_s);
+      if (again.device_time_s > 0) {
+        const bool none_yet = round_device_times[i].empty();
+        round_device_times[i].push_back(again.device_time_s);
+        m.device_min_time_s = none_yet ? again.device_min_time_s
+                                       : std::min(m.device_min_time_s, again.device_min_time_s);
+        m.device_max_time_s = none_yet ? again.device_max_time_s
+                                       : std::max(m.device_max_time_s, again.device_max_time_s);
+      }
     }
-  for (std::size_t i = 0; i < r.ops.size(); ++i)
-    if (std::vector<double> &times = round_times[i]; !times.empty()) {
-      std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2),
-                       times.end());
-      r.ops[i].measured->time_s = times[times.size() / 2];
-    }
+  const auto median = [](std::vector<double> &values) {
+    std::nth_element(values.begin(),
+                     values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2), values.end());
+    return values[values.size() / 2];
+  };
+  for (std::size_t i = 0; i < r.ops.size(); ++i) {
+    if (!round_times[i].empty())
+      r.ops[i].measured->time_s = median(round_times[i]);
+    if (!round_device_times[i].empty())
+      r.ops[i].measured->device_time_s = median(round_device_times[i]);
+  }
   // Padding advice: the original and the padded GEMM, timed the same way (no counters needed).
   if (r.advice)
     for (padding_advice &advice : r.advice->padding) {
@@ -438,8 +490,9 @@ void measure_report(report &r, const measure_options &options) {
 calibration_result calibrate_local_gpu(
     const std::function<void(std::size_t, std::size_t, const std::string &)> &progress) {
   const device_report device = local_device_report(0);
-  gpu_spec spec = local_spec(device);
-  spec.calibration.reset(); // fit from the generic defaults, not from an earlier fit
+  // Fit from the architecture's parameters (local_spec's), not from an earlier local fit: the
+  // calibration saves only what it moved from them.
+  const gpu_spec spec = local_spec(device);
   std::vector<op> ops;
   for (const sweep_shape &s : sweep_shapes())
     if (s.calibration)
@@ -453,23 +506,29 @@ calibration_result calibrate_local_gpu(
   options.rounds = 3;
   options.progress = progress;
   measure_report(r, options);
+  // The model predicts device time (the GPU's time per call, no host gap): calls that could not
+  // be replayed from a graph have none, and are left out rather than fitted to their eager time.
   std::vector<timed_gemm> samples;
   for (const op_report &entry : r.ops)
-    if (entry.measured && entry.measured->status == measurement_status::measured)
-      samples.push_back(
-          {*entry.op.gemm, entry.op.precision, entry.measured->time_s, entry.measured->launches});
+    if (entry.measured && entry.measured->status == measurement_status::measured &&
+        entry.measured->device_time_s > 0)
+      samples.push_back({*entry.op.gemm, entry.op.precision, entry.measured->device_time_s,
+                         entry.measured->launches});
   if (samples.size() < 20)
     throw roofline::error("calibration measured only " + std::to_string(samples.size()) +
                           " GEMMs; not enough to fit");
   calibration_result result;
-  result.parameters = fit_model(samples, spec, model_parameters{});
-  result.parameters.origin = "calibrated on " + device.device.name + " " + device.device.uuid +
-                             ", " + std::to_string(samples.size()) + " cuBLAS timings";
+  result.parameters = fit_model(samples, spec, spec.parameters);
+  result.fitted =
+      changed(spec.parameters, result.parameters,
+              "calibrated on " + device.device.name + " " + device.device.uuid + ", " +
+                  std::to_string(samples.size()) + " cuBLAS timings (graph-replayed device time)");
+  result.parameters = apply(spec.parameters, result.fitted);
   result.measured = samples.size();
   const std::vector<double> errors = relative_errors(samples, spec, result.parameters);
   result.median_error = errors[errors.size() / 2];
   result.p90_error = errors[errors.size() * 9 / 10];
-  save_calibration(device.device.uuid, result.parameters);
+  save_calibration(device.device.uuid, result.fitted);
   result.saved_to = calibration_cache_file(device.device.uuid).string();
   return result;
 }

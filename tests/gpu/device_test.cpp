@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
+#include "cuda_graph.hpp"
+#include "event_timer.hpp"
+#include "gpu_test_support.hpp"
+#include "lt_gemm.hpp"
 #include "roofline/cuda/ceiling_probe.hpp"
 #include "roofline/cuda/device.hpp"
 
@@ -8,6 +12,45 @@
 #include <filesystem>
 
 using namespace roofline;
+
+namespace {
+
+/// Seconds per call of `calls` back-to-back 64³ cuBLASLt GEMMs of `p` replayed from a CUDA graph
+/// (the median of 20 replays): the GPU's own time for the probe's host-floor GEMM.
+double graph_replayed_tiny_gemm_s(precision p) {
+  constexpr int calls = 200;
+  cudaStream_t stream = nullptr;
+  ROOFLINE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  cublasLtHandle_t handle = nullptr;
+  ROOFLINE_CUDA_CHECK(cublasLtCreate(&handle));
+  double seconds = 0;
+  {
+    test::device_buffer workspace(32u << 20);
+    const cuda::detail::lt_gemm gemm(handle, {64, 64, 64, 1}, p, workspace.get(),
+                                     workspace.bytes());
+    const cuda::detail::gemm_types types = cuda::detail::types_for(p);
+    test::device_buffer a(gemm.a_elements() * kernels::element_size(types.input));
+    test::device_buffer b(gemm.b_elements() * kernels::element_size(types.input));
+    test::device_buffer c(gemm.c_elements() * kernels::element_size(types.output));
+    ROOFLINE_CUDA_CHECK(
+        kernels::fill_random(a.get(), gemm.a_elements(), types.input, 1, 1.0f, stream));
+    ROOFLINE_CUDA_CHECK(
+        kernels::fill_random(b.get(), gemm.b_elements(), types.input, 2, 1.0f, stream));
+    // One eager call first: the kernel loads (lazy module loading) before the capture, as in use.
+    gemm.run(a.get(), b.get(), c.get(), stream);
+    ROOFLINE_CUDA_CHECK(cudaStreamSynchronize(stream));
+    const cuda::detail::captured_work work(stream, [&] {
+      for (int i = 0; i < calls; ++i)
+        gemm.run(a.get(), b.get(), c.get(), stream);
+    });
+    seconds = cuda::detail::time_runs(stream, 1, 20, [&] { work.launch(stream); }).median_s / calls;
+  }
+  cublasLtDestroy(handle);
+  cudaStreamDestroy(stream);
+  return seconds;
+}
+
+} // namespace
 
 TEST_CASE("the device query describes a real GPU") {
   REQUIRE(cuda::device_count() > 0);
@@ -48,10 +91,32 @@ TEST_CASE("measured ceilings are physically possible, complete, and survive the 
       CAPTURE(to_string(p));
       CHECK(*flops <= 1.02 * rate.dense_flop_per_s);
     }
+  // Host floors: an eager cuBLAS call costs the host more than the GPU's time for a tiny GEMM.
+  for (precision p : {precision::fp32, precision::tf32, precision::fp16, precision::bf16}) {
+    CAPTURE(to_string(p));
+    CHECK(measured.ceilings->host_floor_s(p).has_value());
+  }
+  const auto fp16_floor = measured.ceilings->host_floor_s(precision::fp16);
+  REQUIRE(fp16_floor);
+  const double replayed = graph_replayed_tiny_gemm_s(precision::fp16);
+  CHECK(*fp16_floor > replayed);
+  CHECK(*fp16_floor < 1e-3); // a per-call time, not a per-run one
+  MESSAGE("fp16 64³ cuBLASLt: host floor " << *fp16_floor * 1e6 << " µs per call, graph-replayed "
+                                           << replayed * 1e6 << " µs");
+  for (const ceiling_result &r : measured.ceilings->results)
+    if (r.kind == ceiling_kind::host_floor) {
+      CAPTURE(r.name);
+      CHECK(r.method.find("graph-replayed") != std::string::npos); // its replay did not fail
+    }
+  const auto launch = measured.ceilings->launch_latency_s();
+  REQUIRE(launch);
+  CHECK(*launch > 0);
   const device_report cached = cuda::local_device_report(0);
   REQUIRE(cached.ceilings);
   CHECK(cached.ceilings->results.size() == measured.ceilings->results.size());
   CHECK(*cached.ceilings->dram_bytes_per_s() == doctest::Approx(*dram));
+  REQUIRE(cached.ceilings->host_floor_s(precision::fp16));
+  CHECK(*cached.ceilings->host_floor_s(precision::fp16) == *fp16_floor);
   const auto local = cuda::find_local_gpu();
   REQUIRE(local);
   CHECK(local->spec.dram_bytes_per_s == doctest::Approx(*dram));

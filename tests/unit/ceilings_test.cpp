@@ -31,31 +31,6 @@ gpu_spec h200_sheet() {
   return *spec;
 }
 
-/// Sets (or, with nullptr, unsets) an environment variable for one scope.
-class scoped_env {
-public:
-  scoped_env(const char *name, const char *value) : m_name(name) {
-    if (const char *old = std::getenv(name))
-      m_old = old;
-    if (value)
-      ::setenv(name, value, 1);
-    else
-      ::unsetenv(name);
-  }
-  ~scoped_env() {
-    if (m_old)
-      ::setenv(m_name.c_str(), m_old->c_str(), 1);
-    else
-      ::unsetenv(m_name.c_str());
-  }
-  scoped_env(const scoped_env &) = delete;
-  scoped_env &operator=(const scoped_env &) = delete;
-
-private:
-  std::string m_name;
-  std::optional<std::string> m_old;
-};
-
 /// A fresh directory under the system temp directory, removed at the end of the scope.
 struct temp_dir {
   fs::path path;
@@ -167,6 +142,42 @@ TEST_CASE("launch_latency_s is the first non-failed latency result") {
   CHECK_FALSE(c.launch_latency_s().has_value());
 }
 
+TEST_CASE("host_floor_s(p) is the first non-failed host floor of that precision") {
+  const measured_ceilings c = h200_ceilings_with_host_floors();
+  REQUIRE(c.host_floor_s(precision::fp16));
+  CHECK(*c.host_floor_s(precision::fp16) == 6.1e-6);
+  REQUIRE(c.host_floor_s(precision::bf16));
+  CHECK(*c.host_floor_s(precision::bf16) == 6.2e-6);
+  REQUIRE(c.host_floor_s(precision::fp32));
+  CHECK(*c.host_floor_s(precision::fp32) == 7.3e-6); // the failed 9.9e-6 before it does not count
+  CHECK_FALSE(c.host_floor_s(precision::tf32).has_value()); // only a failed run
+  CHECK_FALSE(c.host_floor_s(precision::fp8).has_value());  // never measured
+  // Host floors are neither launch latencies nor FLOP rates, and vice versa.
+  REQUIRE(c.launch_latency_s());
+  CHECK(*c.launch_latency_s() == 2.5e-6);
+  CHECK(*c.flop_per_s(precision::fp16) == 7.0e14);
+  measured_ceilings latency_only;
+  latency_only.results.push_back(result("launch", ceiling_kind::latency, precision::fp16, 3e-6));
+  CHECK_FALSE(latency_only.host_floor_s(precision::fp16).has_value());
+  // Ceilings measured before host floors were (format_version 1 caches) have none.
+  for (precision p : all_precisions)
+    CHECK_FALSE(h200_ceilings().host_floor_s(p).has_value());
+}
+
+TEST_CASE("ceiling kinds: names round trip; latency and host floor are times") {
+  for (ceiling_kind kind :
+       {ceiling_kind::dram_bandwidth, ceiling_kind::l2_bandwidth, ceiling_kind::flop_rate,
+        ceiling_kind::latency, ceiling_kind::host_floor}) {
+    CAPTURE(to_string(kind));
+    REQUIRE(parse_ceiling_kind(to_string(kind)));
+    CHECK(*parse_ceiling_kind(to_string(kind)) == kind);
+    CHECK(is_time(kind) == (kind == ceiling_kind::latency || kind == ceiling_kind::host_floor));
+  }
+  CHECK(to_string(ceiling_kind::host_floor) == "host_floor");
+  CHECK_FALSE(parse_ceiling_kind("Host_Floor").has_value());
+  CHECK_FALSE(parse_ceiling_kind("").has_value());
+}
+
 TEST_CASE("apply_ceilings on the H200 datasheet: measured roofs replace the datasheet's") {
   const gpu_spec sheet = h200_sheet();
   const gpu_spec spec = apply_ceilings(sheet, h200_ceilings());
@@ -224,7 +235,7 @@ TEST_CASE("to_json_text / parse_ceilings round trip every field exactly") {
 
   // The document: format_version 1, precision a string or null, failure a string ("" when none).
   const json doc = json::parse(text);
-  CHECK(doc.at("format_version") == 1);
+  CHECK(doc.at("format_version") == 2);
   CHECK(doc.at("uuid") == c.uuid);
   CHECK(doc.at("device_name") == "NVIDIA H200");
   CHECK(doc.at("measured_at") == "2025-01-02T03:04:05Z");
@@ -251,6 +262,33 @@ TEST_CASE("to_json_text / parse_ceilings round trip every field exactly") {
   check_same(parse_ceilings(to_json_text(measured_ceilings{}), "empty.json"), measured_ceilings{});
 }
 
+TEST_CASE("host floors survive the cache document; format_version 1 documents are still read") {
+  const measured_ceilings c = h200_ceilings_with_host_floors();
+  const std::string text = to_json_text(c);
+  const measured_ceilings back = parse_ceilings(text, "cache.json");
+  check_same(back, c);
+  REQUIRE(back.host_floor_s(precision::fp16));
+  CHECK(*back.host_floor_s(precision::fp16) == 6.1e-6);
+  CHECK_FALSE(back.host_floor_s(precision::tf32).has_value());
+
+  const json doc = json::parse(text);
+  const json &fp16 = doc.at("results")[c.results.size() - 3];
+  CHECK(fp16.at("name") == "cuBLAS call host floor fp16");
+  CHECK(fp16.at("kind") == "host_floor");
+  CHECK(fp16.at("precision") == "fp16");
+  CHECK(fp16.at("value") == 6.1e-6);
+  CHECK(contains(fp16.at("method").get<std::string>(), "graph-replayed"));
+
+  // A cache written before host floors (version 1, no host_floor results) reads as it was.
+  json old = json::parse(to_json_text(h200_ceilings()));
+  old["format_version"] = 1;
+  const measured_ceilings v1 = parse_ceilings(old.dump(), "old.json");
+  check_same(v1, h200_ceilings());
+  CHECK_FALSE(v1.host_floor_s(precision::fp16).has_value());
+  REQUIRE(v1.launch_latency_s());
+  CHECK(*v1.launch_latency_s() == 2.5e-6);
+}
+
 TEST_CASE("parse_ceilings rejects damaged documents with input_error naming the origin") {
   const std::string origin = "/cache/ceilings-GPU-x.json";
   SUBCASE("not JSON") {
@@ -268,10 +306,13 @@ TEST_CASE("parse_ceilings rejects damaged documents with input_error naming the 
     CHECK(contains(error_text("{}", origin), origin)); // no format_version
   }
   SUBCASE("another format_version") {
-    const std::string what = error_text(document_with("format_version", 2), origin);
-    CHECK(contains(what, origin));
-    CHECK(contains(what, "format version"));
-    CHECK(contains(what, "--refresh"));
+    for (int version : {0, 3, 99}) {
+      CAPTURE(version);
+      const std::string what = error_text(document_with("format_version", version), origin);
+      CHECK(contains(what, origin));
+      CHECK(contains(what, "format version"));
+      CHECK(contains(what, "--refresh"));
+    }
   }
   SUBCASE("format_version not a number") {
     CHECK(contains(error_text(document_with("format_version", "1"), origin), origin));

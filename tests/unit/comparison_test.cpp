@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // compare(): each op's speedup is the ratio of the resource that bounds it, corrected for the
-// quantization the model sees on each GPU's SM count. Checked by hand on V100 → A100 (SXM4 80GB).
+// quantization the model sees on each GPU's SM count. Checked by hand on V100 → A100 (SXM4 80GB),
+// two GPUs of architectures without fitted parameters: both use the generic defaults.
 #include "roofline/comparison.hpp"
 #include "roofline/spec_catalog.hpp"
 
@@ -27,10 +28,22 @@ network two_layers() {
 }
 
 comparison v100_vs_a100() {
-  const std::vector<gpu_spec> specs{gpu("v100"), gpu("a100")};
-  const model_options options{false, false, common_parameters(specs)};
-  return compare(two_layers(), {{perf_model(specs[0], options), "v100", std::nullopt},
-                                {perf_model(specs[1], options), "a100", std::nullopt}});
+  return compare(two_layers(), {{perf_model(gpu("v100")), "v100", std::nullopt},
+                                {perf_model(gpu("a100")), "a100", std::nullopt}});
+}
+
+/// Each GPU as compare() is given it by the CLI: its own parameters, the typical host floor.
+compared_gpu plain(const char *name) {
+  return {perf_model(gpu(name)), std::string("--gpus ") + name, std::nullopt};
+}
+
+/// A small network of tiny layers: every op is launch-bound, on any GPU.
+network tiny_layers() {
+  return parse_network("name: tiny\nbatch: 1\nlayers:\n"
+                       "  - {name: fc1, type: linear, in: 64, out: 64}\n"
+                       "  - {name: act, type: relu}\n"
+                       "  - {name: fc2, type: linear, in: 64, out: 64}\n",
+                       "tiny.yaml");
 }
 
 } // namespace
@@ -67,11 +80,9 @@ TEST_CASE("a compute-bound GEMM gains the peak ratio, corrected for wave quantiz
 }
 
 TEST_CASE("totals, speedups, prices and the verdict") {
-  const std::vector<gpu_spec> specs{gpu("v100"), gpu("a100")};
-  const model_options options{false, false, common_parameters(specs)};
   const comparison c = compare(two_layers(),
-                               {{perf_model(specs[0], options), "v100", std::nullopt},
-                                {perf_model(specs[1], options), "a100", std::nullopt}},
+                               {{perf_model(gpu("v100")), "v100", std::nullopt},
+                                {perf_model(gpu("a100")), "a100", std::nullopt}},
                                {{"v100-sxm2", 1.0}, {"a100-sxm4-80gb", 2.0}});
   const gpu_result &v = c.gpus[0];
   const gpu_result &a = c.gpus[1];
@@ -95,7 +106,80 @@ TEST_CASE("totals, speedups, prices and the verdict") {
   CHECK(doc["verdict"]["fastest"] == "a100-sxm4-80gb");
 }
 
-TEST_CASE("common_parameters: the first calibration, else the defaults") {
-  CHECK(common_parameters({gpu("v100"), gpu("a100")}).origin == model_parameters{}.origin);
-  CHECK(common_parameters({gpu("v100"), gpu("h200")}).origin == gpu("h200").calibration->origin);
+TEST_CASE("a GPU's times are the same whatever GPUs it is compared with") {
+  // Each GPU uses its own parameters (its architecture's), never another's: H100 alone, after a
+  // V100 (generic defaults) and after an H200 (the same Hopper parameters) gives the same numbers.
+  for (const network &net : {two_layers(), tiny_layers()}) {
+    CAPTURE(net.name);
+    const comparison alone = compare(net, {plain("h100")});
+    const comparison after_v100 = compare(net, {plain("v100"), plain("h100")});
+    const comparison after_h200 = compare(net, {plain("h200"), plain("h100")});
+    const gpu_result &a = alone.gpus.at(0);
+    for (const gpu_result *other : {&after_v100.gpus.at(1), &after_h200.gpus.at(1)}) {
+      CHECK(other->analysis.device.name == "h100-sxm5");
+      CHECK(other->step_time_s == a.step_time_s);
+      CHECK(other->op_times_s == a.op_times_s);
+      CHECK(other->memory_bound_share == a.memory_bound_share);
+      CHECK(other->launch_bound_share == a.launch_bound_share);
+      CHECK(other->analysis.parameters == a.analysis.parameters);
+    }
+    // ... and the same as analysing it alone.
+    const report single = analyze(net, perf_model(gpu("h100")), "--gpu h100");
+    CHECK(a.step_time_s == doctest::Approx(single.totals.time_s).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("each GPU of a comparison uses its own parameters and all share one host floor") {
+  const comparison c = compare(two_layers(), {plain("v100"), plain("h200")});
+  const gpu_result &v100 = c.gpus.at(0);
+  const gpu_result &h200 = c.gpus.at(1);
+  CHECK(v100.analysis.parameters == gpu("v100").parameters);
+  CHECK(v100.analysis.parameters == model_parameters{}); // no volta parameters: the defaults
+  CHECK(h200.analysis.parameters == gpu("h200").parameters);
+  CHECK(h200.analysis.parameters_origin == gpu("h200").parameters.origin);
+  CHECK(h200.analysis.parameters_origin.find("hopper") != std::string::npos);
+  CHECK(v100.analysis.host.origin == h200.analysis.host.origin);
+  CHECK(v100.analysis.host.gemm_call_s == h200.analysis.host.gemm_call_s);
+  CHECK(v100.analysis.host.kernel_launch_s == h200.analysis.host.kernel_launch_s);
+}
+
+TEST_CASE("launch-bound ops take the host's time on every GPU and the verdict says so") {
+  // Every op of the tiny network is launch-bound on both GPUs: each takes the host's floor, the
+  // same on both, so the step takes as long on either.
+  const comparison c = compare(tiny_layers(), {plain("v100"), plain("h200")});
+  const host_floor typical = typical_host_floor();
+  for (const gpu_result &g : c.gpus) {
+    CAPTURE(g.analysis.device.name);
+    REQUIRE(g.analysis.ops.size() == 3);
+    for (std::size_t i = 0; i < g.analysis.ops.size(); ++i) {
+      const prediction &p = g.analysis.ops[i].prediction;
+      CHECK(p.launch_bound);
+      CHECK(g.op_times_s[i] == p.host_floor_s);
+    }
+    CHECK(g.op_times_s[0] == typical.gemm(precision::fp16, 1));
+    CHECK(g.op_times_s[1] == typical.kernel_launch_s);
+    CHECK(g.launch_bound_share == doctest::Approx(1.0).epsilon(1e-12));
+    CHECK(g.launch_bound_share == doctest::Approx(g.analysis.totals.launch_bound_share));
+  }
+  CHECK(c.gpus[1].step_time_s == c.gpus[0].step_time_s);
+  CHECK(c.gpus[1].speedup == doctest::Approx(1.0).epsilon(1e-12));
+
+  // Beside a compute-bound GEMM, the launch-bound share is named in the verdict.
+  const network mixed =
+      parse_network("name: mixed\nbatch: 1\nlayers:\n"
+                    "  - {name: square, type: matmul, m: 4096, n: 4096, k: 4096}\n"
+                    "  - {name: fc, type: linear, in: 64, out: 64}\n"
+                    "  - {name: act, type: relu}\n",
+                    "mixed.yaml");
+  const comparison m = compare(mixed, {plain("v100"), plain("h200")});
+  const gpu_result &base = m.gpus.at(0);
+  CHECK(m.verdict.fastest == "h200-sxm");
+  // fc and act take 6 + 4 µs of the host (typical floor) on either GPU.
+  const double launch = base.op_times_s[1] + base.op_times_s[2];
+  CHECK(launch == typical.gemm(precision::fp16, 1) + typical.kernel_launch_s);
+  CHECK(base.launch_bound_share == doctest::Approx(launch / base.step_time_s).epsilon(1e-12));
+  CHECK(m.gpus[1].op_times_s[1] == base.op_times_s[1]);
+  CHECK(m.gpus[1].op_times_s[2] == base.op_times_s[2]);
+  REQUIRE(base.launch_bound_share > 0.005); // what the verdict names
+  CHECK(m.verdict.text.find("launch-bound") != std::string::npos);
 }

@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // The GEMM model's factors, each on a made-up GPU whose numbers make the arithmetic easy:
 // 100 SMs, fp16 dense peak 100 TFLOP/s (1 TFLOP/s per SM), DRAM 1 TB/s, L2 2.5 TB/s (25 GB/s per
-// SM).
+// SM). estimate_gemm gives device time only; perf_model::predict adds the host's floor.
 #include "roofline/gemm_model.hpp"
+#include "roofline/host_floor.hpp"
 #include "roofline/model_fit.hpp"
+#include "roofline/op.hpp"
+#include "roofline/perf_model.hpp"
 
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <limits>
 
 using namespace roofline;
 
@@ -27,20 +31,20 @@ gpu_spec easy_gpu() {
 }
 
 /// Every fixed cost off and full efficiency, so that only the factor under test shapes the time.
+/// Tensor-core kernels split K by cost only into slices of 65536 or more (never, for the K below):
+/// with no kernel overhead, a split would cost only its partial sums. Tests of split-K lower it.
 model_parameters ideal() {
   model_parameters p;
   for (precision prec : all_precisions) {
-    p.efficiency[prec] = 1.0;
-    p.wave_overhead_s[prec] = 0;
+    p.set(parameter_at(parameter::efficiency, prec), 1.0);
+    p.set(parameter_at(parameter::wave_overhead_s, prec), 0);
   }
-  p.dram_efficiency = 1.0;
-  p.launch_floor_s = 0;
-  p.fallback_launch_floor_s = 0;
-  p.k_step_latency_s = 0;
-  p.kernel_overhead_s = 0;
-  p.gemv_bandwidth_slowdown = 1;
-  p.misaligned_gemv_bandwidth_slowdown = 1;
-  p.split_k_overhead_s = 1.0; // a second: never worth it
+  p.set(parameter::dram_efficiency, 1.0);
+  p.set(parameter::k_step_latency_s, 0);
+  p.set(parameter::kernel_overhead_s, 0);
+  p.set(parameter::gemv_bandwidth_slowdown, 1);
+  p.set(parameter::misaligned_gemv_bandwidth_slowdown, 1);
+  p.set(parameter::min_split_k_depth, info(parameter::min_split_k_depth).max);
   return p;
 }
 
@@ -50,11 +54,32 @@ gemm_estimate estimate(const gemm_shape &s, const model_parameters &p = ideal(),
   return estimate_gemm(s, prec, g.peak_flop_per_s(prec), g, p);
 }
 
-bool explains(const gemm_estimate &e, const std::string &phrase) {
-  for (const std::string &factor : e.factors)
+/// A made-up host: 6 µs per cuBLAS call (8 µs for fp32), 3 µs per further kernel launch.
+host_floor test_host() {
+  host_floor h;
+  h.gemm_call_s.fill(6e-6);
+  h.gemm_call_s[static_cast<std::size_t>(precision::fp32)] = 8e-6;
+  h.kernel_launch_s = 3e-6;
+  h.origin = "test host";
+  return h;
+}
+
+/// The eager prediction of one GEMM on the easy GPU with explicit parameters and host floor.
+prediction predict(const gemm_shape &s, const model_parameters &p, const host_floor &host,
+                   precision prec = precision::fp16) {
+  const perf_model model(easy_gpu(), model_options{false, false, p, host});
+  return model.predict(make_gemm_op("g", s, prec));
+}
+
+bool explains(const std::vector<std::string> &factors, const std::string &phrase) {
+  for (const std::string &factor : factors)
     if (factor.find(phrase) != std::string::npos)
       return true;
   return false;
+}
+
+bool explains(const gemm_estimate &e, const std::string &phrase) {
+  return explains(e.factors, phrase);
 }
 
 } // namespace
@@ -82,12 +107,12 @@ TEST_CASE("a GEMM of exactly one wave of 256×128 tiles") {
   // · 2 B / 25 GB/s = 31.5 µs hide under it. DRAM: 2 · (256·1024 + 1024·12800 + 256·12800) B / 1
   // TB/s = 33.3 µs.
   const gemm_estimate e = estimate({256, 12800, 1024, 1});
-  CHECK(e.time_s == doctest::Approx(67.108864e-6).epsilon(1e-9));
+  CHECK(e.device_time_s == doctest::Approx(67.108864e-6).epsilon(1e-9));
   CHECK(e.waves == doctest::Approx(1.0));
   CHECK(e.wave_efficiency == doctest::Approx(1.0));
   CHECK(e.tile_efficiency == doctest::Approx(1.0));
   CHECK(e.alignment_bytes == 16);
-  CHECK_FALSE(e.launch_bound);
+  CHECK(e.launches == 1);
 }
 
 TEST_CASE("wave quantization: one tile more than a wave") {
@@ -97,28 +122,36 @@ TEST_CASE("wave quantization: one tile more than a wave") {
   // 25 GB/s = 10.5 µs hide) = 356.51584 µs, the best, its last wave 16% busy.
   const gemm_estimate e = estimate({128, 12928, 1024, 1}, ideal(), precision::fp32);
   CHECK(e.family == kernel_family::simt);
-  CHECK(e.time_s * 1e6 == doctest::Approx(17 * 20.97152));
+  CHECK(e.device_time_s * 1e6 == doctest::Approx(17 * 20.97152));
   CHECK(e.tiles == 1616);
   CHECK(e.waves == doctest::Approx(16.16));
   CHECK(e.wave_efficiency == doctest::Approx(1616.0 / 1700.0));
   const gemm_estimate whole = estimate({128, 12800, 1024, 1}, ideal(), precision::fp32);
-  CHECK(whole.time_s * 1e6 == doctest::Approx(335.54432)); // 100 tiles of 128×128: one wave
+  CHECK(whole.device_time_s * 1e6 == doctest::Approx(335.54432)); // 100 tiles of 128×128: 1 wave
 }
 
 TEST_CASE("a partial last wave costs wave_quantization of a whole one") {
   // The fp32 case above with half the quantization: 32×32 tiles still win, 16.16 waves costing
   // 16.16 + 0.5 · 0.84 = 16.58 waves of 20.97152 µs.
   model_parameters p = ideal();
-  p.wave_quantization = 0.5;
+  p.set(parameter::wave_quantization, 0.5);
   const gemm_estimate e = estimate({128, 12928, 1024, 1}, p, precision::fp32);
   CHECK(e.tiles == 1616);
-  CHECK(e.time_s * 1e6 == doctest::Approx(16.58 * 20.97152));
+  CHECK(e.device_time_s * 1e6 == doctest::Approx(16.58 * 20.97152));
 }
 
 TEST_CASE("a kernel's fill and drain are paid once") {
   model_parameters p = ideal();
-  p.kernel_overhead_s = 2e-6;
-  CHECK(estimate({256, 12800, 1024, 1}, p).time_s * 1e6 == doctest::Approx(67.108864 + 2.0));
+  p.set(parameter::kernel_overhead_s, 2e-6);
+  CHECK(estimate({256, 12800, 1024, 1}, p).device_time_s * 1e6 == doctest::Approx(67.108864 + 2.0));
+}
+
+TEST_CASE("each wave pays its precision's wave overhead") {
+  // The one-wave GEMM above plus 3 µs; fp32's overhead does not touch an fp16 GEMM.
+  model_parameters p = ideal();
+  p.set(parameter_at(parameter::wave_overhead_s, precision::fp16), 3e-6);
+  p.set(parameter_at(parameter::wave_overhead_s, precision::fp32), 40e-6);
+  CHECK(estimate({256, 12800, 1024, 1}, p).device_time_s * 1e6 == doctest::Approx(67.108864 + 3.0));
 }
 
 TEST_CASE("nvjet's N tiles in steps of 8 to 32 dodge wave quantization") {
@@ -126,137 +159,196 @@ TEST_CASE("nvjet's N tiles in steps of 8 to 32 dodge wave quantization") {
   // wave of 2 · 256 · 144 · 1024 / 1e12 = 75.497472 µs.
   const gemm_estimate e = estimate({256, 12928, 1024, 1});
   CHECK(e.family == kernel_family::tensor);
-  CHECK(e.time_s * 1e6 == doctest::Approx(75.497472));
-  CHECK(e.time_s < estimate({256, 12800, 1024, 1}).time_s * 1.2);
+  CHECK(e.device_time_s * 1e6 == doctest::Approx(75.497472));
+  CHECK(e.device_time_s < estimate({256, 12800, 1024, 1}).device_time_s * 1.2);
 }
 
 TEST_CASE("tile quantization: partial tiles do wasted work") {
   // M 200 in a 256-row tile: 200/256 of the computed rows are real.
   const gemm_estimate e = estimate({200, 12800, 1024, 1});
   CHECK(e.tile_efficiency == doctest::Approx(200.0 / 256.0));
-  CHECK(e.time_s == doctest::Approx(67.108864e-6).epsilon(1e-9)); // same wave as M = 256
+  CHECK(e.device_time_s == doctest::Approx(67.108864e-6).epsilon(1e-9)); // same wave as M = 256
 }
 
 TEST_CASE("efficiency scales the compute-bound time") {
   model_parameters half = ideal();
-  half.efficiency[precision::fp16] = 0.5;
-  CHECK(estimate({256, 12800, 1024, 1}, half).time_s ==
+  half.set(parameter_at(parameter::efficiency, precision::fp16), 0.5);
+  CHECK(estimate({256, 12800, 1024, 1}, half).device_time_s ==
         doctest::Approx(2 * 67.108864e-6).epsilon(1e-9));
 }
 
 TEST_CASE("misaligned rows take the slower path and say so") {
   model_parameters p = ideal();
-  p.misalignment_slowdown[2] = 5.0;
+  p.set(misalignment_slowdown_at(2), 5.0);
   // N 12801 (2-byte rows in fp16): cuBLAS's CUTLASS fallback, its FMAs 5× slower.
   const gemm_estimate aligned = estimate({256, 12808, 1024, 1}, p);
   const gemm_estimate odd = estimate({256, 12801, 1024, 1}, p);
   CHECK(odd.alignment_bytes == 2);
   CHECK(aligned.alignment_bytes == 16);
   CHECK(odd.family == kernel_family::fallback);
-  CHECK(odd.time_s > 1.5 * aligned.time_s);
+  CHECK(odd.device_time_s > 1.5 * aligned.device_time_s);
   CHECK(explains(odd, "N=12801 breaks 16-byte alignment (2-byte rows): ×5.0"));
 }
 
-TEST_CASE("the launch floor bounds tiny GEMMs") {
-  model_parameters p = ideal();
-  p.launch_floor_s = 5e-6;
-  const gemm_estimate e = estimate({8, 8, 8, 1}, p);
-  CHECK(e.time_s * 1e6 == doctest::Approx(5.0));
-  CHECK(e.launch_bound);
+TEST_CASE("the eager time is max(device time, host floor); launch-bound exactly when the floor is "
+          "longer") {
+  const host_floor host = test_host();
+  // The one-wave GEMM: 67.108864 µs on the GPU, far above the host's 6 µs.
+  const prediction big = predict({256, 12800, 1024, 1}, ideal(), host);
+  CHECK(big.device_time_s == estimate({256, 12800, 1024, 1}).device_time_s);
+  CHECK(big.device_time_s == doctest::Approx(67.108864e-6).epsilon(1e-9));
+  CHECK(big.host_floor_s == 6e-6);
+  CHECK(big.time_s == big.device_time_s);
+  CHECK_FALSE(big.launch_bound);
+  CHECK_FALSE(explains(big.factors, "launch-bound"));
+
+  // 64 × 64 × 512: nvjet's eight 8×64 tiles, one wave, each loading (8 + 64) · 512 · 2 B at
+  // 25 GB/s = 2.94912 µs (their FMAs take 0.52 µs): under the 6 µs floor.
+  const prediction tiny = predict({64, 64, 512, 1}, ideal(), host);
+  REQUIRE(tiny.gemm);
+  CHECK(tiny.gemm->launches == 1);
+  CHECK(tiny.device_time_s * 1e6 == doctest::Approx(2.94912));
+  CHECK(tiny.device_time_s == tiny.gemm->device_time_s); // no host cost in the device time
+  CHECK(tiny.host_floor_s == 6e-6);
+  CHECK(tiny.time_s == 6e-6);
+  CHECK(tiny.launch_bound);
+  CHECK(explains(tiny.factors, "launch-bound"));
+
+  // At the boundary: a floor equal to the device time does not make it launch-bound; the next
+  // double above does.
+  host_floor equal = host;
+  equal.gemm_call_s[static_cast<std::size_t>(precision::fp16)] = tiny.device_time_s;
+  const prediction level = predict({64, 64, 512, 1}, ideal(), equal);
+  CHECK_FALSE(level.launch_bound);
+  CHECK(level.time_s == tiny.device_time_s);
+  host_floor above = host;
+  above.gemm_call_s[static_cast<std::size_t>(precision::fp16)] =
+      std::nextafter(tiny.device_time_s, 1.0);
+  const prediction over = predict({64, 64, 512, 1}, ideal(), above);
+  CHECK(over.launch_bound);
+  CHECK(over.time_s == over.host_floor_s);
+  CHECK(over.device_time_s == tiny.device_time_s);
 }
 
-TEST_CASE("each precision's GEMMs have their own floor") {
+TEST_CASE("each precision's GEMM calls pay their own host floor") {
   model_parameters p = ideal();
-  p.launch_floor_s = 5e-6;
-  p.gemm_launch_floor_s[precision::fp16] = 7e-6;
-  const gemm_estimate e = estimate({8, 8, 8, 1}, p);
-  CHECK(e.time_s * 1e6 == doctest::Approx(7.0));
-  CHECK(p.gemm_launch_floor_of(precision::fp32) * 1e6 == doctest::Approx(5.0));
+  p.set(parameter_at(parameter::split_k_below_waves, precision::fp32), 0); // one kernel per call
+  p.set(parameter::deep_split_k_below_waves, 0);
+  const host_floor host = test_host();
+  // 64 × 64 × 64: fp16 on nvjet, fp32 on four 32×32 SIMT tiles of 1.31072 µs: both under the
+  // floors, 6 µs for fp16 and 8 µs for fp32.
+  const prediction fp16 = predict({64, 64, 64, 1}, p, host);
+  const prediction fp32 = predict({64, 64, 64, 1}, p, host, precision::fp32);
+  REQUIRE(fp32.gemm);
+  CHECK(fp32.gemm->launches == 1);
+  CHECK(fp32.device_time_s * 1e6 == doctest::Approx(1.31072));
+  CHECK(fp16.host_floor_s == 6e-6);
+  CHECK(fp16.time_s == 6e-6);
+  CHECK(fp32.host_floor_s == 8e-6);
+  CHECK(fp32.time_s == 8e-6);
+  // fp32 64 × 64 × 512 takes 8 × 1.31072 = 10.48576 µs on the GPU: over the floor.
+  const prediction longer = predict({64, 64, 512, 1}, p, host, precision::fp32);
+  CHECK(longer.device_time_s * 1e6 == doctest::Approx(10.48576));
+  CHECK(longer.host_floor_s == 8e-6);
+  CHECK(longer.time_s == longer.device_time_s);
+  CHECK_FALSE(longer.launch_bound);
+  // The GEMV (fp32, M ≤ 8) pays its precision's call too.
+  const prediction gemv = predict({1, 64, 64, 1}, p, host, precision::fp32);
+  REQUIRE(gemv.gemm);
+  CHECK(gemv.gemm->family == kernel_family::gemv);
+  CHECK(gemv.host_floor_s == 8e-6);
 }
 
-TEST_CASE("GEMV and CUTLASS fallback kernels have their own, lighter floor") {
+TEST_CASE("a split-K call pays one more kernel launch on the host for its reduction") {
+  const host_floor host = test_host();
+  // fp32 64 × 64 × 64: cuBLAS's rule (< 0.25 waves of 64×64 output tiles) adds a reduction
+  // kernel: the host issues the call (8 µs) and one more launch (3 µs).
+  const prediction forced = predict({64, 64, 64, 1}, ideal(), host, precision::fp32);
+  REQUIRE(forced.gemm);
+  CHECK(forced.gemm->launches == 2);
+  CHECK(forced.host_floor_s * 1e6 == doctest::Approx(8.0 + 3.0));
+  CHECK(forced.time_s == forced.host_floor_s);
+  CHECK(forced.launch_bound);
+  // fp16 64 × 64 × 512 with K slices of 256 allowed: split 2 ways by cost (see the split-K test
+  // below: 1.540096 µs against one kernel's 2.94912 µs), 6 + 3 µs on the host.
   model_parameters p = ideal();
-  p.launch_floor_s = 7e-6;
-  p.fallback_launch_floor_s = 4e-6;
-  p.split_k_below_waves[precision::fp16] = 0;
-  const gemm_estimate gemv = estimate({1, 1, 1, 1}, p); // 2-byte rows, M 1: a GEMV
-  CHECK(gemv.family == kernel_family::gemv);
-  CHECK(gemv.time_s * 1e6 == doctest::Approx(4.0));
-  const gemm_estimate fallback = estimate({64, 9, 8, 1}, p); // 2-byte rows: CUTLASS
-  CHECK(fallback.family == kernel_family::fallback);
-  CHECK(fallback.time_s * 1e6 == doctest::Approx(4.0));
+  p.set(parameter::min_split_k_depth, 256);
+  const prediction split = predict({64, 64, 512, 1}, p, host);
+  REQUIRE(split.gemm);
+  CHECK(split.gemm->split_k == 2);
+  CHECK(split.gemm->launches == 2);
+  CHECK(split.device_time_s * 1e6 == doctest::Approx(1.540096));
+  CHECK(split.host_floor_s * 1e6 == doctest::Approx(9.0));
+  // A host whose further launches are free pays the call only.
+  host_floor free_launches = host;
+  free_launches.kernel_launch_s = 0;
+  CHECK(predict({64, 64, 512, 1}, p, free_launches).host_floor_s == 6e-6);
 }
 
 TEST_CASE("gemmSN and GEMVs of misaligned rows stream slower than gemv2T, each at its rate") {
   model_parameters p = ideal();
-  p.gemv_bandwidth_slowdown = 2.0;
-  p.misaligned_gemv_bandwidth_slowdown = 4.0;
-  p.misaligned_bandwidth_slowdown = 3.0; // the CUTLASS fallbacks', not the GEMVs'
+  p.set(parameter::gemv_bandwidth_slowdown, 2.0);
+  p.set(parameter::misaligned_gemv_bandwidth_slowdown, 4.0);
+  p.set(parameter::misaligned_bandwidth_slowdown, 3.0); // the CUTLASS fallbacks', not the GEMVs'
   // fp32 4 × 100000 × 64: 4 · (256 + 6,400,000 + 400,000) B at 1 TB/s / 2 = 54.402048 µs; its 8×64
   // tiles (16 waves of 1.47 µs loads at half the L2 rate) hide under it.
   const gemm_estimate skinny = estimate({4, 100000, 64, 1}, p, precision::fp32);
   CHECK(skinny.family == kernel_family::gemv);
-  CHECK(skinny.time_s * 1e6 == doctest::Approx(54.402048));
+  CHECK(skinny.device_time_s * 1e6 == doctest::Approx(54.402048));
   // M 1: gemv2T at the full 1 TB/s, 4 · (64 + 6,400,000 + 100,000) B.
   const gemm_estimate gemv = estimate({1, 100000, 64, 1}, p, precision::fp32);
-  CHECK(gemv.time_s * 1e6 == doctest::Approx(26.000256));
+  CHECK(gemv.device_time_s * 1e6 == doctest::Approx(26.000256));
   // fp16 M 1, N 100001 (2-byte rows): 2 · (64 + 6,400,064 + 100,001) B at 1 TB/s / 4.
   const gemm_estimate misaligned = estimate({1, 100001, 64, 1}, p, precision::fp16);
   CHECK(misaligned.family == kernel_family::gemv);
-  CHECK(misaligned.time_s * 1e6 == doctest::Approx(52.001032));
+  CHECK(misaligned.device_time_s * 1e6 == doctest::Approx(52.001032));
   // From M 9 on, fp32 runs SIMT tiles instead.
   CHECK(estimate({8, 100000, 64, 1}, p, precision::fp32).family == kernel_family::gemv);
   CHECK(estimate({9, 100000, 64, 1}, p, precision::fp32).family == kernel_family::simt);
 }
 
-TEST_CASE("tf32's small GEMMs run the Ampere kernels, which launch faster") {
-  model_parameters p = ideal();
-  p.gemm_launch_floor_s[precision::tf32] = 9e-6; // Hopper's xmma kernels
-  p.fallback_launch_floor_s = 5e-6;
-  p.ampere_slowdown = 2.0;
-  p.split_k_below_waves[precision::tf32] = 0;
-  const gemm_estimate tiny = estimate({64, 64, 64, 1}, p, precision::tf32);
-  CHECK(tiny.family == kernel_family::fallback);
-  CHECK(tiny.time_s * 1e6 == doctest::Approx(5.0));
-  // 256 × 25600 × 1024: Hopper's 200 tiles of 128×256 take two waves of 134 µs at 0.5 TFLOP/s
-  // per SM; Ampere's half rate would cost far more than its lighter launch saves.
-  const gemm_estimate large = estimate({256, 25600, 1024, 1}, p, precision::tf32);
-  CHECK(large.family == kernel_family::tensor);
-}
-
 TEST_CASE("a tile's K loop waits on memory when too little K is in flight") {
   model_parameters p = ideal();
-  p.k_step_latency_s = 5e-6;
-  // fp16 64 × 64 × 65536, one 64×64 tile (splitting costs a second here): FMAs 536.9 µs, loads
+  p.set(parameter::k_step_latency_s, 5e-6);
+  // fp16 64 × 64 × 65536, one 64×64 tile (K is not split in ideal()): FMAs 536.9 µs, loads
   // 128 · 65536 · 2 B / 25 GB/s = 671.1 µs, but nvjet keeps 256 of K in flight per memory
   // latency: 256 steps of 5 µs = 1280 µs.
   const gemm_estimate hopper = estimate({64, 64, 65536, 1}, p);
-  CHECK(hopper.time_s * 1e6 == doctest::Approx(1280.0));
+  CHECK(hopper.device_time_s * 1e6 == doctest::Approx(1280.0));
   // fp32 GEMV-like M 4: gemmSN spreads K over a tile's threads, no such wait. 4 × 64 × 65536:
   // streams 4 · (262,144 + 4,194,304 + 256) B = 17.83 µs; its 8×64 tile's FMAs 2 · 8 · 64 · 65536
   // / 1e11 = 671.1 µs and loads 72 · 65536 · 4 B / 25 GB/s = 755 µs decide.
   const gemm_estimate gemv = estimate({4, 64, 65536, 1}, p, precision::fp32);
   CHECK(gemv.family == kernel_family::gemv);
-  CHECK(gemv.time_s * 1e6 == doctest::Approx(72.0 * 65536 * 4 / 25e9 * 1e6));
+  CHECK(gemv.device_time_s * 1e6 == doctest::Approx(72.0 * 65536 * 4 / 25e9 * 1e6));
 }
 
 TEST_CASE("without TMA, cuBLAS's rule decides split-K, even where it costs") {
   model_parameters p = ideal();
-  p.launch_floor_s = 5e-6;
-  p.split_k_overhead_s = 3e-6;
-  p.split_k_below_waves[precision::fp32] = 0.25; // < 25 output tiles of 64×64 on 100 SMs
-  p.deep_split_k_below_waves = 1;                // < 100 tiles where K ≥ 1024
-  p.deep_split_k_min_k = 1024;
-  // fp32 64 × 64 × 64: four 32×32 tiles of 1.31 µs, under the 5 µs floor; the reduction's launch
-  // adds 3 µs even though K stays whole.
+  p.set(parameter_at(parameter::split_k_below_waves, precision::fp32),
+        0.25);                                   // < 25 output tiles of 64×64 on 100 SMs
+  p.set(parameter::deep_split_k_below_waves, 1); // < 100 tiles where K ≥ 1024
+  p.set(parameter::deep_split_k_min_k, 1024);
+  p.set(parameter::kernel_overhead_s, 1e-6);
+  // fp32 64 × 64 × 64, one 64×64 output tile (0.01 waves): the rule adds a reduction kernel.
+  // Unsplit, the best SIMT tile is 32×32: four tiles of 2 · 32 · 32 · 64 / 1e11 = 1.31072 µs
+  // (loads 64 · 64 · 4 B / 25 GB/s = 0.65536 µs hide), one wave, plus 1 µs = 2.31072 µs.
+  // With the reduction, K split s ways on 32×32 tiles: 4s work items (one wave) of 1.31072 / s µs,
+  // partial sums 2 · 4 · s · 4096 B / 1 TB/s = 0.032768 · s µs, and two kernels' 2 µs:
+  //   s = 1: 3.31072; 2: 2.720896; 4: 2.458752; 8: 0.16384 + 0.262144 + 2 = 2.425984; 16: 2.606208.
   const gemm_estimate forced = estimate({64, 64, 64, 1}, p, precision::fp32);
+  CHECK(forced.family == kernel_family::simt);
   CHECK(forced.launches == 2);
-  CHECK(forced.split_k == 1);
-  CHECK(forced.time_s * 1e6 == doctest::Approx(8.0));
-  p.split_k_below_waves[precision::fp32] = 0;
+  CHECK(forced.split_k == 8);
+  CHECK(forced.tile_m == 32);
+  CHECK(forced.tile_n == 32);
+  CHECK(forced.device_time_s * 1e6 == doctest::Approx(2.425984));
+  // The rule off: one kernel, 2.31072 µs, faster than what cuBLAS does.
+  p.set(parameter_at(parameter::split_k_below_waves, precision::fp32), 0);
   const gemm_estimate single = estimate({64, 64, 64, 1}, p, precision::fp32);
   CHECK(single.launches == 1);
-  CHECK(single.time_s * 1e6 == doctest::Approx(5.0));
+  CHECK(single.split_k == 1);
+  CHECK(single.device_time_s * 1e6 == doctest::Approx(2.31072));
   // Deep K: 640 × 640 × 1024 (100 tiles of 64×64, one wave) is not split, 576 × 640 × 1024 (90)
   // is, and 576 × 640 × 1023 is not.
   CHECK(estimate({640, 640, 1024, 1}, p, precision::fp32).launches == 1);
@@ -269,12 +361,12 @@ TEST_CASE("without TMA, cuBLAS's rule decides split-K, even where it costs") {
 TEST_CASE("misaligned rows stream at a fraction of the bandwidth, less the narrower they are") {
   model_parameters p = ideal();
   for (int alignment : {8, 4, 2})
-    p.misalignment_slowdown[alignment] = 1.0; // only the bandwidth changes
-  p.misaligned_bandwidth_slowdown = 2.0;      // per halving of the rows' alignment
+    p.set(misalignment_slowdown_at(alignment), 1.0);    // only the bandwidth changes
+  p.set(parameter::misaligned_bandwidth_slowdown, 2.0); // per halving of the rows' alignment
   gpu_spec g = easy_gpu();
   g.l2_bytes = 0;
   const auto microseconds = [&](std::int64_t n) {
-    return estimate_gemm({16, n, 16, 1}, precision::fp16, 100e12, g, p).time_s * 1e6;
+    return estimate_gemm({16, n, 16, 1}, precision::fp16, 100e12, g, p).device_time_s * 1e6;
   };
   // M 16, K 16: 2 · (256 + 32 N) B. Aligned N 100008: 6,401,024 B at 1 TB/s = 6.401 µs.
   CHECK(microseconds(100008) == doctest::Approx(6.401024));
@@ -288,33 +380,32 @@ TEST_CASE("misaligned rows stream at a fraction of the bandwidth, less the narro
 
 TEST_CASE("rows aligned to one element have their own split-K threshold") {
   model_parameters p = ideal();
-  p.fallback_launch_floor_s = 5e-6;
-  p.split_k_overhead_s = 3e-6;
-  p.deep_split_k_below_waves = 0;
-  p.split_k_below_waves[precision::fp16] = 0;
-  // Unset, the narrow rows' threshold is the wider rows'.
-  CHECK(p.narrow_split_k_below_waves_of(precision::fp16) == 0);
-  p.narrow_split_k_below_waves[precision::fp16] = 0.25;
-  // 64 × 66 × 64 (4-byte rows, two 64×64 output tiles: 0.02 waves): one launch. 64 × 65 × 64
-  // (2-byte rows): the reduction's too, 5 + 3 µs.
+  p.set(parameter::deep_split_k_below_waves, 0);
+  p.set(parameter_at(parameter::split_k_below_waves, precision::fp16), 0);
+  p.set(parameter_at(parameter::narrow_split_k_below_waves, precision::fp16), 0.25);
+  // Two parameters: setting one leaves the other.
+  CHECK(p.split_k_below_waves(precision::fp16) == 0);
+  CHECK(p.narrow_split_k_below_waves(precision::fp16) == 0.25);
+  // 64 × 66 × 64 (4-byte rows, two 64×64 output tiles: 0.02 waves): one kernel. 64 × 65 × 64
+  // (2-byte rows): a reduction kernel too.
   CHECK_FALSE(reduces_split_k({64, 66, 64, 1}, precision::fp16, easy_gpu(), p));
   CHECK(estimate({64, 66, 64, 1}, p).launches == 1);
   CHECK(reduces_split_k({64, 65, 64, 1}, precision::fp16, easy_gpu(), p));
   const gemm_estimate narrow = estimate({64, 65, 64, 1}, p);
+  CHECK(narrow.family == kernel_family::fallback);
   CHECK(narrow.launches == 2);
-  CHECK(narrow.time_s * 1e6 == doctest::Approx(8.0));
   // fp32's one element is 4 bytes: N 65 is narrow, N 66 is not.
-  p.split_k_below_waves[precision::fp32] = 0;
-  p.narrow_split_k_below_waves[precision::fp32] = 0.25;
+  p.set(parameter_at(parameter::split_k_below_waves, precision::fp32), 0);
+  p.set(parameter_at(parameter::narrow_split_k_below_waves, precision::fp32), 0.25);
   CHECK(reduces_split_k({64, 65, 64, 1}, precision::fp32, easy_gpu(), p));
   CHECK_FALSE(reduces_split_k({64, 66, 64, 1}, precision::fp32, easy_gpu(), p));
 }
 
 TEST_CASE("skinny M with misaligned rows runs CUTLASS kernels, split only for a deep K") {
   model_parameters p = ideal();
-  p.split_k_below_waves[precision::fp16] = 1;
-  p.deep_split_k_below_waves = 1;
-  p.deep_split_k_min_k = 1024;
+  p.set(parameter_at(parameter::split_k_below_waves, precision::fp16), 1);
+  p.set(parameter::deep_split_k_below_waves, 1);
+  p.set(parameter::deep_split_k_min_k, 1024);
   // M 8, 2-byte rows: no nvjet kernel; the rule's plain threshold does not apply, its deep one
   // does.
   const gemm_estimate shallow = estimate({8, 65, 64, 1}, p);
@@ -326,41 +417,48 @@ TEST_CASE("skinny M with misaligned rows runs CUTLASS kernels, split only for a 
   CHECK(estimate({8, 64, 64, 1}, p).family == kernel_family::tensor);
 }
 
-TEST_CASE("tf32's misaligned rows run on fp32's kernels and pay fp32's floor") {
+TEST_CASE("tf32's misaligned rows run the CUTLASS fallback kernels") {
   model_parameters p = ideal();
-  p.gemm_launch_floor_s[precision::tf32] = 9e-6;
-  p.gemm_launch_floor_s[precision::fp32] = 7e-6;
-  p.fallback_launch_floor_s = 5e-6;
-  p.split_k_below_waves[precision::tf32] = 0;
-  p.split_k_below_waves[precision::fp16] = 0;
+  p.set(parameter_at(parameter::split_k_below_waves, precision::tf32), 0);
+  p.set(parameter_at(parameter::narrow_split_k_below_waves, precision::tf32), 0);
   const gemm_estimate tf32 = estimate({64, 63, 64, 1}, p, precision::tf32); // 4-byte rows
+  CHECK(tf32.alignment_bytes == 4);
   CHECK(tf32.family == kernel_family::fallback);
-  CHECK(tf32.time_s * 1e6 == doctest::Approx(7.0));
-  // fp16's misaligned rows run CUTLASS kernels, at the lighter floor.
-  CHECK(estimate({64, 63, 64, 1}, p).time_s * 1e6 == doctest::Approx(5.0));
+  CHECK(tf32.launches == 1);
+  // Its rows are one element wide: the narrow threshold (here 0.25 waves) adds the reduction.
+  p.set(parameter_at(parameter::narrow_split_k_below_waves, precision::tf32), 0.25);
+  CHECK(estimate({64, 63, 64, 1}, p, precision::tf32).launches == 2);
 }
 
-TEST_CASE("split-K's reduction: one more launch for the host, one more kernel for the GPU") {
+TEST_CASE("split-K's reduction is one more kernel on the GPU: its fill and drain decide") {
   model_parameters p = ideal();
-  p.launch_floor_s = 5e-6;
-  p.split_k_overhead_s = 3e-6;
-  // 64 × 64 × 512: one 64×64 tile takes 2 · 64 · 64 · 512 / 1e12 = 4.19 µs, under the 5 µs floor.
-  // Splitting K could only add the reduction's 3 µs launch: the model keeps one kernel.
-  const gemm_estimate small = estimate({64, 64, 512, 1}, p);
-  CHECK(small.split_k == 1);
-  CHECK(small.launches == 1);
-  CHECK(small.time_s * 1e6 == doctest::Approx(5.0));
-  CHECK(small.launch_bound);
-  // 128 × 128 × 65536: the K loop of one tile would take milliseconds, so K is split. The host
-  // issues the second launch while the first kernel runs; the GPU pays the reduction kernel's
-  // fill and drain, as it pays the first's.
+  p.set(parameter::min_split_k_depth, 256);
+  // 64 × 64 × 512 fp16, K split at most 2 ways (slices ≥ 256). One kernel: nvjet's eight 8×64
+  // tiles, one wave, each loading (8 + 64) · 512 · 2 B at 25 GB/s = 2.94912 µs. Split 2: sixteen
+  // items of half the depth, 1.47456 µs, plus partial sums 2 · 4 · 2 · 4096 B at 1 TB/s =
+  // 0.065536 µs = 1.540096 µs, and a second kernel's fill and drain.
+  p.set(parameter::kernel_overhead_s, 2e-6);
+  // One kernel: 2.94912 + 2 = 4.94912 µs; split: 1.540096 + 2 · 2 = 5.540096 µs.
+  const gemm_estimate one = estimate({64, 64, 512, 1}, p);
+  CHECK(one.split_k == 1);
+  CHECK(one.launches == 1);
+  CHECK(one.device_time_s * 1e6 == doctest::Approx(4.94912));
+  // One kernel: 2.94912 + 0.5 = 3.44912 µs; split: 1.540096 + 2 · 0.5 = 2.540096 µs.
+  p.set(parameter::kernel_overhead_s, 0.5e-6);
+  const gemm_estimate two = estimate({64, 64, 512, 1}, p);
+  CHECK(two.split_k == 2);
+  CHECK(two.launches == 2);
+  CHECK(two.device_time_s * 1e6 == doctest::Approx(2.540096));
+  // 128 × 128 × 65536: the K loop of one tile would take milliseconds, so K is split; the GPU
+  // pays the reduction kernel's fill and drain as it pays the first's.
+  p.set(parameter::kernel_overhead_s, 0);
   const gemm_estimate deep = estimate({128, 128, 65536, 1}, p);
   CHECK(deep.split_k > 1);
   CHECK(deep.launches == 2);
-  p.kernel_overhead_s = 1e-6;
+  p.set(parameter::kernel_overhead_s, 1e-6);
   const gemm_estimate with_overhead = estimate({128, 128, 65536, 1}, p);
   CHECK(with_overhead.split_k == deep.split_k);
-  CHECK((with_overhead.time_s - deep.time_s) * 1e6 == doctest::Approx(2.0));
+  CHECK((with_overhead.device_time_s - deep.device_time_s) * 1e6 == doctest::Approx(2.0));
 }
 
 TEST_CASE("operands that fit in half the L2 stream at L2 bandwidth") {
@@ -377,40 +475,49 @@ TEST_CASE("operands that fit in half the L2 stream at L2 bandwidth") {
       estimate_gemm({1, 25600, 1000, 1}, precision::fp16, 100e12, g, ideal());
   CHECK_FALSE(cold.l2_resident);
   CHECK(warm.l2_resident);
-  CHECK(cold.time_s == doctest::Approx(51.2532e-6).epsilon(1e-9));
-  CHECK(warm.time_s == doctest::Approx(21.12e-6).epsilon(1e-9));
+  CHECK(cold.device_time_s == doctest::Approx(51.2532e-6).epsilon(1e-9));
+  CHECK(warm.device_time_s == doctest::Approx(21.12e-6).epsilon(1e-9));
+  // l2_resident_fraction sets the share: at 0.25 the 128 MB L2 holds 32 MB, too few again.
+  model_parameters quarter = ideal();
+  quarter.set(parameter::l2_resident_fraction, 0.25);
+  CHECK_FALSE(estimate_gemm({1, 25600, 1000, 1}, precision::fp16, 100e12, g, quarter).l2_resident);
 }
 
 TEST_CASE("split-K pays off for few tiles and a deep K") {
   model_parameters p = ideal();
-  p.split_k_overhead_s = 1e-6;
+  p.set(parameter::min_split_k_depth, 256);
   // 128 × 128 × 65536: one 128×128 tile would run the whole K alone on one SM (2.1 ms).
   const gemm_estimate e = estimate({128, 128, 65536, 1}, p);
   CHECK(e.split_k > 1);
-  CHECK(e.time_s < 2.0 * 128 * 128 * 65536 / 1e12 / 4);
+  CHECK(e.device_time_s < 2.0 * 128 * 128 * 65536 / 1e12 / 4);
+  // Never into slices thinner than min_split_k_depth: 65536 / 16384 = 4 ways at most.
+  p.set(parameter::min_split_k_depth, 16384);
+  CHECK(estimate({128, 128, 65536, 1}, p).split_k <= 4);
 }
 
 TEST_CASE("fit_model recovers the parameters that generated the samples") {
   const gpu_spec g = easy_gpu();
   model_parameters truth = ideal();
-  truth.efficiency[precision::fp16] = 0.6;
-  truth.launch_floor_s = 4e-6;
+  truth.set(parameter_at(parameter::efficiency, precision::fp16), 0.6);
+  truth.set(parameter::kernel_overhead_s, 4e-6);
   std::vector<timed_gemm> samples;
   for (std::int64_t m : {1, 64, 256, 1024, 4096})
     for (std::int64_t n : {1024, 4096, 12800})
       for (std::int64_t k : {512, 4096}) {
         const gemm_shape s{m, n, k, 1};
-        samples.push_back(
-            {s, precision::fp16, estimate_gemm(s, precision::fp16, 100e12, g, truth).time_s});
+        samples.push_back({s, precision::fp16,
+                           estimate_gemm(s, precision::fp16, 100e12, g, truth).device_time_s});
       }
   model_parameters start = ideal();
-  start.efficiency[precision::fp16] = 0.8;
-  start.launch_floor_s = 5e-6;
+  start.set(parameter_at(parameter::efficiency, precision::fp16), 0.8);
+  start.set(parameter::kernel_overhead_s, 5e-6);
   const model_parameters fitted = fit_model(samples, g, start);
-  CHECK(fitted.efficiency_of(precision::fp16) == doctest::Approx(0.6).epsilon(0.08));
+  CHECK(fitted.efficiency(precision::fp16) == doctest::Approx(0.6).epsilon(0.08));
   // In µs: doctest's Approx would let any two values below its unit scale pass.
-  CHECK(fitted.gemm_launch_floor_of(precision::fp16) * 1e6 == doctest::Approx(4.0).epsilon(0.1));
-  CHECK(fitted.launch_floor_s * 1e6 == doctest::Approx(5.0)); // memory ops' floor: no sample
+  CHECK(fitted[parameter::kernel_overhead_s] * 1e6 == doctest::Approx(4.0).epsilon(0.1));
+  // No sample of fp32 or of misaligned rows: their parameters stay where they started.
+  CHECK(fitted.efficiency(precision::fp32) == start.efficiency(precision::fp32));
+  CHECK(fitted[misalignment_slowdown_at(2)] == start[misalignment_slowdown_at(2)]);
   const std::vector<double> errors = relative_errors(samples, g, fitted);
   CHECK(errors[errors.size() / 2] < 0.05);
 }
@@ -421,7 +528,7 @@ TEST_CASE("fit_model returns the parameters no sample decides to where they star
   // or a CUTLASS fallback: their parameters go back to the start.
   const gpu_spec g = easy_gpu();
   model_parameters truth = ideal();
-  truth.efficiency[precision::fp16] = 0.6;
+  truth.set(parameter_at(parameter::efficiency, precision::fp16), 0.6);
   std::vector<timed_gemm> samples;
   int i = 0;
   for (std::int64_t m : {64, 256, 1024, 4096})
@@ -429,52 +536,79 @@ TEST_CASE("fit_model returns the parameters no sample decides to where they star
       for (std::int64_t k : {512, 4096}) {
         const gemm_shape s{m, n, k, 1};
         const double noise = 1.0 + 0.15 * std::sin(1.7 * ++i);
-        samples.push_back({s, precision::fp16,
-                           noise * estimate_gemm(s, precision::fp16, 100e12, g, truth).time_s});
+        samples.push_back(
+            {s, precision::fp16,
+             noise * estimate_gemm(s, precision::fp16, 100e12, g, truth).device_time_s});
       }
   const model_parameters start;
   const model_parameters fitted = fit_model(samples, g, start);
-  CHECK(fitted.gemv_bandwidth_slowdown == start.gemv_bandwidth_slowdown);
-  CHECK(fitted.misaligned_gemv_bandwidth_slowdown == start.misaligned_gemv_bandwidth_slowdown);
-  CHECK(fitted.misaligned_bandwidth_slowdown == start.misaligned_bandwidth_slowdown);
-  CHECK(fitted.efficiency_of(precision::fp16) != start.efficiency_of(precision::fp16));
+  for (parameter id :
+       {parameter::gemv_bandwidth_slowdown, parameter::misaligned_gemv_bandwidth_slowdown,
+        parameter::misaligned_bandwidth_slowdown}) {
+    CAPTURE(info(id).name);
+    CHECK(fitted[id] == start[id]);
+  }
+  CHECK(fitted.efficiency(precision::fp16) != start.efficiency(precision::fp16));
 }
 
 TEST_CASE("fit_model keeps efficiencies at or below 1") {
   const gpu_spec g = easy_gpu();
-  model_parameters truth = ideal();
+  const model_parameters truth = ideal();
   std::vector<timed_gemm> samples;
   for (std::int64_t n : {4096, 12800}) // compute-bound, then timed 20% faster than the peak allows
     samples.push_back(
         {{4096, n, 4096, 1},
          precision::fp16,
-         0.8 * estimate_gemm({4096, n, 4096, 1}, precision::fp16, 100e12, g, truth).time_s});
+         0.8 * estimate_gemm({4096, n, 4096, 1}, precision::fp16, 100e12, g, truth).device_time_s});
   const model_parameters fitted = fit_model(samples, g, ideal());
-  CHECK(fitted.efficiency_of(precision::fp16) <= 1.0);
+  CHECK(fitted.efficiency(precision::fp16) <= 1.0);
 }
 
 TEST_CASE("fit_model keeps slowdowns at or above 1") {
   const gpu_spec g = easy_gpu();
   model_parameters truth = ideal();
-  truth.misalignment_slowdown[2] = 1.0;
+  truth.set(misalignment_slowdown_at(2), 1.0);
   std::vector<timed_gemm> samples;
   for (std::int64_t n : {4097, 12801}) // 2-byte rows, timed twice as fast as the peak allows
     samples.push_back(
         {{4096, n, 4096, 1},
          precision::fp16,
-         0.5 * estimate_gemm({4096, n, 4096, 1}, precision::fp16, 100e12, g, truth).time_s});
+         0.5 * estimate_gemm({4096, n, 4096, 1}, precision::fp16, 100e12, g, truth).device_time_s});
   const model_parameters fitted = fit_model(samples, g, ideal());
-  CHECK(value_of(fitted, "misalignment_slowdown.2") >= 1.0);
-  CHECK(fitted.misaligned_bandwidth_slowdown >= 1.0);
+  CHECK(fitted[misalignment_slowdown_at(2)] >= 1.0);
+  CHECK(fitted[parameter::misaligned_bandwidth_slowdown] >= 1.0);
+}
+
+TEST_CASE("fit_model keeps every parameter inside the table's bounds") {
+  // Samples 5× slower and 5× faster than the model can be: the fit pushes against the bounds.
+  const gpu_spec g = easy_gpu();
+  const model_parameters truth = ideal();
+  std::vector<timed_gemm> samples;
+  for (double factor : {0.2, 5.0})
+    for (std::int64_t m : {1, 64, 4096})
+      for (std::int64_t n : {1024, 12801}) {
+        const gemm_shape s{m, n, 1024, 1};
+        samples.push_back(
+            {s, precision::fp16,
+             factor * estimate_gemm(s, precision::fp16, 100e12, g, truth).device_time_s});
+      }
+  const model_parameters fitted = fit_model(samples, g, model_parameters{});
+  for (const parameter_info &row : parameter_table()) {
+    CAPTURE(row.name);
+    CHECK(fitted[row.id] >= row.min);
+    CHECK(fitted[row.id] <= row.max);
+    if (row.fit == parameter_fit::none) // never fitted
+      CHECK(fitted[row.id] == row.default_value);
+  }
 }
 
 TEST_CASE("fit_model learns cuBLAS's split-K rule from the launch counts, not from time") {
   const gpu_spec g = easy_gpu(); // 100 SMs
   model_parameters truth = ideal();
-  truth.split_k_below_waves[precision::fp32] = 0.1;
-  truth.narrow_split_k_below_waves[precision::fp32] = 0.3;
-  truth.deep_split_k_below_waves = 1.5;
-  truth.deep_split_k_min_k = 768;
+  truth.set(parameter_at(parameter::split_k_below_waves, precision::fp32), 0.1);
+  truth.set(parameter_at(parameter::narrow_split_k_below_waves, precision::fp32), 0.3);
+  truth.set(parameter::deep_split_k_below_waves, 1.5);
+  truth.set(parameter::deep_split_k_min_k, 768);
   std::vector<timed_gemm> samples;
   // 5 to 400 tiles of 64×64: 0.05 to 4 waves, on either side of each threshold.
   for (std::int64_t m : {64, 320, 640, 896, 1024, 2560})
@@ -482,23 +616,25 @@ TEST_CASE("fit_model learns cuBLAS's split-K rule from the launch counts, not fr
       for (std::int64_t k : {64, 512, 768, 4096}) {
         const gemm_shape s{m, n, k, 1};
         const gemm_estimate e = estimate_gemm(s, precision::fp32, 10e12, g, truth);
-        samples.push_back({s, precision::fp32, e.time_s, e.launches});
+        samples.push_back({s, precision::fp32, e.device_time_s, e.launches});
       }
   const model_parameters fitted = fit_model(samples, g, ideal());
-  CHECK(value_of(fitted, "split_k_below_waves.fp32") == doctest::Approx(0.1));
-  CHECK(fitted.deep_split_k_below_waves == doctest::Approx(1.5));
-  CHECK(fitted.deep_split_k_min_k == doctest::Approx(768));
+  CHECK(fitted.split_k_below_waves(precision::fp32) == doctest::Approx(0.1));
+  CHECK(fitted[parameter::deep_split_k_below_waves] == doctest::Approx(1.5));
+  CHECK(fitted[parameter::deep_split_k_min_k] == doctest::Approx(768));
   // The narrow rows' samples lie at 0.06 and 0.11 waves (reduced), 0.3 and more (not): the fit
   // takes the middle of the grid's thresholds that tell them apart (0.15 to 0.3).
-  CHECK(value_of(fitted, "narrow_split_k_below_waves.fp32") == doctest::Approx(0.25));
+  CHECK(fitted.narrow_split_k_below_waves(precision::fp32) == doctest::Approx(0.25));
   for (const timed_gemm &sample : samples)
     CHECK(reduces_split_k(sample.shape, precision::fp32, g, fitted) == (sample.launches > 1));
   // Without launch counts the rule stays where it started.
   for (timed_gemm &sample : samples)
     sample.launches = 0;
   const model_parameters untraced = fit_model(samples, g, ideal());
-  CHECK(untraced.deep_split_k_below_waves == doctest::Approx(ideal().deep_split_k_below_waves));
-  CHECK(untraced.deep_split_k_min_k == doctest::Approx(ideal().deep_split_k_min_k));
+  CHECK(untraced[parameter::deep_split_k_below_waves] ==
+        doctest::Approx(ideal()[parameter::deep_split_k_below_waves]));
+  CHECK(untraced[parameter::deep_split_k_min_k] ==
+        doctest::Approx(ideal()[parameter::deep_split_k_min_k]));
 }
 
 TEST_CASE("sweep shapes: fixed, disjoint calibration and scoring sets") {

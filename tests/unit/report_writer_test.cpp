@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // write_report in every format: JSON that parses and carries numbers as numbers, CSV whose header
 // is the JSON field names, Markdown and aligned tables; format names and file extensions.
+#include "roofline/advisor.hpp"
+#include "roofline/host_floor.hpp"
 #include "roofline/network.hpp"
 #include "roofline/perf_model.hpp"
 #include "roofline/report.hpp"
@@ -264,4 +266,140 @@ TEST_CASE("format_for_file maps .json, .csv, .md, .markdown and .txt; others giv
   CHECK_FALSE(format_for_file("report.yaml").has_value());
   CHECK_FALSE(format_for_file("report").has_value());
   CHECK_FALSE(format_for_file("json").has_value());
+}
+
+namespace {
+
+/// A network of tiny layers on a V100 with the GEMM model and the typical host floor: fc (a GEMV)
+/// and act (a ReLU) are launch-bound, big (1024³) is not. With its advice.
+report launch_bound_report() {
+  const network net = parse_network("name: tiny\nbatch: 1\nlayers:\n"
+                                    "  - {name: fc, type: linear, in: 64, out: 64}\n"
+                                    "  - repeat: 2\n"
+                                    "    name: blk\n"
+                                    "    layers:\n"
+                                    "      - {name: act, type: relu}\n"
+                                    "  - {name: big, type: matmul, m: 1024, n: 1024, k: 1024}\n",
+                                    "tiny.yaml");
+  const gpu_spec *v100 = spec_catalog::builtin().find("v100");
+  REQUIRE(v100 != nullptr);
+  const perf_model model(*v100);
+  report r = analyze(net, model, "--gpu v100");
+  r.advice = advise(net, r, model);
+  return r;
+}
+
+} // namespace
+
+TEST_CASE("JSON ops carry device time, host floor and launch_bound; model has the host floor") {
+  const report r = launch_bound_report();
+  REQUIRE(r.ops.size() == 3);
+  const json doc = json::parse(written(r, output_format::json));
+  REQUIRE(doc.at("ops").size() == 3);
+  for (std::size_t i = 0; i < r.ops.size(); ++i) {
+    const json &o = doc.at("ops")[i];
+    const prediction &p = r.ops[i].prediction;
+    CAPTURE(r.ops[i].op.layer);
+    CHECK(o.at("device_time_us").get<double>() ==
+          doctest::Approx(p.device_time_s * 1e6).epsilon(1e-12));
+    CHECK(o.at("host_floor_us").get<double>() ==
+          doctest::Approx(p.host_floor_s * 1e6).epsilon(1e-12));
+    CHECK(o.at("launch_bound").is_boolean());
+    CHECK(o.at("launch_bound") == p.launch_bound);
+    CHECK(o.at("predicted_time_us").get<double>() ==
+          doctest::Approx(
+              std::max(o.at("device_time_us").get<double>(), o.at("host_floor_us").get<double>()))
+              .epsilon(1e-12));
+    if (o.at("gemm_model").is_object())
+      CHECK_FALSE(o.at("gemm_model").contains("launch_bound")); // moved to the op
+  }
+  CHECK(doc.at("ops")[0].at("launch_bound") == true);
+  CHECK(doc.at("ops")[1].at("launch_bound") == true);
+  CHECK(doc.at("ops")[1].at("model_summary") == "launch-bound"); // a memory op
+  CHECK(doc.at("ops")[2].at("launch_bound") == false);
+
+  const json &host = doc.at("model").at("host_floor");
+  const host_floor typical = typical_host_floor();
+  CHECK(host.at("measured") == false);
+  CHECK(host.at("origin") == typical.origin);
+  CHECK(host.at("kernel_launch_us").get<double>() ==
+        doctest::Approx(typical.kernel_launch_s * 1e6).epsilon(1e-12));
+  REQUIRE(host.at("gemm_call_us").size() == all_precisions.size());
+  for (precision p : all_precisions)
+    CHECK(host.at("gemm_call_us").at(std::string(to_string(p))).get<double>() ==
+          doctest::Approx(typical.gemm(p) * 1e6).epsilon(1e-12));
+  // The parameters: one per table row, by name.
+  const json &parameters = doc.at("model").at("parameters");
+  CHECK(parameters.size() == parameter_count);
+  for (const parameter_info &row : parameter_table())
+    CHECK(parameters.at(row.name).get<double>() == r.parameters[row.id]);
+}
+
+TEST_CASE("JSON totals and advice carry the launch-bound share") {
+  const report r = launch_bound_report();
+  const json doc = json::parse(written(r, output_format::json));
+  const json &totals = doc.at("totals");
+  CHECK(totals.at("device_time_us").get<double>() ==
+        doctest::Approx(r.totals.device_time_s * 1e6).epsilon(1e-12));
+  CHECK(totals.at("launch_bound_time_us").get<double>() ==
+        doctest::Approx(r.totals.launch_bound_time_s * 1e6).epsilon(1e-12));
+  CHECK(totals.at("launch_bound_share").get<double>() ==
+        doctest::Approx(r.totals.launch_bound_share).epsilon(1e-12));
+  CHECK(totals.at("launch_bound_ops") == 2);
+  CHECK(totals.at("launch_bound_ops").is_number_integer());
+
+  REQUIRE(r.advice);
+  REQUIRE(r.advice->launch_bound);
+  const json &launch = doc.at("advice").at("launch_bound");
+  CHECK(launch.at("ops") == 2);
+  CHECK(launch.at("runs") == 3); // fc once, blk/act twice
+  CHECK(launch.at("share").get<double>() ==
+        doctest::Approx(r.totals.launch_bound_share).epsilon(1e-12));
+  CHECK(launch.at("time_us").get<double>() ==
+        doctest::Approx(r.totals.launch_bound_time_s * 1e6).epsilon(1e-12));
+  CHECK(launch.at("step_time_us").get<double>() ==
+        doctest::Approx(r.totals.time_s * 1e6).epsilon(1e-12));
+  CHECK(launch.at("graph_step_time_us").get<double>() ==
+        doctest::Approx(r.totals.device_time_s * 1e6).epsilon(1e-12));
+  CHECK(launch.at("measured_floor") == false);
+
+  // The human formats say it too.
+  CHECK(contains(written(r, output_format::table), "launch-bound"));
+  CHECK(contains(written(r, output_format::markdown), "launch-bound"));
+}
+
+TEST_CASE("a roofline-only report: no host floor, device time is the roofline, nothing "
+          "launch-bound") {
+  const report r = small_report();
+  const json doc = json::parse(written(r, output_format::json));
+  for (const json &o : doc.at("ops")) {
+    CHECK(o.at("host_floor_us") == 0);
+    CHECK(o.at("launch_bound") == false);
+    CHECK(o.at("device_time_us").get<double>() ==
+          doctest::Approx(o.at("roofline_time_us").get<double>()).epsilon(1e-12));
+  }
+  CHECK(doc.at("totals").at("launch_bound_ops") == 0);
+  CHECK(doc.at("advice").is_null());
+}
+
+TEST_CASE("CSV has the device time and host floor columns") {
+  const report r = launch_bound_report();
+  const std::vector<std::string> lines = lines_of(written(r, output_format::csv));
+  REQUIRE(lines.size() == 1 + r.ops.size());
+  const std::vector<std::string> header = csv_fields(lines[0]);
+  const auto column = [&](const std::string &key) {
+    const auto found = std::find(header.begin(), header.end(), key);
+    REQUIRE(found != header.end());
+    return static_cast<std::size_t>(found - header.begin());
+  };
+  const std::size_t device = column("device_time_us"), floor = column("host_floor_us");
+  for (std::size_t i = 0; i < r.ops.size(); ++i) {
+    const std::vector<std::string> row = csv_fields(lines[i + 1]);
+    REQUIRE(row.size() == header.size());
+    CHECK(std::strtod(row[device].c_str(), nullptr) ==
+          doctest::Approx(r.ops[i].prediction.device_time_s * 1e6).epsilon(1e-9));
+    CHECK(std::strtod(row[floor].c_str(), nullptr) ==
+          doctest::Approx(r.ops[i].prediction.host_floor_s * 1e6).epsilon(1e-9));
+    CHECK(row[column("layer")] == r.ops[i].op.layer);
+  }
 }

@@ -13,6 +13,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <set>
 #include <string>
 #include <vector>
@@ -23,9 +25,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::vector<fs::path> spec_files() {
+std::vector<fs::path> spec_files(const char *directory = ROOFLINE_SOURCE_DIR "/specs") {
   std::vector<fs::path> files;
-  for (const auto &entry : fs::directory_iterator(ROOFLINE_SOURCE_DIR "/specs"))
+  for (const auto &entry : fs::directory_iterator(directory))
     if (entry.path().extension() == ".yaml")
       files.push_back(entry.path());
   std::sort(files.begin(), files.end());
@@ -198,9 +200,20 @@ TEST_CASE("parse_gpu_spec rejects specs without fp32, with unknown keys or with 
       spec_yaml("ok") +
           "model:\n  split_k_below_waves: {fp16: 0}\n  narrow_split_k_below_waves: {fp32: 0}\n",
       "x.yaml");
-  REQUIRE(never.calibration);
-  CHECK(never.calibration->split_k_below_waves_of(precision::fp16) == 0);
-  CHECK(never.calibration->narrow_split_k_below_waves_of(precision::fp32) == 0);
+  CHECK(never.parameters.split_k_below_waves(precision::fp16) == 0);
+  CHECK(never.parameters.narrow_split_k_below_waves(precision::fp32) == 0);
+  // What the file set, and nothing else, is its overrides.
+  REQUIRE(never.model_overrides.values.size() == 2);
+  CHECK(never.model_overrides.values[0].first ==
+        parameter_at(parameter::split_k_below_waves, precision::fp16));
+  CHECK(never.model_overrides.values[0].second == 0);
+  CHECK(never.model_overrides.values[1].first ==
+        parameter_at(parameter::narrow_split_k_below_waves, precision::fp32));
+  CHECK(never.model_overrides.origin == "parameters of x.yaml");
+  // A file without `model:` overrides nothing.
+  const gpu_spec plain = parse_gpu_spec(spec_yaml("ok"), "ok.yaml");
+  CHECK(plain.model_overrides.values.empty());
+  CHECK(plain.parameters == model_parameters{});
   CHECK_THROWS_AS(
       (void)parse_gpu_spec(spec_yaml("bad") + "model:\n  efficiency: {fp16: 0}\n", "x.yaml"),
       input_error);
@@ -225,4 +238,68 @@ TEST_CASE("a catalog built from given specs finds them by name or alias") {
   CHECK(catalog.find("AL")->name == "alpha");
   CHECK(catalog.resolve("zeta").origin == "z.yaml");
   CHECK_THROWS_AS((void)catalog.resolve("v100"), input_error);
+}
+
+TEST_CASE("every specs/arch/*.yaml is built in, and the built-in copy equals the file") {
+  const std::vector<fs::path> files = spec_files(ROOFLINE_SOURCE_DIR "/specs/arch");
+  const spec_catalog &catalog = spec_catalog::builtin();
+  CHECK_FALSE(files.empty());
+  CHECK(catalog.architectures().size() == files.size());
+  for (const fs::path &file : files) {
+    CAPTURE(file.string());
+    std::ifstream in(file);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const architecture_parameters from_file = parse_architecture_parameters(text, file.string());
+    CHECK(from_file.architecture == file.stem().string()); // the file is named after it
+    const architecture_parameters *built_in = catalog.architecture(from_file.architecture);
+    REQUIRE(built_in != nullptr);
+    CHECK(built_in->parameters.values == from_file.parameters.values);
+    CHECK(built_in->parameters.origin == from_file.parameters.origin);
+  }
+  REQUIRE(catalog.architecture("hopper") != nullptr);
+  CHECK(catalog.architecture("volta") == nullptr);
+  CHECK(catalog.architecture("") == nullptr);
+}
+
+TEST_CASE("every built-in GPU has its architecture's parameters, then its own file's") {
+  const spec_catalog &catalog = spec_catalog::builtin();
+  for (const gpu_spec &spec : catalog.specs()) {
+    CAPTURE(spec.name);
+    model_parameters expected;
+    if (const architecture_parameters *arch = catalog.architecture(spec.architecture)) {
+      expected = apply(expected, arch->parameters);
+      CHECK(contains(spec.parameters.origin, spec.architecture + " architecture"));
+    } else {
+      CHECK(contains(spec.parameters.origin, "generic defaults"));
+    }
+    expected = apply(expected, spec.model_overrides);
+    CHECK(spec.parameters == expected);
+    // resolve() by name gives the same parameters as the catalog's copy.
+    CHECK(catalog.resolve(spec.name).parameters == spec.parameters);
+  }
+}
+
+TEST_CASE("a catalog built with an architecture resolves its GPUs against it") {
+  architecture_parameters test_arch{"test", {"fitted on a test GPU", {}}};
+  test_arch.parameters.values.emplace_back(parameter::dram_efficiency, 0.5);
+  test_arch.parameters.values.emplace_back(parameter_at(parameter::efficiency, precision::fp16),
+                                           0.7);
+  // zeta's own file overrides fp16's efficiency on top of the architecture's.
+  const gpu_spec zeta =
+      parse_gpu_spec(spec_yaml("zeta") + "model:\n  efficiency: {fp16: 0.9}\n", "z.yaml");
+  const gpu_spec alpha = parse_gpu_spec(spec_yaml("alpha"), "a.yaml");
+  const spec_catalog catalog({zeta, alpha}, {test_arch});
+  const gpu_spec &a = *catalog.find("alpha");
+  const gpu_spec &z = *catalog.find("zeta");
+  CHECK(a.parameters[parameter::dram_efficiency] == 0.5);
+  CHECK(a.parameters.efficiency(precision::fp16) == 0.7);
+  CHECK(contains(a.parameters.origin, "test architecture"));
+  CHECK(contains(a.parameters.origin, "fitted on a test GPU"));
+  CHECK(z.parameters[parameter::dram_efficiency] == 0.5);
+  CHECK(z.parameters.efficiency(precision::fp16) == 0.9);
+  CHECK(contains(z.parameters.origin, "test architecture"));
+  CHECK(contains(z.parameters.origin, "z.yaml"));
+  // Everything neither names keeps its default.
+  CHECK(a.parameters[parameter::kernel_overhead_s] ==
+        info(parameter::kernel_overhead_s).default_value);
 }

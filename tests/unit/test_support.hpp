@@ -38,6 +38,26 @@ inline std::vector<std::string> fields_of(const std::string &line) {
   return fields;
 }
 
+/// Splits a CSV line whose fields may be double-quoted (RFC 4180: "" inside quotes is a quote).
+inline std::vector<std::string> csv_fields(const std::string &line) {
+  std::vector<std::string> fields(1);
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+      fields.back() += '"';
+      ++i;
+    } else if (c == '"') {
+      quoted = !quoted;
+    } else if (c == ',' && !quoted) {
+      fields.emplace_back();
+    } else {
+      fields.back() += c;
+    }
+  }
+  return fields;
+}
+
 inline bool is_number(const std::string &text) {
   if (text.empty())
     return false;
@@ -101,5 +121,53 @@ inline measured_ceilings h200_ceilings() {
   };
   return c;
 }
+
+/// h200_ceilings() with cuBLAS host floors (eager seconds per call of a tiny GEMM) as the probe
+/// records them: fp16 and bf16 measured, tf32 failed, fp32 twice (a failed run, then a good one),
+/// and a distractor host floor without a precision.
+inline measured_ceilings h200_ceilings_with_host_floors() {
+  measured_ceilings c = h200_ceilings();
+  const auto floor = [](std::string name, std::optional<precision> p, double seconds,
+                        std::string failure = {}) {
+    ceiling_result r =
+        result(std::move(name), ceiling_kind::host_floor, p, seconds, std::move(failure));
+    r.method = "eager 6.1 µs per call vs 2.0 µs graph-replayed: 64³ cuBLASLt, 200 calls per run, "
+               "median of 20 runs";
+    return r;
+  };
+  c.results.push_back(floor("cuBLAS call host floor fp32", precision::fp32, 9.9e-6, "timeout"));
+  c.results.push_back(floor("cuBLAS call host floor fp32", precision::fp32, 7.3e-6));
+  c.results.push_back(
+      floor("cuBLAS call host floor tf32", precision::tf32, 7.0e-6, "CUBLAS_STATUS_NOT_SUPPORTED"));
+  c.results.push_back(floor("cuBLAS call host floor fp16", precision::fp16, 6.1e-6));
+  c.results.push_back(floor("cuBLAS call host floor bf16", precision::bf16, 6.2e-6));
+  c.results.push_back(floor("some host floor", std::nullopt, 1e-3));
+  return c;
+}
+
+/// Sets (or, with nullptr, unsets) an environment variable for one scope.
+class scoped_env {
+public:
+  scoped_env(const char *name, const char *value) : m_name(name) {
+    if (const char *old = std::getenv(name))
+      m_old = old;
+    if (value)
+      ::setenv(name, value, 1);
+    else
+      ::unsetenv(name);
+  }
+  ~scoped_env() {
+    if (m_old)
+      ::setenv(m_name.c_str(), m_old->c_str(), 1);
+    else
+      ::unsetenv(m_name.c_str());
+  }
+  scoped_env(const scoped_env &) = delete;
+  scoped_env &operator=(const scoped_env &) = delete;
+
+private:
+  std::string m_name;
+  std::optional<std::string> m_old;
+};
 
 } // namespace roofline::test

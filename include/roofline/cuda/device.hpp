@@ -3,6 +3,7 @@
 
 #include "roofline/device_description.hpp"
 #include "roofline/device_report.hpp"
+#include "roofline/host_floor.hpp"
 
 #include <functional>
 #include <optional>
@@ -29,6 +30,7 @@ struct local_gpu {
   gpu_spec spec;      ///< with the measured ceilings and fitted model, where there are any
   gpu_spec datasheet; ///< the same GPU on paper (its catalog spec, else the theoretical roofline)
   std::string selection;
+  host_floor host; ///< this machine's, measured with the ceilings; else typical_host_floor()
 };
 
 /// The local GPU (ordinal 0) as local_spec() builds it; nullopt when there is no GPU.

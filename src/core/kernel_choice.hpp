@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+// Which kernels cuBLAS picks for a GEMM on an architecture: the kernel families, their tile menus
+// and cuBLAS's split-K rule. What a kernel costs is gemm_model.cpp's.
+
+#include "roofline/gemm_model.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace roofline::detail {
+
+struct tile {
+  int m, n;
+};
+
+inline constexpr int split_k_factors[] = {1, 2, 4, 8, 16};
+
+inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return (a + b - 1) / b;
+}
+
+/// One kind of cuBLAS kernel as the model costs it.
+struct kernel_kind {
+  kernel_family family;
+  double slowdown = 1;           ///< of its FMA rate against the precision's peak
+  double bandwidth_slowdown = 1; ///< of its loads and stores (misaligned rows: narrower loads)
+  const std::vector<tile> *menu = nullptr; ///< the output tiles it has
+  /// The K depth one tile has in flight per memory latency (its K slice times its pipeline
+  /// stages: nvjet 64×4, CUTLASS 32×2, SIMT 8×3); 0: the kernel spreads K over a tile's threads.
+  std::int64_t k_step = 0;
+};
+
+/// The kernels cuBLAS may run for the shape, as its kernel names on the H200 show: aligned
+/// tensor-core GEMMs run the GPU's own kernels (on Hopper, tf32's small ones also the older
+/// CUTLASS kernels); misaligned rows older CUTLASS kernels, whatever M > 1; fp32 SIMT kernels;
+/// decode-like M GEMV and gemmSN kernels. `alignment` is row_alignment_bytes(s, p).
+std::vector<kernel_kind> kernels_for(const gemm_shape &s, precision p, int alignment,
+                                     const gpu_spec &gpu, const model_parameters &params);
+
+} // namespace roofline::detail
