@@ -20,6 +20,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 bin=${BIN:-h200}
+export LD_LIBRARY_PATH="$bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" # libnlopt.so.0 (bench/pack.sh)
 out=${OUT:-/tmp/roofline-out}
 mkdir -p "$out"
 export ROOFLINE_CACHE_DIR="$out/cache"

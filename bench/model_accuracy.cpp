@@ -15,10 +15,11 @@
 //       fitted one: parameters it was not fitted on);
 //   (c) calibrated on the same GPU's calibration rows (from (b)'s parameters, as `calibrate`
 //       does), scored on its fresh rows;
-//   eager: max((c)'s device time, the host floor) against the eager time; FLOOR is
-//       `fp32:7.1/tf32:9.2/fp16:6.5/bf16:6.5/launch:4.7` in µs, as `device --measure` measured.
+//   eager: max((c)'s device time, the host floor) against the eager time; FLOOR is the ceilings
+//       cache `device --measure` wrote on the same machine (its host floors).
 // With two GPUs, (d): the per-shape ratio of device times, second GPU over first, predicted with
 // (b) against measured, on the fresh shapes both measured.
+#include "roofline/ceilings.hpp"
 #include "roofline/error.hpp"
 #include "roofline/gemm_model.hpp"
 #include "roofline/host_floor.hpp"
@@ -111,24 +112,14 @@ std::vector<row> read_rows(const std::string &file) {
   return rows;
 }
 
-host_floor parse_floor(const std::string &text) {
-  host_floor floor = typical_host_floor();
-  floor.measured = true;
-  floor.origin = "measured: " + text;
-  for (const std::string &entry : split(text, '/')) {
-    const auto colon = entry.find(':');
-    if (colon == std::string::npos)
-      throw error("host floor `" + entry + "`: expected name:µs");
-    const double seconds = std::stod(entry.substr(colon + 1)) * 1e-6;
-    const std::string name = entry.substr(0, colon);
-    if (name == "launch")
-      floor.kernel_launch_s = seconds;
-    else if (auto p = parse_precision(name))
-      floor.gemm_call_s[static_cast<std::size_t>(*p)] = seconds;
-    else
-      throw error("host floor: unknown `" + name + "`");
-  }
-  return floor;
+/// The host floor the GPU's machine measured: its `device --measure` ceilings cache.
+host_floor read_floor(const std::string &file) {
+  std::ifstream in(file);
+  if (!in)
+    throw error("cannot open " + file);
+  std::stringstream text;
+  text << in.rdbuf();
+  return measured_host_floor(parse_ceilings(text.str(), file));
 }
 
 struct gpu_data {
@@ -328,7 +319,7 @@ int main(int argc, char **argv) {
           g.calibration.push_back(r);
       g.fresh = read_rows(files[1]);
       if (files.size() > 2)
-        g.floor = parse_floor(files[2]);
+        g.floor = read_floor(files[2]);
       std::vector<timed_gemm> samples;
       for (const row &r : g.calibration)
         samples.push_back(r.sample);

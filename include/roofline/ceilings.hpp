@@ -13,23 +13,32 @@
 namespace roofline {
 
 /// What one ceiling measures: bytes/s of a memory level, FLOP/s of a unit, seconds of latency, or
-/// the host floor: the seconds the host takes to issue one library call (a tiny cuBLAS GEMM issued
-/// eagerly, back to back), below which no eager call of that library goes, whatever its GPU time.
-enum class ceiling_kind { dram_bandwidth, l2_bandwidth, flop_rate, latency, host_floor };
+/// the host floor: the seconds the host takes to issue one library call (a small cuBLAS GEMM of
+/// one kernel issued eagerly, back to back), below which no eager call of that library goes,
+/// whatever its GPU time; fallback_host_floor the same for a call cuBLAS runs on its CUTLASS
+/// fallback kernels (rows breaking the 16-byte rule), whose host path is lighter.
+enum class ceiling_kind {
+  dram_bandwidth,
+  l2_bandwidth,
+  flop_rate,
+  latency,
+  host_floor,
+  fallback_host_floor
+};
 
 /// The kind's name in the cache document: "dram_bandwidth", "l2_bandwidth", "flop_rate",
-/// "latency", "host_floor".
+/// "latency", "host_floor", "fallback_host_floor".
 std::string_view to_string(ceiling_kind kind);
 /// The kind of a name to_string gives; nullopt for any other text.
 std::optional<ceiling_kind> parse_ceiling_kind(std::string_view name);
-/// Whether the kind's value is seconds (latency, host_floor) rather than a rate.
+/// Whether the kind's value is seconds (latency, the host floors) rather than a rate.
 bool is_time(ceiling_kind kind);
 
 /// One measured ceiling: the median of repeated timed runs and its spread.
 struct ceiling_result {
   std::string name; ///< "dram copy", "fp16 cuBLASLt 8192³", "launch latency"
   ceiling_kind kind = ceiling_kind::flop_rate;
-  std::optional<roofline::precision> precision; ///< for flop_rate and host_floor
+  std::optional<roofline::precision> precision; ///< for flop_rate and the host floors
   double value = 0;                             ///< bytes/s, FLOP/s or s
   double spread = 0;                            ///< (max − min) / median of the timed runs
   std::string method;                           ///< how it was measured, in a few words
@@ -55,6 +64,8 @@ struct measured_ceilings {
   /// issued back to back (the first non-failed host_floor result of `p`); nullopt when not measured
   /// or failed.
   std::optional<double> host_floor_s(precision p) const;
+  /// The same for a call of misaligned rows (the fallback_host_floor result of `p`).
+  std::optional<double> fallback_host_floor_s(precision p) const;
 };
 
 /// `spec` with its DRAM bandwidth and every measured peak replaced by the measured ceilings;

@@ -15,22 +15,27 @@ struct measured_ceilings;
 struct host_floor {
   /// One cuBLAS GEMM call of one kernel, per precision (index: the precision), in seconds.
   std::array<double, all_precisions.size()> gemm_call_s{};
+  /// One call cuBLAS runs on its CUTLASS fallback kernels (rows breaking the 16-byte rule): a
+  /// lighter host path, per precision, in seconds.
+  std::array<double, all_precisions.size()> fallback_call_s{};
   /// One plain kernel launch: a memory-bound op, or a call's every further kernel (split-K's
   /// reduction), in seconds.
   double kernel_launch_s = 0;
   bool measured = false; ///< false: typical_host_floor(), not this machine's
   std::string origin;    ///< "measured on this machine, 2026-11-22" or "typical ..."
 
-  /// The floor of one GEMM call that launches `launches` kernels.
-  double gemm(precision p, int launches = 1) const;
+  /// The floor of one GEMM call that launches `launches` kernels (on the fallback kernels when
+  /// `fallback`).
+  double gemm(precision p, int launches = 1, bool fallback = false) const;
 };
 
 /// A documented typical floor, for machines that have not measured theirs (docs/json-schema.md
 /// gives where its numbers come from).
 host_floor typical_host_floor();
 
-/// The floor `roofline-advise device --measure` measured: each precision's cuBLAS call where it
-/// was measured, typical_host_floor()'s elsewhere. Marked measured when any part was.
+/// The floor `roofline-advise device --measure` measured: each precision's cuBLAS calls where they
+/// were measured (fp16's for precisions that were not), typical_host_floor()'s elsewhere. Marked
+/// measured when its GEMM calls were.
 host_floor measured_host_floor(const measured_ceilings &ceilings);
 
 } // namespace roofline

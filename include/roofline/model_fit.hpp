@@ -27,8 +27,8 @@ std::vector<double> relative_errors(const std::vector<timed_gemm> &samples, cons
 
 /// The parameters that make the GEMM model fit `samples` on `gpu` best, from `start`. cuBLAS's
 /// split-K rule (reduces_split_k) is fitted first, to the launch counts the samples recorded (it
-/// stays as `start` has it when none did); then the rest by coordinate descent on median + mean
-/// |log(predicted / measured)|, multiplicative steps, then 24 seeded random restarts, every value
+/// stays as `start` has it when none did); then the rest by NLopt's subplex (bounded, derivative
+/// free) on median + mean |log(predicted / measured)|, then 24 seeded random restarts, every value
 /// inside its bounds (parameter_table). Only parameters the samples decide move (those of the
 /// precisions and row alignments they have). Deterministic.
 model_parameters fit_model(const std::vector<timed_gemm> &samples, const gpu_spec &gpu,

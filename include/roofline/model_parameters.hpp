@@ -27,7 +27,7 @@ enum class parameter : int {
   narrow_split_k_below_waves = split_k_below_waves + precision_count,
   misalignment_slowdown = narrow_split_k_below_waves + precision_count,
   dram_efficiency = misalignment_slowdown + static_cast<int>(misaligned_row_bytes.size()),
-  l2_to_dram_bandwidth,
+  l2_bytes_per_sm_cycle,
   l2_resident_fraction,
   k_step_latency_s,
   kernel_overhead_s,

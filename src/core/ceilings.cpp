@@ -28,12 +28,13 @@ struct ceiling_kind_entry {
   bool is_time;
 };
 
-constexpr std::array<ceiling_kind_entry, 5> ceiling_kinds{{
+constexpr std::array<ceiling_kind_entry, 6> ceiling_kinds{{
     {ceiling_kind::dram_bandwidth, "dram_bandwidth", false},
     {ceiling_kind::l2_bandwidth, "l2_bandwidth", false},
     {ceiling_kind::flop_rate, "flop_rate", false},
     {ceiling_kind::latency, "latency", true},
     {ceiling_kind::host_floor, "host_floor", true},
+    {ceiling_kind::fallback_host_floor, "fallback_host_floor", true},
 }};
 
 } // namespace
@@ -82,11 +83,24 @@ std::optional<double> measured_ceilings::launch_latency_s() const {
   return std::nullopt;
 }
 
-std::optional<double> measured_ceilings::host_floor_s(precision p) const {
+namespace {
+
+std::optional<double> first_time(const std::vector<ceiling_result> &results, ceiling_kind kind,
+                                 precision p) {
   for (const ceiling_result &r : results)
-    if (r.kind == ceiling_kind::host_floor && r.precision == p && r.failure.empty())
+    if (r.kind == kind && r.precision == p && r.failure.empty())
       return r.value;
   return std::nullopt;
+}
+
+} // namespace
+
+std::optional<double> measured_ceilings::host_floor_s(precision p) const {
+  return first_time(results, ceiling_kind::host_floor, p);
+}
+
+std::optional<double> measured_ceilings::fallback_host_floor_s(precision p) const {
+  return first_time(results, ceiling_kind::fallback_host_floor, p);
 }
 
 gpu_spec apply_ceilings(gpu_spec spec, const measured_ceilings &ceilings) {

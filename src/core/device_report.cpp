@@ -119,13 +119,14 @@ std::string unit_of(ceiling_kind kind) {
   case ceiling_kind::l2_bandwidth: return "TB/s";
   case ceiling_kind::flop_rate: return "TFLOP/s";
   case ceiling_kind::latency:
-  case ceiling_kind::host_floor: return "µs";
+  case ceiling_kind::host_floor:
+  case ceiling_kind::fallback_host_floor: return "µs";
   }
   return "";
 }
 
 double display_scale(ceiling_kind kind) {
-  return kind == ceiling_kind::latency || kind == ceiling_kind::host_floor ? 1e-6 : 1e12;
+  return is_time(kind) ? 1e-6 : 1e12;
 }
 
 text_table measurement_table(const measured_ceilings &ceilings) {
@@ -188,10 +189,9 @@ json device_report_json(const device_report &r) {
   if (r.ceilings)
     for (const ceiling_result &m : r.ceilings->results)
       measurements.push_back({{"name", m.name},
-                              {"kind", m.kind == ceiling_kind::latency      ? "latency_s"
-                                       : m.kind == ceiling_kind::host_floor ? "host_floor_s"
-                                       : m.kind == ceiling_kind::flop_rate  ? "flop_per_s"
-                                                                            : "bytes_per_s"},
+                              {"kind", is_time(m.kind) ? std::string(to_string(m.kind)) + "_s"
+                                       : m.kind == ceiling_kind::flop_rate ? "flop_per_s"
+                                                                           : "bytes_per_s"},
                               {"value", m.value},
                               {"spread", m.spread},
                               {"method", m.method},

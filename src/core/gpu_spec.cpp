@@ -67,8 +67,8 @@ parameter_overrides parse_model_section(const YAML::Node &node, const std::strin
     }
     const parameter_info &row = info(*id);
     if (!std::isfinite(number) || number < row.min || number > row.max)
-      fail(fmt::format("`{}` must be a number in [{:g}, {:g}] ({}), not {}", name, row.min,
-                       row.max, row.unit, value.Scalar()));
+      fail(fmt::format("`{}` must be a number in [{:g}, {:g}] ({}), not {}", name, row.min, row.max,
+                       row.unit, value.Scalar()));
     for (const auto &[seen, ignored] : overrides.values)
       if (seen == *id)
         fail("`" + name + "` is given twice");

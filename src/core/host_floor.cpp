@@ -5,21 +5,28 @@
 
 namespace roofline {
 
-double host_floor::gemm(precision p, int launches) const {
-  return gemm_call_s[static_cast<std::size_t>(p)] +
+double host_floor::gemm(precision p, int launches, bool fallback) const {
+  const std::size_t i = static_cast<std::size_t>(p);
+  return (fallback ? fallback_call_s[i] : gemm_call_s[i]) +
          (launches > 1 ? launches - 1 : 0) * kernel_launch_s;
 }
 
 host_floor typical_host_floor() {
-  // The mean of what `device --measure` found on the two hosts lent to this project, 2026-11-22
-  // (an H200's and an H100's; docs/benchmarks.md): an eager cuBLASLt call of a 64³ GEMM, and an
-  // empty kernel launch, back to back. Precisions not measured issue as fp16 does.
+  // The mean of what `device --measure` found on the two machines lent to this project whose
+  // floors docs/benchmarks.md scores (an H200's and an H100's, 2026-11-22): eager cuBLASLt calls
+  // of a 512×512×64 GEMM (512×511×64 for the fallback path) and empty kernel launches, back to
+  // back. Hosts differ by ±25% and drift within minutes (docs/benchmarks.md): a typical value.
   host_floor floor;
-  floor.gemm_call_s.fill(6.5e-6);
-  floor.gemm_call_s[static_cast<std::size_t>(precision::bf16)] = 6.8e-6;
-  floor.gemm_call_s[static_cast<std::size_t>(precision::tf32)] = 9.3e-6;
-  floor.gemm_call_s[static_cast<std::size_t>(precision::fp32)] = 8.9e-6;
-  floor.kernel_launch_s = 3.7e-6;
+  const auto set = [&](precision p, double call_us, double fallback_us) {
+    floor.gemm_call_s[static_cast<std::size_t>(p)] = call_us * 1e-6;
+    floor.fallback_call_s[static_cast<std::size_t>(p)] = fallback_us * 1e-6;
+  };
+  for (precision p : all_precisions) // fp8, int8, fp64 issue through fp16's path
+    set(p, 9.8, 7.9);
+  set(precision::bf16, 9.8, 7.9);
+  set(precision::tf32, 8.1, 11.3);
+  set(precision::fp32, 11.7, 11.7);
+  floor.kernel_launch_s = 4.4e-6;
   floor.origin = "typical host floor (not measured on this machine: `roofline-advise device "
                  "--measure` measures it)";
   return floor;
@@ -27,19 +34,24 @@ host_floor typical_host_floor() {
 
 host_floor measured_host_floor(const measured_ceilings &ceilings) {
   host_floor floor = typical_host_floor();
-  bool any = false;
   // Precisions not measured (fp8, int8, fp64) issue through the same cuBLASLt path as fp16.
-  const std::optional<double> fp16 = ceilings.host_floor_s(precision::fp16);
-  for (precision p : all_precisions)
-    if (const auto value = ceilings.host_floor_s(p) ? ceilings.host_floor_s(p) : fp16) {
-      floor.gemm_call_s[static_cast<std::size_t>(p)] = *value;
-      any = true;
-    }
-  if (const auto launch = ceilings.launch_latency_s()) {
+  const auto fill = [&](std::array<double, all_precisions.size()> &calls, auto measured) {
+    bool any = false;
+    for (precision p : all_precisions)
+      if (const auto value = measured(p) ? measured(p) : measured(precision::fp16)) {
+        calls[static_cast<std::size_t>(p)] = *value;
+        any = true;
+      }
+    return any;
+  };
+  const bool calls = fill(floor.gemm_call_s, [&](precision p) { return ceilings.host_floor_s(p); });
+  if (!fill(floor.fallback_call_s,
+            [&](precision p) { return ceilings.fallback_host_floor_s(p); }) &&
+      calls) // a cache from before fallback floors: the aligned call's is the better guess
+    floor.fallback_call_s = floor.gemm_call_s;
+  if (const auto launch = ceilings.launch_latency_s())
     floor.kernel_launch_s = *launch;
-    any = true;
-  }
-  if (any) {
+  if (calls) {
     floor.measured = true;
     floor.origin = "measured on this machine " + ceilings.measured_at + " (device --measure)";
   }

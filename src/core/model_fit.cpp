@@ -6,14 +6,18 @@
 #include "roofline/gemm_model.hpp"
 
 #include <nlohmann/json.hpp>
+#include <nlopt.h>
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <random>
 #include <set>
+#include <stdexcept>
 #include <tuple>
 
 namespace roofline {
@@ -66,33 +70,55 @@ double bounded(parameter id, double value) {
   return std::clamp(value, row.min, row.max);
 }
 
-/// Coordinate descent from `p`: each free parameter in turn takes the multiplicative step that
-/// lowers the loss most, until a whole round finds none.
+/// NLopt's subplex from `p` (a bounded Nelder-Mead on subspaces: no gradient, and tolerant of
+/// the loss's jumps where a tile or split-K choice flips), each free parameter in log space
+/// between its bounds (a lower bound of 0 taken as 1e-4 of the upper one). Returns the loss.
 double descend(model_parameters &p, const std::vector<parameter> &free,
                const std::vector<timed_gemm> &samples, const gpu_spec &gpu) {
-  constexpr double steps[] = {0.5, 0.7, 0.85, 0.95, 0.98, 1.02, 1.05, 1.18, 1.4, 2.0};
-  double best_loss = loss(samples, gpu, p);
-  for (int round = 0; round < 40; ++round) {
-    bool improved = false;
-    for (parameter id : free) {
-      const double original = p[id];
-      double chosen = original;
-      for (double step : steps) {
-        const double candidate = bounded(id, original * step);
-        model_parameters trial = p;
-        trial.set(id, candidate);
-        if (const double l = loss(samples, gpu, trial); l < best_loss) {
-          best_loss = l;
-          chosen = candidate;
-          improved = true;
-        }
-      }
-      p.set(id, chosen);
+  struct context {
+    const model_parameters &start;
+    const std::vector<parameter> &free;
+    const std::vector<timed_gemm> &samples;
+    const gpu_spec &gpu;
+    model_parameters at(const double *x) const {
+      model_parameters trial = start;
+      for (std::size_t i = 0; i < free.size(); ++i)
+        trial.set(free[i], bounded(free[i], std::exp(x[i])));
+      return trial;
     }
-    if (!improved)
-      break;
+  } const problem{p, free, samples, gpu};
+  const auto objective = [](unsigned, const double *x, double *, void *data) {
+    const auto &c = *static_cast<const context *>(data);
+    return loss(c.samples, c.gpu, c.at(x));
+  };
+  const unsigned n = static_cast<unsigned>(free.size());
+  std::vector<double> x(n), lower(n), upper(n), step(n, 0.2);
+  for (unsigned i = 0; i < n; ++i) {
+    const parameter_info &row = info(free[i]);
+    lower[i] = std::log(std::max(row.min, row.max * 1e-4));
+    upper[i] = std::log(row.max);
+    x[i] = std::clamp(std::log(std::max(p[free[i]], row.max * 1e-4)), lower[i], upper[i]);
   }
-  return best_loss;
+  const std::unique_ptr<nlopt_opt_s, void (*)(nlopt_opt)> opt(nlopt_create(NLOPT_LN_SBPLX, n),
+                                                              nlopt_destroy);
+  const auto check = [](nlopt_result status, const char *what) {
+    if (status < 0)
+      throw std::runtime_error(std::string("NLopt: ") + what + " failed (" +
+                               nlopt_result_to_string(status) + ")");
+  };
+  if (!opt)
+    throw std::runtime_error("NLopt: cannot create the optimizer");
+  check(nlopt_set_lower_bounds(opt.get(), lower.data()), "set_lower_bounds");
+  check(nlopt_set_upper_bounds(opt.get(), upper.data()), "set_upper_bounds");
+  check(nlopt_set_min_objective(opt.get(), objective, const_cast<context *>(&problem)),
+        "set_min_objective");
+  check(nlopt_set_initial_step(opt.get(), step.data()), "set_initial_step");
+  check(nlopt_set_xtol_rel(opt.get(), 1e-3), "set_xtol_rel");
+  check(nlopt_set_maxeval(opt.get(), 3000), "set_maxeval");
+  double minimum = 0;
+  check(nlopt_optimize(opt.get(), x.data(), &minimum), "optimize");
+  p = problem.at(x.data());
+  return minimum;
 }
 
 /// The split-K rule's thresholds that classify the samples' launch counts best: a reduction launch

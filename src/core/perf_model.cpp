@@ -47,7 +47,8 @@ prediction perf_model::predict(const op &o) const {
   if (o.is_gemm()) {
     result.gemm = estimate_gemm(*o.gemm, o.precision, result.peak_flop_per_s, m_spec, m_parameters);
     result.device_time_s = result.gemm->device_time_s;
-    result.host_floor_s = m_host.gemm(o.precision, result.gemm->launches);
+    result.host_floor_s = m_host.gemm(o.precision, result.gemm->launches,
+                                      result.gemm->family == kernel_family::fallback);
     result.factors.insert(result.factors.end(), result.gemm->factors.begin(),
                           result.gemm->factors.end());
   } else {

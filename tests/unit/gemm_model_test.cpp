@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The GEMM model's factors, each on a made-up GPU whose numbers make the arithmetic easy:
-// 100 SMs, fp16 dense peak 100 TFLOP/s (1 TFLOP/s per SM), DRAM 1 TB/s, L2 2.5 TB/s (25 GB/s per
-// SM). estimate_gemm gives device time only; perf_model::predict adds the host's floor.
+// 100 SMs at 1 GHz, fp16 dense peak 100 TFLOP/s (1 TFLOP/s per SM), DRAM 1 TB/s, L2 2.5 TB/s
+// (25 bytes per SM per cycle: 25 GB/s per SM). estimate_gemm gives device time only;
+// perf_model::predict adds the host's floor.
 #include "roofline/gemm_model.hpp"
 #include "roofline/host_floor.hpp"
 #include "roofline/model_fit.hpp"
@@ -22,6 +23,7 @@ gpu_spec easy_gpu() {
   g.name = "easy";
   g.compute_capability = "9.0"; // cuBLAS's Hopper kernels
   g.sm_count = 100;
+  g.boost_clock_hz = 1e9;
   g.dram_bytes_per_s = 1e12;
   g.l2_bytes = 1e6; // small: the operands below do not fit
   g.peaks[precision::fp16].dense_flop_per_s = 100e12;
@@ -40,6 +42,7 @@ model_parameters ideal() {
     p.set(parameter_at(parameter::wave_overhead_s, prec), 0);
   }
   p.set(parameter::dram_efficiency, 1.0);
+  p.set(parameter::l2_bytes_per_sm_cycle, 25);
   p.set(parameter::k_step_latency_s, 0);
   p.set(parameter::kernel_overhead_s, 0);
   p.set(parameter::gemv_bandwidth_slowdown, 1);

@@ -112,8 +112,10 @@ TEST_CASE("measured_host_floor falls back to the typical floor for what was not 
   }
   SUBCASE("a cache from before host floors: the launch latency only") {
     const host_floor floor = measured_host_floor(h200_ceilings());
-    CHECK(floor.measured); // a part of it was
+    // Its GEMM calls are the typical ones: the floor is not called measured for a launch alone.
+    CHECK_FALSE(floor.measured);
     CHECK(floor.gemm_call_s == typical.gemm_call_s);
+    CHECK(floor.fallback_call_s == typical.fallback_call_s);
     CHECK(floor.kernel_launch_s == 2.5e-6);
   }
   SUBCASE("fp32 measured, fp16 not: the others keep the typical call") {
@@ -234,4 +236,28 @@ TEST_CASE("no launch-bound op, no launch-bound advice") {
   CHECK_FALSE(a.launch_bound.has_value());
   for (const std::string &warning : a.warnings)
     CHECK_FALSE(contains(warning, "launch-bound"));
+}
+
+TEST_CASE("misaligned rows pay the fallback kernels' own host floor") {
+  measured_ceilings c = h200_ceilings_with_host_floors();
+  ceiling_result fallback;
+  fallback.name = "cuBLAS call host floor fp16, misaligned rows";
+  fallback.kind = ceiling_kind::fallback_host_floor;
+  fallback.precision = precision::fp16;
+  fallback.value = 5.5e-6;
+  c.results.push_back(fallback);
+  const host_floor floor = measured_host_floor(c);
+  CHECK(floor.gemm(precision::fp16, 1, true) == 5.5e-6);
+  CHECK(floor.gemm(precision::fp16, 2, true) == doctest::Approx(5.5e-6 + 2.5e-6));
+  CHECK(floor.gemm(precision::bf16, 1, true) == 5.5e-6); // fp16's, as for the aligned calls
+  CHECK(floor.gemm(precision::fp16, 1, false) == 6.1e-6);
+  // 64 × 50257 × 768: N breaks the 16-byte rule of fp16, so the fallback kernels run it.
+  const perf_model model(h200(), model_options{false, false, {}, floor});
+  const prediction p = model.predict(make_gemm_op("g", {64, 50257, 768, 1}, precision::fp16));
+  REQUIRE(p.gemm);
+  REQUIRE(p.gemm->family == kernel_family::fallback);
+  CHECK(p.host_floor_s == floor.gemm(precision::fp16, p.gemm->launches, true));
+  // A cache from before fallback floors: the aligned call's floor stands in.
+  const host_floor older = measured_host_floor(h200_ceilings_with_host_floors());
+  CHECK(older.fallback_call_s == older.gemm_call_s);
 }

@@ -280,22 +280,30 @@ TEST_CASE("h100-sxm5 and h200-sxm share the Hopper parameters, and their origins
   CHECK(catalog().resolve("h100-pcie").parameters == h200.parameters);
 }
 
-TEST_CASE("--gpu h100 and --gpu h200 predict the same device time for a compute-bound GEMM") {
-  // 8192³ fp16: 402.7 MB of operands, more than either L2 holds; compute-bound on both. Same SMs,
-  // same fp16 peak, same (Hopper) parameters: the same device time, whatever the DRAM bandwidth.
-  const op gemm = make_gemm_op("g", {8192, 8192, 8192, 1}, precision::fp16);
-  const prediction h100 = perf_model(catalog().resolve("h100")).predict(gemm);
-  const prediction h200 = perf_model(catalog().resolve("h200")).predict(gemm);
-  REQUIRE(h100.gemm);
-  REQUIRE(h200.gemm);
-  CHECK_FALSE(h100.gemm->l2_resident);
-  CHECK_FALSE(h200.gemm->l2_resident);
-  CHECK(h100.bound == bound::compute);
-  CHECK(h200.bound == bound::compute);
-  CHECK(h100.device_time_s == doctest::Approx(h200.device_time_s).epsilon(1e-9));
-  CHECK(h100.gemm->tile_m == h200.gemm->tile_m);
-  CHECK(h100.gemm->tile_n == h200.gemm->tile_n);
-  CHECK_FALSE(h100.launch_bound);
+TEST_CASE("--gpu h100 and --gpu h200 predict the same device time for compute-bound GEMMs") {
+  // Operands larger than either L2 holds, compute-bound on both. Same SMs, clock, L2 and peaks,
+  // same (Hopper) parameters: the same device time, whatever the DRAM bandwidth. (4096³ once
+  // differed: the L2's bandwidth was a multiple of the DRAM's, and the tile choice followed it.)
+  for (const gemm_shape shape : {gemm_shape{8192, 8192, 8192, 1}, gemm_shape{4096, 4096, 4096, 1},
+                                 gemm_shape{2048, 8192, 4096, 1}})
+    for (precision p : {precision::fp16, precision::bf16, precision::tf32}) {
+      CAPTURE(shape.m);
+      CAPTURE(shape.n);
+      CAPTURE(to_string(p));
+      const op gemm = make_gemm_op("g", shape, p);
+      const prediction h100 = perf_model(catalog().resolve("h100")).predict(gemm);
+      const prediction h200 = perf_model(catalog().resolve("h200")).predict(gemm);
+      REQUIRE(h100.gemm);
+      REQUIRE(h200.gemm);
+      CHECK_FALSE(h100.gemm->l2_resident);
+      CHECK_FALSE(h200.gemm->l2_resident);
+      CHECK(h100.bound == bound::compute);
+      CHECK(h200.bound == bound::compute);
+      CHECK(h100.device_time_s == doctest::Approx(h200.device_time_s).epsilon(1e-9));
+      CHECK(h100.gemm->tile_m == h200.gemm->tile_m);
+      CHECK(h100.gemm->tile_n == h200.gemm->tile_n);
+      CHECK_FALSE(h100.launch_bound);
+    }
 }
 
 TEST_CASE("a spec file's `model:` overrides only what it names, on top of its architecture's") {
