@@ -16,7 +16,7 @@ namespace roofline {
 /// the host floor: the seconds the host takes to issue one library call (a small cuBLAS GEMM of
 /// one kernel issued eagerly, back to back), below which no eager call of that library goes,
 /// whatever its GPU time; fallback_host_floor the same for a call cuBLAS runs on its CUTLASS
-/// fallback kernels (rows breaking the 16-byte rule), whose host path is lighter.
+/// fallback kernels (rows breaking the 16-byte rule), whose host path is its own.
 enum class ceiling_kind {
   dram_bandwidth,
   l2_bandwidth,

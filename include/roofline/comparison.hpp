@@ -31,9 +31,9 @@ struct gpu_result {
   /// Of step_time_s: ops whose host floor exceeds their device time. The host is the same for
   /// every GPU of a comparison, so these take as long on each.
   double launch_bound_share = 0;
-  double samples_per_s = 0;         ///< batch / step time
-  double tokens_per_s = 0;          ///< batch · seq_len / step time
-  double speedup = 1;               ///< baseline step time / this step time
+  double samples_per_s = 0; ///< batch / step time
+  double tokens_per_s = 0;  ///< batch · seq_len / step time
+  double speedup = 1;       ///< baseline step time / this step time
   std::optional<double> usd_per_hour;
   std::optional<double> usd_per_million_tokens;
 };

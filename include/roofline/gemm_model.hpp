@@ -16,7 +16,7 @@ namespace roofline {
 /// The kinds of kernel cuBLAS runs for a GEMM, each with its own rate, floor and tiles.
 enum class kernel_family {
   tensor,   ///< the GPU's own tensor-core kernels (Hopper: nvjet, xmma sm90): aligned rows
-  fallback, ///< older CUTLASS tensor-core kernels: misaligned rows; on Hopper tf32's small GEMMs
+  fallback, ///< older CUTLASS tensor-core kernels: rows breaking the 16-byte rule
   simt,     ///< CUDA-core FMA kernels: fp32
   gemv,     ///< GEMV and gemmSN kernels: decode-like M
 };

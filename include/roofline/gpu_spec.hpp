@@ -41,6 +41,13 @@ struct gpu_spec {
   model_parameters parameters;
   /// What the GPU's own file (its `model:` section) sets, on top of its architecture's.
   parameter_overrides model_overrides;
+  /// The datasheet's DRAM bandwidth and peaks, where measured ceilings replaced them above
+  /// (apply_ceilings): the GEMM model's parameters are fractions of these, whatever was measured.
+  struct paper_numbers {
+    double dram_bytes_per_s = 0;
+    std::map<precision, peak_rate> peaks;
+  };
+  std::optional<paper_numbers> paper;
   std::string
       origin; ///< where the numbers come from: "specs/h200-sxm.yaml", a path, "device query"
 
@@ -64,6 +71,11 @@ gpu_spec parse_gpu_spec(std::string_view yaml_text, const std::string &origin);
 
 /// Reads and parses a spec file. Throws input_error.
 gpu_spec load_gpu_spec(const std::filesystem::path &file);
+
+/// The spec the GEMM model runs against: `spec` with its datasheet numbers back where measured
+/// ceilings replaced them (the model's efficiencies are fitted against the datasheet's roofs, and
+/// a measured roof would count the same shortfall twice).
+gpu_spec model_basis(gpu_spec spec);
 
 /// The parameters one architecture's GPUs share (specs/arch/<architecture>.yaml).
 struct architecture_parameters {

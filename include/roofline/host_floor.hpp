@@ -16,7 +16,7 @@ struct host_floor {
   /// One cuBLAS GEMM call of one kernel, per precision (index: the precision), in seconds.
   std::array<double, all_precisions.size()> gemm_call_s{};
   /// One call cuBLAS runs on its CUTLASS fallback kernels (rows breaking the 16-byte rule): a
-  /// lighter host path, per precision, in seconds.
+  /// host path of its own (lighter for fp16/bf16, heavier for tf32), per precision, in seconds.
   std::array<double, all_precisions.size()> fallback_call_s{};
   /// One plain kernel launch: a memory-bound op, or a call's every further kernel (split-K's
   /// reduction), in seconds.

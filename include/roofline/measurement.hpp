@@ -39,8 +39,8 @@ struct measurement {
   double time_s = 0;
   double min_time_s = 0, max_time_s = 0; ///< eager, the fastest and slowest timed sample per call
   int samples = 0;                       ///< eager timed samples behind the median
-  /// Median per-call time of back-to-back calls replayed from a CUDA graph: the GPU's time per call,
-  /// no host gap (all kernels of the call, split-K reduction included), seconds; 0 when not
+  /// Median per-call time of back-to-back calls replayed from a CUDA graph: the GPU's time per
+  /// call, no host gap (all kernels of the call, split-K reduction included), seconds; 0 when not
   /// measured (the engine's calls could not be captured).
   double device_time_s = 0;
   double device_min_time_s = 0, device_max_time_s = 0; ///< graph-replayed extremes per call
@@ -48,7 +48,7 @@ struct measurement {
   double relative_error = 0; ///< sampled outputs against a double-precision reference
   std::optional<counter_readings> counters;
   std::vector<std::string> kernels; ///< kernel names the call launched, each once
-  int launches = 0; ///< kernels one call launched, repeats counted; 0: not traced
+  int launches = 0;                 ///< kernels one call launched, repeats counted; 0: not traced
   /// The durations of the kernels one call launched, summed (CUPTI activity records of one traced
   /// call, with counters or kernel tracing), seconds; 0: not traced. A cross-check on
   /// device_time_s, which it should approach for calls longer than a few launch gaps.

@@ -18,7 +18,7 @@ struct timed_gemm {
   gemm_shape shape;
   precision prec = precision::fp16;
   double time_s = 0; ///< device time: back-to-back calls replayed from a CUDA graph
-  int launches = 0; ///< kernels one call launched; 0: not recorded
+  int launches = 0;  ///< kernels one call launched; 0: not recorded
 };
 
 /// |predicted − measured| / measured of each sample, sorted ascending.

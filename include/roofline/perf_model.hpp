@@ -66,8 +66,12 @@ public:
   /// Throws input_error when the GPU has no rate for the op's precision.
   prediction predict(const op &o) const;
 
+  /// The GEMM model's view of one GEMM (device time): what predict() uses for GEMMs.
+  gemm_estimate estimate(const gemm_shape &shape, precision p) const;
+
 private:
   gpu_spec m_spec;
+  gpu_spec m_basis; ///< model_basis(m_spec): the numbers the GEMM model's parameters go with
   model_options m_options;
   model_parameters m_parameters;
   roofline::host_floor m_host;

@@ -87,10 +87,10 @@ template <class Writer> void emit(const output_choice &choice, Writer &&write) {
 /// This machine's host floor: measured with the local GPU's ceilings, else the typical one.
 roofline::host_floor this_host() {
 #ifdef ROOFLINE_HAVE_MEASURE
-  if (auto local = roofline::cuda::find_local_gpu())
-    return local->host;
-#endif
+  return roofline::cuda::local_host_floor();
+#else
   return roofline::typical_host_floor();
+#endif
 }
 
 /// `--gpu`: a name, an alias, a spec file, or `auto`: the local GPU (with its measured ceilings
@@ -222,6 +222,7 @@ int run_compare(const std::string &file, const std::vector<std::string> &gpus,
       roofline::report measured = roofline::analyze(at, gpu.model, gpu.selection);
       roofline::cuda::measure_options measuring;
       measuring.counters = false;
+      measuring.rounds = 3;
       measuring.progress = show_op_progress;
       roofline::cuda::measure_report(measured, measuring);
       gpu.measured = std::move(measured);
@@ -303,6 +304,7 @@ void run_measurements(roofline::report &r, const measure_choice &choice) {
   options.engine = *engine;
   options.cold_l2 = choice.cold_l2;
   options.counters = !choice.no_counters;
+  options.rounds = 3; // a spell of a slower host moves one round, not the result
   options.progress = show_op_progress;
   roofline::cuda::measure_report(r, options);
 #else

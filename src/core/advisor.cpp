@@ -129,13 +129,12 @@ batch_advice batch_sizes(const op &o, double rows_per_sample, const network &net
     }
     advice.compute_bound_batch = high;
   }
-  const double peak = model.spec().peak_flop_per_s(o.precision, model.options().sparse);
   // Batches people pick (multiples of 8), up to twice the batch, in at most ~2048 steps.
   const std::int64_t step = round_up(std::max<std::int64_t>(1, net.batch / 1024), 8);
   // A batch worth suggesting fills its last wave and also costs less time per sample (≥ 3% less
   // than now); the current batch qualifies by filling its waves.
   const auto per_sample_s = [&](std::int64_t batch, gemm_estimate *estimate) {
-    *estimate = estimate_gemm(shape_at(batch), o.precision, peak, model.spec(), model.parameters());
+    *estimate = model.estimate(shape_at(batch), o.precision);
     return estimate->device_time_s / static_cast<double>(batch);
   };
   gemm_estimate e;

@@ -16,9 +16,9 @@ namespace {
 
 using nlohmann::json;
 
-// 2: host_floor results. Version 1 documents lack them and are read as they are; older binaries
-// refuse version 2 as "another format version", which says what to do, rather than stumbling on
-// the unknown kind.
+// 2: host_floor and fallback_host_floor results. Version 1 documents lack them and are read as
+// they are; older binaries refuse version 2 as "another format version", which says what to do,
+// rather than stumbling on the unknown kind.
 constexpr int cache_format_version = 2;
 constexpr int oldest_readable_version = 1;
 
@@ -104,6 +104,8 @@ std::optional<double> measured_ceilings::fallback_host_floor_s(precision p) cons
 }
 
 gpu_spec apply_ceilings(gpu_spec spec, const measured_ceilings &ceilings) {
+  if (!spec.paper)
+    spec.paper = gpu_spec::paper_numbers{spec.dram_bytes_per_s, spec.peaks};
   if (auto dram = ceilings.dram_bytes_per_s())
     spec.dram_bytes_per_s = *dram;
   for (auto &[prec, rate] : spec.peaks) {

@@ -118,8 +118,14 @@ comparison compare(const network &net, const std::vector<compared_gpu> &gpus,
     if (g.measured)
       measured = &g;
   std::optional<report> measured_prediction; // the measured GPU's own predictions, to scale from
-  if (measured)
+  if (measured) {
     measured_prediction = analyze(net, measured->model, measured->selection);
+    if (measured->measured->ops.size() != measured_prediction->ops.size())
+      throw error("compare: the measured report has " +
+                  std::to_string(measured->measured->ops.size()) + " ops, the network " +
+                  std::to_string(measured_prediction->ops.size()) +
+                  ": it was measured on another network or batch");
+  }
   for (const compared_gpu &g : gpus) {
     gpu_result result;
     result.analysis = analyze(net, g.model, g.selection);
@@ -156,7 +162,7 @@ comparison compare(const network &net, const std::vector<compared_gpu> &gpus,
           result.op_times_s[i] * static_cast<double>(result.analysis.ops[i].op.count);
       if (p.launch_bound)
         launch += total;
-      if (p.bound == bound::memory)
+      else if (p.bound == bound::memory)
         memory += total;
     }
     result.memory_bound_share = result.step_time_s > 0 ? memory / result.step_time_s : 0;

@@ -149,6 +149,15 @@ gpu_spec parse_gpu_spec(std::string_view yaml_text, const std::string &origin) {
   return spec;
 }
 
+gpu_spec model_basis(gpu_spec spec) {
+  if (spec.paper) {
+    spec.dram_bytes_per_s = spec.paper->dram_bytes_per_s;
+    spec.peaks = spec.paper->peaks;
+    spec.paper.reset();
+  }
+  return spec;
+}
+
 gpu_spec load_gpu_spec(const std::filesystem::path &file) {
   return parse_gpu_spec(detail::read_text_file(file, "GPU spec"), file.string());
 }

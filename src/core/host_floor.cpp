@@ -23,7 +23,6 @@ host_floor typical_host_floor() {
   };
   for (precision p : all_precisions) // fp8, int8, fp64 issue through fp16's path
     set(p, 9.8, 7.9);
-  set(precision::bf16, 9.8, 7.9);
   set(precision::tf32, 8.1, 11.3);
   set(precision::fp32, 11.7, 11.7);
   floor.kernel_launch_s = 4.4e-6;

@@ -33,8 +33,8 @@ struct kernel_kind {
 };
 
 /// The kernels cuBLAS may run for the shape, as its kernel names on the H200 show: aligned
-/// tensor-core GEMMs run the GPU's own kernels (on Hopper, tf32's small ones also the older
-/// CUTLASS kernels); misaligned rows older CUTLASS kernels, whatever M > 1; fp32 SIMT kernels;
+/// tensor-core GEMMs run the GPU's own kernels; misaligned rows older CUTLASS kernels, whatever
+/// M > 1; fp32 SIMT kernels;
 /// decode-like M GEMV and gemmSN kernels. `alignment` is row_alignment_bytes(s, p).
 std::vector<kernel_kind> kernels_for(const gemm_shape &s, precision p, int alignment,
                                      const gpu_spec &gpu, const model_parameters &params);

@@ -12,7 +12,7 @@ std::string_view to_string(bound b) {
 }
 
 perf_model::perf_model(gpu_spec spec, model_options options)
-    : m_spec(std::move(spec)), m_options(std::move(options)),
+    : m_spec(std::move(spec)), m_basis(model_basis(m_spec)), m_options(std::move(options)),
       m_parameters(m_options.parameters.value_or(m_spec.parameters)),
       m_host(m_options.host.value_or(typical_host_floor())) {}
 
@@ -45,15 +45,16 @@ prediction perf_model::predict(const op &o) const {
       m_spec.sm_count <= 0) // no SMs to spread tiles over: the bound is all we have
     return result;
   if (o.is_gemm()) {
-    result.gemm = estimate_gemm(*o.gemm, o.precision, result.peak_flop_per_s, m_spec, m_parameters);
+    result.gemm = estimate(*o.gemm, o.precision);
     result.device_time_s = result.gemm->device_time_s;
     result.host_floor_s = m_host.gemm(o.precision, result.gemm->launches,
                                       result.gemm->family == kernel_family::fallback);
     result.factors.insert(result.factors.end(), result.gemm->factors.begin(),
                           result.gemm->factors.end());
   } else {
-    const double streaming_s = static_cast<double>(o.bytes) /
-                               (m_parameters[parameter::dram_efficiency] * m_spec.dram_bytes_per_s);
+    const double streaming_s =
+        static_cast<double>(o.bytes) /
+        (m_parameters[parameter::dram_efficiency] * m_basis.dram_bytes_per_s);
     result.device_time_s =
         std::max(compute_s, streaming_s) + m_parameters[parameter::kernel_overhead_s];
     result.host_floor_s = m_host.kernel_launch_s;
@@ -66,6 +67,11 @@ prediction perf_model::predict(const op &o) const {
         result.host_floor_s * 1e6, m_host.measured ? "" : " (typical host)",
         result.device_time_s * 1e6));
   return result;
+}
+
+gemm_estimate perf_model::estimate(const gemm_shape &shape, precision p) const {
+  return estimate_gemm(shape, p, m_basis.peak_flop_per_s(p, m_options.sparse), m_basis,
+                       m_parameters);
 }
 
 } // namespace roofline

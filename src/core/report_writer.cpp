@@ -191,6 +191,7 @@ text_table measured_table(const report &r) {
                    {"measured", "time_us"},
                    {"pred. device", "predicted_device_time_us"},
                    {"device", "device_time_us"},
+                   {"kernels µs", "kernel_time_us"},
                    {"spread", "spread"},
                    {"% roof", "roofline_fraction"},
                    {"TFLOP/s", "achieved_flop_per_s"},
@@ -225,6 +226,8 @@ text_table measured_table(const report &r) {
         {duration(entry.prediction.device_time_s), raw(entry.prediction.device_time_s * 1e6)},
         {device ? duration(m.device_time_s) : "—",
          device ? raw(m.device_time_s * 1e6) : std::string{}},
+        {ok && m.kernel_time_s > 0 ? duration(m.kernel_time_s) : "—",
+         ok && m.kernel_time_s > 0 ? raw(m.kernel_time_s * 1e6) : std::string{}},
         {ok ? percent(spread) : "—", ok ? raw(spread) : std::string{}},
         {ok ? percent(roofline_fraction(entry.prediction, m)) : "—",
          ok ? raw(roofline_fraction(entry.prediction, m)) : std::string{}},
@@ -267,7 +270,8 @@ text_table with_measured_columns(const report &r) {
 }
 
 std::string measured_line(const report &r) {
-  double roofline = 0, predicted = 0, measured = 0, predicted_device = 0, device = 0;
+  double roofline = 0, predicted = 0, measured = 0, predicted_device = 0, device = 0,
+         roofline_of_device = 0;
   int count = 0;
   for (const op_report &entry : r.ops)
     if (entry.measured && entry.measured->status == measurement_status::measured) {
@@ -278,6 +282,7 @@ std::string measured_line(const report &r) {
       if (entry.measured->device_time_s > 0) { // graph capture can fail where eager ran
         predicted_device += entry.prediction.device_time_s * runs;
         device += entry.measured->device_time_s * runs;
+        roofline_of_device += entry.prediction.roofline_time_s * runs;
       }
       ++count;
     }
@@ -286,10 +291,11 @@ std::string measured_line(const report &r) {
   });
   return fmt::format(
       "measured: {} GEMMs, {} per step eager (predicted {}), {} replayed from a CUDA graph "
-      "(predicted device time {}); the roofline bound is {} ({} of the device time){}",
+      "(predicted device time {}); the roofline bound is {} (of the replayed ops: {} of their "
+      "device time){}",
       count, duration(measured), duration(predicted), device > 0 ? duration(device) : "—",
-      duration(predicted_device), duration(roofline), percent(device > 0 ? roofline / device : 0),
-      cold ? ", cold L2" : "");
+      duration(predicted_device), duration(roofline),
+      percent(device > 0 ? roofline_of_device / device : 0), cold ? ", cold L2" : "");
 }
 
 std::string shape_text(const gemm_shape &s) {
@@ -481,6 +487,7 @@ json measurement_json(const op &o, const prediction &p, const measurement &m) {
           {"device_time_us", device ? json(m.device_time_s * 1e6) : json(nullptr)},
           {"device_min_time_us", device ? json(m.device_min_time_s * 1e6) : json(nullptr)},
           {"device_max_time_us", device ? json(m.device_max_time_s * 1e6) : json(nullptr)},
+          {"kernel_time_us", m.kernel_time_s > 0 ? json(m.kernel_time_s * 1e6) : json(nullptr)},
           {"samples", m.samples},
           {"cold_l2", m.cold_l2},
           {"relative_error", ok ? json(m.relative_error) : json(nullptr)},
@@ -497,9 +504,11 @@ json model_json(const report &r) {
   json parameters = json::object();
   for (const parameter_info &row : parameter_table())
     parameters[row.name] = r.parameters[row.id];
-  json gemm_call = json::object();
-  for (precision p : all_precisions)
+  json gemm_call = json::object(), fallback_call = json::object();
+  for (precision p : all_precisions) {
     gemm_call[std::string(to_string(p))] = r.host.gemm(p) * 1e6;
+    fallback_call[std::string(to_string(p))] = r.host.gemm(p, 1, true) * 1e6;
+  }
   return {{"name", r.options.roofline_only ? "roofline" : "gemm-model"},
           {"sparse", r.options.sparse},
           {"parameters_origin", r.parameters_origin},
@@ -508,6 +517,7 @@ json model_json(const report &r) {
            {{"measured", r.host.measured},
             {"origin", r.host.origin},
             {"gemm_call_us", gemm_call},
+            {"fallback_call_us", fallback_call},
             {"kernel_launch_us", r.host.kernel_launch_s * 1e6}}}};
 }
 

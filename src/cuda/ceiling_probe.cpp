@@ -2,6 +2,7 @@
 #include "roofline/cuda/ceiling_probe.hpp"
 
 #include "../../kernels/kernels.hpp"
+#include "counter_session.hpp"
 #include "cuda_check.hpp"
 #include "cuda_graph.hpp"
 #include "device_buffer.hpp"
@@ -320,7 +321,7 @@ private:
   /// The host's cost of one cuBLAS call, per precision: a small GEMM of one kernel (no split-K
   /// reduction) whose GPU time is shorter than its host time, issued eagerly back to back, where
   /// each call costs what the host needs to issue it (cuBLASLt's host code, the driver's launch);
-  /// with misaligned rows too, which run the lighter CUTLASS fallback path. The same calls
+  /// with misaligned rows too, which run the CUTLASS fallback kernels' own path. The same calls
   /// replayed from a CUDA graph show how little of it is the GPU's. The value: eager s per call.
   void host_floors() {
     for (precision p : {precision::fp32, precision::tf32, precision::fp16, precision::bf16}) {
@@ -335,45 +336,53 @@ private:
   void host_floor(precision p, const gemm_shape &shape, ceiling_kind kind, const char *which) {
     constexpr int calls = 200;
     const cudaStream_t s = m_stream.stream;
-    attempt("cuBLAS call host floor " + std::string(to_string(p)) + which, kind, p,
-            [&](ceiling_result &r) {
-              lt_handle lt;
-              device_buffer workspace(workspace_bytes);
-              const detail::gemm_types types = detail::types_for(p);
-              const detail::lt_gemm gemm(lt.handle, shape, p, workspace.get(), workspace.bytes());
-              device_buffer a(gemm.a_elements() * kernels::element_size(types.input));
-              device_buffer b(gemm.b_elements() * kernels::element_size(types.input));
-              device_buffer c(gemm.c_elements() * kernels::element_size(types.output));
-              ROOFLINE_CUDA_CHECK(
-                  kernels::fill_random(a.get(), gemm.a_elements(), types.input, 8, 1.0f, s));
-              ROOFLINE_CUDA_CHECK(
-                  kernels::fill_random(b.get(), gemm.b_elements(), types.input, 9, 1.0f, s));
-              const auto issue = [&] {
-                for (int i = 0; i < calls; ++i)
-                  gemm.run(a.get(), b.get(), c.get(), s);
-              };
-              const run_timing eager = time_runs(s, warmup_runs, timed_runs, issue);
-              r.value = eager.median_s / calls;
-              r.spread = eager.spread();
-              const std::string how = std::to_string(shape.m) + "×" + std::to_string(shape.n) +
-                                      "×" + std::to_string(shape.k) + " cuBLASLt, " +
-                                      std::to_string(calls) + " calls per run, median of " +
-                                      std::to_string(eager.runs) + " runs";
-              char text[96];
-              try {
-                const detail::captured_work graph(s, issue);
-                const run_timing replayed = time_runs(s, 1, timed_runs, [&] { graph.launch(s); });
-                std::snprintf(text, sizeof text,
-                              "eager %.1f µs per call vs %.1f µs graph-replayed: ", r.value * 1e6,
-                              replayed.median_s / calls * 1e6);
-                r.method = text + how;
-              } catch (const std::exception &e) {
-                // The eager floor stands without its comparison.
-                cudaGetLastError();
-                std::snprintf(text, sizeof text, "eager %.1f µs per call: ", r.value * 1e6);
-                r.method = text + how + " (graph replay failed: " + e.what() + ")";
-              }
-            });
+    attempt(
+        "cuBLAS call host floor " + std::string(to_string(p)) + which, kind, p,
+        [&](ceiling_result &r) {
+          lt_handle lt;
+          device_buffer workspace(workspace_bytes);
+          const detail::gemm_types types = detail::types_for(p);
+          const detail::lt_gemm gemm(lt.handle, shape, p, workspace.get(), workspace.bytes());
+          device_buffer a(gemm.a_elements() * kernels::element_size(types.input));
+          device_buffer b(gemm.b_elements() * kernels::element_size(types.input));
+          device_buffer c(gemm.c_elements() * kernels::element_size(types.output));
+          ROOFLINE_CUDA_CHECK(
+              kernels::fill_random(a.get(), gemm.a_elements(), types.input, 8, 1.0f, s));
+          ROOFLINE_CUDA_CHECK(
+              kernels::fill_random(b.get(), gemm.b_elements(), types.input, 9, 1.0f, s));
+          const auto issue = [&] {
+            for (int i = 0; i < calls; ++i)
+              gemm.run(a.get(), b.get(), c.get(), s);
+          };
+          // The floor of one call is that of one kernel: a call that adds split-K's reduction
+          // (as 64³ fp32 did) would count a second launch.
+          const int launches =
+              detail::trace_kernels([&] { gemm.run(a.get(), b.get(), c.get(), s); }, s).launches;
+          if (launches > 1)
+            throw roofline::error("the probe GEMM launched " + std::to_string(launches) +
+                                  " kernels per call, not one");
+          const run_timing eager = time_runs(s, warmup_runs, timed_runs, issue);
+          r.value = eager.median_s / calls;
+          r.spread = eager.spread();
+          const std::string how = std::to_string(shape.m) + "×" + std::to_string(shape.n) + "×" +
+                                  std::to_string(shape.k) + " cuBLASLt, " + std::to_string(calls) +
+                                  " calls per run, median of " + std::to_string(eager.runs) +
+                                  " runs";
+          char text[96];
+          try {
+            const detail::captured_work graph(s, issue);
+            const run_timing replayed = time_runs(s, 1, timed_runs, [&] { graph.launch(s); });
+            std::snprintf(text, sizeof text,
+                          "eager %.1f µs per call vs %.1f µs graph-replayed: ", r.value * 1e6,
+                          replayed.median_s / calls * 1e6);
+            r.method = text + how;
+          } catch (const std::exception &e) {
+            // The eager floor stands without its comparison.
+            cudaGetLastError();
+            std::snprintf(text, sizeof text, "eager %.1f µs per call: ", r.value * 1e6);
+            r.method = text + how + " (graph replay failed: " + e.what() + ")";
+          }
+        });
   }
 
   void launch_overhead() {

@@ -103,8 +103,12 @@ std::optional<local_gpu> find_local_gpu() {
   datasheet.name = "local";
   local_gpu local{local_spec(r), datasheet, "local GPU " + r.device.name};
   // Fitted on this very GPU: it overrides what it measured of the architecture's parameters.
-  if (auto calibration = load_calibration(r.device.uuid))
-    local.spec.parameters = apply(local.spec.parameters, *calibration);
+  try {
+    if (auto calibration = load_calibration(r.device.uuid))
+      local.spec.parameters = apply(local.spec.parameters, *calibration);
+  } catch (const input_error &e) {
+    local.selection += std::string("; local calibration not used: ") + e.what();
+  }
   local.host = r.ceilings ? measured_host_floor(*r.ceilings) : typical_host_floor();
   local.selection +=
       r.ceilings
@@ -112,6 +116,13 @@ std::optional<local_gpu> find_local_gpu() {
           : ", " + std::string(r.datasheet ? "datasheet " + r.datasheet->name : "theoretical") +
                 " roofline: `roofline-advise device --measure` measures it";
   return local;
+}
+
+host_floor local_host_floor() {
+  if (device_count() == 0)
+    return typical_host_floor();
+  const device_report r = local_device_report(0);
+  return r.ceilings ? measured_host_floor(*r.ceilings) : typical_host_floor();
 }
 
 } // namespace roofline::cuda

@@ -449,6 +449,8 @@ void measure_report(report &r, const measure_options &options) {
         round_device_times[i].push_back(m.device_time_s);
       if (again.device_time_s > 0) {
         const bool none_yet = round_device_times[i].empty();
+        if (none_yet) // the first round could not capture the calls; this one did
+          m.note.clear();
         round_device_times[i].push_back(again.device_time_s);
         m.device_min_time_s = none_yet ? again.device_min_time_s
                                        : std::min(m.device_min_time_s, again.device_min_time_s);
@@ -492,7 +494,7 @@ calibration_result calibrate_local_gpu(
   const device_report device = local_device_report(0);
   // Fit from the architecture's parameters (local_spec's), not from an earlier local fit: the
   // calibration saves only what it moved from them.
-  const gpu_spec spec = local_spec(device);
+  const gpu_spec spec = model_basis(local_spec(device));
   std::vector<op> ops;
   for (const sweep_shape &s : sweep_shapes())
     if (s.calibration)

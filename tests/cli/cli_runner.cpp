@@ -50,6 +50,8 @@ cli_result run_cli(const std::vector<std::string> &args) {
       argv.push_back(arg.data());
     argv.push_back(nullptr);
     setenv("NO_COLOR", "1", 1);
+    // No machine's cached ceilings or calibration (a GPU machine has them): the typical host floor.
+    setenv("ROOFLINE_CACHE_DIR", "/nonexistent/roofline-cli-tests", 1);
     execv(exe.c_str(), argv.data());
     _exit(127);
   }

@@ -183,3 +183,122 @@ TEST_CASE("launch-bound ops take the host's time on every GPU and the verdict sa
   REQUIRE(base.launch_bound_share > 0.005); // what the verdict names
   CHECK(m.verdict.text.find("launch-bound") != std::string::npos);
 }
+
+namespace {
+
+/// A host whose numbers are easy to follow: 5 µs per cuBLAS call (4 µs on the fallback kernels),
+/// 2 µs per further kernel launch.
+host_floor easy_host() {
+  host_floor h;
+  h.gemm_call_s.fill(5e-6);
+  h.fallback_call_s.fill(4e-6);
+  h.kernel_launch_s = 2e-6;
+  h.origin = "test host";
+  return h;
+}
+
+/// Each GPU with its own (Hopper) parameters and the easy host.
+perf_model hopper(const char *name) {
+  return perf_model(spec_catalog::builtin().resolve(name),
+                    model_options{false, false, {}, easy_host()});
+}
+
+/// A memory-bound GEMV, a tiny (launch-bound) GEMM and an activation: three ops, one run each.
+network measured_layers() {
+  return parse_network("name: measured\nbatch: 1\nlayers:\n"
+                       "  - {name: gemv, type: matmul, m: 1, n: 32768, k: 8192}\n"
+                       "  - {name: tiny, type: matmul, m: 64, n: 64, k: 64}\n"
+                       "  - {name: act, type: relu}\n",
+                       "measured.yaml");
+}
+
+measurement timed(double eager_s, double device_s) {
+  measurement m;
+  m.engine = "cublas";
+  m.time_s = eager_s;
+  m.device_time_s = device_s;
+  m.samples = 20;
+  return m;
+}
+
+} // namespace
+
+TEST_CASE("compare(): the measured GPU's times are measured, the others' scaled from them") {
+  const network net = measured_layers();
+  const perf_model h100 = hopper("h100"), h200 = hopper("h200");
+  // What `--measure` on a local H100 would leave: the GEMMs timed (eager and graph-replayed),
+  // the activation not run.
+  report local = analyze(net, h100, "local");
+  REQUIRE(local.ops.size() == 3);
+  REQUIRE(local.ops[0].op.gemm);
+  REQUIRE(local.ops[1].op.gemm);
+  REQUIRE_FALSE(local.ops[2].op.gemm);
+  local.ops[0].measured = timed(260e-6, 250e-6); // the GEMV: eager 260 µs, on the GPU 250 µs
+  local.ops[1].measured = timed(7e-6, 3e-6);     // the tiny GEMM: the host's 7 µs, GPU 3 µs
+
+  const comparison c = compare(net, {{h100, "local", local}, {h200, "--gpus h200", std::nullopt}});
+  REQUIRE(c.gpus.size() == 2);
+  const gpu_result &here = c.gpus[0], &there = c.gpus[1];
+  REQUIRE(here.analysis.device.name == "h100-sxm5");
+  REQUIRE(there.analysis.device.name == "h200-sxm");
+  const prediction &gemv_here = here.analysis.ops[0].prediction;
+  const prediction &gemv_there = there.analysis.ops[0].prediction;
+  const prediction &tiny_here = here.analysis.ops[1].prediction;
+  const prediction &tiny_there = there.analysis.ops[1].prediction;
+  // The predictions compare() scales by are each GPU's own, on the easy host.
+  CHECK(gemv_here.device_time_s == local.ops[0].prediction.device_time_s);
+  CHECK(tiny_there.host_floor_s == easy_host().gemm(precision::fp16, tiny_there.gemm->launches));
+
+  // On the H100 the GEMMs take their eager measured times; the activation stays predicted.
+  CHECK(here.op_times_s[0] == 260e-6);
+  CHECK(here.op_times_s[1] == 7e-6);
+  CHECK(here.op_times_s[2] == here.analysis.ops[2].prediction.time_s);
+  CHECK(here.sources == std::vector<time_source>{time_source::measured, time_source::measured,
+                                                 time_source::predicted});
+  CHECK(here.step_time_s == doctest::Approx(260e-6 + 7e-6 + here.op_times_s[2]).epsilon(1e-12));
+
+  // On the H200: the GEMV's measured device time times what the models say of the two GPUs. The
+  // two differ only in DRAM bandwidth, and the GEMV streams 2 · (8192 + 8192 · 32768 + 32768) =
+  // 536,952,832 B, far beyond their 50 MB L2, at the same fraction of it on both: its predicted
+  // device times stand as 4.8 to 3.35 TB/s, and 250 µs · 3.35 / 4.8 = 174.479167 µs, far above the
+  // host's 5 µs.
+  CHECK(gemv_there.device_time_s / gemv_here.device_time_s ==
+        doctest::Approx(3.35 / 4.8).epsilon(1e-9));
+  CHECK(there.op_times_s[0] == doctest::Approx(250e-6 * 3.35 / 4.8).epsilon(1e-9));
+  CHECK(
+      there.op_times_s[0] ==
+      doctest::Approx(250e-6 * gemv_there.device_time_s / gemv_here.device_time_s).epsilon(1e-12));
+  // The tiny GEMM's operands sit in L2, and the two GPUs' SMs and L2 are the same: predicted alike,
+  // so its 3 µs on the GPU scale to 3 µs, below the 5 µs the host takes to issue its one kernel:
+  // max(3 · 1, 5) = 5 µs.
+  CHECK(tiny_there.device_time_s == doctest::Approx(tiny_here.device_time_s).epsilon(1e-12));
+  REQUIRE(tiny_there.gemm->launches == 1);
+  CHECK(tiny_there.host_floor_s == 5e-6);
+  CHECK(there.op_times_s[1] == 5e-6);
+  CHECK(there.op_times_s[2] == there.analysis.ops[2].prediction.time_s);
+  CHECK(there.sources == std::vector<time_source>{time_source::scaled_from_measured,
+                                                  time_source::scaled_from_measured,
+                                                  time_source::predicted});
+  CHECK(there.speedup == doctest::Approx(here.step_time_s / there.step_time_s).epsilon(1e-12));
+
+  // Without a graph-replayed time (device_time_s 0: the engine could not be captured), the eager
+  // measurement scales by the eager predictions: the GEMV's, device-bound on both, 260 µs · 3.35 /
+  // 4.8 = 181.458333 µs; the tiny GEMM's, both the host's 5 µs, 7 µs · 5 / 5 = 7 µs (the eager
+  // time carries the measuring host's 7 µs over, where the graph-replayed path gave 5).
+  report eager_only = local;
+  eager_only.ops[0].measured->device_time_s = 0;
+  eager_only.ops[1].measured->device_time_s = 0;
+  const comparison e =
+      compare(net, {{h100, "local", eager_only}, {h200, "--gpus h200", std::nullopt}});
+  const gpu_result &eager_here = e.gpus[0], &eager_there = e.gpus[1];
+  CHECK(eager_here.op_times_s[0] == 260e-6);
+  CHECK(eager_here.op_times_s[1] == 7e-6);
+  CHECK(eager_there.op_times_s[0] ==
+        doctest::Approx(260e-6 * gemv_there.time_s / gemv_here.time_s).epsilon(1e-12));
+  CHECK(eager_there.op_times_s[0] == doctest::Approx(260e-6 * 3.35 / 4.8).epsilon(1e-9));
+  CHECK(tiny_here.time_s == 5e-6);
+  CHECK(tiny_there.time_s == 5e-6);
+  CHECK(eager_there.op_times_s[1] == doctest::Approx(7e-6).epsilon(1e-12));
+  CHECK(eager_there.sources[0] == time_source::scaled_from_measured);
+  CHECK(eager_there.sources[1] == time_source::scaled_from_measured);
+}

@@ -498,6 +498,63 @@ TEST_CASE("split-K pays off for few tiles and a deep K") {
   CHECK(estimate({128, 128, 65536, 1}, p).split_k <= 4);
 }
 
+TEST_CASE("split_k_max_waves: K is split only while the work items fill at most that many waves") {
+  model_parameters p = ideal();
+  p.set(parameter::min_split_k_depth, 256); // 4096 / 16 = 256: every factor's slices are allowed
+  // fp16 256 × 960 × 4096 (16-byte rows: nvjet). Streaming 2 · (256·4096 + 4096·960 + 256·960) =
+  // 10,452,992 B from DRAM (they do not fit the 1 MB L2) takes 10.45 µs: below every tile's time.
+  // A tile loads (tm + tn) · depth · 2 B at 25 GB/s and does 2 · tm · tn · depth FLOP at
+  // 1 TFLOP/s; whichever is longer, times the waves of 100 work items it takes.
+  const gemm_shape shape{256, 960, 4096, 1};
+
+  // Unsplit: 64×64 tiles, 4 · 15 = 60 of them, one wave: loads 128 · 4096 · 2 B / 25 GB/s =
+  // 41.94304 µs (FMAs 2 · 64 · 64 · 4096 / 1e12 = 33.554432 µs). Every other tile of one wave
+  // loads tm + tn ≥ 128 rows; those of fewer need more waves: 32×64 120 tiles, 2 × 31.45728 µs;
+  // 16×64 240 tiles, 3 × 26.2144 µs; 8×64 480 tiles, 5 × 23.59296 µs.
+  // The menu's largest tiles leave 6 of them (256×160: 1 · 6; 128×320: 2 · 3), so any split makes
+  // 12 work items or more: at split_k_max_waves 0.1 (10 items on 100 SMs) none is allowed.
+  p.set(parameter::split_k_max_waves, 0.1);
+  const gemm_estimate capped = estimate(shape, p);
+  CHECK(capped.split_k == 1);
+  CHECK(capped.launches == 1);
+  CHECK(capped.tile_m == 64);
+  CHECK(capped.tile_n == 64);
+  CHECK(capped.tiles == 60);
+  CHECK(capped.device_time_s * 1e6 == doctest::Approx(41.94304));
+
+  // Split 4 on 64×160 tiles: 4 · 6 · 4 = 96 work items, one wave, each 1024 deep: FMAs
+  // 2 · 64 · 160 · 1024 / 1e12 = 20.97152 µs (loads 224 · 1024 · 2 B / 25 GB/s = 18.35008 µs),
+  // plus the partial sums written and read in fp32, 2 · 4 · 4 · 256 · 960 B / 1 TB/s = 7.86432 µs:
+  // 28.83584 µs, faster than unsplit, but its 96 items exceed 0.5 waves (50). The best split
+  // of at most 50 items, 64×160 split 2 (48 items, 2048 deep: FMAs 41.94304 + partial sums
+  // 3.93216 = 45.8752 µs), is slower than unsplit: K stays whole.
+  p.set(parameter::split_k_max_waves, 0.5);
+  const gemm_estimate half = estimate(shape, p);
+  CHECK(half.split_k == 1);
+  CHECK(half.launches == 1);
+  CHECK(half.device_time_s * 1e6 == doctest::Approx(41.94304));
+
+  // One wave (100 items) allows the 96: split 4, a reduction kernel (free here: no kernel
+  // overhead), 28.83584 µs. (Next best: 64×96 split 2, 80 items of 2048 deep: loads 160 · 2048 ·
+  // 2 B / 25 GB/s = 26.2144 µs + partial sums 3.93216 µs = 30.14656 µs.)
+  p.set(parameter::split_k_max_waves, 1);
+  const gemm_estimate split = estimate(shape, p);
+  CHECK(split.split_k == 4);
+  CHECK(split.launches == 2);
+  CHECK(split.tile_m == 64);
+  CHECK(split.tile_n == 160);
+  CHECK(split.tiles == 96);
+  CHECK(split.waves == doctest::Approx(0.96));
+  CHECK(split.device_time_s * 1e6 == doctest::Approx(28.83584));
+  // ideal() leaves split_k_max_waves at its default, 2 waves (200 items): split as at 1.
+  model_parameters defaults = ideal();
+  defaults.set(parameter::min_split_k_depth, 256);
+  CHECK(defaults[parameter::split_k_max_waves] == 2);
+  const gemm_estimate by_default = estimate(shape, defaults);
+  CHECK(by_default.split_k == 4);
+  CHECK(by_default.device_time_s * 1e6 == doctest::Approx(28.83584));
+}
+
 TEST_CASE("fit_model recovers the parameters that generated the samples") {
   const gpu_spec g = easy_gpu();
   model_parameters truth = ideal();

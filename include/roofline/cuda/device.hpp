@@ -33,7 +33,12 @@ struct local_gpu {
   host_floor host; ///< this machine's, measured with the ceilings; else typical_host_floor()
 };
 
-/// The local GPU (ordinal 0) as local_spec() builds it; nullopt when there is no GPU.
+/// The local GPU (ordinal 0) as local_spec() builds it; nullopt when there is no GPU. A local
+/// calibration the library cannot use (written by an older version) is left out, and the
+/// selection text says so.
 std::optional<local_gpu> find_local_gpu();
+
+/// This machine's host floor: measured with GPU 0's cached ceilings, else typical_host_floor().
+host_floor local_host_floor();
 
 } // namespace roofline::cuda

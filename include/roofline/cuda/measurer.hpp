@@ -56,7 +56,7 @@ struct calibration_result {
 
 /// Times the calibration shapes of sweep_shapes() × fp32, tf32, fp16, bf16 on GPU 0 with cuBLAS,
 /// fits the GEMM model's parameters to their device times (graph-replayed; calls without one are
-/// left out) (fit_model, from the generic defaults) and saves them
+/// left out) with fit_model, from its architecture's parameters, and saves what the fit moved
 /// beside the GPU's measured ceilings, where `--gpu auto` finds them.
 calibration_result calibrate_local_gpu(
     const std::function<void(std::size_t, std::size_t, const std::string &)> &progress);
