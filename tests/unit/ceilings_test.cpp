@@ -3,6 +3,8 @@
 // JSON cache document (round trip, damaged documents), and the cache directory and files.
 #include "roofline/ceilings.hpp"
 #include "roofline/error.hpp"
+#include "roofline/op.hpp"
+#include "roofline/perf_model.hpp"
 #include "roofline/spec_catalog.hpp"
 
 #include "test_support.hpp"
@@ -208,6 +210,30 @@ TEST_CASE("apply_ceilings on the H200 datasheet: measured roofs replace the data
   CHECK(spec.sm_count == sheet.sm_count);
   CHECK(spec.peaks.size() == sheet.peaks.size());
   CHECK(spec.origin == sheet.origin + " + ceilings measured 2025-01-02T03:04:05Z");
+}
+
+TEST_CASE(
+    "measured ceilings move the roofline, not the GEMM model: it keeps the datasheet's roofs") {
+  // The model's efficiencies are fractions of the datasheet's roofs (fitted so); a measured fp16
+  // roof of 7.0e14 under them would count the kernels' shortfall twice.
+  const gpu_spec sheet = h200_sheet();
+  const gpu_spec measured = apply_ceilings(sheet, h200_ceilings());
+  REQUIRE(measured.paper);
+  CHECK(measured.paper->dram_bytes_per_s == sheet.dram_bytes_per_s);
+  const gpu_spec basis = model_basis(measured);
+  CHECK(basis.dram_bytes_per_s == sheet.dram_bytes_per_s);
+  CHECK(basis.peaks.at(precision::fp16).dense_flop_per_s ==
+        sheet.peaks.at(precision::fp16).dense_flop_per_s);
+  CHECK_FALSE(basis.paper);
+  // Applying ceilings twice keeps the first datasheet, not the first measurement.
+  CHECK(apply_ceilings(measured, h200_ceilings()).paper->dram_bytes_per_s ==
+        sheet.dram_bytes_per_s);
+  const op gemm = make_gemm_op("g", {8192, 8192, 8192, 1}, precision::fp16);
+  const prediction on_paper = perf_model(sheet).predict(gemm);
+  const prediction with_ceilings = perf_model(measured).predict(gemm);
+  CHECK(with_ceilings.device_time_s == on_paper.device_time_s);
+  CHECK(with_ceilings.ridge_intensity == doctest::Approx(7.0e14 / 4.2e12).epsilon(1e-12));
+  CHECK(with_ceilings.roofline_time_s > on_paper.roofline_time_s);
 }
 
 TEST_CASE("apply_ceilings ignores precisions the spec lacks and leaves a spec alone without "
