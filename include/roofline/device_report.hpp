@@ -21,8 +21,12 @@ struct device_report {
   std::string ceilings_source; ///< "measured now", "cache <file>", or empty
 };
 
-/// The roofline the analyses use for this GPU: the datasheet spec (else the theoretical one) with
-/// the measured ceilings applied where there are any. Named "local".
+/// The GPU on paper: its catalog match, else the theoretical spec with its architecture's model
+/// parameters.
+gpu_spec paper_spec(const device_report &r);
+
+/// The roofline the analyses use for this GPU: paper_spec with the measured ceilings applied
+/// where there are any. Named "local".
 gpu_spec local_spec(const device_report &r);
 
 /// Writes the report: the device, then every roof side by side (theory, datasheet, measured).

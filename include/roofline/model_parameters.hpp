@@ -72,6 +72,9 @@ const std::vector<parameter_info> &parameter_table();
 const parameter_info &info(parameter id);
 /// The parameter named `name` ("efficiency.fp16"); nullopt when none is.
 std::optional<parameter> find_parameter(std::string_view name);
+/// Why `value` cannot be `id`'s ("`efficiency.fp16` = 1.5 is outside [0.05, 1] ..."): not finite
+/// or outside the table's bounds; nullopt when it can.
+std::optional<std::string> out_of_bounds(parameter id, double value);
 
 /// The knobs of the GEMM model beyond the datasheet: how close cuBLAS's kernels get to the roofs,
 /// what fixed costs they pay on the GPU, and which kernel cuBLAS picks. They describe a GPU

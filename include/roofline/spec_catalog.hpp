@@ -32,6 +32,9 @@ public:
   /// Throws input_error listing the closest known names when nothing matches.
   gpu_spec resolve(std::string_view name_or_path) const;
 
+  /// `spec` with its parameters resolved against its architecture's (with_architecture).
+  gpu_spec inherit(gpu_spec spec) const;
+
   /// The parameters fitted for `architecture` ("hopper"); nullptr when none were.
   const architecture_parameters *architecture(std::string_view architecture) const;
   const std::vector<architecture_parameters> &architectures() const noexcept {

@@ -213,11 +213,11 @@ advice advise(const network &net, const report &analysis, const perf_model &mode
   }
   if (analysis.totals.launch_bound_ops > 0) {
     launch_bound_advice launch;
+    launch.ops = analysis.totals.launch_bound_ops;
+    launch.time_s = analysis.totals.launch_bound_time_s;
     for (const op_report &entry : analysis.ops)
       if (entry.prediction.launch_bound) {
-        ++launch.ops;
         launch.runs += entry.op.count;
-        launch.time_s += entry.total_time_s;
         launch.device_time_s +=
             entry.prediction.device_time_s * static_cast<double>(entry.op.count);
       }

@@ -10,13 +10,13 @@
 
 namespace roofline {
 
+gpu_spec paper_spec(const device_report &r) {
+  // A catalog match inherited its architecture's parameters when the catalog was built.
+  return r.datasheet ? *r.datasheet : spec_catalog::builtin().inherit(r.theoretical);
+}
+
 gpu_spec local_spec(const device_report &r) {
-  // A datasheet match inherits its architecture's parameters from the catalog already.
-  gpu_spec spec =
-      r.datasheet
-          ? *r.datasheet
-          : with_architecture(r.theoretical,
-                              spec_catalog::builtin().architecture(r.theoretical.architecture));
+  gpu_spec spec = paper_spec(r);
   spec.name = "local";
   spec.aliases.clear();
   spec.display_name = r.device.name;

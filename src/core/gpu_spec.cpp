@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 
 namespace roofline {
 
@@ -66,7 +65,7 @@ parameter_overrides parse_model_section(const YAML::Node &node, const std::strin
       fail("`" + name + "` must be a number, not " + detail::describe(value));
     }
     const parameter_info &row = info(*id);
-    if (!std::isfinite(number) || number < row.min || number > row.max)
+    if (out_of_bounds(*id, number))
       fail(fmt::format("`{}` must be a number in [{:g}, {:g}] ({}), not {}", name, row.min, row.max,
                        row.unit, value.Scalar()));
     for (const auto &[seen, ignored] : overrides.values)

@@ -8,17 +8,12 @@
 #include <nlohmann/json.hpp>
 #include <nlopt.h>
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <random>
 #include <set>
-#include <stdexcept>
-#include <tuple>
 
 namespace roofline {
 
@@ -303,16 +298,12 @@ std::optional<parameter_overrides> load_calibration(const std::string &uuid) {
       throw damaged("written by an older version, which fitted eager times");
     parameter_overrides calibration;
     calibration.origin = doc.at("origin").get<std::string>();
-    model_parameters bounds_check;
     for (const auto &[name, value] : doc.at("parameters").items()) {
       const std::optional<parameter> id = find_parameter(name);
       if (!id)
         throw damaged("unknown model parameter `" + name + "`");
-      try {
-        bounds_check.set(*id, value.get<double>());
-      } catch (const std::out_of_range &e) {
-        throw damaged(e.what());
-      }
+      if (const auto why = out_of_bounds(*id, value.get<double>()))
+        throw damaged(*why);
       calibration.values.emplace_back(*id, value.get<double>());
     }
     return calibration;

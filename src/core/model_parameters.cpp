@@ -139,11 +139,17 @@ model_parameters::model_parameters() {
     m_values[static_cast<std::size_t>(row.id)] = row.default_value;
 }
 
-void model_parameters::set(parameter id, double value) {
+std::optional<std::string> out_of_bounds(parameter id, double value) {
   const parameter_info &row = info(id);
-  if (!std::isfinite(value) || value < row.min || value > row.max)
-    throw std::out_of_range(fmt::format("`{}` = {:.6g} is outside [{:.6g}, {:.6g}] {}", row.name,
-                                        value, row.min, row.max, row.unit));
+  if (std::isfinite(value) && value >= row.min && value <= row.max)
+    return std::nullopt;
+  return fmt::format("`{}` = {:.6g} is outside [{:.6g}, {:.6g}] {}", row.name, value, row.min,
+                     row.max, row.unit);
+}
+
+void model_parameters::set(parameter id, double value) {
+  if (const auto why = out_of_bounds(id, value))
+    throw std::out_of_range(*why);
   m_values[static_cast<std::size_t>(id)] = value;
 }
 

@@ -30,10 +30,13 @@ spec_catalog::spec_catalog(std::vector<gpu_spec> specs,
     : m_specs(std::move(specs)), m_architectures(std::move(architectures)) {
   std::sort(m_specs.begin(), m_specs.end(),
             [](const gpu_spec &a, const gpu_spec &b) { return a.name < b.name; });
-  for (gpu_spec &spec : m_specs) {
-    const architecture_parameters *shared = architecture(spec.architecture);
-    spec = with_architecture(std::move(spec), shared);
-  }
+  for (gpu_spec &spec : m_specs)
+    spec = inherit(std::move(spec));
+}
+
+gpu_spec spec_catalog::inherit(gpu_spec spec) const {
+  const architecture_parameters *shared = architecture(spec.architecture);
+  return with_architecture(std::move(spec), shared);
 }
 
 const architecture_parameters *spec_catalog::architecture(std::string_view name) const {
@@ -60,11 +63,8 @@ gpu_spec spec_catalog::resolve(std::string_view name_or_path) const {
   const bool looks_like_path = text.find('/') != std::string::npos ||
                                (text.size() > 5 && (text.rfind(".yaml") == text.size() - 5)) ||
                                (text.size() > 4 && (text.rfind(".yml") == text.size() - 4));
-  if (looks_like_path) {
-    gpu_spec spec = load_gpu_spec(text);
-    const architecture_parameters *shared = architecture(spec.architecture);
-    return with_architecture(std::move(spec), shared);
-  }
+  if (looks_like_path)
+    return inherit(load_gpu_spec(text));
   if (const gpu_spec *spec = find(text))
     return *spec;
   std::vector<std::string> names;

@@ -34,14 +34,14 @@ captured_work::captured_work(cudaStream_t stream, const std::function<void()> &e
   }
   cudaGraph_t captured = nullptr;
   const cudaError_t ended = cudaStreamEndCapture(stream, &captured);
-  m_graph = graph(captured); // owned before the check, so that it is freed when the check throws
+  m_graph.reset(captured); // owned before the check, so that it is freed when the check throws
   if (ended != cudaSuccess) {
     abandon_capture(stream); // clears the error; the stream left capture mode with EndCapture
     ROOFLINE_CUDA_CHECK(ended);
   }
   cudaGraphExec_t exec = nullptr;
   const cudaError_t instantiated = cudaGraphInstantiateWithFlags(&exec, m_graph.get(), 0);
-  m_exec = graph_exec(exec);
+  m_exec.reset(exec);
   if (instantiated != cudaSuccess) {
     cudaGetLastError();
     ROOFLINE_CUDA_CHECK(instantiated);

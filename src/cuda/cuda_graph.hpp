@@ -4,56 +4,21 @@
 #include <cuda_runtime_api.h>
 
 #include <functional>
-#include <utility>
+#include <memory>
+#include <type_traits>
 
 namespace roofline::cuda::detail {
 
-/// Owns one cudaGraph_t.
-class graph {
-public:
-  graph() = default;
-  explicit graph(cudaGraph_t g) noexcept : m_graph(g) {}
-  graph(graph &&other) noexcept : m_graph(std::exchange(other.m_graph, nullptr)) {}
-  graph &operator=(graph &&other) noexcept {
-    std::swap(m_graph, other.m_graph);
-    return *this;
-  }
-  graph(const graph &) = delete;
-  graph &operator=(const graph &) = delete;
-  ~graph() {
-    // In a destructor: a failure cannot be reported, and must not throw.
-    if (m_graph)
-      cudaGraphDestroy(m_graph);
-  }
-
-  cudaGraph_t get() const noexcept { return m_graph; }
-
-private:
-  cudaGraph_t m_graph = nullptr;
+// Owners of a graph and of its instantiation. A destructor cannot report a failure: the
+// deleters' status is dropped.
+struct graph_deleter {
+  void operator()(cudaGraph_t g) const noexcept { cudaGraphDestroy(g); }
 };
-
-/// Owns one cudaGraphExec_t (an instantiated graph).
-class graph_exec {
-public:
-  graph_exec() = default;
-  explicit graph_exec(cudaGraphExec_t e) noexcept : m_exec(e) {}
-  graph_exec(graph_exec &&other) noexcept : m_exec(std::exchange(other.m_exec, nullptr)) {}
-  graph_exec &operator=(graph_exec &&other) noexcept {
-    std::swap(m_exec, other.m_exec);
-    return *this;
-  }
-  graph_exec(const graph_exec &) = delete;
-  graph_exec &operator=(const graph_exec &) = delete;
-  ~graph_exec() {
-    if (m_exec)
-      cudaGraphExecDestroy(m_exec); // as ~graph: nothing to report a failure to
-  }
-
-  cudaGraphExec_t get() const noexcept { return m_exec; }
-
-private:
-  cudaGraphExec_t m_exec = nullptr;
+struct graph_exec_deleter {
+  void operator()(cudaGraphExec_t e) const noexcept { cudaGraphExecDestroy(e); }
 };
+using graph = std::unique_ptr<std::remove_pointer_t<cudaGraph_t>, graph_deleter>;
+using graph_exec = std::unique_ptr<std::remove_pointer_t<cudaGraphExec_t>, graph_exec_deleter>;
 
 /// GPU work captured once from a stream and instantiated, to be replayed: a replay issues every
 /// captured kernel with no host work between them, so timing replays gives the GPU's own time.

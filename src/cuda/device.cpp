@@ -90,16 +90,19 @@ device_report measured_device_report(int ordinal, bool refresh,
   return r;
 }
 
+namespace {
+
+host_floor host_floor_of(const device_report &r) {
+  return r.ceilings ? measured_host_floor(*r.ceilings) : typical_host_floor();
+}
+
+} // namespace
+
 std::optional<local_gpu> find_local_gpu() {
   if (device_count() == 0)
     return std::nullopt;
   const device_report r = local_device_report(0);
-  // On paper, with its architecture's parameters (a catalog match has them already).
-  gpu_spec datasheet =
-      r.datasheet
-          ? *r.datasheet
-          : with_architecture(r.theoretical,
-                              spec_catalog::builtin().architecture(r.theoretical.architecture));
+  gpu_spec datasheet = paper_spec(r);
   datasheet.name = "local";
   local_gpu local{local_spec(r), datasheet, "local GPU " + r.device.name};
   // Fitted on this very GPU: it overrides what it measured of the architecture's parameters.
@@ -109,7 +112,7 @@ std::optional<local_gpu> find_local_gpu() {
   } catch (const input_error &e) {
     local.selection += std::string("; local calibration not used: ") + e.what();
   }
-  local.host = r.ceilings ? measured_host_floor(*r.ceilings) : typical_host_floor();
+  local.host = host_floor_of(r);
   local.selection +=
       r.ceilings
           ? ", ceilings measured " + r.ceilings->measured_at
@@ -119,10 +122,7 @@ std::optional<local_gpu> find_local_gpu() {
 }
 
 host_floor local_host_floor() {
-  if (device_count() == 0)
-    return typical_host_floor();
-  const device_report r = local_device_report(0);
-  return r.ceilings ? measured_host_floor(*r.ceilings) : typical_host_floor();
+  return device_count() == 0 ? typical_host_floor() : host_floor_of(local_device_report(0));
 }
 
 } // namespace roofline::cuda
