@@ -3,7 +3,7 @@
 // calls, a device synchronisation, then exactly one call inside the NVTX range "measured", which
 // ncu selects with --nvtx --nvtx-include "measured/" (bench/ncu_check.sh).
 //   gemm_once M N K [precision=fp16] [batch_count=1] [warmup=3]
-#include "../kernels/kernels.hpp"
+#include "kernels.hpp"
 #include "cuda_check.hpp"
 #include "device_buffer.hpp"
 #include "lt_gemm.hpp"

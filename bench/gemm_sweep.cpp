@@ -70,18 +70,16 @@ int main(int argc, char **argv) {
     std::vector<op> ops;
     std::vector<const selected_shape *> origin;
     // Precision outermost, as calibrate measures them.
-    for (precision p : {precision::fp32, precision::tf32, precision::fp16, precision::bf16})
+    for (precision p : calibration_precisions)
       for (const selected_shape &s : list) {
         ops.push_back(make_gemm_op(s.shape.category, s.shape.shape, p));
         origin.push_back(&s);
       }
-    const gpu_spec spec = *spec_catalog::builtin().find("h200-sxm");
-    report r = analyze_ops("sweep", ops, perf_model(spec), "sweep");
     // As calibrate_local_gpu measures, so that the calibration rows are what a calibration fits:
     // no counters (their replay passes would double the sweep), kernels traced for their names and
     // launch counts (the fit learns cuBLAS's split-K rule from them), three rounds of ~10 ms of
     // timed calls per op (eager, and as much again graph-replayed, which takes the GPU no longer).
-    cuda::measure_options options;
+    measure_options options;
     options.counters = false;
     options.trace_kernels = true;
     options.time_budget_s = 0.01;
@@ -90,14 +88,14 @@ int main(int argc, char **argv) {
       if (done % 100 == 0)
         std::cerr << done << "/" << total << "\n";
     };
-    cuda::measure_report(r, options);
+    const measurements measured = cuda::measure(ops, options);
     std::ofstream out(argv[1]);
     out << "set,category,m,n,k,batch_count,precision,status,time_us,min_time_us,max_time_us,"
            "device_time_us,device_min_time_us,device_max_time_us,relative_error,note,"
            "kernel_time_us,launches,kernels\n";
-    for (std::size_t i = 0; i < r.ops.size(); ++i) {
-      const op &o = r.ops[i].op;
-      const measurement &m = *r.ops[i].measured;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const op &o = ops[i];
+      const measurement &m = *measured.ops[i];
       out << origin[i]->set << ',' << origin[i]->shape.category << ',' << o.gemm->m << ','
           << o.gemm->n << ',' << o.gemm->k << ',' << o.gemm->batch_count << ','
           << to_string(o.precision) << ',' << to_string(m.status) << ',' << m.time_s * 1e6 << ','
@@ -113,7 +111,7 @@ int main(int argc, char **argv) {
       std::fprintf(stderr, "gemm_sweep: cannot write %s\n", argv[1]);
       return 1;
     }
-    std::cerr << list.size() << " shapes (" << which << "), " << r.ops.size()
+    std::cerr << list.size() << " shapes (" << which << "), " << ops.size()
               << " measurements written to " << argv[1] << "\n";
   } catch (const std::exception &e) {
     std::fprintf(stderr, "gemm_sweep: %s\n", e.what());

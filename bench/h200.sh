@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Everything the H200 checks in one call (../shared/notes/device-workflow.md): the GPU tests, the
+# Everything the H200 checks in one call (build here, carry the binaries, one script there): the GPU tests, the
 # measured ceilings, and the analyses that use them. Logs go to $OUT.
 #   here:  cmake -S . -B build-h200 -DCMAKE_BUILD_TYPE=Release -DROOFLINE_STATIC_YAML_CPP=ON \
 #            -DROOFLINE_BUILD_TESTS=ON && cmake --build build-h200 -j2 && bench/pack.sh

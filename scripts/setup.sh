@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# From a fresh clone: install what is missing, build, and analyse the bundled AlexNet classifier.
+# From a fresh clone: install what is missing, build the CLI (build/roofline-advise, with its GPU
+# measurement plugin where a CUDA toolkit is found) and analyse the bundled AlexNet classifier.
+# Tests and benchmarks are not built here: scripts/test.sh builds and runs them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
-cmake --build build -j"$(nproc)"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DROOFLINE_BUILD_TESTS=OFF
+targets=(roofline-advise)
+if cmake --build build --target help | grep -qw roofline_measure_layer; then
+  targets+=(roofline_measure_layer)
+fi
+cmake --build build -j"$(nproc)" --target "${targets[@]}"
 build/roofline-advise examples/alexnet-classifier.yaml --gpu v100

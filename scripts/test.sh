@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Builds everything (roofline::measure too, where a CUDA toolkit is found) and runs every test;
-# GPU tests report "Not Run" on a machine without a GPU. Then proves that roofline::core and its
-# tests build and pass with CUDA switched off.
+# Builds everything (roofline::measure too, where a CUDA toolkit is found) and runs every test:
+# unit, cli, gpu, and consumer (an outside project using the installed package and the source
+# tree); GPU tests report "Not Run" on a machine without a GPU. Then proves that roofline::core,
+# its tests and its package build and pass with CUDA switched off.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -11,4 +12,6 @@ cmake --build build -j"$(nproc)"
 ctest --test-dir build --output-on-failure -j"$(nproc)"
 cmake -S . -B build-nocuda -DCMAKE_BUILD_TYPE=Release -DROOFLINE_BUILD_TESTS=ON -DROOFLINE_ENABLE_CUDA=OFF
 cmake --build build-nocuda -j"$(nproc)"
-ctest --test-dir build-nocuda --output-on-failure -j"$(nproc)" -L 'unit|cli'
+# The package without roofline::measure, too (the add_subdirectory consumer builds without CUDA
+# in either build, so it runs once, above).
+ctest --test-dir build-nocuda --output-on-failure -j"$(nproc)" -L 'unit|cli|consumer' -E add_subdirectory

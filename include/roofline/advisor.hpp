@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "roofline/analysis.hpp"
 #include "roofline/gemm.hpp"
 #include "roofline/network.hpp"
 #include "roofline/op.hpp"
@@ -13,8 +14,6 @@
 
 namespace roofline {
 
-struct report;
-
 /// Pad a GEMM's dimensions: the 16-byte rule of the precision, or a size that fills tiles and
 /// waves.
 struct padding_advice {
@@ -26,7 +25,6 @@ struct padding_advice {
   double time_s = 0, padded_time_s = 0;                          ///< predicted, per call
   double extra_flops = 0;                                        ///< padded FLOPs / original − 1
   double extra_bytes = 0;                                        ///< padded bytes / original − 1
-  std::optional<double> measured_time_s, measured_padded_time_s; ///< with --measure
 
   double predicted_speedup() const { return padded_time_s > 0 ? time_s / padded_time_s : 1; }
 };
@@ -69,9 +67,8 @@ struct advice {
 
 /// Padding worth at least `min_speedup` (predicted), batch sizes per GEMM whose rows grow with the
 /// batch, a warning when most of the step is memory-bound and one when ops are launch-bound.
-/// `analysis` is analyze(net, model,
-/// ...).
-advice advise(const network &net, const report &analysis, const perf_model &model,
+/// `analysed` is analyze(net, model, ...).
+advice advise(const network &net, const analysis &analysed, const perf_model &model,
               double min_speedup = 1.03);
 
 } // namespace roofline

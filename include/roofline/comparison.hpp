@@ -1,15 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "roofline/analysis.hpp"
 #include "roofline/gpu_spec.hpp"
+#include "roofline/measurement.hpp"
 #include "roofline/network.hpp"
 #include "roofline/perf_model.hpp"
-#include "roofline/report.hpp"
-#include "roofline/report_writer.hpp"
 
 #include <map>
 #include <optional>
-#include <ostream>
 #include <string>
 #include <vector>
 
@@ -22,7 +21,7 @@ std::string_view to_string(time_source s);
 
 /// One GPU's side of a comparison: its analysis and what it means per step and per dollar.
 struct gpu_result {
-  report analysis; ///< the network on this GPU (its ops in the network's order)
+  roofline::analysis analysis; ///< the network on this GPU (its ops in the network's order)
   std::vector<double>
       op_times_s; ///< per op, per run: predicted, or measured / scaled from measured
   std::vector<time_source> sources; ///< per op
@@ -34,6 +33,7 @@ struct gpu_result {
   double samples_per_s = 0; ///< batch / step time
   double tokens_per_s = 0;  ///< batch · seq_len / step time
   double speedup = 1;       ///< baseline step time / this step time
+  std::vector<double> op_speedups; ///< per op: the baseline's time per run / this one's
   std::optional<double> usd_per_hour;
   std::optional<double> usd_per_million_tokens;
 };
@@ -55,11 +55,12 @@ struct comparison {
   roofline::verdict verdict;
 };
 
-/// What compare() needs per GPU: its model, and (for the measured local GPU) its measured analysis.
+/// What compare() needs per GPU: its model, and (for the measured local GPU) its measurements.
 struct compared_gpu {
   perf_model model;
-  std::string selection;          ///< how it was named: "--gpus h100", "local"
-  std::optional<report> measured; ///< the network measured on this GPU (at the same batch)
+  std::string selection; ///< how it was named: "--gpus h100", "local"
+  /// The network's ops (at the same batch) measured on this GPU, in the order lower() gives.
+  std::optional<measurements> measured;
 };
 
 /// Analyses `net` on every GPU, each with its own parameters (gpu_spec::parameters) and the same
@@ -69,8 +70,20 @@ struct compared_gpu {
 comparison compare(const network &net, const std::vector<compared_gpu> &gpus,
                    const std::map<std::string, double> &prices = {});
 
-/// Writes the comparisons (one per batch): totals per GPU, per-op times and speedups, the verdict.
-void write_comparison(const std::vector<comparison> &comparisons, output_format format,
-                      std::ostream &out, const write_options &options = {});
+/// What `roofline-advise compare` asks.
+struct compare_request {
+  network net;
+  /// GPU names, aliases or spec files, the first the baseline; `local`: the local GPU, measured
+  /// (through the measurement layer), the others scaled from its measurements.
+  std::vector<std::string> gpus;
+  std::vector<std::int64_t> batches;    ///< empty: the network's own
+  std::map<std::string, double> prices; ///< USD per hour by GPU as named in `gpus`
+  bool sparse = false;
+  progress_callback progress; ///< while the local GPU measures
+};
+
+/// Resolves the GPUs (each with its own parameters, all with this machine's host floor), measures
+/// the local one where asked, and compares them at every batch.
+std::vector<comparison> compare_gpus(const compare_request &request);
 
 } // namespace roofline

@@ -4,10 +4,9 @@
 #include "roofline/ceilings.hpp"
 #include "roofline/device_description.hpp"
 #include "roofline/gpu_spec.hpp"
-#include "roofline/report_writer.hpp"
+#include "roofline/host_floor.hpp"
 
 #include <optional>
-#include <ostream>
 #include <string>
 
 namespace roofline {
@@ -29,8 +28,17 @@ gpu_spec paper_spec(const device_report &r);
 /// where there are any. Named "local".
 gpu_spec local_spec(const device_report &r);
 
-/// Writes the report: the device, then every roof side by side (theory, datasheet, measured).
-void write_device_report(const device_report &r, output_format format, std::ostream &out,
-                         const write_options &options = {});
+/// The roofline `--gpu auto` analyses against, and a line saying where its numbers come from.
+struct local_gpu {
+  gpu_spec spec;      ///< with the measured ceilings and fitted model, where there are any
+  gpu_spec datasheet; ///< the same GPU on paper (its catalog spec, else the theoretical roofline)
+  std::string selection;
+  roofline::host_floor host; ///< this machine's, measured with the ceilings; else typical
+};
+
+/// The local GPU as `--gpu auto` analyses against it: local_spec(), with the parameters a local
+/// calibration fitted on it (left out, with a word in the selection, when it cannot be used), and
+/// the host floor measured with its ceilings (else the typical one).
+local_gpu local_gpu_of(const device_report &r);
 
 } // namespace roofline

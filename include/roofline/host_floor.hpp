@@ -38,4 +38,8 @@ host_floor typical_host_floor();
 /// measured when its GEMM calls were.
 host_floor measured_host_floor(const measured_ceilings &ceilings);
 
+/// This machine's floor without touching a GPU: the newest one `device --measure` cached (of any
+/// of its GPUs), else typical_host_floor().
+host_floor cached_host_floor();
+
 } // namespace roofline

@@ -4,6 +4,7 @@
 #include "roofline/op.hpp"
 #include "roofline/perf_model.hpp"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -55,10 +56,46 @@ struct measurement {
   double kernel_time_s = 0;
 };
 
+/// What measuring a list of ops showed: one entry per op, in order (nullopt for ops that are not
+/// GEMMs), and what the reader must know of the whole run (e.g. counters not permitted).
+struct measurements {
+  std::vector<std::optional<measurement>> ops;
+  std::vector<std::string> notes;
+};
+
+/// Which implementation runs the GEMMs.
+enum class gemm_engine { cublas, naive, tiled, tensorcore };
+
+std::string_view to_string(gemm_engine e);
+/// nullopt for a name that is not an engine's.
+std::optional<gemm_engine> parse_gemm_engine(std::string_view name);
+
+/// Progress of a long run: (done, total, the op's layer).
+using progress_callback = std::function<void(std::size_t, std::size_t, const std::string &)>;
+
+struct measure_options {
+  gemm_engine engine = gemm_engine::cublas;
+  bool cold_l2 = false; ///< rotate operand buffers whose total exceeds twice the L2
+  bool counters = true; ///< read hardware counters through CUPTI (passes + 1 extra calls per op)
+  /// Without counters, still name the kernels each call launches (CUPTI activity, 1 extra call).
+  bool trace_kernels = false;
+  /// Timed calls per op are sized to about this much GPU time, for the eager timing; the graph
+  /// replays time as many calls as often, which takes the GPU no longer.
+  double time_budget_s = 0.05;
+  /// Times every op this many times, in rounds over all ops, and keeps the median round (checked
+  /// and counted in the first): a spell of a slower host moves one round, not the result.
+  int rounds = 1;
+  progress_callback progress; ///< called before each op
+};
+
 /// op.flops / time (FLOP/s actually reached).
 double achieved_flop_per_s(const op &o, const measurement &m);
 /// DRAM bytes the counters saw, read + written; nullopt without counters.
 std::optional<double> measured_dram_bytes(const measurement &m);
+/// Measured DRAM bytes per second of eager time; nullopt without counters.
+std::optional<double> measured_dram_bytes_per_s(const measurement &m);
+/// (slowest − fastest) / median of the eager samples, 0..; 0 when nothing was timed.
+double eager_spread(const measurement &m);
 /// op.flops / measured DRAM bytes.
 std::optional<double> measured_intensity(const op &o, const measurement &m);
 /// The share of the roofline bound reached: roofline time / measured time (≤ 1 unless L2 served

@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string_view>
+#include <vector>
 
 namespace roofline {
 
@@ -32,6 +33,8 @@ struct memory_op_cost {
 };
 
 std::string_view to_string(memory_op_kind kind);
+/// Every memory op's name, in the order of memory_op_kind: the layer types a network may name.
+std::vector<std::string_view> memory_op_names();
 std::optional<memory_op_kind> parse_memory_op_kind(std::string_view name);
 const memory_op_cost &cost_of(memory_op_kind kind);
 

@@ -100,4 +100,9 @@ network parse_network(std::string_view yaml_text, const std::string &origin);
 /// Reads and parses a network file. Throws input_error (missing, unreadable, malformed).
 network load_network(const std::filesystem::path &file);
 
+/// A network of one GEMM, C[M,N] = A[M,K]·B[K,N] (`batch_count` of them): what
+/// `roofline-advise gemm` analyses.
+network single_gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch_count,
+                    roofline::precision p);
+
 } // namespace roofline

@@ -3,14 +3,12 @@
 
 #include "roofline/error.hpp"
 #include "roofline/gemm.hpp"
-#include "roofline/network.hpp"
 #include "roofline/precision.hpp"
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
 
 namespace roofline {
 
@@ -41,10 +39,5 @@ struct op {
 /// One GEMM as an op (what `roofline-advise gemm M N K` analyses). Throws input_error on overflow.
 op make_gemm_op(std::string layer, const gemm_shape &shape, precision p,
                 source_location where = {});
-
-/// Lowers a network to its ops, in execution order: the forward pass, then (training) the backward
-/// pass in reverse layer order. Throws input_error for shapes that make no sense (a conv whose
-/// kernel exceeds its padded input, an op whose size is unknown) or whose counts overflow 64 bits.
-std::vector<op> lower(const network &net);
 
 } // namespace roofline

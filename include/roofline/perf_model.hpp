@@ -20,7 +20,9 @@ std::string_view to_string(bound b);
 
 /// Choices that change which roof an op is held against and how time is predicted.
 struct model_options {
-  bool sparse = false;        ///< use 2:4-sparse peaks where the GPU has them
+  /// Hold GEMMs against 2:4-sparse peaks where the GPU has them: the roofline placement only;
+  /// predicted times stay dense (model_notes says so).
+  bool sparse = false;
   bool roofline_only = false; ///< predict the plain roofline bound instead of the GEMM model
   /// The GEMM model's parameters; unset: the GPU's own (gpu_spec::parameters).
   std::optional<model_parameters> parameters;
@@ -42,6 +44,7 @@ struct prediction {
   bool sparse_peak = false;   ///< that roof is a 2:4-sparse figure
   double ridge_intensity = 0; ///< peak / DRAM bandwidth (FLOP/byte)
   double attainable_flop_per_s = 0; ///< min(peak, intensity × bandwidth)
+  double flop_per_s = 0;            ///< the rate at the predicted time: FLOPs / time_s
   roofline::bound bound = bound::compute;
   std::vector<std::string> factors;  ///< why: one short phrase per effect that shaped time_s
   std::optional<gemm_estimate> gemm; ///< the GEMM model's view (GEMMs, unless roofline_only)
@@ -76,5 +79,12 @@ private:
   model_parameters m_parameters;
   roofline::host_floor m_host;
 };
+
+/// What a reader of `model`'s predictions of `ops` must know of its options, one sentence each;
+/// empty without model_options::sparse. With it: that the 2:4-sparse peaks place the GEMMs on the
+/// roofline only (ridge, bound, roofline time) while bytes and predicted times stay dense (the
+/// GEMM model has no sparse timings to be fitted on), and that --sparse changes nothing for GEMMs
+/// whose precision has no 2:4-sparse peak on this GPU (a V100: none), or when there is no GEMM.
+std::vector<std::string> model_notes(const perf_model &model, const std::vector<op> &ops);
 
 } // namespace roofline

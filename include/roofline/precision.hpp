@@ -24,4 +24,13 @@ std::optional<precision> parse_precision(std::string_view name);
 /// Bytes per element in memory: tf32 is stored as fp32 (4 bytes).
 int element_bytes(precision p);
 
+/// Whether GEMMs of `p` run on tensor cores (all but fp32 and fp64, which run on the SIMT units).
+constexpr bool runs_on_tensor_cores(precision p) {
+  return p != precision::fp32 && p != precision::fp64;
+}
+
+/// The precisions a local calibration times, and the GEMM sweeps measure.
+inline constexpr std::array<precision, 4> calibration_precisions{
+    precision::fp32, precision::tf32, precision::fp16, precision::bf16};
+
 } // namespace roofline

@@ -2,69 +2,58 @@
 #pragma once
 
 #include "roofline/advisor.hpp"
-#include "roofline/gpu_spec.hpp"
+#include "roofline/analysis.hpp"
 #include "roofline/measurement.hpp"
-#include "roofline/network.hpp"
-#include "roofline/op.hpp"
-#include "roofline/perf_model.hpp"
 
-#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace roofline {
 
-/// An op and what the model predicts for it.
-struct op_report {
-  roofline::op op;
-  roofline::prediction prediction;
-  double total_time_s = 0;                       ///< prediction.time_s × op.count (eager)
-  double time_share = 0;                         ///< of the network's step time, 0..1
-  std::optional<roofline::measurement> measured; ///< set by a measurement run (roofline::measure)
+/// A padding suggestion's two GEMMs as measured: the original and the padded one, eager, per call.
+struct measured_padding {
+  double time_s = 0;
+  double padded_time_s = 0;
+
+  double speedup() const { return padded_time_s > 0 ? time_s / padded_time_s : 1; }
 };
 
-/// Sums over one step of the network (every op × its count).
-struct report_totals {
-  double time_s = 0;        ///< eagerly issued: Σ predicted time (max of device time, host floor)
-  double device_time_s = 0; ///< Σ device time: the step replayed from a CUDA graph
-  double flops = 0;
-  double bytes = 0;
-  double memory_bound_time_s = 0;
-  double memory_bound_share = 0;     ///< of time_s, 0..1
-  double launch_bound_time_s = 0;    ///< of ops the host's floor decides
-  double launch_bound_share = 0;     ///< of time_s, 0..1
-  std::int64_t launch_bound_ops = 0; ///< distinct ops (rows) the host's floor decides
-  double gemm_time_s = 0;
-  std::int64_t op_count = 0;   ///< distinct ops (rows)
-  std::int64_t gemm_count = 0; ///< GEMM runs per step, counts included
+/// Sums over the measured ops of one step (every op × its count), beside what was predicted of them.
+struct measured_totals {
+  int ops = 0;                  ///< distinct ops measured
+  double time_s = 0;            ///< eager, measured
+  double predicted_time_s = 0;  ///< eager, predicted, of the same ops
+  double roofline_time_s = 0;   ///< the roofline bound of the same ops
+  /// Of the ops whose calls were also replayed from a CUDA graph (capture can fail where eager
+  /// ran): measured and predicted device time and their roofline bound.
+  double device_time_s = 0, predicted_device_time_s = 0, roofline_of_device_s = 0;
+  bool cold_l2 = false; ///< operands were rotated through buffers larger than L2
 };
 
-/// The analysis of one network on one GPU: the single value every output format is written from.
+/// What every output format is written from, assembled last from the stages' values.
 struct report {
-  std::string network_name;
-  std::string network_origin;
-  roofline::precision precision = precision::fp16;
-  std::int64_t batch = 1;
-  std::int64_t seq_len = 1;
-  run_mode mode = run_mode::inference;
-  gpu_spec device;
-  std::string device_selection; ///< how the GPU was chosen: "--gpu v100", "default: no local GPU"
-  model_options options;
-  model_parameters parameters;   ///< the GEMM model's, as used
-  std::string parameters_origin; ///< where they come from: "generic defaults", "calibrated on ..."
-  roofline::host_floor host;     ///< the host's floor, as used
-  std::vector<op_report> ops;
-  report_totals totals;
-  std::vector<std::string>
-      notes; ///< things the reader must know (e.g. "no counters: CUPTI not permitted")
-  std::optional<roofline::advice> advice; ///< set by advise()
+  roofline::analysis analysis;
+  std::optional<roofline::advice> advice;
+  /// Per op of analysis.ops when the ops were measured (nullopt for ops that are not GEMMs); empty
+  /// when they were not.
+  std::vector<std::optional<measurement>> measured;
+  /// Per advice->padding when they were measured: nullopt where either GEMM did not run.
+  std::vector<std::optional<roofline::measured_padding>> measured_padding;
+  std::vector<std::string> notes; ///< the analysis's, then the measurement's
+  std::optional<measured_totals> measured_sums; ///< set when ops were measured
+
+  /// The measurement of analysis.ops[i]; nullptr when it was not measured.
+  const measurement *measured_op(std::size_t i) const;
+  /// The measurement of advice->padding[i]; nullptr when it was not measured.
+  const roofline::measured_padding *measured_pad(std::size_t i) const;
 };
 
-/// Lowers `net`, predicts every op with `model` and sums the totals.
-report analyze(const network &net, const perf_model &model, std::string device_selection);
-
-/// A report of ops built elsewhere (e.g. the single GEMM of `roofline-advise gemm`).
-report analyze_ops(std::string name, std::vector<op> ops, const perf_model &model,
-                   std::string device_selection);
+/// The report of an analysis, its advice and what measuring showed: `ops` measured per op of
+/// `a.ops`, `padding` two per padding suggestion of `advice` (the original, then the padded GEMM).
+/// Throws roofline::error when the measurements do not match the ops they are said to be of.
+report assemble_report(analysis a, std::optional<roofline::advice> advice = std::nullopt,
+                       std::optional<measurements> ops = std::nullopt,
+                       std::optional<measurements> padding = std::nullopt);
 
 } // namespace roofline

@@ -1,27 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 // roofline-advise: argument parsing and wiring only; every fact comes from roofline::core.
+#include "roofline/atomic_file.hpp"
+#include "roofline/comparison.hpp"
 #include "roofline/error.hpp"
+#include "roofline/measurement_layer.hpp"
+#include "roofline/model_fit.hpp"
 #include "roofline/network.hpp"
-#include "roofline/perf_model.hpp"
-#include "roofline/report.hpp"
-#include "roofline/report_writer.hpp"
+#include "roofline/pipeline.hpp"
 #include "roofline/spec_catalog.hpp"
 #include "roofline/version.hpp"
-
-#ifdef ROOFLINE_HAVE_MEASURE
-#include "roofline/cuda/device.hpp"
-#include "roofline/cuda/measurer.hpp"
-#endif
-#include "roofline/comparison.hpp"
-#include "roofline/device_report.hpp"
-#include "roofline/model_fit.hpp"
+#include "roofline/writers.hpp"
 
 #include <CLI/CLI.hpp>
 
-#include <cstdio>
+#include <cmath>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <map>
@@ -66,57 +59,33 @@ template <class Writer> void emit(const output_choice &choice, Writer &&write) {
                                   "use .json, .csv, .md or .txt");
     std::ostringstream text;
     write(*file_format, text, roofline::write_options{});
-    const std::string temporary = choice.file + ".tmp-" + std::to_string(getpid());
-    std::error_code ec;
-    {
-      std::ofstream out(temporary, std::ios::binary);
-      out << text.str();
-      if (!out.flush())
-        ec = std::make_error_code(std::errc::io_error);
-    }
-    if (!ec)
-      std::filesystem::rename(temporary, choice.file, ec);
-    if (ec) {
-      std::filesystem::remove(temporary, ec);
-      throw roofline::input_error("--output " + choice.file + ": cannot write the file");
+    try {
+      roofline::write_file_atomically(choice.file, text.str());
+    } catch (const roofline::error &e) {
+      throw roofline::input_error(std::string("--output ") + e.what());
     }
   }
   std::cout << display.str() << std::flush;
+  if (!std::cout)
+    throw roofline::error("cannot write the report to standard output");
 }
 
-/// This machine's host floor: measured with the local GPU's ceilings, else the typical one.
-roofline::host_floor this_host() {
-#ifdef ROOFLINE_HAVE_MEASURE
-  return roofline::cuda::local_host_floor();
-#else
-  return roofline::typical_host_floor();
-#endif
+/// The measurement layer, for commands that cannot run without it.
+const roofline::measurement_layer &required_layer(const std::string &command) {
+  std::string why;
+  if (const roofline::measurement_layer *layer = roofline::measurement_layer_in_use(&why))
+    return *layer;
+  throw roofline::error(command + " needs the CUDA measurement layer: " + why +
+                        ". Analyse against a datasheet spec instead: roofline-advise NETWORK.yaml "
+                        "--gpu h100 (roofline-advise specs lists them)");
 }
 
-/// `--gpu`: a name, an alias, a spec file, or `auto`: the local GPU (with its measured ceilings
-/// when cached), else the default spec, with one line on stderr saying so. The model runs with
-/// this machine's host floor.
-roofline::perf_model choose_gpu(const std::string &request, bool sparse, std::string &selection) {
-  const roofline::spec_catalog &catalog = roofline::spec_catalog::builtin();
-  if (request != "auto") {
-    selection = "--gpu " + request;
-    return roofline::perf_model(catalog.resolve(request), {sparse, false, {}, this_host()});
-  }
-#ifdef ROOFLINE_HAVE_MEASURE
-  if (auto local = roofline::cuda::find_local_gpu()) {
-    selection = local->selection;
-    return roofline::perf_model(local->spec, {sparse, false, {}, local->host});
-  }
-  const char *reason = "no local GPU found";
-#else
-  const char *reason = "this build has no CUDA measurement layer";
-#endif
-  std::cerr << "roofline-advise: " << reason << "; using the default spec "
-            << roofline::spec_catalog::default_gpu
-            << " (choose one with --gpu, see `roofline-advise specs`)\n";
-  selection = std::string("default: ") + reason;
-  return roofline::perf_model(*catalog.find(roofline::spec_catalog::default_gpu),
-                              {sparse, false, {}, roofline::typical_host_floor()});
+/// `--gpu`, with the notice of a fallback on stderr.
+roofline::gpu_choice chosen_gpu(const std::string &request, bool sparse) {
+  roofline::gpu_choice gpu = roofline::choose_gpu(request, {sparse, false, {}, {}});
+  if (!gpu.notice.empty())
+    std::cerr << "roofline-advise: " << gpu.notice << '\n';
+  return gpu;
 }
 
 /// Progress on stderr, only where stderr is a terminal.
@@ -158,9 +127,11 @@ std::int64_t positive_from(const std::string &text, const std::string &option) {
 int run_compare(const std::string &file, const std::vector<std::string> &gpus,
                 const std::vector<std::string> &batches, const std::vector<std::string> &prices,
                 bool sparse, const output_choice &output) {
-  const roofline::network net = roofline::load_network(file);
-  const auto &catalog = roofline::spec_catalog::builtin();
-  std::map<std::string, double> usd_per_hour;
+  roofline::compare_request request;
+  request.net = roofline::load_network(file);
+  request.gpus = gpus;
+  request.sparse = sparse;
+  request.progress = show_op_progress;
   for (const std::string &entry : prices) {
     const auto equals = entry.find('=');
     if (equals == std::string::npos)
@@ -168,69 +139,14 @@ int run_compare(const std::string &file, const std::vector<std::string> &gpus,
     char *end = nullptr;
     const std::string number = entry.substr(equals + 1);
     const double value = std::strtod(number.c_str(), &end);
-    if (number.empty() || *end != '\0' || !(value > 0))
+    if (number.empty() || *end != '\0' || !(value > 0) || !std::isfinite(value))
       throw roofline::input_error("--price `" + entry +
                                   "`: the price must be a positive number of USD per hour");
-    const std::string name = entry.substr(0, equals);
-    usd_per_hour[name == "local" ? "local" : catalog.resolve(name).name] = value;
+    request.prices[entry.substr(0, equals)] = value;
   }
-  std::vector<std::int64_t> batch_sizes;
   for (const std::string &b : batches)
-    batch_sizes.push_back(positive_from(b, "--batch"));
-  if (batch_sizes.empty())
-    batch_sizes.push_back(net.batch);
-
-  // Each GPU runs with its own parameters (its architecture's, overridden by what was fitted on
-  // it) and all with this machine's host floor: the host does not change with the GPU.
-  std::vector<roofline::gpu_spec> specs;
-  std::vector<std::string> selections;
-  for (const std::string &name : gpus) {
-    if (name != "local") {
-      specs.push_back(catalog.resolve(name));
-      selections.push_back("--gpus " + name);
-      continue;
-    }
-#ifdef ROOFLINE_HAVE_MEASURE
-    auto local = roofline::cuda::find_local_gpu();
-    if (!local)
-      throw roofline::error(
-          "--gpus local: no GPU found; name a spec instead (roofline-advise specs)");
-    // Its ops are measured; the other GPUs are scaled from them by datasheet-to-datasheet ratios,
-    // so the local side is held to its datasheet too (a measured ceiling would make its own spec
-    // look faster).
-    specs.push_back(local->datasheet);
-    selections.push_back("local: " + local->selection);
-#else
-    throw roofline::error("--gpus local needs the CUDA measurement layer, and this build has none");
-#endif
-  }
-  const roofline::model_options model_choice{sparse, false, {}, this_host()};
-
-  std::vector<roofline::comparison> comparisons;
-  for (std::int64_t batch : batch_sizes) {
-    roofline::network at = net;
-    at.batch = batch;
-    std::vector<roofline::compared_gpu> compared;
-    for (std::size_t i = 0; i < specs.size(); ++i) {
-      roofline::compared_gpu gpu{roofline::perf_model(specs[i], model_choice), selections[i],
-                                 std::nullopt};
-      if (gpus[i] != "local") {
-        compared.push_back(std::move(gpu));
-        continue;
-      }
-#ifdef ROOFLINE_HAVE_MEASURE
-      roofline::report measured = roofline::analyze(at, gpu.model, gpu.selection);
-      roofline::cuda::measure_options measuring;
-      measuring.counters = false;
-      measuring.rounds = 3;
-      measuring.progress = show_op_progress;
-      roofline::cuda::measure_report(measured, measuring);
-      gpu.measured = std::move(measured);
-      compared.push_back(std::move(gpu));
-#endif
-    }
-    comparisons.push_back(roofline::compare(at, compared, usd_per_hour));
-  }
+    request.batches.push_back(positive_from(b, "--batch"));
+  const std::vector<roofline::comparison> comparisons = roofline::compare_gpus(request);
   emit(output, [&](roofline::output_format format, std::ostream &out,
                    const roofline::write_options &options) {
     roofline::write_comparison(comparisons, format, out, options);
@@ -239,10 +155,10 @@ int run_compare(const std::string &file, const std::vector<std::string> &gpus,
 }
 
 int run_calibrate() {
-#ifdef ROOFLINE_HAVE_MEASURE
-  if (roofline::cuda::device_count() == 0)
+  const roofline::measurement_layer &layer = required_layer("calibrate");
+  if (layer.device_count() == 0)
     throw roofline::error("calibrate needs a GPU, and the CUDA runtime sees none");
-  const auto result = roofline::cuda::calibrate_local_gpu(show_op_progress);
+  const auto result = layer.calibrate(show_op_progress);
   std::cout << "fitted the GEMM model to " << result.measured << " cuBLAS timings: median error "
             << std::fixed << std::setprecision(1) << result.median_error * 100 << "%, p90 "
             << result.p90_error * 100 << "%\n"
@@ -250,23 +166,15 @@ int run_calibrate() {
             << " (used by --gpu auto); as a spec file section:\n\n"
             << roofline::to_yaml(result.fitted);
   return 0;
-#else
-  throw roofline::error("calibrate needs the CUDA measurement layer, and this build has none");
-#endif
 }
 
 int run_device(bool measure, bool refresh, const output_choice &output) {
-#ifdef ROOFLINE_HAVE_MEASURE
-  if (roofline::cuda::device_count() == 0) {
-    std::cerr
-        << "roofline-advise: error: no GPU found (the CUDA runtime sees none). Analyse against a "
-           "datasheet spec instead: roofline-advise NETWORK.yaml --gpu h100 (roofline-advise specs "
-           "lists them)\n";
-    return exit_failure;
-  }
-  const roofline::device_report report =
-      measure || refresh ? roofline::cuda::measured_device_report(0, refresh, show_progress)
-                         : roofline::cuda::local_device_report(0);
+  const roofline::measurement_layer &layer = required_layer("device");
+  if (layer.device_count() == 0)
+    throw roofline::error(
+        "no GPU found (the CUDA runtime sees none). Analyse against a datasheet spec instead: "
+        "roofline-advise NETWORK.yaml --gpu h100 (roofline-advise specs lists them)");
+  const roofline::device_report report = layer.describe_local_gpu(measure, refresh, show_progress);
   if (isatty(STDERR_FILENO) && (measure || refresh))
     std::cerr << "\r\033[K" << std::flush;
   emit(output, [&](roofline::output_format format, std::ostream &out,
@@ -274,14 +182,6 @@ int run_device(bool measure, bool refresh, const output_choice &output) {
     roofline::write_device_report(report, format, out, options);
   });
   return 0;
-#else
-  (void)measure, (void)refresh, (void)output;
-  std::cerr
-      << "roofline-advise: error: this build has no CUDA measurement layer (built without the CUDA "
-         "toolkit), so no device query. Analyse against a datasheet spec instead: roofline-advise "
-         "NETWORK.yaml --gpu h100 (roofline-advise specs lists them)\n";
-  return exit_failure;
-#endif
 }
 
 struct measure_choice {
@@ -291,34 +191,32 @@ struct measure_choice {
   bool no_counters = false;
 };
 
-/// `--measure`: runs the report's GEMMs on the local GPU (roofline::measure).
-void run_measurements(roofline::report &r, const measure_choice &choice) {
+/// The analysis pipeline as the command line asks for it.
+roofline::pipeline_options pipeline_choice(const measure_choice &choice) {
+  roofline::pipeline_options options;
   if (!choice.enabled)
-    return;
-#ifdef ROOFLINE_HAVE_MEASURE
-  const auto engine = roofline::cuda::parse_gemm_engine(choice.engine);
+    return options;
+  const auto engine = roofline::parse_gemm_engine(choice.engine);
   if (!engine)
     throw roofline::input_error("unknown --engine `" + choice.engine +
                                 "`; expected cublas, naive, tiled or tensorcore");
-  roofline::cuda::measure_options options;
-  options.engine = *engine;
-  options.cold_l2 = choice.cold_l2;
-  options.counters = !choice.no_counters;
-  options.rounds = 3; // a spell of a slower host moves one round, not the result
-  options.progress = show_op_progress;
-  roofline::cuda::measure_report(r, options);
-#else
-  (void)r;
-  throw roofline::error(
-      "--measure needs the CUDA measurement layer, and this build has none (built without the "
-      "CUDA toolkit)");
-#endif
+  roofline::measure_options measuring;
+  measuring.engine = *engine;
+  measuring.cold_l2 = choice.cold_l2;
+  measuring.counters = !choice.no_counters;
+  measuring.rounds = 3; // a spell of a slower host moves one round, not the result
+  measuring.progress = show_op_progress;
+  options.measure = measuring;
+  return options;
 }
 
-void write_analysis(const roofline::report &r, const output_choice &output) {
+void analyse(const roofline::network &net, const std::string &gpu, bool sparse,
+             const measure_choice &measuring, const output_choice &output) {
+  const roofline::pipeline_options options = pipeline_choice(measuring);
+  const roofline::report r = roofline::run_pipeline(net, chosen_gpu(gpu, sparse), options);
   emit(output, [&](roofline::output_format format, std::ostream &out,
-                   const roofline::write_options &options) {
-    roofline::write_report(r, format, out, options);
+                   const roofline::write_options &write) {
+    roofline::write_report(r, format, out, write);
   });
 }
 
@@ -442,16 +340,7 @@ int run(int argc, char **argv) {
     if (!p)
       throw roofline::input_error("unknown --precision `" + precision +
                                   "`; expected fp32, tf32, fp16, bf16, fp8, int8 or fp64");
-    roofline::network net;
-    net.name = "gemm " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
-    net.precision = *p;
-    net.layers.push_back({"gemm", std::nullopt, {}, roofline::matmul_layer{m, n, k, batch_count}});
-    std::string selection;
-    const roofline::perf_model model = choose_gpu(gpu, sparse, selection);
-    roofline::report r = roofline::analyze(net, model, selection);
-    r.advice = roofline::advise(net, r, model);
-    run_measurements(r, measuring);
-    write_analysis(r, output);
+    analyse(roofline::single_gemm(m, n, k, batch_count, *p), gpu, sparse, measuring, output);
     return 0;
   }
 
@@ -464,12 +353,7 @@ int run(int argc, char **argv) {
     net.batch = batch;
   if (seq_len > 0)
     net.seq_len = seq_len;
-  std::string selection;
-  const roofline::perf_model model = choose_gpu(gpu, sparse, selection);
-  roofline::report r = roofline::analyze(net, model, selection);
-  r.advice = roofline::advise(net, r, model);
-  run_measurements(r, measuring);
-  write_analysis(r, output);
+  analyse(net, gpu, sparse, measuring, output);
   return 0;
 }
 

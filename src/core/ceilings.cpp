@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "roofline/ceilings.hpp"
 
+#include "roofline/atomic_file.hpp"
+
 #include "roofline/error.hpp"
 
 #include <nlohmann/json.hpp>
@@ -196,19 +198,7 @@ std::optional<measured_ceilings> load_cached_ceilings(const std::string &uuid) {
 }
 
 void save_ceilings(const measured_ceilings &ceilings) {
-  const std::filesystem::path file = ceilings_cache_file(ceilings.uuid);
-  std::error_code ec;
-  std::filesystem::create_directories(file.parent_path(), ec);
-  const std::filesystem::path temporary = file.string() + ".tmp";
-  {
-    std::ofstream out(temporary);
-    out << to_json_text(ceilings) << '\n';
-    if (!out.flush())
-      throw error("cannot write the ceilings cache " + temporary.string());
-  }
-  std::filesystem::rename(temporary, file, ec);
-  if (ec)
-    throw error("cannot write the ceilings cache " + file.string() + ": " + ec.message());
+  write_file_atomically(ceilings_cache_file(ceilings.uuid), to_json_text(ceilings) + "\n", true);
 }
 
 } // namespace roofline

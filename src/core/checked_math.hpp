@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "roofline/error.hpp"
+
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <string>
 
 namespace roofline::detail {
 
@@ -24,6 +27,15 @@ checked_sum(std::initializer_list<std::optional<std::int64_t>> terms) {
     if (!term || __builtin_add_overflow(sum, *term, &sum))
       return std::nullopt;
   return sum;
+}
+
+/// `value`, or an input_error at `where` saying that `subject`'s `what` overflows.
+inline std::int64_t require_no_overflow(std::optional<std::int64_t> value,
+                                        const source_location &where, const std::string &subject,
+                                        const std::string &what) {
+  if (!value)
+    throw input_error(where, subject + ": " + what + " overflows a 64-bit integer");
+  return *value;
 }
 
 } // namespace roofline::detail

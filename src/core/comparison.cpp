@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "roofline/comparison.hpp"
 
-#include "json_fields.hpp"
-#include "roofline/version.hpp"
+#include "roofline/error.hpp"
+#include "roofline/host_floor.hpp"
+#include "roofline/measurement_layer.hpp"
+#include "roofline/spec_catalog.hpp"
 #include "text_table.hpp"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 
@@ -117,11 +118,11 @@ comparison compare(const network &net, const std::vector<compared_gpu> &gpus,
   for (const compared_gpu &g : gpus)
     if (g.measured)
       measured = &g;
-  std::optional<report> measured_prediction; // the measured GPU's own predictions, to scale from
+  std::optional<analysis> measured_prediction; // the measured GPU's own predictions, to scale from
   if (measured) {
     measured_prediction = analyze(net, measured->model, measured->selection);
     if (measured->measured->ops.size() != measured_prediction->ops.size())
-      throw error("compare: the measured report has " +
+      throw error("compare: the measurements have " +
                   std::to_string(measured->measured->ops.size()) + " ops, the network " +
                   std::to_string(measured_prediction->ops.size()) +
                   ": it was measured on another network or batch");
@@ -131,11 +132,11 @@ comparison compare(const network &net, const std::vector<compared_gpu> &gpus,
     result.analysis = analyze(net, g.model, g.selection);
     const std::size_t ops = result.analysis.ops.size();
     for (std::size_t i = 0; i < ops; ++i) {
-      const op_report &entry = result.analysis.ops[i];
+      const analysed_op &entry = result.analysis.ops[i];
       double time = entry.prediction.time_s;
       time_source source = time_source::predicted;
       const std::optional<measurement> &m =
-          measured ? measured->measured->ops[i].measured : std::nullopt;
+          measured ? measured->measured->ops[i] : std::nullopt;
       if (m && m->status == measurement_status::measured) {
         if (&g == measured) {
           time = m->time_s;
@@ -178,191 +179,71 @@ comparison compare(const network &net, const std::vector<compared_gpu> &gpus,
       result.usd_per_million_tokens = *result.usd_per_hour / 3600.0 / result.tokens_per_s * 1e6;
     c.gpus.push_back(std::move(result));
   }
-  for (gpu_result &g : c.gpus)
+  for (gpu_result &g : c.gpus) {
     g.speedup = c.gpus.front().step_time_s / g.step_time_s;
+    for (std::size_t i = 0; i < g.op_times_s.size(); ++i)
+      g.op_speedups.push_back(c.gpus.front().op_times_s[i] / g.op_times_s[i]);
+  }
   c.verdict = decide(c, net.precision);
   return c;
 }
 
-namespace {
-
-using detail::align;
-using detail::cell;
-using detail::text_table;
-using nlohmann::json;
-
-std::string optional_money(std::optional<double> value, const char *format) {
-  return value ? fmt::format(fmt::runtime(format), *value) : std::string("—");
-}
-
-text_table totals_table(const std::vector<comparison> &comparisons) {
-  text_table table;
-  table.columns = {{"batch", "batch"},
-                   {"gpu", "gpu", align::left},
-                   {"numbers", "source", align::left},
-                   {"time/step", "step_time_us"},
-                   {"speedup", "speedup"},
-                   {"samples/s", "samples_per_s"},
-                   {"tokens/s", "tokens_per_s"},
-                   {"memory-bound", "memory_bound_share"},
-                   {"$/h", "usd_per_hour"},
-                   {"$/M tokens", "usd_per_million_tokens"}};
-  for (const comparison &c : comparisons)
-    for (const gpu_result &g : c.gpus) {
-      const bool any_measured = std::any_of(g.sources.begin(), g.sources.end(), [](time_source s) {
-        return s != time_source::predicted;
-      });
-      // Only GEMMs run on the GPU: the memory-bound ops of a measured side stay predicted.
-      const bool own =
-          std::find(g.sources.begin(), g.sources.end(), time_source::measured) != g.sources.end();
-      const std::string source = !any_measured ? "predicted"
-                                 : own         ? "GEMMs measured"
-                                               : "GEMMs scaled from measured";
-      table.rows.push_back(
-          {{std::to_string(c.batch)},
-           {g.analysis.device.name},
-           {source},
-           {detail::duration(g.step_time_s), detail::raw(g.step_time_s * 1e6)},
-           {fmt::format("×{:.2f}", g.speedup), detail::raw(g.speedup)},
-           {detail::significant(g.samples_per_s), detail::raw(g.samples_per_s)},
-           {detail::significant(g.tokens_per_s), detail::raw(g.tokens_per_s)},
-           {detail::percent(g.memory_bound_share), detail::raw(g.memory_bound_share)},
-           {optional_money(g.usd_per_hour, "{:.2f}"),
-            g.usd_per_hour ? detail::raw(*g.usd_per_hour) : std::string{}},
-           {optional_money(g.usd_per_million_tokens, "{:.4g}"),
-            g.usd_per_million_tokens ? detail::raw(*g.usd_per_million_tokens) : std::string{}}});
+std::vector<comparison> compare_gpus(const compare_request &request) {
+  const spec_catalog &catalog = spec_catalog::builtin();
+  // Each GPU runs with its own parameters (its architecture's, overridden by what was fitted on
+  // it) and all with this machine's host floor: the host does not change with the GPU.
+  const model_options options{request.sparse, false, {}, cached_host_floor()};
+  std::vector<compared_gpu> gpus;
+  const measurement_layer *layer = nullptr;
+  std::map<std::string, double> prices;
+  for (const std::string &name : request.gpus) {
+    std::optional<gpu_spec> spec;
+    std::string selection = "--gpus " + name;
+    if (name == "local") {
+      std::string why;
+      layer = measurement_layer_in_use(&why);
+      if (!layer)
+        throw error("--gpus local needs the CUDA measurement layer: " + why);
+      const auto local = layer->find_local_gpu();
+      if (!local)
+        throw error("--gpus local: no GPU found; name a spec instead (roofline-advise specs)");
+      // Its ops are measured; the other GPUs are scaled from them by datasheet-to-datasheet
+      // ratios, so the local side is held to its datasheet too (a measured ceiling would make its
+      // own spec look faster).
+      spec = local->datasheet;
+      selection = "local: " + local->selection;
+    } else {
+      spec = catalog.resolve(name);
     }
-  return table;
-}
-
-/// Per op: time per run on each GPU, its speedup over the baseline and its bound (m/c).
-text_table ops_table(const comparison &c) {
-  text_table table;
-  table.columns = {
-      {"layer", "layer", align::left}, {"pass", "pass", align::left}, {"runs", "count"}};
-  for (const gpu_result &g : c.gpus)
-    table.columns.push_back({g.analysis.device.name, g.analysis.device.name + "_time_us"});
-  const gpu_result &base = c.gpus.front();
-  for (std::size_t i = 0; i < base.op_times_s.size(); ++i) {
-    const op &o = base.analysis.ops[i].op;
-    std::vector<cell> row{{o.layer}, {std::string(to_string(o.pass))}, {std::to_string(o.count)}};
-    for (const gpu_result &g : c.gpus) {
-      const bool memory = g.analysis.ops[i].prediction.bound == bound::memory;
-      const std::string speed = &g == &base
-                                    ? std::string{}
-                                    : fmt::format(" ×{:.2f}", base.op_times_s[i] / g.op_times_s[i]);
-      row.push_back({detail::duration(g.op_times_s[i]) + speed + (memory ? " m" : " c"),
-                     detail::raw(g.op_times_s[i] * 1e6),
-                     memory ? detail::tone::warn : detail::tone::plain});
-    }
-    table.rows.push_back(std::move(row));
+    if (auto price = request.prices.find(name); price != request.prices.end())
+      prices[spec->name] = price->second;
+    gpus.push_back({perf_model(*spec, options), selection, std::nullopt});
   }
-  return table;
-}
+  for (const auto &[name, price] : request.prices)
+    if (std::find(request.gpus.begin(), request.gpus.end(), name) == request.gpus.end())
+      prices[name == "local" ? "local" : catalog.resolve(name).name] = price;
 
-json gpu_json(const comparison &c, const gpu_result &g) {
-  json ops = json::array();
-  for (std::size_t i = 0; i < g.analysis.ops.size(); ++i) {
-    json entry = detail::op_json(g.analysis.ops[i]);
-    entry["time_us"] = g.op_times_s[i] * 1e6;
-    entry["time_source"] = to_string(g.sources[i]);
-    entry["speedup"] = c.gpus.front().op_times_s[i] / g.op_times_s[i];
-    ops.push_back(entry);
+  std::vector<std::int64_t> batches = request.batches;
+  if (batches.empty())
+    batches.push_back(request.net.batch);
+  std::vector<comparison> comparisons;
+  for (std::int64_t batch : batches) {
+    network at = request.net;
+    at.batch = batch;
+    for (std::size_t i = 0; i < gpus.size(); ++i)
+      if (request.gpus[i] == "local") {
+        std::vector<op> ops;
+        for (const analysed_op &entry : analyze(at, gpus[i].model, gpus[i].selection).ops)
+          ops.push_back(entry.op);
+        measure_options measuring;
+        measuring.counters = false;
+        measuring.rounds = 3;
+        measuring.progress = request.progress;
+        gpus[i].measured = layer->measure(ops, measuring);
+      }
+    comparisons.push_back(compare(at, gpus, prices));
   }
-  json device = detail::device_json(g.analysis.device);
-  device["selection"] = g.analysis.device_selection;
-  const auto optional = [](std::optional<double> v) { return v ? json(*v) : json(nullptr); };
-  return {{"device", device},
-          {"parameters_origin", g.analysis.parameters_origin},
-          {"host_floor_origin", g.analysis.host.origin},
-          {"ops", ops},
-          {"totals",
-           {{"predicted_time_us", g.step_time_s * 1e6},
-            {"memory_bound_share", g.memory_bound_share},
-            {"launch_bound_share", g.launch_bound_share},
-            {"samples_per_s", g.samples_per_s},
-            {"tokens_per_s", g.tokens_per_s},
-            {"speedup", g.speedup},
-            {"usd_per_hour", optional(g.usd_per_hour)},
-            {"usd_per_million_tokens", optional(g.usd_per_million_tokens)}}}};
-}
-
-json verdict_json(const verdict &v) {
-  return {{"fastest", v.fastest},
-          {"speedup", v.speedup},
-          {"cheapest", v.cheapest ? json(*v.cheapest) : json(nullptr)},
-          {"text", v.text}};
-}
-
-json comparison_json(const std::vector<comparison> &comparisons) {
-  const comparison &first = comparisons.front();
-  json gpus = json::array();
-  for (const gpu_result &g : first.gpus)
-    gpus.push_back(gpu_json(first, g));
-  json sweep = json::array();
-  for (const comparison &c : comparisons) {
-    json summary = json::array();
-    for (const gpu_result &g : c.gpus)
-      summary.push_back({{"name", g.analysis.device.name},
-                         {"predicted_time_us", g.step_time_s * 1e6},
-                         {"speedup", g.speedup},
-                         {"samples_per_s", g.samples_per_s},
-                         {"tokens_per_s", g.tokens_per_s},
-                         {"memory_bound_share", g.memory_bound_share}});
-    sweep.push_back({{"batch", c.batch}, {"gpus", summary}, {"verdict", verdict_json(c.verdict)}});
-  }
-  return {{"schema_version", json_schema_version},
-          {"tool", {{"name", "roofline-advise"}, {"version", version()}}},
-          {"kind", "comparison"},
-          {"network",
-           {{"name", first.network_name}, {"batch", first.batch}, {"seq_len", first.seq_len}}},
-          {"baseline", first.gpus.front().analysis.device.name},
-          {"gpus", gpus},
-          {"verdict", verdict_json(first.verdict)},
-          {"batch_sweep", sweep}};
-}
-
-} // namespace
-
-void write_comparison(const std::vector<comparison> &comparisons, output_format format,
-                      std::ostream &out, const write_options &options) {
-  if (comparisons.empty())
-    return;
-  if (format == output_format::json) {
-    out << comparison_json(comparisons).dump(2) << '\n';
-    return;
-  }
-  if (format == output_format::csv) {
-    detail::render_csv(totals_table(comparisons), out);
-    return;
-  }
-  const bool markdown = format == output_format::markdown;
-  const auto render = [&](const text_table &t) {
-    markdown ? detail::render_markdown(t, out) : detail::render_aligned(t, out, options.colour);
-  };
-  const comparison &first = comparisons.front();
-  const std::string title =
-      fmt::format("{} on {} GPUs, baseline {} (seq_len {})", first.network_name, first.gpus.size(),
-                  first.gpus.front().analysis.device.name, first.seq_len);
-  out << (markdown ? "## " + title : detail::bold(title, options.colour)) << "\n\n";
-  render(totals_table(comparisons));
-  for (const comparison &c : comparisons)
-    out << '\n'
-        << (markdown ? "" : "")
-        << detail::bold("batch " + std::to_string(c.batch) + ": " + c.verdict.text,
-                        options.colour && !markdown)
-        << '\n';
-  if (comparisons.size() == 1) {
-    out << '\n';
-    render(ops_table(first));
-    out << "\nper op: time per run, ×speedup over " << first.gpus.front().analysis.device.name
-        << ", m/c: memory- or compute-bound on that GPU\n";
-  }
-  out << '\n';
-  for (const gpu_result &g : first.gpus)
-    out << "model parameters of " << g.analysis.device.name << ": " << g.analysis.parameters_origin
-        << '\n';
-  out << "host floor (every GPU): " << first.gpus.front().analysis.host.origin << '\n';
+  return comparisons;
 }
 
 } // namespace roofline

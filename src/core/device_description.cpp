@@ -12,7 +12,7 @@ namespace {
 using p = precision;
 
 // Dense FLOP per clock per SM (FMA = 2). Hopper's row was read from the counters' peak_sustained
-// values on an H200 (../shared/notes/cupti-device-cublas.md); the others are datasheet totals
+// values (CUPTI) on an H200; the others are datasheet totals
 // divided by SMs × clock, cross-checked: V100 80×1024×1.53 GHz = 125 TF, A100 108×2048×1.41 GHz =
 // 312 TF. Blackwell (sm_100) is derived from B200 datasheet totals and not verified on hardware.
 const sm_rates volta{"volta", {{p::fp64, 64}, {p::fp32, 128}, {p::fp16, 1024}}};

@@ -2,6 +2,11 @@
 #include "roofline/host_floor.hpp"
 
 #include "roofline/ceilings.hpp"
+#include "roofline/error.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 namespace roofline {
 
@@ -55,6 +60,29 @@ host_floor measured_host_floor(const measured_ceilings &ceilings) {
     floor.origin = "measured on this machine " + ceilings.measured_at + " (device --measure)";
   }
   return floor;
+}
+
+host_floor cached_host_floor() {
+  // The host is the same whichever of its GPUs measured it: the newest measurement stands.
+  std::optional<measured_ceilings> newest;
+  std::error_code ec;
+  for (const auto &entry : std::filesystem::directory_iterator(cache_directory(), ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("ceilings-", 0) != 0 || entry.path().extension() != ".json")
+      continue;
+    std::ifstream in(entry.path());
+    std::ostringstream text;
+    text << in.rdbuf();
+    try {
+      measured_ceilings ceilings = parse_ceilings(text.str(), entry.path().string());
+      if (ceilings.host_floor_s(precision::fp16) &&
+          (!newest || ceilings.measured_at > newest->measured_at))
+        newest = std::move(ceilings);
+    } catch (const input_error &) {
+      // a damaged cache holds no floor; `device --measure --refresh` rewrites it
+    }
+  }
+  return newest ? measured_host_floor(*newest) : typical_host_floor();
 }
 
 } // namespace roofline

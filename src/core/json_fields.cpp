@@ -9,10 +9,10 @@ json device_json(const gpu_spec &d) {
   json peaks = json::object();
   for (const auto &[p, rate] : d.peaks) {
     json entry{{"dense_flop_per_s", rate.dense_flop_per_s},
-               {"dense_ridge_intensity", rate.dense_flop_per_s / d.dram_bytes_per_s}};
+               {"dense_ridge_intensity", d.ridge_intensity(p)}};
     if (rate.sparse_flop_per_s) {
       entry["sparse_flop_per_s"] = *rate.sparse_flop_per_s;
-      entry["sparse_ridge_intensity"] = *rate.sparse_flop_per_s / d.dram_bytes_per_s;
+      entry["sparse_ridge_intensity"] = d.ridge_intensity(p, true);
     }
     peaks[std::string(to_string(p))] = entry;
   }

@@ -2,7 +2,8 @@
 #pragma once
 
 #include "roofline/gpu_spec.hpp"
-#include "roofline/report.hpp"
+#include "roofline/measurement.hpp"
+#include "roofline/analysis.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -12,7 +13,7 @@ namespace roofline::detail {
 /// A GPU: identity, memory, and every peak with its dense (and sparse) ridge point.
 nlohmann::json device_json(const gpu_spec &d);
 
-/// One op of an analysis: its shape, work, prediction and (with --measure) measurement.
-nlohmann::json op_json(const op_report &entry);
+/// One op of an analysis: its shape, work and prediction; with `measured`, what running it showed.
+nlohmann::json op_json(const analysed_op &entry, const measurement *measured = nullptr);
 
 } // namespace roofline::detail

@@ -40,10 +40,6 @@ const std::vector<tile> simt_tiles{{128, 128}, {64, 128}, {128, 64}, {64, 64},
 const std::vector<tile> gemv_tiles{{8, 64},  {8, 128},  {8, 256}, {16, 64}, {16, 128},
                                    {32, 32}, {32, 128}, {64, 64}, {64, 128}};
 
-bool runs_on_tensor_cores(precision p) {
-  return p != precision::fp32 && p != precision::fp64;
-}
-
 /// cuBLAS's kernels for Hopper and newer (nvjet): TMA loads, N tiles in steps of 8 to 32.
 bool has_nvjet(const gpu_spec &gpu) {
   return std::strtod(gpu.compute_capability.c_str(), nullptr) >= 9.0;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "roofline/op.hpp"
+#include "roofline/lowering.hpp"
 
 #include "checked_math.hpp"
 
@@ -7,45 +7,6 @@
 #include <type_traits>
 
 namespace roofline {
-
-std::string_view to_string(pass p) {
-  switch (p) {
-  case pass::forward: return "forward";
-  case pass::data_grad: return "data-grad";
-  case pass::weight_grad: return "weight-grad";
-  }
-  return "?";
-}
-
-double op::arithmetic_intensity() const noexcept {
-  return bytes > 0 ? static_cast<double>(flops) / static_cast<double>(bytes) : 0.0;
-}
-
-namespace {
-
-/// `value`, or an input_error saying that `subject`'s `what` overflows.
-std::int64_t require(std::optional<std::int64_t> value, const source_location &where,
-                     const std::string &subject, const std::string &what) {
-  if (!value)
-    throw input_error(where, subject + ": " + what + " overflows a 64-bit integer");
-  return *value;
-}
-
-} // namespace
-
-op make_gemm_op(std::string layer, const gemm_shape &shape, precision p, source_location where) {
-  op result;
-  result.flops = require(gemm_flops(shape), where, "layer `" + layer + "`",
-                         "its FLOP count (2·M·N·K·batch_count)");
-  result.bytes =
-      require(gemm_min_bytes(shape, p), where, "layer `" + layer + "`", "its byte count");
-  result.layer = std::move(layer);
-  result.kind = "gemm";
-  result.precision = p;
-  result.gemm = shape;
-  result.where = std::move(where);
-  return result;
-}
 
 namespace {
 
@@ -60,8 +21,9 @@ public:
   explicit lowerer(const network &net) : m_net(net) {}
 
   std::vector<op> run() {
-    m_rows = require(detail::checked_product({m_net.batch, m_net.seq_len}), {m_net.origin},
-                     "network `" + m_net.name + "`", "batch × seq_len");
+    m_rows = detail::require_no_overflow(detail::checked_product({m_net.batch, m_net.seq_len}),
+                                         {m_net.origin}, "network `" + m_net.name + "`",
+                                         "batch × seq_len");
     lower_layers(m_net.layers, "", m_net.precision, 1);
     std::vector<op> ops = std::move(m_forward);
     // The backward pass runs the layers in reverse order.
@@ -93,12 +55,14 @@ private:
 
   std::int64_t product(const context &ctx, std::initializer_list<std::int64_t> factors,
                        const char *what) const {
-    return require(detail::checked_product(factors), ctx.where, "layer `" + ctx.path + "`", what);
+    return detail::require_no_overflow(detail::checked_product(factors), ctx.where,
+                                       "layer `" + ctx.path + "`", what);
   }
 
   std::int64_t sum(const context &ctx, std::initializer_list<std::optional<std::int64_t>> terms,
                    const char *what) const {
-    return require(detail::checked_sum(terms), ctx.where, "layer `" + ctx.path + "`", what);
+    return detail::require_no_overflow(detail::checked_sum(terms), ctx.where,
+                                       "layer `" + ctx.path + "`", what);
   }
 
   void add_gemm(const context &ctx, const std::string &suffix, const gemm_shape &shape) {
@@ -161,6 +125,23 @@ private:
     return padded < kernel ? 0 : (padded - kernel) / stride + 1;
   }
 
+  /// Input positions along one axis that some output's window reads. Window i covers padded
+  /// positions [i·stride, i·stride + kernel), so padded position y is read when y mod stride <
+  /// kernel (always when kernel ≥ stride) and y comes before the last window's end,
+  /// (outputs − 1)·stride + kernel; of those, the real input is [padding, padding + input).
+  /// Where kernel < stride (a 1×1 stride-2 conv) only every stride-th position is read; where
+  /// kernel ≥ stride the whole input is, less a tail the last window stops short of.
+  static std::int64_t read_extent(std::int64_t input, std::int64_t padding, std::int64_t kernel,
+                                  std::int64_t stride, std::int64_t outputs) {
+    // Read positions in [0, n): whole periods of `stride` read min(kernel, stride) each, then
+    // the partial period. No overflow: every argument below is at most the padded extent.
+    const auto read_before = [&](std::int64_t n) {
+      return n / stride * std::min(kernel, stride) + std::min(n % stride, kernel);
+    };
+    const std::int64_t end = std::min(padding + input, (outputs - 1) * stride + kernel);
+    return end > padding ? read_before(end) - read_before(padding) : 0;
+  }
+
   void lower(const context &ctx, const conv2d_layer &conv) {
     const std::int64_t p =
         output_extent(ctx, conv.input_h, conv.padding_h, conv.kernel_h, conv.stride_h);
@@ -178,19 +159,31 @@ private:
         product(ctx, {conv.in_channels, conv.kernel_h, conv.kernel_w}, "K = C·R·S"), 1};
     const std::int64_t input =
         product(ctx, {batch, conv.in_channels, conv.input_h, conv.input_w}, "its input size");
+    const std::int64_t input_read =
+        product(ctx,
+                {batch, conv.in_channels,
+                 read_extent(conv.input_h, conv.padding_h, conv.kernel_h, conv.stride_h, p),
+                 read_extent(conv.input_w, conv.padding_w, conv.kernel_w, conv.stride_w, q)},
+                "its input size");
     const std::int64_t filters = product(ctx, {conv.out_channels, shape.k}, "its filter size");
     const std::int64_t output = product(ctx, {shape.m, conv.out_channels}, "its output size");
-    // The implicit GEMM reads the real input tensor, not the R·S-times larger im2col matrix: every
-    // pass of a convolution touches the input (or its gradient), the filters and the output once.
-    const std::int64_t tensors = sum(ctx, {input, filters, output}, "its tensor sizes");
+    // The implicit GEMM reads the real input tensor, not the R·S-times larger im2col matrix, and
+    // of it only the elements some window covers (a strided 1×1 conv reads M·K of them): every
+    // pass touches the input (or its gradient), the filters and the output once. The data-grad
+    // pass writes the whole input gradient, zeros where no window reads.
+    const auto bytes = [&](std::int64_t input_side) {
+      return product(
+          ctx,
+          {sum(ctx, {input_side, filters, output}, "its tensor sizes"), element_bytes(ctx.prec)},
+          "its byte count");
+    };
     const std::size_t first = m_forward.size();
     const std::size_t first_backward = m_backward.size();
     add_gemm(ctx, "", shape);
-    const std::int64_t bytes = product(ctx, {tensors, element_bytes(ctx.prec)}, "its byte count");
-    m_forward[first].bytes = bytes;
+    m_forward[first].bytes = bytes(input_read);
     for (std::size_t g = first_backward; g < m_backward.size(); ++g)
       for (op &grad : m_backward[g])
-        grad.bytes = bytes;
+        grad.bytes = bytes(grad.pass == pass::data_grad ? input : input_read);
     m_previous = {output, conv.out_channels, p, q};
   }
 

@@ -35,6 +35,13 @@ constexpr std::array<memory_op_entry, 11> memory_ops{{
 
 } // namespace
 
+std::vector<std::string_view> memory_op_names() {
+  std::vector<std::string_view> names;
+  for (const auto &entry : memory_ops)
+    names.push_back(entry.name);
+  return names;
+}
+
 std::string_view to_string(memory_op_kind kind) {
   for (const auto &entry : memory_ops)
     if (entry.kind == kind)

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "roofline/model_fit.hpp"
 
+#include "roofline/atomic_file.hpp"
+
 #include "roofline/ceilings.hpp"
 #include "roofline/error.hpp"
 #include "roofline/gemm_model.hpp"
@@ -269,19 +271,7 @@ void save_calibration(const std::string &uuid, const parameter_overrides &calibr
                            {"uuid", uuid},
                            {"origin", calibration.origin},
                            {"parameters", values}};
-  const std::filesystem::path file = calibration_cache_file(uuid);
-  std::error_code ec;
-  std::filesystem::create_directories(file.parent_path(), ec);
-  const std::filesystem::path temporary = file.string() + ".tmp";
-  {
-    std::ofstream out(temporary);
-    out << doc.dump(2) << '\n';
-    if (!out.flush())
-      throw error("cannot write " + temporary.string());
-  }
-  std::filesystem::rename(temporary, file, ec);
-  if (ec)
-    throw error("cannot write " + file.string() + ": " + ec.message());
+  write_file_atomically(calibration_cache_file(uuid), doc.dump(2) + "\n", true);
 }
 
 std::optional<parameter_overrides> load_calibration(const std::string &uuid) {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "roofline/network.hpp"
 
+#include "roofline/memory_op.hpp"
+
 #include "suggest.hpp"
 #include "yaml_reader.hpp"
 
@@ -26,9 +28,13 @@ std::string scalar_or_empty(const YAML::Node &map, const std::string &key) {
   return value.IsDefined() && value.IsScalar() ? value.Scalar() : std::string{};
 }
 
-const std::vector<std::string> layer_types{
-    "linear", "matmul",    "conv2d",  "attention", "relu",    "gelu",    "silu",   "add",
-    "mul",    "layernorm", "rmsnorm", "batchnorm", "softmax", "maxpool", "avgpool"};
+/// The GEMM layers, then every memory op.
+const std::vector<std::string> layer_types = [] {
+  std::vector<std::string> types{"linear", "matmul", "conv2d", "attention"};
+  for (std::string_view name : memory_op_names())
+    types.emplace_back(name);
+  return types;
+}();
 
 std::vector<std::string> with_common_keys(std::vector<std::string> keys) {
   keys.insert(keys.begin(), {"name", "type", "precision"});
@@ -221,6 +227,15 @@ network parse_network(std::string_view yaml_text, const std::string &origin) {
 
 network load_network(const std::filesystem::path &file) {
   return parse_network(detail::read_text_file(file, "network file"), file.string());
+}
+
+network single_gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch_count,
+                    roofline::precision p) {
+  network net;
+  net.name = "gemm " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+  net.precision = p;
+  net.layers.push_back({"gemm", std::nullopt, {}, matmul_layer{m, n, k, batch_count}});
+  return net;
 }
 
 } // namespace roofline

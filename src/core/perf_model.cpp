@@ -24,14 +24,16 @@ prediction perf_model::predict(const op &o) const {
   prediction result;
   result.peak_flop_per_s = m_spec.peak_flop_per_s(unit, m_options.sparse);
   result.sparse_peak = m_options.sparse && m_spec.peaks.at(unit).sparse_flop_per_s.has_value();
-  result.ridge_intensity = result.peak_flop_per_s / m_spec.dram_bytes_per_s;
+  result.ridge_intensity = m_spec.ridge_intensity(unit, m_options.sparse);
 
   const double intensity = o.arithmetic_intensity();
   const double compute_s = static_cast<double>(o.flops) / result.peak_flop_per_s;
   const double memory_s = static_cast<double>(o.bytes) / m_spec.dram_bytes_per_s;
   result.bound = intensity < result.ridge_intensity ? bound::memory : bound::compute;
   result.roofline_time_s = std::max(compute_s, memory_s);
-  result.time_s = result.device_time_s = result.roofline_time_s;
+  // --sparse moves the roof only: the predicted times stay a dense kernel's (see model_notes).
+  result.time_s = result.device_time_s =
+      std::max(static_cast<double>(o.flops) / m_spec.peak_flop_per_s(unit), memory_s);
   result.attainable_flop_per_s =
       std::min(result.peak_flop_per_s, intensity * m_spec.dram_bytes_per_s);
   result.factors.push_back(
@@ -42,8 +44,10 @@ prediction perf_model::predict(const op &o) const {
                         intensity, result.ridge_intensity, to_string(unit),
                         result.peak_flop_per_s / 1e12, result.sparse_peak ? " (2:4 sparse)" : ""));
   if (m_options.roofline_only ||
-      m_spec.sm_count <= 0) // no SMs to spread tiles over: the bound is all we have
+      m_spec.sm_count <= 0) { // no SMs to spread tiles over: the bound is all we have
+    result.flop_per_s = static_cast<double>(o.flops) / result.time_s;
     return result;
+  }
   if (o.is_gemm()) {
     result.gemm = estimate(*o.gemm, o.precision);
     result.device_time_s = result.gemm->device_time_s;
@@ -61,6 +65,7 @@ prediction perf_model::predict(const op &o) const {
   }
   result.launch_bound = result.host_floor_s > result.device_time_s;
   result.time_s = std::max(result.device_time_s, result.host_floor_s);
+  result.flop_per_s = static_cast<double>(o.flops) / result.time_s;
   if (result.launch_bound)
     result.factors.push_back(fmt::format(
         "launch-bound: the host needs {:.1f} µs to issue it{}, the GPU {:.1f} µs to run it",
@@ -70,8 +75,49 @@ prediction perf_model::predict(const op &o) const {
 }
 
 gemm_estimate perf_model::estimate(const gemm_shape &shape, precision p) const {
-  return estimate_gemm(shape, p, m_basis.peak_flop_per_s(p, m_options.sparse), m_basis,
-                       m_parameters);
+  // Always the dense peak, whatever --sparse says. A 2:4-sparse GEMM is another kernel (cuSPARSELt:
+  // a compressed operand with its metadata, its own tiles and pipeline) whose time the GEMM model
+  // has never been fitted on: doubling the tile rate of a model fitted on dense cuBLAS timings
+  // would print a time nobody measured. --sparse therefore moves only the roofline placement.
+  return estimate_gemm(shape, p, m_basis.peak_flop_per_s(p), m_basis, m_parameters);
+}
+
+std::vector<std::string> model_notes(const perf_model &model, const std::vector<op> &ops) {
+  std::vector<std::string> notes;
+  if (!model.options().sparse)
+    return notes;
+  const gpu_spec &gpu = model.spec();
+  const std::string &gpu_name = gpu.display_name.empty() ? gpu.name : gpu.display_name;
+  // The GEMMs' precisions, in order of first use, with and without a 2:4-sparse peak on this GPU.
+  std::vector<precision> sparse, dense_only;
+  for (const op &o : ops) {
+    const auto rate = gpu.peaks.find(o.precision);
+    if (!o.is_gemm() || rate == gpu.peaks.end()) // no rate at all: predict() says so
+      continue;
+    std::vector<precision> &list = rate->second.sparse_flop_per_s ? sparse : dense_only;
+    if (std::find(list.begin(), list.end(), o.precision) == list.end())
+      list.push_back(o.precision);
+  }
+  const auto names = [](const std::vector<precision> &list) {
+    std::string text;
+    for (precision p : list)
+      text += (text.empty() ? "" : ", ") + std::string(to_string(p));
+    return text;
+  };
+  if (!sparse.empty())
+    notes.push_back(fmt::format(
+        "--sparse holds the {} GEMMs against the {}'s 2:4-sparse peak for the roofline placement "
+        "only (ridge, bound, roofline time): bytes count dense operands, and device and predicted "
+        "times are a dense kernel's (the GEMM model has no 2:4-sparse timings to be fitted on)",
+        names(sparse), gpu_name));
+  if (!dense_only.empty())
+    notes.push_back(fmt::format("--sparse has no effect on {}: the {} has no 2:4-sparse {} peak",
+                                sparse.empty() ? "this GPU" : "the " + names(dense_only) + " GEMMs",
+                                gpu_name, names(dense_only)));
+  if (sparse.empty() && dense_only.empty())
+    notes.push_back("--sparse has no effect: there are no GEMMs (memory-bound ops run on the CUDA "
+                    "cores, which have no 2:4-sparse peak)");
+  return notes;
 }
 
 } // namespace roofline

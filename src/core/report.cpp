@@ -5,57 +5,62 @@
 
 namespace roofline {
 
-report analyze_ops(std::string name, std::vector<op> ops, const perf_model &model,
-                   std::string device_selection) {
-  report r;
-  r.network_name = std::move(name);
-  r.device = model.spec();
-  r.device_selection = std::move(device_selection);
-  r.options = model.options();
-  r.parameters = model.parameters();
-  r.parameters_origin = model.parameters().origin;
-  r.host = model.host();
-  for (op &o : ops) {
-    op_report entry;
-    entry.prediction = model.predict(o);
-    entry.total_time_s = entry.prediction.time_s * static_cast<double>(o.count);
-    entry.op = std::move(o);
-    report_totals &t = r.totals;
-    const double runs = static_cast<double>(entry.op.count);
-    t.time_s += entry.total_time_s;
-    t.flops += static_cast<double>(entry.op.flops) * runs;
-    t.bytes += static_cast<double>(entry.op.bytes) * runs;
-    t.device_time_s += entry.prediction.device_time_s * runs;
-    if (entry.prediction.bound == bound::memory)
-      t.memory_bound_time_s += entry.total_time_s;
-    if (entry.prediction.launch_bound) {
-      t.launch_bound_time_s += entry.total_time_s;
-      ++t.launch_bound_ops;
-    }
-    if (entry.op.is_gemm()) {
-      t.gemm_time_s += entry.total_time_s;
-      if (__builtin_add_overflow(t.gemm_count, entry.op.count, &t.gemm_count))
-        throw input_error(entry.op.where, "the network runs more than 2^63 GEMMs per step");
-    }
-    ++t.op_count;
-    r.ops.push_back(std::move(entry));
-  }
-  if (r.totals.time_s > 0) {
-    r.totals.memory_bound_share = r.totals.memory_bound_time_s / r.totals.time_s;
-    r.totals.launch_bound_share = r.totals.launch_bound_time_s / r.totals.time_s;
-    for (op_report &entry : r.ops)
-      entry.time_share = entry.total_time_s / r.totals.time_s;
-  }
-  return r;
+const measurement *report::measured_op(std::size_t i) const {
+  return i < measured.size() && measured[i] ? &*measured[i] : nullptr;
 }
 
-report analyze(const network &net, const perf_model &model, std::string device_selection) {
-  report r = analyze_ops(net.name, lower(net), model, std::move(device_selection));
-  r.network_origin = net.origin;
-  r.precision = net.precision;
-  r.batch = net.batch;
-  r.seq_len = net.seq_len;
-  r.mode = net.mode;
+const measured_padding *report::measured_pad(std::size_t i) const {
+  return i < measured_padding.size() && measured_padding[i] ? &*measured_padding[i] : nullptr;
+}
+
+report assemble_report(analysis a, std::optional<roofline::advice> advice,
+                       std::optional<measurements> ops, std::optional<measurements> padding) {
+  report r;
+  r.notes = a.notes;
+  if (ops) {
+    if (ops->ops.size() != a.ops.size())
+      throw error("report: " + std::to_string(ops->ops.size()) + " measurements for " +
+                  std::to_string(a.ops.size()) + " ops");
+    r.measured = std::move(ops->ops);
+    r.notes.insert(r.notes.end(), ops->notes.begin(), ops->notes.end());
+  }
+  if (padding) {
+    const std::size_t suggestions = advice ? advice->padding.size() : 0;
+    if (padding->ops.size() != 2 * suggestions)
+      throw error("report: " + std::to_string(padding->ops.size()) +
+                  " padding measurements for " + std::to_string(suggestions) + " suggestions");
+    for (std::size_t i = 0; i < suggestions; ++i) {
+      const auto &before = padding->ops[2 * i], &after = padding->ops[2 * i + 1];
+      const bool both = before && after && before->status == measurement_status::measured &&
+                        after->status == measurement_status::measured;
+      r.measured_padding.push_back(both ? std::optional(measured_padding{before->time_s,
+                                                                         after->time_s})
+                                        : std::nullopt);
+    }
+  }
+  if (!r.measured.empty()) {
+    measured_totals t;
+    for (std::size_t i = 0; i < a.ops.size(); ++i) {
+      const measurement *m = r.measured_op(i);
+      if (!m || m->status != measurement_status::measured)
+        continue;
+      const prediction &p = a.ops[i].prediction;
+      const double runs = static_cast<double>(a.ops[i].op.count);
+      ++t.ops;
+      t.time_s += m->time_s * runs;
+      t.predicted_time_s += p.time_s * runs;
+      t.roofline_time_s += p.roofline_time_s * runs;
+      if (m->device_time_s > 0) {
+        t.device_time_s += m->device_time_s * runs;
+        t.predicted_device_time_s += p.device_time_s * runs;
+        t.roofline_of_device_s += p.roofline_time_s * runs;
+      }
+      t.cold_l2 = t.cold_l2 || m->cold_l2;
+    }
+    r.measured_sums = t;
+  }
+  r.analysis = std::move(a);
+  r.advice = std::move(advice);
   return r;
 }
 

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "roofline/cuda/ceiling_probe.hpp"
 
-#include "../../kernels/kernels.hpp"
-#include "counter_session.hpp"
 #include "cuda_check.hpp"
 #include "cuda_graph.hpp"
 #include "device_buffer.hpp"
 #include "event_timer.hpp"
+#include "kernel_trace.hpp"
+#include "kernels.hpp"
 #include "lt_gemm.hpp"
 #include "roofline/cuda/cuda_error.hpp"
 #include "roofline/cuda/device.hpp"
@@ -269,7 +269,7 @@ private:
                         precision::int8, precision::fp32, precision::fp64}) {
       if (!m_theory.supports(p))
         continue;
-      const bool simt = p == precision::fp32 || p == precision::fp64;
+      const bool simt = !runs_on_tensor_cores(p);
       const std::vector<std::int64_t> sizes =
           simt ? std::vector<std::int64_t>{8192} : std::vector<std::int64_t>{4096, 8192, 16384};
       const int ranks = simt ? 1 : 3;
@@ -324,7 +324,7 @@ private:
   /// with misaligned rows too, which run the CUTLASS fallback kernels' own path. The same calls
   /// replayed from a CUDA graph show how little of it is the GPU's. The value: eager s per call.
   void host_floors() {
-    for (precision p : {precision::fp32, precision::tf32, precision::fp16, precision::bf16}) {
+    for (precision p : calibration_precisions) {
       if (!m_theory.supports(p))
         continue;
       host_floor(p, {512, 512, 64, 1}, ceiling_kind::host_floor, "");

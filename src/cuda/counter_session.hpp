@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "kernel_trace.hpp"
 #include "roofline/precision.hpp"
 
 #include <cuda_runtime_api.h>
@@ -11,13 +12,6 @@
 #include <vector>
 
 namespace roofline::cuda::detail {
-
-/// The kernels one run of some GPU work launched, through CUPTI's Activity API.
-struct traced_kernels {
-  std::vector<std::string> names; ///< demangled, in start order, each once
-  double time_s = 0;              ///< the kernels' durations, summed
-  int launches = 0;               ///< kernels launched, repeats counted
-};
 
 /// What one profiled range measured. Values are totals over every kernel the range launched; a
 /// quantity whose metric the chip lacks stays 0 (metrics() lists what is collected).
@@ -39,11 +33,6 @@ struct counter_values {
   /// leaves out the launch gaps the range's duration holds, large for short kernels.
   traced_kernels kernels;
 };
-
-/// Runs `launch` (work on `stream` of the current context) once with kernel tracing on, no
-/// counters. Best effort: empty when CUPTI refuses tracing (e.g. another tool holds it).
-/// Synchronizes `stream`.
-traced_kernels trace_kernels(const std::function<void()> &launch, cudaStream_t stream);
 
 /// Hardware counters for one piece of GPU work through CUPTI's range profiler (CUDA ≥ 12.6,
 /// compute capability ≥ 7.5): one user range around the work, replayed by re-running it (user

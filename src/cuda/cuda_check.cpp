@@ -37,7 +37,7 @@ void check(CUptiResult status, const char *expression, const char *file, int lin
   if (cuptiGetResultString(status, &name) != CUPTI_SUCCESS || name == nullptr)
     name = "(unknown CUPTI error)";
   std::string text = name;
-  // The two failures a user can fix, with the fixes from ../shared/notes/cupti-device-cublas.md.
+  // The two failures a user can fix, with their fixes.
   if (status == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)
     text += " (GPU counters need root, CAP_SYS_ADMIN/CAP_PERFMON, or the driver option "
             "NVreg_RestrictProfilingToAdminUsers=0; see developer.nvidia.com/ERR_NVGPUCTRPERM)";

@@ -2,9 +2,6 @@
 #include "roofline/cuda/device.hpp"
 
 #include "cuda_check.hpp"
-#include "roofline/cuda/ceiling_probe.hpp"
-#include "roofline/model_fit.hpp"
-#include "roofline/spec_catalog.hpp"
 
 #include <cstdio>
 
@@ -65,64 +62,6 @@ device_description describe_device(int ordinal) {
   d.driver_version = "CUDA " + version_text(driver);
   d.runtime_version = "CUDA " + version_text(runtime);
   return d;
-}
-
-device_report local_device_report(int ordinal) {
-  device_report r;
-  r.device = describe_device(ordinal);
-  r.theoretical = theoretical_spec(r.device);
-  if (const gpu_spec *match = matching_spec(spec_catalog::builtin(), r.device))
-    r.datasheet = *match;
-  r.ceilings = load_cached_ceilings(r.device.uuid);
-  if (r.ceilings)
-    r.ceilings_source = "cache " + ceilings_cache_file(r.device.uuid).string();
-  return r;
-}
-
-device_report measured_device_report(int ordinal, bool refresh,
-                                     const std::function<void(const std::string &)> &progress) {
-  device_report r = local_device_report(ordinal);
-  if (r.ceilings && !refresh)
-    return r;
-  r.ceilings = measure_ceilings(ordinal, {progress});
-  save_ceilings(*r.ceilings);
-  r.ceilings_source = "measured now, saved to " + ceilings_cache_file(r.device.uuid).string();
-  return r;
-}
-
-namespace {
-
-host_floor host_floor_of(const device_report &r) {
-  return r.ceilings ? measured_host_floor(*r.ceilings) : typical_host_floor();
-}
-
-} // namespace
-
-std::optional<local_gpu> find_local_gpu() {
-  if (device_count() == 0)
-    return std::nullopt;
-  const device_report r = local_device_report(0);
-  gpu_spec datasheet = paper_spec(r);
-  datasheet.name = "local";
-  local_gpu local{local_spec(r), datasheet, "local GPU " + r.device.name};
-  // Fitted on this very GPU: it overrides what it measured of the architecture's parameters.
-  try {
-    if (auto calibration = load_calibration(r.device.uuid))
-      local.spec.parameters = apply(local.spec.parameters, *calibration);
-  } catch (const input_error &e) {
-    local.selection += std::string("; local calibration not used: ") + e.what();
-  }
-  local.host = host_floor_of(r);
-  local.selection +=
-      r.ceilings
-          ? ", ceilings measured " + r.ceilings->measured_at
-          : ", " + std::string(r.datasheet ? "datasheet " + r.datasheet->name : "theoretical") +
-                " roofline: `roofline-advise device --measure` measures it";
-  return local;
-}
-
-host_floor local_host_floor() {
-  return device_count() == 0 ? typical_host_floor() : host_floor_of(local_device_report(0));
 }
 
 } // namespace roofline::cuda

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "../../kernels/kernels.hpp"
+#include "kernels.hpp"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>

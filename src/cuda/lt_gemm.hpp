@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "../../kernels/kernels.hpp"
+#include "kernels.hpp"
 #include "roofline/gemm.hpp"
 #include "roofline/precision.hpp"
 

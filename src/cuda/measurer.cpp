@@ -1,18 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "roofline/cuda/measurer.hpp"
 
-#include "../../kernels/gemm_kernels.hpp"
-#include "../../kernels/kernels.hpp"
 #include "counter_session.hpp"
 #include "cuda_check.hpp"
 #include "cuda_graph.hpp"
 #include "device_buffer.hpp"
 #include "event_timer.hpp"
+#include "gemm_kernels.hpp"
 #include "host_elements.hpp"
+#include "kernel_trace.hpp"
+#include "kernels.hpp"
 #include "lt_gemm.hpp"
 #include "roofline/cuda/cuda_error.hpp"
-#include "roofline/cuda/device.hpp"
-#include "roofline/model_fit.hpp"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -25,24 +24,6 @@
 #include <random>
 
 namespace roofline::cuda {
-
-std::string_view to_string(gemm_engine e) {
-  switch (e) {
-  case gemm_engine::cublas: return "cublas";
-  case gemm_engine::naive: return "naive";
-  case gemm_engine::tiled: return "tiled";
-  case gemm_engine::tensorcore: return "tensorcore";
-  }
-  return "?";
-}
-
-std::optional<gemm_engine> parse_gemm_engine(std::string_view name) {
-  for (gemm_engine e :
-       {gemm_engine::cublas, gemm_engine::naive, gemm_engine::tiled, gemm_engine::tensorcore})
-    if (to_string(e) == name)
-      return e;
-  return std::nullopt;
-}
 
 namespace {
 
@@ -393,51 +374,53 @@ private:
 
 } // namespace
 
-void measure_report(report &r, const measure_options &options) {
+measurements measure(const std::vector<op> &ops, const measure_options &options) {
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     cudaGetLastError();
-    throw cuda_error("CUDA", 0, "--measure needs a GPU, and the CUDA runtime sees none");
+    throw cuda_error("CUDA", 0, "measuring needs a GPU, and the CUDA runtime sees none");
   }
+  measurements result;
+  result.ops.resize(ops.size());
   runner gemms(options);
   std::size_t total = 0, done = 0;
   std::optional<precision> first;
-  for (const op_report &entry : r.ops)
-    if (entry.op.is_gemm()) {
+  for (const op &o : ops)
+    if (o.is_gemm()) {
       ++total;
-      first = first ? first : entry.op.precision;
+      first = first ? first : o.precision;
     }
   if (options.counters && first) {
     if (auto warning = gemms.enable_counters(*first))
-      r.notes.push_back(*warning);
+      result.notes.push_back(*warning);
   }
   const int rounds = std::max(1, options.rounds);
   total *= static_cast<std::size_t>(rounds);
-  for (op_report &entry : r.ops) {
-    if (!entry.op.is_gemm())
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (!ops[i].is_gemm())
       continue;
     if (options.progress)
-      options.progress(done++, total, entry.op.layer);
-    if (auto warning = gemms.count_precision(entry.op.precision))
-      r.notes.push_back(*warning);
-    entry.measured = gemms.measure(entry.op);
+      options.progress(done++, total, ops[i].layer);
+    if (auto warning = gemms.count_precision(ops[i].precision))
+      result.notes.push_back(*warning);
+    result.ops[i] = gemms.measure(ops[i]);
   }
   // Later rounds time every op again, seconds after its first: the median round stands, so a
   // spell of a slower host (its launch path, other tenants) moves one round, not the result.
-  std::vector<std::vector<double>> round_times(r.ops.size()), round_device_times(r.ops.size());
+  std::vector<std::vector<double>> round_times(ops.size()), round_device_times(ops.size());
   for (int round = 1; round < rounds; ++round)
-    for (std::size_t i = 0; i < r.ops.size(); ++i) {
-      op_report &entry = r.ops[i];
-      if (!entry.op.is_gemm())
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      if (!ops[i].is_gemm())
         continue;
       if (options.progress)
-        options.progress(done++, total, entry.op.layer);
-      if (!entry.measured || entry.measured->status != measurement_status::measured)
+        options.progress(done++, total, ops[i].layer);
+      std::optional<measurement> &first_round = result.ops[i];
+      if (!first_round || first_round->status != measurement_status::measured)
         continue;
-      const measurement again = gemms.measure(entry.op, runner::scope::timing_only);
+      const measurement again = gemms.measure(ops[i], runner::scope::timing_only);
       if (again.status != measurement_status::measured)
         continue; // the first round's result stands
-      measurement &m = *entry.measured;
+      measurement &m = *first_round;
       if (round_times[i].empty())
         round_times[i].push_back(m.time_s);
       round_times[i].push_back(again.time_s);
@@ -463,75 +446,17 @@ void measure_report(report &r, const measure_options &options) {
                      values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2), values.end());
     return values[values.size() / 2];
   };
-  for (std::size_t i = 0; i < r.ops.size(); ++i) {
+  for (std::size_t i = 0; i < ops.size(); ++i) {
     if (!round_times[i].empty())
-      r.ops[i].measured->time_s = median(round_times[i]);
+      result.ops[i]->time_s = median(round_times[i]);
     if (!round_device_times[i].empty())
-      r.ops[i].measured->device_time_s = median(round_device_times[i]);
+      result.ops[i]->device_time_s = median(round_device_times[i]);
   }
-  // Padding advice: the original and the padded GEMM, timed the same way (no counters needed).
-  if (r.advice)
-    for (padding_advice &advice : r.advice->padding) {
-      const measurement before = gemms.measure(
-          make_gemm_op(advice.layer, advice.original, advice.prec), runner::scope::no_counters);
-      const measurement after = gemms.measure(
-          make_gemm_op(advice.layer, advice.padded, advice.prec), runner::scope::no_counters);
-      if (before.status == measurement_status::measured &&
-          after.status == measurement_status::measured) {
-        advice.measured_time_s = before.time_s;
-        advice.measured_padded_time_s = after.time_s;
-      }
-    }
   if (gemms.counter_passes() > 0)
-    r.notes.push_back("counters: CUPTI range profiler, user range around one call, " +
-                      std::to_string(gemms.counter_passes()) + " replay passes per op");
+    result.notes.push_back("counters: CUPTI range profiler, user range around one call, " +
+                           std::to_string(gemms.counter_passes()) + " replay passes per op");
   if (options.progress)
     options.progress(total, total, "");
-}
-
-calibration_result calibrate_local_gpu(
-    const std::function<void(std::size_t, std::size_t, const std::string &)> &progress) {
-  const device_report device = local_device_report(0);
-  // Fit from the architecture's parameters (local_spec's), not from an earlier local fit: the
-  // calibration saves only what it moved from them.
-  const gpu_spec spec = model_basis(local_spec(device));
-  std::vector<op> ops;
-  for (const sweep_shape &s : sweep_shapes())
-    if (s.calibration)
-      for (precision p : {precision::fp32, precision::tf32, precision::fp16, precision::bf16})
-        ops.push_back(make_gemm_op(s.category, s.shape, p));
-  report r = analyze_ops("calibration", ops, perf_model(spec), "calibrate");
-  measure_options options;
-  options.counters = false;
-  options.trace_kernels = true; // launch counts: the fit learns cuBLAS's split-K rule from them
-  options.time_budget_s = 0.01;
-  options.rounds = 3;
-  options.progress = progress;
-  measure_report(r, options);
-  // The model predicts device time (the GPU's time per call, no host gap): calls that could not
-  // be replayed from a graph have none, and are left out rather than fitted to their eager time.
-  std::vector<timed_gemm> samples;
-  for (const op_report &entry : r.ops)
-    if (entry.measured && entry.measured->status == measurement_status::measured &&
-        entry.measured->device_time_s > 0)
-      samples.push_back({*entry.op.gemm, entry.op.precision, entry.measured->device_time_s,
-                         entry.measured->launches});
-  if (samples.size() < 20)
-    throw roofline::error("calibration measured only " + std::to_string(samples.size()) +
-                          " GEMMs; not enough to fit");
-  calibration_result result;
-  result.parameters = fit_model(samples, spec, spec.parameters);
-  result.fitted =
-      changed(spec.parameters, result.parameters,
-              "calibrated on " + device.device.name + " " + device.device.uuid + ", " +
-                  std::to_string(samples.size()) + " cuBLAS timings (graph-replayed device time)");
-  result.parameters = apply(spec.parameters, result.fitted);
-  result.measured = samples.size();
-  const std::vector<double> errors = relative_errors(samples, spec, result.parameters);
-  result.median_error = errors[errors.size() / 2];
-  result.p90_error = errors[errors.size() * 9 / 10];
-  save_calibration(device.device.uuid, result.fitted);
-  result.saved_to = calibration_cache_file(device.device.uuid).string();
   return result;
 }
 

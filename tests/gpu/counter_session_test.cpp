@@ -2,6 +2,7 @@
 #include "counter_session.hpp"
 #include "event_timer.hpp"
 #include "gpu_test_support.hpp"
+#include "kernel_trace.hpp"
 #include "lt_gemm.hpp"
 #include "roofline/cuda/cuda_error.hpp"
 

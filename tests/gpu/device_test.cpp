@@ -5,6 +5,7 @@
 #include "lt_gemm.hpp"
 #include "roofline/cuda/ceiling_probe.hpp"
 #include "roofline/cuda/device.hpp"
+#include "roofline/cuda/local_gpu.hpp"
 
 #include <doctest/doctest.h>
 

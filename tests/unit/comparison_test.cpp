@@ -4,6 +4,7 @@
 // two GPUs of architectures without fitted parameters: both use the generic defaults.
 #include "roofline/comparison.hpp"
 #include "roofline/spec_catalog.hpp"
+#include "roofline/writers.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -124,7 +125,7 @@ TEST_CASE("a GPU's times are the same whatever GPUs it is compared with") {
       CHECK(other->analysis.parameters == a.analysis.parameters);
     }
     // ... and the same as analysing it alone.
-    const report single = analyze(net, perf_model(gpu("h100")), "--gpu h100");
+    const analysis single = analyze(net, perf_model(gpu("h100")), "--gpu h100");
     CHECK(a.step_time_s == doctest::Approx(single.totals.time_s).epsilon(1e-12));
   }
 }
@@ -228,15 +229,17 @@ TEST_CASE("compare(): the measured GPU's times are measured, the others' scaled 
   const perf_model h100 = hopper("h100"), h200 = hopper("h200");
   // What `--measure` on a local H100 would leave: the GEMMs timed (eager and graph-replayed),
   // the activation not run.
-  report local = analyze(net, h100, "local");
+  const analysis local = analyze(net, h100, "local");
   REQUIRE(local.ops.size() == 3);
   REQUIRE(local.ops[0].op.gemm);
   REQUIRE(local.ops[1].op.gemm);
   REQUIRE_FALSE(local.ops[2].op.gemm);
-  local.ops[0].measured = timed(260e-6, 250e-6); // the GEMV: eager 260 µs, on the GPU 250 µs
-  local.ops[1].measured = timed(7e-6, 3e-6);     // the tiny GEMM: the host's 7 µs, GPU 3 µs
+  measurements measured;
+  measured.ops = {timed(260e-6, 250e-6), // the GEMV: eager 260 µs, on the GPU 250 µs
+                  timed(7e-6, 3e-6),     // the tiny GEMM: the host's 7 µs, GPU 3 µs
+                  std::nullopt};
 
-  const comparison c = compare(net, {{h100, "local", local}, {h200, "--gpus h200", std::nullopt}});
+  const comparison c = compare(net, {{h100, "local", measured}, {h200, "--gpus h200", std::nullopt}});
   REQUIRE(c.gpus.size() == 2);
   const gpu_result &here = c.gpus[0], &there = c.gpus[1];
   REQUIRE(here.analysis.device.name == "h100-sxm5");
@@ -285,9 +288,9 @@ TEST_CASE("compare(): the measured GPU's times are measured, the others' scaled 
   // measurement scales by the eager predictions: the GEMV's, device-bound on both, 260 µs · 3.35 /
   // 4.8 = 181.458333 µs; the tiny GEMM's, both the host's 5 µs, 7 µs · 5 / 5 = 7 µs (the eager
   // time carries the measuring host's 7 µs over, where the graph-replayed path gave 5).
-  report eager_only = local;
-  eager_only.ops[0].measured->device_time_s = 0;
-  eager_only.ops[1].measured->device_time_s = 0;
+  measurements eager_only = measured;
+  eager_only.ops[0]->device_time_s = 0;
+  eager_only.ops[1]->device_time_s = 0;
   const comparison e =
       compare(net, {{h100, "local", eager_only}, {h200, "--gpus h200", std::nullopt}});
   const gpu_result &eager_here = e.gpus[0], &eager_there = e.gpus[1];

@@ -4,7 +4,7 @@
 #include "roofline/ceilings.hpp"
 #include "roofline/device_description.hpp"
 #include "roofline/device_report.hpp"
-#include "roofline/report_writer.hpp"
+#include "roofline/writers.hpp"
 #include "roofline/spec_catalog.hpp"
 
 #include "test_support.hpp"

@@ -5,6 +5,7 @@
 #include "roofline/advisor.hpp"
 #include "roofline/ceilings.hpp"
 #include "roofline/host_floor.hpp"
+#include "roofline/lowering.hpp"
 #include "roofline/network.hpp"
 #include "roofline/op.hpp"
 #include "roofline/perf_model.hpp"
@@ -162,7 +163,7 @@ TEST_CASE("the roofline alone has no host floor") {
 TEST_CASE("the report sums device time and launch-bound time; advise() turns them into advice") {
   const network net = tiny_network();
   const perf_model model(h200());
-  report r = analyze(net, model, "--gpu h200");
+  analysis r = analyze(net, model, "--gpu h200");
   REQUIRE(r.ops.size() == 5);
   CHECK(r.host.origin == model.host().origin);
   CHECK(r.host.gemm_call_s == model.host().gemm_call_s);
@@ -172,7 +173,7 @@ TEST_CASE("the report sums device time and launch-bound time; advise() turns the
   const host_floor typical = typical_host_floor();
   double device = 0, launch = 0, eager = 0;
   std::int64_t launch_ops = 0;
-  for (const op_report &entry : r.ops) {
+  for (const analysed_op &entry : r.ops) {
     CAPTURE(entry.op.layer);
     const prediction &p = entry.prediction;
     const double runs = static_cast<double>(entry.op.count);
@@ -191,7 +192,7 @@ TEST_CASE("the report sums device time and launch-bound time; advise() turns the
   // fc1 + 4 × blk/fc: 5 calls of one kernel; act + 4 × blk/act: 5 kernel launches.
   CHECK(launch == doctest::Approx(5 * typical.gemm(precision::fp16) + 5 * typical.kernel_launch_s)
                       .epsilon(1e-12));
-  const report_totals &t = r.totals;
+  const step_totals &t = r.totals;
   CHECK(t.time_s == doctest::Approx(eager).epsilon(1e-12));
   CHECK(t.device_time_s == doctest::Approx(device).epsilon(1e-12));
   CHECK(t.device_time_s < t.time_s);
@@ -228,7 +229,7 @@ TEST_CASE("no launch-bound op, no launch-bound advice") {
                                     "  - {name: big, type: matmul, m: 4096, n: 4096, k: 4096}\n",
                                     "big.yaml");
   const perf_model model(h200());
-  const report r = analyze(net, model, "--gpu h200");
+  const analysis r = analyze(net, model, "--gpu h200");
   CHECK(r.totals.launch_bound_ops == 0);
   CHECK(r.totals.launch_bound_time_s == 0);
   CHECK(r.totals.launch_bound_share == 0);

@@ -2,6 +2,7 @@
 // lower(): every layer type to its GEMMs and memory-bound ops, with shapes, FLOPs and bytes
 // worked out by hand (docs/network-format.md gives the rules).
 #include "roofline/error.hpp"
+#include "roofline/lowering.hpp"
 #include "roofline/network.hpp"
 #include "roofline/op.hpp"
 
@@ -117,6 +118,77 @@ TEST_CASE("conv2d with non-square kernel, stride and padding lists") {
   // bytes 2 · (3·4·15·10 + 6·12 + 3·6·8·10) = 2 · (1,800 + 72 + 1,440) = 6,624
   CHECK(ops[0].bytes == 6'624);
   CHECK(ops[1].elements == 1'440);
+}
+
+TEST_CASE("a 1×1 stride-2 conv reads only the sampled pixels of its input: M·K elements") {
+  // 8 → 16 channels on 8×8 at batch 2: P = Q = floor((8 - 1) / 2) + 1 = 4, M = 2·4·4 = 32, K = 8.
+  // The windows sit on rows and columns 0, 2, 4, 6: 4·4 of the 64 pixels, 2·8·16 = 256 = M·K
+  // input elements, not the whole 2·8·64 = 1,024.
+  const std::vector<op> ops =
+      lower_yaml("name: t\nbatch: 2\nmode: training\nlayers:\n"
+                 "  - {name: down, type: conv2d, in_channels: 8, out_channels: 16, kernel: 1,"
+                 " stride: 2, input: [8, 8]}\n");
+  REQUIRE(ops.size() == 3);
+  check_gemm(ops[0], 32, 16, 8, 1);
+  // forward: 2 · (input read 256 + filters 16·8 = 128 + output 32·16 = 512) = 1,792
+  CHECK(ops[0].bytes == 1'792);
+  // The weight grad reads the same sampled pixels; the data grad writes the whole input
+  // gradient (zeros between the samples): 2 · (1,024 + 128 + 512) = 3,328.
+  REQUIRE(ops[1].pass == pass::data_grad);
+  CHECK(ops[1].bytes == 3'328);
+  REQUIRE(ops[2].pass == pass::weight_grad);
+  CHECK(ops[2].bytes == 1'792);
+
+  // With padding 1 the 10×10 padded input gives P = floor(9 / 2) + 1 = 5 windows, at padded rows
+  // 0, 2, 4, 6, 8 = real rows -1 (padding), 1, 3, 5, 7: 4 real rows and columns each, so 2·8·4·4
+  // = 256 elements read again: 2 · (256 + 128 + 2·5·5·16 = 800) = 2,368.
+  const std::vector<op> padded =
+      lower_yaml("name: t\nbatch: 2\nlayers:\n"
+                 "  - {name: down, type: conv2d, in_channels: 8, out_channels: 16, kernel: 1,"
+                 " stride: 2, padding: 1, input: [8, 8]}\n");
+  check_gemm(padded.at(0), 50, 16, 8, 1);
+  CHECK(padded[0].bytes == 2'368);
+}
+
+TEST_CASE("a 3×3 stride-1 conv reads its whole input") {
+  // 4 → 8 channels on 6×6, padding 1: P = Q = (6 + 2 - 3) / 1 + 1 = 6, M = 36, K = 4·9 = 36.
+  // Windows start at every padded position: all 4·6·6 = 144 input elements are read.
+  // bytes 2 · (144 + filters 8·36 = 288 + output 36·8 = 288) = 1,440
+  const std::vector<op> ops =
+      lower_yaml("name: t\nlayers:\n"
+                 "  - {name: c, type: conv2d, in_channels: 4, out_channels: 8, kernel: 3,"
+                 " padding: 1, input: [6, 6]}\n");
+  check_gemm(ops.at(0), 36, 8, 36, 1);
+  CHECK(ops[0].bytes == 1'440);
+}
+
+TEST_CASE("a 3×3 stride-2 conv reads its input up to where the last window ends") {
+  // 2 → 4 channels on 8×8, no padding: P = Q = floor((8 - 3) / 2) + 1 = 3; the windows cover
+  // rows [0, 3), [2, 5), [4, 7): rows 0..6 are read, row 7 never is. 2·7·7 = 98 of the 128
+  // input elements; M = 9, K = 18; bytes 2 · (98 + filters 4·18 = 72 + output 9·4 = 36) = 412.
+  const std::vector<op> ops =
+      lower_yaml("name: t\nlayers:\n"
+                 "  - {name: c, type: conv2d, in_channels: 2, out_channels: 4, kernel: 3,"
+                 " stride: 2, input: [8, 8]}\n");
+  check_gemm(ops.at(0), 9, 4, 18, 1);
+  CHECK(ops[0].bytes == 412);
+  // With padding 1 (ResNet's strided 3×3): P = floor((8 + 2 - 3) / 2) + 1 = 4, windows over
+  // padded rows [0, 9): every real row 1..8 is read, all 128 elements; M = 16.
+  // bytes 2 · (128 + 72 + 16·4 = 64) = 528
+  const std::vector<op> padded =
+      lower_yaml("name: t\nlayers:\n"
+                 "  - {name: c, type: conv2d, in_channels: 2, out_channels: 4, kernel: 3,"
+                 " stride: 2, padding: 1, input: [8, 8]}\n");
+  check_gemm(padded.at(0), 16, 4, 18, 1);
+  CHECK(padded[0].bytes == 528);
+  // A 2×2 kernel at stride 3 on 8: windows [0, 2), [3, 5), [6, 8): 6 of 8 rows and columns,
+  // 1·6·6 = 36 of 64 elements; P = 3, M = 9, K = 4; bytes 2 · (36 + 1·4 + 9·1) = 98.
+  const std::vector<op> gaps =
+      lower_yaml("name: t\nlayers:\n"
+                 "  - {name: c, type: conv2d, in_channels: 1, out_channels: 1, kernel: 2,"
+                 " stride: 3, input: [8, 8]}\n");
+  check_gemm(gaps.at(0), 9, 1, 4, 1);
+  CHECK(gaps[0].bytes == 98);
 }
 
 TEST_CASE("conv2d whose kernel is larger than its padded input is an input_error at the layer") {
@@ -411,7 +483,8 @@ TEST_CASE("training attention: backward is pv grads, softmax grad, qk grads; cou
   CHECK(ops[5].flops == 128);
 }
 
-TEST_CASE("training conv2d: the gradient GEMMs count the same real tensors as the forward") {
+TEST_CASE("training conv2d: the gradient GEMMs count the same real tensors as the forward (a conv "
+          "that reads its whole input)") {
   const std::vector<op> ops = lower_yaml(
       "name: t\nbatch: 2\nmode: training\nlayers:\n"
       "  - {name: conv1, type: conv2d, in_channels: 3, out_channels: 64, kernel: 7, stride: 2,"

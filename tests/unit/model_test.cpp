@@ -3,6 +3,7 @@
 // whose FLOPs and bytes are worked out by hand, and the sums of analyze().
 #include "roofline/error.hpp"
 #include "roofline/host_floor.hpp"
+#include "roofline/lowering.hpp"
 #include "roofline/network.hpp"
 #include "roofline/op.hpp"
 #include "roofline/perf_model.hpp"
@@ -154,6 +155,98 @@ TEST_CASE("sparse options do not mark memory-bound ops, whose fp32 peak has no s
   CHECK_FALSE(perf_model(builtin_gpu("v100"), model_options{true}).predict(gemm).sparse_peak);
 }
 
+TEST_CASE(
+    "--sparse moves the roof, not the predicted time: device and predicted times stay dense") {
+  const gpu_spec a100 = builtin_gpu("a100-sxm4-40gb");
+  const op gemm = make_gemm_op("g", {4096, 4096, 4096}, precision::fp16);
+  const prediction dense = perf_model(a100).predict(gemm);
+  const prediction sparse = perf_model(a100, model_options{true}).predict(gemm);
+  CHECK(sparse.roofline_time_s == doctest::Approx(dense.roofline_time_s / 2).epsilon(1e-9));
+  CHECK(sparse.device_time_s == dense.device_time_s);
+  CHECK(sparse.time_s == dense.time_s);
+  REQUIRE(sparse.gemm);
+  CHECK(sparse.gemm->tile_m == dense.gemm->tile_m);
+  CHECK(sparse.gemm->tile_n == dense.gemm->tile_n);
+  // Without the GEMM model the prediction is the roofline bound, held against the dense peak:
+  // 2·4096³ / 312e12 = 440.5 µs, while the sparse roof's bound is half that.
+  const prediction bound_only = perf_model(a100, model_options{true, true}).predict(gemm);
+  CHECK(bound_only.roofline_time_s == doctest::Approx(137438953472.0 / 624e12).epsilon(1e-9));
+  CHECK(bound_only.time_s == doctest::Approx(137438953472.0 / 312e12).epsilon(1e-9));
+  CHECK(bound_only.device_time_s == bound_only.time_s);
+}
+
+TEST_CASE(
+    "model_notes: --sparse says it only moves the roof, or that it has no effect on the GPU") {
+  const std::vector<op> fp16_gemm{make_gemm_op("g", {4096, 4096, 4096}, precision::fp16)};
+  const gpu_spec a100 = builtin_gpu("a100-sxm4-40gb");
+  CHECK(model_notes(perf_model(a100), fp16_gemm).empty());
+
+  const std::vector<std::string> placed = model_notes(perf_model(a100, {true}), fp16_gemm);
+  REQUIRE(placed.size() == 1);
+  CHECK(contains(placed[0], "fp16 GEMMs"));
+  CHECK(contains(placed[0], "roofline placement only"));
+  CHECK(contains(placed[0], "predicted times are a dense kernel's"));
+
+  // A V100 has no 2:4 sparsity: --sparse changes nothing there, and says so.
+  const std::vector<std::string> volta =
+      model_notes(perf_model(builtin_gpu("v100"), {true}), fp16_gemm);
+  REQUIRE(volta.size() == 1);
+  CHECK(contains(volta[0], "no effect on this GPU"));
+  CHECK(contains(volta[0], "V100"));
+  CHECK(contains(volta[0], "no 2:4-sparse fp16 peak"));
+
+  // fp32 GEMMs run on the CUDA cores, which have no sparse peak on an A100 either.
+  const std::vector<op> mixed{fp16_gemm[0], make_gemm_op("h", {64, 64, 64}, precision::fp32),
+                              make_gemm_op("i", {64, 64, 64}, precision::fp16)};
+  const std::vector<std::string> both = model_notes(perf_model(a100, {true}), mixed);
+  REQUIRE(both.size() == 2);
+  CHECK(contains(both[0], "fp16 GEMMs"));
+  CHECK_FALSE(contains(both[0], "fp32"));
+  CHECK(contains(both[1], "no effect on the fp32 GEMMs"));
+
+  const std::vector<op> relu =
+      lower_yaml("name: t\nlayers:\n  - {name: r, type: relu, features: 1000}\n");
+  const std::vector<std::string> none = model_notes(perf_model(a100, {true}), relu);
+  REQUIRE(none.size() == 1);
+  CHECK(contains(none[0], "no GEMMs"));
+
+  // analyze() carries them in the analysis's notes.
+  const network net = parse_network(
+      "name: t\nlayers:\n  - {name: fc, type: linear, in: 64, out: 64}\n", "model.yaml");
+  CHECK(analyze(net, perf_model(builtin_gpu("v100"), {true}), "test").notes == volta);
+  CHECK(analyze(net, perf_model(builtin_gpu("v100")), "test").notes.empty());
+}
+
+TEST_CASE("ResNet-50's strided 1×1 downsample convs read M·K input elements, and their roofline "
+          "bound is below the predicted device time on every built-in GPU") {
+  const std::vector<op> ops = lower(load_network(ROOFLINE_SOURCE_DIR "/examples/resnet50.yaml"));
+  const auto downsample = std::find_if(ops.begin(), ops.end(), [](const op &o) {
+    return o.layer == "layer2.0.downsample" && o.is_gemm();
+  });
+  REQUIRE(downsample != ops.end());
+  // 1×1/2 on 256×56×56 at batch 64: M = 64·28·28 = 50,176, N = 512, K = 256. The input read is
+  // the sampled 28×28 pixels, M·K = 12,845,056 elements (not the whole 51,380,224); bytes
+  // 2 · (12,845,056 + 131,072 + 25,690,112) = 77,332,480.
+  CHECK(downsample->gemm->m == 50'176);
+  CHECK(downsample->bytes == 77'332'480);
+  int checked = 0;
+  for (const gpu_spec &gpu : spec_catalog::builtin().specs()) {
+    if (!gpu.supports(precision::fp16) || gpu.sm_count <= 0)
+      continue;
+    const perf_model model(gpu);
+    for (const op &o : ops) {
+      if (!o.is_gemm() || o.layer.find("downsample") == std::string::npos)
+        continue;
+      CAPTURE(gpu.name);
+      CAPTURE(o.layer);
+      const prediction p = model.predict(o);
+      CHECK(p.roofline_time_s <= p.device_time_s);
+      ++checked;
+    }
+  }
+  CHECK(checked >= 4 * 10); // four downsample convs on each of the GPUs
+}
+
 TEST_CASE("time = max(flops/peak, bytes/bw), attainable = min(peak, AI·bw), memory-bound iff AI < "
           "ridge") {
   // A made-up GPU with round numbers: fp16 peak 100 TFLOP/s, 1 TB/s, ridge 100 FLOP/B.
@@ -235,7 +328,7 @@ TEST_CASE(
                                     "      - {name: act, type: relu, features: 4096}\n",
                                     "two.yaml");
   // The roofline (hand values); the GEMM model's own factors are tested in gemm_model_test.cpp.
-  const report r =
+  const analysis r =
       analyze(net, perf_model(builtin_gpu("v100"), model_options{false, true}), "--gpu v100");
   CHECK(r.network_name == "two");
   CHECK(r.network_origin == "two.yaml");
@@ -246,8 +339,8 @@ TEST_CASE(
   CHECK(r.device_selection == "--gpu v100");
   REQUIRE(r.ops.size() == 2);
 
-  const op_report &fc = r.ops[0];
-  const op_report &act = r.ops[1];
+  const analysed_op &fc = r.ops[0];
+  const analysed_op &act = r.ops[1];
   CHECK(fc.op.layer == "fc");
   CHECK(act.op.layer == "blk/act");
   CHECK(act.op.count == 3);
@@ -260,7 +353,7 @@ TEST_CASE(
   // time = 34.3597 + 3 · 9.3207 = 62.3218 µs
   CHECK(r.totals.time_s == doctest::Approx(6.2321765035e-5).epsilon(1e-9));
   double sum = 0;
-  for (const op_report &entry : r.ops) {
+  for (const analysed_op &entry : r.ops) {
     sum += entry.time_share;
     CHECK(entry.time_share == doctest::Approx(entry.total_time_s / r.totals.time_s).epsilon(1e-12));
   }
@@ -280,7 +373,7 @@ TEST_CASE(
 
 TEST_CASE("analyze of an all-memory-bound network has memory_bound_share 1") {
   const network net = parse_network(linear_net(1) + "  - {name: r, type: relu}\n", "mem.yaml");
-  const report r =
+  const analysis r =
       analyze(net, perf_model(builtin_gpu("v100"), model_options{false, true}), "test");
   REQUIRE(r.ops.size() == 2);
   CHECK(r.ops[0].prediction.bound == bound::memory);
@@ -364,10 +457,10 @@ TEST_CASE("analyze with the GEMM model: eager totals, device totals and the laun
                                     "    layers:\n"
                                     "      - {name: act, type: relu, features: 4096}\n",
                                     "two.yaml");
-  const report r = analyze(two, v100_model(), "--gpu v100");
+  const analysis r = analyze(two, v100_model(), "--gpu v100");
   REQUIRE(r.ops.size() == 2);
-  const op_report &fc = r.ops[0];
-  const op_report &act = r.ops[1];
+  const analysed_op &fc = r.ops[0];
+  const analysed_op &act = r.ops[1];
   CHECK(r.host.origin == "hand");
   CHECK(r.parameters == model_parameters{});
   CHECK_FALSE(fc.prediction.launch_bound);
@@ -390,7 +483,7 @@ TEST_CASE("analyze with the GEMM model: eager totals, device totals and the laun
                                     "    layers:\n"
                                     "      - {name: act, type: relu, features: 4096}\n",
                                     "one.yaml");
-  const report small = analyze(one, v100_model(), "--gpu v100");
+  const analysis small = analyze(one, v100_model(), "--gpu v100");
   REQUIRE(small.ops.size() == 2);
   const prediction &gemv = small.ops[0].prediction;
   const prediction &relu = small.ops[1].prediction;

@@ -2,6 +2,7 @@
 // parse_network / load_network: what a good file becomes, and that every bad one is an input_error
 // located at file:line:column (1-based) with a message that says what is wrong.
 #include "roofline/error.hpp"
+#include "roofline/lowering.hpp"
 #include "roofline/network.hpp"
 #include "roofline/op.hpp"
 #include "roofline/perf_model.hpp"
@@ -355,7 +356,7 @@ TEST_CASE(
       CHECK_FALSE(net.layers.empty());
       const std::vector<op> ops = lower(net);
       CHECK_FALSE(ops.empty());
-      const report r = analyze(net, perf_model(*gpu), "test");
+      const analysis r = analyze(net, perf_model(*gpu), "test");
       CHECK(r.totals.time_s > 0);
       for (const op &o : ops) {
         CHECK(o.flops > 0);

@@ -6,7 +6,7 @@
 #include "roofline/network.hpp"
 #include "roofline/perf_model.hpp"
 #include "roofline/report.hpp"
-#include "roofline/report_writer.hpp"
+#include "roofline/writers.hpp"
 #include "roofline/spec_catalog.hpp"
 
 #include "test_support.hpp"
@@ -37,8 +37,8 @@ report small_report() {
                                     "small.yaml");
   const gpu_spec *v100 = spec_catalog::builtin().find("v100");
   REQUIRE(v100 != nullptr);
-  return analyze(net, perf_model(*v100, model_options{false, true}),
-                 "--gpu v100"); // the roofline: hand values
+  return assemble_report(analyze(net, perf_model(*v100, model_options{false, true}),
+                                 "--gpu v100")); // the roofline: hand values
 }
 
 std::string written(const report &r, output_format format, write_options options = {}) {
@@ -82,10 +82,10 @@ TEST_CASE(
 TEST_CASE("every JSON op has the documented fields, numbers as numbers") {
   const report r = small_report();
   const json doc = json::parse(written(r, output_format::json));
-  REQUIRE(doc.at("ops").size() == r.ops.size());
-  for (std::size_t i = 0; i < r.ops.size(); ++i) {
+  REQUIRE(doc.at("ops").size() == r.analysis.ops.size());
+  for (std::size_t i = 0; i < r.analysis.ops.size(); ++i) {
     const json &o = doc.at("ops")[i];
-    const op_report &expected = r.ops[i];
+    const analysed_op &expected = r.analysis.ops[i];
     CAPTURE(expected.op.layer);
     for (const char *key : {"layer", "pass", "kind", "precision", "bound"}) {
       CAPTURE(key);
@@ -143,7 +143,7 @@ TEST_CASE("CSV: the header row is JSON op field names, then one row per op") {
   const report r = small_report();
   const json doc = json::parse(written(r, output_format::json));
   const std::vector<std::string> lines = lines_of(written(r, output_format::csv));
-  REQUIRE(lines.size() == 1 + r.ops.size());
+  REQUIRE(lines.size() == 1 + r.analysis.ops.size());
 
   const std::vector<std::string> header = fields_of(lines[0]);
   const json &first_op = doc.at("ops")[0];
@@ -161,15 +161,15 @@ TEST_CASE("CSV: the header row is JSON op field names, then one row per op") {
   const auto column = [&](const std::string &key) {
     return static_cast<std::size_t>(std::find(header.begin(), header.end(), key) - header.begin());
   };
-  for (std::size_t i = 0; i < r.ops.size(); ++i) {
+  for (std::size_t i = 0; i < r.analysis.ops.size(); ++i) {
     const std::vector<std::string> row = fields_of(lines[i + 1]);
     CAPTURE(lines[i + 1]);
     REQUIRE(row.size() == header.size());
-    CHECK(row[column("layer")] == r.ops[i].op.layer);
-    CHECK(row[column("flops")] == std::to_string(r.ops[i].op.flops));
-    CHECK(row[column("bytes")] == std::to_string(r.ops[i].op.bytes));
+    CHECK(row[column("layer")] == r.analysis.ops[i].op.layer);
+    CHECK(row[column("flops")] == std::to_string(r.analysis.ops[i].op.flops));
+    CHECK(row[column("bytes")] == std::to_string(r.analysis.ops[i].op.bytes));
     CHECK(std::strtod(row[column("predicted_time_us")].c_str(), nullptr) ==
-          doctest::Approx(r.ops[i].prediction.time_s * 1e6).epsilon(1e-9));
+          doctest::Approx(r.analysis.ops[i].prediction.time_s * 1e6).epsilon(1e-9));
   }
 }
 
@@ -225,9 +225,9 @@ TEST_CASE("the table format contains the layer names, and ANSI colour only when 
 TEST_CASE("analyze_ops of one GEMM writes valid JSON too") {
   const gpu_spec *h100 = spec_catalog::builtin().find("h100");
   REQUIRE(h100 != nullptr);
-  const report r = analyze_ops("gemm 4096x4096x4096",
-                               {make_gemm_op("gemm", {4096, 4096, 4096}, precision::bf16)},
-                               perf_model(*h100), "--gpu h100");
+  const report r = assemble_report(
+      analyze_ops("gemm 4096x4096x4096", {make_gemm_op("gemm", {4096, 4096, 4096}, precision::bf16)},
+                  perf_model(*h100), "--gpu h100"));
   const json doc = json::parse(written(r, output_format::json));
   REQUIRE(doc.at("ops").size() == 1);
   CHECK(doc.at("ops")[0].at("m") == 4096);
@@ -284,22 +284,22 @@ report launch_bound_report() {
   const gpu_spec *v100 = spec_catalog::builtin().find("v100");
   REQUIRE(v100 != nullptr);
   const perf_model model(*v100);
-  report r = analyze(net, model, "--gpu v100");
-  r.advice = advise(net, r, model);
-  return r;
+  analysis a = analyze(net, model, "--gpu v100");
+  advice advised = advise(net, a, model);
+  return assemble_report(std::move(a), std::move(advised));
 }
 
 } // namespace
 
 TEST_CASE("JSON ops carry device time, host floor and launch_bound; model has the host floor") {
   const report r = launch_bound_report();
-  REQUIRE(r.ops.size() == 3);
+  REQUIRE(r.analysis.ops.size() == 3);
   const json doc = json::parse(written(r, output_format::json));
   REQUIRE(doc.at("ops").size() == 3);
-  for (std::size_t i = 0; i < r.ops.size(); ++i) {
+  for (std::size_t i = 0; i < r.analysis.ops.size(); ++i) {
     const json &o = doc.at("ops")[i];
-    const prediction &p = r.ops[i].prediction;
-    CAPTURE(r.ops[i].op.layer);
+    const prediction &p = r.analysis.ops[i].prediction;
+    CAPTURE(r.analysis.ops[i].op.layer);
     CHECK(o.at("device_time_us").get<double>() ==
           doctest::Approx(p.device_time_s * 1e6).epsilon(1e-12));
     CHECK(o.at("host_floor_us").get<double>() ==
@@ -332,7 +332,7 @@ TEST_CASE("JSON ops carry device time, host floor and launch_bound; model has th
   const json &parameters = doc.at("model").at("parameters");
   CHECK(parameters.size() == parameter_count);
   for (const parameter_info &row : parameter_table())
-    CHECK(parameters.at(row.name).get<double>() == r.parameters[row.id]);
+    CHECK(parameters.at(row.name).get<double>() == r.analysis.parameters[row.id]);
 }
 
 TEST_CASE("JSON totals and advice carry the launch-bound share") {
@@ -340,11 +340,11 @@ TEST_CASE("JSON totals and advice carry the launch-bound share") {
   const json doc = json::parse(written(r, output_format::json));
   const json &totals = doc.at("totals");
   CHECK(totals.at("device_time_us").get<double>() ==
-        doctest::Approx(r.totals.device_time_s * 1e6).epsilon(1e-12));
+        doctest::Approx(r.analysis.totals.device_time_s * 1e6).epsilon(1e-12));
   CHECK(totals.at("launch_bound_time_us").get<double>() ==
-        doctest::Approx(r.totals.launch_bound_time_s * 1e6).epsilon(1e-12));
+        doctest::Approx(r.analysis.totals.launch_bound_time_s * 1e6).epsilon(1e-12));
   CHECK(totals.at("launch_bound_share").get<double>() ==
-        doctest::Approx(r.totals.launch_bound_share).epsilon(1e-12));
+        doctest::Approx(r.analysis.totals.launch_bound_share).epsilon(1e-12));
   CHECK(totals.at("launch_bound_ops") == 2);
   CHECK(totals.at("launch_bound_ops").is_number_integer());
 
@@ -354,13 +354,13 @@ TEST_CASE("JSON totals and advice carry the launch-bound share") {
   CHECK(launch.at("ops") == 2);
   CHECK(launch.at("runs") == 3); // fc once, blk/act twice
   CHECK(launch.at("share").get<double>() ==
-        doctest::Approx(r.totals.launch_bound_share).epsilon(1e-12));
+        doctest::Approx(r.analysis.totals.launch_bound_share).epsilon(1e-12));
   CHECK(launch.at("time_us").get<double>() ==
-        doctest::Approx(r.totals.launch_bound_time_s * 1e6).epsilon(1e-12));
+        doctest::Approx(r.analysis.totals.launch_bound_time_s * 1e6).epsilon(1e-12));
   CHECK(launch.at("step_time_us").get<double>() ==
-        doctest::Approx(r.totals.time_s * 1e6).epsilon(1e-12));
+        doctest::Approx(r.analysis.totals.time_s * 1e6).epsilon(1e-12));
   CHECK(launch.at("graph_step_time_us").get<double>() ==
-        doctest::Approx(r.totals.device_time_s * 1e6).epsilon(1e-12));
+        doctest::Approx(r.analysis.totals.device_time_s * 1e6).epsilon(1e-12));
   CHECK(launch.at("measured_floor") == false);
 
   // The human formats say it too.
@@ -385,7 +385,7 @@ TEST_CASE("a roofline-only report: no host floor, device time is the roofline, n
 TEST_CASE("CSV has the device time and host floor columns") {
   const report r = launch_bound_report();
   const std::vector<std::string> lines = lines_of(written(r, output_format::csv));
-  REQUIRE(lines.size() == 1 + r.ops.size());
+  REQUIRE(lines.size() == 1 + r.analysis.ops.size());
   const std::vector<std::string> header = csv_fields(lines[0]);
   const auto column = [&](const std::string &key) {
     const auto found = std::find(header.begin(), header.end(), key);
@@ -393,13 +393,13 @@ TEST_CASE("CSV has the device time and host floor columns") {
     return static_cast<std::size_t>(found - header.begin());
   };
   const std::size_t device = column("device_time_us"), floor = column("host_floor_us");
-  for (std::size_t i = 0; i < r.ops.size(); ++i) {
+  for (std::size_t i = 0; i < r.analysis.ops.size(); ++i) {
     const std::vector<std::string> row = csv_fields(lines[i + 1]);
     REQUIRE(row.size() == header.size());
     CHECK(std::strtod(row[device].c_str(), nullptr) ==
-          doctest::Approx(r.ops[i].prediction.device_time_s * 1e6).epsilon(1e-9));
+          doctest::Approx(r.analysis.ops[i].prediction.device_time_s * 1e6).epsilon(1e-9));
     CHECK(std::strtod(row[floor].c_str(), nullptr) ==
-          doctest::Approx(r.ops[i].prediction.host_floor_s * 1e6).epsilon(1e-9));
-    CHECK(row[column("layer")] == r.ops[i].op.layer);
+          doctest::Approx(r.analysis.ops[i].prediction.host_floor_s * 1e6).epsilon(1e-9));
+    CHECK(row[column("layer")] == r.analysis.ops[i].op.layer);
   }
 }

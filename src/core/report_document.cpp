@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "roofline/report_writer.hpp"
-
+#include "document.hpp"
 #include "json_fields.hpp"
-#include "roofline/version.hpp"
-#include "text_table.hpp"
+#include "roofline/report.hpp"
+#include "roofline/writers.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -12,44 +11,15 @@
 
 namespace roofline {
 
-std::string_view version() {
-  return ROOFLINE_VERSION;
-}
-
-std::optional<output_format> parse_output_format(std::string_view name) {
-  if (name == "table")
-    return output_format::table;
-  if (name == "json")
-    return output_format::json;
-  if (name == "csv")
-    return output_format::csv;
-  if (name == "markdown" || name == "md")
-    return output_format::markdown;
-  return std::nullopt;
-}
-
-std::optional<output_format> format_for_file(std::string_view file_name) {
-  const auto ends_with = [&](std::string_view suffix) {
-    return file_name.size() >= suffix.size() &&
-           file_name.substr(file_name.size() - suffix.size()) == suffix;
-  };
-  if (ends_with(".json"))
-    return output_format::json;
-  if (ends_with(".csv"))
-    return output_format::csv;
-  if (ends_with(".md") || ends_with(".markdown"))
-    return output_format::markdown;
-  if (ends_with(".txt"))
-    return output_format::table;
-  return std::nullopt;
-}
-
 namespace {
 
 using detail::align;
 using detail::cell;
 using detail::column;
 using detail::device_json;
+using detail::document;
+using detail::text_document;
+using detail::write_document;
 using detail::text_table;
 using detail::tone;
 using nlohmann::json;
@@ -66,12 +36,12 @@ std::string raw(std::int64_t value) {
 // ------------------------------------------------------------------ the analysis as a table
 
 std::string peak_name(precision p) {
-  return (p == precision::fp32 || p == precision::fp64) ? std::string(to_string(p))
-                                                        : std::string(to_string(p)) + " tensor";
+  return runs_on_tensor_cores(p) ? std::string(to_string(p)) + " tensor"
+                                 : std::string(to_string(p));
 }
 
 /// One line on the GPU and how it was chosen, one on the roof the network's precision meets.
-std::vector<std::string> header_lines(const report &r) {
+std::vector<std::string> header_lines(const analysis &r) {
   const gpu_spec &d = r.device;
   std::vector<std::string> lines;
   lines.push_back(
@@ -113,7 +83,7 @@ std::string model_summary(const prediction &p) {
   return text;
 }
 
-text_table ops_table(const report &r) {
+text_table ops_table(const analysis &r) {
   text_table table;
   table.columns = {{"layer", "layer", align::left},
                    {"pass", "pass", align::left},
@@ -133,10 +103,10 @@ text_table ops_table(const report &r) {
                    {"device", "device_time_us"},
                    {"host floor", "host_floor_us"},
                    {"predicted", "predicted_time_us"},
-                   {"TFLOP/s", "attainable_flop_per_s"},
+                   {"TFLOP/s", "predicted_flop_per_s"},
                    {"share", "time_share"},
                    {"model", "model_summary", align::left}};
-  for (const op_report &entry : r.ops) {
+  for (const analysed_op &entry : r.ops) {
     const op &o = entry.op;
     const prediction &p = entry.prediction;
     const bool memory = p.bound == bound::memory;
@@ -160,20 +130,13 @@ text_table ops_table(const report &r) {
         {duration(p.host_floor_s), raw(p.host_floor_s * 1e6),
          p.launch_bound ? tone::warn : tone::dim},
         {duration(p.time_s), raw(p.time_s * 1e6)},
-        {significant(p.attainable_flop_per_s / 1e12), raw(p.attainable_flop_per_s)},
+        {significant(p.flop_per_s / 1e12), raw(p.flop_per_s)},
         {percent(entry.time_share), raw(entry.time_share),
          entry.time_share < 0.01 ? tone::dim : tone::plain},
         {model_summary(p)},
     });
   }
   return table;
-}
-
-bool any_measured(const report &r) {
-  for (const op_report &entry : r.ops)
-    if (entry.measured)
-      return true;
-  return false;
 }
 
 std::string optional_number(std::optional<double> value, double scale = 1) {
@@ -201,19 +164,22 @@ text_table measured_table(const report &r) {
                    {"GB/s", "dram_bytes_per_s"},
                    {"error", "relative_error"},
                    {"kernels", "kernels", align::left}};
-  for (const op_report &entry : r.ops) {
-    if (!entry.measured)
+  for (std::size_t i = 0; i < r.analysis.ops.size(); ++i) {
+    const measurement *measured = r.measured_op(i);
+    if (!measured)
       continue;
+    const analysed_op &entry = r.analysis.ops[i];
     const op &o = entry.op;
-    const measurement &m = *entry.measured;
+    const measurement &m = *measured;
     const bool ok = m.status == measurement_status::measured;
     const bool device = ok && m.device_time_s > 0;
     const auto dram = measured_dram_bytes(m);
+    const auto dram_rate = measured_dram_bytes_per_s(m);
     std::string kernels;
     for (const std::string &name : m.kernels)
       kernels += (kernels.empty() ? "" : " + ") + name;
     const auto opt_raw = [](std::optional<double> v) { return v ? raw(*v) : std::string{}; };
-    const double spread = m.time_s > 0 ? (m.max_time_s - m.min_time_s) / m.time_s : 0;
+    const double spread = eager_spread(m);
     table.rows.push_back({
         {o.layer},
         {std::string(to_string(o.pass))},
@@ -236,8 +202,7 @@ text_table measured_table(const report &r) {
         {optional_number(dram, 1e6), opt_raw(dram)},
         {significant(static_cast<double>(o.bytes) / 1e6), raw(o.bytes)},
         {optional_number(measured_intensity(o, m)), opt_raw(measured_intensity(o, m))},
-        {ok && dram ? significant(*dram / m.time_s / 1e9) : "—",
-         ok && dram ? raw(*dram / m.time_s) : std::string{}},
+        {ok ? optional_number(dram_rate, 1e9) : "—", ok ? opt_raw(dram_rate) : std::string{}},
         {ok ? fmt::format("{:.1e}", m.relative_error) : "—",
          ok ? raw(m.relative_error) : std::string{}},
         {kernels.empty() ? "—" : kernels, kernels},
@@ -248,7 +213,7 @@ text_table measured_table(const report &r) {
 
 /// One CSV row per op: the prediction's columns, then the measurement's (empty for unmeasured ops).
 text_table with_measured_columns(const report &r) {
-  text_table table = ops_table(r);
+  text_table table = ops_table(r.analysis);
   const text_table measured = measured_table(r);
   constexpr std::size_t shared = 2; // layer and pass begin both tables
   for (std::size_t c = shared; c < measured.columns.size(); ++c) {
@@ -257,9 +222,9 @@ text_table with_measured_columns(const report &r) {
     table.columns.push_back(extra);
   }
   std::size_t next = 0;
-  for (std::size_t i = 0; i < r.ops.size(); ++i) {
+  for (std::size_t i = 0; i < r.analysis.ops.size(); ++i) {
     auto &row = table.rows[i];
-    if (r.ops[i].measured) {
+    if (r.measured_op(i)) {
       const auto &source = measured.rows[next++];
       row.insert(row.end(), source.begin() + shared, source.end());
     } else {
@@ -269,33 +234,15 @@ text_table with_measured_columns(const report &r) {
   return table;
 }
 
-std::string measured_line(const report &r) {
-  double roofline = 0, predicted = 0, measured = 0, predicted_device = 0, device = 0,
-         roofline_of_device = 0;
-  int count = 0;
-  for (const op_report &entry : r.ops)
-    if (entry.measured && entry.measured->status == measurement_status::measured) {
-      const double runs = static_cast<double>(entry.op.count);
-      roofline += entry.prediction.roofline_time_s * runs;
-      predicted += entry.prediction.time_s * runs;
-      measured += entry.measured->time_s * runs;
-      if (entry.measured->device_time_s > 0) { // graph capture can fail where eager ran
-        predicted_device += entry.prediction.device_time_s * runs;
-        device += entry.measured->device_time_s * runs;
-        roofline_of_device += entry.prediction.roofline_time_s * runs;
-      }
-      ++count;
-    }
-  const bool cold = std::any_of(r.ops.begin(), r.ops.end(), [](const op_report &entry) {
-    return entry.measured && entry.measured->cold_l2;
-  });
+std::string measured_line(const measured_totals &t) {
   return fmt::format(
       "measured: {} GEMMs, {} per step eager (predicted {}), {} replayed from a CUDA graph "
       "(predicted device time {}); the roofline bound is {} (of the replayed ops: {} of their "
       "device time){}",
-      count, duration(measured), duration(predicted), device > 0 ? duration(device) : "—",
-      duration(predicted_device), duration(roofline),
-      percent(device > 0 ? roofline_of_device / device : 0), cold ? ", cold L2" : "");
+      t.ops, duration(t.time_s), duration(t.predicted_time_s),
+      t.device_time_s > 0 ? duration(t.device_time_s) : "—", duration(t.predicted_device_time_s),
+      duration(t.roofline_time_s), t.device_time_s > 0 ? percent(t.roofline_of_device_s / t.device_time_s) : "—",
+      t.cold_l2 ? ", cold L2" : "");
 }
 
 std::string shape_text(const gemm_shape &s) {
@@ -308,22 +255,24 @@ std::string speedup_text(double before_s, double after_s) {
                      duration(after_s));
 }
 
-text_table padding_table(const advice &a) {
+text_table padding_table(const report &r) {
+  const advice &a = *r.advice;
   text_table table;
   table.columns = {{"pad", "layer", align::left},      {"pass", "pass", align::left},
                    {"from", "shape", align::left},     {"to", "padded_shape", align::left},
                    {"predicted", "predicted_speedup"}, {"measured", "measured_speedup"},
                    {"+FLOPs", "extra_flops"},          {"why", "reason", align::left}};
-  for (const padding_advice &p : a.padding) {
-    const bool measured = p.measured_time_s && p.measured_padded_time_s;
+  for (std::size_t i = 0; i < a.padding.size(); ++i) {
+    const padding_advice &p = a.padding[i];
+    const measured_padding *measured = r.measured_pad(i);
     table.rows.push_back(
         {{p.layer},
          {std::string(to_string(p.pass))},
          {shape_text(p.original)},
          {shape_text(p.padded)},
          {speedup_text(p.time_s, p.padded_time_s), raw(p.predicted_speedup())},
-         {measured ? speedup_text(*p.measured_time_s, *p.measured_padded_time_s) : "—",
-          measured ? raw(*p.measured_time_s / *p.measured_padded_time_s) : std::string{}},
+         {measured ? speedup_text(measured->time_s, measured->padded_time_s) : "—",
+          measured ? raw(measured->speedup()) : std::string{}},
          {fmt::format("{:+.2f}%", 100 * p.extra_flops), raw(p.extra_flops)},
          {p.reason}});
   }
@@ -347,15 +296,15 @@ text_table batch_table(const advice &a) {
   return table;
 }
 
-json advice_json(const advice &a) {
+json advice_json(const report &r) {
+  const advice &a = *r.advice;
   json padding = json::array(), batch = json::array();
   const auto shape = [](const gemm_shape &s) {
     return json{{"m", s.m}, {"n", s.n}, {"k", s.k}, {"batch_count", s.batch_count}};
   };
-  const auto optional = [](std::optional<double> v, double scale) {
-    return v ? json(*v * scale) : json(nullptr);
-  };
-  for (const padding_advice &p : a.padding)
+  for (std::size_t i = 0; i < a.padding.size(); ++i) {
+    const padding_advice &p = a.padding[i];
+    const measured_padding *measured = r.measured_pad(i);
     padding.push_back({{"layer", p.layer},
                        {"pass", to_string(p.pass)},
                        {"precision", to_string(p.prec)},
@@ -367,8 +316,10 @@ json advice_json(const advice &a) {
                        {"predicted_speedup", p.predicted_speedup()},
                        {"extra_flops", p.extra_flops},
                        {"extra_bytes", p.extra_bytes},
-                       {"measured_time_us", optional(p.measured_time_s, 1e6)},
-                       {"padded_measured_time_us", optional(p.measured_padded_time_s, 1e6)}});
+                       {"measured_time_us", measured ? json(measured->time_s * 1e6) : json(nullptr)},
+                       {"padded_measured_time_us",
+                        measured ? json(measured->padded_time_s * 1e6) : json(nullptr)}});
+  }
   for (const batch_advice &b : a.batch)
     batch.push_back(
         {{"layer", b.layer},
@@ -398,25 +349,19 @@ json advice_json(const advice &a) {
 }
 
 /// The advice section of the human formats.
-template <class Render>
-void write_advice(const report &r, std::ostream &out, bool colour, Render &&render) {
+void add_advice(const report &r, text_document &doc) {
   if (!r.advice)
     return;
-  const advice &a = *r.advice;
-  for (const std::string &warning : a.warnings)
-    out << '\n' << detail::bold("warning: " + warning, colour) << '\n';
-  if (!a.padding.empty()) {
-    out << '\n';
-    render(padding_table(a));
-  }
-  if (!a.batch.empty()) {
-    out << '\n';
-    render(batch_table(a));
-  }
+  for (const std::string &warning : r.advice->warnings)
+    doc.warning(warning);
+  if (!r.advice->padding.empty())
+    doc.table(padding_table(r));
+  if (!r.advice->batch.empty())
+    doc.table(batch_table(*r.advice));
 }
 
-std::string totals_line(const report &r) {
-  const report_totals &t = r.totals;
+std::string totals_line(const analysis &r) {
+  const step_totals &t = r.totals;
   return fmt::format(
       "total: {} per step ({} on the GPU) · {} GFLOP · {} GB · {} of time memory-bound · {} "
       "launch-bound · {} GEMM runs, {} distinct ops",
@@ -425,7 +370,7 @@ std::string totals_line(const report &r) {
       t.gemm_count, t.op_count);
 }
 
-std::string notes_line(const report &r) {
+std::string notes_line(const analysis &r) {
   std::string note =
       "roofline: max(FLOPs/peak, bytes/bandwidth) per run; device: the GPU's time per run with no "
       "host gap, " +
@@ -436,7 +381,8 @@ std::string notes_line(const report &r) {
       "; host floor: " + r.host.origin +
       "; predicted: max(device, host floor), back-to-back eager calls; runs: times per step; "
       "memory-bound ops are held against the fp32 (CUDA core) peak";
-  if (r.options.sparse)
+  if (std::any_of(r.ops.begin(), r.ops.end(),
+                  [](const analysed_op &entry) { return entry.prediction.sparse_peak; }))
     note += "; * marks a 2:4-sparse peak";
   return note;
 }
@@ -500,7 +446,7 @@ json measurement_json(const op &o, const prediction &p, const measurement &m) {
           {"launches", m.launches == 0 ? json(nullptr) : json(m.launches)}};
 }
 
-json model_json(const report &r) {
+json model_json(const analysis &r) {
   json parameters = json::object();
   for (const parameter_info &row : parameter_table())
     parameters[row.name] = r.parameters[row.id];
@@ -523,7 +469,7 @@ json model_json(const report &r) {
 
 } // namespace
 
-json detail::op_json(const op_report &entry) {
+json detail::op_json(const analysed_op &entry, const measurement *measured) {
   const op &o = entry.op;
   const prediction &p = entry.prediction;
   return {{"layer", o.layer},
@@ -552,160 +498,84 @@ json detail::op_json(const op_report &entry) {
           {"model_summary", model_summary(p)},
           {"total_time_us", entry.total_time_s * 1e6},
           {"attainable_flop_per_s", p.attainable_flop_per_s},
+          {"predicted_flop_per_s", p.flop_per_s},
           {"time_share", entry.time_share},
           {"factors", p.factors},
           {"line", o.where.line},
-          {"measured", entry.measured ? measurement_json(o, p, *entry.measured) : json(nullptr)}};
+          {"measured", measured ? measurement_json(o, p, *measured) : json(nullptr)}};
 }
 
 namespace {
 
-json report_json(const report &r) {
-  json ops = json::array();
-  for (const op_report &entry : r.ops)
-    ops.push_back(detail::op_json(entry));
-  json device = device_json(r.device);
-  device["selection"] = r.device_selection;
-  const report_totals &t = r.totals;
-  return {{"schema_version", json_schema_version},
-          {"tool", {{"name", "roofline-advise"}, {"version", version()}}},
-          {"network",
-           {{"name", r.network_name},
-            {"origin", r.network_origin},
-            {"precision", to_string(r.precision)},
-            {"batch", r.batch},
-            {"seq_len", r.seq_len},
-            {"mode", to_string(r.mode)}}},
-          {"device", device},
-          {"model", model_json(r)},
-          {"ops", ops},
-          {"advice", r.advice ? advice_json(*r.advice) : json(nullptr)},
-          {"notes", r.notes},
-          {"totals",
-           {{"predicted_time_us", t.time_s * 1e6},
-            {"device_time_us", t.device_time_s * 1e6},
-            {"flops", t.flops},
-            {"bytes", t.bytes},
-            {"memory_bound_time_us", t.memory_bound_time_s * 1e6},
-            {"memory_bound_share", t.memory_bound_share},
-            {"launch_bound_time_us", t.launch_bound_time_s * 1e6},
-            {"launch_bound_share", t.launch_bound_share},
-            {"launch_bound_ops", t.launch_bound_ops},
-            {"gemm_time_us", t.gemm_time_s * 1e6},
-            {"gemm_count", t.gemm_count},
-            {"op_count", t.op_count}}}};
-}
+class report_document final : public document {
+public:
+  explicit report_document(const report &r) : m_report(r) {}
 
-// ------------------------------------------------------------------ the catalog
-
-text_table spec_table(const std::vector<gpu_spec> &specs) {
-  text_table table;
-  table.columns = {{"name", "name", align::left},
-                   {"aliases", "aliases", align::left},
-                   {"arch", "architecture", align::left},
-                   {"SMs", "sm_count"},
-                   {"TB/s", "dram_bytes_per_s"}};
-  const std::vector<precision> shown{precision::fp64, precision::fp32, precision::tf32,
-                                     precision::fp16, precision::bf16, precision::fp8,
-                                     precision::int8};
-  for (precision p : shown)
-    table.columns.push_back({std::string(to_string(p)) + " TF/s·ridge",
-                             std::string(to_string(p)) + "_dense_flop_per_s"});
-  for (const gpu_spec &s : specs) {
-    std::string aliases;
-    for (const std::string &alias : s.aliases)
-      aliases += (aliases.empty() ? "" : ",") + alias;
-    std::vector<cell> row{{s.name},
-                          {aliases.empty() ? "—" : aliases, aliases},
-                          {s.architecture},
-                          {std::to_string(s.sm_count)},
-                          {significant(s.dram_bytes_per_s / 1e12), raw(s.dram_bytes_per_s)}};
-    for (precision p : shown) {
-      if (!s.supports(p)) {
-        row.push_back({"—", "", tone::dim});
-        continue;
-      }
-      const double peak = s.peaks.at(p).dense_flop_per_s;
-      row.push_back(
-          {significant(peak / 1e12) + " · " + significant(peak / s.dram_bytes_per_s), raw(peak)});
+  text_document text() const override {
+    const analysis &a = m_report.analysis;
+    text_document doc;
+    doc.title(header_lines(a));
+    doc.table(ops_table(a));
+    doc.lines({totals_line(a), notes_line(a)}, true);
+    if (m_report.measured_sums) {
+      doc.table(measured_table(m_report));
+      doc.lines({measured_line(*m_report.measured_sums)}, true);
     }
-    table.rows.push_back(std::move(row));
+    add_advice(m_report, doc);
+    for (const std::string &note : m_report.notes)
+      doc.note(note);
+    return doc;
   }
-  return table;
-}
 
-json spec_list_json(const std::vector<gpu_spec> &specs) {
-  json list = json::array();
-  for (const gpu_spec &s : specs)
-    list.push_back(device_json(s));
-  return {{"schema_version", json_schema_version},
-          {"tool", {{"name", "roofline-advise"}, {"version", version()}}},
-          {"gpus", list}};
-}
+  text_table csv() const override {
+    return m_report.measured_sums ? with_measured_columns(m_report) : ops_table(m_report.analysis);
+  }
 
-constexpr std::string_view spec_note = "dense peaks in TFLOP/s · ridge = peak / DRAM bandwidth in "
-                                       "FLOP/B; fp16/bf16/tf32/fp8/int8 are tensor-core "
-                                       "rates with fp32 accumulate; 2:4-sparse peaks (twice the "
-                                       "dense tensor rates) are in --format json";
+  nlohmann::json json() const override {
+    const report &r = m_report;
+    const analysis &a = r.analysis;
+    nlohmann::json ops = nlohmann::json::array();
+    for (std::size_t i = 0; i < a.ops.size(); ++i)
+      ops.push_back(detail::op_json(a.ops[i], r.measured_op(i)));
+    nlohmann::json device = device_json(a.device);
+    device["selection"] = a.device_selection;
+    const step_totals &t = a.totals;
+    return {{"network",
+             {{"name", a.network_name},
+              {"origin", a.network_origin},
+              {"precision", to_string(a.precision)},
+              {"batch", a.batch},
+              {"seq_len", a.seq_len},
+              {"mode", to_string(a.mode)}}},
+            {"device", device},
+            {"model", model_json(a)},
+            {"ops", ops},
+            {"advice", r.advice ? advice_json(r) : nlohmann::json(nullptr)},
+            {"notes", r.notes},
+            {"totals",
+             {{"predicted_time_us", t.time_s * 1e6},
+              {"device_time_us", t.device_time_s * 1e6},
+              {"flops", t.flops},
+              {"bytes", t.bytes},
+              {"memory_bound_time_us", t.memory_bound_time_s * 1e6},
+              {"memory_bound_share", t.memory_bound_share},
+              {"launch_bound_time_us", t.launch_bound_time_s * 1e6},
+              {"launch_bound_share", t.launch_bound_share},
+              {"launch_bound_ops", t.launch_bound_ops},
+              {"gemm_time_us", t.gemm_time_s * 1e6},
+              {"gemm_count", t.gemm_count},
+              {"op_count", t.op_count}}}};
+  }
+
+private:
+  const report &m_report;
+};
 
 } // namespace
 
 void write_report(const report &r, output_format format, std::ostream &out,
                   const write_options &options) {
-  switch (format) {
-  case output_format::json: out << report_json(r).dump(2) << '\n'; return;
-  case output_format::csv:
-    detail::render_csv(any_measured(r) ? with_measured_columns(r) : ops_table(r), out);
-    return;
-  case output_format::markdown: {
-    const auto lines = header_lines(r);
-    out << "## " << lines[0] << "\n\n" << lines[1] << "\n\n";
-    detail::render_markdown(ops_table(r), out);
-    out << '\n' << totals_line(r) << "\n\n" << notes_line(r) << '\n';
-    if (any_measured(r)) {
-      out << '\n';
-      detail::render_markdown(measured_table(r), out);
-      out << '\n' << measured_line(r) << '\n';
-    }
-    write_advice(r, out, false, [&](const text_table &t) { detail::render_markdown(t, out); });
-    for (const std::string &note : r.notes)
-      out << "\nnote: " << note << '\n';
-    return;
-  }
-  case output_format::table: {
-    for (const std::string &line : header_lines(r))
-      out << detail::bold(line, options.colour) << '\n';
-    out << '\n';
-    detail::render_aligned(ops_table(r), out, options.colour);
-    out << '\n' << detail::bold(totals_line(r), options.colour) << '\n' << notes_line(r) << '\n';
-    if (any_measured(r)) {
-      out << '\n';
-      detail::render_aligned(measured_table(r), out, options.colour);
-      out << '\n' << detail::bold(measured_line(r), options.colour) << '\n';
-    }
-    write_advice(r, out, options.colour,
-                 [&](const text_table &t) { detail::render_aligned(t, out, options.colour); });
-    for (const std::string &note : r.notes)
-      out << "note: " << note << '\n';
-    return;
-  }
-  }
-}
-
-void write_spec_list(const std::vector<gpu_spec> &specs, output_format format, std::ostream &out,
-                     const write_options &options) {
-  switch (format) {
-  case output_format::json: out << spec_list_json(specs).dump(2) << '\n'; return;
-  case output_format::csv: detail::render_csv(spec_table(specs), out); return;
-  case output_format::markdown:
-    detail::render_markdown(spec_table(specs), out);
-    out << '\n' << spec_note << '\n';
-    return;
-  case output_format::table:
-    detail::render_aligned(spec_table(specs), out, options.colour);
-    out << '\n' << spec_note << '\n';
-    return;
-  }
+  write_document(report_document(r), format, out, options);
 }
 
 } // namespace roofline

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The measurement layer end to end on cuBLAS: checked, timed, traced, and timed again in rounds.
+#include "roofline/cuda/measurement_layer.hpp"
 #include "roofline/cuda/measurer.hpp"
+#include "roofline/pipeline.hpp"
 #include "roofline/spec_catalog.hpp"
 
 #include <doctest/doctest.h>
@@ -9,16 +11,15 @@ using namespace roofline;
 
 namespace {
 
-report two_gemms() {
-  const std::vector<op> ops{make_gemm_op("aligned", {1024, 1024, 1024, 1}, precision::fp16),
-                            make_gemm_op("misaligned", {64, 65, 7, 1}, precision::fp32)};
-  return analyze_ops("rounds", ops, perf_model(*spec_catalog::builtin().find("h200-sxm")), "test");
+std::vector<op> two_gemms() {
+  return {make_gemm_op("aligned", {1024, 1024, 1024, 1}, precision::fp16),
+          make_gemm_op("misaligned", {64, 65, 7, 1}, precision::fp32)};
 }
 
 } // namespace
 
 TEST_CASE("rounds: each GEMM checked and traced once, then timed again in later rounds") {
-  cuda::measure_options options;
+  measure_options options;
   options.counters = false;
   options.trace_kernels = true;
   options.time_budget_s = 0.005;
@@ -27,24 +28,24 @@ TEST_CASE("rounds: each GEMM checked and traced once, then timed again in later 
     ++progress_calls;
     progress_total = total;
   };
-  report once = two_gemms();
-  cuda::measure_report(once, options);
+  const std::vector<op> ops = two_gemms();
+  const measurements once = cuda::measure(ops, options);
   options.rounds = 3;
   progress_calls = 0;
-  report thrice = two_gemms();
-  cuda::measure_report(thrice, options);
+  const measurements thrice = cuda::measure(ops, options);
   CHECK(progress_total == 6); // two GEMMs, three rounds
   CHECK(progress_calls == 7); // and the final "done"
-  for (std::size_t i = 0; i < thrice.ops.size(); ++i) {
-    CAPTURE(thrice.ops[i].op.layer);
-    REQUIRE(thrice.ops[i].measured);
-    const measurement &m = *thrice.ops[i].measured;
+  REQUIRE(thrice.ops.size() == ops.size());
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    CAPTURE(ops[i].layer);
+    REQUIRE(thrice.ops[i]);
+    const measurement &m = *thrice.ops[i];
     REQUIRE(m.status == measurement_status::measured);
     CHECK(m.relative_error > 0); // checked against the reference on random data
     CHECK(m.relative_error < 1e-2);
     CHECK(m.launches >= 1); // traced in the first round
     CHECK_FALSE(m.kernels.empty());
-    CHECK(m.samples > once.ops[i].measured->samples); // the later rounds' samples count too
+    CHECK(m.samples > once.ops[i]->samples); // the later rounds' samples count too
     CHECK(m.min_time_s <= m.time_s);
     CHECK(m.time_s <= m.max_time_s);
     CHECK(m.time_s > 0);
@@ -61,29 +62,27 @@ TEST_CASE("device time: graph-replayed, under the eager time of a host-bound cal
   // kernel takes ~170 µs on an H100/H200, so back-to-back replays approach its traced duration.
   const std::vector<op> ops{make_gemm_op("small", {64, 64, 64, 1}, precision::fp16),
                             make_gemm_op("big", {4096, 4096, 4096, 1}, precision::fp16)};
-  report r = analyze_ops("device", ops, perf_model(*spec_catalog::builtin().find("h200-sxm")),
-                         "test");
-  cuda::measure_options options;
+  measure_options options;
   options.counters = false;
   options.trace_kernels = true;
   options.time_budget_s = 0.005;
   options.rounds = 2;
-  cuda::measure_report(r, options);
-  for (const op_report &entry : r.ops) {
-    CAPTURE(entry.op.layer);
-    REQUIRE(entry.measured);
-    const measurement &m = *entry.measured;
+  const measurements r = cuda::measure(ops, options);
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    CAPTURE(ops[i].layer);
+    REQUIRE(r.ops[i]);
+    const measurement &m = *r.ops[i];
     REQUIRE(m.status == measurement_status::measured);
     CHECK(m.note.empty()); // no capture failure to explain
     CHECK(m.device_time_s > 0);
     CHECK(m.device_min_time_s <= m.device_time_s);
     CHECK(m.device_time_s <= m.device_max_time_s);
     CHECK(m.device_time_s <= 1.05 * m.time_s);
-    MESSAGE(entry.op.layer << ": eager " << m.time_s * 1e6 << " µs, graph-replayed "
+    MESSAGE(ops[i].layer << ": eager " << m.time_s * 1e6 << " µs, graph-replayed "
                            << m.device_time_s * 1e6 << " µs, traced kernels "
                            << m.kernel_time_s * 1e6 << " µs (" << m.launches << " launches)");
   }
-  const measurement &big = *r.ops[1].measured;
+  const measurement &big = *r.ops[1];
   if (big.kernel_time_s > 0) { // tracing is best effort: another tool may hold CUPTI
     CHECK(big.device_time_s >= 0.85 * big.kernel_time_s);
     CHECK(big.device_time_s <= 1.15 * big.kernel_time_s);
@@ -94,13 +93,11 @@ TEST_CASE("device time: graph-replayed, under the eager time of a host-bound cal
 
 TEST_CASE("device time is measured under CUPTI counters too (the CLI's default --measure)") {
   const std::vector<op> ops{make_gemm_op("counted", {1024, 1024, 1024, 1}, precision::fp16)};
-  report r = analyze_ops("counted", ops, perf_model(*spec_catalog::builtin().find("h200-sxm")),
-                         "test");
-  cuda::measure_options options;
+  measure_options options;
   options.time_budget_s = 0.005;
-  cuda::measure_report(r, options);
-  REQUIRE(r.ops[0].measured);
-  const measurement &m = *r.ops[0].measured;
+  const measurements r = cuda::measure(ops, options);
+  REQUIRE(r.ops[0]);
+  const measurement &m = *r.ops[0];
   REQUIRE(m.status == measurement_status::measured);
   CAPTURE(m.note);
   CHECK(m.device_time_s > 0);
@@ -109,4 +106,29 @@ TEST_CASE("device time is measured under CUPTI counters too (the CLI's default -
     CHECK(m.counters->kernel_time_s > 0);
     CHECK(m.kernel_time_s > 0);
   }
+}
+
+TEST_CASE("the pipeline measures through the layer: every GEMM, and both GEMMs of a padding") {
+  use_measurement_layer(&cuda::layer());
+  // N = 50257 breaks the 16-byte rule of fp16: padding to 50264 is suggested, and measured.
+  const network net = single_gemm(512, 50257, 768, 1, precision::fp16);
+  pipeline_options options;
+  measure_options measuring;
+  measuring.counters = false;
+  measuring.time_budget_s = 0.005;
+  options.measure = measuring;
+  const report r = run_pipeline(net, choose_gpu("h200"), options);
+  use_measurement_layer(nullptr);
+  REQUIRE(r.measured.size() == r.analysis.ops.size());
+  REQUIRE(r.measured_op(0));
+  CHECK(r.measured_op(0)->status == measurement_status::measured);
+  REQUIRE(r.measured_sums);
+  CHECK(r.measured_sums->ops == 1);
+  REQUIRE(r.advice);
+  REQUIRE_FALSE(r.advice->padding.empty());
+  REQUIRE(r.measured_padding.size() == r.advice->padding.size());
+  REQUIRE(r.measured_padding[0]);
+  CHECK(r.measured_padding[0]->time_s > 0);
+  CHECK(r.measured_padding[0]->padded_time_s > 0);
+  MESSAGE("512×50257×768 fp16: measured padding speedup ×" << r.measured_padding[0]->speedup());
 }

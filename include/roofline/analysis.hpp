@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "roofline/gpu_spec.hpp"
+#include "roofline/network.hpp"
+#include "roofline/op.hpp"
+#include "roofline/perf_model.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace roofline {
+
+/// An op and what the model predicts for it.
+struct analysed_op {
+  roofline::op op;
+  roofline::prediction prediction;
+  double total_time_s = 0; ///< prediction.time_s × op.count (eager)
+  double time_share = 0;   ///< of the network's step time, 0..1
+};
+
+/// Sums over one step of the network (every op × its count).
+struct step_totals {
+  double time_s = 0;        ///< eagerly issued: Σ predicted time (max of device time, host floor)
+  double device_time_s = 0; ///< Σ device time: the step replayed from a CUDA graph
+  double flops = 0;
+  double bytes = 0;
+  double memory_bound_time_s = 0;
+  double memory_bound_share = 0;     ///< of time_s, 0..1
+  double launch_bound_time_s = 0;    ///< of ops the host's floor decides
+  double launch_bound_share = 0;     ///< of time_s, 0..1
+  std::int64_t launch_bound_ops = 0; ///< distinct ops (rows) the host's floor decides
+  double gemm_time_s = 0;
+  std::int64_t op_count = 0;   ///< distinct ops (rows)
+  std::int64_t gemm_count = 0; ///< GEMM runs per step, counts included
+};
+
+/// One network on one GPU as the model sees it: the ops with their predictions and the step's
+/// totals. The first stage's value; advice, measurements and the report are built from it.
+struct analysis {
+  std::string network_name;
+  std::string network_origin;
+  roofline::precision precision = precision::fp16;
+  std::int64_t batch = 1;
+  std::int64_t seq_len = 1;
+  run_mode mode = run_mode::inference;
+  gpu_spec device;
+  std::string device_selection; ///< how the GPU was chosen: "--gpu v100", "default: no local GPU"
+  model_options options;
+  model_parameters parameters;   ///< the GEMM model's, as used
+  std::string parameters_origin; ///< where they come from: "generic defaults", "calibrated on ..."
+  roofline::host_floor host;     ///< the host's floor, as used
+  std::vector<analysed_op> ops;
+  step_totals totals;
+  std::vector<std::string> notes; ///< what the reader must know of the model's choices
+};
+
+/// Lowers `net`, predicts every op with `model` and sums the totals.
+analysis analyze(const network &net, const perf_model &model, std::string device_selection);
+
+/// An analysis of ops built elsewhere (the calibration sweep, a benchmark's shapes).
+analysis analyze_ops(std::string name, std::vector<op> ops, const perf_model &model,
+                     std::string device_selection);
+
+} // namespace roofline

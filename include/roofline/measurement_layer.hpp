@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "roofline/device_report.hpp"
+#include "roofline/gpu_spec.hpp"
+#include "roofline/host_floor.hpp"
+#include "roofline/measurement.hpp"
+#include "roofline/model_parameters.hpp"
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace roofline {
+
+/// What `roofline-advise calibrate` did: the fitted parameters and how well they fit.
+struct calibration_result {
+  model_parameters parameters; ///< as analyses will use them: the architecture's, then `fitted`
+  parameter_overrides fitted;  ///< what the fit moved from the architecture's: what is saved
+  std::size_t measured = 0;    ///< GEMM timings the fit used
+  double median_error = 0, p90_error = 0; ///< |predicted − measured| / measured on them
+  std::string saved_to;
+};
+
+/// roofline::measure as the rest of the tool sees it: everything that needs a GPU, behind one
+/// interface, so that roofline::core and the CLI load the CUDA libraries only when a command needs
+/// the GPU. roofline::measure implements it (roofline::cuda::measurement()); the CLI loads it as a
+/// plugin.
+class measurement_layer {
+public:
+  virtual ~measurement_layer() = default;
+
+  /// The roofline version it was built as; the loader refuses any other.
+  virtual std::string_view version() const noexcept = 0;
+  /// GPUs the CUDA runtime sees; 0 when there is none or no usable driver. Never throws.
+  virtual int device_count() const noexcept = 0;
+  /// GPU 0 as `--gpu auto` analyses against it; nullopt when there is no GPU.
+  virtual std::optional<local_gpu> find_local_gpu() const = 0;
+  /// GPU 0: the device query and its roofs; with `measure`, its measured ceilings (cached, or
+  /// measured now when none are cached or `refresh`). `progress` sees each measurement's name.
+  virtual device_report
+  describe_local_gpu(bool measure, bool refresh,
+                     const std::function<void(const std::string &)> &progress) const = 0;
+  /// Runs every GEMM of `ops` on GPU 0: checked against a reference, timed (eager and graph
+  /// replayed) and, with options.counters, read through hardware counters. One entry per op.
+  virtual measurements measure(const std::vector<op> &ops,
+                               const measure_options &options) const = 0;
+  /// Times the calibration sweep on GPU 0, fits the GEMM model to it and saves the fit.
+  virtual calibration_result calibrate(const progress_callback &progress) const = 0;
+};
+
+/// The measurement layer in use: the one given to use_measurement_layer(), else roofline::measure's
+/// plugin (libroofline_measure_layer.so: $ROOFLINE_MEASURE_LAYER, else beside the executable or in
+/// the installed library directory), loaded on the first call. nullptr when there is none; `why`,
+/// when given, then says why (not built, failed to load, another version).
+const measurement_layer *measurement_layer_in_use(std::string *why = nullptr);
+
+/// Uses `layer` from now on (an embedder that links roofline::measure; tests). nullptr: load the
+/// plugin again when next asked.
+void use_measurement_layer(const measurement_layer *layer);
+
+/// The name of the function a plugin exports: `const roofline::measurement_layer *NAME()`.
+inline constexpr const char *measurement_layer_entry_point = "roofline_measurement_layer_v1";
+
+} // namespace roofline

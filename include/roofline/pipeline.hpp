@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "roofline/measurement.hpp"
+#include "roofline/network.hpp"
+#include "roofline/perf_model.hpp"
+#include "roofline/report.hpp"
+
+#include <optional>
+#include <string>
+
+namespace roofline {
+
+/// The GPU an analysis runs against, and how it was chosen.
+struct gpu_choice {
+  perf_model model;
+  std::string selection; ///< "--gpu h100", "local GPU NVIDIA H200, ceilings measured ..."
+  std::string notice;    ///< non-empty: a line the user must see (no local GPU: the default spec)
+};
+
+/// `request` as `--gpu` takes it: a GPU name, an alias or a spec file, with this machine's cached
+/// host floor (cached_host_floor: no GPU is touched); or `auto`: the local GPU with its cached
+/// ceilings, calibration and host floor (through the measurement layer), else the default spec
+/// with a notice saying why. `options.host`, when set, replaces the host floor.
+gpu_choice choose_gpu(const std::string &request, const model_options &options = {});
+
+struct pipeline_options {
+  bool advise = true;
+  double min_padding_speedup = 1.03; ///< padding suggested only when predicted to gain this much
+  /// Set: run every GEMM, and both GEMMs of each padding suggestion, on the local GPU (through the
+  /// measurement layer; throws roofline::error when there is none).
+  std::optional<measure_options> measure;
+};
+
+/// The one path of an analysis: analyze → advise → measure → report.
+report run_pipeline(const network &net, const gpu_choice &gpu, const pipeline_options &options = {});
+
+} // namespace roofline

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "roofline/analysis.hpp"
+
+#include "roofline/error.hpp"
+#include "roofline/lowering.hpp"
+
+namespace roofline {
+
+analysis analyze_ops(std::string name, std::vector<op> ops, const perf_model &model,
+                     std::string device_selection) {
+  analysis r;
+  r.network_name = std::move(name);
+  r.device = model.spec();
+  r.device_selection = std::move(device_selection);
+  r.options = model.options();
+  r.parameters = model.parameters();
+  r.parameters_origin = model.parameters().origin;
+  r.host = model.host();
+  r.notes = model_notes(model, ops);
+  for (op &o : ops) {
+    analysed_op entry;
+    entry.prediction = model.predict(o);
+    entry.total_time_s = entry.prediction.time_s * static_cast<double>(o.count);
+    entry.op = std::move(o);
+    step_totals &t = r.totals;
+    const double runs = static_cast<double>(entry.op.count);
+    t.time_s += entry.total_time_s;
+    t.flops += static_cast<double>(entry.op.flops) * runs;
+    t.bytes += static_cast<double>(entry.op.bytes) * runs;
+    t.device_time_s += entry.prediction.device_time_s * runs;
+    if (entry.prediction.bound == bound::memory)
+      t.memory_bound_time_s += entry.total_time_s;
+    if (entry.prediction.launch_bound) {
+      t.launch_bound_time_s += entry.total_time_s;
+      ++t.launch_bound_ops;
+    }
+    if (entry.op.is_gemm()) {
+      t.gemm_time_s += entry.total_time_s;
+      if (__builtin_add_overflow(t.gemm_count, entry.op.count, &t.gemm_count))
+        throw input_error(entry.op.where, "the network runs more than 2^63 GEMMs per step");
+    }
+    ++t.op_count;
+    r.ops.push_back(std::move(entry));
+  }
+  if (r.totals.time_s > 0) {
+    r.totals.memory_bound_share = r.totals.memory_bound_time_s / r.totals.time_s;
+    r.totals.launch_bound_share = r.totals.launch_bound_time_s / r.totals.time_s;
+    for (analysed_op &entry : r.ops)
+      entry.time_share = entry.total_time_s / r.totals.time_s;
+  }
+  return r;
+}
+
+analysis analyze(const network &net, const perf_model &model, std::string device_selection) {
+  analysis r = analyze_ops(net.name, lower(net), model, std::move(device_selection));
+  r.network_origin = net.origin;
+  r.precision = net.precision;
+  r.batch = net.batch;
+  r.seq_len = net.seq_len;
+  r.mode = net.mode;
+  return r;
+}
+
+} // namespace roofline

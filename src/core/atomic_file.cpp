@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "roofline/atomic_file.hpp"
+
+#include "roofline/error.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <string>
+#include <unistd.h>
+
+namespace roofline {
+
+namespace {
+
+[[noreturn]] void fail(const std::filesystem::path &file, const std::string &what, int code) {
+  throw error(file.string() + ": " + what + ": " + std::strerror(code));
+}
+
+} // namespace
+
+void write_file_atomically(const std::filesystem::path &file, std::string_view text,
+                           bool create_directories) {
+  const std::filesystem::path dir = file.has_parent_path() ? file.parent_path() : ".";
+  if (create_directories) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec)
+      fail(file, "cannot create its directory", ec.value());
+  }
+  // A short hidden name: the destination's own may already be as long as a name can be.
+  std::string temporary = (dir / ".roofline-XXXXXX").string();
+  const int fd = mkstemp(temporary.data());
+  if (fd < 0)
+    fail(file, "cannot write a temporary file beside it", errno);
+  const auto abandon = [&](const std::string &what, int code) {
+    ::close(fd);
+    ::unlink(temporary.c_str());
+    fail(file, what, code);
+  };
+  for (std::size_t written = 0; written < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      abandon("cannot write", n < 0 ? errno : EIO);
+    written += static_cast<std::size_t>(n);
+  }
+  // mkstemp makes the file private; a report or a cache is readable like most new files (reading
+  // the umask means setting it, which is not safe beside other threads).
+  if (::fchmod(fd, 0644) != 0)
+    abandon("cannot set its permissions", errno);
+  if (::close(fd) != 0) {
+    const int code = errno;
+    ::unlink(temporary.c_str());
+    fail(file, "cannot write", code);
+  }
+  if (std::rename(temporary.c_str(), file.c_str()) != 0) {
+    const int code = errno;
+    ::unlink(temporary.c_str());
+    fail(file, "cannot write", code);
+  }
+}
+
+} // namespace roofline

@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: Apache-2.0
+// `roofline-advise compare`: totals per GPU, per-op times and speedups, the verdict.
+#include "document.hpp"
+#include "json_fields.hpp"
+#include "roofline/comparison.hpp"
+#include "roofline/writers.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace roofline {
+
+namespace {
+
+using detail::align;
+using detail::cell;
+using detail::text_table;
+using nlohmann::json;
+
+std::string optional_money(std::optional<double> value, const char *format) {
+  return value ? fmt::format(fmt::runtime(format), *value) : std::string("—");
+}
+
+text_table totals_table(const std::vector<comparison> &comparisons) {
+  text_table table;
+  table.columns = {{"batch", "batch"},
+                   {"gpu", "gpu", align::left},
+                   {"numbers", "source", align::left},
+                   {"time/step", "step_time_us"},
+                   {"speedup", "speedup"},
+                   {"samples/s", "samples_per_s"},
+                   {"tokens/s", "tokens_per_s"},
+                   {"memory-bound", "memory_bound_share"},
+                   {"$/h", "usd_per_hour"},
+                   {"$/M tokens", "usd_per_million_tokens"}};
+  for (const comparison &c : comparisons)
+    for (const gpu_result &g : c.gpus) {
+      const bool any_measured = std::any_of(g.sources.begin(), g.sources.end(), [](time_source s) {
+        return s != time_source::predicted;
+      });
+      // Only GEMMs run on the GPU: the memory-bound ops of a measured side stay predicted.
+      const bool own =
+          std::find(g.sources.begin(), g.sources.end(), time_source::measured) != g.sources.end();
+      const std::string source = !any_measured ? "predicted"
+                                 : own         ? "GEMMs measured"
+                                               : "GEMMs scaled from measured";
+      table.rows.push_back(
+          {{std::to_string(c.batch)},
+           {g.analysis.device.name},
+           {source},
+           {detail::duration(g.step_time_s), detail::raw(g.step_time_s * 1e6)},
+           {fmt::format("×{:.2f}", g.speedup), detail::raw(g.speedup)},
+           {detail::significant(g.samples_per_s), detail::raw(g.samples_per_s)},
+           {detail::significant(g.tokens_per_s), detail::raw(g.tokens_per_s)},
+           {detail::percent(g.memory_bound_share), detail::raw(g.memory_bound_share)},
+           {optional_money(g.usd_per_hour, "{:.2f}"),
+            g.usd_per_hour ? detail::raw(*g.usd_per_hour) : std::string{}},
+           {optional_money(g.usd_per_million_tokens, "{:.4g}"),
+            g.usd_per_million_tokens ? detail::raw(*g.usd_per_million_tokens) : std::string{}}});
+    }
+  return table;
+}
+
+/// Per op: time per run on each GPU, its speedup over the baseline and its bound (m/c).
+text_table ops_table(const comparison &c) {
+  text_table table;
+  table.columns = {
+      {"layer", "layer", align::left}, {"pass", "pass", align::left}, {"runs", "count"}};
+  for (const gpu_result &g : c.gpus)
+    table.columns.push_back({g.analysis.device.name, g.analysis.device.name + "_time_us"});
+  const gpu_result &base = c.gpus.front();
+  for (std::size_t i = 0; i < base.op_times_s.size(); ++i) {
+    const op &o = base.analysis.ops[i].op;
+    std::vector<cell> row{{o.layer}, {std::string(to_string(o.pass))}, {std::to_string(o.count)}};
+    for (const gpu_result &g : c.gpus) {
+      const bool memory = g.analysis.ops[i].prediction.bound == bound::memory;
+      const std::string speed =
+          &g == &base ? std::string{} : fmt::format(" ×{:.2f}", g.op_speedups[i]);
+      row.push_back({detail::duration(g.op_times_s[i]) + speed + (memory ? " m" : " c"),
+                     detail::raw(g.op_times_s[i] * 1e6),
+                     memory ? detail::tone::warn : detail::tone::plain});
+    }
+    table.rows.push_back(std::move(row));
+  }
+  return table;
+}
+
+json gpu_json(const gpu_result &g) {
+  json ops = json::array();
+  for (std::size_t i = 0; i < g.analysis.ops.size(); ++i) {
+    json entry = detail::op_json(g.analysis.ops[i]);
+    entry["time_us"] = g.op_times_s[i] * 1e6;
+    entry["time_source"] = to_string(g.sources[i]);
+    entry["speedup"] = g.op_speedups[i];
+    ops.push_back(entry);
+  }
+  json device = detail::device_json(g.analysis.device);
+  device["selection"] = g.analysis.device_selection;
+  const auto optional = [](std::optional<double> v) { return v ? json(*v) : json(nullptr); };
+  return {{"device", device},
+          {"parameters_origin", g.analysis.parameters_origin},
+          {"host_floor_origin", g.analysis.host.origin},
+          {"notes", g.analysis.notes},
+          {"ops", ops},
+          {"totals",
+           {{"predicted_time_us", g.step_time_s * 1e6},
+            {"memory_bound_share", g.memory_bound_share},
+            {"launch_bound_share", g.launch_bound_share},
+            {"samples_per_s", g.samples_per_s},
+            {"tokens_per_s", g.tokens_per_s},
+            {"speedup", g.speedup},
+            {"usd_per_hour", optional(g.usd_per_hour)},
+            {"usd_per_million_tokens", optional(g.usd_per_million_tokens)}}}};
+}
+
+json verdict_json(const verdict &v) {
+  return {{"fastest", v.fastest},
+          {"speedup", v.speedup},
+          {"cheapest", v.cheapest ? json(*v.cheapest) : json(nullptr)},
+          {"text", v.text}};
+}
+
+json comparison_json(const std::vector<comparison> &comparisons) {
+  const comparison &first = comparisons.front();
+  json gpus = json::array();
+  for (const gpu_result &g : first.gpus)
+    gpus.push_back(gpu_json(g));
+  json sweep = json::array();
+  for (const comparison &c : comparisons) {
+    json summary = json::array();
+    for (const gpu_result &g : c.gpus)
+      summary.push_back({{"name", g.analysis.device.name},
+                         {"predicted_time_us", g.step_time_s * 1e6},
+                         {"speedup", g.speedup},
+                         {"samples_per_s", g.samples_per_s},
+                         {"tokens_per_s", g.tokens_per_s},
+                         {"memory_bound_share", g.memory_bound_share}});
+    sweep.push_back({{"batch", c.batch}, {"gpus", summary}, {"verdict", verdict_json(c.verdict)}});
+  }
+  return {{"kind", "comparison"},
+          {"network",
+           {{"name", first.network_name}, {"batch", first.batch}, {"seq_len", first.seq_len}}},
+          {"baseline", first.gpus.front().analysis.device.name},
+          {"gpus", gpus},
+          {"verdict", verdict_json(first.verdict)},
+          {"batch_sweep", sweep}};
+}
+
+class comparison_document final : public detail::document {
+public:
+  explicit comparison_document(const std::vector<comparison> &comparisons)
+      : m_comparisons(comparisons) {}
+
+  detail::text_document text() const override {
+    detail::text_document doc;
+    const comparison &first = m_comparisons.front();
+    const std::string baseline = first.gpus.front().analysis.device.name;
+    doc.title({fmt::format("{} on {} GPUs, baseline {} (seq_len {})", first.network_name,
+                           first.gpus.size(), baseline, first.seq_len)});
+    doc.table(totals_table(m_comparisons));
+    for (const comparison &c : m_comparisons)
+      doc.lines({"batch " + std::to_string(c.batch) + ": " + c.verdict.text}, true);
+    if (m_comparisons.size() == 1) {
+      doc.table(ops_table(first));
+      doc.lines({"per op: time per run, ×speedup over " + baseline +
+                 ", m/c: memory- or compute-bound on that GPU"});
+    }
+    std::vector<std::string> origins;
+    for (const gpu_result &g : first.gpus)
+      origins.push_back("model parameters of " + g.analysis.device.name + ": " +
+                        g.analysis.parameters_origin);
+    origins.push_back("host floor (every GPU): " + first.gpus.front().analysis.host.origin);
+    doc.lines(origins);
+    for (const gpu_result &g : first.gpus)
+      for (const std::string &note : g.analysis.notes)
+        doc.note(g.analysis.device.name + ": " + note);
+    return doc;
+  }
+  text_table csv() const override { return totals_table(m_comparisons); }
+  nlohmann::json json() const override { return comparison_json(m_comparisons); }
+
+private:
+  const std::vector<comparison> &m_comparisons;
+};
+
+} // namespace
+
+void write_comparison(const std::vector<comparison> &comparisons, output_format format,
+                      std::ostream &out, const write_options &options) {
+  if (!comparisons.empty())
+    detail::write_document(comparison_document(comparisons), format, out, options);
+}
+
+} // namespace roofline

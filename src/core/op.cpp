@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "roofline/op.hpp"
+
+#include "checked_math.hpp"
+
+#include <utility>
+
+namespace roofline {
+
+std::string_view to_string(pass p) {
+  switch (p) {
+  case pass::forward: return "forward";
+  case pass::data_grad: return "data-grad";
+  case pass::weight_grad: return "weight-grad";
+  }
+  return "?";
+}
+
+double op::arithmetic_intensity() const noexcept {
+  return bytes > 0 ? static_cast<double>(flops) / static_cast<double>(bytes) : 0.0;
+}
+
+op make_gemm_op(std::string layer, const gemm_shape &shape, precision p, source_location where) {
+  op result;
+  result.flops = detail::require_no_overflow(gemm_flops(shape), where, "layer `" + layer + "`",
+                                             "its FLOP count (2·M·N·K·batch_count)");
+  result.bytes = detail::require_no_overflow(gemm_min_bytes(shape, p), where,
+                                             "layer `" + layer + "`", "its byte count");
+  result.layer = std::move(layer);
+  result.kind = "gemm";
+  result.precision = p;
+  result.gemm = shape;
+  result.where = std::move(where);
+  return result;
+}
+
+} // namespace roofline

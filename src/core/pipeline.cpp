@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "roofline/pipeline.hpp"
+
+#include "roofline/advisor.hpp"
+#include "roofline/analysis.hpp"
+#include "roofline/error.hpp"
+#include "roofline/measurement_layer.hpp"
+#include "roofline/spec_catalog.hpp"
+
+namespace roofline {
+
+gpu_choice choose_gpu(const std::string &request, const model_options &options) {
+  const spec_catalog &catalog = spec_catalog::builtin();
+  model_options chosen = options;
+  if (request != "auto") {
+    if (!chosen.host)
+      chosen.host = cached_host_floor();
+    return {perf_model(catalog.resolve(request), chosen), "--gpu " + request, {}};
+  }
+  std::string why;
+  if (const measurement_layer *layer = measurement_layer_in_use(&why)) {
+    if (auto local = layer->find_local_gpu()) {
+      if (!chosen.host)
+        chosen.host = local->host;
+      return {perf_model(local->spec, chosen), local->selection, {}};
+    }
+    why = "no local GPU found";
+  }
+  if (!chosen.host)
+    chosen.host = typical_host_floor();
+  return {perf_model(*catalog.find(spec_catalog::default_gpu), chosen),
+          "default: " + why,
+          why + "; using the default spec " + std::string(spec_catalog::default_gpu) +
+              " (choose one with --gpu, see `roofline-advise specs`)"};
+}
+
+namespace {
+
+const measurement_layer &required_layer() {
+  std::string why;
+  const measurement_layer *layer = measurement_layer_in_use(&why);
+  if (!layer)
+    throw error("measuring needs the CUDA measurement layer: " + why);
+  return *layer;
+}
+
+} // namespace
+
+report run_pipeline(const network &net, const gpu_choice &gpu, const pipeline_options &options) {
+  analysis analysed = analyze(net, gpu.model, gpu.selection);
+  std::optional<advice> advised;
+  if (options.advise)
+    advised = advise(net, analysed, gpu.model, options.min_padding_speedup);
+  std::optional<measurements> measured_ops, measured_padding;
+  if (options.measure) {
+    const measurement_layer &layer = required_layer();
+    std::vector<op> ops;
+    ops.reserve(analysed.ops.size());
+    for (const analysed_op &entry : analysed.ops)
+      ops.push_back(entry.op);
+    measured_ops = layer.measure(ops, *options.measure);
+    if (advised && !advised->padding.empty()) {
+      // Each suggestion's two GEMMs, timed the same way; no counters needed.
+      std::vector<op> pairs;
+      for (const padding_advice &p : advised->padding) {
+        pairs.push_back(make_gemm_op(p.layer, p.original, p.prec));
+        pairs.push_back(make_gemm_op(p.layer, p.padded, p.prec));
+      }
+      measure_options timing = *options.measure;
+      timing.counters = false;
+      timing.trace_kernels = false;
+      timing.rounds = 1;
+      timing.progress = nullptr;
+      measured_padding = layer.measure(pairs, timing);
+      measured_padding->notes.clear(); // the run's notes are the ops' run's
+    }
+  }
+  return assemble_report(std::move(analysed), std::move(advised), std::move(measured_ops),
+                         std::move(measured_padding));
+}
+
+} // namespace roofline

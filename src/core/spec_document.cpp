@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: Apache-2.0
+// The GPU catalog (`roofline-advise specs`): peaks, bandwidth and ridge points.
+#include "document.hpp"
+#include "json_fields.hpp"
+#include "roofline/gpu_spec.hpp"
+#include "roofline/writers.hpp"
+
+namespace roofline {
+
+namespace {
+
+using detail::align;
+using detail::cell;
+using detail::raw;
+using detail::significant;
+using detail::text_table;
+using detail::tone;
+
+text_table spec_table(const std::vector<gpu_spec> &specs) {
+  text_table table;
+  table.columns = {{"name", "name", align::left},
+                   {"aliases", "aliases", align::left},
+                   {"arch", "architecture", align::left},
+                   {"SMs", "sm_count"},
+                   {"TB/s", "dram_bytes_per_s"}};
+  const std::vector<precision> shown{precision::fp64, precision::fp32, precision::tf32,
+                                     precision::fp16, precision::bf16, precision::fp8,
+                                     precision::int8};
+  for (precision p : shown)
+    table.columns.push_back({std::string(to_string(p)) + " TF/s·ridge",
+                             std::string(to_string(p)) + "_dense_flop_per_s"});
+  for (const gpu_spec &s : specs) {
+    std::string aliases;
+    for (const std::string &alias : s.aliases)
+      aliases += (aliases.empty() ? "" : ",") + alias;
+    std::vector<cell> row{{s.name},
+                          {aliases.empty() ? "—" : aliases, aliases},
+                          {s.architecture},
+                          {std::to_string(s.sm_count)},
+                          {significant(s.dram_bytes_per_s / 1e12), raw(s.dram_bytes_per_s)}};
+    for (precision p : shown) {
+      if (!s.supports(p)) {
+        row.push_back({"—", "", tone::dim});
+        continue;
+      }
+      const double peak = s.peaks.at(p).dense_flop_per_s;
+      row.push_back({significant(peak / 1e12) + " · " + significant(s.ridge_intensity(p)), raw(peak)});
+    }
+    table.rows.push_back(std::move(row));
+  }
+  return table;
+}
+
+constexpr std::string_view spec_note = "dense peaks in TFLOP/s · ridge = peak / DRAM bandwidth in "
+                                       "FLOP/B; fp16/bf16/tf32/fp8/int8 are tensor-core "
+                                       "rates with fp32 accumulate; 2:4-sparse peaks (twice the "
+                                       "dense tensor rates) are in --format json";
+
+class spec_list_document final : public detail::document {
+public:
+  explicit spec_list_document(const std::vector<gpu_spec> &specs) : m_specs(specs) {}
+
+  detail::text_document text() const override {
+    detail::text_document doc;
+    doc.table(spec_table(m_specs));
+    doc.lines({std::string(spec_note)});
+    return doc;
+  }
+  text_table csv() const override { return spec_table(m_specs); }
+  nlohmann::json json() const override {
+    nlohmann::json list = nlohmann::json::array();
+    for (const gpu_spec &s : m_specs)
+      list.push_back(detail::device_json(s));
+    return {{"gpus", list}};
+  }
+
+private:
+  const std::vector<gpu_spec> &m_specs;
+};
+
+} // namespace
+
+void write_spec_list(const std::vector<gpu_spec> &specs, output_format format, std::ostream &out,
+                     const write_options &options) {
+  detail::write_document(spec_list_document(specs), format, out, options);
+}
+
+} // namespace roofline
