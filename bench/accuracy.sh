@@ -60,7 +60,7 @@ gpu=${gpu:-gpu}
 if [ $run_tests = 1 ]; then
   step "GPU tests"
   start=$(date +%s%N)
-  for t in "$bin"/gpu_*_test; do
+  for t in "$bin"/gpu_tests; do
     echo "--- $t" >> "$out/gpu-tests.log"
     timeout 300 "$t" >> "$out/gpu-tests.log" 2>&1
     rc=$?

@@ -4,13 +4,13 @@
 // (shape, precision). Every call is timed two ways: eager (time_us: back-to-back calls issued from
 // the host, the larger of the GPU's time and the host's cost of a call) and replayed from a CUDA
 // graph (device_time_us: the GPU's time per call, no host gap; what the performance model
-// predicts). Each shape is timed in three rounds over the whole sweep and the median round kept, for
-// each of the two. Each row also names the kernels cuBLAS launched, how many launches one call made
-// and their summed duration (CUPTI activity), so the model's tile and split-K choices can be checked
-// against cuBLAS's.
-// Sets: "calibration" and "scoring" are roofline::sweep_shapes() (the model is calibrated on the
-// first, scored on the second; they share no shape; bench/data/*.csv hold them); "fresh" is
-// roofline::accuracy_shapes(), shapes neither of those holds, to score a calibrated model on.
+// predicts). Each shape is timed in three rounds over the whole sweep and the median round kept,
+// for each of the two. Each row also names the kernels cuBLAS launched, how many launches one call
+// made and their summed duration (CUPTI activity), so the model's tile and split-K choices can be
+// checked against cuBLAS's. Sets: "calibration" and "scoring" are roofline::sweep_shapes() (the
+// model is calibrated on the first, scored on the second; they share no shape; bench/data/*.csv
+// hold them); "fresh" is roofline::accuracy_shapes(), shapes neither of those holds, to score a
+// calibrated model on.
 //   gemm_sweep OUT.csv [calibration|scoring|fresh|all]    (all: calibration + scoring, the default)
 #include "roofline/cuda/measurer.hpp"
 #include "roofline/spec_catalog.hpp"
@@ -99,8 +99,8 @@ int main(int argc, char **argv) {
       out << origin[i]->set << ',' << origin[i]->shape.category << ',' << o.gemm->m << ','
           << o.gemm->n << ',' << o.gemm->k << ',' << o.gemm->batch_count << ','
           << to_string(o.precision) << ',' << to_string(m.status) << ',' << m.time_s * 1e6 << ','
-          << m.min_time_s * 1e6 << ',' << m.max_time_s * 1e6 << ',' << m.device_time_s * 1e6
-          << ',' << m.device_min_time_s * 1e6 << ',' << m.device_max_time_s * 1e6 << ','
+          << m.min_time_s * 1e6 << ',' << m.max_time_s * 1e6 << ',' << m.device_time_s * 1e6 << ','
+          << m.device_min_time_s * 1e6 << ',' << m.device_max_time_s * 1e6 << ','
           << m.relative_error << ",\"" << quoted_field(m.note) << "\"," << m.kernel_time_s * 1e6
           << ',' << m.launches << ",\"";
       for (std::size_t k = 0; k < m.kernels.size(); ++k) // demangled names hold commas

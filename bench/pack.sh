@@ -5,8 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 rm -rf h200 && mkdir -p h200
 cp build-h200/roofline-advise build-h200/libroofline_measure_layer.so h200/
-cp build-h200/tests/gpu/gpu_*_test h200/ 2>/dev/null || true
+cp build-h200/tests/gpu/gpu_tests h200/
 cp build-h200/src/cuda/gemm_once build-h200/src/cuda/gemm_sweep h200/
-# NLopt (calibrate's optimizer) is a Debian library the GPU machine lacks: it travels along.
-cp -L /usr/lib/x86_64-linux-gnu/libnlopt.so.0 h200/
+# NLopt (calibrate's optimizer) and fmt are Debian libraries the GPU machine may lack: they travel along.
+cp -L /usr/lib/x86_64-linux-gnu/libnlopt.so.0 /usr/lib/x86_64-linux-gnu/libfmt.so.9 h200/
 du -sh h200

@@ -33,7 +33,7 @@ nvidia-smi --query-gpu=name,uuid,driver_version --format=csv 2>&1 | tee -a "$log
 echo "host: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)" | tee -a "$log"
 
 step "GPU tests"
-for t in "$bin"/gpu_*_test; do
+for t in "$bin"/gpu_tests; do
   echo "--- $t" >> "$out/gpu-tests.log"
   timeout 300 "$t" >> "$out/gpu-tests.log" 2>&1
   rc=$?

@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DROOFLINE_BUILD_TESTS=OFF
 targets=(roofline-advise)
-if cmake --build build --target help | grep -qw roofline_measure_layer; then
+# (grep reads the whole list: with pipefail, an early exit would fail the pipe with SIGPIPE)
+if cmake --build build --target help | grep -w roofline_measure_layer >/dev/null; then
   targets+=(roofline_measure_layer)
 fi
 cmake --build build -j"$(nproc)" --target "${targets[@]}"

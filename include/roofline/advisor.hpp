@@ -22,9 +22,9 @@ struct padding_advice {
   precision prec = precision::fp16;
   gemm_shape original, padded;
   std::string reason; ///< "N=50257 breaks the 16-byte rule of fp16 (multiples of 8)"
-  double time_s = 0, padded_time_s = 0;                          ///< predicted, per call
-  double extra_flops = 0;                                        ///< padded FLOPs / original − 1
-  double extra_bytes = 0;                                        ///< padded bytes / original − 1
+  double time_s = 0, padded_time_s = 0; ///< predicted, per call
+  double extra_flops = 0;               ///< padded FLOPs / original − 1
+  double extra_bytes = 0;               ///< padded bytes / original − 1
 
   double predicted_speedup() const { return padded_time_s > 0 ? time_s / padded_time_s : 1; }
 };

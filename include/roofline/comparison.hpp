@@ -30,9 +30,9 @@ struct gpu_result {
   /// Of step_time_s: ops whose host floor exceeds their device time. The host is the same for
   /// every GPU of a comparison, so these take as long on each.
   double launch_bound_share = 0;
-  double samples_per_s = 0; ///< batch / step time
-  double tokens_per_s = 0;  ///< batch · seq_len / step time
-  double speedup = 1;       ///< baseline step time / this step time
+  double samples_per_s = 0;        ///< batch / step time
+  double tokens_per_s = 0;         ///< batch · seq_len / step time
+  double speedup = 1;              ///< baseline step time / this step time
   std::vector<double> op_speedups; ///< per op: the baseline's time per run / this one's
   std::optional<double> usd_per_hour;
   std::optional<double> usd_per_million_tokens;

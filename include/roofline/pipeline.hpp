@@ -33,6 +33,7 @@ struct pipeline_options {
 };
 
 /// The one path of an analysis: analyze → advise → measure → report.
-report run_pipeline(const network &net, const gpu_choice &gpu, const pipeline_options &options = {});
+report run_pipeline(const network &net, const gpu_choice &gpu,
+                    const pipeline_options &options = {});
 
 } // namespace roofline

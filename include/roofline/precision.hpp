@@ -30,7 +30,7 @@ constexpr bool runs_on_tensor_cores(precision p) {
 }
 
 /// The precisions a local calibration times, and the GEMM sweeps measure.
-inline constexpr std::array<precision, 4> calibration_precisions{
-    precision::fp32, precision::tf32, precision::fp16, precision::bf16};
+inline constexpr std::array<precision, 4> calibration_precisions{precision::fp32, precision::tf32,
+                                                                 precision::fp16, precision::bf16};
 
 } // namespace roofline

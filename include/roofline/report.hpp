@@ -19,12 +19,13 @@ struct measured_padding {
   double speedup() const { return padded_time_s > 0 ? time_s / padded_time_s : 1; }
 };
 
-/// Sums over the measured ops of one step (every op × its count), beside what was predicted of them.
+/// Sums over the measured ops of one step (every op × its count), beside what was predicted of
+/// them.
 struct measured_totals {
-  int ops = 0;                  ///< distinct ops measured
-  double time_s = 0;            ///< eager, measured
-  double predicted_time_s = 0;  ///< eager, predicted, of the same ops
-  double roofline_time_s = 0;   ///< the roofline bound of the same ops
+  int ops = 0;                 ///< distinct ops measured
+  double time_s = 0;           ///< eager, measured
+  double predicted_time_s = 0; ///< eager, predicted, of the same ops
+  double roofline_time_s = 0;  ///< the roofline bound of the same ops
   /// Of the ops whose calls were also replayed from a CUDA graph (capture can fail where eager
   /// ran): measured and predicted device time and their roofline bound.
   double device_time_s = 0, predicted_device_time_s = 0, roofline_of_device_s = 0;
@@ -40,7 +41,7 @@ struct report {
   std::vector<std::optional<measurement>> measured;
   /// Per advice->padding when they were measured: nullopt where either GEMM did not run.
   std::vector<std::optional<roofline::measured_padding>> measured_padding;
-  std::vector<std::string> notes; ///< the analysis's, then the measurement's
+  std::vector<std::string> notes;               ///< the analysis's, then the measurement's
   std::optional<measured_totals> measured_sums; ///< set when ops were measured
 
   /// The measurement of analysis.ops[i]; nullptr when it was not measured.

@@ -135,8 +135,7 @@ comparison compare(const network &net, const std::vector<compared_gpu> &gpus,
       const analysed_op &entry = result.analysis.ops[i];
       double time = entry.prediction.time_s;
       time_source source = time_source::predicted;
-      const std::optional<measurement> &m =
-          measured ? measured->measured->ops[i] : std::nullopt;
+      const std::optional<measurement> &m = measured ? measured->measured->ops[i] : std::nullopt;
       if (m && m->status == measurement_status::measured) {
         if (&g == measured) {
           time = m->time_s;

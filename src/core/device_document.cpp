@@ -149,9 +149,10 @@ std::vector<std::string> footer(const device_report &r) {
   return {"theory: SMs × max clock × dense FLOP/clock/SM of the architecture; ridge: what analyses "
           "with --gpu auto use (measured roofs where there are any, else the datasheet's, else "
           "theory)",
-          r.ceilings ? "ceilings: " + r.ceilings_source + " (measured " + r.ceilings->measured_at + ")"
-                     : "no measured ceilings yet: `roofline-advise device --measure` measures and "
-                       "caches them"};
+          r.ceilings
+              ? "ceilings: " + r.ceilings_source + " (measured " + r.ceilings->measured_at + ")"
+              : "no measured ceilings yet: `roofline-advise device --measure` measures and "
+                "caches them"};
 }
 
 json device_report_json(const device_report &r) {

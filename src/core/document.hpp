@@ -17,11 +17,11 @@ namespace roofline::detail {
 /// One part of a human document, in order, separated from the next by a blank line.
 struct block {
   enum class kind {
-    title,     ///< bold lines; a Markdown heading (first line) and paragraph
-    lines,     ///< plain lines, the first bold when `strong`
-    table,     ///< a text_table
-    warning,   ///< "warning: ..." in bold
-    note,      ///< "note: ..."
+    title,   ///< bold lines; a Markdown heading (first line) and paragraph
+    lines,   ///< plain lines, the first bold when `strong`
+    table,   ///< a text_table
+    warning, ///< "warning: ..." in bold
+    note,    ///< "note: ..."
   };
   block::kind kind = kind::lines;
   std::vector<std::string> lines;

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "roofline/analysis.hpp"
 #include "roofline/gpu_spec.hpp"
 #include "roofline/measurement.hpp"
-#include "roofline/analysis.hpp"
 
 #include <nlohmann/json.hpp>
 

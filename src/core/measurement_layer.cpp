@@ -63,17 +63,17 @@ loaded_layer load_plugin() {
     const measurement_layer *layer = entry();
     if (!layer || layer->version() != version()) {
       result.why = file + " is the measurement layer of roofline-advise " +
-                   std::string(layer ? layer->version() : "?") + ", not " +
-                   std::string(version());
+                   std::string(layer ? layer->version() : "?") + ", not " + std::string(version());
       return result;
     }
     result.layer = layer;
     return result;
   }
   const char *chosen = std::getenv("ROOFLINE_MEASURE_LAYER");
-  result.why = chosen && *chosen ? std::string("ROOFLINE_MEASURE_LAYER=") + chosen + " does not exist"
-                                 : "this build has no CUDA measurement layer (" +
-                                       std::string(ROOFLINE_MEASURE_LAYER_FILE) + " not found)";
+  result.why = chosen && *chosen
+                   ? std::string("ROOFLINE_MEASURE_LAYER=") + chosen + " does not exist"
+                   : "this build has no CUDA measurement layer (" +
+                         std::string(ROOFLINE_MEASURE_LAYER_FILE) + " not found)";
   return result;
 }
 

@@ -28,8 +28,7 @@ gpu_choice choose_gpu(const std::string &request, const model_options &options) 
   }
   if (!chosen.host)
     chosen.host = typical_host_floor();
-  return {perf_model(*catalog.find(spec_catalog::default_gpu), chosen),
-          "default: " + why,
+  return {perf_model(*catalog.find(spec_catalog::default_gpu), chosen), "default: " + why,
           why + "; using the default spec " + std::string(spec_catalog::default_gpu) +
               " (choose one with --gpu, see `roofline-advise specs`)"};
 }

@@ -27,15 +27,14 @@ report assemble_report(analysis a, std::optional<roofline::advice> advice,
   if (padding) {
     const std::size_t suggestions = advice ? advice->padding.size() : 0;
     if (padding->ops.size() != 2 * suggestions)
-      throw error("report: " + std::to_string(padding->ops.size()) +
-                  " padding measurements for " + std::to_string(suggestions) + " suggestions");
+      throw error("report: " + std::to_string(padding->ops.size()) + " padding measurements for " +
+                  std::to_string(suggestions) + " suggestions");
     for (std::size_t i = 0; i < suggestions; ++i) {
       const auto &before = padding->ops[2 * i], &after = padding->ops[2 * i + 1];
       const bool both = before && after && before->status == measurement_status::measured &&
                         after->status == measurement_status::measured;
-      r.measured_padding.push_back(both ? std::optional(measured_padding{before->time_s,
-                                                                         after->time_s})
-                                        : std::nullopt);
+      r.measured_padding.push_back(
+          both ? std::optional(measured_padding{before->time_s, after->time_s}) : std::nullopt);
     }
   }
   if (!r.measured.empty()) {

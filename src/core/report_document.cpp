@@ -19,9 +19,9 @@ using detail::column;
 using detail::device_json;
 using detail::document;
 using detail::text_document;
-using detail::write_document;
 using detail::text_table;
 using detail::tone;
+using detail::write_document;
 using nlohmann::json;
 
 using detail::duration;
@@ -241,7 +241,8 @@ std::string measured_line(const measured_totals &t) {
       "device time){}",
       t.ops, duration(t.time_s), duration(t.predicted_time_s),
       t.device_time_s > 0 ? duration(t.device_time_s) : "—", duration(t.predicted_device_time_s),
-      duration(t.roofline_time_s), t.device_time_s > 0 ? percent(t.roofline_of_device_s / t.device_time_s) : "—",
+      duration(t.roofline_time_s),
+      t.device_time_s > 0 ? percent(t.roofline_of_device_s / t.device_time_s) : "—",
       t.cold_l2 ? ", cold L2" : "");
 }
 
@@ -265,16 +266,15 @@ text_table padding_table(const report &r) {
   for (std::size_t i = 0; i < a.padding.size(); ++i) {
     const padding_advice &p = a.padding[i];
     const measured_padding *measured = r.measured_pad(i);
-    table.rows.push_back(
-        {{p.layer},
-         {std::string(to_string(p.pass))},
-         {shape_text(p.original)},
-         {shape_text(p.padded)},
-         {speedup_text(p.time_s, p.padded_time_s), raw(p.predicted_speedup())},
-         {measured ? speedup_text(measured->time_s, measured->padded_time_s) : "—",
-          measured ? raw(measured->speedup()) : std::string{}},
-         {fmt::format("{:+.2f}%", 100 * p.extra_flops), raw(p.extra_flops)},
-         {p.reason}});
+    table.rows.push_back({{p.layer},
+                          {std::string(to_string(p.pass))},
+                          {shape_text(p.original)},
+                          {shape_text(p.padded)},
+                          {speedup_text(p.time_s, p.padded_time_s), raw(p.predicted_speedup())},
+                          {measured ? speedup_text(measured->time_s, measured->padded_time_s) : "—",
+                           measured ? raw(measured->speedup()) : std::string{}},
+                          {fmt::format("{:+.2f}%", 100 * p.extra_flops), raw(p.extra_flops)},
+                          {p.reason}});
   }
   return table;
 }
@@ -305,20 +305,21 @@ json advice_json(const report &r) {
   for (std::size_t i = 0; i < a.padding.size(); ++i) {
     const padding_advice &p = a.padding[i];
     const measured_padding *measured = r.measured_pad(i);
-    padding.push_back({{"layer", p.layer},
-                       {"pass", to_string(p.pass)},
-                       {"precision", to_string(p.prec)},
-                       {"shape", shape(p.original)},
-                       {"padded_shape", shape(p.padded)},
-                       {"reason", p.reason},
-                       {"predicted_time_us", p.time_s * 1e6},
-                       {"padded_predicted_time_us", p.padded_time_s * 1e6},
-                       {"predicted_speedup", p.predicted_speedup()},
-                       {"extra_flops", p.extra_flops},
-                       {"extra_bytes", p.extra_bytes},
-                       {"measured_time_us", measured ? json(measured->time_s * 1e6) : json(nullptr)},
-                       {"padded_measured_time_us",
-                        measured ? json(measured->padded_time_s * 1e6) : json(nullptr)}});
+    padding.push_back(
+        {{"layer", p.layer},
+         {"pass", to_string(p.pass)},
+         {"precision", to_string(p.prec)},
+         {"shape", shape(p.original)},
+         {"padded_shape", shape(p.padded)},
+         {"reason", p.reason},
+         {"predicted_time_us", p.time_s * 1e6},
+         {"padded_predicted_time_us", p.padded_time_s * 1e6},
+         {"predicted_speedup", p.predicted_speedup()},
+         {"extra_flops", p.extra_flops},
+         {"extra_bytes", p.extra_bytes},
+         {"measured_time_us", measured ? json(measured->time_s * 1e6) : json(nullptr)},
+         {"padded_measured_time_us",
+          measured ? json(measured->padded_time_s * 1e6) : json(nullptr)}});
   }
   for (const batch_advice &b : a.batch)
     batch.push_back(

@@ -44,7 +44,8 @@ text_table spec_table(const std::vector<gpu_spec> &specs) {
         continue;
       }
       const double peak = s.peaks.at(p).dense_flop_per_s;
-      row.push_back({significant(peak / 1e12) + " · " + significant(s.ridge_intensity(p)), raw(peak)});
+      row.push_back(
+          {significant(peak / 1e12) + " · " + significant(s.ridge_intensity(p)), raw(peak)});
     }
     table.rows.push_back(std::move(row));
   }

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // roofline::measure behind the measurement_layer interface.
+#include "roofline/cuda/measurement_layer.hpp"
 #include "roofline/cuda/calibration.hpp"
 #include "roofline/cuda/device.hpp"
 #include "roofline/cuda/local_gpu.hpp"
-#include "roofline/cuda/measurement_layer.hpp"
 #include "roofline/cuda/measurer.hpp"
 #include "roofline/version.hpp"
 

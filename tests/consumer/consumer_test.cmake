@@ -30,7 +30,8 @@ execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/consumer -B ${WO
 if(failed)
   message(FATAL_ERROR "configuring the consumer (${MODE}) failed")
 endif()
-execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR}/build --target ${targets}
+cmake_host_system_information(RESULT cores QUERY NUMBER_OF_LOGICAL_CORES)
+execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR}/build --target ${targets} --parallel ${cores}
                 RESULT_VARIABLE failed)
 if(failed)
   message(FATAL_ERROR "building the consumer (${MODE}) failed")

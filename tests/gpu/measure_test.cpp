@@ -55,8 +55,9 @@ TEST_CASE("rounds: each GEMM checked and traced once, then timed again in later 
   }
 }
 
-TEST_CASE("device time: graph-replayed, under the eager time of a host-bound call, near the kernels' "
-          "traced time on a long one") {
+TEST_CASE(
+    "device time: graph-replayed, under the eager time of a host-bound call, near the kernels' "
+    "traced time on a long one") {
   // Correctness checks with generous bounds, not performance targets: a 64³ call's kernel takes
   // ~2 µs and its eager issue several µs, so replay must not be slower than eager; a 4096³ call's
   // kernel takes ~170 µs on an H100/H200, so back-to-back replays approach its traced duration.
@@ -79,8 +80,8 @@ TEST_CASE("device time: graph-replayed, under the eager time of a host-bound cal
     CHECK(m.device_time_s <= m.device_max_time_s);
     CHECK(m.device_time_s <= 1.05 * m.time_s);
     MESSAGE(ops[i].layer << ": eager " << m.time_s * 1e6 << " µs, graph-replayed "
-                           << m.device_time_s * 1e6 << " µs, traced kernels "
-                           << m.kernel_time_s * 1e6 << " µs (" << m.launches << " launches)");
+                         << m.device_time_s * 1e6 << " µs, traced kernels " << m.kernel_time_s * 1e6
+                         << " µs (" << m.launches << " launches)");
   }
   const measurement &big = *r.ops[1];
   if (big.kernel_time_s > 0) { // tracing is best effort: another tool may hold CUPTI

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 using namespace roofline;
@@ -113,4 +114,100 @@ TEST_CASE("the batch table's compute-bound batch agrees with each op's own bound
   }
   // layer2.1-3/conv2 (3×3, K = 1152) among them: intensity 569 against the ridge of 295.
   CHECK(compute_bound >= 10);
+}
+
+namespace {
+
+const perf_model &h100() {
+  static const perf_model model(*spec_catalog::builtin().find("h100"));
+  return model;
+}
+
+advice advise_yaml(const std::string &yaml, const perf_model &model, double min_speedup = 1.03) {
+  const network net = parse_network(yaml, "test.yaml");
+  return advise(net, analyze(net, model, "test"), model, min_speedup);
+}
+
+} // namespace
+
+TEST_CASE("padding: GPT-2's LM head (N = 50257, fp16) is padded to the 16-byte rule, with its gain "
+          "and its extra work by hand") {
+  const advice a = advise_yaml("name: head\nbatch: 8\nlayers:\n"
+                               "  - {name: lm_head, type: linear, in: 768, out: 50257}\n",
+                               h100());
+  REQUIRE(a.padding.size() == 1);
+  const padding_advice &p = a.padding.front();
+  CHECK(p.layer == "lm_head");
+  CHECK(p.original.m == 8);
+  CHECK(p.original.n == 50257);
+  CHECK(p.original.k == 768);
+  CHECK(p.padded.m == 8);
+  CHECK(p.padded.k == 768);
+  CHECK(p.padded.n % 8 == 0); // fp16's 16 bytes
+  CHECK(p.padded.n >= 50264);
+  CHECK(p.padded.n <= 50257 * 1.06);
+  CHECK(contains(p.reason, "N=50257 breaks the 16-byte rule of fp16 (multiples of 8)"));
+  CHECK(p.time_s == h100().predict(make_gemm_op("x", p.original, precision::fp16)).time_s);
+  CHECK(p.padded_time_s == h100().predict(make_gemm_op("x", p.padded, precision::fp16)).time_s);
+  CHECK(p.predicted_speedup() >= 1.03);
+  // Extra FLOPs: 2·8·N'·768 / (2·8·50257·768) − 1 = N' / 50257 − 1.
+  CHECK(p.extra_flops == doctest::Approx(static_cast<double>(p.padded.n) / 50257 - 1));
+  // Extra bytes: 2 B × (8·768 + 768·N' + 8·N') over the same with 50257.
+  const auto bytes = [](double n) { return 8 * 768 + 768 * n + 8 * n; };
+  CHECK(p.extra_bytes ==
+        doctest::Approx(bytes(static_cast<double>(p.padded.n)) / bytes(50257) - 1));
+}
+
+TEST_CASE("padding: none for an aligned GEMM, none below the asked-for gain") {
+  CHECK(advise_yaml("name: square\nbatch: 4096\nlayers:\n"
+                    "  - {name: fc, type: linear, in: 4096, out: 4096}\n",
+                    h100())
+            .padding.empty());
+  CHECK(advise_yaml("name: head\nbatch: 8\nlayers:\n"
+                    "  - {name: lm_head, type: linear, in: 768, out: 50257}\n",
+                    h100(), 1000.0)
+            .padding.empty());
+}
+
+TEST_CASE("batch advice: the compute-bound batch of a square linear layer by hand") {
+  // Rows M = batch, N = K = 4096, fp16: intensity = 2·b·N·K / (2·(b·K + N·K + b·N))
+  // = 4096·b / (2·b + 4096), which reaches the ridge r at b = 4096·r / (4096 − 2·r).
+  const advice a = advise_yaml("name: square\nbatch: 8\nlayers:\n"
+                               "  - {name: fc, type: linear, in: 4096, out: 4096}\n",
+                               h100());
+  REQUIRE(a.batch.size() == 1);
+  const batch_advice &b = a.batch.front();
+  CHECK(b.layer == "fc");
+  CHECK(b.batch == 8);
+  const double ridge = h100().spec().ridge_intensity(precision::fp16);
+  const auto expected = static_cast<std::int64_t>(std::ceil(4096 * ridge / (4096 - 2 * ridge)));
+  REQUIRE(b.compute_bound_batch);
+  CHECK(*b.compute_bound_batch == expected);
+  REQUIRE(a.network_compute_bound_batch);
+  // The smallest power of two at or above it: one weight GEMM, its time compute-bound there.
+  CHECK(*a.network_compute_bound_batch >= expected);
+  CHECK(*a.network_compute_bound_batch / 2 < expected);
+}
+
+TEST_CASE("launch-bound advice: the ops, runs and share of the step the host's floor decides") {
+  const network net = parse_network("name: tiny\nbatch: 1\nlayers:\n"
+                                    "  - {name: fc, type: linear, in: 64, out: 64}\n"
+                                    "  - repeat: 3\n"
+                                    "    name: blk\n"
+                                    "    layers:\n"
+                                    "      - {name: act, type: relu}\n",
+                                    "tiny.yaml");
+  const analysis analysed = analyze(net, h100(), "test");
+  const advice a = advise(net, analysed, h100());
+  REQUIRE(a.launch_bound);
+  CHECK(a.launch_bound->ops == 2);  // both ops, each shorter on the GPU than its host floor
+  CHECK(a.launch_bound->runs == 4); // fc once, act three times
+  CHECK(a.launch_bound->share == doctest::Approx(1.0));
+  CHECK(a.launch_bound->time_s == doctest::Approx(analysed.totals.time_s));
+  CHECK(a.launch_bound->graph_step_time_s == doctest::Approx(analysed.totals.device_time_s));
+  CHECK(a.launch_bound->device_time_s < a.launch_bound->time_s);
+  CHECK_FALSE(a.launch_bound->measured_floor);
+  REQUIRE_FALSE(a.warnings.empty());
+  CHECK(contains(a.warnings.back(), "2 of 2 ops (4 runs per step, 100% of the step) are "
+                                    "launch-bound"));
 }

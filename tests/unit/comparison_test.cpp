@@ -239,7 +239,8 @@ TEST_CASE("compare(): the measured GPU's times are measured, the others' scaled 
                   timed(7e-6, 3e-6),     // the tiny GEMM: the host's 7 µs, GPU 3 µs
                   std::nullopt};
 
-  const comparison c = compare(net, {{h100, "local", measured}, {h200, "--gpus h200", std::nullopt}});
+  const comparison c =
+      compare(net, {{h100, "local", measured}, {h200, "--gpus h200", std::nullopt}});
   REQUIRE(c.gpus.size() == 2);
   const gpu_result &here = c.gpus[0], &there = c.gpus[1];
   REQUIRE(here.analysis.device.name == "h100-sxm5");

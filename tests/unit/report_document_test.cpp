@@ -6,8 +6,8 @@
 #include "roofline/network.hpp"
 #include "roofline/perf_model.hpp"
 #include "roofline/report.hpp"
-#include "roofline/writers.hpp"
 #include "roofline/spec_catalog.hpp"
+#include "roofline/writers.hpp"
 
 #include "test_support.hpp"
 
@@ -225,9 +225,9 @@ TEST_CASE("the table format contains the layer names, and ANSI colour only when 
 TEST_CASE("analyze_ops of one GEMM writes valid JSON too") {
   const gpu_spec *h100 = spec_catalog::builtin().find("h100");
   REQUIRE(h100 != nullptr);
-  const report r = assemble_report(
-      analyze_ops("gemm 4096x4096x4096", {make_gemm_op("gemm", {4096, 4096, 4096}, precision::bf16)},
-                  perf_model(*h100), "--gpu h100"));
+  const report r = assemble_report(analyze_ops(
+      "gemm 4096x4096x4096", {make_gemm_op("gemm", {4096, 4096, 4096}, precision::bf16)},
+      perf_model(*h100), "--gpu h100"));
   const json doc = json::parse(written(r, output_format::json));
   REQUIRE(doc.at("ops").size() == 1);
   CHECK(doc.at("ops")[0].at("m") == 4096);

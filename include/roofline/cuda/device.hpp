@@ -3,7 +3,6 @@
 
 #include "roofline/device_description.hpp"
 
-
 namespace roofline::cuda {
 
 /// GPUs the CUDA runtime sees; 0 when there is none or no usable driver. Never throws.
