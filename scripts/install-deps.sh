@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Installs the Debian packages roofline-advise builds with, where they are missing.
+# Installs the Debian packages roofline-advise builds and tests with (python3: the include-graph
+# check), where they are missing.
 set -euo pipefail
 packages=(cmake g++ make libyaml-cpp-dev libcli11-dev doctest-dev nlohmann-json3-dev libfmt-dev
-          libnlopt-dev)
+          libnlopt-dev python3)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

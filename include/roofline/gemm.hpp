@@ -28,4 +28,13 @@ gemm_shape data_grad_shape(const gemm_shape &forward);
 /// The weight-gradient GEMM of C = A·B: dB[K,N] = Aᵀ·dC[M,N], i.e. (K, N, M).
 gemm_shape weight_grad_shape(const gemm_shape &forward);
 
+/// The largest power of two ≤ 16 dividing a row of `elements` elements of `p`, in bytes.
+int row_alignment_bytes(std::int64_t elements, precision p);
+/// The GEMM's row alignment: the narrower of its K-long rows (A and B) and its N-long rows (C).
+int row_alignment_bytes(const gemm_shape &shape, precision p);
+
+/// The elements a row must be a multiple of to meet the 16-byte rule: 8 for fp16/bf16, 4 for
+/// fp32/tf32, 16 for fp8/int8, 2 for fp64.
+std::int64_t alignment_elements(precision p);
+
 } // namespace roofline

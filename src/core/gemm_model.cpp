@@ -11,32 +11,6 @@
 
 namespace roofline {
 
-int row_alignment_bytes(std::int64_t elements, precision p) {
-  const std::int64_t bytes = elements * element_bytes(p);
-  int alignment = 16;
-  while (alignment > 1 && bytes % alignment != 0)
-    alignment /= 2;
-  return alignment;
-}
-
-int row_alignment_bytes(const gemm_shape &s, precision p) {
-  return std::min(row_alignment_bytes(s.k, p), row_alignment_bytes(s.n, p));
-}
-
-std::int64_t alignment_elements(precision p) {
-  return 16 / element_bytes(p);
-}
-
-std::string_view to_string(kernel_family f) {
-  switch (f) {
-  case kernel_family::tensor: return "tensor";
-  case kernel_family::fallback: return "fallback";
-  case kernel_family::simt: return "simt";
-  case kernel_family::gemv: return "gemv";
-  }
-  return "?";
-}
-
 namespace {
 
 using detail::ceil_div;

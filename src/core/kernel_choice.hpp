@@ -4,10 +4,25 @@
 // Which kernels cuBLAS picks for a GEMM on an architecture: the kernel families, their tile menus
 // and cuBLAS's split-K rule. What a kernel costs is gemm_model.cpp's.
 
-#include "roofline/gemm_model.hpp"
+#include "roofline/gemm.hpp"
+#include "roofline/gpu_spec.hpp"
+#include "roofline/kernel_family.hpp"
+#include "roofline/model_parameters.hpp"
 
 #include <cstdint>
 #include <vector>
+
+namespace roofline {
+
+/// Whether cuBLAS adds a split-K reduction launch to its kernels without TMA (SIMT, CUTLASS
+/// fallbacks), as its heuristic does on the H200 whatever that costs: when the output, in 64×64
+/// tiles, fills less than split_k_below_waves of a wave (narrow_split_k_below_waves where rows are
+/// aligned to one element only), or less than deep_split_k_below_waves where K is at least
+/// deep_split_k_min_k; for M ≤ 8 only the latter (cuBLAS's skinny kernels split only a deep K).
+bool reduces_split_k(const gemm_shape &shape, precision p, const gpu_spec &gpu,
+                     const model_parameters &parameters);
+
+} // namespace roofline
 
 namespace roofline::detail {
 

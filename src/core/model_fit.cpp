@@ -5,6 +5,7 @@
 
 #include "roofline/ceilings.hpp"
 #include "roofline/error.hpp"
+#include "kernel_choice.hpp"
 #include "roofline/gemm_model.hpp"
 
 #include <nlohmann/json.hpp>

@@ -3,6 +3,7 @@
 // 100 SMs at 1 GHz, fp16 dense peak 100 TFLOP/s (1 TFLOP/s per SM), DRAM 1 TB/s, L2 2.5 TB/s
 // (25 bytes per SM per cycle: 25 GB/s per SM). estimate_gemm gives device time only;
 // perf_model::predict adds the host's floor.
+#include "kernel_choice.hpp"
 #include "roofline/gemm_model.hpp"
 #include "roofline/host_floor.hpp"
 #include "roofline/model_fit.hpp"

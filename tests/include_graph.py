@@ -10,7 +10,7 @@ include/roofline/cuda (an include from one graph into the other is not an edge).
 connected group of more than one module is a loop; for each, one cycle is printed with the include
 lines that make it.
 
-    python3 bench/include_graph.py [--edges] [repository root]
+    python3 tests/include_graph.py [--edges] [repository root]
 """
 
 import re
