@@ -27,8 +27,8 @@ struct calibration_result {
 
 /// roofline::measure as the rest of the tool sees it: everything that needs a GPU, behind one
 /// interface, so that roofline::core and the CLI load the CUDA libraries only when a command needs
-/// the GPU. roofline::measure implements it (roofline::cuda::measurement()); the CLI loads it as a
-/// plugin.
+/// the GPU. roofline::measure implements it (roofline::cuda::layer()); roofline-advise loads it as
+/// a plugin.
 class measurement_layer {
 public:
   virtual ~measurement_layer() = default;
@@ -54,15 +54,19 @@ public:
 
 /// The measurement layer in use: the one given to use_measurement_layer(), else roofline::measure's
 /// plugin (libroofline_measure_layer.so: $ROOFLINE_MEASURE_LAYER, else beside the executable or in
-/// the installed library directory), loaded on the first call. nullptr when there is none; `why`,
-/// when given, then says why (not built, failed to load, another version).
+/// the installed library directory), loaded on the first call. The plugin takes roofline::core from
+/// the executable, so it loads into roofline-advise only: a program that embeds the library links
+/// roofline::measure and calls use_measurement_layer(&roofline::cuda::layer()). nullptr when there
+/// is none; `why`, when given, then says why (not built, failed to load, another version).
 const measurement_layer *measurement_layer_in_use(std::string *why = nullptr);
 
 /// Uses `layer` from now on (an embedder that links roofline::measure; tests). nullptr: load the
 /// plugin again when next asked.
 void use_measurement_layer(const measurement_layer *layer);
 
-/// The name of the function a plugin exports: `const roofline::measurement_layer *NAME()`.
+/// The functions a plugin exports: `const char *VERSION()`, the roofline version it was built as,
+/// and `const roofline::measurement_layer *ENTRY()`, called only when the versions match.
+inline constexpr const char *measurement_layer_version_symbol = "roofline_measurement_layer_version";
 inline constexpr const char *measurement_layer_entry_point = "roofline_measurement_layer_v1";
 
 } // namespace roofline

@@ -12,7 +12,7 @@
 namespace roofline {
 
 /// A padding suggestion's two GEMMs as measured: the original and the padded one, eager, per call.
-struct measured_padding {
+struct padding_timing {
   double time_s = 0;
   double padded_time_s = 0;
 
@@ -40,19 +40,20 @@ struct report {
   /// when they were not.
   std::vector<std::optional<measurement>> measured;
   /// Per advice->padding when they were measured: nullopt where either GEMM did not run.
-  std::vector<std::optional<roofline::measured_padding>> measured_padding;
+  std::vector<std::optional<roofline::padding_timing>> measured_padding;
   std::vector<std::string> notes;               ///< the analysis's, then the measurement's
   std::optional<measured_totals> measured_sums; ///< set when ops were measured
 
   /// The measurement of analysis.ops[i]; nullptr when it was not measured.
   const measurement *measured_op(std::size_t i) const;
   /// The measurement of advice->padding[i]; nullptr when it was not measured.
-  const roofline::measured_padding *measured_pad(std::size_t i) const;
+  const roofline::padding_timing *measured_pad(std::size_t i) const;
 };
 
 /// The report of an analysis, its advice and what measuring showed: `ops` measured per op of
 /// `a.ops`, `padding` two per padding suggestion of `advice` (the original, then the padded GEMM).
-/// Throws roofline::error when the measurements do not match the ops they are said to be of.
+/// Throws roofline::error when there are not as many measurements as ops they are said to be of.
+/// The notes of `padding`'s run are left out (the same run's as `ops`').
 report assemble_report(analysis a, std::optional<roofline::advice> advice = std::nullopt,
                        std::optional<measurements> ops = std::nullopt,
                        std::optional<measurements> padding = std::nullopt);

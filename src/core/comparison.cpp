@@ -3,6 +3,7 @@
 
 #include "roofline/error.hpp"
 #include "roofline/host_floor.hpp"
+#include "roofline/lowering.hpp"
 #include "roofline/measurement_layer.hpp"
 #include "roofline/spec_catalog.hpp"
 #include "text_table.hpp"
@@ -114,10 +115,15 @@ comparison compare(const network &net, const std::vector<compared_gpu> &gpus,
   c.network_name = net.name;
   c.batch = net.batch;
   c.seq_len = net.seq_len;
+  if (gpus.empty())
+    throw error("compare: no GPU to compare");
   const compared_gpu *measured = nullptr;
   for (const compared_gpu &g : gpus)
-    if (g.measured)
+    if (g.measured) {
+      if (measured)
+        throw error("compare: more than one GPU measured; the others scale from one");
       measured = &g;
+    }
   std::optional<analysis> measured_prediction; // the measured GPU's own predictions, to scale from
   if (measured) {
     measured_prediction = analyze(net, measured->model, measured->selection);
@@ -188,6 +194,12 @@ comparison compare(const network &net, const std::vector<compared_gpu> &gpus,
 }
 
 std::vector<comparison> compare_gpus(const compare_request &request) {
+  if (request.gpus.empty())
+    throw input_error("--gpus: name at least one GPU");
+  for (std::size_t i = 0; i < request.gpus.size(); ++i)
+    if (std::find(request.gpus.begin(), request.gpus.begin() + static_cast<std::ptrdiff_t>(i),
+                  request.gpus[i]) != request.gpus.begin() + static_cast<std::ptrdiff_t>(i))
+      throw input_error("--gpus: `" + request.gpus[i] + "` is named twice");
   const spec_catalog &catalog = spec_catalog::builtin();
   // Each GPU runs with its own parameters (its architecture's, overridden by what was fitted on
   // it) and all with this machine's host floor: the host does not change with the GPU.
@@ -231,14 +243,11 @@ std::vector<comparison> compare_gpus(const compare_request &request) {
     at.batch = batch;
     for (std::size_t i = 0; i < gpus.size(); ++i)
       if (request.gpus[i] == "local") {
-        std::vector<op> ops;
-        for (const analysed_op &entry : analyze(at, gpus[i].model, gpus[i].selection).ops)
-          ops.push_back(entry.op);
         measure_options measuring;
         measuring.counters = false;
         measuring.rounds = 3;
         measuring.progress = request.progress;
-        gpus[i].measured = layer->measure(ops, measuring);
+        gpus[i].measured = layer->measure(lower(at), measuring);
       }
     comparisons.push_back(compare(at, gpus, prices));
   }

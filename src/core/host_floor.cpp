@@ -66,7 +66,9 @@ host_floor cached_host_floor() {
   // The host is the same whichever of its GPUs measured it: the newest measurement stands.
   std::optional<measured_ceilings> newest;
   std::error_code ec;
-  for (const auto &entry : std::filesystem::directory_iterator(cache_directory(), ec)) {
+  for (std::filesystem::directory_iterator it(cache_directory(), ec), end; !ec && it != end;
+       it.increment(ec)) {
+    const std::filesystem::directory_entry &entry = *it;
     const std::string name = entry.path().filename().string();
     if (name.rfind("ceilings-", 0) != 0 || entry.path().extension() != ".json")
       continue;

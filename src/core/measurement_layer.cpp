@@ -26,54 +26,55 @@ struct loaded_layer {
 };
 
 /// Where the plugin may be, in order: the environment's choice, beside the executable (the build
-/// tree), the installed library directory relative to it, then the loader's search path.
+/// tree), the installed library directory relative to it.
 std::vector<std::string> candidate_files() {
   if (const char *chosen = std::getenv("ROOFLINE_MEASURE_LAYER"); chosen && *chosen)
     return {chosen};
-  std::vector<std::string> files;
   std::error_code ec;
   const std::filesystem::path executable = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    const std::filesystem::path dir = executable.parent_path();
-    files.push_back((dir / ROOFLINE_MEASURE_LAYER_FILE).string());
-    files.push_back((dir / ROOFLINE_MEASURE_LAYER_RELATIVE_DIR / ROOFLINE_MEASURE_LAYER_FILE)
-                        .lexically_normal()
-                        .string());
-  }
-  files.emplace_back(ROOFLINE_MEASURE_LAYER_FILE);
-  return files;
+  if (ec)
+    return {};
+  const std::filesystem::path dir = executable.parent_path();
+  return {(dir / ROOFLINE_MEASURE_LAYER_FILE).string(),
+          (dir / ROOFLINE_MEASURE_LAYER_RELATIVE_DIR / ROOFLINE_MEASURE_LAYER_FILE)
+              .lexically_normal()
+              .string()};
 }
 
 loaded_layer load_plugin() {
   loaded_layer result;
   for (const std::string &file : candidate_files()) {
-    if (file.find('/') != std::string::npos && !std::filesystem::exists(file))
+    if (!std::filesystem::exists(file))
       continue;
+    // Unloading a library whose code may have run is not safe: a failed one stays loaded.
     void *handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
-      result.why = std::string("cannot load the measurement layer: ") + dlerror();
+      result.why = std::string("cannot load the measurement layer: ") + dlerror() +
+                   " (the plugin loads into roofline-advise only; a program embedding the library "
+                   "links roofline::measure and calls use_measurement_layer)";
       return result;
     }
-    using entry_point = const measurement_layer *(*)();
-    const auto entry = reinterpret_cast<entry_point>(dlsym(handle, measurement_layer_entry_point));
-    if (!entry) {
+    using version_function = const char *(*)();
+    using entry_function = const measurement_layer *(*)();
+    const auto plugin_version =
+        reinterpret_cast<version_function>(dlsym(handle, measurement_layer_version_symbol));
+    const auto entry = reinterpret_cast<entry_function>(dlsym(handle, measurement_layer_entry_point));
+    if (!plugin_version || !entry) {
       result.why = file + " is not a roofline measurement layer";
-      return result; // left loaded: unloading a library whose code may have run is not safe
-    }
-    const measurement_layer *layer = entry();
-    if (!layer || layer->version() != version()) {
-      result.why = file + " is the measurement layer of roofline-advise " +
-                   std::string(layer ? layer->version() : "?") + ", not " + std::string(version());
       return result;
     }
-    result.layer = layer;
+    if (plugin_version() != version()) {
+      result.why = file + " is the measurement layer of roofline-advise " +
+                   std::string(plugin_version()) + ", not " + std::string(version());
+      return result;
+    }
+    result.layer = entry();
     return result;
   }
   const char *chosen = std::getenv("ROOFLINE_MEASURE_LAYER");
-  result.why = chosen && *chosen
-                   ? std::string("ROOFLINE_MEASURE_LAYER=") + chosen + " does not exist"
-                   : "this build has no CUDA measurement layer (" +
-                         std::string(ROOFLINE_MEASURE_LAYER_FILE) + " not found)";
+  result.why = chosen && *chosen ? std::string("ROOFLINE_MEASURE_LAYER=") + chosen + " does not exist"
+                                 : "this build has no CUDA measurement layer (" +
+                                       std::string(ROOFLINE_MEASURE_LAYER_FILE) + " not found)";
   return result;
 }
 

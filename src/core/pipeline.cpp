@@ -71,7 +71,6 @@ report run_pipeline(const network &net, const gpu_choice &gpu, const pipeline_op
       timing.rounds = 1;
       timing.progress = nullptr;
       measured_padding = layer.measure(pairs, timing);
-      measured_padding->notes.clear(); // the run's notes are the ops' run's
     }
   }
   return assemble_report(std::move(analysed), std::move(advised), std::move(measured_ops),

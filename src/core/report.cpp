@@ -9,7 +9,7 @@ const measurement *report::measured_op(std::size_t i) const {
   return i < measured.size() && measured[i] ? &*measured[i] : nullptr;
 }
 
-const measured_padding *report::measured_pad(std::size_t i) const {
+const padding_timing *report::measured_pad(std::size_t i) const {
   return i < measured_padding.size() && measured_padding[i] ? &*measured_padding[i] : nullptr;
 }
 
@@ -34,7 +34,7 @@ report assemble_report(analysis a, std::optional<roofline::advice> advice,
       const bool both = before && after && before->status == measurement_status::measured &&
                         after->status == measurement_status::measured;
       r.measured_padding.push_back(
-          both ? std::optional(measured_padding{before->time_s, after->time_s}) : std::nullopt);
+          both ? std::optional(padding_timing{before->time_s, after->time_s}) : std::nullopt);
     }
   }
   if (!r.measured.empty()) {

@@ -265,7 +265,7 @@ text_table padding_table(const report &r) {
                    {"+FLOPs", "extra_flops"},          {"why", "reason", align::left}};
   for (std::size_t i = 0; i < a.padding.size(); ++i) {
     const padding_advice &p = a.padding[i];
-    const measured_padding *measured = r.measured_pad(i);
+    const padding_timing *measured = r.measured_pad(i);
     table.rows.push_back({{p.layer},
                           {std::string(to_string(p.pass))},
                           {shape_text(p.original)},
@@ -304,7 +304,7 @@ json advice_json(const report &r) {
   };
   for (std::size_t i = 0; i < a.padding.size(); ++i) {
     const padding_advice &p = a.padding[i];
-    const measured_padding *measured = r.measured_pad(i);
+    const padding_timing *measured = r.measured_pad(i);
     padding.push_back(
         {{"layer", p.layer},
          {"pass", to_string(p.pass)},

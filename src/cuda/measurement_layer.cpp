@@ -5,7 +5,6 @@
 #include "roofline/cuda/device.hpp"
 #include "roofline/cuda/local_gpu.hpp"
 #include "roofline/cuda/measurer.hpp"
-#include "roofline/version.hpp"
 
 namespace roofline::cuda {
 
@@ -13,7 +12,8 @@ namespace {
 
 class cuda_measurement_layer final : public measurement_layer {
 public:
-  std::string_view version() const noexcept override { return roofline::version(); }
+  // This library's own version, not the core's: in the plugin, the core is the executable's.
+  std::string_view version() const noexcept override { return ROOFLINE_VERSION; }
   int device_count() const noexcept override { return cuda::device_count(); }
   std::optional<local_gpu> find_local_gpu() const override { return cuda::find_local_gpu(); }
   device_report

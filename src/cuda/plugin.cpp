@@ -1,9 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// The entry point of libroofline_measure_layer.so, the plugin the CLI loads when a command needs
-// the GPU (roofline::measurement_layer_in_use).
+// The entry points of libroofline_measure_layer.so, the plugin roofline-advise loads when a command
+// needs the GPU (roofline::measurement_layer_in_use). The plugin takes roofline::core from the
+// executable that loads it, so only roofline-advise (which exports its core) can load it.
 #include "roofline/cuda/measurement_layer.hpp"
 
-extern "C" __attribute__((visibility("default"))) const roofline::measurement_layer *
-roofline_measurement_layer_v1() {
+/// The version the plugin was built as, compiled into the plugin itself: the loader compares it
+/// with its own before it calls anything else.
+extern "C" const char *roofline_measurement_layer_version() {
+  return ROOFLINE_VERSION;
+}
+
+extern "C" const roofline::measurement_layer *roofline_measurement_layer_v1() {
   return &roofline::cuda::layer();
 }

@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: Apache-2.0
+// The pipeline, GPU selection and comparison through a measurement layer, with a fake layer that
+// "measures" every GEMM at a fixed time: no GPU needed. And write_file_atomically.
+#include "roofline/atomic_file.hpp"
+#include "roofline/comparison.hpp"
+#include "roofline/error.hpp"
+#include "roofline/measurement_layer.hpp"
+#include "roofline/pipeline.hpp"
+#include "roofline/spec_catalog.hpp"
+
+#include "test_support.hpp"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+using namespace roofline;
+using namespace roofline::test;
+
+namespace {
+
+/// A GPU that runs every GEMM in 100 µs eager, 90 µs on the GPU: its local GPU is an H100.
+class fake_layer final : public measurement_layer {
+public:
+  mutable int measure_calls = 0;
+  mutable std::vector<std::size_t> sizes;
+
+  std::string_view version() const noexcept override { return "fake"; }
+  int device_count() const noexcept override { return 1; }
+  std::optional<local_gpu> find_local_gpu() const override {
+    gpu_spec h100 = *spec_catalog::builtin().find("h100");
+    gpu_spec datasheet = h100;
+    datasheet.name = "local";
+    return local_gpu{h100, datasheet, "fake local GPU", typical_host_floor()};
+  }
+  device_report describe_local_gpu(bool, bool,
+                                   const std::function<void(const std::string &)> &) const override {
+    throw error("not used");
+  }
+  measurements measure(const std::vector<op> &ops, const measure_options &) const override {
+    ++measure_calls;
+    sizes.push_back(ops.size());
+    measurements result;
+    for (const op &o : ops) {
+      if (!o.is_gemm()) {
+        result.ops.emplace_back();
+        continue;
+      }
+      measurement m;
+      m.engine = "fake";
+      m.time_s = m.min_time_s = m.max_time_s = 100e-6;
+      m.device_time_s = m.device_min_time_s = m.device_max_time_s = 90e-6;
+      m.samples = 1;
+      result.ops.push_back(m);
+    }
+    result.notes.push_back("fake run");
+    return result;
+  }
+  calibration_result calibrate(const progress_callback &) const override {
+    throw error("not used");
+  }
+};
+
+/// Installs the fake layer for one test case.
+struct with_fake_layer {
+  fake_layer layer;
+  with_fake_layer() { use_measurement_layer(&layer); }
+  ~with_fake_layer() { use_measurement_layer(nullptr); }
+};
+
+const char *const head_and_relu = "name: head\nbatch: 8\nlayers:\n"
+                                  "  - {name: lm_head, type: linear, in: 768, out: 50257}\n"
+                                  "  - {name: act, type: relu}\n";
+
+} // namespace
+
+TEST_CASE("run_pipeline: analysis, advice, the ops and the padding measured, assembled") {
+  with_fake_layer fake;
+  const network net = parse_network(head_and_relu, "head.yaml");
+  pipeline_options options;
+  options.measure = measure_options{};
+  const report r = run_pipeline(net, choose_gpu("h100"), options);
+  REQUIRE(r.analysis.ops.size() == 2);
+  CHECK(fake.layer.measure_calls == 2); // the ops, then the padding's pairs
+  CHECK(fake.layer.sizes == std::vector<std::size_t>{2, 2});
+  REQUIRE(r.measured.size() == 2);
+  REQUIRE(r.measured_op(0));
+  CHECK(r.measured_op(0)->time_s == 100e-6);
+  CHECK(r.measured_op(1) == nullptr); // the ReLU does not run
+  REQUIRE(r.measured_sums);
+  CHECK(r.measured_sums->ops == 1);
+  CHECK(r.measured_sums->time_s == doctest::Approx(100e-6));
+  CHECK(r.measured_sums->device_time_s == doctest::Approx(90e-6));
+  CHECK(r.measured_sums->predicted_time_s == doctest::Approx(r.analysis.ops[0].prediction.time_s));
+  REQUIRE(r.advice);
+  REQUIRE(r.advice->padding.size() == 1);
+  REQUIRE(r.measured_pad(0));
+  CHECK(r.measured_pad(0)->speedup() == 1);
+  CHECK(std::count(r.notes.begin(), r.notes.end(), "fake run") == 1);
+}
+
+TEST_CASE("run_pipeline without --measure touches no layer; with it and no layer, it says why") {
+  const network net = parse_network(head_and_relu, "head.yaml");
+  {
+    with_fake_layer fake;
+    const report r = run_pipeline(net, choose_gpu("h100"));
+    CHECK(fake.layer.measure_calls == 0);
+    CHECK(r.measured.empty());
+    CHECK_FALSE(r.measured_sums);
+    CHECK(r.advice);
+  }
+  const scoped_env nowhere("ROOFLINE_MEASURE_LAYER", "/nonexistent/plugin.so");
+  use_measurement_layer(nullptr); // loads again, from the environment's choice
+  pipeline_options options;
+  options.measure = measure_options{};
+  CHECK_THROWS_WITH_AS(run_pipeline(net, choose_gpu("h100"), options),
+                       doctest::Contains("ROOFLINE_MEASURE_LAYER=/nonexistent/plugin.so does not "
+                                         "exist"),
+                       error);
+  const gpu_choice fallback = choose_gpu("auto");
+  CHECK(contains(fallback.notice, "does not exist; using the default spec h200-sxm"));
+  use_measurement_layer(nullptr);
+}
+
+TEST_CASE("choose_gpu: a name needs no layer; auto takes the layer's local GPU") {
+  {
+    with_fake_layer fake;
+    const gpu_choice local = choose_gpu("auto");
+    CHECK(local.selection == "fake local GPU");
+    CHECK(local.notice.empty());
+    CHECK(local.model.spec().name == "h100-sxm5");
+  }
+  const gpu_choice named = choose_gpu("v100");
+  CHECK(named.selection == "--gpu v100");
+  CHECK(named.model.spec().name == "v100-sxm2");
+}
+
+TEST_CASE("compare_gpus: local is measured and the others scaled; bad lists are refused") {
+  with_fake_layer fake;
+  compare_request request;
+  request.net = parse_network(head_and_relu, "head.yaml");
+  request.gpus = {"local", "h200"};
+  const std::vector<comparison> c = compare_gpus(request);
+  REQUIRE(c.size() == 1);
+  REQUIRE(c[0].gpus.size() == 2);
+  CHECK(c[0].gpus[0].sources[0] == time_source::measured);
+  CHECK(c[0].gpus[0].op_times_s[0] == 100e-6);
+  CHECK(c[0].gpus[1].sources[0] == time_source::scaled_from_measured);
+  CHECK(c[0].gpus[0].sources[1] == time_source::predicted);
+
+  request.gpus = {};
+  CHECK_THROWS_AS(compare_gpus(request), input_error);
+  request.gpus = {"h100", "local", "h100"};
+  CHECK_THROWS_WITH_AS(compare_gpus(request), doctest::Contains("named twice"), input_error);
+}
+
+TEST_CASE("assemble_report refuses measurements of another op list") {
+  const network net = parse_network(head_and_relu, "head.yaml");
+  const gpu_choice gpu = choose_gpu("h100");
+  measurements one;
+  one.ops.emplace_back();
+  CHECK_THROWS_AS(assemble_report(analyze(net, gpu.model, gpu.selection), std::nullopt, one),
+                  error);
+}
+
+TEST_CASE("write_file_atomically: whole files, replaced in place, no temporary file left") {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("roofline-atomic-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  const std::filesystem::path file = dir / "sub" / "report.json";
+  CHECK_THROWS_WITH_AS(write_file_atomically(file, "x"), doctest::Contains("cannot write"), error);
+  write_file_atomically(file, "first", true);
+  write_file_atomically(file, "second");
+  std::ifstream in(file);
+  std::stringstream text;
+  text << in.rdbuf();
+  CHECK(text.str() == "second");
+  CHECK(std::distance(std::filesystem::directory_iterator(dir / "sub"),
+                      std::filesystem::directory_iterator{}) == 1);
+  std::filesystem::remove_all(dir);
+}
