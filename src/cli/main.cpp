@@ -193,13 +193,13 @@ struct measure_choice {
 
 /// The analysis pipeline as the command line asks for it.
 roofline::pipeline_options pipeline_choice(const measure_choice &choice) {
-  roofline::pipeline_options options;
-  if (!choice.enabled)
-    return options;
   const auto engine = roofline::parse_gemm_engine(choice.engine);
   if (!engine)
     throw roofline::input_error("unknown --engine `" + choice.engine +
                                 "`; expected cublas, naive, tiled or tensorcore");
+  roofline::pipeline_options options;
+  if (!choice.enabled)
+    return options;
   roofline::measure_options measuring;
   measuring.engine = *engine;
   measuring.cold_l2 = choice.cold_l2;
@@ -229,8 +229,8 @@ int run(int argc, char **argv) {
   std::string gpu = "auto";
   bool sparse = false;
   const auto add_output_options = [&](CLI::App &command) {
-    command.add_option("--format,-f", output.format, "table (default), json, csv or markdown")
-        ->check(CLI::IsMember({"table", "json", "csv", "markdown", "md"}));
+    // The core's parsers decide what is valid (parse_output_format, parse_gemm_engine).
+    command.add_option("--format,-f", output.format, "table (default), json, csv or markdown");
     command.add_option("--output,-o", output.file,
                        "also write the report to this file, in the format its extension names");
   };
@@ -248,7 +248,6 @@ int run(int argc, char **argv) {
     command
         .add_option("--engine", measuring.engine,
                     "with --measure: cublas, naive, tiled or tensorcore")
-        ->check(CLI::IsMember({"cublas", "naive", "tiled", "tensorcore"}))
         ->capture_default_str();
     command.add_flag("--cold-l2", measuring.cold_l2,
                      "with --measure: rotate operands through buffers larger than L2");
