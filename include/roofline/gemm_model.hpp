@@ -13,6 +13,10 @@
 
 namespace roofline {
 
+/// Whether an estimate (or a prediction) also says why, in words (`factors`), or gives the numbers
+/// alone: the same numbers, faster, for searches over many shapes that read only them.
+enum class reasons { with, without };
+
 /// How the model sees one GEMM on one GPU: the kernel and tile it expects cuBLAS to pick, the
 /// quantization that tile brings, and the GPU's resulting time per call.
 struct gemm_estimate {
@@ -37,8 +41,10 @@ struct gemm_estimate {
 /// cuBLAS may run (kernel_family), each costed as the roofline's two terms refined by tile and
 /// wave quantization, split-K, the K loop's latency and L2 residency. The host's cost of issuing
 /// the call is not in it (host_floor).
-/// `peak_flop_per_s` is the precision's peak to hold it to.
+/// `peak_flop_per_s` is the precision's peak to hold it to. With reasons::without, `factors` stay
+/// empty.
 gemm_estimate estimate_gemm(const gemm_shape &shape, precision p, double peak_flop_per_s,
-                            const gpu_spec &gpu, const model_parameters &parameters);
+                            const gpu_spec &gpu, const model_parameters &parameters,
+                            reasons why = reasons::with);
 
 } // namespace roofline

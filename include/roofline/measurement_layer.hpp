@@ -66,7 +66,8 @@ void use_measurement_layer(const measurement_layer *layer);
 
 /// The functions a plugin exports: `const char *VERSION()`, the roofline version it was built as,
 /// and `const roofline::measurement_layer *ENTRY()`, called only when the versions match.
-inline constexpr const char *measurement_layer_version_symbol = "roofline_measurement_layer_version";
+inline constexpr const char *measurement_layer_version_symbol =
+    "roofline_measurement_layer_version";
 inline constexpr const char *measurement_layer_entry_point = "roofline_measurement_layer_v1";
 
 } // namespace roofline

@@ -7,6 +7,7 @@
 #include "roofline/model_parameters.hpp"
 #include "roofline/op.hpp"
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -56,6 +57,9 @@ struct prediction {
 /// for memory-bound ops; the eager time adds the host's floor (host_floor).
 /// GEMMs are held against the precision's unit (tensor cores for fp16/bf16/tf32/fp8/int8);
 /// memory-bound ops run on the CUDA cores, so against the fp32 (SIMT) peak.
+/// A model remembers what it predicted (networks repeat their shapes): predict() and estimate()
+/// compute each distinct op once. The memo is safe to use from several threads at once, and
+/// copies of a model share it (a model never changes after construction).
 class perf_model {
 public:
   explicit perf_model(gpu_spec spec, model_options options = {});
@@ -66,18 +70,25 @@ public:
   const model_parameters &parameters() const noexcept { return m_parameters; }
   const roofline::host_floor &host() const noexcept { return m_host; }
 
-  /// Throws input_error when the GPU has no rate for the op's precision.
-  prediction predict(const op &o) const;
+  /// Throws input_error when the GPU has no rate for the op's precision. The prediction depends
+  /// only on the op's GEMM shape, precision, FLOPs and bytes, not on its name or count. With
+  /// reasons::without, `factors` (the prediction's and its GEMM estimate's) stay empty.
+  prediction predict(const op &o, reasons why = reasons::with) const;
 
   /// The GEMM model's view of one GEMM (device time): what predict() uses for GEMMs.
-  gemm_estimate estimate(const gemm_shape &shape, precision p) const;
+  gemm_estimate estimate(const gemm_shape &shape, precision p, reasons why = reasons::with) const;
 
 private:
+  prediction compute(const op &o, reasons why) const;
+  gemm_estimate compute(const gemm_shape &shape, precision p, reasons why) const;
+
   gpu_spec m_spec;
   gpu_spec m_basis; ///< model_basis(m_spec): the numbers the GEMM model's parameters go with
   model_options m_options;
   model_parameters m_parameters;
   roofline::host_floor m_host;
+  struct memo;
+  std::shared_ptr<memo> m_memo; ///< what predict() and estimate() computed, shared by copies
 };
 
 /// What a reader of `model`'s predictions of `ops` must know of its options, one sentence each;

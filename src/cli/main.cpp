@@ -48,24 +48,28 @@ roofline::output_format display_format(const output_choice &choice) {
 /// Renders fully before writing, so an error never leaves half a report behind; the file is written
 /// beside its destination and renamed into place.
 template <class Writer> void emit(const output_choice &choice, Writer &&write) {
+  const auto render = [&](roofline::output_format format, bool colour) {
+    std::ostringstream text;
+    write(format, text, roofline::write_options{colour});
+    return text.str();
+  };
   const roofline::output_format format = display_format(choice);
-  std::ostringstream display;
-  write(format, display, roofline::write_options{colour_terminal()});
+  const bool colour = colour_terminal();
+  const std::string display = render(format, colour);
   if (!choice.file.empty()) {
     const auto file_format = roofline::format_for_file(choice.file);
     if (!file_format)
       throw roofline::input_error("--output " + choice.file +
                                   ": cannot tell the format from the extension; "
                                   "use .json, .csv, .md or .txt");
-    std::ostringstream text;
-    write(*file_format, text, roofline::write_options{});
     try {
-      roofline::write_file_atomically(choice.file, text.str());
+      roofline::write_file_atomically(
+          choice.file, *file_format == format && !colour ? display : render(*file_format, false));
     } catch (const roofline::error &e) {
       throw roofline::input_error(std::string("--output ") + e.what());
     }
   }
-  std::cout << display.str() << std::flush;
+  std::cout << display << std::flush;
   if (!std::cout)
     throw roofline::error("cannot write the report to standard output");
 }

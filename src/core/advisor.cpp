@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -23,7 +25,7 @@ std::int64_t round_up(std::int64_t value, std::int64_t multiple) {
 }
 
 double predicted_time(const perf_model &model, const gemm_shape &shape, precision p) {
-  return model.predict(make_gemm_op("padding", shape, p)).time_s;
+  return model.predict(make_gemm_op("padding", shape, p), reasons::without).time_s;
 }
 
 /// The best padding of one GEMM: the alignment fix of N and K, then sizes of N up to 6% larger that
@@ -91,17 +93,54 @@ struct row_growth {
   std::int64_t bytes_at_twice = 0;
 };
 
-/// Ops whose M grows with the batch, and how: lower the network at twice the batch.
-std::vector<std::pair<std::size_t, row_growth>> batch_scaled(const network &net,
-                                                             const std::vector<op> &ops) {
-  network doubled = net;
-  doubled.batch = net.batch * 2;
-  std::vector<op> twice;
-  try {
-    twice = lower(doubled);
-  } catch (const input_error &) {
-    return {}; // a batch this large cannot double: no batch advice
+/// `layers` without their names and places: they lower to the same shapes, FLOPs and bytes, with
+/// none of the strings (the advice lowers the network at other batches, many times).
+std::vector<layer> unnamed(const std::vector<layer> &layers) {
+  std::vector<layer> result;
+  result.reserve(layers.size());
+  for (const layer &l : layers) {
+    layer &copy = result.emplace_back();
+    copy.precision = l.precision;
+    if (const auto *block = std::get_if<repeat_block>(&l.body))
+      copy.body = repeat_block{block->times, unnamed(block->layers)};
+    else
+      copy.body = l.body;
   }
+  return result;
+}
+
+/// The network's ops at another batch, their names and places left out (unnamed); nullopt when
+/// its sizes overflow at that batch.
+class other_batches {
+public:
+  explicit other_batches(const network &net) {
+    m_net.precision = net.precision;
+    m_net.batch = net.batch;
+    m_net.seq_len = net.seq_len;
+    m_net.mode = net.mode;
+    m_net.layers = unnamed(net.layers);
+  }
+
+  std::optional<std::vector<op>> lower_at(std::int64_t batch) {
+    m_net.batch = batch;
+    try {
+      return lower(m_net);
+    } catch (const input_error &) {
+      return std::nullopt;
+    }
+  }
+
+private:
+  network m_net;
+};
+
+/// Ops whose M grows with the batch, and how, from the ops at twice the batch.
+std::vector<std::pair<std::size_t, row_growth>>
+batch_scaled(const network &net, const std::vector<op> &ops,
+             const std::optional<std::vector<op>> &at_twice) {
+  if (!at_twice)
+    return {}; // a batch this large cannot double: no batch advice
+  const std::vector<op> &twice = *at_twice;
   std::vector<std::pair<std::size_t, row_growth>> scaled;
   for (std::size_t i = 0; i < ops.size() && i < twice.size(); ++i)
     if (ops[i].is_gemm() && twice[i].is_gemm() && twice[i].gemm->m == 2 * ops[i].gemm->m &&
@@ -154,7 +193,7 @@ batch_advice batch_sizes(const op &o, const row_growth &growth, const network &n
   // A batch worth suggesting fills its last wave and also costs less time per sample (≥ 3% less
   // than now); the current batch qualifies by filling its waves.
   const auto per_sample_s = [&](std::int64_t batch, gemm_estimate *estimate) {
-    *estimate = model.estimate(shape_at(batch), o.precision);
+    *estimate = model.estimate(shape_at(batch), o.precision, reasons::without);
     return estimate->device_time_s / static_cast<double>(batch);
   };
   gemm_estimate e;
@@ -171,6 +210,162 @@ batch_advice batch_sizes(const op &o, const row_growth &growth, const network &n
   return advice;
 }
 
+/// The GEMMs that grow with the batch at one batch: each distinct one once (`distinct`), and which
+/// of them each is (`which`, in the order of batch_scaled's list).
+struct scaled_at_batch {
+  std::vector<op> distinct;
+  std::vector<std::size_t> which;
+};
+
+/// Whether less than half of those GEMMs' time (`counts`: their runs per step) is memory-bound.
+/// Throws input_error as predict() does.
+bool mostly_compute_bound(const scaled_at_batch &at, const std::vector<std::int64_t> &counts,
+                          const perf_model &model) {
+  // Where every one of them is memory-bound, so is their time: no need for the times.
+  if (std::all_of(at.distinct.begin(), at.distinct.end(), [&](const op &o) {
+        return o.arithmetic_intensity() <
+               model.spec().ridge_intensity(o.precision, model.options().sparse);
+      }))
+    return false;
+  std::vector<prediction> predicted;
+  predicted.reserve(at.distinct.size());
+  for (const op &o : at.distinct)
+    predicted.push_back(model.predict(o, reasons::without));
+  double total = 0, memory = 0;
+  for (std::size_t i = 0; i < at.which.size(); ++i) {
+    const prediction &p = predicted[at.which[i]];
+    const double time_s = p.time_s * static_cast<double>(counts[i]);
+    total += time_s;
+    memory += p.bound == bound::memory ? time_s : 0;
+  }
+  return total > 0 && memory < 0.5 * total;
+}
+
+/// What a GEMM's lowering says of it that the model reads: its shape, precision, FLOPs and bytes.
+using op_numbers = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, int,
+                              std::int64_t, std::int64_t>;
+
+op_numbers numbers_of(const op &o) {
+  return {o.gemm->m, o.gemm->n, o.gemm->k, o.gemm->batch_count, static_cast<int>(o.precision),
+          o.flops,   o.bytes};
+}
+
+/// The smallest power-of-two batch ≤ 65536 at which less than half the time of the GEMMs that grow
+/// with the batch (`scaled`) is memory-bound; nullopt when there is none, or when the network's
+/// sizes overflow first. `ops` and `twice` are the network's ops at its batch and twice it.
+///
+/// Those GEMMs' M and FLOPs grow in proportion to the batch and their bytes affinely (the weights
+/// once, the activations per sample), so their numbers at any batch follow from `ops` and `twice`:
+/// the search predicts each distinct GEMM once per batch, without lowering the network there. The
+/// batch found is checked against the network lowered at it (its sizes may overflow there, as they
+/// do at every larger batch); where a GEMM does not follow so, the network is lowered at every
+/// batch searched instead.
+std::optional<std::int64_t>
+compute_bound_batch(const network &net, const std::vector<op> &ops, const std::vector<op> &twice,
+                    const std::vector<std::pair<std::size_t, row_growth>> &scaled,
+                    other_batches &batches, const perf_model &model) {
+  constexpr std::int64_t largest = 65536;
+  if (scaled.empty())
+    return std::nullopt;
+  const std::int64_t now = net.batch;
+  std::vector<std::int64_t> counts;
+  counts.reserve(scaled.size());
+  for (const auto &entry : scaled)
+    counts.push_back(ops[entry.first].count);
+
+  // Per distinct GEMM: M and FLOPs per sample, bytes per sample and fixed.
+  struct growth_line {
+    op at_now;
+    std::int64_t rows, flops, bytes, fixed_bytes;
+  };
+  std::vector<growth_line> lines;
+  std::vector<std::size_t> line_of;
+  line_of.reserve(scaled.size());
+  std::map<std::pair<op_numbers, std::int64_t>, std::size_t> line_index;
+  bool affine = true;
+  for (const auto &[index, growth] : scaled) {
+    const op &o = ops[index];
+    const op &t = twice[index];
+    const std::int64_t slope = t.bytes - o.bytes;
+    affine = affine && o.gemm->m % now == 0 && o.flops % now == 0 && t.flops == 2 * o.flops &&
+             slope >= 0 && slope % now == 0 && o.bytes >= slope && t.count == o.count &&
+             t.precision == o.precision && t.gemm->n == o.gemm->n && t.gemm->k == o.gemm->k;
+    if (!affine)
+      break;
+    const auto [found, added] = line_index.try_emplace({numbers_of(o), t.bytes}, lines.size());
+    if (added) {
+      op at_now;
+      at_now.gemm = *o.gemm;
+      at_now.precision = o.precision;
+      lines.push_back({at_now, o.gemm->m / now, o.flops / now, slope / now, o.bytes - slope});
+    }
+    line_of.push_back(found->second);
+  }
+
+  if (affine) {
+    scaled_at_batch at;
+    at.which = line_of;
+    for (std::int64_t batch = 1; batch <= largest; batch *= 2) {
+      at.distinct.clear();
+      for (const growth_line &line : lines) {
+        op o = line.at_now;
+        std::int64_t per_batch_bytes = 0;
+        if (__builtin_mul_overflow(line.rows, batch, &o.gemm->m) ||
+            __builtin_mul_overflow(line.flops, batch, &o.flops) ||
+            __builtin_mul_overflow(line.bytes, batch, &per_batch_bytes) ||
+            __builtin_add_overflow(line.fixed_bytes, per_batch_bytes, &o.bytes))
+          return std::nullopt; // sizes overflow at this batch: the network's lowering does too
+        at.distinct.push_back(std::move(o));
+      }
+      try {
+        if (!mostly_compute_bound(at, counts, model))
+          continue;
+      } catch (const input_error &) {
+        return std::nullopt;
+      }
+      const std::optional<std::vector<op>> lowered = batches.lower_at(batch);
+      if (!lowered)
+        return std::nullopt; // sizes overflow at this batch (or before)
+      bool followed = true;
+      for (std::size_t i = 0; i < scaled.size() && followed; ++i) {
+        const op &real = (*lowered)[scaled[i].first];
+        followed = real.is_gemm() && numbers_of(real) == numbers_of(at.distinct[at.which[i]]) &&
+                   real.count == counts[i];
+      }
+      if (followed)
+        return batch;
+      affine = false; // not as it grows: lowered at every batch below
+      break;
+    }
+    if (affine)
+      return std::nullopt;
+  }
+
+  // Lowered at every batch: the GEMMs' numbers as the network has them there.
+  for (std::int64_t batch = 1; batch <= largest; batch *= 2) {
+    const std::optional<std::vector<op>> lowered = batches.lower_at(batch);
+    if (!lowered)
+      return std::nullopt; // sizes overflow at this batch
+    scaled_at_batch at;
+    std::map<op_numbers, std::size_t> index;
+    for (std::size_t i = 0; i < scaled.size(); ++i) {
+      const op &o = (*lowered)[scaled[i].first];
+      counts[i] = o.count;
+      const auto [found, added] = index.try_emplace(numbers_of(o), at.distinct.size());
+      if (added)
+        at.distinct.push_back(o);
+      at.which.push_back(found->second);
+    }
+    try {
+      if (mostly_compute_bound(at, counts, model))
+        return batch;
+    } catch (const input_error &) {
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
 /// The KV cache lengths of `layers`' attention layers that read more keys than they have queries
 /// (kv_len > seq_len: docs/network-format.md's decode with a KV cache), in a set.
 void kv_cache_lengths(const std::vector<layer> &layers, std::set<std::int64_t> &lengths) {
@@ -184,19 +379,16 @@ void kv_cache_lengths(const std::vector<layer> &layers, std::set<std::int64_t> &
 }
 
 /// Whether each op is a GEMM whose batch_count, not M, doubles with the batch (attention's score
-/// and context GEMMs and their gradients): lower the network at twice the batch.
-std::vector<bool> batch_count_scaled(const network &net, const std::vector<op> &ops) {
-  network doubled = net;
-  doubled.batch = net.batch * 2;
+/// and context GEMMs and their gradients), from the ops at twice the batch.
+std::vector<bool> batch_count_scaled(const std::vector<op> &ops,
+                                     const std::optional<std::vector<op>> &at_twice) {
   std::vector<bool> scaled(ops.size(), false);
-  try {
-    const std::vector<op> twice = lower(doubled);
-    for (std::size_t i = 0; i < ops.size() && i < twice.size(); ++i)
-      scaled[i] = ops[i].is_gemm() && twice[i].is_gemm() && twice[i].gemm->m == ops[i].gemm->m &&
-                  twice[i].gemm->batch_count == 2 * ops[i].gemm->batch_count;
-  } catch (const input_error &) {
-    // a batch this large cannot double: nothing to say of what grows with it
-  }
+  if (!at_twice)
+    return scaled; // a batch this large cannot double: nothing to say of what grows with it
+  const std::vector<op> &twice = *at_twice;
+  for (std::size_t i = 0; i < ops.size() && i < twice.size(); ++i)
+    scaled[i] = ops[i].is_gemm() && twice[i].is_gemm() && twice[i].gemm->m == ops[i].gemm->m &&
+                twice[i].gemm->batch_count == 2 * ops[i].gemm->batch_count;
   return scaled;
 }
 
@@ -205,7 +397,9 @@ std::vector<bool> batch_count_scaled(const network &net, const std::vector<op> &
 /// the batch advice, so the two never seem to disagree), and which GEMMs no batch helps. Names only
 /// what the network has: attention GEMMs when it has some, a KV cache when one is described.
 std::string memory_bound_warning(const network &net, const analysis &analysed,
-                                 const std::vector<op> &ops, const advice &result) {
+                                 const std::vector<op> &ops,
+                                 const std::optional<std::vector<op>> &at_twice,
+                                 const advice &result) {
   const step_totals &totals = analysed.totals;
   double gemm_memory_s = 0, other_memory_s = 0;
   std::vector<std::string> other_kinds; // the memory-bound ops' kinds, in order of first use
@@ -259,7 +453,7 @@ std::string memory_bound_warning(const network &net, const analysis &analysed,
     warning += " (below)";
   }
 
-  const std::vector<bool> batched = batch_count_scaled(net, ops);
+  const std::vector<bool> batched = batch_count_scaled(ops, at_twice);
   bool batched_memory_bound = false;
   for (std::size_t i = 0; i < batched.size(); ++i)
     batched_memory_bound |= batched[i] && analysed.ops[i].prediction.bound == bound::memory;
@@ -298,34 +492,32 @@ advice advise(const network &net, const analysis &analysed, const perf_model &mo
     if (auto padding = pad(o, model, min_speedup))
       result.padding.push_back(*padding);
   }
-  const auto scaled = batch_scaled(net, ops);
-  for (const auto &[index, rows] : scaled)
-    result.batch.push_back(batch_sizes(ops[index], rows, net, model));
-
-  // The network's batch: where most of the time of the GEMMs that grow with it (the weight GEMMs)
-  // is compute-bound. Ops keep their order when the batch changes, so the indices carry over.
-  for (std::int64_t batch = 1; !scaled.empty() && batch <= 65536; batch *= 2) {
-    network at = net;
-    at.batch = batch;
-    analysis r;
-    try {
-      r = analyze(at, model, "batch search");
-    } catch (const input_error &) {
-      break; // sizes overflow at this batch
-    }
-    double total = 0, memory = 0;
-    for (const auto &[index, rows] : scaled) {
-      const analysed_op &entry = r.ops[index];
-      total += entry.total_time_s;
-      memory += entry.prediction.bound == bound::memory ? entry.total_time_s : 0;
-    }
-    if (total > 0 && memory < 0.5 * total) {
-      result.network_compute_bound_batch = batch;
-      break;
-    }
+  other_batches batches(net);
+  const std::optional<std::vector<op>> at_twice = batches.lower_at(net.batch * 2);
+  const auto scaled = batch_scaled(net, ops, at_twice);
+  // GEMMs of one shape and growth get the same batch advice: searched once.
+  std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, int, std::int64_t,
+                      std::int64_t, double, std::int64_t>,
+           batch_advice>
+      sized;
+  for (const auto &[index, growth] : scaled) {
+    const op &o = ops[index];
+    const auto [found, added] = sized.try_emplace(
+        {o.gemm->m, o.gemm->n, o.gemm->k, o.gemm->batch_count, static_cast<int>(o.precision),
+         o.flops, o.bytes, growth.rows_per_sample, growth.bytes_at_twice});
+    if (added)
+      found->second = batch_sizes(o, growth, net, model);
+    batch_advice advice = found->second;
+    advice.layer = o.layer;
+    advice.pass = o.pass;
+    result.batch.push_back(std::move(advice));
   }
+
+  if (at_twice)
+    result.network_compute_bound_batch =
+        compute_bound_batch(net, ops, *at_twice, scaled, batches, model);
   if (memory_bound_share > 0.5)
-    result.warnings.push_back(memory_bound_warning(net, analysed, ops, result));
+    result.warnings.push_back(memory_bound_warning(net, analysed, ops, at_twice, result));
   if (analysed.totals.launch_bound_ops > 0) {
     launch_bound_advice launch;
     launch.ops = analysed.totals.launch_bound_ops;

@@ -6,8 +6,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
+#include <iterator>
 
 namespace roofline {
 
@@ -27,14 +29,16 @@ struct candidate {
   bool reduce = false;
 };
 
-candidate faster(const candidate &a, const candidate &b) {
-  return a.time_s < 0 || (b.time_s >= 0 && b.time_s < a.time_s) ? b : a;
+/// Keeps the faster of `best` and `c` in `best` (the earlier one of two as fast).
+void keep_faster(candidate &best, const candidate &c) {
+  if (best.time_s < 0 || (c.time_s >= 0 && c.time_s < best.time_s))
+    best = c;
 }
 
 } // namespace
 
 gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_per_s,
-                            const gpu_spec &gpu, const model_parameters &params) {
+                            const gpu_spec &gpu, const model_parameters &params, reasons why_too) {
   const double element = element_bytes(p);
   const double sms = gpu.sm_count;
   // The narrower of the rows of A, B (K long) and C (N long) decides the kernel.
@@ -42,14 +46,21 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
   const double bytes = element * static_cast<double>(s.m * s.k + s.k * s.n + s.m * s.n) *
                        static_cast<double>(s.batch_count);
   const bool l2_resident = bytes <= params[parameter::l2_resident_fraction] * gpu.l2_bytes;
-  const std::vector<kernel_kind> kinds = detail::kernels_for(s, p, alignment, gpu, params);
+  const detail::kernel_kinds kinds = detail::kernels_for(s, p, alignment, gpu, params);
 
-  // What a kernel's candidates share, whatever their tile.
+  // What a kernel's candidates share, whatever their tile. Every term below is computed as the
+  // model states it; what does not change within a loop is computed before it (same values).
   struct kind_costs {
-    double sm_rate, l2_bandwidth, dram_bandwidth, memory_s;
+    double sm_rate, l2_bandwidth, dram_bandwidth, memory_s, l2_bandwidth_per_sm;
   };
   const double efficiency = params.efficiency(p);
   const double wave_overhead_s = params.wave_overhead_s(p);
+  const double kernel_overhead_s = params[parameter::kernel_overhead_s];
+  const double wave_quantization = params[parameter::wave_quantization];
+  const double k_step_latency_s = params[parameter::k_step_latency_s];
+  const double min_split_k_depth = params[parameter::min_split_k_depth];
+  const double split_k_max_tiles = params[parameter::split_k_max_waves] * gpu.sm_count;
+  const double outputs = static_cast<double>(s.m * s.n * s.batch_count);
   const auto costs_of = [&](const kernel_kind &kind) {
     kind_costs k;
     k.sm_rate = peak_flop_per_s * efficiency / kind.slowdown / sms;
@@ -58,75 +69,99 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
     k.dram_bandwidth =
         params[parameter::dram_efficiency] * gpu.dram_bytes_per_s / kind.bandwidth_slowdown;
     k.memory_s = bytes / (l2_resident ? k.l2_bandwidth : k.dram_bandwidth);
+    k.l2_bandwidth_per_sm = k.l2_bandwidth / sms;
     return k;
   };
 
-  // One call of `kind` with tile `t`, K split `split` ways.
-  const auto cost = [&](const kernel_kind &kind, const kind_costs &k, const tile &t, int split,
-                        bool reduce) {
+  // What a K split shares, whatever the tile: the depth each work item reduces, its K loop's
+  // latency and split-K's partial sums (written and read back in fp32).
+  struct split_costs {
+    int split;
+    std::int64_t depth;
+    double k_loop_s, partial_sums_s;
+  };
+  constexpr std::size_t split_count = std::size(split_k_factors);
+  const auto splits_of = [&](const kernel_kind &kind, const kind_costs &k) {
+    std::array<split_costs, split_count> splits{};
+    for (std::size_t i = 0; i < split_count; ++i) {
+      split_costs &c = splits[i];
+      c.split = split_k_factors[i];
+      c.depth = ceil_div(s.k, c.split);
+      c.k_loop_s = kind.k_step > 0
+                       ? static_cast<double>(ceil_div(c.depth, kind.k_step)) * k_step_latency_s
+                       : 0.0;
+      c.partial_sums_s = c.split > 1 ? 2.0 * 4.0 * c.split * outputs / k.dram_bandwidth : 0.0;
+    }
+    return splits;
+  };
+
+  // One call of `kind` with tile `t` (`output_tiles` of them), K split as `sc` says.
+  const auto cost = [&](const kernel_kind &kind, const kind_costs &k, const tile &t,
+                        std::int64_t output_tiles, const split_costs &sc, bool reduce) {
     candidate c;
     c.kind = &kind;
     c.t = t;
-    c.split = split;
-    c.tiles = ceil_div(s.m, t.m) * ceil_div(s.n, t.n) * s.batch_count * split;
-    const std::int64_t depth = ceil_div(s.k, split);
+    c.split = sc.split;
+    c.tiles = output_tiles * sc.split;
+    const double depth = static_cast<double>(sc.depth);
     // One tile: its FMAs, its operand loads through L2, or its K loop's latency, whichever is
     // longest, plus the fixed cost every wave pays.
     const double tile_s =
-        std::max({2.0 * t.m * t.n * static_cast<double>(depth) / k.sm_rate,
-                  static_cast<double>(t.m + t.n) * static_cast<double>(depth) * element /
-                      (k.l2_bandwidth / sms),
-                  kind.k_step > 0 ? static_cast<double>(ceil_div(depth, kind.k_step)) *
-                                        params[parameter::k_step_latency_s]
-                                  : 0.0}) +
+        std::max({2.0 * t.m * t.n * depth / k.sm_rate,
+                  static_cast<double>(t.m + t.n) * depth * element / k.l2_bandwidth_per_sm,
+                  sc.k_loop_s}) +
         wave_overhead_s;
     // A partial last wave costs `wave_quantization` of a whole one; fill and drain once.
     const double waves = static_cast<double>(c.tiles) / sms;
     c.device_s =
-        (waves + params[parameter::wave_quantization] * (std::ceil(waves) - waves)) * tile_s +
-        params[parameter::kernel_overhead_s];
-    if (split > 1) // partial sums: written and read back in fp32
-      c.device_s +=
-          2.0 * 4.0 * split * static_cast<double>(s.m * s.n * s.batch_count) / k.dram_bandwidth;
+        (waves + wave_quantization * (std::ceil(waves) - waves)) * tile_s + kernel_overhead_s;
+    if (sc.split > 1) // partial sums: written and read back in fp32
+      c.device_s += sc.partial_sums_s;
     // The call is as slow as its kernels or its streaming, whichever is slower: split-K's
     // reduction is one more kernel.
     c.reduce = reduce;
-    c.time_s =
-        std::max(c.device_s + (reduce ? params[parameter::kernel_overhead_s] : 0.0), k.memory_s);
+    c.time_s = std::max(c.device_s + (reduce ? kernel_overhead_s : 0.0), k.memory_s);
     return c;
+  };
+  const auto output_tiles = [&](const tile &t) {
+    return ceil_div(s.m, t.m) * ceil_div(s.n, t.n) * s.batch_count;
   };
 
   candidate chosen;
   for (const kernel_kind &kind : kinds) {
     const kind_costs k = costs_of(kind);
+    const auto splits = splits_of(kind, k);
+    // Only the tensor-core kernels split K by cost: GEMVs never do, and the kernels without
+    // TMA follow cuBLAS's rule below. A split must leave each work item deep enough.
+    std::size_t splits_by_cost = 1;
+    if (kind.family == kernel_family::tensor)
+      while (splits_by_cost < split_count &&
+             !(static_cast<double>(s.k / splits[splits_by_cost].split) < min_split_k_depth))
+        ++splits_by_cost;
     candidate best, unsplit;
     for (const tile &t : *kind.menu) {
-      const std::int64_t tiles = ceil_div(s.m, t.m) * ceil_div(s.n, t.n) * s.batch_count;
-      for (int split : split_k_factors) {
-        // Only the tensor-core kernels split K by cost: GEMVs never do, and the kernels without
-        // TMA follow cuBLAS's rule below.
-        if (split > 1 && (kind.family != kernel_family::tensor ||
-                          static_cast<double>(s.k / split) < params[parameter::min_split_k_depth] ||
-                          static_cast<double>(tiles * split) >
-                              params[parameter::split_k_max_waves] * gpu.sm_count))
-          continue;
-        const candidate c = cost(kind, k, t, split, split > 1);
-        best = faster(best, c);
-        if (split == 1)
-          unsplit = faster(unsplit, c);
-      }
+      const std::int64_t tiles = output_tiles(t);
+      const candidate whole = cost(kind, k, t, tiles, splits[0], false);
+      keep_faster(best, whole);
+      keep_faster(unsplit, whole);
+      // ... and not into more work items than split_k_max_waves waves hold (more with each split).
+      for (std::size_t i = 1; i < splits_by_cost &&
+                              !(static_cast<double>(tiles * splits[i].split) > split_k_max_tiles);
+           ++i)
+        keep_faster(best, cost(kind, k, t, tiles, splits[i], true));
     }
     // Without TMA, cuBLAS's rule decides split-K, not its cost: a reduction launch, K split as
     // the unsplit kernel's best tile does best.
     if ((kind.family == kernel_family::fallback || kind.family == kernel_family::simt) &&
         reduces_split_k(s, p, gpu, params)) {
       candidate split;
-      for (int factor : split_k_factors)
-        if (s.k >= factor)
-          split = faster(split, cost(kind, k, unsplit.t, factor, true));
+      const std::int64_t tiles = output_tiles(unsplit.t);
+      for (const split_costs &sc : splits)
+        if (s.k >= sc.split)
+          keep_faster(split, cost(kind, k, unsplit.t, tiles, sc, true));
       best = split;
     }
-    chosen = faster(chosen, best);
+    keep_faster(chosen, best);
   }
 
   gemm_estimate e;
@@ -144,6 +179,8 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
                                                            ceil_div(s.n, chosen.t.n) * chosen.t.n);
   e.alignment_bytes = alignment;
   e.l2_resident = l2_resident;
+  if (why_too == reasons::without)
+    return e;
 
   std::vector<std::string> &why = e.factors;
   switch (e.family) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <string>
 
 namespace roofline {
 namespace detail {
@@ -42,13 +43,28 @@ const std::vector<tile> gemv_tiles{{8, 64},  {8, 128},  {8, 256}, {16, 64}, {16,
 
 /// cuBLAS's kernels for Hopper and newer (nvjet): TMA loads, N tiles in steps of 8 to 32.
 bool has_nvjet(const gpu_spec &gpu) {
-  return std::strtod(gpu.compute_capability.c_str(), nullptr) >= 9.0;
+  // "9.0": read without strtod where the form is that plain (this runs once per estimate).
+  const std::string &cc = gpu.compute_capability;
+  const std::size_t dot = cc.find('.');
+  const auto digits = [&](std::size_t from, std::size_t to) {
+    return to > from && to - from <= 3 &&
+           std::all_of(cc.begin() + static_cast<std::ptrdiff_t>(from),
+                       cc.begin() + static_cast<std::ptrdiff_t>(to),
+                       [](char c) { return c >= '0' && c <= '9'; });
+  };
+  if (dot != std::string::npos && digits(0, dot) && digits(dot + 1, cc.size())) {
+    int major = 0;
+    for (std::size_t i = 0; i < dot; ++i)
+      major = major * 10 + (cc[i] - '0');
+    return major >= 9;
+  }
+  return std::strtod(cc.c_str(), nullptr) >= 9.0;
 }
 
 } // namespace
 
-std::vector<kernel_kind> kernels_for(const gemm_shape &s, precision p, int alignment,
-                                     const gpu_spec &gpu, const model_parameters &params) {
+kernel_kinds kernels_for(const gemm_shape &s, precision p, int alignment, const gpu_spec &gpu,
+                         const model_parameters &params) {
   const bool tensor = runs_on_tensor_cores(p);
   const bool aligned = alignment == 16;
   if ((!tensor && s.m <= 8) || (s.m == 1 && (!aligned || p == precision::tf32))) {

@@ -9,7 +9,11 @@
 #include "roofline/kernel_family.hpp"
 #include "roofline/model_parameters.hpp"
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
+#include <initializer_list>
+#include <stdexcept>
 #include <vector>
 
 namespace roofline {
@@ -47,11 +51,29 @@ struct kernel_kind {
   std::int64_t k_step = 0;
 };
 
+/// A few kernel kinds, held in place (kernels_for runs once per GEMM estimate: no allocation).
+class kernel_kinds {
+public:
+  kernel_kinds(std::initializer_list<kernel_kind> kinds) {
+    if (kinds.size() > m_kinds.size())
+      throw std::logic_error("kernel_kinds: more kinds than it holds");
+    for (const kernel_kind &kind : kinds)
+      m_kinds[m_count++] = kind;
+  }
+  const kernel_kind *begin() const { return m_kinds.data(); }
+  const kernel_kind *end() const { return m_kinds.data() + m_count; }
+  std::size_t size() const { return m_count; }
+
+private:
+  std::array<kernel_kind, 4> m_kinds{};
+  std::size_t m_count = 0;
+};
+
 /// The kernels cuBLAS may run for the shape, as its kernel names on the H200 show: aligned
 /// tensor-core GEMMs run the GPU's own kernels; misaligned rows older CUTLASS kernels, whatever
 /// M > 1; fp32 SIMT kernels;
 /// decode-like M GEMV and gemmSN kernels. `alignment` is row_alignment_bytes(s, p).
-std::vector<kernel_kind> kernels_for(const gemm_shape &s, precision p, int alignment,
-                                     const gpu_spec &gpu, const model_parameters &params);
+kernel_kinds kernels_for(const gemm_shape &s, precision p, int alignment, const gpu_spec &gpu,
+                         const model_parameters &params);
 
 } // namespace roofline::detail

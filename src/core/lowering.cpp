@@ -53,16 +53,19 @@ private:
 
   bool training() const { return m_net.mode == run_mode::training; }
 
+  // The messages are written only on overflow: these run for every op.
   std::int64_t product(const context &ctx, std::initializer_list<std::int64_t> factors,
                        const char *what) const {
-    return detail::require_no_overflow(detail::checked_product(factors), ctx.where,
-                                       "layer `" + ctx.path + "`", what);
+    const std::optional<std::int64_t> value = detail::checked_product(factors);
+    return value ? *value
+                 : detail::require_no_overflow(value, ctx.where, "layer `" + ctx.path + "`", what);
   }
 
   std::int64_t sum(const context &ctx, std::initializer_list<std::optional<std::int64_t>> terms,
                    const char *what) const {
-    return detail::require_no_overflow(detail::checked_sum(terms), ctx.where,
-                                       "layer `" + ctx.path + "`", what);
+    const std::optional<std::int64_t> value = detail::checked_sum(terms);
+    return value ? *value
+                 : detail::require_no_overflow(value, ctx.where, "layer `" + ctx.path + "`", what);
   }
 
   void add_gemm(const context &ctx, const std::string &suffix, const gemm_shape &shape) {

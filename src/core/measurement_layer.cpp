@@ -58,7 +58,8 @@ loaded_layer load_plugin() {
     using entry_function = const measurement_layer *(*)();
     const auto plugin_version =
         reinterpret_cast<version_function>(dlsym(handle, measurement_layer_version_symbol));
-    const auto entry = reinterpret_cast<entry_function>(dlsym(handle, measurement_layer_entry_point));
+    const auto entry =
+        reinterpret_cast<entry_function>(dlsym(handle, measurement_layer_entry_point));
     if (!plugin_version || !entry) {
       result.why = file + " is not a roofline measurement layer";
       return result;
@@ -72,9 +73,10 @@ loaded_layer load_plugin() {
     return result;
   }
   const char *chosen = std::getenv("ROOFLINE_MEASURE_LAYER");
-  result.why = chosen && *chosen ? std::string("ROOFLINE_MEASURE_LAYER=") + chosen + " does not exist"
-                                 : "this build has no CUDA measurement layer (" +
-                                       std::string(ROOFLINE_MEASURE_LAYER_FILE) + " not found)";
+  result.why = chosen && *chosen
+                   ? std::string("ROOFLINE_MEASURE_LAYER=") + chosen + " does not exist"
+                   : "this build has no CUDA measurement layer (" +
+                         std::string(ROOFLINE_MEASURE_LAYER_FILE) + " not found)";
   return result;
 }
 

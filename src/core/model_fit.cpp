@@ -3,9 +3,9 @@
 
 #include "roofline/atomic_file.hpp"
 
+#include "kernel_choice.hpp"
 #include "roofline/ceilings.hpp"
 #include "roofline/error.hpp"
-#include "kernel_choice.hpp"
 #include "roofline/gemm_model.hpp"
 
 #include <nlohmann/json.hpp>

@@ -22,10 +22,14 @@ double op::arithmetic_intensity() const noexcept {
 
 op make_gemm_op(std::string layer, const gemm_shape &shape, precision p, source_location where) {
   op result;
-  result.flops = detail::require_no_overflow(gemm_flops(shape), where, "layer `" + layer + "`",
-                                             "its FLOP count (2·M·N·K·batch_count)");
-  result.bytes = detail::require_no_overflow(gemm_min_bytes(shape, p), where,
-                                             "layer `" + layer + "`", "its byte count");
+  // The messages are written only on overflow: this runs for every GEMM.
+  const std::optional<std::int64_t> flops = gemm_flops(shape), bytes = gemm_min_bytes(shape, p);
+  result.flops = flops ? *flops
+                       : detail::require_no_overflow(flops, where, "layer `" + layer + "`",
+                                                     "its FLOP count (2·M·N·K·batch_count)");
+  result.bytes =
+      bytes ? *bytes
+            : detail::require_no_overflow(bytes, where, "layer `" + layer + "`", "its byte count");
   result.layer = std::move(layer);
   result.kind = "gemm";
   result.precision = p;

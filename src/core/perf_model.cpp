@@ -4,6 +4,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
 
 namespace roofline {
 
@@ -11,16 +15,114 @@ std::string_view to_string(bound b) {
   return b == bound::memory ? "memory" : "compute";
 }
 
+namespace {
+
+/// What a prediction depends on: the GEMM's shape (none for memory ops), the precision, the FLOPs
+/// and the bytes. Names, counts and places do not change it.
+struct op_key {
+  std::int64_t m = 0, n = 0, k = 0, batch_count = 0, flops = 0, bytes = 0;
+  precision p = precision::fp16;
+  bool gemm = false;
+  reasons why = reasons::with;
+
+  bool operator==(const op_key &o) const {
+    return m == o.m && n == o.n && k == o.k && batch_count == o.batch_count && flops == o.flops &&
+           bytes == o.bytes && p == o.p && gemm == o.gemm && why == o.why;
+  }
+};
+
+struct op_key_hash {
+  std::size_t operator()(const op_key &key) const noexcept {
+    std::uint64_t h = 0x9e3779b97f4a7c15ULL;
+    for (std::uint64_t v :
+         {static_cast<std::uint64_t>(key.m), static_cast<std::uint64_t>(key.n),
+          static_cast<std::uint64_t>(key.k), static_cast<std::uint64_t>(key.batch_count),
+          static_cast<std::uint64_t>(key.flops), static_cast<std::uint64_t>(key.bytes),
+          static_cast<std::uint64_t>(key.p) * 4 + key.gemm * 2 + (key.why == reasons::with)}) {
+      h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+      h *= 0xff51afd7ed558ccdULL;
+    }
+    return static_cast<std::size_t>(h ^ (h >> 32));
+  }
+};
+
+op_key key_of(const op &o, reasons why) {
+  op_key key;
+  key.why = why;
+  if (o.gemm) {
+    key.m = o.gemm->m;
+    key.n = o.gemm->n;
+    key.k = o.gemm->k;
+    key.batch_count = o.gemm->batch_count;
+    key.gemm = true;
+  }
+  key.flops = o.flops;
+  key.bytes = o.bytes;
+  key.p = o.precision;
+  return key;
+}
+
+op_key key_of(const gemm_shape &s, precision p, reasons why) {
+  return {s.m, s.n, s.k, s.batch_count, 0, 0, p, true, why};
+}
+
+/// Values computed per key, kept from a key's second request on: what repeats is computed once,
+/// and a key asked for once (every shape of a sweep) costs no copy. Each table holds at most
+/// `capacity` keys (a few MB; a network has far fewer shapes), then starts over.
+template <class Value> class memo_table {
+public:
+  static constexpr std::size_t capacity = std::size_t{1} << 14;
+
+  /// The value of `key`: remembered, else compute().
+  template <class Compute> Value get(std::mutex &mutex, const op_key &key, Compute &&compute) {
+    bool keep = false;
+    {
+      const std::lock_guard<std::mutex> lock(mutex);
+      if (const auto found = m_values.find(key); found != m_values.end())
+        return found->second;
+      if (m_seen.size() >= capacity)
+        m_seen.clear();
+      keep = !m_seen.insert(key).second;
+    }
+    Value value = compute();
+    if (keep) {
+      const std::lock_guard<std::mutex> lock(mutex);
+      if (m_values.size() >= capacity)
+        m_values.clear();
+      m_values.emplace(key, value);
+    }
+    return value;
+  }
+
+private:
+  std::unordered_map<op_key, Value, op_key_hash> m_values;
+  std::unordered_set<op_key, op_key_hash> m_seen;
+};
+
+} // namespace
+
+/// What a model has predicted, shared by its copies; one lock for both tables.
+struct perf_model::memo {
+  std::mutex mutex;
+  memo_table<prediction> predictions;
+  memo_table<gemm_estimate> estimates;
+};
+
 perf_model::perf_model(gpu_spec spec, model_options options)
     : m_spec(std::move(spec)), m_basis(model_basis(m_spec)), m_options(std::move(options)),
       m_parameters(m_options.parameters.value_or(m_spec.parameters)),
-      m_host(m_options.host.value_or(typical_host_floor())) {}
+      m_host(m_options.host.value_or(typical_host_floor())), m_memo(std::make_shared<memo>()) {}
 
-prediction perf_model::predict(const op &o) const {
+prediction perf_model::predict(const op &o, reasons why) const {
   // Elementwise and normalisation kernels run on the CUDA cores, whatever their storage format.
   const precision unit = o.is_gemm() ? o.precision : precision::fp32;
   if (!m_spec.supports(unit))
     throw input_error(o.where, "layer `" + o.layer + "`: " + m_spec.unsupported_message(unit));
+  return m_memo->predictions.get(m_memo->mutex, key_of(o, why), [&] { return compute(o, why); });
+}
+
+prediction perf_model::compute(const op &o, reasons why) const {
+  const precision unit = o.is_gemm() ? o.precision : precision::fp32;
   prediction result;
   result.peak_flop_per_s = m_spec.peak_flop_per_s(unit, m_options.sparse);
   result.sparse_peak = m_options.sparse && m_spec.peaks.at(unit).sparse_flop_per_s.has_value();
@@ -36,20 +138,22 @@ prediction perf_model::predict(const op &o) const {
       std::max(static_cast<double>(o.flops) / m_spec.peak_flop_per_s(unit), memory_s);
   result.attainable_flop_per_s =
       std::min(result.peak_flop_per_s, intensity * m_spec.dram_bytes_per_s);
-  result.factors.push_back(
-      result.bound == bound::memory
-          ? fmt::format("intensity {:.3g} < ridge {:.3g} FLOP/B: DRAM-bound at {:.3g} TB/s",
-                        intensity, result.ridge_intensity, m_spec.dram_bytes_per_s / 1e12)
-          : fmt::format("intensity {:.3g} >= ridge {:.3g} FLOP/B: {} peak {:.4g} TFLOP/s{}",
-                        intensity, result.ridge_intensity, to_string(unit),
-                        result.peak_flop_per_s / 1e12, result.sparse_peak ? " (2:4 sparse)" : ""));
+  if (why == reasons::with)
+    result.factors.push_back(
+        result.bound == bound::memory
+            ? fmt::format("intensity {:.3g} < ridge {:.3g} FLOP/B: DRAM-bound at {:.3g} TB/s",
+                          intensity, result.ridge_intensity, m_spec.dram_bytes_per_s / 1e12)
+            : fmt::format("intensity {:.3g} >= ridge {:.3g} FLOP/B: {} peak {:.4g} TFLOP/s{}",
+                          intensity, result.ridge_intensity, to_string(unit),
+                          result.peak_flop_per_s / 1e12,
+                          result.sparse_peak ? " (2:4 sparse)" : ""));
   if (m_options.roofline_only ||
       m_spec.sm_count <= 0) { // no SMs to spread tiles over: the bound is all we have
     result.flop_per_s = static_cast<double>(o.flops) / result.time_s;
     return result;
   }
   if (o.is_gemm()) {
-    result.gemm = estimate(*o.gemm, o.precision);
+    result.gemm = compute(*o.gemm, o.precision, why);
     result.device_time_s = result.gemm->device_time_s;
     result.host_floor_s = m_host.gemm(o.precision, result.gemm->launches,
                                       result.gemm->family == kernel_family::fallback);
@@ -66,7 +170,7 @@ prediction perf_model::predict(const op &o) const {
   result.launch_bound = result.host_floor_s > result.device_time_s;
   result.time_s = std::max(result.device_time_s, result.host_floor_s);
   result.flop_per_s = static_cast<double>(o.flops) / result.time_s;
-  if (result.launch_bound)
+  if (result.launch_bound && why == reasons::with)
     result.factors.push_back(fmt::format(
         "launch-bound: the host needs {:.1f} µs to issue it{}, the GPU {:.1f} µs to run it",
         result.host_floor_s * 1e6, m_host.measured ? "" : " (typical host)",
@@ -74,12 +178,17 @@ prediction perf_model::predict(const op &o) const {
   return result;
 }
 
-gemm_estimate perf_model::estimate(const gemm_shape &shape, precision p) const {
+gemm_estimate perf_model::estimate(const gemm_shape &shape, precision p, reasons why) const {
+  return m_memo->estimates.get(m_memo->mutex, key_of(shape, p, why),
+                               [&] { return compute(shape, p, why); });
+}
+
+gemm_estimate perf_model::compute(const gemm_shape &shape, precision p, reasons why) const {
   // Always the dense peak, whatever --sparse says. A 2:4-sparse GEMM is another kernel (cuSPARSELt:
   // a compressed operand with its metadata, its own tiles and pipeline) whose time the GEMM model
   // has never been fitted on: doubling the tile rate of a model fitted on dense cuBLAS timings
   // would print a time nobody measured. --sparse therefore moves only the roofline placement.
-  return estimate_gemm(shape, p, m_basis.peak_flop_per_s(p), m_basis, m_parameters);
+  return estimate_gemm(shape, p, m_basis.peak_flop_per_s(p), m_basis, m_parameters, why);
 }
 
 std::vector<std::string> model_notes(const perf_model &model, const std::vector<op> &ops) {

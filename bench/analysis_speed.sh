@@ -1,0 +1,83 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# How fast an analysis runs (issue 14, part 4): times the CLI on flat networks of 5, 10,000 and
+# 100,000 linear layers of varied sizes against the H100 datasheet, to JSON (--format json -o FILE)
+# and as a table, and reports wall time and peak memory (median of RUNS runs); then the
+# library's predictions per second (bench/analysis_speed.cpp). Needs no GPU; needs GNU time
+# (Debian: apt-get install time).
+#
+#   bench/analysis_speed.sh [BUILD_DIR]      # default: build; RUNS=3, LAYERS="5 10000 100000"
+#
+# Targets: 10,000 layers to JSON < 200 ms, 100,000 < 2 s; ≥ 500,000 predictions/s on one core.
+set -eu
+
+build=${1:-build}
+advise=$build/roofline-advise
+runs=${RUNS:-3}
+layers=${LAYERS:-5 10000 100000}
+if [ ! -x "$advise" ]; then
+  echo "analysis_speed.sh: no $advise (cmake --build $build --target roofline-advise)" >&2
+  exit 2
+fi
+if [ ! -x /usr/bin/time ]; then
+  echo "analysis_speed.sh: needs GNU time as /usr/bin/time (Debian: apt-get install time)" >&2
+  exit 2
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# A flat network of $1 linear layers, each one's input the previous one's output: widths drawn
+# (seeded, the same on every machine) from the multiples of 64 up to 4096 and eight widths that
+# break the 16-byte rule or fill tiles badly (1000, 50257, ...); batch 32, fp16.
+generate() {
+  awk -v n="$1" 'BEGIN {
+    w = 0
+    for (k = 1; k <= 64; k++) widths[w++] = 64 * k
+    split("1000 1001 3000 50257 777 1023 2050 4100", odd, " ")
+    for (i = 1; i <= 8; i++) widths[w++] = odd[i]
+    x = 12345 # Park-Miller: exact in the doubles awk computes with
+    print "name: flat-" n
+    print "description: " n " linear layers of varied sizes (bench/analysis_speed.sh)"
+    print "precision: fp16"
+    print "batch: 32"
+    print "layers:"
+    x = (x * 16807) % 2147483647; input = widths[x % w]
+    for (i = 0; i < n; i++) {
+      x = (x * 16807) % 2147483647; output = widths[x % w]
+      printf "  - {name: fc%d, type: linear, in: %d, out: %d}\n", i, input, output
+      input = output
+    }
+  }' > "$2"
+}
+
+# Median wall time (s) and peak RSS (KB) of `$@` over $runs runs, standard output discarded.
+measure() {
+  i=0
+  : > "$work/times"
+  while [ "$i" -lt "$runs" ]; do
+    /usr/bin/time -f '%e %M' -o "$work/time" "$@" > /dev/null
+    cat "$work/time" >> "$work/times"
+    i=$((i + 1))
+  done
+  sort -n "$work/times" | awk -v runs="$runs" 'NR == int((runs + 1) / 2) { print $1, $2 }'
+}
+
+echo "roofline-advise NETWORK --gpu h100 ($advise; median of $runs runs; $(nproc) cores)"
+printf '%8s  %-34s %9s %10s\n' layers output wall "max RSS"
+for n in $layers; do
+  network=$work/flat-$n.yaml
+  generate "$n" "$network"
+  set -- $(measure "$advise" "$network" --gpu h100 --format json -o "$work/x.json")
+  printf '%8s  %-34s %7s s %7s MB\n' "$n" "--format json -o x.json" "$1" "$(($2 / 1024))"
+  set -- $(measure "$advise" "$network" --gpu h100)
+  printf '%8s  %-34s %7s s %7s MB\n' "$n" "table (stdout)" "$1" "$(($2 / 1024))"
+done
+echo "targets: 10000 layers to JSON < 0.2 s, 100000 < 2 s"
+
+if [ -x "$build/analysis_speed" ]; then
+  echo
+  "$build/analysis_speed"
+else
+  echo
+  echo "($build/analysis_speed not built: cmake --build $build --target analysis_speed)"
+fi
