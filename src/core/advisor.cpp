@@ -10,11 +10,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <optional>
 #include <set>
 #include <tuple>
+#include <unordered_map>
+#include <unordered_set>
 
 namespace roofline {
 
@@ -250,6 +253,48 @@ op_numbers numbers_of(const op &o) {
           o.flops,   o.bytes};
 }
 
+/// Integers as the key of a hashed table (networks have up to 100,000 layers).
+template <std::size_t size> struct integers_key {
+  std::array<std::int64_t, size> values;
+
+  bool operator==(const integers_key &o) const { return values == o.values; }
+  struct hash {
+    std::size_t operator()(const integers_key &key) const noexcept {
+      std::uint64_t h = 0x9e3779b97f4a7c15ULL;
+      for (std::int64_t v : key.values) {
+        h ^= static_cast<std::uint64_t>(v) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+        h *= 0xff51afd7ed558ccdULL;
+      }
+      return static_cast<std::size_t>(h ^ (h >> 32));
+    }
+  };
+};
+
+/// The GEMMs that grow with the batch, grouped by all the batch searches read of them (their
+/// numbers at the batch, their bytes at twice it): `first[g]` is group g's first GEMM (an index
+/// into batch_scaled's list), `of[i]` the group of GEMM i.
+struct growth_groups {
+  std::vector<std::size_t> first, of;
+};
+
+growth_groups group_by_growth(const std::vector<op> &ops, const std::vector<op> &twice,
+                              const std::vector<std::pair<std::size_t, row_growth>> &scaled) {
+  growth_groups groups;
+  groups.of.reserve(scaled.size());
+  std::unordered_map<integers_key<8>, std::size_t, integers_key<8>::hash> index;
+  for (std::size_t i = 0; i < scaled.size(); ++i) {
+    const op &o = ops[scaled[i].first];
+    const integers_key<8> key{{o.gemm->m, o.gemm->n, o.gemm->k, o.gemm->batch_count,
+                               static_cast<int>(o.precision), o.flops, o.bytes,
+                               twice[scaled[i].first].bytes}};
+    const auto [found, added] = index.try_emplace(key, groups.first.size());
+    if (added)
+      groups.first.push_back(i);
+    groups.of.push_back(found->second);
+  }
+  return groups;
+}
+
 /// The smallest power-of-two batch ≤ 65536 at which less than half the time of the GEMMs that grow
 /// with the batch (`scaled`) is memory-bound; nullopt when there is none, or when the network's
 /// sizes overflow first. `ops` and `twice` are the network's ops at its batch and twice it.
@@ -263,7 +308,7 @@ op_numbers numbers_of(const op &o) {
 std::optional<std::int64_t>
 compute_bound_batch(const network &net, const std::vector<op> &ops, const std::vector<op> &twice,
                     const std::vector<std::pair<std::size_t, row_growth>> &scaled,
-                    other_batches &batches, const perf_model &model) {
+                    const growth_groups &groups, other_batches &batches, const perf_model &model) {
   constexpr std::int64_t largest = 65536;
   if (scaled.empty())
     return std::nullopt;
@@ -273,15 +318,11 @@ compute_bound_batch(const network &net, const std::vector<op> &ops, const std::v
   for (const auto &entry : scaled)
     counts.push_back(ops[entry.first].count);
 
-  // Per distinct GEMM: M and FLOPs per sample, bytes per sample and fixed.
+  // Per group: M and FLOPs per sample, bytes per sample and fixed.
   struct growth_line {
     op at_now;
     std::int64_t rows, flops, bytes, fixed_bytes;
   };
-  std::vector<growth_line> lines;
-  std::vector<std::size_t> line_of;
-  line_of.reserve(scaled.size());
-  std::map<std::pair<op_numbers, std::int64_t>, std::size_t> line_index;
   bool affine = true;
   for (const auto &[index, growth] : scaled) {
     const op &o = ops[index];
@@ -290,21 +331,23 @@ compute_bound_batch(const network &net, const std::vector<op> &ops, const std::v
     affine = affine && o.gemm->m % now == 0 && o.flops % now == 0 && t.flops == 2 * o.flops &&
              slope >= 0 && slope % now == 0 && o.bytes >= slope && t.count == o.count &&
              t.precision == o.precision && t.gemm->n == o.gemm->n && t.gemm->k == o.gemm->k;
-    if (!affine)
-      break;
-    const auto [found, added] = line_index.try_emplace({numbers_of(o), t.bytes}, lines.size());
-    if (added) {
+  }
+  std::vector<growth_line> lines;
+  if (affine) {
+    lines.reserve(groups.first.size());
+    for (std::size_t first : groups.first) {
+      const op &o = ops[scaled[first].first];
+      const std::int64_t slope = twice[scaled[first].first].bytes - o.bytes;
       op at_now;
       at_now.gemm = *o.gemm;
       at_now.precision = o.precision;
       lines.push_back({at_now, o.gemm->m / now, o.flops / now, slope / now, o.bytes - slope});
     }
-    line_of.push_back(found->second);
   }
 
   if (affine) {
     scaled_at_batch at;
-    at.which = line_of;
+    at.which = groups.of;
     for (std::int64_t batch = 1; batch <= largest; batch *= 2) {
       at.distinct.clear();
       for (const growth_line &line : lines) {
@@ -483,11 +526,12 @@ advice advise(const network &net, const analysis &analysed, const perf_model &mo
   for (const analysed_op &entry : analysed.ops)
     ops.push_back(entry.op);
   const double memory_bound_share = analysed.totals.memory_bound_share;
-  std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, int>> seen;
+  std::unordered_set<integers_key<5>, integers_key<5>::hash> seen;
   for (const op &o : ops) {
-    if (!o.is_gemm() || !seen.insert({o.gemm->m, o.gemm->n, o.gemm->k, o.gemm->batch_count,
-                                      static_cast<int>(o.precision)})
-                             .second)
+    if (!o.is_gemm() ||
+        !seen.insert(integers_key<5>{{o.gemm->m, o.gemm->n, o.gemm->k, o.gemm->batch_count,
+                                      static_cast<int>(o.precision)}})
+             .second)
       continue;
     if (auto padding = pad(o, model, min_speedup))
       result.padding.push_back(*padding);
@@ -495,19 +539,15 @@ advice advise(const network &net, const analysis &analysed, const perf_model &mo
   other_batches batches(net);
   const std::optional<std::vector<op>> at_twice = batches.lower_at(net.batch * 2);
   const auto scaled = batch_scaled(net, ops, at_twice);
-  // GEMMs of one shape and growth get the same batch advice: searched once.
-  std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, int, std::int64_t,
-                      std::int64_t, double, std::int64_t>,
-           batch_advice>
-      sized;
-  for (const auto &[index, growth] : scaled) {
-    const op &o = ops[index];
-    const auto [found, added] = sized.try_emplace(
-        {o.gemm->m, o.gemm->n, o.gemm->k, o.gemm->batch_count, static_cast<int>(o.precision),
-         o.flops, o.bytes, growth.rows_per_sample, growth.bytes_at_twice});
-    if (added)
-      found->second = batch_sizes(o, growth, net, model);
-    batch_advice advice = found->second;
+  // GEMMs that grow alike get the same batch advice: searched once per group.
+  const growth_groups groups = at_twice ? group_by_growth(ops, *at_twice, scaled) : growth_groups{};
+  std::vector<batch_advice> sized;
+  sized.reserve(groups.first.size());
+  for (std::size_t first : groups.first)
+    sized.push_back(batch_sizes(ops[scaled[first].first], scaled[first].second, net, model));
+  for (std::size_t i = 0; i < scaled.size(); ++i) {
+    const op &o = ops[scaled[i].first];
+    batch_advice advice = sized[groups.of[i]];
     advice.layer = o.layer;
     advice.pass = o.pass;
     result.batch.push_back(std::move(advice));
@@ -515,7 +555,7 @@ advice advise(const network &net, const analysis &analysed, const perf_model &mo
 
   if (at_twice)
     result.network_compute_bound_batch =
-        compute_bound_batch(net, ops, *at_twice, scaled, batches, model);
+        compute_bound_batch(net, ops, *at_twice, scaled, groups, batches, model);
   if (memory_bound_share > 0.5)
     result.warnings.push_back(memory_bound_warning(net, analysed, ops, at_twice, result));
   if (analysed.totals.launch_bound_ops > 0) {

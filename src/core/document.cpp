@@ -104,10 +104,10 @@ void write_document(const document &d, output_format format, std::ostream &out,
                     const write_options &options) {
   switch (format) {
   case output_format::json: {
-    nlohmann::json envelope{{"schema_version", json_schema_version},
-                            {"tool", {{"name", "roofline-advise"}, {"version", version()}}}};
-    envelope.update(d.json());
-    out << envelope.dump(2) << '\n';
+    nlohmann::json document = d.json(); // the envelope's fields join it: no copy of the tree
+    document["schema_version"] = json_schema_version;
+    document["tool"] = {{"name", "roofline-advise"}, {"version", version()}};
+    out << document.dump(2) << '\n';
     return;
   }
   case output_format::csv: render_csv(d.csv(), out); return;

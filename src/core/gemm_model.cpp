@@ -29,6 +29,15 @@ struct candidate {
   bool reduce = false;
 };
 
+/// std::ceil of a call's waves (non-negative) without a library call: the candidates' loop runs
+/// it for every tile and split.
+double ceil_waves(double waves) {
+  if (!(waves >= 0 && waves < 4.0e15))
+    return std::ceil(waves);
+  const double whole = static_cast<double>(static_cast<std::int64_t>(waves));
+  return whole < waves ? whole + 1 : whole;
+}
+
 /// Keeps the faster of `best` and `c` in `best` (the earlier one of two as fast).
 void keep_faster(candidate &best, const candidate &c) {
   if (best.time_s < 0 || (c.time_s >= 0 && c.time_s < best.time_s))
@@ -114,7 +123,7 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
     // A partial last wave costs `wave_quantization` of a whole one; fill and drain once.
     const double waves = static_cast<double>(c.tiles) / sms;
     c.device_s =
-        (waves + wave_quantization * (std::ceil(waves) - waves)) * tile_s + kernel_overhead_s;
+        (waves + wave_quantization * (ceil_waves(waves) - waves)) * tile_s + kernel_overhead_s;
     if (sc.split > 1) // partial sums: written and read back in fp32
       c.device_s += sc.partial_sums_s;
     // The call is as slow as its kernels or its streaming, whichever is slower: split-K's

@@ -6,6 +6,8 @@
 #include "suggest.hpp"
 #include "yaml_reader.hpp"
 
+#include <optional>
+
 namespace roofline {
 
 std::string_view to_string(run_mode m) {
@@ -22,10 +24,9 @@ constexpr int max_nesting = 32;
 // networks written with repeat blocks stay far below this.
 constexpr std::int64_t max_layers = 100000;
 
-/// The scalar at `key`, or "" when it is absent or not a scalar.
-std::string scalar_or_empty(const YAML::Node &map, const std::string &key) {
-  const YAML::Node value = map[key];
-  return value.IsDefined() && value.IsScalar() ? value.Scalar() : std::string{};
+/// The scalar, or "" when it is absent or not a scalar.
+std::string scalar_or_empty(const std::optional<YAML::Node> &value) {
+  return value && value->IsScalar() ? value->Scalar() : std::string{};
 }
 
 /// The GEMM layers, then every memory op.
@@ -103,7 +104,21 @@ private:
                         "a layer must be a mapping such as {name: fc1, type: linear, in: 1024, "
                         "out: 4096}, got " +
                             detail::describe(item));
-    if (item["repeat"].IsDefined())
+    // The keys read before the type says which are allowed: one pass over the entries, each key
+    // its first entry's, as YAML::Node's lookup finds it (a lookup converts every key it passes).
+    std::optional<YAML::Node> repeat, name_node, type_node;
+    for (const auto &entry : item) {
+      if (!entry.first.IsScalar())
+        continue;
+      const std::string &key = entry.first.Scalar();
+      if (key == "repeat" && !repeat)
+        repeat = entry.second;
+      else if (key == "name" && !name_node)
+        name_node = entry.second;
+      else if (key == "type" && !type_node)
+        type_node = entry.second;
+    }
+    if (repeat)
       return parse_repeat(item, depth);
 
     // The type decides which keys are allowed, so read name and type before checking keys.
@@ -111,13 +126,12 @@ private:
       throw input_error(
           where, "the network has more than " + std::to_string(max_layers) +
                      " layers (YAML aliases expanded); describe repeated blocks with `repeat`");
-    const std::string name = scalar_or_empty(item, "name");
+    const std::string name = scalar_or_empty(name_node);
     const std::string context = name.empty() ? "layer" : "layer `" + name + "`";
-    if (!item["type"].IsDefined())
+    if (!type_node)
       throw input_error(where, context + ": missing required key `type`; expected one of " +
                                    detail::quoted_list(layer_types));
-    const YAML::Node type_node = item["type"];
-    const std::string type = scalar_or_empty(item, "type");
+    const std::string type = scalar_or_empty(type_node);
     const std::string typed_context = context + " (" + type + ")";
 
     layer result;
@@ -174,8 +188,8 @@ private:
       result.body = memory_layer{*kind, map.optional_positive_int("features")};
       finish(result, map);
     } else {
-      throw input_error(detail::location_of(type_node, m_file),
-                        context + ": unknown layer type " + detail::describe(type_node) +
+      throw input_error(detail::location_of(*type_node, m_file),
+                        context + ": unknown layer type " + detail::describe(*type_node) +
                             detail::did_you_mean(type, layer_types) + "; expected one of " +
                             detail::quoted_list(layer_types));
     }

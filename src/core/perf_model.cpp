@@ -66,30 +66,53 @@ op_key key_of(const gemm_shape &s, precision p, reasons why) {
   return {s.m, s.n, s.k, s.batch_count, 0, 0, p, true, why};
 }
 
-/// Values computed per key, kept from a key's second request on: what repeats is computed once,
-/// and a key asked for once (every shape of a sweep) costs no copy. Each table holds at most
-/// `capacity` keys (a few MB; a network has far fewer shapes), then starts over.
+/// Values computed per key: what repeats is computed once. A key is kept from its second request
+/// on, or from its first once the table has served a request (a network repeats its shapes; a
+/// sweep of shapes each asked for once copies none). Each table holds at most `capacity` keys (a
+/// few MB; a network has far fewer shapes), then starts over. The caller's mutex guards it.
 template <class Value> class memo_table {
 public:
   static constexpr std::size_t capacity = std::size_t{1} << 14;
 
+  /// Whether `key` is remembered; if so, its value in `value`.
+  bool find(const op_key &key, Value &value) {
+    const auto found = m_values.find(key);
+    if (found == m_values.end())
+      return false;
+    ++m_hits;
+    value = found->second;
+    return true;
+  }
+
+  /// Whether a value computed for `key` (not found) is worth keeping.
+  bool worth_keeping(const op_key &key) {
+    if (m_seen.size() >= capacity)
+      m_seen.clear();
+    return !m_seen.insert(key).second || m_hits > 0;
+  }
+
+  void keep(const op_key &key, const Value &value) {
+    if (m_values.size() >= capacity) {
+      m_values.clear();
+      m_hits = 0;
+    }
+    m_values.emplace(key, value);
+  }
+
   /// The value of `key`: remembered, else compute().
   template <class Compute> Value get(std::mutex &mutex, const op_key &key, Compute &&compute) {
-    bool keep = false;
+    Value value;
+    bool kept = false;
     {
       const std::lock_guard<std::mutex> lock(mutex);
-      if (const auto found = m_values.find(key); found != m_values.end())
-        return found->second;
-      if (m_seen.size() >= capacity)
-        m_seen.clear();
-      keep = !m_seen.insert(key).second;
+      if (find(key, value))
+        return value;
+      kept = worth_keeping(key);
     }
-    Value value = compute();
-    if (keep) {
+    value = compute();
+    if (kept) {
       const std::lock_guard<std::mutex> lock(mutex);
-      if (m_values.size() >= capacity)
-        m_values.clear();
-      m_values.emplace(key, value);
+      keep(key, value);
     }
     return value;
   }
@@ -97,6 +120,7 @@ public:
 private:
   std::unordered_map<op_key, Value, op_key_hash> m_values;
   std::unordered_set<op_key, op_key_hash> m_seen;
+  std::size_t m_hits = 0; ///< since the values were last cleared
 };
 
 } // namespace

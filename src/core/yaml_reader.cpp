@@ -75,6 +75,8 @@ yaml_map::yaml_map(YAML::Node node, std::string file, std::string context,
                           m_context + ": duplicate key `" + key + "` (first given at line " +
                               std::to_string(mark.line + 1) + ")");
     seen.emplace_back(key, entry.first.Mark());
+    if (entry.first.IsScalar()) // only a scalar key matches a lookup by name
+      m_entries.emplace_back(key, entry.second);
     if (std::find(allowed.begin(), allowed.end(), key) != allowed.end())
       continue;
     const std::string hint = did_you_mean(key, allowed);
@@ -85,13 +87,20 @@ yaml_map::yaml_map(YAML::Node node, std::string file, std::string context,
   }
 }
 
+const YAML::Node *yaml_map::find(const std::string &key) const {
+  for (const auto &[name, value] : m_entries)
+    if (name == key)
+      return &value;
+  return nullptr;
+}
+
 bool yaml_map::has(const std::string &key) const {
-  const YAML::Node value = m_node[key];
-  return value.IsDefined();
+  return find(key) != nullptr;
 }
 
 source_location yaml_map::where(const std::string &key) const {
-  return has(key) ? location_of(m_node[key], m_file) : where();
+  const YAML::Node *value = find(key);
+  return value ? location_of(*value, m_file) : where();
 }
 
 void yaml_map::fail(const std::string &key, const std::string &message) const {
@@ -99,9 +108,10 @@ void yaml_map::fail(const std::string &key, const std::string &message) const {
 }
 
 YAML::Node yaml_map::required(const std::string &key) const {
-  if (!has(key))
+  const YAML::Node *value = find(key);
+  if (!value)
     throw input_error(where(), m_context + ": missing required key `" + key + "`");
-  return m_node[key];
+  return *value;
 }
 
 std::string yaml_map::string(const std::string &key) const {
@@ -154,7 +164,8 @@ std::optional<std::int64_t> yaml_map::optional_positive_int(const std::string &k
 }
 
 std::int64_t yaml_map::non_negative_int_or(const std::string &key, std::int64_t fallback) const {
-  return has(key) ? integer(m_node[key], key, 0) : fallback;
+  const YAML::Node *value = find(key);
+  return value ? integer(*value, key, 0) : fallback;
 }
 
 std::pair<std::int64_t, std::int64_t> yaml_map::int_pair(const std::string &key,
@@ -197,7 +208,7 @@ std::optional<double> yaml_map::optional_positive_number(const std::string &key)
 bool yaml_map::boolean_or(const std::string &key, bool fallback) const {
   if (!has(key))
     return fallback;
-  const YAML::Node value = m_node[key];
+  const YAML::Node value = *find(key);
   if (value.IsScalar()) {
     const std::string text = to_lower(value.Scalar());
     if (text == "true" || text == "yes")
@@ -211,7 +222,7 @@ bool yaml_map::boolean_or(const std::string &key, bool fallback) const {
 std::vector<std::string> yaml_map::strings_or_empty(const std::string &key) const {
   if (!has(key))
     return {};
-  const YAML::Node value = m_node[key];
+  const YAML::Node value = *find(key);
   if (value.IsScalar())
     return {value.Scalar()};
   std::vector<std::string> items;

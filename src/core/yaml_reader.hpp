@@ -66,10 +66,15 @@ public:
 
 private:
   std::int64_t integer(const YAML::Node &value, const std::string &key, std::int64_t minimum) const;
+  /// The value at `key`, nullptr when absent: the first entry whose key is that scalar, as
+  /// YAML::Node's lookup finds it, from the entries read once at construction (a lookup of
+  /// yaml-cpp's converts every key it passes to a string).
+  const YAML::Node *find(const std::string &key) const;
 
   YAML::Node m_node;
   std::string m_file;
   std::string m_context;
+  std::vector<std::pair<std::string, YAML::Node>> m_entries; ///< scalar keys and their values
 };
 
 } // namespace roofline::detail
