@@ -67,8 +67,8 @@ struct advice {
 
 /// Padding worth at least `min_speedup` (predicted), batch sizes per GEMM whose rows grow with the
 /// batch, a warning when most of the step is memory-bound and one when ops are launch-bound.
-/// `analysed` is analyze(net, model, ...).
-advice advise(const network &net, const analysis &analysed, const perf_model &model,
-              double min_speedup = 1.03);
+/// `analysed` is analyze(net, ...): the advice predicts with the same model, rebuilt from what the
+/// analysis records (its GPU, options, parameters and host floor).
+advice advise(const network &net, const analysis &analysed, double min_speedup = 1.03);
 
 } // namespace roofline

@@ -519,8 +519,11 @@ std::string memory_bound_warning(const network &net, const analysis &analysed,
 
 } // namespace
 
-advice advise(const network &net, const analysis &analysed, const perf_model &model,
-              double min_speedup) {
+advice advise(const network &net, const analysis &analysed, double min_speedup) {
+  model_options options = analysed.options;
+  options.parameters = analysed.parameters;
+  options.host = analysed.host;
+  const perf_model model(analysed.device, options);
   advice result;
   std::vector<op> ops;
   for (const analysed_op &entry : analysed.ops)

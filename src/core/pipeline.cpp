@@ -49,7 +49,7 @@ report run_pipeline(const network &net, const gpu_choice &gpu, const pipeline_op
   analysis analysed = analyze(net, gpu.model, gpu.selection);
   std::optional<advice> advised;
   if (options.advise)
-    advised = advise(net, analysed, gpu.model, options.min_padding_speedup);
+    advised = advise(net, analysed, options.min_padding_speedup);
   std::optional<measurements> measured_ops, measured_padding;
   if (options.measure) {
     const measurement_layer &layer = required_layer();

@@ -33,7 +33,7 @@ advised advise_example(const std::string &example, const std::string &gpu) {
   const gpu_spec *spec = spec_catalog::builtin().find(gpu);
   REQUIRE(spec != nullptr);
   const perf_model model(*spec);
-  advised result{advise(net, analyze(net, model, "test"), model), ""};
+  advised result{advise(net, analyze(net, model, "test")), ""};
   for (const std::string &warning : result.advice.warnings)
     if (contains(warning, "memory-bound at batch"))
       result.memory_warning = warning;
@@ -98,7 +98,7 @@ TEST_CASE("the batch table's compute-bound batch agrees with each op's own bound
   const network net = load_network(ROOFLINE_SOURCE_DIR "/examples/resnet50.yaml");
   const perf_model model(*spec_catalog::builtin().find("h100"));
   const analysis analysed = analyze(net, model, "test");
-  const advice advised = advise(net, analysed, model);
+  const advice advised = advise(net, analysed);
   REQUIRE(advised.batch.size() ==
           30); // conv1, 4 + 3 per stage (its first block, its repeat block), fc
   int compute_bound = 0;
@@ -125,7 +125,7 @@ const perf_model &h100() {
 
 advice advise_yaml(const std::string &yaml, const perf_model &model, double min_speedup = 1.03) {
   const network net = parse_network(yaml, "test.yaml");
-  return advise(net, analyze(net, model, "test"), model, min_speedup);
+  return advise(net, analyze(net, model, "test"), min_speedup);
 }
 
 } // namespace
@@ -198,7 +198,7 @@ TEST_CASE("launch-bound advice: the ops, runs and share of the step the host's f
                                     "      - {name: act, type: relu}\n",
                                     "tiny.yaml");
   const analysis analysed = analyze(net, h100(), "test");
-  const advice a = advise(net, analysed, h100());
+  const advice a = advise(net, analysed);
   REQUIRE(a.launch_bound);
   CHECK(a.launch_bound->ops == 2);  // both ops, each shorter on the GPU than its host floor
   CHECK(a.launch_bound->runs == 4); // fc once, act three times

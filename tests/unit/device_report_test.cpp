@@ -4,8 +4,8 @@
 #include "roofline/ceilings.hpp"
 #include "roofline/device_description.hpp"
 #include "roofline/device_report.hpp"
-#include "roofline/writers.hpp"
 #include "roofline/spec_catalog.hpp"
+#include "roofline/writers.hpp"
 
 #include "test_support.hpp"
 

@@ -201,7 +201,7 @@ TEST_CASE("the report sums device time and launch-bound time; advise() turns the
   CHECK(t.launch_bound_time_s == doctest::Approx(launch).epsilon(1e-12));
   CHECK(t.launch_bound_share == doctest::Approx(launch / eager).epsilon(1e-12));
 
-  const advice a = advise(net, r, model);
+  const advice a = advise(net, r);
   REQUIRE(a.launch_bound.has_value());
   const launch_bound_advice &l = *a.launch_bound;
   CHECK(l.ops == t.launch_bound_ops);
@@ -233,7 +233,7 @@ TEST_CASE("no launch-bound op, no launch-bound advice") {
   CHECK(r.totals.launch_bound_ops == 0);
   CHECK(r.totals.launch_bound_time_s == 0);
   CHECK(r.totals.launch_bound_share == 0);
-  const advice a = advise(net, r, model);
+  const advice a = advise(net, r);
   CHECK_FALSE(a.launch_bound.has_value());
   for (const std::string &warning : a.warnings)
     CHECK_FALSE(contains(warning, "launch-bound"));

@@ -36,8 +36,8 @@ public:
     datasheet.name = "local";
     return local_gpu{h100, datasheet, "fake local GPU", typical_host_floor()};
   }
-  device_report describe_local_gpu(bool, bool,
-                                   const std::function<void(const std::string &)> &) const override {
+  device_report
+  describe_local_gpu(bool, bool, const std::function<void(const std::string &)> &) const override {
     throw error("not used");
   }
   measurements measure(const std::vector<op> &ops, const measure_options &) const override {

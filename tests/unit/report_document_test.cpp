@@ -285,7 +285,7 @@ report launch_bound_report() {
   REQUIRE(v100 != nullptr);
   const perf_model model(*v100);
   analysis a = analyze(net, model, "--gpu v100");
-  advice advised = advise(net, a, model);
+  advice advised = advise(net, a);
   return assemble_report(std::move(a), std::move(advised));
 }
 
