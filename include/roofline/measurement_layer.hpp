@@ -60,6 +60,11 @@ public:
 /// is none; `why`, when given, then says why (not built, failed to load, another version).
 const measurement_layer *measurement_layer_in_use(std::string *why = nullptr);
 
+/// measurement_layer_in_use(), for work that cannot go on without it: throws roofline::error
+/// "`needing` needs the CUDA measurement layer: <why>`advice`" when there is none.
+const measurement_layer &required_measurement_layer(std::string_view needing,
+                                                    std::string_view advice = {});
+
 /// Uses `layer` from now on (an embedder that links roofline::measure; tests). nullptr: load the
 /// plugin again when next asked.
 void use_measurement_layer(const measurement_layer *layer);

@@ -76,12 +76,10 @@ template <class Writer> void emit(const output_choice &choice, Writer &&write) {
 
 /// The measurement layer, for commands that cannot run without it.
 const roofline::measurement_layer &required_layer(const std::string &command) {
-  std::string why;
-  if (const roofline::measurement_layer *layer = roofline::measurement_layer_in_use(&why))
-    return *layer;
-  throw roofline::error(command + " needs the CUDA measurement layer: " + why +
-                        ". Analyse against a datasheet spec instead: roofline-advise NETWORK.yaml "
-                        "--gpu h100 (roofline-advise specs lists them)");
+  return roofline::required_measurement_layer(
+      command,
+      ". Analyse against a datasheet spec instead: roofline-advise NETWORK.yaml --gpu h100 "
+      "(roofline-advise specs lists them)");
 }
 
 /// `--gpu`, with the notice of a fallback on stderr.

@@ -211,10 +211,7 @@ std::vector<comparison> compare_gpus(const compare_request &request) {
     std::optional<gpu_spec> spec;
     std::string selection = "--gpus " + name;
     if (name == "local") {
-      std::string why;
-      layer = measurement_layer_in_use(&why);
-      if (!layer)
-        throw error("--gpus local needs the CUDA measurement layer: " + why);
+      layer = &required_measurement_layer("--gpus local");
       const auto local = layer->find_local_gpu();
       if (!local)
         throw error("--gpus local: no GPU found; name a spec instead (roofline-advise specs)");

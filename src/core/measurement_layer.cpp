@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "roofline/measurement_layer.hpp"
 
+#include "roofline/error.hpp"
 #include "roofline/version.hpp"
 
 #include <dlfcn.h>
@@ -92,6 +93,15 @@ const measurement_layer *measurement_layer_in_use(std::string *why) {
   if (why)
     *why = current->why;
   return current->layer;
+}
+
+const measurement_layer &required_measurement_layer(std::string_view needing,
+                                                    std::string_view advice) {
+  std::string why;
+  if (const measurement_layer *layer = measurement_layer_in_use(&why))
+    return *layer;
+  throw error(std::string(needing) + " needs the CUDA measurement layer: " + why +
+              std::string(advice));
 }
 
 void use_measurement_layer(const measurement_layer *layer) {

@@ -33,18 +33,6 @@ gpu_choice choose_gpu(const std::string &request, const model_options &options) 
               " (choose one with --gpu, see `roofline-advise specs`)"};
 }
 
-namespace {
-
-const measurement_layer &required_layer() {
-  std::string why;
-  const measurement_layer *layer = measurement_layer_in_use(&why);
-  if (!layer)
-    throw error("measuring needs the CUDA measurement layer: " + why);
-  return *layer;
-}
-
-} // namespace
-
 report run_pipeline(const network &net, const gpu_choice &gpu, const pipeline_options &options) {
   analysis analysed = analyze(net, gpu.model, gpu.selection);
   std::optional<advice> advised;
@@ -52,7 +40,7 @@ report run_pipeline(const network &net, const gpu_choice &gpu, const pipeline_op
     advised = advise(net, analysed, options.min_padding_speedup);
   std::optional<measurements> measured_ops, measured_padding;
   if (options.measure) {
-    const measurement_layer &layer = required_layer();
+    const measurement_layer &layer = required_measurement_layer("measuring");
     std::vector<op> ops;
     ops.reserve(analysed.ops.size());
     for (const analysed_op &entry : analysed.ops)
