@@ -10,7 +10,7 @@
 #   cli          roofline-advise calibrate, then --measure of two examples (after device) ~2 min
 #   all          all four (may not fit in one 600 s device command: split it)
 # No argument: tests device.
-#   here:  cmake -S . -B build-h200 -DCMAKE_BUILD_TYPE=Release -DROOFLINE_STATIC_YAML_CPP=ON \
+#   here:  cmake -S . -B build-h200 -DCMAKE_BUILD_TYPE=Release -DROOFLINE_STATIC_YAML=ON \
 #            -DROOFLINE_BUILD_TESTS=ON -DCMAKE_CUDA_ARCHITECTURES=90 && cmake --build build-h200 -j2 \
 #          && bench/pack.sh
 #   there: device run, carry ["h200"], command "bash bench/accuracy.sh fresh"

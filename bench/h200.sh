@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Everything the H200 checks in one call (build here, carry the binaries, one script there): the GPU tests, the
 # measured ceilings, and the analyses that use them. Logs go to $OUT.
-#   here:  cmake -S . -B build-h200 -DCMAKE_BUILD_TYPE=Release -DROOFLINE_STATIC_YAML_CPP=ON \
+#   here:  cmake -S . -B build-h200 -DCMAKE_BUILD_TYPE=Release -DROOFLINE_STATIC_YAML=ON \
 #            -DROOFLINE_BUILD_TESTS=ON && cmake --build build-h200 -j2 && bench/pack.sh
 #   there: device run, carry ["h200"], command "bash bench/h200.sh"
 set -uo pipefail

@@ -3,7 +3,7 @@
 # Issue 14's GPU call: the CLI links no CUDA library and loads the measurement plugin only for the
 # commands that need the GPU. Checks every such command on a lent GPU, and times the start-up of
 # commands that need none, from the CUDA build. Logs under $OUT.
-#   here:  cmake -S . -B build-h200 -DCMAKE_BUILD_TYPE=Release -DROOFLINE_STATIC_YAML_CPP=ON \
+#   here:  cmake -S . -B build-h200 -DCMAKE_BUILD_TYPE=Release -DROOFLINE_STATIC_YAML=ON \
 #            -DROOFLINE_BUILD_TESTS=ON -DCMAKE_CUDA_ARCHITECTURES=90 && cmake --build build-h200 -j2 \
 #          && bench/pack.sh
 #   there: device run, carry ["h200"], command "bash bench/pipeline_check.sh"

@@ -3,7 +3,7 @@
 # Installs the Debian packages roofline-advise builds and tests with (python3: the include-graph
 # check), where they are missing.
 set -euo pipefail
-packages=(cmake g++ make libyaml-cpp-dev libcli11-dev doctest-dev nlohmann-json3-dev libfmt-dev
+packages=(cmake g++ make libyaml-dev libcli11-dev doctest-dev nlohmann-json3-dev libfmt-dev
           libnlopt-dev python3)
 missing=()
 for p in "${packages[@]}"; do

@@ -77,10 +77,13 @@ public:
 
   /// The GEMM model's view of one GEMM (device time): what predict() uses for GEMMs.
   gemm_estimate estimate(const gemm_shape &shape, precision p, reasons why = reasons::with) const;
+  /// The same, computed each time and not remembered: for searches over shapes that seldom
+  /// repeat (the memo would only grow), which may then run on several threads without its lock.
+  gemm_estimate estimate_once(const gemm_shape &shape, precision p,
+                              reasons why = reasons::with) const;
 
 private:
   prediction compute(const op &o, reasons why) const;
-  gemm_estimate compute(const gemm_shape &shape, precision p, reasons why) const;
 
   gpu_spec m_spec;
   gpu_spec m_basis; ///< model_basis(m_spec): the numbers the GEMM model's parameters go with

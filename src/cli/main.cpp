@@ -18,7 +18,7 @@
 #include <iomanip>
 #include <iostream>
 #include <map>
-#include <sstream>
+#include <streambuf>
 #include <string>
 #include <unistd.h>
 
@@ -45,13 +45,32 @@ roofline::output_format display_format(const output_choice &choice) {
                               "`; expected table, json, csv or markdown");
 }
 
+/// A stream into a string we keep: a report of 100,000 ops is 190 MB of JSON, and
+/// std::ostringstream hands its text out only as a copy.
+class string_buffer final : public std::streambuf {
+public:
+  std::string text;
+
+private:
+  int_type overflow(int_type c) override {
+    if (!traits_type::eq_int_type(c, traits_type::eof()))
+      text += traits_type::to_char_type(c);
+    return traits_type::not_eof(c);
+  }
+  std::streamsize xsputn(const char *s, std::streamsize n) override {
+    text.append(s, static_cast<std::size_t>(n));
+    return n;
+  }
+};
+
 /// Renders fully before writing, so an error never leaves half a report behind; the file is written
 /// beside its destination and renamed into place.
 template <class Writer> void emit(const output_choice &choice, Writer &&write) {
   const auto render = [&](roofline::output_format format, bool colour) {
-    std::ostringstream text;
+    string_buffer buffer;
+    std::ostream text(&buffer);
     write(format, text, roofline::write_options{colour});
-    return text.str();
+    return std::move(buffer.text);
   };
   const roofline::output_format format = display_format(choice);
   const bool colour = colour_terminal();

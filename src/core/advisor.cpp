@@ -3,6 +3,7 @@
 
 #include "roofline/error.hpp"
 
+#include "parallel.hpp"
 #include "roofline/gemm_model.hpp"
 #include "roofline/lowering.hpp"
 #include "text_table.hpp"
@@ -196,7 +197,7 @@ batch_advice batch_sizes(const op &o, const row_growth &growth, const network &n
   // A batch worth suggesting fills its last wave and also costs less time per sample (≥ 3% less
   // than now); the current batch qualifies by filling its waves.
   const auto per_sample_s = [&](std::int64_t batch, gemm_estimate *estimate) {
-    *estimate = model.estimate(shape_at(batch), o.precision, reasons::without);
+    *estimate = model.estimate_once(shape_at(batch), o.precision, reasons::without);
     return estimate->device_time_s / static_cast<double>(batch);
   };
   gemm_estimate e;
@@ -544,10 +545,12 @@ advice advise(const network &net, const analysis &analysed, double min_speedup) 
   const auto scaled = batch_scaled(net, ops, at_twice);
   // GEMMs that grow alike get the same batch advice: searched once per group.
   const growth_groups groups = at_twice ? group_by_growth(ops, *at_twice, scaled) : growth_groups{};
-  std::vector<batch_advice> sized;
-  sized.reserve(groups.first.size());
-  for (std::size_t first : groups.first)
-    sized.push_back(batch_sizes(ops[scaled[first].first], scaled[first].second, net, model));
+  // Each group's search is its own (its shapes are the group's): on every core.
+  std::vector<batch_advice> sized(groups.first.size());
+  detail::parallel_for(sized.size(), [&](std::size_t g) {
+    const std::size_t first = groups.first[g];
+    sized[g] = batch_sizes(ops[scaled[first].first], scaled[first].second, net, model);
+  });
   for (std::size_t i = 0; i < scaled.size(); ++i) {
     const op &o = ops[scaled[i].first];
     batch_advice advice = sized[groups.of[i]];

@@ -86,32 +86,37 @@ text_table ops_table(const comparison &c) {
   return table;
 }
 
-json gpu_json(const gpu_result &g) {
-  json ops = json::array();
-  for (std::size_t i = 0; i < g.analysis.ops.size(); ++i) {
-    json entry = detail::op_json(g.analysis.ops[i]);
-    entry["time_us"] = g.op_times_s[i] * 1e6;
-    entry["time_source"] = to_string(g.sources[i]);
-    entry["speedup"] = g.op_speedups[i];
-    ops.push_back(entry);
-  }
+void write_gpu(detail::json_writer &w, const gpu_result &g) {
+  w.begin_object();
   json device = detail::device_json(g.analysis.device);
   device["selection"] = g.analysis.device_selection;
-  const auto optional = [](std::optional<double> v) { return v ? json(*v) : json(nullptr); };
-  return {{"device", device},
-          {"parameters_origin", g.analysis.parameters_origin},
-          {"host_floor_origin", g.analysis.host.origin},
-          {"notes", g.analysis.notes},
-          {"ops", ops},
-          {"totals",
-           {{"predicted_time_us", g.step_time_s * 1e6},
-            {"memory_bound_share", g.memory_bound_share},
-            {"launch_bound_share", g.launch_bound_share},
-            {"samples_per_s", g.samples_per_s},
-            {"tokens_per_s", g.tokens_per_s},
-            {"speedup", g.speedup},
-            {"usd_per_hour", optional(g.usd_per_hour)},
-            {"usd_per_million_tokens", optional(g.usd_per_million_tokens)}}}};
+  w.field("device", device);
+  w.field("parameters_origin", g.analysis.parameters_origin);
+  w.field("host_floor_origin", g.analysis.host.origin);
+  w.field("notes", g.analysis.notes);
+  w.key("ops");
+  w.begin_array();
+  for (std::size_t i = 0; i < g.analysis.ops.size(); ++i) {
+    w.begin_object();
+    detail::write_op_fields(w, g.analysis.ops[i]);
+    w.field("time_us", g.op_times_s[i] * 1e6);
+    w.field("time_source", to_string(g.sources[i]));
+    w.field("speedup", g.op_speedups[i]);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("totals");
+  w.begin_object();
+  w.field("predicted_time_us", g.step_time_s * 1e6);
+  w.field("memory_bound_share", g.memory_bound_share);
+  w.field("launch_bound_share", g.launch_bound_share);
+  w.field("samples_per_s", g.samples_per_s);
+  w.field("tokens_per_s", g.tokens_per_s);
+  w.field("speedup", g.speedup);
+  w.field("usd_per_hour", g.usd_per_hour);
+  w.field("usd_per_million_tokens", g.usd_per_million_tokens);
+  w.end_object();
+  w.end_object();
 }
 
 json verdict_json(const verdict &v) {
@@ -121,11 +126,8 @@ json verdict_json(const verdict &v) {
           {"text", v.text}};
 }
 
-json comparison_json(const std::vector<comparison> &comparisons) {
+std::vector<detail::json_field> comparison_fields(const std::vector<comparison> &comparisons) {
   const comparison &first = comparisons.front();
-  json gpus = json::array();
-  for (const gpu_result &g : first.gpus)
-    gpus.push_back(gpu_json(g));
   json sweep = json::array();
   for (const comparison &c : comparisons) {
     json summary = json::array();
@@ -138,13 +140,20 @@ json comparison_json(const std::vector<comparison> &comparisons) {
                          {"memory_bound_share", g.memory_bound_share}});
     sweep.push_back({{"batch", c.batch}, {"gpus", summary}, {"verdict", verdict_json(c.verdict)}});
   }
-  return {{"kind", "comparison"},
-          {"network",
-           {{"name", first.network_name}, {"batch", first.batch}, {"seq_len", first.seq_len}}},
-          {"baseline", first.gpus.front().analysis.device.name},
-          {"gpus", gpus},
-          {"verdict", verdict_json(first.verdict)},
-          {"batch_sweep", sweep}};
+  std::vector<detail::json_field> fields = detail::fields_of(
+      {{"kind", "comparison"},
+       {"network",
+        {{"name", first.network_name}, {"batch", first.batch}, {"seq_len", first.seq_len}}},
+       {"baseline", first.gpus.front().analysis.device.name},
+       {"verdict", verdict_json(first.verdict)},
+       {"batch_sweep", std::move(sweep)}});
+  fields.push_back({"gpus", [&first](detail::json_writer &w) {
+                      w.begin_array();
+                      for (const gpu_result &g : first.gpus)
+                        write_gpu(w, g);
+                      w.end_array();
+                    }});
+  return fields;
 }
 
 class comparison_document final : public detail::document {
@@ -178,7 +187,7 @@ public:
     return doc;
   }
   text_table csv() const override { return totals_table(m_comparisons); }
-  nlohmann::json json() const override { return comparison_json(m_comparisons); }
+  std::vector<detail::json_field> json() const override { return comparison_fields(m_comparisons); }
 
 private:
   const std::vector<comparison> &m_comparisons;

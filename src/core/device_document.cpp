@@ -213,7 +213,9 @@ public:
     return doc;
   }
   text_table csv() const override { return roof_table(m_report); }
-  nlohmann::json json() const override { return device_report_json(m_report); }
+  std::vector<detail::json_field> json() const override {
+    return detail::fields_of(device_report_json(m_report));
+  }
 
 private:
   const device_report &m_report;

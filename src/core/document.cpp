@@ -3,6 +3,11 @@
 
 #include "roofline/version.hpp"
 
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <memory>
+
 namespace roofline {
 
 std::optional<output_format> parse_output_format(std::string_view name) {
@@ -49,6 +54,14 @@ void text_document::warning(std::string text) {
 }
 void text_document::note(std::string text) {
   blocks.push_back({block::kind::note, {std::move(text)}, {}, false});
+}
+
+std::vector<json_field> fields_of(const nlohmann::json &object) {
+  std::vector<json_field> fields;
+  for (const auto &[name, value] : object.items())
+    fields.push_back({name, [value = std::make_shared<const nlohmann::json>(value)](
+                                json_writer &w) { w.value(*value); }});
+  return fields;
 }
 
 namespace {
@@ -104,10 +117,25 @@ void write_document(const document &d, output_format format, std::ostream &out,
                     const write_options &options) {
   switch (format) {
   case output_format::json: {
-    nlohmann::json document = d.json(); // the envelope's fields join it: no copy of the tree
-    document["schema_version"] = json_schema_version;
-    document["tool"] = {{"name", "roofline-advise"}, {"version", version()}};
-    out << document.dump(2) << '\n';
+    std::vector<json_field> fields = d.json();
+    fields.push_back({"schema_version", [](json_writer &w) { w.value(json_schema_version); }});
+    fields.push_back({"tool", [](json_writer &w) {
+                        w.begin_object();
+                        w.field("name", "roofline-advise");
+                        w.field("version", version());
+                        w.end_object();
+                      }});
+    std::sort(fields.begin(), fields.end(),
+              [](const json_field &a, const json_field &b) { return a.key < b.key; });
+    json_writer w(out);
+    w.begin_object();
+    for (const json_field &field : fields) {
+      w.key(field.key);
+      field.write(w);
+    }
+    w.end_object();
+    w.finish();
+    out << '\n';
     return;
   }
   case output_format::csv: render_csv(d.csv(), out); return;

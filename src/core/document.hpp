@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "json_writer.hpp"
 #include "roofline/output_format.hpp"
 #include "text_table.hpp"
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -39,13 +41,23 @@ struct text_document {
   void note(std::string text);
 };
 
+/// A top-level field of a JSON document: its key, and what writes its value.
+struct json_field {
+  std::string key;
+  std::function<void(json_writer &)> write;
+};
+
+/// Each member of an nlohmann::json object as a field (documents small enough for a tree).
+std::vector<json_field> fields_of(const nlohmann::json &object);
+
 class document {
 public:
   virtual ~document() = default;
   virtual text_document text() const = 0;
   virtual text_table csv() const = 0;
-  /// The document's own fields; the envelope (schema version, tool) is added around them.
-  virtual nlohmann::json json() const = 0;
+  /// The document's own top-level fields; write_document adds the envelope's (schema version,
+  /// tool) and writes them all in key order, each value as it is written.
+  virtual std::vector<json_field> json() const = 0;
 };
 
 /// Writes `d` in `format`: the only switch over output formats.

@@ -32,6 +32,58 @@ double gpu_spec::ridge_intensity(precision p, bool sparse) const {
 
 namespace {
 
+/// The UTF-8 character of `text` at `at`, advancing past it; U+FFFD where there is none (for one
+/// byte) and for what YAML cannot hold (surrogates, U+FFFE, U+FFFF).
+char32_t next_code_point(std::string_view text, std::size_t &at) {
+  const auto lead = static_cast<unsigned char>(text[at]);
+  const std::size_t length = lead < 0x80 ? 1 : lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
+  char32_t code = length == 1 ? lead : lead & (0x7F >> length);
+  bool well_formed = (length == 1 || lead >= 0xC2) && lead < 0xF5 && at + length <= text.size();
+  for (std::size_t i = 1; well_formed && i < length; ++i) {
+    const auto next = static_cast<unsigned char>(text[at + i]);
+    well_formed = (next & 0xC0) == 0x80;
+    code = code << 6 | (next & 0x3F);
+  }
+  if (!well_formed) {
+    ++at;
+    return 0xFFFD;
+  }
+  at += length;
+  static constexpr char32_t shortest[] = {0, 0, 0x80, 0x800, 0x10000};
+  const bool valid = code >= shortest[length] && code <= 0x10FFFF &&
+                     !(code >= 0xD800 && code <= 0xDFFF) && code != 0xFFFE && code != 0xFFFF;
+  return valid ? code : 0xFFFD;
+}
+
+/// `text` as a double-quoted YAML scalar, escaped as the files written so far are (calibrations
+/// keep their form), plus DEL, which libyaml refuses to read raw.
+std::string double_quoted(std::string_view text) {
+  std::string out = "\"";
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t start = at;
+    const char32_t code = next_code_point(text, at);
+    switch (code) {
+    case '"': out += "\\\""; break;
+    case '\\': out += "\\\\"; break;
+    case '\n': out += "\\n"; break;
+    case '\t': out += "\\t"; break;
+    case '\r': out += "\\r"; break;
+    case '\b': out += "\\b"; break;
+    case '\f': out += "\\f"; break;
+    default:
+      if (code < 0x20 || code == 0x7F || (code >= 0x80 && code <= 0xA0))
+        out += fmt::format("\\x{:02x}", static_cast<std::uint32_t>(code));
+      else if (code == 0xFEFF) // a byte order mark
+        out += "\\ufeff";
+      else if (code == 0xFFFD) // also where the text was not UTF-8
+        out += "\xEF\xBF\xBD";
+      else
+        out.append(text, start, at - start);
+    }
+  }
+  return out + '"';
+}
+
 /// The `model:` keys: "origin", then each group ("efficiency") or scalar name, in table order.
 std::vector<std::string> model_keys() {
   std::vector<std::string> keys{"origin"};
@@ -44,47 +96,44 @@ std::vector<std::string> model_keys() {
 }
 
 /// A `model:` section: the parameters it names, each checked against the table's bounds.
-parameter_overrides parse_model_section(const YAML::Node &node, const std::string &origin) {
+parameter_overrides parse_model_section(const detail::yaml_node &node, const std::string &origin) {
   using detail::yaml_map;
   const std::vector<std::string> keys = model_keys();
   const yaml_map map(node, origin, "`model`", keys);
   parameter_overrides overrides;
   overrides.origin = map.string_or("origin", "parameters of " + origin);
   // Errors point at the value itself: in a block-style group, its own line.
-  const auto add = [&](const std::string &name, const YAML::Node &value) {
+  const auto add = [&](const std::string &name, const detail::yaml_node &value) {
     const auto fail = [&](const std::string &message) {
       throw input_error(detail::location_of(value, origin), map.context() + ": " + message);
     };
     const std::optional<parameter> id = find_parameter(name);
     if (!id)
       fail("`" + name + "` is not a model parameter");
-    double number = 0;
-    try {
-      number = value.as<double>();
-    } catch (const YAML::Exception &) {
+    const std::optional<double> number = detail::finite_number(value);
+    if (!number)
       fail("`" + name + "` must be a number, not " + detail::describe(value));
-    }
     const parameter_info &row = info(*id);
-    if (out_of_bounds(*id, number))
+    if (out_of_bounds(*id, *number))
       fail(fmt::format("`{}` must be a number in [{:g}, {:g}] ({}), not {}", name, row.min, row.max,
-                       row.unit, value.Scalar()));
+                       row.unit, value.scalar()));
     for (const auto &[seen, ignored] : overrides.values)
       if (seen == *id)
         fail("`" + name + "` is given twice");
-    overrides.values.emplace_back(*id, number);
+    overrides.values.emplace_back(*id, *number);
   };
   for (const std::string &key : keys) {
     if (key == "origin" || !map.has(key))
       continue;
-    const YAML::Node value = map.required(key);
+    const detail::yaml_node value = map.required(key);
     if (find_parameter(key)) {
       add(key, value);
       continue;
     }
-    if (!value.IsMap())
+    if (!value.is_map())
       map.fail(key, "`" + key + "` must be a mapping, not " + detail::describe(value));
-    for (const auto &entry : value)
-      add(key + "." + entry.first.as<std::string>(""), entry.second);
+    for (std::size_t i = 0; i < value.size(); ++i)
+      add(key + "." + detail::key_text(value.key(i)), value.value(i));
   }
   return overrides;
 }
@@ -182,9 +231,7 @@ gpu_spec with_architecture(gpu_spec spec, const architecture_parameters *archite
 }
 
 std::string to_yaml(const parameter_overrides &overrides) {
-  YAML::Emitter out;
-  out << YAML::BeginMap << YAML::Key << "model" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "origin" << YAML::Value << YAML::DoubleQuoted << overrides.origin;
+  std::string out = "model:\n  origin: " + double_quoted(overrides.origin);
   // Groups ("efficiency.fp16") as one flow mapping each, in table order.
   std::string open_group;
   for (const parameter_info &row : parameter_table()) {
@@ -194,18 +241,22 @@ std::string to_yaml(const parameter_overrides &overrides) {
       continue;
     const auto dot = row.name.find('.');
     const std::string group = dot == std::string::npos ? std::string{} : row.name.substr(0, dot);
-    if (group != open_group && !open_group.empty())
-      out << YAML::EndMap;
-    if (!group.empty() && group != open_group)
-      out << YAML::Key << group << YAML::Value << YAML::Flow << YAML::BeginMap;
+    if (!group.empty() && group == open_group) {
+      out += ", ";
+    } else {
+      if (!open_group.empty())
+        out += '}';
+      out += "\n  ";
+      if (!group.empty())
+        out += group + ": {";
+    }
     open_group = group;
-    out << YAML::Key << (group.empty() ? row.name : row.name.substr(dot + 1)) << YAML::Value
-        << fmt::format("{:.6g}", value->second);
+    out += fmt::format("{}: {:.6g}", group.empty() ? row.name : row.name.substr(dot + 1),
+                       value->second);
   }
   if (!open_group.empty())
-    out << YAML::EndMap;
-  out << YAML::EndMap << YAML::EndMap;
-  return std::string(out.c_str()) + "\n";
+    out += '}';
+  return out + "\n";
 }
 
 } // namespace roofline

@@ -5,6 +5,8 @@
 #include "roofline/gpu_spec.hpp"
 #include "roofline/measurement.hpp"
 
+#include "json_writer.hpp"
+
 #include <nlohmann/json.hpp>
 
 // JSON objects that several documents share, written in one place.
@@ -13,7 +15,9 @@ namespace roofline::detail {
 /// A GPU: identity, memory, and every peak with its dense (and sparse) ridge point.
 nlohmann::json device_json(const gpu_spec &d);
 
-/// One op of an analysis: its shape, work and prediction; with `measured`, what running it showed.
-nlohmann::json op_json(const analysed_op &entry, const measurement *measured = nullptr);
+/// One op of an analysis as fields of the object open in `w`: its shape, work and prediction;
+/// with `measured`, what running it showed.
+void write_op_fields(json_writer &w, const analysed_op &entry,
+                     const measurement *measured = nullptr);
 
 } // namespace roofline::detail

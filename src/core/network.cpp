@@ -25,8 +25,8 @@ constexpr int max_nesting = 32;
 constexpr std::int64_t max_layers = 100000;
 
 /// The scalar, or "" when it is absent or not a scalar.
-std::string scalar_or_empty(const std::optional<YAML::Node> &value) {
-  return value && value->IsScalar() ? value->Scalar() : std::string{};
+std::string scalar_or_empty(const std::optional<detail::yaml_node> &value) {
+  return value ? std::string(value->scalar()) : std::string{};
 }
 
 /// The GEMM layers, then every memory op.
@@ -61,7 +61,7 @@ class network_parser {
 public:
   explicit network_parser(std::string file) : m_file(std::move(file)) {}
 
-  network parse(const YAML::Node &root) {
+  network parse(const detail::yaml_node &root) {
     const yaml_map doc(root, m_file, "network",
                        {"name", "description", "precision", "batch", "seq_len", "mode", "layers"});
     network net;
@@ -87,36 +87,37 @@ public:
 
 private:
   std::vector<layer> parse_layers(const yaml_map &parent, const std::string &key, int depth) {
-    const YAML::Node list = parent.required(key);
-    if (!list.IsSequence() || list.size() == 0)
+    const detail::yaml_node list = parent.required(key);
+    if (!list.is_sequence() || list.size() == 0)
       parent.fail(key, "`" + key + "` must be a non-empty list of layers, got " +
                            detail::describe(list));
     std::vector<layer> layers;
-    for (const YAML::Node &item : list)
-      layers.push_back(parse_layer(item, depth));
+    for (std::size_t i = 0; i < list.size(); ++i)
+      layers.push_back(parse_layer(list[i], depth));
     return layers;
   }
 
-  layer parse_layer(const YAML::Node &item, int depth) {
+  layer parse_layer(const detail::yaml_node &item, int depth) {
     const source_location where = detail::location_of(item, m_file);
-    if (!item.IsMap())
+    if (!item.is_map())
       throw input_error(where,
                         "a layer must be a mapping such as {name: fc1, type: linear, in: 1024, "
                         "out: 4096}, got " +
                             detail::describe(item));
     // The keys read before the type says which are allowed: one pass over the entries, each key
-    // its first entry's, as YAML::Node's lookup finds it (a lookup converts every key it passes).
-    std::optional<YAML::Node> repeat, name_node, type_node;
-    for (const auto &entry : item) {
-      if (!entry.first.IsScalar())
+    // its first entry's, as a lookup by name finds it.
+    std::optional<detail::yaml_node> repeat, name_node, type_node;
+    for (std::size_t i = 0; i < item.size(); ++i) {
+      const detail::yaml_node key_node = item.key(i);
+      if (!key_node.is_scalar())
         continue;
-      const std::string &key = entry.first.Scalar();
+      const std::string_view key = key_node.scalar();
       if (key == "repeat" && !repeat)
-        repeat = entry.second;
+        repeat = item.value(i);
       else if (key == "name" && !name_node)
-        name_node = entry.second;
+        name_node = item.value(i);
       else if (key == "type" && !type_node)
-        type_node = entry.second;
+        type_node = item.value(i);
     }
     if (repeat)
       return parse_repeat(item, depth);
@@ -205,7 +206,7 @@ private:
                      false); // accepted for documentation; a bias add is fused into the GEMM
   }
 
-  layer parse_repeat(const YAML::Node &item, int depth) {
+  layer parse_repeat(const detail::yaml_node &item, int depth) {
     const yaml_map map(item, m_file, "repeat block", {"repeat", "name", "layers", "precision"});
     if (depth >= max_nesting)
       throw input_error(map.where(),
@@ -230,8 +231,8 @@ private:
 } // namespace
 
 network parse_network(std::string_view yaml_text, const std::string &origin) {
-  const YAML::Node root = detail::parse_yaml(yaml_text, origin);
-  if (!root.IsMap())
+  const detail::yaml_node root = detail::parse_yaml(yaml_text, origin);
+  if (!root.is_map())
     throw input_error({origin, 1, 1},
                       "expected a network: a mapping with `name`, `layers` and optional "
                       "`precision`, `batch`, `seq_len`, `mode`; got " +

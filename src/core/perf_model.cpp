@@ -177,7 +177,7 @@ prediction perf_model::compute(const op &o, reasons why) const {
     return result;
   }
   if (o.is_gemm()) {
-    result.gemm = compute(*o.gemm, o.precision, why);
+    result.gemm = estimate_once(*o.gemm, o.precision, why);
     result.device_time_s = result.gemm->device_time_s;
     result.host_floor_s = m_host.gemm(o.precision, result.gemm->launches,
                                       result.gemm->family == kernel_family::fallback);
@@ -204,10 +204,10 @@ prediction perf_model::compute(const op &o, reasons why) const {
 
 gemm_estimate perf_model::estimate(const gemm_shape &shape, precision p, reasons why) const {
   return m_memo->estimates.get(m_memo->mutex, key_of(shape, p, why),
-                               [&] { return compute(shape, p, why); });
+                               [&] { return estimate_once(shape, p, why); });
 }
 
-gemm_estimate perf_model::compute(const gemm_shape &shape, precision p, reasons why) const {
+gemm_estimate perf_model::estimate_once(const gemm_shape &shape, precision p, reasons why) const {
   // Always the dense peak, whatever --sparse says. A 2:4-sparse GEMM is another kernel (cuSPARSELt:
   // a compressed operand with its metadata, its own tiles and pipeline) whose time the GEMM model
   // has never been fitted on: doubling the tile rate of a model fitted on dense cuBLAS timings

@@ -18,6 +18,7 @@ using detail::cell;
 using detail::column;
 using detail::device_json;
 using detail::document;
+using detail::json_writer;
 using detail::text_document;
 using detail::text_table;
 using detail::tone;
@@ -296,57 +297,78 @@ text_table batch_table(const advice &a) {
   return table;
 }
 
-json advice_json(const report &r) {
+void write_shape(json_writer &w, const gemm_shape &s) {
+  w.begin_object();
+  w.field("m", s.m);
+  w.field("n", s.n);
+  w.field("k", s.k);
+  w.field("batch_count", s.batch_count);
+  w.end_object();
+}
+
+void write_advice(json_writer &w, const report &r) {
   const advice &a = *r.advice;
-  json padding = json::array(), batch = json::array();
-  const auto shape = [](const gemm_shape &s) {
-    return json{{"m", s.m}, {"n", s.n}, {"k", s.k}, {"batch_count", s.batch_count}};
-  };
+  w.begin_object();
+  w.key("padding");
+  w.begin_array();
   for (std::size_t i = 0; i < a.padding.size(); ++i) {
     const padding_advice &p = a.padding[i];
     const padding_timing *measured = r.measured_pad(i);
-    padding.push_back(
-        {{"layer", p.layer},
-         {"pass", to_string(p.pass)},
-         {"precision", to_string(p.prec)},
-         {"shape", shape(p.original)},
-         {"padded_shape", shape(p.padded)},
-         {"reason", p.reason},
-         {"predicted_time_us", p.time_s * 1e6},
-         {"padded_predicted_time_us", p.padded_time_s * 1e6},
-         {"predicted_speedup", p.predicted_speedup()},
-         {"extra_flops", p.extra_flops},
-         {"extra_bytes", p.extra_bytes},
-         {"measured_time_us", measured ? json(measured->time_s * 1e6) : json(nullptr)},
-         {"padded_measured_time_us",
-          measured ? json(measured->padded_time_s * 1e6) : json(nullptr)}});
+    w.begin_object();
+    w.field("layer", p.layer);
+    w.field("pass", to_string(p.pass));
+    w.field("precision", to_string(p.prec));
+    w.key("shape");
+    write_shape(w, p.original);
+    w.key("padded_shape");
+    write_shape(w, p.padded);
+    w.field("reason", p.reason);
+    w.field("predicted_time_us", p.time_s * 1e6);
+    w.field("padded_predicted_time_us", p.padded_time_s * 1e6);
+    w.field("predicted_speedup", p.predicted_speedup());
+    w.field("extra_flops", p.extra_flops);
+    w.field("extra_bytes", p.extra_bytes);
+    if (measured) {
+      w.field("measured_time_us", measured->time_s * 1e6);
+      w.field("padded_measured_time_us", measured->padded_time_s * 1e6);
+    } else {
+      w.null_field("measured_time_us");
+      w.null_field("padded_measured_time_us");
+    }
+    w.end_object();
   }
-  for (const batch_advice &b : a.batch)
-    batch.push_back(
-        {{"layer", b.layer},
-         {"pass", to_string(b.pass)},
-         {"batch", b.batch},
-         {"compute_bound_batch",
-          b.compute_bound_batch ? json(*b.compute_bound_batch) : json(nullptr)},
-         {"full_wave_batch", b.full_wave_batch ? json(*b.full_wave_batch) : json(nullptr)}});
-  json launch = nullptr;
+  w.end_array();
+  w.key("batch");
+  w.begin_array();
+  for (const batch_advice &b : a.batch) {
+    w.begin_object();
+    w.field("layer", b.layer);
+    w.field("pass", to_string(b.pass));
+    w.field("batch", b.batch);
+    w.field("compute_bound_batch", b.compute_bound_batch);
+    w.field("full_wave_batch", b.full_wave_batch);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("launch_bound");
   if (a.launch_bound) {
     const launch_bound_advice &l = *a.launch_bound;
-    launch = {{"ops", l.ops},
-              {"runs", l.runs},
-              {"time_us", l.time_s * 1e6},
-              {"share", l.share},
-              {"device_time_us", l.device_time_s * 1e6},
-              {"step_time_us", l.step_time_s * 1e6},
-              {"graph_step_time_us", l.graph_step_time_s * 1e6},
-              {"measured_floor", l.measured_floor}};
+    w.begin_object();
+    w.field("ops", l.ops);
+    w.field("runs", l.runs);
+    w.field("time_us", l.time_s * 1e6);
+    w.field("share", l.share);
+    w.field("device_time_us", l.device_time_s * 1e6);
+    w.field("step_time_us", l.step_time_s * 1e6);
+    w.field("graph_step_time_us", l.graph_step_time_s * 1e6);
+    w.field("measured_floor", l.measured_floor);
+    w.end_object();
+  } else {
+    w.null();
   }
-  return {{"padding", padding},
-          {"launch_bound", launch},
-          {"batch", batch},
-          {"network_compute_bound_batch",
-           a.network_compute_bound_batch ? json(*a.network_compute_bound_batch) : json(nullptr)},
-          {"warnings", a.warnings}};
+  w.field("network_compute_bound_batch", a.network_compute_bound_batch);
+  w.field("warnings", a.warnings);
+  w.end_object();
 }
 
 /// The advice section of the human formats.
@@ -390,61 +412,66 @@ std::string notes_line(const analysis &r) {
 
 // ------------------------------------------------------------------ JSON
 
-json optional_dim(const std::optional<gemm_shape> &gemm, std::int64_t gemm_shape::*field) {
-  return gemm ? json((*gemm).*field) : json(nullptr);
+void write_gemm_model(json_writer &w, const gemm_estimate &g) {
+  w.begin_object();
+  w.field("kernel_family", to_string(g.family));
+  w.field("tile_m", g.tile_m);
+  w.field("tile_n", g.tile_n);
+  w.field("split_k", g.split_k);
+  w.field("launches", g.launches);
+  w.field("work_items", g.tiles);
+  w.field("waves", g.waves);
+  w.field("wave_efficiency", g.wave_efficiency);
+  w.field("tile_efficiency", g.tile_efficiency);
+  w.field("alignment_bytes", g.alignment_bytes);
+  w.field("l2_resident", g.l2_resident);
+  w.end_object();
 }
 
-json gemm_model_json(const gemm_estimate &g) {
-  return {{"kernel_family", to_string(g.family)},
-          {"tile_m", g.tile_m},
-          {"tile_n", g.tile_n},
-          {"split_k", g.split_k},
-          {"launches", g.launches},
-          {"work_items", g.tiles},
-          {"waves", g.waves},
-          {"wave_efficiency", g.wave_efficiency},
-          {"tile_efficiency", g.tile_efficiency},
-          {"alignment_bytes", g.alignment_bytes},
-          {"l2_resident", g.l2_resident}};
-}
-
-json measurement_json(const op &o, const prediction &p, const measurement &m) {
-  const auto value = [](std::optional<double> v) { return v ? json(*v) : json(nullptr); };
-  json counters = nullptr;
-  if (m.counters) {
-    const counter_readings &c = *m.counters;
-    counters = {{"kernel_time_us", c.kernel_time_s * 1e6},
-                {"dram_read_bytes", c.dram_read_bytes},
-                {"dram_write_bytes", c.dram_write_bytes},
-                {"l2_bytes", c.l2_bytes},
-                {"tensor_flops", c.tensor_flops},
-                {"fp32_flops", c.fp32_flops},
-                {"fp64_flops", c.fp64_flops},
-                {"sm_clock_hz", c.sm_clock_hz},
-                {"passes", c.passes}};
-  }
+void write_measurement(json_writer &w, const op &o, const prediction &p, const measurement &m) {
   const bool ok = m.status == measurement_status::measured;
   const bool device = ok && m.device_time_s > 0;
-  return {{"engine", m.engine},
-          {"status", to_string(m.status)},
-          {"note", m.note},
-          {"time_us", ok ? json(m.time_s * 1e6) : json(nullptr)},
-          {"min_time_us", ok ? json(m.min_time_s * 1e6) : json(nullptr)},
-          {"max_time_us", ok ? json(m.max_time_s * 1e6) : json(nullptr)},
-          {"device_time_us", device ? json(m.device_time_s * 1e6) : json(nullptr)},
-          {"device_min_time_us", device ? json(m.device_min_time_s * 1e6) : json(nullptr)},
-          {"device_max_time_us", device ? json(m.device_max_time_s * 1e6) : json(nullptr)},
-          {"kernel_time_us", m.kernel_time_s > 0 ? json(m.kernel_time_s * 1e6) : json(nullptr)},
-          {"samples", m.samples},
-          {"cold_l2", m.cold_l2},
-          {"relative_error", ok ? json(m.relative_error) : json(nullptr)},
-          {"achieved_flop_per_s", ok ? json(achieved_flop_per_s(o, m)) : json(nullptr)},
-          {"dram_bytes", value(measured_dram_bytes(m))},
-          {"measured_intensity", value(measured_intensity(o, m))},
-          {"roofline_fraction", ok ? json(roofline_fraction(p, m)) : json(nullptr)},
-          {"counters", counters},
-          {"kernels", m.kernels},
-          {"launches", m.launches == 0 ? json(nullptr) : json(m.launches)}};
+  const auto when = [](bool known, double value) {
+    return known ? std::optional<double>(value) : std::nullopt;
+  };
+  w.begin_object();
+  w.field("engine", m.engine);
+  w.field("status", to_string(m.status));
+  w.field("note", m.note);
+  w.field("time_us", when(ok, m.time_s * 1e6));
+  w.field("min_time_us", when(ok, m.min_time_s * 1e6));
+  w.field("max_time_us", when(ok, m.max_time_s * 1e6));
+  w.field("device_time_us", when(device, m.device_time_s * 1e6));
+  w.field("device_min_time_us", when(device, m.device_min_time_s * 1e6));
+  w.field("device_max_time_us", when(device, m.device_max_time_s * 1e6));
+  w.field("kernel_time_us", when(m.kernel_time_s > 0, m.kernel_time_s * 1e6));
+  w.field("samples", m.samples);
+  w.field("cold_l2", m.cold_l2);
+  w.field("relative_error", when(ok, m.relative_error));
+  w.field("achieved_flop_per_s", ok ? std::optional(achieved_flop_per_s(o, m)) : std::nullopt);
+  w.field("dram_bytes", measured_dram_bytes(m));
+  w.field("measured_intensity", measured_intensity(o, m));
+  w.field("roofline_fraction", ok ? std::optional(roofline_fraction(p, m)) : std::nullopt);
+  w.key("counters");
+  if (m.counters) {
+    const counter_readings &c = *m.counters;
+    w.begin_object();
+    w.field("kernel_time_us", c.kernel_time_s * 1e6);
+    w.field("dram_read_bytes", c.dram_read_bytes);
+    w.field("dram_write_bytes", c.dram_write_bytes);
+    w.field("l2_bytes", c.l2_bytes);
+    w.field("tensor_flops", c.tensor_flops);
+    w.field("fp32_flops", c.fp32_flops);
+    w.field("fp64_flops", c.fp64_flops);
+    w.field("sm_clock_hz", c.sm_clock_hz);
+    w.field("passes", c.passes);
+    w.end_object();
+  } else {
+    w.null();
+  }
+  w.field("kernels", m.kernels);
+  w.field("launches", m.launches != 0 ? std::optional(m.launches) : std::nullopt);
+  w.end_object();
 }
 
 json model_json(const analysis &r) {
@@ -470,40 +497,52 @@ json model_json(const analysis &r) {
 
 } // namespace
 
-json detail::op_json(const analysed_op &entry, const measurement *measured) {
+void detail::write_op_fields(json_writer &w, const analysed_op &entry,
+                             const measurement *measured) {
   const op &o = entry.op;
   const prediction &p = entry.prediction;
-  return {{"layer", o.layer},
-          {"pass", to_string(o.pass)},
-          {"kind", o.kind},
-          {"m", optional_dim(o.gemm, &gemm_shape::m)},
-          {"n", optional_dim(o.gemm, &gemm_shape::n)},
-          {"k", optional_dim(o.gemm, &gemm_shape::k)},
-          {"batch_count", optional_dim(o.gemm, &gemm_shape::batch_count)},
-          {"elements", o.is_gemm() ? json(nullptr) : json(o.elements)},
-          {"count", o.count},
-          {"precision", to_string(o.precision)},
-          {"flops", o.flops},
-          {"bytes", o.bytes},
-          {"arithmetic_intensity", o.arithmetic_intensity()},
-          {"ridge_intensity", p.ridge_intensity},
-          {"peak_flop_per_s", p.peak_flop_per_s},
-          {"sparse_peak", p.sparse_peak},
-          {"bound", to_string(p.bound)},
-          {"predicted_time_us", p.time_s * 1e6},
-          {"device_time_us", p.device_time_s * 1e6},
-          {"host_floor_us", p.host_floor_s * 1e6},
-          {"launch_bound", p.launch_bound},
-          {"roofline_time_us", p.roofline_time_s * 1e6},
-          {"gemm_model", p.gemm ? gemm_model_json(*p.gemm) : json(nullptr)},
-          {"model_summary", model_summary(p)},
-          {"total_time_us", entry.total_time_s * 1e6},
-          {"attainable_flop_per_s", p.attainable_flop_per_s},
-          {"predicted_flop_per_s", p.flop_per_s},
-          {"time_share", entry.time_share},
-          {"factors", p.factors},
-          {"line", o.where.line},
-          {"measured", measured ? measurement_json(o, p, *measured) : json(nullptr)}};
+  const auto dimension = [&](std::int64_t gemm_shape::*field) {
+    return o.gemm ? std::optional((*o.gemm).*field) : std::nullopt;
+  };
+  w.field("layer", o.layer);
+  w.field("pass", to_string(o.pass));
+  w.field("kind", o.kind);
+  w.field("m", dimension(&gemm_shape::m));
+  w.field("n", dimension(&gemm_shape::n));
+  w.field("k", dimension(&gemm_shape::k));
+  w.field("batch_count", dimension(&gemm_shape::batch_count));
+  w.field("elements", o.is_gemm() ? std::nullopt : std::optional(o.elements));
+  w.field("count", o.count);
+  w.field("precision", to_string(o.precision));
+  w.field("flops", o.flops);
+  w.field("bytes", o.bytes);
+  w.field("arithmetic_intensity", o.arithmetic_intensity());
+  w.field("ridge_intensity", p.ridge_intensity);
+  w.field("peak_flop_per_s", p.peak_flop_per_s);
+  w.field("sparse_peak", p.sparse_peak);
+  w.field("bound", to_string(p.bound));
+  w.field("predicted_time_us", p.time_s * 1e6);
+  w.field("device_time_us", p.device_time_s * 1e6);
+  w.field("host_floor_us", p.host_floor_s * 1e6);
+  w.field("launch_bound", p.launch_bound);
+  w.field("roofline_time_us", p.roofline_time_s * 1e6);
+  w.key("gemm_model");
+  if (p.gemm)
+    write_gemm_model(w, *p.gemm);
+  else
+    w.null();
+  w.field("model_summary", model_summary(p));
+  w.field("total_time_us", entry.total_time_s * 1e6);
+  w.field("attainable_flop_per_s", p.attainable_flop_per_s);
+  w.field("predicted_flop_per_s", p.flop_per_s);
+  w.field("time_share", entry.time_share);
+  w.field("factors", p.factors);
+  w.field("line", o.where.line);
+  w.key("measured");
+  if (measured)
+    write_measurement(w, o, p, *measured);
+  else
+    w.null();
 }
 
 namespace {
@@ -532,41 +571,55 @@ public:
     return m_report.measured_sums ? with_measured_columns(m_report) : ops_table(m_report.analysis);
   }
 
-  nlohmann::json json() const override {
+  std::vector<detail::json_field> json() const override {
     const report &r = m_report;
     const analysis &a = r.analysis;
-    nlohmann::json ops = nlohmann::json::array();
-    for (std::size_t i = 0; i < a.ops.size(); ++i)
-      ops.push_back(detail::op_json(a.ops[i], r.measured_op(i)));
     nlohmann::json device = device_json(a.device);
     device["selection"] = a.device_selection;
-    const step_totals &t = a.totals;
-    nlohmann::json body{{"network",
-                         {{"name", a.network_name},
-                          {"origin", a.network_origin},
-                          {"precision", to_string(a.precision)},
-                          {"batch", a.batch},
-                          {"seq_len", a.seq_len},
-                          {"mode", to_string(a.mode)}}},
-                        {"device", device},
-                        {"model", model_json(a)},
-                        {"advice", r.advice ? advice_json(r) : nlohmann::json(nullptr)},
-                        {"notes", r.notes},
-                        {"totals",
-                         {{"predicted_time_us", t.time_s * 1e6},
-                          {"device_time_us", t.device_time_s * 1e6},
-                          {"flops", t.flops},
-                          {"bytes", t.bytes},
-                          {"memory_bound_time_us", t.memory_bound_time_s * 1e6},
-                          {"memory_bound_share", t.memory_bound_share},
-                          {"launch_bound_time_us", t.launch_bound_time_s * 1e6},
-                          {"launch_bound_share", t.launch_bound_share},
-                          {"launch_bound_ops", t.launch_bound_ops},
-                          {"gemm_time_us", t.gemm_time_s * 1e6},
-                          {"gemm_count", t.gemm_count},
-                          {"op_count", t.op_count}}}};
-    body["ops"] = std::move(ops); // tens of thousands of ops: moved, not copied
-    return body;
+    std::vector<detail::json_field> fields = detail::fields_of(
+        {{"device", std::move(device)}, {"model", model_json(a)}, {"notes", r.notes}});
+    fields.push_back({"network", [&a](json_writer &w) {
+                        w.begin_object();
+                        w.field("name", a.network_name);
+                        w.field("origin", a.network_origin);
+                        w.field("precision", to_string(a.precision));
+                        w.field("batch", a.batch);
+                        w.field("seq_len", a.seq_len);
+                        w.field("mode", to_string(a.mode));
+                        w.end_object();
+                      }});
+    fields.push_back({"advice", [&r](json_writer &w) {
+                        if (r.advice)
+                          write_advice(w, r);
+                        else
+                          w.null();
+                      }});
+    fields.push_back({"totals", [&t = a.totals](json_writer &w) {
+                        w.begin_object();
+                        w.field("predicted_time_us", t.time_s * 1e6);
+                        w.field("device_time_us", t.device_time_s * 1e6);
+                        w.field("flops", t.flops);
+                        w.field("bytes", t.bytes);
+                        w.field("memory_bound_time_us", t.memory_bound_time_s * 1e6);
+                        w.field("memory_bound_share", t.memory_bound_share);
+                        w.field("launch_bound_time_us", t.launch_bound_time_s * 1e6);
+                        w.field("launch_bound_share", t.launch_bound_share);
+                        w.field("launch_bound_ops", t.launch_bound_ops);
+                        w.field("gemm_time_us", t.gemm_time_s * 1e6);
+                        w.field("gemm_count", t.gemm_count);
+                        w.field("op_count", t.op_count);
+                        w.end_object();
+                      }});
+    fields.push_back({"ops", [&r, &a](json_writer &w) {
+                        w.begin_array();
+                        for (std::size_t i = 0; i < a.ops.size(); ++i) {
+                          w.begin_object();
+                          detail::write_op_fields(w, a.ops[i], r.measured_op(i));
+                          w.end_object();
+                        }
+                        w.end_array();
+                      }});
+    return fields;
   }
 
 private:

@@ -68,11 +68,11 @@ public:
     return doc;
   }
   text_table csv() const override { return spec_table(m_specs); }
-  nlohmann::json json() const override {
+  std::vector<detail::json_field> json() const override {
     nlohmann::json list = nlohmann::json::array();
     for (const gpu_spec &s : m_specs)
       list.push_back(detail::device_json(s));
-    return {{"gpus", list}};
+    return detail::fields_of({{"gpus", std::move(list)}});
   }
 
 private:

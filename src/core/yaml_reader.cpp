@@ -3,15 +3,291 @@
 
 #include "suggest.hpp"
 
+#include <yaml.h>
+
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <limits>
+#include <new>
 #include <sstream>
 #include <system_error>
+#include <unordered_map>
 
 namespace roofline::detail {
+
+/// One document's nodes in one arena: a node is 20 bytes, its text and its children live in
+/// shared arrays, and an alias is one more child index, never a copy of the anchored subtree.
+class yaml_tree {
+public:
+  struct node {
+    std::uint32_t line;
+    std::uint32_t column;
+    std::uint32_t first; ///< a scalar's offset in `text`; a collection's first slot in `children`
+    std::uint32_t count; ///< a scalar's length; a sequence's elements; a mapping's entries
+    yaml_node::kind type;
+  };
+
+  static yaml_node handle(std::shared_ptr<const yaml_tree> tree, std::uint32_t index) noexcept {
+    return {std::move(tree), index};
+  }
+
+  std::vector<node> nodes;
+  std::vector<std::uint32_t> children; ///< a mapping's as key, value, key, value, ...
+  std::string text;                    ///< every scalar's text, back to back
+};
+
+yaml_node::kind yaml_node::type() const noexcept {
+  return m_tree ? m_tree->nodes[m_index].type : kind::null;
+}
+
+std::string_view yaml_node::scalar() const noexcept {
+  if (!is_scalar())
+    return {};
+  const yaml_tree::node &n = m_tree->nodes[m_index];
+  return std::string_view(m_tree->text).substr(n.first, n.count);
+}
+
+std::size_t yaml_node::size() const noexcept {
+  return is_sequence() || is_map() ? m_tree->nodes[m_index].count : 0;
+}
+
+yaml_node yaml_node::child(std::size_t i) const noexcept {
+  return {m_tree, m_tree->children[m_tree->nodes[m_index].first + i]};
+}
+
+yaml_node yaml_node::operator[](std::size_t i) const noexcept {
+  return child(i);
+}
+
+yaml_node yaml_node::key(std::size_t i) const noexcept {
+  return child(2 * i);
+}
+
+yaml_node yaml_node::value(std::size_t i) const noexcept {
+  return child(2 * i + 1);
+}
+
+std::optional<yaml_mark> yaml_node::mark() const noexcept {
+  if (!m_tree)
+    return std::nullopt;
+  const yaml_tree::node &n = m_tree->nodes[m_index];
+  return yaml_mark{n.line, n.column};
+}
+
+namespace {
+
+/// libyaml's parser over `text` (not copied), deleted on every path.
+class event_parser {
+public:
+  explicit event_parser(std::string_view text) {
+    if (!yaml_parser_initialize(&m_parser))
+      throw std::bad_alloc();
+    static constexpr char nothing[] = ""; // libyaml refuses a null input, even of length 0
+    const char *input = text.empty() ? nothing : text.data();
+    yaml_parser_set_input_string(&m_parser, reinterpret_cast<const unsigned char *>(input),
+                                 text.size());
+  }
+  ~event_parser() { yaml_parser_delete(&m_parser); }
+  event_parser(const event_parser &) = delete;
+  event_parser &operator=(const event_parser &) = delete;
+
+  yaml_parser_t &get() noexcept { return m_parser; }
+
+private:
+  yaml_parser_t m_parser;
+};
+
+/// "file:line:column" of a byte offset: libyaml reports bad encodings by offset only.
+source_location location_of_byte(std::string_view text, std::size_t offset,
+                                 const std::string &origin) {
+  offset = std::min(offset, text.size());
+  const std::string_view before = text.substr(0, offset);
+  const std::size_t line_start = before.rfind('\n') + 1; // npos + 1 == 0
+  const auto characters = std::count_if(before.begin() + line_start, before.end(),
+                                        [](char c) { return (c & 0xC0) != 0x80; });
+  return {origin, static_cast<int>(std::count(before.begin(), before.end(), '\n')) + 1,
+          static_cast<int>(characters) + 1};
+}
+
+[[noreturn]] void throw_parse_error(const yaml_parser_t &parser, std::string_view text,
+                                    const std::string &origin) {
+  if (parser.error == YAML_MEMORY_ERROR)
+    throw std::bad_alloc();
+  std::string message =
+      "YAML syntax error: " + std::string(parser.problem ? parser.problem : "unreadable input");
+  if (parser.error == YAML_READER_ERROR) // a bad encoding: located by byte, no mark
+    throw input_error(location_of_byte(text, parser.problem_offset, origin), message);
+  if (parser.context)
+    message += " " + std::string(parser.context);
+  throw input_error({origin, static_cast<int>(parser.problem_mark.line) + 1,
+                     static_cast<int>(parser.problem_mark.column) + 1},
+                    message);
+}
+
+/// One event, deleted on every path.
+class parsed_event {
+public:
+  /// The parser's next event; a syntax error becomes an input_error.
+  parsed_event(yaml_parser_t &parser, std::string_view text, const std::string &origin) {
+    // On failure libyaml leaves the event zeroed, with nothing to delete.
+    if (!yaml_parser_parse(&parser, &m_event))
+      throw_parse_error(parser, text, origin);
+  }
+  ~parsed_event() { yaml_event_delete(&m_event); }
+  parsed_event(const parsed_event &) = delete;
+  parsed_event &operator=(const parsed_event &) = delete;
+
+  const yaml_event_t &operator*() const noexcept { return m_event; }
+  const yaml_event_t *operator->() const noexcept { return &m_event; }
+
+private:
+  yaml_event_t m_event{};
+};
+
+/// The nulls our files have always had: an untagged plain scalar spelled so (or empty: `key:`).
+bool is_null_scalar(const yaml_event_t &event) {
+  const auto &scalar = event.data.scalar;
+  if (scalar.style != YAML_PLAIN_SCALAR_STYLE || scalar.tag)
+    return false;
+  const std::string_view text(reinterpret_cast<const char *>(scalar.value), scalar.length);
+  return text.empty() || text == "~" || text == "null" || text == "Null" || text == "NULL";
+}
+
+/// Builds a yaml_tree from libyaml's events: collections are open on a stack, their children
+/// gathered in one pending array and moved into the tree's children when they close (each index
+/// is moved once: linear in the document).
+class tree_builder {
+public:
+  tree_builder(std::string_view text, const std::string &origin)
+      : m_text(text), m_origin(origin), m_tree(std::make_shared<yaml_tree>()) {}
+
+  yaml_node build() {
+    if (m_text.size() >= std::numeric_limits<std::uint32_t>::max())
+      throw input_error({m_origin}, "too large to read as YAML (4 GiB at most)");
+    m_tree->text.reserve(m_text.size());
+    event_parser parser(m_text);
+    bool had_document = false;
+    for (;;) {
+      const parsed_event event(parser.get(), m_text, m_origin);
+      switch (event->type) {
+      case YAML_DOCUMENT_START_EVENT:
+        if (had_document)
+          throw input_error(location(event->start_mark),
+                            "a second YAML document (after `---`) is not read: one document "
+                            "per file");
+        had_document = true;
+        break;
+      case YAML_SCALAR_EVENT: add_scalar(*event); break;
+      case YAML_ALIAS_EVENT: add_alias(*event); break;
+      case YAML_SEQUENCE_START_EVENT:
+        open(yaml_node::kind::sequence, *event, event->data.sequence_start.anchor);
+        break;
+      case YAML_MAPPING_START_EVENT:
+        open(yaml_node::kind::map, *event, event->data.mapping_start.anchor);
+        break;
+      case YAML_SEQUENCE_END_EVENT:
+      case YAML_MAPPING_END_EVENT: close(); break;
+      case YAML_STREAM_END_EVENT:
+        if (!m_root) // no document, or one of comments only
+          return {};
+        return yaml_tree::handle(std::move(m_tree), *m_root);
+      default: break; // stream start, document end
+      }
+    }
+  }
+
+private:
+  struct open_collection {
+    std::uint32_t node;
+    std::size_t first_pending; ///< its first child in m_pending
+  };
+
+  source_location location(const yaml_mark_t &mark) const {
+    return {m_origin, static_cast<int>(mark.line) + 1, static_cast<int>(mark.column) + 1};
+  }
+
+  std::uint32_t new_node(yaml_node::kind type, const yaml_mark_t &mark, std::size_t first,
+                         std::size_t count) {
+    const auto index = static_cast<std::uint32_t>(m_tree->nodes.size());
+    m_tree->nodes.push_back(
+        {static_cast<std::uint32_t>(mark.line), static_cast<std::uint32_t>(mark.column),
+         static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(count), type});
+    return index;
+  }
+
+  void remember_anchor(const yaml_char_t *anchor, std::uint32_t index) {
+    if (anchor) // a later anchor of the same name replaces the earlier one for later aliases
+      m_anchors[reinterpret_cast<const char *>(anchor)] = index;
+  }
+
+  /// Attaches a finished node to the innermost open collection, or makes it the root.
+  void attach(std::uint32_t index) {
+    if (m_open.empty())
+      m_root = index;
+    else
+      m_pending.push_back(index);
+  }
+
+  void add_scalar(const yaml_event_t &event) {
+    const auto &scalar = event.data.scalar;
+    std::uint32_t index = 0;
+    if (is_null_scalar(event)) {
+      index = new_node(yaml_node::kind::null, event.start_mark, 0, 0);
+    } else {
+      index =
+          new_node(yaml_node::kind::scalar, event.start_mark, m_tree->text.size(), scalar.length);
+      m_tree->text.append(reinterpret_cast<const char *>(scalar.value), scalar.length);
+    }
+    remember_anchor(scalar.anchor, index);
+    attach(index);
+  }
+
+  void add_alias(const yaml_event_t &event) {
+    const char *name = reinterpret_cast<const char *>(event.data.alias.anchor);
+    const auto anchored = m_anchors.find(name);
+    if (anchored == m_anchors.end())
+      throw input_error(location(event.start_mark), "YAML syntax error: the alias `*" +
+                                                        std::string(name) +
+                                                        "` names no anchor defined before it");
+    attach(anchored->second);
+  }
+
+  // The anchor is known from the start, so an alias inside the collection names it: a cycle,
+  // which the readers survive because they bound how deep they go.
+  void open(yaml_node::kind type, const yaml_event_t &event, const yaml_char_t *anchor) {
+    const std::uint32_t index = new_node(type, event.start_mark, 0, 0);
+    remember_anchor(anchor, index);
+    m_open.push_back({index, m_pending.size()});
+  }
+
+  void close() {
+    const open_collection done = m_open.back();
+    m_open.pop_back();
+    yaml_tree::node &n = m_tree->nodes[done.node];
+    const std::size_t children = m_pending.size() - done.first_pending;
+    n.first = static_cast<std::uint32_t>(m_tree->children.size());
+    n.count = static_cast<std::uint32_t>(n.type == yaml_node::kind::map ? children / 2 : children);
+    m_tree->children.insert(m_tree->children.end(),
+                            m_pending.begin() + static_cast<std::ptrdiff_t>(done.first_pending),
+                            m_pending.end());
+    m_pending.resize(done.first_pending);
+    attach(done.node);
+  }
+
+  std::string_view m_text;
+  const std::string &m_origin;
+  std::shared_ptr<yaml_tree> m_tree;
+  std::vector<open_collection> m_open;
+  std::vector<std::uint32_t> m_pending;
+  std::unordered_map<std::string, std::uint32_t> m_anchors;
+  std::optional<std::uint32_t> m_root;
+};
+
+} // namespace
 
 std::string read_text_file(const std::filesystem::path &file, std::string_view what) {
   const source_location where{file.string()};
@@ -32,62 +308,73 @@ std::string read_text_file(const std::filesystem::path &file, std::string_view w
   return text.str();
 }
 
-source_location location_of(const YAML::Node &node, const std::string &file) {
-  const YAML::Mark mark = node.Mark();
-  if (mark.is_null())
+yaml_node parse_yaml(std::string_view text, const std::string &origin) {
+  return tree_builder(text, origin).build();
+}
+
+source_location location_of(const yaml_node &node, const std::string &file) {
+  const std::optional<yaml_mark> mark = node.mark();
+  if (!mark)
     return {file};
-  return {file, mark.line + 1, mark.column + 1};
+  return {file, static_cast<int>(mark->line) + 1, static_cast<int>(mark->column) + 1};
 }
 
-YAML::Node parse_yaml(std::string_view text, const std::string &origin) {
-  try {
-    return YAML::Load(std::string(text));
-  } catch (const YAML::ParserException &e) {
-    throw input_error({origin, e.mark.line + 1, e.mark.column + 1}, "YAML syntax error: " + e.msg);
-  } catch (const YAML::Exception &e) {
-    throw input_error({origin}, std::string("YAML error: ") + e.what());
-  }
-}
-
-std::string describe(const YAML::Node &node) {
-  switch (node.Type()) {
-  case YAML::NodeType::Null:
-  case YAML::NodeType::Undefined: return "nothing";
-  case YAML::NodeType::Sequence: return "a list";
-  case YAML::NodeType::Map: return "a mapping";
-  case YAML::NodeType::Scalar: return "'" + node.Scalar() + "'";
+std::string describe(const yaml_node &node) {
+  switch (node.type()) {
+  case yaml_node::kind::null: return "nothing";
+  case yaml_node::kind::sequence: return "a list";
+  case yaml_node::kind::map: return "a mapping";
+  case yaml_node::kind::scalar: return "'" + std::string(node.scalar()) + "'";
   }
   return "?";
 }
 
-yaml_map::yaml_map(YAML::Node node, std::string file, std::string context,
-                   std::vector<std::string> allowed)
+std::string key_text(const yaml_node &key) {
+  return key.is_null() ? "null" : std::string(key.scalar());
+}
+
+std::optional<double> finite_number(const yaml_node &node) {
+  std::string_view text = node.scalar();
+  if (text.size() > 1 && text.front() == '+' && text[1] != '-') // from_chars reads no '+'
+    text.remove_prefix(1);
+  double value = 0;
+  const char *end = text.data() + text.size();
+  const auto [stop, error] = std::from_chars(text.data(), end, value); // no hex, no whitespace
+  if (error != std::errc{} || stop != end || !std::isfinite(value))
+    return std::nullopt;
+  return value;
+}
+
+yaml_map::yaml_map(yaml_node node, std::string file, std::string context,
+                   const std::vector<std::string> &allowed)
     : m_node(std::move(node)), m_file(std::move(file)), m_context(std::move(context)) {
-  if (!m_node.IsMap())
+  if (!m_node.is_map())
     throw input_error(where(), m_context + ": expected a mapping of keys to values, got " +
                                    describe(m_node));
-  std::vector<std::pair<std::string, YAML::Mark>> seen;
-  for (const auto &entry : m_node) {
-    const std::string key = entry.first.as<std::string>("");
+  const std::size_t entries = m_node.size();
+  std::vector<std::pair<std::string, yaml_mark>> seen;
+  for (std::size_t i = 0; i < entries; ++i) {
+    const yaml_node key_node = m_node.key(i);
+    const std::string key = key_text(key_node);
     for (const auto &[earlier, mark] : seen)
       if (earlier == key)
-        throw input_error(location_of(entry.first, m_file),
-                          m_context + ": duplicate key `" + key + "` (first given at line " +
-                              std::to_string(mark.line + 1) + ")");
-    seen.emplace_back(key, entry.first.Mark());
-    if (entry.first.IsScalar()) // only a scalar key matches a lookup by name
-      m_entries.emplace_back(key, entry.second);
+        throw input_error(location_of(key_node, m_file), m_context + ": duplicate key `" + key +
+                                                             "` (first given at line " +
+                                                             std::to_string(mark.line + 1) + ")");
+    seen.emplace_back(key, *key_node.mark());
+    if (key_node.is_scalar()) // only a scalar key matches a lookup by name
+      m_entries.emplace_back(key_node.scalar(), m_node.value(i));
     if (std::find(allowed.begin(), allowed.end(), key) != allowed.end())
       continue;
     const std::string hint = did_you_mean(key, allowed);
     throw input_error(
-        location_of(entry.first, m_file),
+        location_of(key_node, m_file),
         m_context + ": unknown key `" + key + "`" +
             (hint.empty() ? "; expected one of " + quoted_list(allowed, " or ") : hint));
   }
 }
 
-const YAML::Node *yaml_map::find(const std::string &key) const {
+const yaml_node *yaml_map::find(const std::string &key) const {
   for (const auto &[name, value] : m_entries)
     if (name == key)
       return &value;
@@ -99,7 +386,7 @@ bool yaml_map::has(const std::string &key) const {
 }
 
 source_location yaml_map::where(const std::string &key) const {
-  const YAML::Node *value = find(key);
+  const yaml_node *value = find(key);
   return value ? location_of(*value, m_file) : where();
 }
 
@@ -107,30 +394,30 @@ void yaml_map::fail(const std::string &key, const std::string &message) const {
   throw input_error(where(key), m_context + ": " + message);
 }
 
-YAML::Node yaml_map::required(const std::string &key) const {
-  const YAML::Node *value = find(key);
+yaml_node yaml_map::required(const std::string &key) const {
+  const yaml_node *value = find(key);
   if (!value)
     throw input_error(where(), m_context + ": missing required key `" + key + "`");
   return *value;
 }
 
 std::string yaml_map::string(const std::string &key) const {
-  const YAML::Node value = required(key);
-  if (!value.IsScalar() || value.Scalar().empty())
+  const yaml_node value = required(key);
+  if (!value.is_scalar() || value.scalar().empty())
     fail(key, "`" + key + "` must be a non-empty string, got " + describe(value));
-  return value.Scalar();
+  return std::string(value.scalar());
 }
 
 std::string yaml_map::string_or(const std::string &key, std::string fallback) const {
   return has(key) ? string(key) : fallback;
 }
 
-std::int64_t yaml_map::integer(const YAML::Node &value, const std::string &key,
+std::int64_t yaml_map::integer(const yaml_node &value, const std::string &key,
                                std::int64_t minimum) const {
   const std::string expected = minimum > 0 ? "a positive integer" : "a non-negative integer";
-  if (!value.IsScalar())
+  if (!value.is_scalar())
     fail(key, "`" + key + "` must be " + expected + ", got " + describe(value));
-  const std::string &text = value.Scalar();
+  const std::string text(value.scalar());
   const bool digits_only =
       !text.empty() && std::all_of(text.begin() + (text[0] == '-' || text[0] == '+'), text.end(),
                                    [](char c) { return c >= '0' && c <= '9'; });
@@ -164,15 +451,15 @@ std::optional<std::int64_t> yaml_map::optional_positive_int(const std::string &k
 }
 
 std::int64_t yaml_map::non_negative_int_or(const std::string &key, std::int64_t fallback) const {
-  const YAML::Node *value = find(key);
+  const yaml_node *value = find(key);
   return value ? integer(*value, key, 0) : fallback;
 }
 
 std::pair<std::int64_t, std::int64_t> yaml_map::int_pair(const std::string &key,
                                                          bool allow_zero) const {
-  const YAML::Node value = required(key);
+  const yaml_node value = required(key);
   const std::int64_t minimum = allow_zero ? 0 : 1;
-  if (value.IsSequence()) {
+  if (value.is_sequence()) {
     if (value.size() != 2)
       fail(key, "`" + key + "` must be one integer or a list of two, got a list of " +
                     std::to_string(value.size()));
@@ -188,8 +475,8 @@ std::pair<std::int64_t, std::int64_t> yaml_map::int_pair_or(const std::string &k
 }
 
 double yaml_map::positive_number(const std::string &key) const {
-  const YAML::Node value = required(key);
-  const std::string text = value.IsScalar() ? value.Scalar() : std::string{};
+  const yaml_node value = required(key);
+  const std::string text(value.scalar());
   char *end = nullptr;
   errno = 0;
   const double parsed = text.empty() ? 0.0 : std::strtod(text.c_str(), &end);
@@ -206,35 +493,35 @@ std::optional<double> yaml_map::optional_positive_number(const std::string &key)
 }
 
 bool yaml_map::boolean_or(const std::string &key, bool fallback) const {
-  if (!has(key))
+  const yaml_node *value = find(key);
+  if (!value)
     return fallback;
-  const YAML::Node value = *find(key);
-  if (value.IsScalar()) {
-    const std::string text = to_lower(value.Scalar());
+  if (value->is_scalar()) {
+    const std::string text = to_lower(value->scalar());
     if (text == "true" || text == "yes")
       return true;
     if (text == "false" || text == "no")
       return false;
   }
-  fail(key, "`" + key + "` must be true or false, got " + describe(value));
+  fail(key, "`" + key + "` must be true or false, got " + describe(*value));
 }
 
 std::vector<std::string> yaml_map::strings_or_empty(const std::string &key) const {
-  if (!has(key))
+  const yaml_node *value = find(key);
+  if (!value)
     return {};
-  const YAML::Node value = *find(key);
-  if (value.IsScalar())
-    return {value.Scalar()};
+  if (value->is_scalar())
+    return {std::string(value->scalar())};
+  if (!value->is_sequence())
+    fail(key, "`" + key + "` must be a list of strings, got " + describe(*value));
   std::vector<std::string> items;
-  if (value.IsSequence()) {
-    for (const YAML::Node &item : value) {
-      if (!item.IsScalar())
-        fail(key, "`" + key + "` must be a list of strings, found " + describe(item));
-      items.push_back(item.Scalar());
-    }
-    return items;
+  for (std::size_t i = 0; i < value->size(); ++i) {
+    const yaml_node item = (*value)[i];
+    if (!item.is_scalar())
+      fail(key, "`" + key + "` must be a list of strings, found " + describe(item));
+    items.emplace_back(item.scalar());
   }
-  fail(key, "`" + key + "` must be a list of strings, got " + describe(value));
+  return items;
 }
 
 } // namespace roofline::detail

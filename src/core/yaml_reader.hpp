@@ -3,10 +3,10 @@
 
 #include "roofline/error.hpp"
 
-#include <yaml-cpp/yaml.h>
-
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,27 +14,90 @@
 #include <vector>
 
 // Typed, located access to YAML documents: every value we read either has the expected type or
-// becomes an input_error naming file:line:column and what was expected.
+// becomes an input_error naming file:line:column and what was expected. Documents are read with
+// libyaml's event parser into a small tree of our own (fast: docs/architecture.md says why);
+// libyaml stays out of this header.
 namespace roofline::detail {
+
+/// Where a node starts: 0-based line and column (columns count characters), as libyaml marks it.
+struct yaml_mark {
+  std::uint32_t line = 0;
+  std::uint32_t column = 0;
+};
+
+/// The nodes of one parsed document (defined in yaml_reader.cpp).
+class yaml_tree;
+
+/// A node of a parsed YAML document: a cheap handle that keeps its document alive. A plain scalar
+/// that is empty, `~`, `null`, `Null` or `NULL` is null; quoted scalars are always strings; an
+/// alias is the node its anchor names (shared, not copied); tags are ignored. A
+/// default-constructed node is null and has no mark (an empty document's root).
+class yaml_node {
+public:
+  enum class kind : std::uint8_t { null, scalar, sequence, map };
+
+  yaml_node() = default;
+
+  kind type() const noexcept;
+  bool is_null() const noexcept { return type() == kind::null; }
+  bool is_scalar() const noexcept { return type() == kind::scalar; }
+  bool is_sequence() const noexcept { return type() == kind::sequence; }
+  bool is_map() const noexcept { return type() == kind::map; }
+
+  /// A scalar's text ("" for any other node); valid while a handle to its document lives.
+  std::string_view scalar() const noexcept;
+  /// The elements of a sequence or the entries of a mapping; 0 for any other node.
+  std::size_t size() const noexcept;
+  /// Element `i` of a sequence (i < size()).
+  yaml_node operator[](std::size_t i) const noexcept;
+  /// The key and the value of a mapping's entry `i` (i < size()), in document order.
+  yaml_node key(std::size_t i) const noexcept;
+  yaml_node value(std::size_t i) const noexcept;
+
+  /// Where the node starts; none for a default-constructed node.
+  std::optional<yaml_mark> mark() const noexcept;
+  /// The same node of the same document (an alias and its anchor).
+  bool same_node_as(const yaml_node &other) const noexcept {
+    return m_tree == other.m_tree && m_index == other.m_index;
+  }
+
+private:
+  friend class yaml_tree;
+  yaml_node(std::shared_ptr<const yaml_tree> tree, std::uint32_t index) noexcept
+      : m_tree(std::move(tree)), m_index(index) {}
+  yaml_node child(std::size_t i) const noexcept;
+
+  std::shared_ptr<const yaml_tree> m_tree;
+  std::uint32_t m_index = 0;
+};
 
 /// Reads a whole text file; input_error when it is missing, not a regular file or unreadable.
 std::string read_text_file(const std::filesystem::path &file, std::string_view what);
 
-/// Parses YAML text; syntax errors become input_error at yaml-cpp's mark.
-YAML::Node parse_yaml(std::string_view text, const std::string &origin);
+/// Parses the one YAML document of `text` (an empty text: a null root). Syntax errors, an
+/// undefined alias and a second document become input_errors located in `origin`.
+yaml_node parse_yaml(std::string_view text, const std::string &origin);
 
-source_location location_of(const YAML::Node &node, const std::string &file);
+source_location location_of(const yaml_node &node, const std::string &file);
 
-/// "a mapping", "a sequence", "'abc'", "nothing"
-std::string describe(const YAML::Node &node);
+/// "a mapping", "a list", "'abc'", "nothing"
+std::string describe(const yaml_node &node);
+
+/// A key's text as messages spell it: a scalar's text, "null" for a null key, "" for a
+/// collection.
+std::string key_text(const yaml_node &key);
+
+/// A number written in full (`0.5`, `-2e-6`, `+3`): none for anything else, `.inf` and `.nan`
+/// included.
+std::optional<double> finite_number(const yaml_node &node);
 
 /// A YAML mapping whose keys are checked against the ones allowed, at construction.
 class yaml_map {
 public:
   /// `context` names the mapping in messages ("network", "layer `fc6` (linear)").
   /// Throws input_error when `node` is not a mapping or holds a key not in `allowed`.
-  yaml_map(YAML::Node node, std::string file, std::string context,
-           std::vector<std::string> allowed);
+  yaml_map(yaml_node node, std::string file, std::string context,
+           const std::vector<std::string> &allowed);
 
   bool has(const std::string &key) const;
   source_location where() const { return location_of(m_node, m_file); }
@@ -43,7 +106,7 @@ public:
   const std::string &context() const noexcept { return m_context; }
 
   /// The value of a key that must be present.
-  YAML::Node required(const std::string &key) const;
+  yaml_node required(const std::string &key) const;
 
   std::string string(const std::string &key) const;
   std::string string_or(const std::string &key, std::string fallback) const;
@@ -65,16 +128,14 @@ public:
   [[noreturn]] void fail(const std::string &key, const std::string &message) const;
 
 private:
-  std::int64_t integer(const YAML::Node &value, const std::string &key, std::int64_t minimum) const;
-  /// The value at `key`, nullptr when absent: the first entry whose key is that scalar, as
-  /// YAML::Node's lookup finds it, from the entries read once at construction (a lookup of
-  /// yaml-cpp's converts every key it passes to a string).
-  const YAML::Node *find(const std::string &key) const;
+  std::int64_t integer(const yaml_node &value, const std::string &key, std::int64_t minimum) const;
+  /// The value at `key`, nullptr when absent: the first entry whose key is that scalar.
+  const yaml_node *find(const std::string &key) const;
 
-  YAML::Node m_node;
+  yaml_node m_node;
   std::string m_file;
   std::string m_context;
-  std::vector<std::pair<std::string, YAML::Node>> m_entries; ///< scalar keys and their values
+  std::vector<std::pair<std::string_view, yaml_node>> m_entries; ///< scalar keys and their values
 };
 
 } // namespace roofline::detail

@@ -139,7 +139,7 @@ TEST_CASE("an unreadable network file") {
 TEST_CASE("a YAML syntax error") {
   const std::string file = bad("yaml-syntax-error.yaml");
   check_input_error(analyse(file), file + ":5:5",
-                    {"YAML syntax error", "end of map flow not found"});
+                    {"YAML syntax error", "did not find expected ',' or '}'"});
 }
 
 TEST_CASE("a file with nothing but a comment") {
@@ -177,8 +177,8 @@ TEST_CASE("a missing required key") {
 }
 
 TEST_CASE("a layer without its required `name` is an input error") {
-  // Before the fix: exits 1 with "invalid node; first invalid key: \"name\"" (a yaml-cpp exception)
-  // and no location.
+  // Before the fix: exits 1 with "invalid node; first invalid key: \"name\"" (an exception of the
+  // YAML library, escaping) and no location.
   const std::string file = bad("missing-name.yaml");
   check_input_error(analyse(file), file + ":4:5", {"missing required key `name`"});
 }

@@ -355,8 +355,10 @@ TEST_CASE("a `model:` value outside its bounds, not finite or given twice is an 
       {"negative", "model:\n  kernel_overhead_s: -1e-6\n", 14, "kernel_overhead_s"},
       {"negative-group", "model:\n  dram_efficiency: 0.5\n  wave_overhead_s: {fp32: -2e-6}\n", 15,
        "wave_overhead_s.fp32"},
-      {"inf", "model:\n  dram_efficiency: .inf\n", 14, "dram_efficiency"},
-      {"nan", "model:\n  dram_efficiency: .nan\n", 14, "dram_efficiency"},
+      {"inf", "model:\n  dram_efficiency: .inf\n", 14,
+       "`dram_efficiency` must be a number, not '.inf'"},
+      {"nan", "model:\n  dram_efficiency: .nan\n", 14,
+       "`dram_efficiency` must be a number, not '.nan'"},
       {"duplicate", "model:\n  efficiency: {fp16: 0.5, fp16: 0.6}\n", 14, "twice"},
       {"duplicate-key", "model:\n  dram_efficiency: 0.5\n  dram_efficiency: 0.6\n", 15,
        "duplicate key"},
@@ -410,6 +412,17 @@ TEST_CASE("to_yaml(overrides) parses back to the same values") {
   };
   const std::string yaml = to_yaml(overrides);
   CAPTURE(yaml);
+  // The text the YAML emitter used before wrote (recorded): calibration files keep their form.
+  CHECK(yaml == "model:\n"
+                "  origin: \"fitted on a test GPU, 2026-11-22\"\n"
+                "  efficiency: {fp32: 0.7718, fp16: 0.8222}\n"
+                "  wave_overhead_s: {bf16: 1.503e-06}\n"
+                "  split_k_below_waves: {fp32: 0}\n"
+                "  misalignment_slowdown: {8: 2.62, 1: 8}\n"
+                "  dram_efficiency: 0.756\n"
+                "  kernel_overhead_s: 2.609e-06\n"
+                "  deep_split_k_min_k: 768\n"
+                "  min_split_k_depth: 256\n");
   const architecture_parameters back =
       parse_architecture_parameters("architecture: test\n" + yaml, "back.yaml");
   CHECK(back.architecture == "test");
@@ -426,6 +439,38 @@ TEST_CASE("to_yaml(overrides) parses back to the same values") {
       parse_architecture_parameters("architecture: test\n" + to_yaml({"empty", {}}), "none.yaml");
   CHECK(none.parameters.values.empty());
   CHECK(none.parameters.origin == "empty");
+}
+
+TEST_CASE("to_yaml(overrides) writes numbers and the origin as the emitter used before did") {
+  // Recorded from the emitter this writer replaced; DEL is escaped too now (libyaml reads no raw
+  // DEL).
+  CHECK(to_yaml({"", {}}) == "model:\n  origin: \"\"\n");
+  CHECK(to_yaml({"q\"b\\c: d\ne\tf\x01g\xc2\xa0h\x7f", {}}) ==
+        "model:\n  origin: \"q\\\"b\\\\c: d\\ne\\tf\\x01g\\xa0h\\x7f\"\n");
+  CHECK(contains(to_yaml({"o", {{parameter::deep_split_k_min_k, 1e6}}}),
+                 "\n  deep_split_k_min_k: 1e+06\n"));
+}
+
+TEST_CASE("to_yaml(overrides) escapes the origin so that it reads back the same") {
+  for (const std::string &origin :
+       {std::string("calibrated on \"GPU-0\": C:\\cache\\dir\nsecond line"),
+        std::string("# not a comment, - not a list, {not: a mapping}, 'single' & *star"),
+        std::string(
+            "tab\t, return\r, bell\a, DEL\x7f, NEL\xc2\x85, BOM\xef\xbb\xbf, \xc3\xa9\xe2\x82\xac"),
+        std::string(" leading and trailing spaces ")}) {
+    CAPTURE(origin);
+    const parameter_overrides overrides{origin, {{parameter::dram_efficiency, 0.5}}};
+    const std::string yaml = to_yaml(overrides);
+    CAPTURE(yaml);
+    architecture_parameters back;
+    REQUIRE_NOTHROW(back = parse_architecture_parameters("architecture: t\n" + yaml, "t.yaml"));
+    CHECK(back.parameters.origin == origin);
+    CHECK(back.parameters.values == overrides.values);
+  }
+  // Bytes that are not UTF-8 cannot be read back as they are: they become U+FFFD, still readable.
+  const std::string yaml = to_yaml({"bad\xff byte", {}});
+  CHECK(parse_architecture_parameters("architecture: t\n" + yaml, "t.yaml").parameters.origin ==
+        "bad\xef\xbf\xbd byte");
 }
 
 TEST_CASE("to_yaml(overrides) round-trips every parameter at its bounds, others to 6 digits") {

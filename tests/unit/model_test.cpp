@@ -498,3 +498,17 @@ TEST_CASE("analyze with the GEMM model: eager totals, device totals and the laun
   CHECK(small.totals.launch_bound_share ==
         doctest::Approx(12e-6 / small.totals.time_s).epsilon(1e-12));
 }
+
+TEST_CASE("estimate_once computes what estimate remembers") {
+  const perf_model model(spec_catalog::builtin().resolve("h100"));
+  for (const gemm_shape &s : {gemm_shape{32, 4096, 4096, 1}, gemm_shape{8, 50257, 768, 1},
+                              gemm_shape{4096, 1000, 1001, 2}}) {
+    const gemm_estimate remembered = model.estimate(s, precision::fp16);
+    const gemm_estimate once = model.estimate_once(s, precision::fp16);
+    CHECK(once.device_time_s == remembered.device_time_s);
+    CHECK(once.tile_m == remembered.tile_m);
+    CHECK(once.tile_n == remembered.tile_n);
+    CHECK(once.split_k == remembered.split_k);
+    CHECK(once.factors == remembered.factors);
+  }
+}

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: Apache-2.0
+// The YAML tree read through libyaml: what is null and what a string, aliases sharing their
+// anchor's node, and every refusal located at file:line:column.
+#include "yaml_reader.hpp"
+
+#include "test_support.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+using namespace roofline;
+using namespace roofline::detail;
+using roofline::test::contains;
+
+namespace {
+
+/// The value of the top-level key `key` of `root` (a mapping).
+yaml_node value_of(const yaml_node &root, const std::string &key) {
+  REQUIRE(root.is_map());
+  for (std::size_t i = 0; i < root.size(); ++i)
+    if (root.key(i).scalar() == key)
+      return root.value(i);
+  FAIL("no key " << key);
+  return {};
+}
+
+/// The input_error that `read` must raise on the tree of `text`, parsed as "t.yaml" (or that
+/// parsing must raise).
+template <typename Read> input_error error_of(const std::string &text, Read read) {
+  try {
+    read(parse_yaml(text, "t.yaml"));
+  } catch (const input_error &e) {
+    return e;
+  }
+  FAIL("accepted:\n" << text);
+  return input_error("unreachable");
+}
+
+input_error parse_error(const std::string &text) {
+  return error_of(text, [](const yaml_node &) {});
+}
+
+void check_located(const input_error &e, int line, int column, const std::string &text) {
+  CAPTURE(std::string(e.what()));
+  CHECK(e.where().file == "t.yaml");
+  CHECK(e.where().line == line);
+  CHECK(e.where().column == column);
+  CHECK(contains(e.message(), text));
+}
+
+} // namespace
+
+TEST_CASE("plain empty, ~, null, Null and NULL are null; other spellings and quoted text are not") {
+  const yaml_node root = parse_yaml("a: ~\nb: null\nc: Null\nd: NULL\ne:\nf: nUll\ng: ''\n"
+                                    "h: '~'\ni: \"null\"\nj: !!str null\n",
+                                    "t.yaml");
+  for (const char *key : {"a", "b", "c", "d", "e"}) {
+    CAPTURE(key);
+    CHECK(value_of(root, key).is_null());
+    CHECK(describe(value_of(root, key)) == "nothing");
+  }
+  CHECK(value_of(root, "f").scalar() == "nUll");
+  CHECK(value_of(root, "g").is_scalar()); // quoted: a string, even empty
+  CHECK(value_of(root, "g").scalar().empty());
+  CHECK(describe(value_of(root, "g")) == "''");
+  CHECK(value_of(root, "h").scalar() == "~");
+  CHECK(value_of(root, "i").scalar() == "null");
+  CHECK(value_of(root, "j").scalar() == "null"); // a tag makes it a string, as before
+}
+
+TEST_CASE("scalars, lists and mappings keep their text, order and 1-based locations") {
+  const yaml_node root =
+      parse_yaml("name: t\nlayers:\n  - {name: fc, in: [1, 2]}\n  - \"quoted: 3\"\n", "t.yaml");
+  REQUIRE(root.is_map());
+  REQUIRE(root.size() == 2);
+  CHECK(root.key(0).scalar() == "name");
+  CHECK(root.key(1).scalar() == "layers");
+  CHECK(location_of(root, "f").to_string() == "f:1:1");
+  const yaml_node layers = root.value(1);
+  REQUIRE(layers.is_sequence());
+  REQUIRE(layers.size() == 2);
+  CHECK(describe(layers) == "a list");
+  CHECK(describe(layers[0]) == "a mapping");
+  CHECK(location_of(layers[0], "f").to_string() == "f:3:5");
+  const yaml_node in = layers[0].value(1);
+  REQUIRE(in.size() == 2);
+  CHECK(in[1].scalar() == "2");
+  CHECK(location_of(in[1], "f").to_string() == "f:3:24");
+  CHECK(layers[1].scalar() == "quoted: 3");
+  CHECK(location_of(layers[1], "f").to_string() == "f:4:5"); // at the opening quote
+  CHECK(layers[1].size() == 0);
+  CHECK(root.value(0).scalar() == "t");
+}
+
+TEST_CASE("an empty text, or one of comments only, is a null root without a location") {
+  for (const char *text : {"", "# nothing here\n", "\n\n"}) {
+    CAPTURE(text);
+    const yaml_node root = parse_yaml(text, "t.yaml");
+    CHECK(root.is_null());
+    CHECK_FALSE(root.mark().has_value());
+    CHECK(location_of(root, "t.yaml").to_string() == "t.yaml");
+  }
+}
+
+TEST_CASE("an alias is its anchor's node, shared rather than copied") {
+  const yaml_node root = parse_yaml(
+      "base: &b {type: linear, in: 8}\nx: *b\ny: [*b, *b]\nname: &n fc\nz: *n\n", "t.yaml");
+  const yaml_node base = value_of(root, "base");
+  CHECK(value_of(root, "x").same_node_as(base));
+  CHECK(value_of(root, "y")[0].same_node_as(base));
+  CHECK(value_of(root, "y")[1].same_node_as(base));
+  CHECK(location_of(value_of(root, "x"), "f").to_string() == "f:1:7"); // the anchored node's place
+  CHECK(value_of(root, "z").scalar() == "fc");
+  // Nested aliases that would expand to 10^9 nodes parse at once: nothing is copied.
+  std::string laughs = "l0: &l0 [a, a, a, a, a, a, a, a, a, a]\n";
+  for (int level = 1; level <= 9; ++level) {
+    const std::string previous = "*l" + std::to_string(level - 1);
+    laughs += "l" + std::to_string(level) + ": &l" + std::to_string(level) + " [";
+    for (int i = 0; i < 10; ++i)
+      laughs += (i ? ", " : "") + previous;
+    laughs += "]\n";
+  }
+  const yaml_node top = value_of(parse_yaml(laughs, "t.yaml"), "l9");
+  CHECK(top.size() == 10);
+  CHECK(top[0][9][9][9][9][9][9][9][9][9].scalar() == "a");
+}
+
+TEST_CASE("an alias to no anchor is a located error") {
+  check_located(parse_error("a: 1\nb: *nowhere\n"), 2, 4, "`*nowhere`");
+  // An anchor defined later does not count.
+  check_located(parse_error("a: *later\nb: &later 1\n"), 1, 4, "`*later`");
+}
+
+TEST_CASE("a second document is refused at its start; a document end marker alone is not") {
+  const input_error e = parse_error("name: t\nlayers: []\n---\nname: u\n");
+  check_located(e, 3, 1, "a second YAML document");
+  CHECK(contains(e.what(), "t.yaml:3:1: "));
+  check_located(parse_error("a: 1\n...\n---\nb: 2\n"), 3, 1, "a second YAML document");
+  CHECK(value_of(parse_yaml("---\na: 1\n...\n", "t.yaml"), "a").scalar() == "1");
+}
+
+TEST_CASE("syntax and encoding errors are located input_errors with libyaml's reason") {
+  // The flow mapping opened on line 1 is never closed: noticed at the end of the input.
+  check_located(parse_error("layers:\n  - {name: fc, type: linear\n"), 3, 1,
+                "YAML syntax error: did not find expected ',' or '}' while parsing a flow mapping");
+  check_located(parse_error("a:\n  b: 1\n c: 2\n"), 3, 2, "YAML syntax error");
+  check_located(parse_error("a: 1\n\tb: 2\n"), 2, 1, "YAML syntax error");
+  // Not UTF-8 (Latin-1 é), and a control character: located by the byte libyaml stops at.
+  check_located(parse_error("a: 1\nb: caf\xe9 au lait\n"), 2, 8, "YAML syntax error");
+  check_located(parse_error("a: \"x\x01y\"\n"), 1, 6, "control characters are not allowed");
+}
+
+TEST_CASE("finite_number reads a whole decimal number and nothing else") {
+  const yaml_node root = parse_yaml("[0.5, +3, -2e-6, '7', 1E3, .inf, -.inf, .nan, 1e999, 0x10, "
+                                    "abc, '1.5 ', +-1, '', ~, [1]]",
+                                    "t.yaml");
+  CHECK(finite_number(root[0]) == 0.5);
+  CHECK(finite_number(root[1]) == 3.0);
+  CHECK(finite_number(root[2]) == -2e-6);
+  CHECK(finite_number(root[3]) == 7.0); // a quoted number reads, as before
+  CHECK(finite_number(root[4]) == 1000.0);
+  for (std::size_t i = 5; i < root.size(); ++i) {
+    CAPTURE(describe(root[i]));
+    CHECK_FALSE(finite_number(root[i]).has_value());
+  }
+}
+
+TEST_CASE("yaml_map: a null key is named `null`, a duplicate key points at its second place") {
+  const auto map_error = [](const std::string &text) {
+    return error_of(text, [](const yaml_node &root) {
+      (void)yaml_map(root, "t.yaml", "thing", {"a", "b"});
+    });
+  };
+  check_located(map_error("a: 1\n~: 2\n"), 2, 1, "thing: unknown key `null`");
+  check_located(map_error("a: 1\nb: 2\na: 3\n"), 3, 1, "duplicate key `a` (first given at line 1)");
+  const yaml_map map(parse_yaml("a: x\nb: [p, q]\n", "t.yaml"), "t.yaml", "thing", {"a", "b"});
+  CHECK(map.string("a") == "x");
+  CHECK(map.strings_or_empty("b") == std::vector<std::string>{"p", "q"});
+  CHECK(map.where("b").to_string() == "t.yaml:2:4");
+}
