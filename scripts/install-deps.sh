@@ -1,17 +1,28 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Installs the Debian packages roofline-advise builds and tests with (python3: the include-graph
-# check), where they are missing.
+# and chart checks), where they are missing. With --test, also Chromium, which renders the HTML
+# report in a test: best effort, since the test reports itself skipped, with the reason, without
+# it.
 set -euo pipefail
 packages=(cmake g++ make libyaml-dev libcli11-dev doctest-dev nlohmann-json3-dev libfmt-dev
           libnlopt-dev python3)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-[ ${#missing[@]} -eq 0 ] && exit 0
-echo "installing: ${missing[*]}"
+missing_of() {
+  local p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || echo "$p"
+  done
+}
 as_root=()
 [ "$(id -u)" -eq 0 ] || as_root=(sudo)
-"${as_root[@]}" apt-get update -qq
-DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+install() {
+  echo "installing: $*"
+  "${as_root[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq --no-install-recommends "$@"
+}
+mapfile -t missing < <(missing_of "${packages[@]}")
+[ ${#missing[@]} -eq 0 ] || install "${missing[@]}"
+if [ "${1:-}" = --test ] && [ -n "$(missing_of chromium)" ] &&
+   ! command -v chromium chromium-browser google-chrome > /dev/null 2>&1; then
+  install chromium || echo "chromium could not be installed: the HTML render test will say skipped"
+fi

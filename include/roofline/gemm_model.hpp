@@ -36,6 +36,10 @@ struct gemm_estimate {
   std::vector<std::string> factors; ///< the effects above, in words
 };
 
+/// The L2 bandwidth the GEMM model streams from: l2_bytes_per_sm_cycle × SMs × boost clock of
+/// `gpu` (the model's basis: model_basis()).
+double l2_bytes_per_s(const gpu_spec &gpu, const model_parameters &params);
+
 /// Device time per call of cuBLAS's GEMM for `shape` (operands row-major A[M,K], B stored [N,K],
 /// C[M,N]), called back-to-back on the same buffers with no host gap: the fastest of the kernels
 /// cuBLAS may run (kernel_family), each costed as the roofline's two terms refined by tile and

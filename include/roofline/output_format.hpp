@@ -6,12 +6,15 @@
 
 namespace roofline {
 
-enum class output_format { table, json, csv, markdown };
+/// svg: the document's roofline chart alone; html: one self-contained page (chart, tables,
+/// advice, notes).
+enum class output_format { table, json, csv, markdown, html, svg };
 
-/// "table", "json", "csv", "markdown" (or "md"); nullopt when unknown.
+/// "table", "json", "csv", "markdown" (or "md"), "html", "svg"; nullopt when unknown.
 std::optional<output_format> parse_output_format(std::string_view name);
 
-/// The format a file name's extension implies (.json, .csv, .md, .txt); nullopt otherwise.
+/// The format a file name's extension implies (.json, .csv, .md, .txt, .html, .svg); nullopt
+/// otherwise.
 std::optional<output_format> format_for_file(std::string_view file_name);
 
 struct write_options {

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace roofline {
@@ -28,6 +29,9 @@ int element_bytes(precision p);
 constexpr bool runs_on_tensor_cores(precision p) {
   return p != precision::fp32 && p != precision::fp64;
 }
+
+/// The unit a precision's GEMMs run on, as tables and charts name its peak: "fp16 tensor", "fp32".
+std::string peak_name(precision p);
 
 /// The precisions a local calibration times, and the GEMM sweeps measure.
 inline constexpr std::array<precision, 4> calibration_precisions{precision::fp32, precision::tf32,

@@ -30,6 +30,8 @@ constexpr int exit_failure = 1;
 struct output_choice {
   std::string format = "table";
   std::string file;
+  std::string plot; ///< the roofline chart as SVG
+  std::string html; ///< one self-contained page: chart, tables, advice
 };
 
 bool colour_terminal() {
@@ -42,7 +44,7 @@ roofline::output_format display_format(const output_choice &choice) {
   if (auto format = roofline::parse_output_format(choice.format))
     return *format;
   throw roofline::input_error("unknown --format `" + choice.format +
-                              "`; expected table, json, csv or markdown");
+                              "`; expected table, json, csv, markdown, html or svg");
 }
 
 /// A stream into a string we keep: a report of 100,000 ops is 190 MB of JSON, and
@@ -75,17 +77,42 @@ template <class Writer> void emit(const output_choice &choice, Writer &&write) {
   const roofline::output_format format = display_format(choice);
   const bool colour = colour_terminal();
   const std::string display = render(format, colour);
-  if (!choice.file.empty()) {
-    const auto file_format = roofline::format_for_file(choice.file);
+  // Every file rendered before any is written.
+  struct file_output {
+    std::string option, file, text;
+  };
+  std::vector<file_output> files;
+  const auto add_file = [&](const std::string &option, const std::string &file,
+                            roofline::output_format file_format) {
+    files.push_back(
+        {option, file, file_format == format && !colour ? display : render(file_format, false)});
+  };
+  const auto checked_format = [](const std::string &option, const std::string &file,
+                                 const char *expected) {
+    const auto file_format = roofline::format_for_file(file);
     if (!file_format)
-      throw roofline::input_error("--output " + choice.file +
-                                  ": cannot tell the format from the extension; "
-                                  "use .json, .csv, .md or .txt");
+      throw roofline::input_error(option + " " + file +
+                                  ": cannot tell the format from the extension; use " + expected);
+    return *file_format;
+  };
+  if (!choice.file.empty())
+    add_file("--output", choice.file,
+             checked_format("--output", choice.file, ".json, .csv, .md, .txt, .html or .svg"));
+  if (!choice.plot.empty()) {
+    if (checked_format("--plot", choice.plot, ".svg") != roofline::output_format::svg)
+      throw roofline::input_error("--plot " + choice.plot + ": the chart is SVG; name it .svg");
+    add_file("--plot", choice.plot, roofline::output_format::svg);
+  }
+  if (!choice.html.empty()) {
+    if (checked_format("--html", choice.html, ".html") != roofline::output_format::html)
+      throw roofline::input_error("--html " + choice.html + ": the page is HTML; name it .html");
+    add_file("--html", choice.html, roofline::output_format::html);
+  }
+  for (const file_output &output : files) {
     try {
-      roofline::write_file_atomically(
-          choice.file, *file_format == format && !colour ? display : render(*file_format, false));
+      roofline::write_file_atomically(output.file, output.text);
     } catch (const roofline::error &e) {
-      throw roofline::input_error(std::string("--output ") + e.what());
+      throw roofline::input_error(output.option + " " + e.what());
     }
   }
   std::cout << display << std::flush;
@@ -251,9 +278,15 @@ int run(int argc, char **argv) {
   bool sparse = false;
   const auto add_output_options = [&](CLI::App &command) {
     // The core's parsers decide what is valid (parse_output_format, parse_gemm_engine).
-    command.add_option("--format,-f", output.format, "table (default), json, csv or markdown");
+    command.add_option("--format,-f", output.format,
+                       "table (default), json, csv, markdown, html or svg");
     command.add_option("--output,-o", output.file,
                        "also write the report to this file, in the format its extension names");
+  };
+  const auto add_chart_options = [&](CLI::App &command) {
+    command.add_option("--plot", output.plot, "also draw the roofline chart into this SVG file");
+    command.add_option("--html", output.html,
+                       "also write one self-contained HTML page: chart, tables, advice");
   };
   measure_choice measuring;
   const auto add_model_options = [&](CLI::App &command) {
@@ -283,6 +316,7 @@ int run(int argc, char **argv) {
   app.add_option("--seq-len", seq_len, "override the network's seq_len")->check(positive_integer);
   add_model_options(app);
   add_output_options(app);
+  add_chart_options(app);
 
   CLI::App *gemm = app.add_subcommand("gemm", "analyse one GEMM: C[M,N] = A[M,K]·B[K,N]");
   std::int64_t m = 0, n = 0, k = 0, batch_count = 1;
@@ -295,6 +329,7 @@ int run(int argc, char **argv) {
   gemm->add_option("--batch-count", batch_count, "batched GEMM count")->check(positive_integer);
   add_model_options(*gemm);
   add_output_options(*gemm);
+  add_chart_options(*gemm);
 
   CLI::App *device = app.add_subcommand(
       "device", "the local GPU: device query, theoretical and measured roofline");
@@ -319,6 +354,7 @@ int run(int argc, char **argv) {
   compare->add_flag("--sparse", sparse,
                     "hold GEMMs against 2:4-sparse tensor peaks where the GPU has them");
   add_output_options(*compare);
+  add_chart_options(*compare);
 
   CLI::App *calibrate =
       app.add_subcommand("calibrate", "time a sweep of GEMMs on the local GPU and fit the "

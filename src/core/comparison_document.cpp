@@ -189,6 +189,10 @@ public:
   text_table csv() const override { return totals_table(m_comparisons); }
   std::vector<detail::json_field> json() const override { return comparison_fields(m_comparisons); }
 
+  std::optional<detail::chart> roofline() const override {
+    return detail::comparison_chart(m_comparisons);
+  }
+
 private:
   const std::vector<comparison> &m_comparisons;
 };

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "document.hpp"
 
+#include "roofline/error.hpp"
 #include "roofline/version.hpp"
 
 #include <nlohmann/json.hpp>
@@ -19,6 +20,10 @@ std::optional<output_format> parse_output_format(std::string_view name) {
     return output_format::csv;
   if (name == "markdown" || name == "md")
     return output_format::markdown;
+  if (name == "html")
+    return output_format::html;
+  if (name == "svg")
+    return output_format::svg;
   return std::nullopt;
 }
 
@@ -35,6 +40,10 @@ std::optional<output_format> format_for_file(std::string_view file_name) {
     return output_format::markdown;
   if (ends_with(".txt"))
     return output_format::table;
+  if (ends_with(".html") || ends_with(".htm"))
+    return output_format::html;
+  if (ends_with(".svg"))
+    return output_format::svg;
   return std::nullopt;
 }
 
@@ -111,6 +120,97 @@ void render_markdown(const text_document &doc, std::ostream &out) {
   }
 }
 
+
+// Inline CSS only: the page must read the same with no network, and print.
+constexpr const char *html_style = R"(body{font-family:"DejaVu Sans",Helvetica,Arial,sans-serif;
+color:#222;margin:24px;line-height:1.4}
+h1{font-size:20px;margin:0 0 4px}p{margin:6px 0}
+figure{margin:16px 0}figure svg{max-width:100%;height:auto;border:1px solid #ddd}
+p{max-width:1100px}
+table{border-collapse:collapse;margin:12px 0;font-size:12px}
+th,td{padding:2px 6px;border-bottom:1px solid #e4e4e4;white-space:nowrap}
+td:last-child{white-space:normal;min-width:14em;max-width:30em}
+th{background:#f2f2f2;text-align:left;position:sticky;top:0}
+td.right,th.right{text-align:right;font-variant-numeric:tabular-nums}
+td.warn{color:#a34700;font-weight:600}td.good{color:#006b4f}td.dim{color:#888}
+.warning{background:#fff4e0;border-left:4px solid #E69F00;padding:6px 10px}
+.note{color:#555;font-size:13px;margin:2px 0}
+@media print{body{margin:0}figure svg{border:none}tr{page-break-inside:avoid}
+th{position:static}table{font-size:9px}})";
+
+void render_html_table(const text_table &table, std::ostream &out) {
+  out << "<table>\n<thead><tr>";
+  for (const column &c : table.columns)
+    out << "<th" << (c.align == align::right ? " class=\"right\"" : "") << ">"
+        << escape_xml(c.header) << "</th>";
+  out << "</tr></thead>\n<tbody>\n";
+  for (const std::vector<cell> &row : table.rows) {
+    out << "<tr>";
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      std::string classes =
+          i < table.columns.size() && table.columns[i].align == align::right ? "right" : "";
+      const char *tone_class = row[i].tone == tone::warn   ? "warn"
+                               : row[i].tone == tone::good ? "good"
+                               : row[i].tone == tone::dim  ? "dim"
+                                                           : "";
+      if (*tone_class)
+        classes += (classes.empty() ? "" : " ") + std::string(tone_class);
+      out << "<td" << (classes.empty() ? "" : " class=\"" + classes + "\"") << ">"
+          << escape_xml(row[i].text) << "</td>";
+    }
+    out << "</tr>\n";
+  }
+  out << "</tbody></table>\n";
+}
+
+void render_html(const text_document &doc, const std::optional<chart> &roofline,
+                 std::ostream &out) {
+  std::string title = "roofline-advise";
+  for (const block &b : doc.blocks)
+    if (b.kind == block::kind::title && !b.lines.empty()) {
+      title = b.lines.front();
+      break;
+    }
+  out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>"
+      << escape_xml(title) << "</title>\n<style>" << html_style << "</style>\n</head>\n<body>\n";
+  bool chart_drawn = !roofline;
+  const auto draw_chart = [&] {
+    if (!chart_drawn)
+      out << "<figure>\n" << render_svg(*roofline) << "</figure>\n";
+    chart_drawn = true;
+  };
+  for (const block &b : doc.blocks) {
+    switch (b.kind) {
+    case block::kind::title:
+      for (std::size_t i = 0; i < b.lines.size(); ++i)
+        out << (i == 0 ? "<h1>" : "<p>") << escape_xml(b.lines[i]) << (i == 0 ? "</h1>" : "</p>")
+            << '\n';
+      draw_chart(); // the chart first, under the title
+      break;
+    case block::kind::lines:
+      draw_chart();
+      for (std::size_t i = 0; i < b.lines.size(); ++i)
+        out << "<p>" << (i == 0 && b.strong ? "<strong>" : "") << escape_xml(b.lines[i])
+            << (i == 0 && b.strong ? "</strong>" : "") << "</p>\n";
+      break;
+    case block::kind::table:
+      draw_chart();
+      render_html_table(b.table, out);
+      break;
+    case block::kind::warning:
+      out << "<p class=\"warning\"><strong>warning:</strong> " << escape_xml(b.lines.front())
+          << "</p>\n";
+      break;
+    case block::kind::note:
+      out << "<p class=\"note\">note: " << escape_xml(b.lines.front()) << "</p>\n";
+      break;
+    }
+  }
+  draw_chart();
+  out << "</body>\n</html>\n";
+}
+
 } // namespace
 
 void write_document(const document &d, output_format format, std::ostream &out,
@@ -139,6 +239,13 @@ void write_document(const document &d, output_format format, std::ostream &out,
     return;
   }
   case output_format::csv: render_csv(d.csv(), out); return;
+  case output_format::html: render_html(d.text(), d.roofline(), out); return;
+  case output_format::svg:
+    if (const std::optional<chart> c = d.roofline()) {
+      out << render_svg(*c);
+      return;
+    }
+    throw input_error("this output has no roofline chart (analyses and comparisons have one)");
   case output_format::markdown: render_markdown(d.text(), out); return;
   case output_format::table: render_text(d.text(), out, options.colour); return;
   }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "chart.hpp"
 #include "json_writer.hpp"
 #include "roofline/output_format.hpp"
 #include "text_table.hpp"
@@ -8,12 +9,14 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include <functional>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
-// What every writer shares: a document is a human text (rendered as an aligned table or as
-// Markdown), a CSV table and a JSON body; write_document() is the one place that knows formats.
+// What every writer shares: a document is a human text (rendered as an aligned table, Markdown or
+// HTML), a CSV table, a JSON body and, for analyses and comparisons, a roofline chart (SVG, and
+// the top of the HTML page); write_document() is the one place that knows formats.
 namespace roofline::detail {
 
 /// One part of a human document, in order, separated from the next by a blank line.
@@ -58,6 +61,8 @@ public:
   /// The document's own top-level fields; write_document adds the envelope's (schema version,
   /// tool) and writes them all in key order, each value as it is written.
   virtual std::vector<json_field> json() const = 0;
+  /// The document's roofline chart, where it has one (the svg format, and the top of the html).
+  virtual std::optional<chart> roofline() const { return std::nullopt; }
 };
 
 /// Writes `d` in `format`: the only switch over output formats.

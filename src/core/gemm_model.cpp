@@ -46,6 +46,10 @@ void keep_faster(candidate &best, const candidate &c) {
 
 } // namespace
 
+double l2_bytes_per_s(const gpu_spec &gpu, const model_parameters &params) {
+  return params[parameter::l2_bytes_per_sm_cycle] * gpu.sm_count * gpu.boost_clock_hz;
+}
+
 gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_per_s,
                             const gpu_spec &gpu, const model_parameters &params, reasons why_too) {
   const double element = element_bytes(p);
@@ -73,8 +77,7 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
   const auto costs_of = [&](const kernel_kind &kind) {
     kind_costs k;
     k.sm_rate = peak_flop_per_s * efficiency / kind.slowdown / sms;
-    k.l2_bandwidth = params[parameter::l2_bytes_per_sm_cycle] * sms * gpu.boost_clock_hz /
-                     kind.bandwidth_slowdown;
+    k.l2_bandwidth = l2_bytes_per_s(gpu, params) / kind.bandwidth_slowdown;
     k.dram_bandwidth =
         params[parameter::dram_efficiency] * gpu.dram_bytes_per_s / kind.bandwidth_slowdown;
     k.memory_s = bytes / (l2_resident ? k.l2_bandwidth : k.dram_bandwidth);

@@ -37,4 +37,9 @@ int element_bytes(precision p) {
   return 0;
 }
 
+std::string peak_name(precision p) {
+  return runs_on_tensor_cores(p) ? std::string(to_string(p)) + " tensor"
+                                 : std::string(to_string(p));
+}
+
 } // namespace roofline

@@ -36,11 +36,6 @@ std::string raw(std::int64_t value) {
 
 // ------------------------------------------------------------------ the analysis as a table
 
-std::string peak_name(precision p) {
-  return runs_on_tensor_cores(p) ? std::string(to_string(p)) + " tensor"
-                                 : std::string(to_string(p));
-}
-
 /// One line on the GPU and how it was chosen, one on the roof the network's precision meets.
 std::vector<std::string> header_lines(const analysis &r) {
   const gpu_spec &d = r.device;
@@ -620,6 +615,10 @@ public:
                         w.end_array();
                       }});
     return fields;
+  }
+
+  std::optional<detail::chart> roofline() const override {
+    return detail::roofline_chart(m_report);
   }
 
 private:

@@ -414,6 +414,34 @@ TEST_CASE("--output x.json writes the JSON that --format json prints") {
   CHECK_FALSE(fs::exists(target + ".tmp"));
 }
 
+TEST_CASE("--plot and --html need their own extensions, and nothing is written when one is wrong") {
+  temp_dir dir;
+  check_usage_error(
+      run_cli({alexnet, "--gpu", "v100", "--plot", dir / "chart.png", "--html", dir / "p.html"}),
+      {"--plot", "chart.png", ".svg"});
+  check_usage_error(run_cli({alexnet, "--gpu", "v100", "--plot", dir / "chart.json"}),
+                    {"--plot", "the chart is SVG"});
+  check_usage_error(run_cli({alexnet, "--gpu", "v100", "--html", dir / "page.md"}),
+                    {"--html", "the page is HTML"});
+  CHECK(fs::is_empty(dir.path()));
+}
+
+TEST_CASE("--plot and --html write the chart and the page beside the display") {
+  temp_dir dir;
+  const cli_result r = run_cli({"compare", alexnet, "--gpus", "v100,h100", "--plot",
+                                dir / "cmp.svg", "--html", dir / "cmp.html"});
+  REQUIRE(r.status == 0);
+  const std::string svg = read_text(dir / "cmp.svg"), html = read_text(dir / "cmp.html");
+  CHECK(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0) == 0);
+  CHECK(html.rfind("<!DOCTYPE html>", 0) == 0);
+  CHECK(html.find(svg.substr(0, svg.find('>'))) != std::string::npos); // the same chart inside
+  CHECK(html.find("Tesla V100") != std::string::npos);
+}
+
+TEST_CASE("a document without a chart says so for --format svg") {
+  check_usage_error(run_cli({"specs", "--format", "svg"}), {"no roofline chart"});
+}
+
 TEST_CASE("YAML aliases that would expand to 10^8 layers are refused, not expanded") {
   check_input_error(run_cli({bad("alias-expansion.yaml"), "--gpu", "h100"}),
                     bad("alias-expansion.yaml") + ":4:30", {"more than 100000 layers", "`repeat`"});

@@ -247,7 +247,12 @@ TEST_CASE("write_spec_list JSON lists every built-in GPU") {
   }
 }
 
-TEST_CASE("parse_output_format knows table, json, csv, markdown and md") {
+TEST_CASE("parse_output_format knows table, json, csv, markdown, md, html and svg") {
+  CHECK(parse_output_format("html") == output_format::html);
+  CHECK(parse_output_format("svg") == output_format::svg);
+  CHECK(format_for_file("page.html") == output_format::html);
+  CHECK(format_for_file("page.htm") == output_format::html);
+  CHECK(format_for_file("chart.svg") == output_format::svg);
   CHECK(parse_output_format("table") == output_format::table);
   CHECK(parse_output_format("json") == output_format::json);
   CHECK(parse_output_format("csv") == output_format::csv);

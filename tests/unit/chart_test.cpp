@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: Apache-2.0
+// The roofline chart: points where their numbers say, ridges labelled with their values, axes
+// that hold every op and ridge, and an SVG whose text is escaped.
+#include "chart.hpp"
+
+#include "roofline/comparison.hpp"
+#include "roofline/network.hpp"
+#include "roofline/perf_model.hpp"
+#include "roofline/report.hpp"
+#include "roofline/spec_catalog.hpp"
+
+#include "test_support.hpp"
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <cmath>
+#include <string>
+
+using namespace roofline;
+using namespace roofline::detail;
+using roofline::test::contains;
+
+namespace {
+
+report report_of(const std::string &yaml, const std::string &gpu, bool sparse = false) {
+  const network net = parse_network(yaml, "chart.yaml");
+  model_options options;
+  options.sparse = sparse;
+  const perf_model model(spec_catalog::builtin().resolve(gpu), options);
+  return assemble_report(analyze(net, model, "--gpu " + gpu));
+}
+
+const std::string square_gemm = "name: square\nprecision: fp16\nlayers:\n"
+                                "  - {name: mm, type: matmul, m: 4096, n: 4096, k: 4096}\n";
+
+} // namespace
+
+TEST_CASE("a GEMM sits at its intensity and its FLOP/s at the predicted time") {
+  const report r = report_of(square_gemm, "h100");
+  const chart c = roofline_chart(r);
+  REQUIRE(c.points.size() == 1);
+  const chart_point &p = c.points.front();
+  // 2·4096³ FLOPs over 2 bytes × (3 · 4096²) elements: 4096 / 3 FLOP/B.
+  CHECK(p.intensity == doctest::Approx(4096.0 / 3));
+  const prediction &predicted = r.analysis.ops.front().prediction;
+  CHECK(p.flop_per_s == doctest::Approx(2.0 * 4096 * 4096 * 4096 / predicted.time_s));
+  CHECK(p.share == doctest::Approx(1.0));
+
+  // The frame: 78 px from the left, 858 px wide; 58 px from the top, 466 px high.
+  const plot_frame f = frame_of(c);
+  const double x = 78 + (std::log10(4096.0 / 3) - c.x.low) / (c.x.high - c.x.low) * 858;
+  const double y = 58 + 466 - (std::log10(p.flop_per_s) - c.y.low) / (c.y.high - c.y.low) * 466;
+  CHECK(f.x_of(p.intensity) == doctest::Approx(x));
+  CHECK(f.y_of(p.flop_per_s) == doctest::Approx(y));
+  const std::string svg = render_svg(c);
+  CHECK(contains(svg, fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\"", x, y)));
+  CHECK(contains(svg, ">mm</text>")); // the largest share is labelled
+}
+
+TEST_CASE("every roof's ridge is marked with its value, and the axes hold every ridge") {
+  // fp16 dense on an H100: 989.4 TFLOP/s over 3.35 TB/s = 295.3 FLOP/B; the ReLU is held
+  // against fp32's 67 TFLOP/s: 20.0 FLOP/B.
+  const report r = report_of(square_gemm + "  - {name: act, type: relu, features: 4096}\n", "h100");
+  const chart c = roofline_chart(r);
+  const std::string svg = render_svg(c);
+  CHECK(contains(svg, "ridge 295 FLOP/B"));
+  CHECK(contains(svg, "ridge 20.0 FLOP/B"));
+  CHECK(contains(svg, "fp16 tensor 989 TFLOP/s"));
+  CHECK(contains(svg, "DRAM 3.35 TB/s"));
+  for (const chart_roof &roof : c.roofs) {
+    CHECK(std::pow(10.0, c.x.low) <= roof.ridge);
+    CHECK(roof.ridge < std::pow(10.0, c.x.high));
+    CHECK(roof.flop_per_s < std::pow(10.0, c.y.high));
+  }
+  for (const chart_point &p : c.points) {
+    CHECK(std::pow(10.0, c.x.low) <= p.intensity);
+    CHECK(std::pow(10.0, c.y.low) <= p.flop_per_s);
+  }
+  // The memory-bound region ends at the ridge of the roof that holds most of the time.
+  REQUIRE(c.region_ridge);
+  CHECK(*c.region_ridge == doctest::Approx(989.4 / 3.35));
+}
+
+TEST_CASE("--sparse adds the dashed 2:4 roof and its ridge") {
+  const chart c = roofline_chart(report_of(square_gemm, "h100", true));
+  const std::string svg = render_svg(c);
+  CHECK(contains(svg, "fp16 tensor 2:4 sparse 1.98 PFLOP/s"));
+  CHECK(contains(svg, "ridge 591 FLOP/B"));
+  CHECK(contains(svg, "stroke-dasharray=\"6 4\""));
+}
+
+TEST_CASE("a comparison draws each GPU's roofs and each op once per GPU, joined") {
+  compare_request request;
+  request.net = parse_network(square_gemm, "chart.yaml");
+  request.gpus = {"a100", "h100"};
+  const chart c = comparison_chart(compare_gpus(request));
+  CHECK(c.points.size() == 2);
+  REQUIRE(c.links.size() == 1);
+  CHECK(c.links.front().size() == 2);
+  CHECK(c.points[0].intensity == c.points[1].intensity);
+  const std::string svg = render_svg(c);
+  CHECK(contains(svg, "a100-sxm4-80gb fp16 tensor 312 TFLOP/s"));
+  CHECK(contains(svg, "h100-sxm5 fp16 tensor 989 TFLOP/s"));
+  CHECK(contains(svg, "ridge 295 FLOP/B"));
+}
+
+TEST_CASE("names reach the SVG escaped") {
+  const report r = report_of("name: \"a<b>&c\"\nlayers:\n"
+                             "  - {name: \"x<y\", type: linear, in: 1024, out: 1024}\n",
+                             "h100");
+  const std::string svg = render_svg(roofline_chart(r));
+  CHECK(contains(svg, "a&lt;b&gt;&amp;c"));
+  CHECK(contains(svg, "x&lt;y"));
+  CHECK_FALSE(contains(svg, "x<y"));
+}
+
+TEST_CASE("si writes SI prefixes with three significant digits") {
+  CHECK(si(989.4e12) == "989 T");
+  CHECK(si(1.9789e15) == "1.98 P");
+  CHECK(si(3.35e12) == "3.35 T");
+  CHECK(si(10e9) == "10.0 G");
+  CHECK(si(5) == "5.00 ");
+}
