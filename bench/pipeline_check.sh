@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Issue 14's GPU call: the CLI links no CUDA library and loads the measurement plugin only for the
+# Issues 14 and 15's GPU call: the CLI links no CUDA library and loads the measurement plugin only for the
 # commands that need the GPU. Checks every such command on a lent GPU, and times the start-up of
 # commands that need none, from the CUDA build. Logs under $OUT.
 #   here:  cmake -S . -B build-h200 -DCMAKE_BUILD_TYPE=Release -DROOFLINE_STATIC_YAML=ON \
@@ -61,9 +61,14 @@ for i in 1 2 3; do /usr/bin/time -f "auto start-up: %e s, RSS %M KB" "$bin/roofl
 run auto-alexnet "$bin/roofline-advise" examples/alexnet-classifier.yaml --output "$out/cli/auto-alexnet.json"
 run gemm-padding "$bin/roofline-advise" gemm 512 50257 768 --measure --output "$out/cli/gemm-padding.json"
 run llama-decode "$bin/roofline-advise" examples/llama2-7b-decode.yaml --measure --no-counters \
-  --output "$out/cli/llama-decode.json"
+  --output "$out/cli/llama-decode.json" --plot "$out/cli/llama-decode.svg" \
+  --html "$out/cli/llama-decode.html"
+# Issue 15: measured points (filled, joined to their predictions; intensity from DRAM counters).
+run resnet50-measured "$bin/roofline-advise" examples/resnet50.yaml --measure \
+  --output "$out/cli/resnet50-measured.json" --plot "$out/cli/resnet50-measured.svg" \
+  --html "$out/cli/resnet50-measured.html"
 run compare-local "$bin/roofline-advise" compare examples/gpt2-small.yaml --gpus local,h200,h100 \
-  --output "$out/cli/compare-local.json"
+  --output "$out/cli/compare-local.json" --plot "$out/cli/compare-local.svg"
 run calibrate "$bin/roofline-advise" calibrate
 # Without the plugin, a GPU command must fail with a clear message (exit 1), not crash.
 ROOFLINE_MEASURE_LAYER=/nonexistent "$bin/roofline-advise" device > "$out/cli/bad-layer.txt" 2>&1
@@ -74,5 +79,6 @@ head -2 "$out/cli/calibrate.txt" | tee -a "$log"
 tail -1 "$out/cli/bad-layer.txt" | tee -a "$log"
 
 step "done (status $status)"
+cp "$out"/cli/*.svg "$out"/cli/*.html "$out"/ 2>/dev/null # the charts, to look at
 tar -czf "$out/extras.tar.gz" -C "$out" cli cache 2>/dev/null && rm -rf "$out/cli" "$out/cache"
 exit $status

@@ -45,6 +45,9 @@ struct conv2d_layer {
 /// Projections are separate linear layers.
 struct attention_layer {
   std::int64_t heads = 0, head_dim = 0;
+  /// Key/value heads (grouped-query attention: each serves heads / kv_heads query heads);
+  /// 0: as many as `heads`.
+  std::int64_t kv_heads = 0;
   std::int64_t seq_len = 0; ///< query tokens per sample
   std::int64_t kv_len = 0;  ///< key/value tokens per sample (the KV cache length when decoding)
   bool causal = false;

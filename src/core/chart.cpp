@@ -240,6 +240,9 @@ chart roofline_chart(const report &r) {
     c.legend.push_back(
         {"measured (filled), joined to its prediction", ink, legend_entry::mark::point});
   c.notes.push_back("point area: share of the step's predicted time; hollow: predicted");
+  if (any_measured)
+    c.notes.push_back("measured: FLOPs over the eager time, at the intensity the DRAM counters saw "
+                      "(operands served from L2 move a point right of its prediction)");
   if (undrawn > 0)
     c.notes.push_back(fmt::format("{} op{} with no FLOPs or no time not drawn (log axes)", undrawn,
                                   undrawn == 1 ? "" : "s"));
@@ -387,7 +390,6 @@ plot_frame frame_of(const chart &c) {
 }
 
 namespace {
-
 
 /// A rough width of `text` in pixels at `size` (labels are placed before a browser lays them
 /// out): 0.6 em per character, UTF-8 continuation bytes not counted.

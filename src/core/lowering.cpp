@@ -191,16 +191,21 @@ private:
   }
 
   void lower(const context &ctx, const attention_layer &attention) {
-    const std::int64_t instances = product(ctx, {m_net.batch, attention.heads}, "batch × heads");
-    add_gemm(ctx, "qk", {attention.seq_len, attention.kv_len, attention.head_dim, instances});
+    // Grouped-query attention: the query heads of a group share one key/value head, so their
+    // queries are stacked into M against it (as GQA kernels do): the keys and values are read
+    // once per key/value head, not once per query head.
+    const std::int64_t kv_heads = attention.kv_heads > 0 ? attention.kv_heads : attention.heads;
+    const std::int64_t rows = product(ctx, {attention.seq_len, attention.heads / kv_heads},
+                                      "seq_len × the query heads per key/value head");
+    const std::int64_t instances = product(ctx, {m_net.batch, kv_heads}, "batch × kv_heads");
+    add_gemm(ctx, "qk", {rows, attention.kv_len, attention.head_dim, instances});
     const std::int64_t scores =
-        product(ctx, {instances, attention.seq_len, attention.kv_len}, "its score count");
+        product(ctx, {instances, rows, attention.kv_len}, "its score count");
     add_memory_op(ctx, ctx.path + "/softmax", memory_op_kind::softmax, scores,
                   product(ctx, {2, scores}, "its softmax traffic"),
                   product(ctx, {3, scores}, "its softmax traffic"));
-    add_gemm(ctx, "pv", {attention.seq_len, attention.head_dim, attention.kv_len, instances});
-    m_previous = {
-        product(ctx, {instances, attention.seq_len, attention.head_dim}, "its output size")};
+    add_gemm(ctx, "pv", {rows, attention.head_dim, attention.kv_len, instances});
+    m_previous = {product(ctx, {instances, rows, attention.head_dim}, "its output size")};
   }
 
   void lower(const context &ctx, const memory_layer &layer) {

@@ -6,6 +6,8 @@
 #include "suggest.hpp"
 #include "yaml_reader.hpp"
 
+#include <fmt/format.h>
+
 #include <optional>
 
 namespace roofline {
@@ -161,10 +163,16 @@ private:
       result.body = conv;
       finish(result, map);
     } else if (type == "attention") {
-      const yaml_map map(item, m_file, typed_context,
-                         with_common_keys({"heads", "head_dim", "seq_len", "kv_len", "causal"}));
+      const yaml_map map(
+          item, m_file, typed_context,
+          with_common_keys({"heads", "kv_heads", "head_dim", "seq_len", "kv_len", "causal"}));
       attention_layer attention;
       attention.heads = map.positive_int("heads");
+      attention.kv_heads = map.positive_int_or("kv_heads", attention.heads);
+      if (attention.heads % attention.kv_heads != 0)
+        map.fail("kv_heads", fmt::format("`kv_heads` = {} must divide `heads` = {} (each key/value "
+                                         "head serves a whole group of query heads)",
+                                         attention.kv_heads, attention.heads));
       attention.head_dim = map.positive_int("head_dim");
       attention.seq_len = map.positive_int_or("seq_len", m_network_seq_len);
       attention.kv_len = map.positive_int_or("kv_len", attention.seq_len);

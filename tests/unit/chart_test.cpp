@@ -122,3 +122,31 @@ TEST_CASE("si writes SI prefixes with three significant digits") {
   CHECK(si(10e9) == "10.0 G");
   CHECK(si(5) == "5.00 ");
 }
+
+TEST_CASE("a measured op is filled where it ran, joined to its prediction") {
+  const network net = parse_network(square_gemm, "chart.yaml");
+  const perf_model model(spec_catalog::builtin().resolve("h100"));
+  measurement m;
+  m.engine = "cublas";
+  m.time_s = 250e-6; // 2·4096³ FLOPs in 250 µs: 550 TFLOP/s
+  counter_readings counters;
+  counters.dram_read_bytes = 90e6; // 100 MB moved: 1374 FLOP/B
+  counters.dram_write_bytes = 10e6;
+  m.counters = counters;
+  measurements measured;
+  measured.ops.push_back(m);
+  const report r = assemble_report(analyze(net, model, "--gpu h100"), std::nullopt, measured);
+  const chart c = roofline_chart(r);
+  REQUIRE(c.points.size() == 1);
+  const chart_point &p = c.points.front();
+  REQUIRE(p.measured_flop_per_s);
+  CHECK(*p.measured_flop_per_s == doctest::Approx(2.0 * 4096 * 4096 * 4096 / 250e-6));
+  REQUIRE(p.measured_intensity);
+  CHECK(*p.measured_intensity == doctest::Approx(2.0 * 4096 * 4096 * 4096 / 100e6));
+  const plot_frame f = frame_of(c);
+  const std::string svg = render_svg(c);
+  CHECK(contains(svg, fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\"",
+                                  f.x_of(*p.measured_intensity), f.y_of(*p.measured_flop_per_s))));
+  CHECK(contains(svg, "class=\"measured\""));
+  CHECK(contains(svg, "measured (filled)"));
+}

@@ -252,6 +252,34 @@ TEST_CASE("attention decode: seq_len 1 against a 2048-token KV cache") {
   CHECK(ops[2].bytes == 16'916'480);
 }
 
+TEST_CASE("grouped-query attention reads each key/value head once: Llama-3-8B's 8 of 32") {
+  // Llama-3-8B decode: 32 query heads share 8 key/value heads of 128, a 4096-token cache. Each
+  // group's 4 queries are stacked into M against its key/value head.
+  const std::vector<op> ops = lower_yaml(
+      "name: t\nbatch: 1\nseq_len: 1\nlayers:\n"
+      "  - {name: attn, type: attention, heads: 32, kv_heads: 8, head_dim: 128, kv_len: 4096}\n");
+  REQUIRE(ops.size() == 3);
+  check_gemm(ops[0], 4, 4096, 128, 8);
+  check_gemm(ops[2], 4, 128, 4096, 8);
+  CHECK(ops[1].elements == 131'072); // 32 heads · 4096 scores: as many as without groups
+  // The cache read per token and layer: K (qk's B: 128 × 4096) and V (pv's B: 4096 × 128), per
+  // key/value head, 2 bytes: 2 · 8 · 128 · 2 = 4,096 B; × 32 layers = 131,072 B per token, as
+  // 2 × layers × kv_heads × head_dim × bytes says.
+  const std::int64_t k_bytes = 2 * ops[0].gemm->k * ops[0].gemm->n * ops[0].gemm->batch_count;
+  const std::int64_t v_bytes = 2 * ops[2].gemm->k * ops[2].gemm->n * ops[2].gemm->batch_count;
+  CHECK((k_bytes + v_bytes) / 4096 * 32 == 131'072);
+  // FLOPs are those of 32 heads: 2 · 32 · 4096 · 128 per product.
+  CHECK(ops[0].flops == 2LL * 32 * 4096 * 128);
+  CHECK(ops[2].flops == 2LL * 32 * 4096 * 128);
+}
+
+TEST_CASE("kv_heads must divide heads") {
+  CHECK_THROWS_WITH_AS(
+      lower_yaml("name: t\nlayers:\n"
+                 "  - {name: attn, type: attention, heads: 32, kv_heads: 5, head_dim: 128}\n"),
+      doctest::Contains("`kv_heads` = 5 must divide `heads` = 32"), input_error);
+}
+
 TEST_CASE("attention's own seq_len overrides the network's and kv_len defaults to it") {
   const std::vector<op> ops =
       lower_yaml("name: t\nseq_len: 100\nlayers:\n"
