@@ -95,6 +95,9 @@ struct network {
   run_mode mode = run_mode::inference;
   std::vector<layer> layers;
   std::string origin; ///< the file it came from
+  /// What the reader must know of how it was built (a model config: what was left out); the
+  /// analysis repeats them.
+  std::vector<std::string> notes;
 };
 
 /// Parses a network from YAML text; `origin` names the file in errors. Throws input_error.

@@ -4,6 +4,7 @@
 #include "roofline/comparison.hpp"
 #include "roofline/error.hpp"
 #include "roofline/measurement_layer.hpp"
+#include "roofline/model_config.hpp"
 #include "roofline/model_fit.hpp"
 #include "roofline/network.hpp"
 #include "roofline/pipeline.hpp"
@@ -310,10 +311,22 @@ int run(int argc, char **argv) {
   };
 
   std::string network_file;
-  std::int64_t batch = 0, seq_len = 0;
-  app.add_option("network", network_file, "network YAML file (docs/network-format.md)");
+  std::int64_t batch = 0, seq_len = 0, kv_len = 0;
+  std::string phase, emit_yaml;
+  bool last_logits = false;
+  app.add_option("network", network_file,
+                 "network YAML file (docs/network-format.md), or a model's config.json");
   app.add_option("--batch", batch, "override the network's batch")->check(positive_integer);
-  app.add_option("--seq-len", seq_len, "override the network's seq_len")->check(positive_integer);
+  app.add_option("--seq-len", seq_len,
+                 "override the network's seq_len (a config's prompt, or its KV cache in decode)")
+      ->check(positive_integer);
+  app.add_option("--phase", phase, "with a config.json: prefill (default) or decode");
+  app.add_option("--kv-len", kv_len, "with a config.json and --phase decode: the KV cache length")
+      ->check(positive_integer);
+  app.add_flag("--last-logits", last_logits,
+               "with a config.json in prefill: the LM head for the last position only");
+  app.add_option("--emit-yaml", emit_yaml,
+                 "with a config.json: also write the network it builds as YAML to this file");
   add_model_options(app);
   add_output_options(app);
   add_chart_options(app);
@@ -404,11 +417,46 @@ int run(int argc, char **argv) {
     std::cerr << app.help();
     return exit_input_error;
   }
-  roofline::network net = roofline::load_network(network_file);
-  if (batch > 0)
-    net.batch = batch;
-  if (seq_len > 0)
-    net.seq_len = seq_len;
+  const bool config =
+      network_file.size() > 5 && network_file.compare(network_file.size() - 5, 5, ".json") == 0;
+  roofline::network net;
+  if (config) {
+    roofline::config_options options;
+    if (!phase.empty()) {
+      const auto parsed = roofline::parse_inference_phase(phase);
+      if (!parsed)
+        throw roofline::input_error("unknown --phase `" + phase + "`; expected prefill or decode");
+      options.phase = *parsed;
+    }
+    if (batch > 0)
+      options.batch = batch;
+    if (seq_len > 0)
+      options.seq_len = seq_len;
+    if (kv_len > 0)
+      options.kv_len = kv_len;
+    options.last_logits = last_logits;
+    net = roofline::load_model_config(network_file, options);
+    if (!emit_yaml.empty()) {
+      try {
+        roofline::write_file_atomically(emit_yaml, roofline::to_network_yaml(net));
+      } catch (const roofline::error &e) {
+        throw roofline::input_error(std::string("--emit-yaml ") + e.what());
+      }
+    }
+  } else {
+    for (const auto &[given, option] :
+         {std::pair{!phase.empty(), "--phase"}, std::pair{kv_len > 0, "--kv-len"},
+          std::pair{last_logits, "--last-logits"}, std::pair{!emit_yaml.empty(), "--emit-yaml"}})
+      if (given)
+        throw roofline::input_error(std::string(option) +
+                                    " applies to a model config (a .json file), not to a network "
+                                    "YAML, whose attention layers say their kv_len");
+    net = roofline::load_network(network_file);
+    if (batch > 0)
+      net.batch = batch;
+    if (seq_len > 0)
+      net.seq_len = seq_len;
+  }
   analyse(net, gpu, sparse, measuring, output);
   return 0;
 }

@@ -348,6 +348,15 @@ std::optional<double> finite_number(const yaml_node &node) {
 yaml_map::yaml_map(yaml_node node, std::string file, std::string context,
                    const std::vector<std::string> &allowed)
     : m_node(std::move(node)), m_file(std::move(file)), m_context(std::move(context)) {
+  read_entries(&allowed);
+}
+
+yaml_map::yaml_map(yaml_node node, std::string file, std::string context, any_keys)
+    : m_node(std::move(node)), m_file(std::move(file)), m_context(std::move(context)) {
+  read_entries(nullptr);
+}
+
+void yaml_map::read_entries(const std::vector<std::string> *allowed) {
   if (!m_node.is_map())
     throw input_error(where(), m_context + ": expected a mapping of keys to values, got " +
                                    describe(m_node));
@@ -364,13 +373,13 @@ yaml_map::yaml_map(yaml_node node, std::string file, std::string context,
     seen.emplace_back(key, *key_node.mark());
     if (key_node.is_scalar()) // only a scalar key matches a lookup by name
       m_entries.emplace_back(key_node.scalar(), m_node.value(i));
-    if (std::find(allowed.begin(), allowed.end(), key) != allowed.end())
+    if (!allowed || std::find(allowed->begin(), allowed->end(), key) != allowed->end())
       continue;
-    const std::string hint = did_you_mean(key, allowed);
+    const std::string hint = did_you_mean(key, *allowed);
     throw input_error(
         location_of(key_node, m_file),
         m_context + ": unknown key `" + key + "`" +
-            (hint.empty() ? "; expected one of " + quoted_list(allowed, " or ") : hint));
+            (hint.empty() ? "; expected one of " + quoted_list(*allowed, " or ") : hint));
   }
 }
 

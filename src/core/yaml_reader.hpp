@@ -98,6 +98,9 @@ public:
   /// Throws input_error when `node` is not a mapping or holds a key not in `allowed`.
   yaml_map(yaml_node node, std::string file, std::string context,
            const std::vector<std::string> &allowed);
+  /// Any key allowed (a file of someone else's format, read for some of its keys).
+  struct any_keys {};
+  yaml_map(yaml_node node, std::string file, std::string context, any_keys);
 
   bool has(const std::string &key) const;
   source_location where() const { return location_of(m_node, m_file); }
@@ -128,6 +131,7 @@ public:
   [[noreturn]] void fail(const std::string &key, const std::string &message) const;
 
 private:
+  void read_entries(const std::vector<std::string> *allowed);
   std::int64_t integer(const yaml_node &value, const std::string &key, std::int64_t minimum) const;
   /// The value at `key`, nullptr when absent: the first entry whose key is that scalar.
   const yaml_node *find(const std::string &key) const;

@@ -438,6 +438,27 @@ TEST_CASE("--plot and --html write the chart and the page beside the display") {
   CHECK(html.find("Tesla V100") != std::string::npos);
 }
 
+TEST_CASE("config options are refused for a network YAML, and a bad --phase is named") {
+  check_usage_error(run_cli({alexnet, "--gpu", "v100", "--phase", "decode"}),
+                    {"--phase applies to a model config"});
+  check_usage_error(
+      run_cli({source_path("examples/configs/gpt2.json"), "--gpu", "v100", "--phase", "generate"}),
+      {"unknown --phase `generate`", "prefill or decode"});
+}
+
+TEST_CASE("a model config analyses, and --emit-yaml writes the network it built") {
+  temp_dir dir;
+  const cli_result r =
+      run_cli({source_path("examples/configs/llama-3-8b.json"), "--gpu", "h100", "--phase",
+               "decode", "--kv-len", "4096", "--emit-yaml", dir / "net.yaml"});
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("llama-3-8b-decode") == 0);
+  const cli_result again = run_cli({dir / "net.yaml", "--gpu", "h100"});
+  REQUIRE(again.status == 0);
+  const auto total = [](const std::string &text) { return text.substr(text.find("total:"), 60); };
+  CHECK(total(again.out) == total(r.out));
+}
+
 TEST_CASE("a document without a chart says so for --format svg") {
   check_usage_error(run_cli({"specs", "--format", "svg"}), {"no roofline chart"});
 }

@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "roofline/network.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+// Transformers as their users have them: a Hugging Face-style config.json, built into the
+// network it runs (docs/network-format.md, "Model configs").
+namespace roofline {
+
+enum class inference_phase { prefill, decode };
+
+/// "prefill" or "decode"; nullopt otherwise.
+std::optional<inference_phase> parse_inference_phase(std::string_view name);
+
+struct config_options {
+  inference_phase phase = inference_phase::prefill;
+  std::int64_t batch = 1;
+  /// Prefill: the prompt's tokens; decode: the tokens already in the KV cache when `kv_len` is
+  /// not given.
+  std::int64_t seq_len = 2048;
+  /// Decode: the KV cache length each new token attends to; unset: `seq_len`.
+  std::optional<std::int64_t> kv_len;
+  /// Prefill: the LM head for the last position only (what the first token needs), not for
+  /// every prompt position.
+  bool last_logits = false;
+};
+
+/// The network of a config (`model_type` llama, mistral, qwen2, gemma, gpt2 or bert): its
+/// decoder (or encoder) blocks with grouped-query attention, the MLP, norms and residual adds,
+/// and the LM head; the embedding lookup is left out, with a note. Throws input_error, located
+/// in `origin`, for an unknown `model_type`, a missing or malformed field, or a model it cannot
+/// build yet (mixtures of experts).
+network network_from_config(std::string_view json_text, const std::string &origin,
+                            const config_options &options = {});
+
+/// Reads a config file (input_error when missing, unreadable or malformed).
+network load_model_config(const std::filesystem::path &file, const config_options &options = {});
+
+/// The network as the YAML a user could edit and analyse (docs/network-format.md); repeat
+/// blocks kept, notes as comments.
+std::string to_network_yaml(const network &net);
+
+} // namespace roofline

@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "roofline/model_config.hpp"
+
+#include "roofline/error.hpp"
+#include "roofline/memory_op.hpp"
+
+#include "suggest.hpp"
+#include "yaml_reader.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <type_traits>
+#include <variant>
+
+namespace roofline {
+
+std::optional<inference_phase> parse_inference_phase(std::string_view name) {
+  if (name == "prefill")
+    return inference_phase::prefill;
+  if (name == "decode")
+    return inference_phase::decode;
+  return std::nullopt;
+}
+
+namespace {
+
+using detail::yaml_map;
+using detail::yaml_node;
+
+/// What the builder needs of a config, whatever the family calls it.
+struct transformer_shape {
+  std::string family;
+  std::int64_t hidden = 0, layers = 0, heads = 0, kv_heads = 0, head_dim = 0, intermediate = 0,
+               vocab = 0;
+  roofline::precision precision = precision::fp16;
+  bool gated_mlp = true; ///< gate and up projections, then down (Llama's SwiGLU)
+  memory_op_kind activation = memory_op_kind::silu;
+  memory_op_kind norm = memory_op_kind::rmsnorm;
+  bool encoder = false;   ///< BERT: bidirectional, norms after the adds, no LM head
+  bool fused_qkv = false; ///< GPT-2's c_attn: one linear of 3 × hidden outputs
+};
+
+const std::vector<std::string> model_types{"llama", "mistral", "qwen2", "gemma", "gpt2", "bert"};
+
+class config_reader {
+public:
+  config_reader(const yaml_node &root, const std::string &origin)
+      : m_map(root, origin, "config", yaml_map::any_keys{}), m_origin(origin) {}
+
+  const yaml_map &map() const { return m_map; }
+
+  /// A positive integer under the first of `keys` present (and not null); nullopt when none is.
+  std::optional<std::int64_t> optional_int(std::initializer_list<const char *> keys) const {
+    for (const char *key : keys)
+      if (m_map.has(key) && !m_map.required(key).is_null())
+        return m_map.positive_int(key);
+    return std::nullopt;
+  }
+
+  std::int64_t required_int(std::initializer_list<const char *> keys) const {
+    if (auto value = optional_int(keys))
+      return *value;
+    throw input_error(m_map.where(), fmt::format("config: missing `{}` (a positive integer), "
+                                                 "which the {} network needs",
+                                                 *keys.begin(), family_name()));
+  }
+
+  std::string optional_string(const char *key) const {
+    return m_map.has(key) && m_map.required(key).is_scalar()
+               ? std::string(m_map.required(key).scalar())
+               : std::string{};
+  }
+
+  std::string family_name() const { return m_family; }
+  void set_family(std::string family) { m_family = std::move(family); }
+
+private:
+  yaml_map m_map;
+  std::string m_origin;
+  std::string m_family = "transformer";
+};
+
+roofline::precision precision_of(const config_reader &config) {
+  const std::string dtype = config.optional_string("torch_dtype");
+  if (dtype.empty() || dtype == "float16")
+    return precision::fp16;
+  if (dtype == "bfloat16")
+    return precision::bf16;
+  if (dtype == "float32")
+    return precision::fp32;
+  config.map().fail("torch_dtype", "`torch_dtype` `" + dtype +
+                                       "` is not one this tool runs; expected float16, bfloat16 "
+                                       "or float32");
+}
+
+memory_op_kind activation_of(const config_reader &config, const char *key,
+                             memory_op_kind fallback) {
+  const std::string name = config.optional_string(key);
+  if (name.empty())
+    return fallback;
+  if (name == "silu" || name == "swish")
+    return memory_op_kind::silu;
+  if (name.rfind("gelu", 0) == 0)
+    return memory_op_kind::gelu;
+  if (name == "relu")
+    return memory_op_kind::relu;
+  config.map().fail(key, "`" + std::string(key) + "` `" + name +
+                             "` is not an activation this tool knows; expected silu, gelu or relu");
+}
+
+transformer_shape shape_of(config_reader &config) {
+  const yaml_map &map = config.map();
+  const std::string type = map.string("model_type");
+  transformer_shape s;
+  s.family = type;
+  if (map.has("num_local_experts") || map.has("n_routed_experts") || map.has("num_experts"))
+    map.fail(map.has("num_local_experts")  ? "num_local_experts"
+             : map.has("n_routed_experts") ? "n_routed_experts"
+                                           : "num_experts",
+             "mixtures of experts are not modelled yet: describe the network in YAML "
+             "(docs/network-format.md) meanwhile");
+  if (std::find(model_types.begin(), model_types.end(), type) == model_types.end())
+    map.fail("model_type", "unknown `model_type` `" + type + "`" +
+                               detail::did_you_mean(type, model_types) + "; expected " +
+                               detail::quoted_list(model_types));
+  config.set_family(type);
+  s.precision = precision_of(config);
+  if (type == "gpt2") {
+    s.hidden = config.required_int({"n_embd", "hidden_size"});
+    s.layers = config.required_int({"n_layer", "num_hidden_layers"});
+    s.heads = config.required_int({"n_head", "num_attention_heads"});
+    s.intermediate = config.optional_int({"n_inner"}).value_or(4 * s.hidden);
+    s.vocab = config.required_int({"vocab_size"});
+    s.gated_mlp = false;
+    s.activation = activation_of(config, "activation_function", memory_op_kind::gelu);
+    s.norm = memory_op_kind::layernorm;
+    s.fused_qkv = true;
+  } else {
+    s.hidden = config.required_int({"hidden_size"});
+    s.layers = config.required_int({"num_hidden_layers"});
+    s.heads = config.required_int({"num_attention_heads"});
+    s.intermediate = config.required_int({"intermediate_size"});
+    s.vocab = config.required_int({"vocab_size"});
+    if (type == "bert") {
+      s.gated_mlp = false;
+      s.encoder = true;
+      s.norm = memory_op_kind::layernorm;
+      s.activation = activation_of(config, "hidden_act", memory_op_kind::gelu);
+    } else {
+      s.kv_heads = config.optional_int({"num_key_value_heads"}).value_or(0);
+      s.head_dim = config.optional_int({"head_dim"}).value_or(0);
+      s.activation = activation_of(config, type == "gemma" ? "hidden_activation" : "hidden_act",
+                                   type == "gemma" ? memory_op_kind::gelu : memory_op_kind::silu);
+      if (type == "gemma" && config.optional_string("hidden_activation").empty())
+        s.activation = activation_of(config, "hidden_act", memory_op_kind::gelu);
+    }
+  }
+  if (s.kv_heads == 0)
+    s.kv_heads = s.heads;
+  if (s.head_dim == 0) {
+    if (s.hidden % s.heads != 0)
+      map.fail("num_attention_heads",
+               fmt::format("the hidden size {} is not a multiple of the {} heads: give `head_dim`",
+                           s.hidden, s.heads));
+    s.head_dim = s.hidden / s.heads;
+  }
+  if (s.heads % s.kv_heads != 0)
+    map.fail("num_key_value_heads",
+             fmt::format("`num_key_value_heads` = {} must divide the {} attention heads",
+                         s.kv_heads, s.heads));
+  return s;
+}
+
+layer make(std::string name, decltype(layer::body) body) {
+  layer l;
+  l.name = std::move(name);
+  l.body = std::move(body);
+  return l;
+}
+
+layer linear(std::string name, std::int64_t in, std::int64_t out) {
+  return make(std::move(name), linear_layer{in, out});
+}
+
+layer memory(std::string name, memory_op_kind kind, std::int64_t features) {
+  return make(std::move(name), memory_layer{kind, features});
+}
+
+std::vector<layer> block_of(const transformer_shape &s, const attention_layer &attention) {
+  const std::int64_t q_width = s.heads * s.head_dim, kv_width = s.kv_heads * s.head_dim;
+  std::vector<layer> block;
+  const auto norm = [&](std::string name) { block.push_back(memory(name, s.norm, s.hidden)); };
+  if (!s.encoder)
+    norm(s.fused_qkv ? "ln_1" : "input_norm");
+  if (s.fused_qkv) {
+    block.push_back(linear("c_attn", s.hidden, q_width + 2 * kv_width));
+  } else {
+    block.push_back(linear("q_proj", s.hidden, q_width));
+    block.push_back(linear("k_proj", s.hidden, kv_width));
+    block.push_back(linear("v_proj", s.hidden, kv_width));
+  }
+  block.push_back(make("self_attn", attention));
+  block.push_back(linear("o_proj", q_width, s.hidden));
+  block.push_back(memory("attn_add", memory_op_kind::add, s.hidden));
+  norm(s.encoder ? "attn_norm" : s.fused_qkv ? "ln_2" : "post_norm");
+  if (s.gated_mlp) {
+    block.push_back(linear("gate_proj", s.hidden, s.intermediate));
+    block.push_back(linear("up_proj", s.hidden, s.intermediate));
+    block.push_back(memory(std::string(to_string(s.activation)), s.activation, s.intermediate));
+    block.push_back(memory("mul", memory_op_kind::mul, s.intermediate));
+  } else {
+    block.push_back(linear("up_proj", s.hidden, s.intermediate));
+    block.push_back(memory(std::string(to_string(s.activation)), s.activation, s.intermediate));
+  }
+  block.push_back(linear("down_proj", s.intermediate, s.hidden));
+  block.push_back(memory("mlp_add", memory_op_kind::add, s.hidden));
+  if (s.encoder)
+    norm("mlp_norm");
+  return block;
+}
+
+} // namespace
+
+network network_from_config(std::string_view json_text, const std::string &origin,
+                            const config_options &options) {
+  const yaml_node root = detail::parse_yaml(json_text, origin);
+  if (!root.is_map())
+    throw input_error({origin, 1, 1}, "expected a model config: a JSON object with `model_type`, "
+                                      "`hidden_size`, ...; got " +
+                                          detail::describe(root));
+  config_reader config(root, origin);
+  const transformer_shape s = shape_of(config);
+  const bool decode = options.phase == inference_phase::decode;
+  if (decode && s.encoder)
+    config.map().fail("model_type",
+                      "`" + s.family + "` is an encoder: it has no decode phase (use prefill)");
+
+  network net;
+  net.origin = origin;
+  net.name = fmt::format("{}-{}", std::filesystem::path(origin).stem().string(),
+                         decode ? "decode" : "prefill");
+  net.precision = s.precision;
+  net.batch = options.batch;
+  net.seq_len = decode ? 1 : options.seq_len;
+  attention_layer attention;
+  attention.heads = s.heads;
+  attention.kv_heads = s.kv_heads;
+  attention.head_dim = s.head_dim;
+  attention.seq_len = net.seq_len;
+  attention.kv_len = decode ? options.kv_len.value_or(options.seq_len) : options.seq_len;
+  attention.causal = !decode && !s.encoder;
+  net.description = decode ? fmt::format("{} decode step, KV cache {}, batch {} (from {})",
+                                         s.family, attention.kv_len, net.batch, origin)
+                           : fmt::format("{} prefill of {} tokens, batch {} (from {})", s.family,
+                                         net.seq_len, net.batch, origin);
+
+  repeat_block blocks;
+  blocks.times = s.layers;
+  blocks.layers = block_of(s, attention);
+  layer repeated = make(s.encoder ? "layer" : "decoder_layer", std::move(blocks));
+  net.layers.push_back(std::move(repeated));
+  net.notes.push_back("the token embedding lookup (no GEMM) is left out, as are rotary or learned "
+                      "position embeddings");
+  if (config.optional_string("torch_dtype").empty())
+    net.notes.push_back("the config names no `torch_dtype`: fp16 assumed");
+  if (!s.encoder) {
+    net.layers.push_back(memory("final_norm", s.norm, s.hidden));
+    if (!decode && options.last_logits)
+      net.layers.push_back(make("lm_head", matmul_layer{net.batch, s.vocab, s.hidden, 1}));
+    else
+      net.layers.push_back(linear("lm_head", s.hidden, s.vocab));
+    if (!decode && !options.last_logits)
+      net.notes.push_back("the LM head runs for every prompt position (--last-logits: the last "
+                          "one only, all the first token needs)");
+  } else {
+    net.notes.push_back("an encoder: no LM head (the task head is left out)");
+  }
+  if (decode)
+    net.notes.push_back("decode: appending the new token's key and value to the cache is left "
+                        "out; attention reads the whole cache");
+  return net;
+}
+
+network load_model_config(const std::filesystem::path &file, const config_options &options) {
+  return network_from_config(detail::read_text_file(file, "model config"), file.string(), options);
+}
+
+// ------------------------------------------------------------------ YAML out
+
+namespace {
+
+std::string yaml_name(const std::string &name) {
+  const bool plain = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-' || c == '.' || c == '/';
+  });
+  if (plain)
+    return name;
+  std::string quoted = "\"";
+  for (char c : name) {
+    if (c == '"' || c == '\\')
+      quoted += '\\';
+    if (static_cast<unsigned char>(c) < 0x20)
+      quoted += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+    else
+      quoted += c;
+  }
+  return quoted + "\"";
+}
+
+void write_layers(std::string &out, const std::vector<layer> &layers, int indent) {
+  const std::string pad(static_cast<std::size_t>(indent), ' ');
+  for (const layer &l : layers) {
+    const std::string precision =
+        l.precision ? fmt::format(", precision: {}", to_string(*l.precision)) : std::string{};
+    std::visit(
+        [&](const auto &body) {
+          using body_type = std::decay_t<decltype(body)>;
+          const std::string name = yaml_name(l.name);
+          if constexpr (std::is_same_v<body_type, repeat_block>) {
+            out += fmt::format("{}- repeat: {}\n{}  name: {}\n", pad, body.times, pad, name);
+            if (l.precision)
+              out += fmt::format("{}  precision: {}\n", pad, to_string(*l.precision));
+            out += fmt::format("{}  layers:\n", pad);
+            write_layers(out, body.layers, indent + 4);
+          } else if constexpr (std::is_same_v<body_type, linear_layer>) {
+            out += fmt::format("{}- {{name: {}, type: linear, in: {}, out: {}{}}}\n", pad, name,
+                               body.in, body.out, precision);
+          } else if constexpr (std::is_same_v<body_type, matmul_layer>) {
+            out += fmt::format("{}- {{name: {}, type: matmul, m: {}, n: {}, k: {}, batch_count: "
+                               "{}{}}}\n",
+                               pad, name, body.m, body.n, body.k, body.batch_count, precision);
+          } else if constexpr (std::is_same_v<body_type, attention_layer>) {
+            out +=
+                fmt::format("{}- {{name: {}, type: attention, heads: {}, kv_heads: {}, "
+                            "head_dim: {}, seq_len: {}, kv_len: {}, causal: {}{}}}\n",
+                            pad, name, body.heads, body.kv_heads > 0 ? body.kv_heads : body.heads,
+                            body.head_dim, body.seq_len, body.kv_len,
+                            body.causal ? "true" : "false", precision);
+          } else if constexpr (std::is_same_v<body_type, memory_layer>) {
+            out += fmt::format("{}- {{name: {}, type: {}", pad, name, to_string(body.kind));
+            if (body.features)
+              out += fmt::format(", features: {}", *body.features);
+            out += precision + "}\n";
+          } else if constexpr (std::is_same_v<body_type, conv2d_layer>) {
+            out += fmt::format("{}- {{name: {}, type: conv2d, in_channels: {}, out_channels: {}, "
+                               "kernel: [{}, {}], stride: [{}, {}], padding: [{}, {}], "
+                               "input: [{}, {}]{}}}\n",
+                               pad, name, body.in_channels, body.out_channels, body.kernel_h,
+                               body.kernel_w, body.stride_h, body.stride_w, body.padding_h,
+                               body.padding_w, body.input_h, body.input_w, precision);
+          } else if constexpr (std::is_same_v<body_type, pool_layer>) {
+            out += fmt::format("{}- {{name: {}, type: {}, kernel: {}, stride: {}, padding: {}", pad,
+                               name, to_string(body.kind), body.kernel, body.stride, body.padding);
+            if (body.channels)
+              out += fmt::format(", channels: {}", *body.channels);
+            if (body.input_h && body.input_w)
+              out += fmt::format(", input: [{}, {}]", *body.input_h, *body.input_w);
+            out += precision + "}\n";
+          }
+        },
+        l.body);
+  }
+}
+
+} // namespace
+
+std::string to_network_yaml(const network &net) {
+  std::string out = fmt::format("# Written by roofline-advise from {}.\n", net.origin);
+  for (const std::string &note : net.notes)
+    out += "# Note: " + note + ".\n";
+  out += fmt::format("name: {}\n", yaml_name(net.name));
+  if (!net.description.empty())
+    out += fmt::format("description: {}\n", yaml_name(net.description));
+  out += fmt::format("precision: {}\nbatch: {}\nseq_len: {}\nmode: {}\nlayers:\n",
+                     to_string(net.precision), net.batch, net.seq_len, to_string(net.mode));
+  write_layers(out, net.layers, 2);
+  return out;
+}
+
+} // namespace roofline

@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: Apache-2.0
+// Model configs (config.json) built into networks: hand-checked shapes for every family shipped in
+// examples/configs, grouped-query attention's KV traffic, the YAML they write, and located errors.
+#include "roofline/error.hpp"
+#include "roofline/lowering.hpp"
+#include "roofline/model_config.hpp"
+#include "roofline/network.hpp"
+#include "roofline/op.hpp"
+
+#include "test_support.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+using namespace roofline;
+using roofline::test::contains;
+
+namespace {
+
+std::string config_path(const std::string &name) {
+  return std::string(ROOFLINE_SOURCE_DIR) + "/examples/configs/" + name;
+}
+
+/// The GEMMs of a network by layer path: (M, N, K, batch_count).
+std::map<std::string, std::vector<std::int64_t>> gemms(const network &net) {
+  std::map<std::string, std::vector<std::int64_t>> shapes;
+  for (const op &o : lower(net))
+    if (o.is_gemm())
+      shapes[o.layer] = {o.gemm->m, o.gemm->n, o.gemm->k, o.gemm->batch_count, o.count};
+  return shapes;
+}
+
+std::string error_of(const std::string &json, const config_options &options = {}) {
+  try {
+    network_from_config(json, "bad.json", options);
+  } catch (const input_error &e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+} // namespace
+
+TEST_CASE("Llama-2-7B's config builds the network of examples/llama2-7b-prefill.yaml") {
+  const network from_config = load_model_config(config_path("llama-2-7b.json"));
+  const network written =
+      load_network(std::string(ROOFLINE_SOURCE_DIR) + "/examples/llama2-7b-prefill.yaml");
+  const std::vector<op> a = lower(from_config), b = lower(written);
+  REQUIRE(a.size() == b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    INFO(a[i].layer);
+    CHECK(a[i].layer == b[i].layer);
+    CHECK(a[i].kind == b[i].kind);
+    CHECK(a[i].flops == b[i].flops);
+    CHECK(a[i].bytes == b[i].bytes);
+    CHECK(a[i].count == b[i].count);
+    CHECK(a[i].precision == b[i].precision);
+  }
+  CHECK(contains(from_config.notes.front(), "embedding lookup"));
+}
+
+TEST_CASE("Llama-3-8B decode: 8 key/value heads, 131,072 bytes of KV cache per token") {
+  config_options decode;
+  decode.phase = inference_phase::decode;
+  decode.kv_len = 4096;
+  const network net = load_model_config(config_path("llama-3-8b.json"), decode);
+  CHECK(net.precision == precision::bf16);
+  CHECK(net.seq_len == 1);
+  const auto g = gemms(net);
+  CHECK(g.at("decoder_layer/q_proj") == std::vector<std::int64_t>{1, 4096, 4096, 1, 32});
+  CHECK(g.at("decoder_layer/k_proj") == std::vector<std::int64_t>{1, 1024, 4096, 1, 32});
+  CHECK(g.at("decoder_layer/v_proj") == std::vector<std::int64_t>{1, 1024, 4096, 1, 32});
+  CHECK(g.at("decoder_layer/gate_proj") == std::vector<std::int64_t>{1, 14336, 4096, 1, 32});
+  CHECK(g.at("lm_head") == std::vector<std::int64_t>{1, 128256, 4096, 1, 1});
+  // Each group of 4 query heads against its key/value head: the cache read once per kv head.
+  const auto &qk = g.at("decoder_layer/self_attn/qk");
+  const auto &pv = g.at("decoder_layer/self_attn/pv");
+  CHECK(qk == std::vector<std::int64_t>{4, 4096, 128, 8, 32});
+  CHECK(pv == std::vector<std::int64_t>{4, 128, 4096, 8, 32});
+  // K is qk's B (K × N), V is pv's B, 2 bytes each, per layer; over the cache's 4096 tokens and
+  // 32 layers: 2 × 32 × 8 × 128 × 2 = 131,072 B per token.
+  const std::int64_t per_layer = 2 * (qk[2] * qk[1] * qk[3] + pv[2] * pv[1] * pv[3]);
+  CHECK(per_layer / 4096 * 32 == 131'072);
+}
+
+TEST_CASE("every family's shapes, by hand") {
+  SUBCASE("Mistral 7B: 8 kv heads of 128") {
+    const auto g = gemms(load_model_config(config_path("mistral-7b.json")));
+    CHECK(g.at("decoder_layer/k_proj") == std::vector<std::int64_t>{2048, 1024, 4096, 1, 32});
+    CHECK(g.at("decoder_layer/down_proj") == std::vector<std::int64_t>{2048, 4096, 14336, 1, 32});
+  }
+  SUBCASE("Qwen2 7B: 28 heads of 3584 / 28 = 128, 4 kv heads") {
+    const auto g = gemms(load_model_config(config_path("qwen2-7b.json")));
+    CHECK(g.at("decoder_layer/q_proj") == std::vector<std::int64_t>{2048, 3584, 3584, 1, 28});
+    CHECK(g.at("decoder_layer/k_proj") == std::vector<std::int64_t>{2048, 512, 3584, 1, 28});
+    CHECK(g.at("decoder_layer/self_attn/qk") ==
+          std::vector<std::int64_t>{2048 * 7, 2048, 128, 4, 28});
+    CHECK(g.at("lm_head") == std::vector<std::int64_t>{2048, 152064, 3584, 1, 1});
+  }
+  SUBCASE("Gemma 7B: head_dim 256, so 16 heads are 4096 wide on a 3072 hidden size") {
+    const auto g = gemms(load_model_config(config_path("gemma-7b.json")));
+    CHECK(g.at("decoder_layer/q_proj") == std::vector<std::int64_t>{2048, 4096, 3072, 1, 28});
+    CHECK(g.at("decoder_layer/o_proj") == std::vector<std::int64_t>{2048, 3072, 4096, 1, 28});
+    CHECK(g.at("decoder_layer/self_attn/qk") == std::vector<std::int64_t>{2048, 2048, 256, 16, 28});
+  }
+  SUBCASE("GPT-2: one c_attn of 3 × 768, a plain MLP of 4 × 768, no torch_dtype") {
+    const network net = load_model_config(config_path("gpt2.json"));
+    const auto g = gemms(net);
+    CHECK(g.at("decoder_layer/c_attn") == std::vector<std::int64_t>{2048, 2304, 768, 1, 12});
+    CHECK(g.at("decoder_layer/up_proj") == std::vector<std::int64_t>{2048, 3072, 768, 1, 12});
+    CHECK(g.count("decoder_layer/gate_proj") == 0);
+    CHECK(net.precision == precision::fp16);
+    CHECK(std::any_of(net.notes.begin(), net.notes.end(),
+                      [](const std::string &note) { return contains(note, "fp16 assumed"); }));
+  }
+  SUBCASE("BERT base: an encoder, bidirectional, no LM head, no decode") {
+    config_options options;
+    options.seq_len = 512;
+    const network net = load_model_config(config_path("bert-base-uncased.json"), options);
+    const auto g = gemms(net);
+    CHECK(g.at("layer/q_proj") == std::vector<std::int64_t>{512, 768, 768, 1, 12});
+    CHECK(g.count("lm_head") == 0);
+    options.phase = inference_phase::decode;
+    CHECK_THROWS_WITH_AS(load_model_config(config_path("bert-base-uncased.json"), options),
+                         doctest::Contains("is an encoder"), input_error);
+  }
+}
+
+TEST_CASE("--last-logits keeps the LM head to the last position in prefill") {
+  config_options options;
+  options.batch = 4;
+  options.last_logits = true;
+  const auto g = gemms(load_model_config(config_path("llama-2-7b.json"), options));
+  CHECK(g.at("lm_head") == std::vector<std::int64_t>{4, 32000, 4096, 1, 1});
+  CHECK(g.at("decoder_layer/q_proj")[0] == 4 * 2048);
+}
+
+TEST_CASE("the YAML a config writes builds the same network") {
+  config_options decode;
+  decode.phase = inference_phase::decode;
+  const network net = load_model_config(config_path("qwen2-7b.json"), decode);
+  const std::string yaml = to_network_yaml(net);
+  CHECK(contains(yaml, "kv_heads: 4"));
+  const network read = parse_network(yaml, "qwen2.yaml");
+  CHECK(gemms(read) == gemms(net));
+  CHECK(read.precision == net.precision);
+}
+
+TEST_CASE("bad configs are refused with the field and its place") {
+  CHECK(contains(error_of("{\n  \"model_type\": \"llamma\",\n  \"hidden_size\": 8\n}"),
+                 "bad.json:2:17: config: unknown `model_type` `llamma` (did you mean `llama`?)"));
+  CHECK(contains(error_of("{\"model_type\": \"llama\", \"num_hidden_layers\": 2}"),
+                 "missing `hidden_size`"));
+  CHECK(contains(error_of("{\n\"model_type\": \"llama\", \"hidden_size\": \"big\"}"),
+                 "bad.json:2:39"));
+  CHECK(contains(error_of("{\"model_type\": \"mixtral\",\n \"num_local_experts\": 8}"),
+                 "mixtures of experts are not modelled yet"));
+  CHECK(
+      contains(error_of("{\"model_type\": \"llama\", \"hidden_size\": 4096, \"num_hidden_layers\": "
+                        "2, \"num_attention_heads\": 32, \"num_key_value_heads\": 5, "
+                        "\"intermediate_size\": 8, \"vocab_size\": 8}"),
+               "must divide the 32 attention heads"));
+  CHECK(contains(error_of("{\"model_type\": \"llama\", \"torch_dtype\": \"float8\"}"),
+                 "`torch_dtype` `float8`"));
+  CHECK(
+      contains(error_of("{\"model_type\": \"llama\",\n  \"hidden_size\": 4096,,}"), "bad.json:2:"));
+  CHECK(contains(error_of("[1, 2]"), "expected a model config"));
+}
