@@ -29,6 +29,9 @@ struct config_options {
   /// Prefill: the LM head for the last position only (what the first token needs), not for
   /// every prompt position.
   bool last_logits = false;
+  /// Attention as one fused kernel (what runs: FlashAttention and its kind); false: the
+  /// textbook form, two GEMMs with the softmax's S × kv scores through DRAM.
+  bool fused_attention = true;
 };
 
 /// The network of a config (`model_type` llama, mistral, qwen2, gemma, gpt2 or bert): its

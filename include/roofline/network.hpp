@@ -51,6 +51,10 @@ struct attention_layer {
   std::int64_t seq_len = 0; ///< query tokens per sample
   std::int64_t kv_len = 0;  ///< key/value tokens per sample (the KV cache length when decoding)
   bool causal = false;
+  /// One fused kernel (FlashAttention-style: Q, K and V read once, the output written once, the
+  /// scores never in DRAM; causal masking skips the masked half) instead of the two GEMMs and
+  /// the softmax between them.
+  bool fused = false;
 };
 
 /// An elementwise or normalisation op; acts on the previous layer's output unless `features` is

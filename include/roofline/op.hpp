@@ -18,7 +18,11 @@ enum class pass { forward, data_grad, weight_grad };
 /// "forward", "data-grad", "weight-grad".
 std::string_view to_string(pass p);
 
-/// One kernel-sized piece of work a network lowers to: a GEMM or a memory-bound op.
+/// The kind of a fused attention op.
+inline constexpr std::string_view fused_attention_kind = "attention";
+
+/// One kernel-sized piece of work a network lowers to: a GEMM, a memory-bound op, or a fused
+/// attention kernel.
 struct op {
   std::string layer; ///< "block/attn/qk": the layer's path in the network
   roofline::pass pass = pass::forward;
@@ -32,6 +36,13 @@ struct op {
   source_location where;          ///< the layer in the network file
 
   bool is_gemm() const noexcept { return gemm.has_value(); }
+  /// A fused attention kernel (its kind: fused_attention_kind).
+  bool is_fused_attention() const noexcept { return kind == fused_attention_kind; }
+  /// The unit whose peak holds it: its precision's for GEMMs and fused attention (tensor cores
+  /// where the precision has them), the CUDA cores' fp32 for memory-bound ops.
+  roofline::precision unit() const noexcept {
+    return is_gemm() || is_fused_attention() ? precision : roofline::precision::fp32;
+  }
   /// flops / bytes (FLOP per byte of DRAM traffic).
   double arithmetic_intensity() const noexcept;
 };

@@ -313,7 +313,7 @@ int run(int argc, char **argv) {
   std::string network_file;
   std::int64_t batch = 0, seq_len = 0, kv_len = 0;
   std::string phase, emit_yaml;
-  bool last_logits = false;
+  bool last_logits = false, unfused_attention = false;
   app.add_option("network", network_file,
                  "network YAML file (docs/network-format.md), or a model's config.json");
   app.add_option("--batch", batch, "override the network's batch")->check(positive_integer);
@@ -325,6 +325,8 @@ int run(int argc, char **argv) {
       ->check(positive_integer);
   app.add_flag("--last-logits", last_logits,
                "with a config.json in prefill: the LM head for the last position only");
+  app.add_flag("--unfused-attention", unfused_attention,
+               "with a config.json: attention as two GEMMs and a softmax, not one fused kernel");
   app.add_option("--emit-yaml", emit_yaml,
                  "with a config.json: also write the network it builds as YAML to this file");
   add_model_options(app);
@@ -435,6 +437,7 @@ int run(int argc, char **argv) {
     if (kv_len > 0)
       options.kv_len = kv_len;
     options.last_logits = last_logits;
+    options.fused_attention = !unfused_attention;
     net = roofline::load_model_config(network_file, options);
     if (!emit_yaml.empty()) {
       try {
@@ -446,7 +449,8 @@ int run(int argc, char **argv) {
   } else {
     for (const auto &[given, option] :
          {std::pair{!phase.empty(), "--phase"}, std::pair{kv_len > 0, "--kv-len"},
-          std::pair{last_logits, "--last-logits"}, std::pair{!emit_yaml.empty(), "--emit-yaml"}})
+          std::pair{last_logits, "--last-logits"}, std::pair{!emit_yaml.empty(), "--emit-yaml"},
+          std::pair{unfused_attention, "--unfused-attention"}})
       if (given)
         throw roofline::input_error(std::string(option) +
                                     " applies to a model config (a .json file), not to a network "

@@ -34,12 +34,6 @@ const char *gpu_colour(std::size_t i) {
   return gpu_colours[i % std::size(gpu_colours)];
 }
 
-/// The unit each op runs on: GEMMs on their precision's, memory-bound ops on the CUDA cores
-/// (held against the fp32 peak, as perf_model::predict holds them).
-precision unit_of(const op &o) {
-  return o.is_gemm() ? o.precision : precision::fp32;
-}
-
 /// The flat roofs of the units `ops` run on, precisions of one peak joined ("fp16/bf16 tensor");
 /// dashed 2:4-sparse roofs beside them when `sparse`.
 std::vector<chart_roof> roofs_of(const gpu_spec &gpu, const std::set<precision> &units, bool sparse,
@@ -83,7 +77,7 @@ std::vector<chart_slope> slopes_of(const gpu_spec &gpu, const model_parameters &
   if (with_l2) {
     const double l2 = l2_bytes_per_s(model_basis(gpu), parameters);
     slopes.push_back(
-        {fmt::format("{}L2 {}B/s (GEMM model)", prefix, si(l2)), l2, green, true, index});
+        {fmt::format("{}L2 {}B/s (GEMM model)", prefix, si(l2)), l2, sky, true, index});
   }
   return slopes;
 }
@@ -185,12 +179,13 @@ chart roofline_chart(const report &r) {
 
   std::set<precision> units;
   for (const analysed_op &entry : a.ops)
-    units.insert(unit_of(entry.op));
+    units.insert(entry.op.unit());
   c.roofs = roofs_of(gpu, units, a.options.sparse, ink, "", 0);
   c.slopes = slopes_of(gpu, a.parameters, ink, "", 0, true);
 
   std::size_t undrawn = 0;
-  bool any_gemm = false, any_memory = false, any_launch = false, any_measured = false;
+  bool any_gemm = false, any_attention = false, any_memory = false, any_launch = false,
+       any_measured = false;
   double main_share = -1;
   for (const distinct_op &d : distinct_ops(a)) {
     const analysed_op &entry = a.ops[d.first];
@@ -202,7 +197,10 @@ chart roofline_chart(const report &r) {
     point.flop_per_s = p.flop_per_s;
     point.share = d.share;
     point.launch_bound = p.launch_bound;
-    point.colour = p.launch_bound ? purple : o.is_gemm() ? blue : orange;
+    point.colour = p.launch_bound           ? purple
+                   : o.is_gemm()            ? blue
+                   : o.is_fused_attention() ? green
+                                            : orange;
     if (!drawable(point.intensity, point.flop_per_s)) {
       ++undrawn;
       continue;
@@ -217,12 +215,13 @@ chart roofline_chart(const report &r) {
         point.measured_flop_per_s.reset();
     }
     any_gemm = any_gemm || (o.is_gemm() && !p.launch_bound);
-    any_memory = any_memory || (!o.is_gemm() && !p.launch_bound);
+    any_attention = any_attention || (o.is_fused_attention() && !p.launch_bound);
+    any_memory = any_memory || (!o.is_gemm() && !o.is_fused_attention() && !p.launch_bound);
     any_launch = any_launch || p.launch_bound;
     // The regions split at the ridge of the roof that holds most of the step's time.
     if (d.share > main_share) {
       main_share = d.share;
-      c.region_ridge = gpu.ridge_intensity(unit_of(o), a.options.sparse && o.is_gemm());
+      c.region_ridge = gpu.ridge_intensity(o.unit(), a.options.sparse && o.is_gemm());
     }
     c.points.push_back(std::move(point));
   }
@@ -231,6 +230,8 @@ chart roofline_chart(const report &r) {
 
   if (any_gemm)
     c.legend.push_back({"GEMM", blue, legend_entry::mark::hollow_point});
+  if (any_attention)
+    c.legend.push_back({"fused attention", green, legend_entry::mark::hollow_point});
   if (any_memory)
     c.legend.push_back({"memory op (held against fp32)", orange, legend_entry::mark::hollow_point});
   if (any_launch)
@@ -260,7 +261,7 @@ chart comparison_chart(const std::vector<comparison> &comparisons) {
                            first.batch, first.seq_len);
   std::set<precision> units;
   for (const analysed_op &entry : base.analysis.ops)
-    units.insert(unit_of(entry.op));
+    units.insert(entry.op.unit());
   const std::vector<distinct_op> ops = distinct_ops(base.analysis);
   std::size_t undrawn = 0;
   std::vector<std::string> named_roof; ///< each roof's label before GPU names joined it

@@ -120,7 +120,6 @@ void render_markdown(const text_document &doc, std::ostream &out) {
   }
 }
 
-
 // Inline CSS only: the page must read the same with no network, and print.
 constexpr const char *html_style = R"(body{font-family:"DejaVu Sans",Helvetica,Arial,sans-serif;
 color:#222;margin:24px;line-height:1.4}

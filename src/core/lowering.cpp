@@ -190,7 +190,48 @@ private:
     m_previous = {output, conv.out_channels, p, q};
   }
 
+  /// FlashAttention-style: Q, K and V read once, the output written once, the S × kv scores
+  /// kept on chip; under a causal mask each query attends only to the keys up to its own
+  /// position (the last `seq_len` of the `kv_len`), so the masked products are skipped.
+  void lower_fused(const context &ctx, const attention_layer &attention, std::int64_t kv_heads) {
+    if (training())
+      throw input_error(ctx.where, "layer `" + ctx.path +
+                                       "`: fused attention is modelled for inference only; set "
+                                       "`fused: false` in training mode");
+    const std::int64_t s = attention.seq_len, kv = attention.kv_len;
+    // Query-key pairs per head: all of them, or under the mask s·(kv − s) + s(s+1)/2.
+    std::int64_t pairs = product(ctx, {s, kv}, "its query-key pairs");
+    if (attention.causal && kv >= s)
+      pairs = sum(ctx,
+                  {product(ctx, {s, kv - s}, "its query-key pairs"),
+                   product(ctx, {s, s + 1}, "its query-key pairs") / 2},
+                  "its query-key pairs");
+    op result;
+    result.layer = ctx.path;
+    result.kind = std::string(fused_attention_kind);
+    result.precision = ctx.prec;
+    result.count = ctx.count;
+    result.where = ctx.where;
+    result.elements =
+        product(ctx, {m_net.batch, attention.heads, s, attention.head_dim}, "its output size");
+    // Q·Kᵀ and P·V: 2 FLOPs per multiply-add, 2 products per pair and head dimension.
+    result.flops = product(ctx, {4, m_net.batch, attention.heads, pairs, attention.head_dim},
+                           "its FLOP count");
+    const std::int64_t queries = result.elements; // Q read, O written: the same size
+    const std::int64_t cache =
+        product(ctx, {2, m_net.batch, kv_heads, kv, attention.head_dim}, "its K and V size");
+    result.bytes = product(
+        ctx, {sum(ctx, {queries, queries, cache}, "its tensor sizes"), element_bytes(ctx.prec)},
+        "its byte count");
+    m_forward.push_back(std::move(result));
+    m_previous = {queries};
+  }
+
   void lower(const context &ctx, const attention_layer &attention) {
+    if (attention.fused) {
+      lower_fused(ctx, attention, attention.kv_heads > 0 ? attention.kv_heads : attention.heads);
+      return;
+    }
     // Grouped-query attention: the query heads of a group share one key/value head, so their
     // queries are stacked into M against it (as GQA kernels do): the keys and values are read
     // once per key/value head, not once per query head.

@@ -251,6 +251,7 @@ network network_from_config(std::string_view json_text, const std::string &origi
   attention.seq_len = net.seq_len;
   attention.kv_len = decode ? options.kv_len.value_or(options.seq_len) : options.seq_len;
   attention.causal = !decode && !s.encoder;
+  attention.fused = options.fused_attention;
   net.description = decode ? fmt::format("{} decode step, KV cache {}, batch {} (from {})",
                                          s.family, attention.kv_len, net.batch, origin)
                            : fmt::format("{} prefill of {} tokens, batch {} (from {})", s.family,
@@ -333,12 +334,12 @@ void write_layers(std::string &out, const std::vector<layer> &layers, int indent
                                "{}{}}}\n",
                                pad, name, body.m, body.n, body.k, body.batch_count, precision);
           } else if constexpr (std::is_same_v<body_type, attention_layer>) {
-            out +=
-                fmt::format("{}- {{name: {}, type: attention, heads: {}, kv_heads: {}, "
-                            "head_dim: {}, seq_len: {}, kv_len: {}, causal: {}{}}}\n",
-                            pad, name, body.heads, body.kv_heads > 0 ? body.kv_heads : body.heads,
-                            body.head_dim, body.seq_len, body.kv_len,
-                            body.causal ? "true" : "false", precision);
+            out += fmt::format("{}- {{name: {}, type: attention, heads: {}, kv_heads: {}, "
+                               "head_dim: {}, seq_len: {}, kv_len: {}, causal: {}, fused: {}{}}}\n",
+                               pad, name, body.heads,
+                               body.kv_heads > 0 ? body.kv_heads : body.heads, body.head_dim,
+                               body.seq_len, body.kv_len, body.causal ? "true" : "false",
+                               body.fused ? "true" : "false", precision);
           } else if constexpr (std::is_same_v<body_type, memory_layer>) {
             out += fmt::format("{}- {{name: {}, type: {}", pad, name, to_string(body.kind));
             if (body.features)

@@ -163,9 +163,9 @@ private:
       result.body = conv;
       finish(result, map);
     } else if (type == "attention") {
-      const yaml_map map(
-          item, m_file, typed_context,
-          with_common_keys({"heads", "kv_heads", "head_dim", "seq_len", "kv_len", "causal"}));
+      const yaml_map map(item, m_file, typed_context,
+                         with_common_keys({"heads", "kv_heads", "head_dim", "seq_len", "kv_len",
+                                           "causal", "fused"}));
       attention_layer attention;
       attention.heads = map.positive_int("heads");
       attention.kv_heads = map.positive_int_or("kv_heads", attention.heads);
@@ -177,6 +177,7 @@ private:
       attention.seq_len = map.positive_int_or("seq_len", m_network_seq_len);
       attention.kv_len = map.positive_int_or("kv_len", attention.seq_len);
       attention.causal = map.boolean_or("causal", false);
+      attention.fused = map.boolean_or("fused", false);
       result.body = attention;
       finish(result, map);
     } else if (type == "maxpool" || type == "avgpool") {

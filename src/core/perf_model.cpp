@@ -139,14 +139,14 @@ perf_model::perf_model(gpu_spec spec, model_options options)
 
 prediction perf_model::predict(const op &o, reasons why) const {
   // Elementwise and normalisation kernels run on the CUDA cores, whatever their storage format.
-  const precision unit = o.is_gemm() ? o.precision : precision::fp32;
+  const precision unit = o.unit();
   if (!m_spec.supports(unit))
     throw input_error(o.where, "layer `" + o.layer + "`: " + m_spec.unsupported_message(unit));
   return m_memo->predictions.get(m_memo->mutex, key_of(o, why), [&] { return compute(o, why); });
 }
 
 prediction perf_model::compute(const op &o, reasons why) const {
-  const precision unit = o.is_gemm() ? o.precision : precision::fp32;
+  const precision unit = o.unit();
   prediction result;
   result.peak_flop_per_s = m_spec.peak_flop_per_s(unit, m_options.sparse);
   result.sparse_peak = m_options.sparse && m_spec.peaks.at(unit).sparse_flop_per_s.has_value();
@@ -187,8 +187,16 @@ prediction perf_model::compute(const op &o, reasons why) const {
     const double streaming_s =
         static_cast<double>(o.bytes) /
         (m_parameters[parameter::dram_efficiency] * m_basis.dram_bytes_per_s);
+    // A fused attention kernel's products run on tensor cores as a GEMM's do: at the fraction of
+    // the dense peak the GEMM model has fitted (no attention kernel has been timed; a note says
+    // so). A memory-bound op's few FLOPs at the bound.
+    const double math_s =
+        o.is_fused_attention()
+            ? static_cast<double>(o.flops) /
+                  (m_parameters.efficiency(o.precision) * m_basis.peak_flop_per_s(unit))
+            : compute_s;
     result.device_time_s =
-        std::max(compute_s, streaming_s) + m_parameters[parameter::kernel_overhead_s];
+        std::max(math_s, streaming_s) + m_parameters[parameter::kernel_overhead_s];
     result.host_floor_s = m_host.kernel_launch_s;
   }
   result.launch_bound = result.host_floor_s > result.device_time_s;
@@ -217,6 +225,12 @@ gemm_estimate perf_model::estimate_once(const gemm_shape &shape, precision p, re
 
 std::vector<std::string> model_notes(const perf_model &model, const std::vector<op> &ops) {
   std::vector<std::string> notes;
+  if (std::any_of(ops.begin(), ops.end(), [](const op &o) { return o.is_fused_attention(); }))
+    notes.push_back(
+        "fused attention (one FlashAttention-style kernel per layer): device time is the "
+        "roofline of its FLOPs at the GEMM model's fitted share of the tensor peak and of its "
+        "bytes at the achievable DRAM bandwidth, plus a kernel's fixed cost; no attention kernel "
+        "has been timed to fit it");
   if (!model.options().sparse)
     return notes;
   const gpu_spec &gpu = model.spec();

@@ -46,7 +46,9 @@ std::string error_of(const std::string &json, const config_options &options = {}
 } // namespace
 
 TEST_CASE("Llama-2-7B's config builds the network of examples/llama2-7b-prefill.yaml") {
-  const network from_config = load_model_config(config_path("llama-2-7b.json"));
+  config_options textbook; // the example writes attention unfused
+  textbook.fused_attention = false;
+  const network from_config = load_model_config(config_path("llama-2-7b.json"), textbook);
   const network written =
       load_network(std::string(ROOFLINE_SOURCE_DIR) + "/examples/llama2-7b-prefill.yaml");
   const std::vector<op> a = lower(from_config), b = lower(written);
@@ -67,6 +69,7 @@ TEST_CASE("Llama-3-8B decode: 8 key/value heads, 131,072 bytes of KV cache per t
   config_options decode;
   decode.phase = inference_phase::decode;
   decode.kv_len = 4096;
+  decode.fused_attention = false;
   const network net = load_model_config(config_path("llama-3-8b.json"), decode);
   CHECK(net.precision == precision::bf16);
   CHECK(net.seq_len == 1);
@@ -94,7 +97,9 @@ TEST_CASE("every family's shapes, by hand") {
     CHECK(g.at("decoder_layer/down_proj") == std::vector<std::int64_t>{2048, 4096, 14336, 1, 32});
   }
   SUBCASE("Qwen2 7B: 28 heads of 3584 / 28 = 128, 4 kv heads") {
-    const auto g = gemms(load_model_config(config_path("qwen2-7b.json")));
+    config_options textbook;
+    textbook.fused_attention = false;
+    const auto g = gemms(load_model_config(config_path("qwen2-7b.json"), textbook));
     CHECK(g.at("decoder_layer/q_proj") == std::vector<std::int64_t>{2048, 3584, 3584, 1, 28});
     CHECK(g.at("decoder_layer/k_proj") == std::vector<std::int64_t>{2048, 512, 3584, 1, 28});
     CHECK(g.at("decoder_layer/self_attn/qk") ==
@@ -102,7 +107,9 @@ TEST_CASE("every family's shapes, by hand") {
     CHECK(g.at("lm_head") == std::vector<std::int64_t>{2048, 152064, 3584, 1, 1});
   }
   SUBCASE("Gemma 7B: head_dim 256, so 16 heads are 4096 wide on a 3072 hidden size") {
-    const auto g = gemms(load_model_config(config_path("gemma-7b.json")));
+    config_options textbook;
+    textbook.fused_attention = false;
+    const auto g = gemms(load_model_config(config_path("gemma-7b.json"), textbook));
     CHECK(g.at("decoder_layer/q_proj") == std::vector<std::int64_t>{2048, 4096, 3072, 1, 28});
     CHECK(g.at("decoder_layer/o_proj") == std::vector<std::int64_t>{2048, 3072, 4096, 1, 28});
     CHECK(g.at("decoder_layer/self_attn/qk") == std::vector<std::int64_t>{2048, 2048, 256, 16, 28});
@@ -169,4 +176,35 @@ TEST_CASE("bad configs are refused with the field and its place") {
   CHECK(
       contains(error_of("{\"model_type\": \"llama\",\n  \"hidden_size\": 4096,,}"), "bad.json:2:"));
   CHECK(contains(error_of("[1, 2]"), "expected a model config"));
+}
+
+TEST_CASE("fused attention by hand: Llama-3-8B, prefill (causal) and decode (the whole cache)") {
+  // Prefill of 2048 tokens, batch 2: 32 heads of 128, 8 key/value heads. Causal: each query
+  // attends to the keys up to its own, 2048 · 2049 / 2 = 2,098,176 pairs per head.
+  config_options prefill;
+  prefill.batch = 2;
+  const std::vector<op> ops = lower(load_model_config(config_path("llama-3-8b.json"), prefill));
+  const auto attention =
+      std::find_if(ops.begin(), ops.end(), [](const op &o) { return o.is_fused_attention(); });
+  REQUIRE(attention != ops.end());
+  CHECK(attention->layer == "decoder_layer/self_attn");
+  CHECK(attention->count == 32);
+  CHECK(attention->flops == 4LL * 2 * 32 * 2'098'176 * 128);
+  // Q read and O written (2 · 32 · 2048 · 128 each), K and V read (2 · 8 · 2048 · 128 each), bf16.
+  CHECK(attention->bytes == 2 * (2 * (2LL * 32 * 2048 * 128) + 2 * (2LL * 8 * 2048 * 128)));
+  CHECK(std::none_of(ops.begin(), ops.end(), [](const op &o) { return o.kind == "softmax"; }));
+
+  // Decode against 4096 cached tokens, batch 16: no mask; the cache is read whole.
+  config_options decode;
+  decode.phase = inference_phase::decode;
+  decode.batch = 16;
+  decode.kv_len = 4096;
+  const std::vector<op> step = lower(load_model_config(config_path("llama-3-8b.json"), decode));
+  const auto read =
+      std::find_if(step.begin(), step.end(), [](const op &o) { return o.is_fused_attention(); });
+  REQUIRE(read != step.end());
+  CHECK(read->flops == 4LL * 16 * 32 * 4096 * 128);
+  // bytes = 2 × kv_heads × head_dim × kv_len × batch × 2 B (the cache), plus Q and O.
+  const std::int64_t cache = 2LL * 8 * 128 * 4096 * 16 * 2;
+  CHECK(read->bytes == cache + 2 * (16LL * 32 * 128 * 2));
 }
