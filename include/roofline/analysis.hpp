@@ -2,11 +2,13 @@
 #pragma once
 
 #include "roofline/gpu_spec.hpp"
+#include "roofline/memory_fit.hpp"
 #include "roofline/network.hpp"
 #include "roofline/op.hpp"
 #include "roofline/perf_model.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,6 +55,9 @@ struct analysis {
   roofline::host_floor host;     ///< the host's floor, as used
   std::vector<analysed_op> ops;
   step_totals totals;
+  /// Weights, KV cache and activations against the GPU's memory (a network's analysis; an
+  /// analysis of bare ops has none).
+  std::optional<memory_use> memory;
   std::vector<std::string> notes; ///< what the reader must know of the model's choices
 };
 

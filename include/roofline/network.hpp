@@ -102,6 +102,8 @@ struct network {
   /// What the reader must know of how it was built (a model config: what was left out); the
   /// analysis repeats them.
   std::vector<std::string> notes;
+  /// Weights held in memory that no layer runs (a model config's token embedding table).
+  double resident_weight_bytes = 0;
 };
 
 /// Parses a network from YAML text; `origin` names the file in errors. Throws input_error.

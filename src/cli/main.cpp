@@ -173,11 +173,67 @@ std::int64_t positive_from(const std::string &text, const std::string &option) {
   return std::stoll(text);
 }
 
-int run_compare(const std::string &file, const std::vector<std::string> &gpus,
-                const std::vector<std::string> &batches, const std::vector<std::string> &prices,
-                bool sparse, const output_choice &output) {
+/// What the command line says of a model config (a .json network file).
+struct config_choice {
+  std::string phase, emit_yaml;
+  std::int64_t seq_len = 0, kv_len = 0;
+  bool last_logits = false, unfused_attention = false;
+};
+
+/// The network in `file`: a network YAML, or a model's config.json built as `config` says
+/// (config options given for a YAML are refused: its attention layers say their own lengths).
+roofline::network read_network(const std::string &file, const config_choice &config,
+                               std::int64_t batch) {
+  const bool is_config = file.size() > 5 && file.compare(file.size() - 5, 5, ".json") == 0;
+  if (!is_config) {
+    for (const auto &[given, option] :
+         {std::pair{!config.phase.empty(), "--phase"}, std::pair{config.kv_len > 0, "--kv-len"},
+          std::pair{config.last_logits, "--last-logits"},
+          std::pair{!config.emit_yaml.empty(), "--emit-yaml"},
+          std::pair{config.unfused_attention, "--unfused-attention"}})
+      if (given)
+        throw roofline::input_error(std::string(option) +
+                                    " applies to a model config (a .json file), not to a network "
+                                    "YAML, whose attention layers say their kv_len");
+    roofline::network net = roofline::load_network(file);
+    if (batch > 0)
+      net.batch = batch;
+    if (config.seq_len > 0)
+      net.seq_len = config.seq_len;
+    return net;
+  }
+  roofline::config_options options;
+  if (!config.phase.empty()) {
+    const auto parsed = roofline::parse_inference_phase(config.phase);
+    if (!parsed)
+      throw roofline::input_error("unknown --phase `" + config.phase +
+                                  "`; expected prefill or decode");
+    options.phase = *parsed;
+  }
+  if (batch > 0)
+    options.batch = batch;
+  if (config.seq_len > 0)
+    options.seq_len = config.seq_len;
+  if (config.kv_len > 0)
+    options.kv_len = config.kv_len;
+  options.last_logits = config.last_logits;
+  options.fused_attention = !config.unfused_attention;
+  roofline::network net = roofline::load_model_config(file, options);
+  if (!config.emit_yaml.empty()) {
+    try {
+      roofline::write_file_atomically(config.emit_yaml, roofline::to_network_yaml(net));
+    } catch (const roofline::error &e) {
+      throw roofline::input_error(std::string("--emit-yaml ") + e.what());
+    }
+  }
+  return net;
+}
+
+int run_compare(const std::string &file, const config_choice &config,
+                const std::vector<std::string> &gpus, const std::vector<std::string> &batches,
+                const std::vector<std::string> &prices, bool sparse, const output_choice &output) {
   roofline::compare_request request;
-  request.net = roofline::load_network(file);
+  request.net = read_network(file, config, 0);
   request.gpus = gpus;
   request.sparse = sparse;
   request.progress = show_op_progress;
@@ -311,24 +367,30 @@ int run(int argc, char **argv) {
   };
 
   std::string network_file;
-  std::int64_t batch = 0, seq_len = 0, kv_len = 0;
-  std::string phase, emit_yaml;
-  bool last_logits = false, unfused_attention = false;
+  std::int64_t batch = 0;
+  config_choice config;
+  const auto add_config_options = [&](CLI::App &command) {
+    command
+        .add_option("--seq-len", config.seq_len,
+                    "override the network's seq_len (a config's prompt, or its KV cache in decode)")
+        ->check(positive_integer);
+    command.add_option("--phase", config.phase, "with a config.json: prefill (default) or decode");
+    command
+        .add_option("--kv-len", config.kv_len,
+                    "with a config.json and --phase decode: the KV cache length")
+        ->check(positive_integer);
+    command.add_flag("--last-logits", config.last_logits,
+                     "with a config.json in prefill: the LM head for the last position only");
+    command.add_flag("--unfused-attention", config.unfused_attention,
+                     "with a config.json: attention as two GEMMs and a softmax, not one fused "
+                     "kernel");
+    command.add_option("--emit-yaml", config.emit_yaml,
+                       "with a config.json: also write the network it builds as YAML to this file");
+  };
   app.add_option("network", network_file,
                  "network YAML file (docs/network-format.md), or a model's config.json");
   app.add_option("--batch", batch, "override the network's batch")->check(positive_integer);
-  app.add_option("--seq-len", seq_len,
-                 "override the network's seq_len (a config's prompt, or its KV cache in decode)")
-      ->check(positive_integer);
-  app.add_option("--phase", phase, "with a config.json: prefill (default) or decode");
-  app.add_option("--kv-len", kv_len, "with a config.json and --phase decode: the KV cache length")
-      ->check(positive_integer);
-  app.add_flag("--last-logits", last_logits,
-               "with a config.json in prefill: the LM head for the last position only");
-  app.add_flag("--unfused-attention", unfused_attention,
-               "with a config.json: attention as two GEMMs and a softmax, not one fused kernel");
-  app.add_option("--emit-yaml", emit_yaml,
-                 "with a config.json: also write the network it builds as YAML to this file");
+  add_config_options(app);
   add_model_options(app);
   add_output_options(app);
   add_chart_options(app);
@@ -357,7 +419,9 @@ int run(int argc, char **argv) {
       app.add_subcommand("compare", "one network on several GPUs: times, speedups, cost, verdict");
   std::string compare_file;
   std::vector<std::string> gpu_list, batches, price_list;
-  compare->add_option("network", compare_file, "network YAML file")->required();
+  compare->add_option("network", compare_file, "network YAML file, or a model's config.json")
+      ->required();
+  add_config_options(*compare);
   compare
       ->add_option("--gpus", gpu_list,
                    "GPUs to compare, the first is the baseline; `local`: the measured GPU")
@@ -404,7 +468,7 @@ int run(int argc, char **argv) {
     return run_calibrate();
 
   if (compare->parsed())
-    return run_compare(compare_file, gpu_list, batches, price_list, sparse, output);
+    return run_compare(compare_file, config, gpu_list, batches, price_list, sparse, output);
 
   if (gemm->parsed()) {
     const auto p = roofline::parse_precision(precision);
@@ -419,48 +483,7 @@ int run(int argc, char **argv) {
     std::cerr << app.help();
     return exit_input_error;
   }
-  const bool config =
-      network_file.size() > 5 && network_file.compare(network_file.size() - 5, 5, ".json") == 0;
-  roofline::network net;
-  if (config) {
-    roofline::config_options options;
-    if (!phase.empty()) {
-      const auto parsed = roofline::parse_inference_phase(phase);
-      if (!parsed)
-        throw roofline::input_error("unknown --phase `" + phase + "`; expected prefill or decode");
-      options.phase = *parsed;
-    }
-    if (batch > 0)
-      options.batch = batch;
-    if (seq_len > 0)
-      options.seq_len = seq_len;
-    if (kv_len > 0)
-      options.kv_len = kv_len;
-    options.last_logits = last_logits;
-    options.fused_attention = !unfused_attention;
-    net = roofline::load_model_config(network_file, options);
-    if (!emit_yaml.empty()) {
-      try {
-        roofline::write_file_atomically(emit_yaml, roofline::to_network_yaml(net));
-      } catch (const roofline::error &e) {
-        throw roofline::input_error(std::string("--emit-yaml ") + e.what());
-      }
-    }
-  } else {
-    for (const auto &[given, option] :
-         {std::pair{!phase.empty(), "--phase"}, std::pair{kv_len > 0, "--kv-len"},
-          std::pair{last_logits, "--last-logits"}, std::pair{!emit_yaml.empty(), "--emit-yaml"},
-          std::pair{unfused_attention, "--unfused-attention"}})
-      if (given)
-        throw roofline::input_error(std::string(option) +
-                                    " applies to a model config (a .json file), not to a network "
-                                    "YAML, whose attention layers say their kv_len");
-    net = roofline::load_network(network_file);
-    if (batch > 0)
-      net.batch = batch;
-    if (seq_len > 0)
-      net.seq_len = seq_len;
-  }
+  const roofline::network net = read_network(network_file, config, batch);
   analyse(net, gpu, sparse, measuring, output);
   return 0;
 }

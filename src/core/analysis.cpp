@@ -52,7 +52,12 @@ analysis analyze_ops(std::string name, std::vector<op> ops, const perf_model &mo
 }
 
 analysis analyze(const network &net, const perf_model &model, std::string device_selection) {
-  analysis r = analyze_ops(net.name, lower(net), model, std::move(device_selection));
+  std::vector<op> ops = lower(net);
+  std::optional<memory_use> memory;
+  if (model.spec().memory_bytes > 0)
+    memory = memory_of(net, ops, model.spec().memory_bytes);
+  analysis r = analyze_ops(net.name, std::move(ops), model, std::move(device_selection));
+  r.memory = memory;
   r.network_origin = net.origin;
   r.precision = net.precision;
   r.batch = net.batch;

@@ -36,9 +36,13 @@ double sum_where(const gpu_result &g, const std::vector<bool> &selected) {
 verdict decide(const comparison &c, precision net_precision) {
   verdict v;
   const gpu_result &base = c.gpus.front();
+  // A GPU the network does not fit in is no answer, however fast its (hypothetical) time.
+  const auto fits = [](const gpu_result &g) {
+    return !g.analysis.memory || g.analysis.memory->fits;
+  };
   const gpu_result *fastest = &base;
   for (const gpu_result &g : c.gpus)
-    if (g.speedup > fastest->speedup)
+    if (fits(g) && (!fits(*fastest) || g.speedup > fastest->speedup))
       fastest = &g;
   v.fastest = fastest->analysis.device.name;
   v.speedup = fastest->speedup;
@@ -94,9 +98,28 @@ verdict decide(const comparison &c, precision net_precision) {
       v.text += (i == 0 ? ": " : "; ") + why[i];
     v.text += ".";
   }
+  std::vector<std::string> too_small;
+  for (const gpu_result &g : c.gpus)
+    if (!fits(g))
+      too_small.push_back(
+          fmt::format("{} ({} needed of {})", g.analysis.device.name,
+                      detail::significant(g.analysis.memory->total_bytes / 1e9) + " GB",
+                      detail::significant(g.analysis.memory->capacity_bytes / 1e9) + " GB"));
+  if (!too_small.empty()) {
+    std::string list;
+    for (std::size_t i = 0; i < too_small.size(); ++i)
+      list += (i == 0 ? "" : ", ") + too_small[i];
+    v.text += fmt::format(
+        " Does not fit: {}; {} time{} what {} would take if {} did.", list,
+        too_small.size() == 1 ? "its" : "their", too_small.size() == 1 ? " is" : "s are",
+        too_small.size() == 1 ? "it" : "they", too_small.size() == 1 ? "it" : "they");
+    if (!fits(*fastest))
+      v.text = fmt::format("The network fits on none of these GPUs.{}",
+                           v.text.substr(v.text.find(" Does")));
+  }
   const gpu_result *cheapest = nullptr;
   for (const gpu_result &g : c.gpus)
-    if (g.usd_per_million_tokens &&
+    if (fits(g) && g.usd_per_million_tokens &&
         (!cheapest || *g.usd_per_million_tokens < *cheapest->usd_per_million_tokens))
       cheapest = &g;
   if (cheapest) {

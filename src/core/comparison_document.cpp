@@ -22,6 +22,18 @@ std::string optional_money(std::optional<double> value, const char *format) {
   return value ? fmt::format(fmt::runtime(format), *value) : std::string("—");
 }
 
+/// "fits, 32.2 GB spare" or "needs 47.8 GB of 16.0" (the GPU's memory).
+detail::cell memory_cell(const std::optional<memory_use> &m) {
+  if (!m)
+    return {"—", std::string{}};
+  const auto gb = [](double bytes) { return detail::significant(bytes / 1e9); };
+  if (m->fits)
+    return {fmt::format("fits, {} GB spare", gb(m->capacity_bytes - m->total_bytes)),
+            detail::raw(m->total_bytes)};
+  return {fmt::format("needs {} of {} GB", gb(m->total_bytes), gb(m->capacity_bytes)),
+          detail::raw(m->total_bytes), detail::tone::warn};
+}
+
 text_table totals_table(const std::vector<comparison> &comparisons) {
   text_table table;
   table.columns = {{"batch", "batch"},
@@ -32,6 +44,7 @@ text_table totals_table(const std::vector<comparison> &comparisons) {
                    {"samples/s", "samples_per_s"},
                    {"tokens/s", "tokens_per_s"},
                    {"memory-bound", "memory_bound_share"},
+                   {"memory", "memory_total_bytes"},
                    {"$/h", "usd_per_hour"},
                    {"$/M tokens", "usd_per_million_tokens"}};
   for (const comparison &c : comparisons)
@@ -54,6 +67,7 @@ text_table totals_table(const std::vector<comparison> &comparisons) {
            {detail::significant(g.samples_per_s), detail::raw(g.samples_per_s)},
            {detail::significant(g.tokens_per_s), detail::raw(g.tokens_per_s)},
            {detail::percent(g.memory_bound_share), detail::raw(g.memory_bound_share)},
+           memory_cell(g.analysis.memory),
            {optional_money(g.usd_per_hour, "{:.2f}"),
             g.usd_per_hour ? detail::raw(*g.usd_per_hour) : std::string{}},
            {optional_money(g.usd_per_million_tokens, "{:.4g}"),
@@ -93,6 +107,8 @@ void write_gpu(detail::json_writer &w, const gpu_result &g) {
   w.field("device", device);
   w.field("parameters_origin", g.analysis.parameters_origin);
   w.field("host_floor_origin", g.analysis.host.origin);
+  w.key("memory");
+  write_memory(w, g.analysis.memory);
   w.field("notes", g.analysis.notes);
   w.key("ops");
   w.begin_array();

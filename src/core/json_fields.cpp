@@ -34,4 +34,22 @@ json device_json(const gpu_spec &d) {
   return device;
 }
 
+void write_memory(json_writer &w, const std::optional<memory_use> &memory) {
+  if (!memory) {
+    w.null();
+    return;
+  }
+  const memory_use &m = *memory;
+  w.begin_object();
+  w.field("weights_bytes", m.weights_bytes);
+  w.field("kv_cache_bytes", m.kv_cache_bytes);
+  w.field("activation_bytes", m.activation_bytes);
+  w.field("total_bytes", m.total_bytes);
+  w.field("capacity_bytes", m.capacity_bytes);
+  w.field("fits", m.fits);
+  w.field("max_batch", m.max_batch);
+  w.field("max_kv_len", m.max_kv_len);
+  w.end_object();
+}
+
 } // namespace roofline::detail

@@ -15,6 +15,9 @@ namespace roofline::detail {
 /// A GPU: identity, memory, and every peak with its dense (and sparse) ridge point.
 nlohmann::json device_json(const gpu_spec &d);
 
+/// A memory fit as an object (null when there is none).
+void write_memory(json_writer &w, const std::optional<memory_use> &memory);
+
 /// One op of an analysis as fields of the object open in `w`: its shape, work and prediction;
 /// with `measured`, what running it showed.
 void write_op_fields(json_writer &w, const analysed_op &entry,

@@ -264,6 +264,13 @@ network network_from_config(std::string_view json_text, const std::string &origi
   net.layers.push_back(std::move(repeated));
   net.notes.push_back("the token embedding lookup (no GEMM) is left out, as are rotary or learned "
                       "position embeddings");
+  // The embedding table is held in memory all the same, unless the LM head is the same matrix.
+  const bool tied = config.map().has("tie_word_embeddings")
+                        ? config.map().boolean_or("tie_word_embeddings", false)
+                        : s.family == "gpt2" || s.family == "gemma";
+  if (!tied || s.encoder)
+    net.resident_weight_bytes =
+        static_cast<double>(s.vocab) * static_cast<double>(s.hidden) * element_bytes(s.precision);
   if (config.optional_string("torch_dtype").empty())
     net.notes.push_back("the config names no `torch_dtype`: fp16 assumed");
   if (!s.encoder) {

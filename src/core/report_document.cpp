@@ -378,6 +378,27 @@ void add_advice(const report &r, text_document &doc) {
     doc.table(batch_table(*r.advice));
 }
 
+std::string gigabytes(double bytes) {
+  return significant(bytes / 1e9) + " GB";
+}
+
+/// Weights + cache + activations against the GPU's memory, and the room left.
+std::string memory_line(const memory_use &m) {
+  std::string line = fmt::format(
+      "memory: {} weights + {} KV cache + {} activations = {} of {}: ", gigabytes(m.weights_bytes),
+      gigabytes(m.kv_cache_bytes), gigabytes(m.activation_bytes), gigabytes(m.total_bytes),
+      gigabytes(m.capacity_bytes));
+  line += m.fits ? fmt::format("fits with {} to spare", gigabytes(m.capacity_bytes - m.total_bytes))
+                 : fmt::format("does not fit (needs {} more)",
+                               gigabytes(m.total_bytes - m.capacity_bytes));
+  line += m.max_batch
+              ? fmt::format(" · the largest batch that fits at this context: {}", *m.max_batch)
+              : std::string(" · no batch fits");
+  if (m.max_kv_len)
+    line += fmt::format(" · the longest KV cache at this batch: {} tokens", *m.max_kv_len);
+  return line;
+}
+
 std::string totals_line(const analysis &r) {
   const step_totals &t = r.totals;
   return fmt::format(
@@ -551,7 +572,18 @@ public:
     text_document doc;
     doc.title(header_lines(a));
     doc.table(ops_table(a));
-    doc.lines({totals_line(a), notes_line(a)}, true);
+    if (a.memory && !a.memory->fits)
+      doc.warning(fmt::format(
+          "{} does not fit in the {}'s {}: it needs {} (weights {}, KV cache {}, activations "
+          "{}); the times below are what it would take if it did",
+          a.network_name, a.device.display_name, gigabytes(a.memory->capacity_bytes),
+          gigabytes(a.memory->total_bytes), gigabytes(a.memory->weights_bytes),
+          gigabytes(a.memory->kv_cache_bytes), gigabytes(a.memory->activation_bytes)));
+    std::vector<std::string> summary{totals_line(a)};
+    if (a.memory)
+      summary.push_back(memory_line(*a.memory));
+    summary.push_back(notes_line(a));
+    doc.lines(summary, true);
     if (m_report.measured_sums) {
       doc.table(measured_table(m_report));
       doc.lines({measured_line(*m_report.measured_sums)}, true);
@@ -589,6 +621,7 @@ public:
                         else
                           w.null();
                       }});
+    fields.push_back({"memory", [&a](json_writer &w) { detail::write_memory(w, a.memory); }});
     fields.push_back({"totals", [&t = a.totals](json_writer &w) {
                         w.begin_object();
                         w.field("predicted_time_us", t.time_s * 1e6);

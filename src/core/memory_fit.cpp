@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "roofline/memory_fit.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <type_traits>
+#include <variant>
+
+namespace roofline {
+
+namespace {
+
+struct layer_memory {
+  double weights = 0;
+  double kv_cache = 0;        ///< at the network's batch
+  double kv_cache_tokens = 0; ///< the cache's length (tokens), the first attention layer's
+};
+
+/// Weights and KV cache of `layers`, each `times` over.
+void add_layers(const network &net, const std::vector<layer> &layers, precision inherited,
+                double times, layer_memory &sum) {
+  for (const layer &l : layers) {
+    const precision p = l.precision.value_or(inherited);
+    const double element = element_bytes(p);
+    std::visit(
+        [&](const auto &body) {
+          using body_type = std::decay_t<decltype(body)>;
+          if constexpr (std::is_same_v<body_type, repeat_block>) {
+            add_layers(net, body.layers, p, times * static_cast<double>(body.times), sum);
+          } else if constexpr (std::is_same_v<body_type, linear_layer>) {
+            sum.weights +=
+                times * element * static_cast<double>(body.in) * static_cast<double>(body.out);
+          } else if constexpr (std::is_same_v<body_type, conv2d_layer>) {
+            sum.weights += times * element * static_cast<double>(body.in_channels) *
+                           static_cast<double>(body.out_channels) *
+                           static_cast<double>(body.kernel_h * body.kernel_w);
+          } else if constexpr (std::is_same_v<body_type, attention_layer>) {
+            // A decoder's keys and values are kept for the tokens that follow: under a causal
+            // mask (prefill fills the cache) or beyond the queries (decode reads it).
+            if (!body.causal && body.kv_len <= body.seq_len)
+              return;
+            const double kv_heads =
+                static_cast<double>(body.kv_heads > 0 ? body.kv_heads : body.heads);
+            sum.kv_cache += times * 2 * static_cast<double>(net.batch) * kv_heads *
+                            static_cast<double>(body.head_dim) * static_cast<double>(body.kv_len) *
+                            element;
+            if (sum.kv_cache_tokens == 0)
+              sum.kv_cache_tokens = static_cast<double>(body.kv_len);
+          }
+        },
+        l.body);
+  }
+}
+
+/// What an op holds that is neither a weight nor the cache: a GEMM's B operand is one of them
+/// (a layer's weights, attention's keys or values), so its A and C; fused attention's query and
+/// output; every other op all it moves.
+double activation_bytes_of(const op &o) {
+  if (o.is_fused_attention()) // Q in, the output out: its keys and values are the cache
+    return 2.0 * static_cast<double>(o.elements) * element_bytes(o.precision);
+  if (!o.is_gemm())
+    return static_cast<double>(o.bytes);
+  const gemm_shape &s = *o.gemm;
+  return static_cast<double>(element_bytes(o.precision)) * static_cast<double>(s.batch_count) *
+         static_cast<double>(s.m) * static_cast<double>(s.k + s.n);
+}
+
+/// A forward op's result, kept for the backward pass in training.
+double result_bytes_of(const op &o) {
+  const double element = element_bytes(o.precision);
+  if (o.is_gemm())
+    return element * static_cast<double>(o.gemm->m) * static_cast<double>(o.gemm->n) *
+           static_cast<double>(o.gemm->batch_count);
+  return element * static_cast<double>(o.elements);
+}
+
+} // namespace
+
+memory_use memory_of(const network &net, const std::vector<op> &ops, double capacity_bytes) {
+  layer_memory layers;
+  add_layers(net, net.layers, net.precision, 1, layers);
+  memory_use m;
+  m.weights_bytes = layers.weights + net.resident_weight_bytes;
+  m.kv_cache_bytes = layers.kv_cache;
+  for (const op &o : ops) {
+    if (o.pass != pass::forward)
+      continue;
+    if (net.mode == run_mode::training)
+      m.activation_bytes += result_bytes_of(o) * static_cast<double>(o.count);
+    else
+      m.activation_bytes = std::max(m.activation_bytes, activation_bytes_of(o));
+  }
+  m.total_bytes = m.weights_bytes + m.kv_cache_bytes + m.activation_bytes;
+  m.capacity_bytes = capacity_bytes;
+  m.fits = m.total_bytes <= capacity_bytes;
+  if (capacity_bytes <= 0)
+    return m;
+  // The cache and the activations grow in proportion to the batch, the weights do not.
+  const double per_sample =
+      (m.kv_cache_bytes + m.activation_bytes) / static_cast<double>(net.batch);
+  const double room = capacity_bytes - m.weights_bytes;
+  if (per_sample > 0 && room >= per_sample)
+    m.max_batch = static_cast<std::int64_t>(std::floor(room / per_sample));
+  if (layers.kv_cache_tokens > 0 && m.kv_cache_bytes > 0) {
+    const double per_token = m.kv_cache_bytes / layers.kv_cache_tokens;
+    const double left = capacity_bytes - m.weights_bytes - m.activation_bytes;
+    if (left >= per_token)
+      m.max_kv_len = static_cast<std::int64_t>(std::floor(left / per_token));
+  }
+  return m;
+}
+
+} // namespace roofline

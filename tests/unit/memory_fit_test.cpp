@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: Apache-2.0
+// Does it fit: weights, KV cache and activations, totalled by hand for two models on two GPUs.
+#include "roofline/analysis.hpp"
+#include "roofline/comparison.hpp"
+#include "roofline/memory_fit.hpp"
+#include "roofline/model_config.hpp"
+#include "roofline/spec_catalog.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+using namespace roofline;
+
+namespace {
+
+analysis decode_step(const std::string &config, const std::string &gpu) {
+  config_options decode;
+  decode.phase = inference_phase::decode;
+  decode.batch = 16;
+  decode.kv_len = 4096;
+  const network net =
+      load_model_config(std::string(ROOFLINE_SOURCE_DIR) + "/examples/configs/" + config, decode);
+  return analyze(net, perf_model(spec_catalog::builtin().resolve(gpu)), "--gpu " + gpu);
+}
+
+} // namespace
+
+TEST_CASE("Llama-2-7B decode, batch 16, 4096 cached tokens: fits an H100, not a T4") {
+  const analysis h100 = decode_step("llama-2-7b.json", "h100");
+  REQUIRE(h100.memory);
+  const memory_use &m = *h100.memory;
+  // 32 × (4 · 4096² + 3 · 4096 · 11008) + the LM head and the embedding table, 4096 · 32000
+  // each: 6,738,149,376 parameters of 2 bytes.
+  CHECK(m.weights_bytes == 13'476'298'752.0);
+  // K and V: 2 × 32 layers × 32 heads × 128 × 4096 tokens × 16 sequences × 2 bytes.
+  CHECK(m.kv_cache_bytes == 34'359'738'368.0);
+  // The largest op's own tensors: the LM head's input and logits, 16 × (4096 + 32000) × 2.
+  CHECK(m.activation_bytes == 1'155'072.0);
+  CHECK(m.total_bytes == 47'837'192'192.0);
+  CHECK(m.capacity_bytes == 80e9);
+  CHECK(m.fits);
+  // Per sequence: 34,360,893,440 / 16 bytes; (80e9 − 13,476,298,752) / 2,147,555,840 = 30.98.
+  REQUIRE(m.max_batch);
+  CHECK(*m.max_batch == 30);
+
+  const analysis t4 = decode_step("llama-2-7b.json", "t4");
+  REQUIRE(t4.memory);
+  CHECK(t4.memory->capacity_bytes == 16e9);
+  CHECK_FALSE(t4.memory->fits);
+  CHECK(t4.memory->total_bytes == 47'837'192'192.0);
+  CHECK(*t4.memory->max_batch == 1);
+}
+
+TEST_CASE("Llama-3-8B decode: a quarter of the cache, an H100 holds it and an A10 does not") {
+  const analysis h100 = decode_step("llama-3-8b.json", "h100");
+  REQUIRE(h100.memory);
+  const memory_use &m = *h100.memory;
+  // 32 × (2 · 4096² + 2 · 4096 · 1024 + 3 · 4096 · 14336) + 2 · 4096 · 128256: 8,029,995,008
+  // parameters of 2 bytes (bf16).
+  CHECK(m.weights_bytes == 16'059'990'016.0);
+  // 2 × 32 × 8 kv heads × 128 × 4096 × 16 × 2: a quarter of 32 heads' cache.
+  CHECK(m.kv_cache_bytes == 8'589'934'592.0);
+  CHECK(m.activation_bytes == 16.0 * (4096 + 128256) * 2);
+  CHECK(m.fits);
+  // The longest cache at batch 16: (80e9 − weights − activations) / (131,072 B × 16) per token.
+  REQUIRE(m.max_kv_len);
+  CHECK(*m.max_kv_len ==
+        static_cast<std::int64_t>((80e9 - 16'059'990'016.0 - 4'227'072.0) / (131'072.0 * 16)));
+  // An A10's 24 GB: 16.06 + 8.59 + 0.004 = 24.65 GB does not fit; 14 sequences would:
+  // (24e9 − 16,059,990,016) / ((8,589,934,592 + 4,227,072) / 16) = 14.8.
+  const analysis a10 = decode_step("llama-3-8b.json", "a10");
+  REQUIRE(a10.memory);
+  CHECK(a10.memory->capacity_bytes == 24e9);
+  CHECK_FALSE(a10.memory->fits);
+  REQUIRE(a10.memory->max_batch);
+  CHECK(*a10.memory->max_batch == 14);
+}
+
+TEST_CASE("compare names the GPUs a network does not fit, and never picks one") {
+  compare_request request;
+  config_options decode;
+  decode.phase = inference_phase::decode;
+  decode.batch = 16;
+  decode.kv_len = 4096;
+  request.net = load_model_config(
+      std::string(ROOFLINE_SOURCE_DIR) + "/examples/configs/llama-2-7b.json", decode);
+  request.gpus = {"h100", "b200"};
+  const comparison fits_both = compare_gpus(request).front();
+  CHECK(fits_both.verdict.fastest == "b200");
+  request.gpus = {"h100", "a10"};
+  const comparison one = compare_gpus(request).front();
+  CHECK(one.verdict.fastest == "h100-sxm5");
+  CHECK(one.verdict.text.find("Does not fit: a10 (47.8 GB needed of 24.0 GB)") !=
+        std::string::npos);
+  request.gpus = {"t4", "a10"};
+  const comparison none = compare_gpus(request).front();
+  CHECK(none.verdict.text.rfind("The network fits on none of these GPUs.", 0) == 0);
+}
