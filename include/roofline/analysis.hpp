@@ -47,6 +47,8 @@ struct analysis {
   std::int64_t batch = 1;
   std::int64_t seq_len = 1;
   run_mode mode = run_mode::inference;
+  std::optional<inference_phase> phase; ///< network::phase
+  std::int64_t kv_len = 0;              ///< network::kv_len
   gpu_spec device;
   std::string device_selection; ///< how the GPU was chosen: "--gpu v100", "default: no local GPU"
   model_options options;

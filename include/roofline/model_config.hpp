@@ -13,8 +13,6 @@
 // network it runs (docs/network-format.md, "Model configs").
 namespace roofline {
 
-enum class inference_phase { prefill, decode };
-
 /// "prefill" or "decode"; nullopt otherwise.
 std::optional<inference_phase> parse_inference_phase(std::string_view name);
 

@@ -89,6 +89,9 @@ struct layer {
       body;
 };
 
+/// Which step of serving a language model a network is: the prompt at once, or one new token.
+enum class inference_phase { prefill, decode };
+
 /// A network as described in its YAML file (docs/network-format.md).
 struct network {
   std::string name;
@@ -104,6 +107,10 @@ struct network {
   std::vector<std::string> notes;
   /// Weights held in memory that no layer runs (a model config's token embedding table).
   double resident_weight_bytes = 0;
+  /// Set for a language model's step (a model config): its time then answers time to first
+  /// token (prefill) or time per output token (decode).
+  std::optional<inference_phase> phase;
+  std::int64_t kv_len = 0; ///< decode: the KV cache each new token attends to
 };
 
 /// Parses a network from YAML text; `origin` names the file in errors. Throws input_error.

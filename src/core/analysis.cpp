@@ -63,6 +63,8 @@ analysis analyze(const network &net, const perf_model &model, std::string device
   r.batch = net.batch;
   r.seq_len = net.seq_len;
   r.mode = net.mode;
+  r.phase = net.phase;
+  r.kv_len = net.kv_len;
   r.notes.insert(r.notes.begin(), net.notes.begin(), net.notes.end());
   return r;
 }

@@ -242,6 +242,7 @@ network network_from_config(std::string_view json_text, const std::string &origi
   net.name = fmt::format("{}-{}", std::filesystem::path(origin).stem().string(),
                          decode ? "decode" : "prefill");
   net.precision = s.precision;
+  net.phase = options.phase;
   net.batch = options.batch;
   net.seq_len = decode ? 1 : options.seq_len;
   attention_layer attention;
@@ -252,6 +253,7 @@ network network_from_config(std::string_view json_text, const std::string &origi
   attention.kv_len = decode ? options.kv_len.value_or(options.seq_len) : options.seq_len;
   attention.causal = !decode && !s.encoder;
   attention.fused = options.fused_attention;
+  net.kv_len = attention.kv_len;
   net.description = decode ? fmt::format("{} decode step, KV cache {}, batch {} (from {})",
                                          s.family, attention.kv_len, net.batch, origin)
                            : fmt::format("{} prefill of {} tokens, batch {} (from {})", s.family,

@@ -399,6 +399,27 @@ std::string memory_line(const memory_use &m) {
   return line;
 }
 
+/// A language model's step as serving asks of it: time to first token, or time per output token
+/// and tokens per second (eager, and replayed from a CUDA graph where the host's floor costs).
+std::string serving_line(const analysis &a) {
+  const step_totals &t = a.totals;
+  if (*a.phase == inference_phase::prefill)
+    return fmt::format("time to first token: {} (prefill of {} tokens, batch {}; {} from a CUDA "
+                       "graph)",
+                       duration(t.time_s), a.seq_len, a.batch, duration(t.device_time_s));
+  const double tokens = static_cast<double>(a.batch);
+  std::string line =
+      fmt::format("time per output token: {} at a {}-token KV cache, batch {}: {} tokens/s",
+                  duration(t.time_s), a.kv_len, a.batch, significant(tokens / t.time_s));
+  if (t.launch_bound_share >= 0.05)
+    line += fmt::format("; {} of the step is launch-bound (the host issues those kernels more "
+                        "slowly than the GPU runs them): from a CUDA graph, {} per token, {} "
+                        "tokens/s",
+                        percent(t.launch_bound_share), duration(t.device_time_s),
+                        significant(tokens / t.device_time_s));
+  return line;
+}
+
 std::string totals_line(const analysis &r) {
   const step_totals &t = r.totals;
   return fmt::format(
@@ -580,6 +601,8 @@ public:
           gigabytes(a.memory->total_bytes), gigabytes(a.memory->weights_bytes),
           gigabytes(a.memory->kv_cache_bytes), gigabytes(a.memory->activation_bytes)));
     std::vector<std::string> summary{totals_line(a)};
+    if (a.phase)
+      summary.push_back(serving_line(a));
     if (a.memory)
       summary.push_back(memory_line(*a.memory));
     summary.push_back(notes_line(a));
@@ -622,6 +645,25 @@ public:
                           w.null();
                       }});
     fields.push_back({"memory", [&a](json_writer &w) { detail::write_memory(w, a.memory); }});
+    fields.push_back({"serving", [&a](json_writer &w) {
+                        if (!a.phase) {
+                          w.null();
+                          return;
+                        }
+                        const step_totals &t = a.totals;
+                        const bool prefill = *a.phase == inference_phase::prefill;
+                        w.begin_object();
+                        w.field("phase", prefill ? "prefill" : "decode");
+                        w.key(prefill ? "time_to_first_token_us" : "time_per_output_token_us");
+                        w.value(t.time_s * 1e6);
+                        w.field("graph_time_us", t.device_time_s * 1e6);
+                        w.field("tokens_per_s", static_cast<double>(a.batch) *
+                                                    static_cast<double>(prefill ? a.seq_len : 1) /
+                                                    t.time_s);
+                        w.field("launch_bound_share", t.launch_bound_share);
+                        w.field("kv_len", a.kv_len);
+                        w.end_object();
+                      }});
     fields.push_back({"totals", [&t = a.totals](json_writer &w) {
                         w.begin_object();
                         w.field("predicted_time_us", t.time_s * 1e6);

@@ -453,6 +453,17 @@ TEST_CASE("a model config analyses, and --emit-yaml writes the network it built"
                "decode", "--kv-len", "4096", "--emit-yaml", dir / "net.yaml"});
   REQUIRE(r.status == 0);
   CHECK(r.out.find("llama-3-8b-decode") == 0);
+  CHECK(r.out.find("time per output token: ") != std::string::npos);
+  CHECK(r.out.find("at a 4096-token KV cache, batch 1") != std::string::npos);
+  const cli_result json =
+      run_cli({source_path("examples/configs/llama-3-8b.json"), "--gpu", "h100", "--phase",
+               "decode", "--kv-len", "4096", "--batch", "8", "--format", "json"});
+  REQUIRE(json.status == 0);
+  const nlohmann::json serving = nlohmann::json::parse(json.out)["serving"];
+  CHECK(serving["phase"] == "decode");
+  const double per_token_us = serving["time_per_output_token_us"].get<double>();
+  CHECK(serving["tokens_per_s"].get<double>() == doctest::Approx(8 / (per_token_us * 1e-6)));
+  CHECK(serving["kv_len"] == 4096);
   const cli_result again = run_cli({dir / "net.yaml", "--gpu", "h100"});
   REQUIRE(again.status == 0);
   const auto total = [](const std::string &text) { return text.substr(text.find("total:"), 60); };
