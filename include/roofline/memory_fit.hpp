@@ -26,8 +26,8 @@ struct memory_use {
   bool fits = false;
   /// The largest batch whose total fits (the same context); none when not even 1 does.
   std::optional<std::int64_t> max_batch;
-  /// With a KV cache: the longest cache (tokens, every attention layer's alike) that fits at this
-  /// batch.
+  /// Decoding (a cache longer than the queries): the longest cache, in tokens, every attention
+  /// layer's alike, that fits at this batch.
   std::optional<std::int64_t> max_kv_len;
 };
 

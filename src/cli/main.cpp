@@ -33,6 +33,8 @@ struct output_choice {
   std::string file;
   std::string plot; ///< the roofline chart as SVG
   std::string html; ///< one self-contained page: chart, tables, advice
+  /// --emit-yaml: the file, and the network a config built, as YAML.
+  std::string network_yaml_file, network_yaml;
 };
 
 bool colour_terminal() {
@@ -109,6 +111,8 @@ template <class Writer> void emit(const output_choice &choice, Writer &&write) {
       throw roofline::input_error("--html " + choice.html + ": the page is HTML; name it .html");
     add_file("--html", choice.html, roofline::output_format::html);
   }
+  if (!choice.network_yaml_file.empty())
+    files.push_back({"--emit-yaml", choice.network_yaml_file, choice.network_yaml});
   for (const file_output &output : files) {
     try {
       roofline::write_file_atomically(output.file, output.text);
@@ -182,8 +186,9 @@ struct config_choice {
 
 /// The network in `file`: a network YAML, or a model's config.json built as `config` says
 /// (config options given for a YAML are refused: its attention layers say their own lengths).
+/// With --emit-yaml, `output` gets the network as YAML, written with the report.
 roofline::network read_network(const std::string &file, const config_choice &config,
-                               std::int64_t batch) {
+                               std::int64_t batch, output_choice &output) {
   const bool is_config = file.size() > 5 && file.compare(file.size() - 5, 5, ".json") == 0;
   if (!is_config) {
     for (const auto &[given, option] :
@@ -214,17 +219,20 @@ roofline::network read_network(const std::string &file, const config_choice &con
     options.batch = batch;
   if (config.seq_len > 0)
     options.seq_len = config.seq_len;
+  if (config.kv_len > 0 && options.phase != roofline::inference_phase::decode)
+    throw roofline::input_error("--kv-len is the cache a decode step reads: give --phase decode "
+                                "(a prefill's cache is its prompt, --seq-len)");
+  if (config.last_logits && options.phase == roofline::inference_phase::decode)
+    throw roofline::input_error("--last-logits applies to a prefill: a decode step's LM head "
+                                "already runs for its one new token");
   if (config.kv_len > 0)
     options.kv_len = config.kv_len;
   options.last_logits = config.last_logits;
   options.fused_attention = !config.unfused_attention;
   roofline::network net = roofline::load_model_config(file, options);
   if (!config.emit_yaml.empty()) {
-    try {
-      roofline::write_file_atomically(config.emit_yaml, roofline::to_network_yaml(net));
-    } catch (const roofline::error &e) {
-      throw roofline::input_error(std::string("--emit-yaml ") + e.what());
-    }
+    output.network_yaml_file = config.emit_yaml;
+    output.network_yaml = roofline::to_network_yaml(net);
   }
   return net;
 }
@@ -233,7 +241,8 @@ int run_compare(const std::string &file, const config_choice &config,
                 const std::vector<std::string> &gpus, const std::vector<std::string> &batches,
                 const std::vector<std::string> &prices, bool sparse, const output_choice &output) {
   roofline::compare_request request;
-  request.net = read_network(file, config, 0);
+  output_choice written = output;
+  request.net = read_network(file, config, 0, written);
   request.gpus = gpus;
   request.sparse = sparse;
   request.progress = show_op_progress;
@@ -252,8 +261,8 @@ int run_compare(const std::string &file, const config_choice &config,
   for (const std::string &b : batches)
     request.batches.push_back(positive_from(b, "--batch"));
   const std::vector<roofline::comparison> comparisons = roofline::compare_gpus(request);
-  emit(output, [&](roofline::output_format format, std::ostream &out,
-                   const roofline::write_options &options) {
+  emit(written, [&](roofline::output_format format, std::ostream &out,
+                    const roofline::write_options &options) {
     roofline::write_comparison(comparisons, format, out, options);
   });
   return 0;
@@ -483,7 +492,7 @@ int run(int argc, char **argv) {
     std::cerr << app.help();
     return exit_input_error;
   }
-  const roofline::network net = read_network(network_file, config, batch);
+  const roofline::network net = read_network(network_file, config, batch, output);
   analyse(net, gpu, sparse, measuring, output);
   return 0;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "chart.hpp"
 
+#include "json_writer.hpp"
 #include "roofline/comparison.hpp"
 #include "roofline/gemm_model.hpp"
 #include "roofline/report.hpp"
@@ -82,8 +83,8 @@ std::vector<chart_slope> slopes_of(const gpu_spec &gpu, const model_parameters &
   return slopes;
 }
 
-/// Ops that are the same work (kind, shape, precision, pass) as one point: their shares summed,
-/// named by the first.
+/// Ops that are the same work (kind, shape, precision, pass, FLOPs and bytes) as one point: their
+/// shares summed, named by the first.
 struct distinct_op {
   std::size_t first = 0; ///< index into the analysis's ops
   std::size_t layers = 0;
@@ -92,7 +93,7 @@ struct distinct_op {
 
 std::vector<distinct_op> distinct_ops(const analysis &a) {
   std::map<std::tuple<std::string, int, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
-                      std::int64_t, int>,
+                      std::int64_t, int, std::int64_t, std::int64_t>,
            std::size_t>
       index;
   std::vector<distinct_op> result;
@@ -101,7 +102,7 @@ std::vector<distinct_op> distinct_ops(const analysis &a) {
     const gemm_shape s = o.gemm.value_or(gemm_shape{0, 0, 0, 0});
     const auto [found, added] =
         index.try_emplace({o.kind, static_cast<int>(o.precision), s.m, s.n, s.k, s.batch_count,
-                           o.elements, static_cast<int>(o.pass)},
+                           o.elements, static_cast<int>(o.pass), o.flops, o.bytes},
                           result.size());
     if (added)
       result.push_back({i, 0, 0});
@@ -354,7 +355,15 @@ std::string si(double value) {
 std::string escape_xml(const std::string &text) {
   std::string out;
   out.reserve(text.size());
-  for (char ch : text) {
+  for (std::size_t i = 0; i < text.size();) {
+    const char ch = text[i];
+    if (static_cast<unsigned char>(ch) >= 0x80) {
+      // Only well-formed UTF-8 in a document that declares it; a stray byte as U+FFFD.
+      const std::size_t length = utf8_sequence(std::string_view(text).substr(i));
+      out += length == 0 ? "\xEF\xBF\xBD" : text.substr(i, length);
+      i += std::max<std::size_t>(length, 1);
+      continue;
+    }
     switch (ch) {
     case '&': out += "&amp;"; break;
     case '<': out += "&lt;"; break;
@@ -362,11 +371,9 @@ std::string escape_xml(const std::string &text) {
     case '"': out += "&quot;"; break;
     default:
       // Control characters are not allowed in XML 1.0 text.
-      if (static_cast<unsigned char>(ch) < 0x20 && ch != '\t' && ch != '\n')
-        out += ' ';
-      else
-        out += ch;
+      out += static_cast<unsigned char>(ch) < 0x20 && ch != '\t' && ch != '\n' ? ' ' : ch;
     }
+    ++i;
   }
   return out;
 }

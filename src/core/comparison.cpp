@@ -44,10 +44,18 @@ verdict decide(const comparison &c, precision net_precision) {
   for (const gpu_result &g : c.gpus)
     if (fits(g) && (!fits(*fastest) || g.speedup > fastest->speedup))
       fastest = &g;
-  v.fastest = fastest->analysis.device.name;
+  const bool fits_any = fits(*fastest);
+  v.fastest = fits_any ? fastest->analysis.device.name : std::string{};
   v.speedup = fastest->speedup;
   const std::string base_name = base.analysis.device.name;
-  if (fastest == &base) {
+  if (!fits_any) {
+    v.text = fmt::format("{} fits on none of these GPUs at batch {}.", c.network_name, c.batch);
+  } else if (fastest != &base && fastest->speedup <= 1) {
+    v.text = fmt::format("{} is the fastest GPU {} fits on: {} per step, {:.2f}× the speed {} "
+                         "would have if the network fitted it.",
+                         v.fastest, c.network_name, detail::duration(fastest->step_time_s),
+                         fastest->speedup, base_name);
+  } else if (fastest == &base) {
     v.text = fmt::format("{} is the fastest of these GPUs for {} at batch {}.", base_name,
                          c.network_name, c.batch);
   } else {
@@ -113,9 +121,6 @@ verdict decide(const comparison &c, precision net_precision) {
         " Does not fit: {}; {} time{} what {} would take if {} did.", list,
         too_small.size() == 1 ? "its" : "their", too_small.size() == 1 ? " is" : "s are",
         too_small.size() == 1 ? "it" : "they", too_small.size() == 1 ? "it" : "they");
-    if (!fits(*fastest))
-      v.text = fmt::format("The network fits on none of these GPUs.{}",
-                           v.text.substr(v.text.find(" Does")));
   }
   const gpu_result *cheapest = nullptr;
   for (const gpu_result &g : c.gpus)

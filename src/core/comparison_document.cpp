@@ -44,9 +44,9 @@ text_table totals_table(const std::vector<comparison> &comparisons) {
                    {"samples/s", "samples_per_s"},
                    {"tokens/s", "tokens_per_s"},
                    {"memory-bound", "memory_bound_share"},
-                   {"memory", "memory_total_bytes"},
                    {"$/h", "usd_per_hour"},
-                   {"$/M tokens", "usd_per_million_tokens"}};
+                   {"$/M tokens", "usd_per_million_tokens"},
+                   {"memory", "memory_total_bytes"}};
   for (const comparison &c : comparisons)
     for (const gpu_result &g : c.gpus) {
       const bool any_measured = std::any_of(g.sources.begin(), g.sources.end(), [](time_source s) {
@@ -67,11 +67,11 @@ text_table totals_table(const std::vector<comparison> &comparisons) {
            {detail::significant(g.samples_per_s), detail::raw(g.samples_per_s)},
            {detail::significant(g.tokens_per_s), detail::raw(g.tokens_per_s)},
            {detail::percent(g.memory_bound_share), detail::raw(g.memory_bound_share)},
-           memory_cell(g.analysis.memory),
            {optional_money(g.usd_per_hour, "{:.2f}"),
             g.usd_per_hour ? detail::raw(*g.usd_per_hour) : std::string{}},
            {optional_money(g.usd_per_million_tokens, "{:.4g}"),
-            g.usd_per_million_tokens ? detail::raw(*g.usd_per_million_tokens) : std::string{}}});
+            g.usd_per_million_tokens ? detail::raw(*g.usd_per_million_tokens) : std::string{}},
+           memory_cell(g.analysis.memory)});
     }
   return table;
 }

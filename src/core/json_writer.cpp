@@ -17,34 +17,6 @@ namespace {
 
 constexpr std::size_t indent_step = 2;
 
-/// The length of the valid UTF-8 sequence at the start of `s`, or 0 when it is not one.
-std::size_t utf8_sequence(std::string_view s) {
-  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
-  const auto continuation = [&](std::size_t i) { return i < s.size() && (byte(i) & 0xC0) == 0x80; };
-  const unsigned char lead = byte(0);
-  if (lead < 0x80)
-    return 1;
-  if (lead >= 0xC2 && lead <= 0xDF)
-    return continuation(1) ? 2 : 0;
-  if (lead >= 0xE0 && lead <= 0xEF) {
-    if (!continuation(1) || !continuation(2))
-      return 0;
-    const unsigned char second = byte(1);
-    if ((lead == 0xE0 && second < 0xA0) || (lead == 0xED && second > 0x9F)) // overlong, surrogate
-      return 0;
-    return 3;
-  }
-  if (lead >= 0xF0 && lead <= 0xF4) {
-    if (!continuation(1) || !continuation(2) || !continuation(3))
-      return 0;
-    const unsigned char second = byte(1);
-    if ((lead == 0xF0 && second < 0x90) || (lead == 0xF4 && second > 0x8F)) // overlong, > U+10FFFF
-      return 0;
-    return 4;
-  }
-  return 0;
-}
-
 /// Bytes a JSON string cannot hold as they are: control characters, the quote, the backslash,
 /// and every byte of a multi-byte UTF-8 sequence (checked before it is copied).
 constexpr auto special_bytes = [] {
@@ -101,6 +73,33 @@ void append_string(std::string &out, std::string_view text) {
 }
 
 } // namespace
+
+std::size_t utf8_sequence(std::string_view s) {
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
+  const auto continuation = [&](std::size_t i) { return i < s.size() && (byte(i) & 0xC0) == 0x80; };
+  const unsigned char lead = byte(0);
+  if (lead < 0x80)
+    return 1;
+  if (lead >= 0xC2 && lead <= 0xDF)
+    return continuation(1) ? 2 : 0;
+  if (lead >= 0xE0 && lead <= 0xEF) {
+    if (!continuation(1) || !continuation(2))
+      return 0;
+    const unsigned char second = byte(1);
+    if ((lead == 0xE0 && second < 0xA0) || (lead == 0xED && second > 0x9F)) // overlong, surrogate
+      return 0;
+    return 3;
+  }
+  if (lead >= 0xF0 && lead <= 0xF4) {
+    if (!continuation(1) || !continuation(2) || !continuation(3))
+      return 0;
+    const unsigned char second = byte(1);
+    if ((lead == 0xF0 && second < 0x90) || (lead == 0xF4 && second > 0x8F)) // overlong, > U+10FFFF
+      return 0;
+    return 4;
+  }
+  return 0;
+}
 
 void append_json_number(std::string &out, double number) {
   if (!std::isfinite(number)) {

@@ -106,6 +106,9 @@ private:
   std::vector<open_container> m_open;
 };
 
+/// The length of the valid UTF-8 sequence at the start of `s`, or 0 when it is not one.
+std::size_t utf8_sequence(std::string_view s);
+
 /// `number` as nlohmann::json::dump writes it (appended to `out`).
 void append_json_number(std::string &out, double number);
 

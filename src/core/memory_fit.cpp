@@ -12,8 +12,9 @@ namespace {
 
 struct layer_memory {
   double weights = 0;
-  double kv_cache = 0;        ///< at the network's batch
-  double kv_cache_tokens = 0; ///< the cache's length (tokens), the first attention layer's
+  double kv_cache = 0;           ///< at the network's batch
+  double kv_bytes_per_token = 0; ///< of every layer's cache, at the network's batch
+  bool decoding = false;         ///< some layer reads a cache longer than its queries
 };
 
 /// Weights and KV cache of `layers`, each `times` over.
@@ -36,16 +37,17 @@ void add_layers(const network &net, const std::vector<layer> &layers, precision 
                            static_cast<double>(body.kernel_h * body.kernel_w);
           } else if constexpr (std::is_same_v<body_type, attention_layer>) {
             // A decoder's keys and values are kept for the tokens that follow: under a causal
-            // mask (prefill fills the cache) or beyond the queries (decode reads it).
-            if (!body.causal && body.kv_len <= body.seq_len)
+            // mask (prefill fills the cache) or beyond the queries (decode reads it). Training
+            // keeps them among the forward results instead.
+            if (net.mode == run_mode::training || (!body.causal && body.kv_len <= body.seq_len))
               return;
             const double kv_heads =
                 static_cast<double>(body.kv_heads > 0 ? body.kv_heads : body.heads);
-            sum.kv_cache += times * 2 * static_cast<double>(net.batch) * kv_heads *
-                            static_cast<double>(body.head_dim) * static_cast<double>(body.kv_len) *
-                            element;
-            if (sum.kv_cache_tokens == 0)
-              sum.kv_cache_tokens = static_cast<double>(body.kv_len);
+            const double per_token = times * 2 * static_cast<double>(net.batch) * kv_heads *
+                                     static_cast<double>(body.head_dim) * element;
+            sum.kv_cache += per_token * static_cast<double>(body.kv_len);
+            sum.kv_bytes_per_token += per_token;
+            sum.decoding = sum.decoding || body.kv_len > body.seq_len;
           }
         },
         l.body);
@@ -101,11 +103,12 @@ memory_use memory_of(const network &net, const std::vector<op> &ops, double capa
   const double room = capacity_bytes - m.weights_bytes;
   if (per_sample > 0 && room >= per_sample)
     m.max_batch = static_cast<std::int64_t>(std::floor(room / per_sample));
-  if (layers.kv_cache_tokens > 0 && m.kv_cache_bytes > 0) {
-    const double per_token = m.kv_cache_bytes / layers.kv_cache_tokens;
+  // Decoding, a longer cache adds its bytes only (in a prefill the prompt is the cache, and its
+  // activations grow with it too).
+  if (layers.decoding && layers.kv_bytes_per_token > 0) {
     const double left = capacity_bytes - m.weights_bytes - m.activation_bytes;
-    if (left >= per_token)
-      m.max_kv_len = static_cast<std::int64_t>(std::floor(left / per_token));
+    if (left >= layers.kv_bytes_per_token)
+      m.max_kv_len = static_cast<std::int64_t>(std::floor(left / layers.kv_bytes_per_token));
   }
   return m;
 }

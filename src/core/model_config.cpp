@@ -131,7 +131,7 @@ transformer_shape shape_of(config_reader &config) {
     s.hidden = config.required_int({"n_embd", "hidden_size"});
     s.layers = config.required_int({"n_layer", "num_hidden_layers"});
     s.heads = config.required_int({"n_head", "num_attention_heads"});
-    s.intermediate = config.optional_int({"n_inner"}).value_or(4 * s.hidden);
+    s.intermediate = config.optional_int({"n_inner"}).value_or(0); // 4 × hidden, below
     s.vocab = config.required_int({"vocab_size"});
     s.gated_mlp = false;
     s.activation = activation_of(config, "activation_function", memory_op_kind::gelu);
@@ -166,6 +166,18 @@ transformer_shape shape_of(config_reader &config) {
                            s.hidden, s.heads));
     s.head_dim = s.hidden / s.heads;
   }
+  // The widths the block multiplies out must fit the integers the layers hold.
+  const auto checked = [&](const char *key, std::initializer_list<std::int64_t> factors) {
+    std::int64_t product = 1;
+    for (std::int64_t f : factors)
+      if (__builtin_mul_overflow(product, f, &product))
+        map.fail(key, "the sizes this config gives overflow a 64-bit integer");
+    return product;
+  };
+  checked("num_attention_heads", {s.heads, s.head_dim, 3}); // q, k and v side by side
+  if (s.intermediate == 0)
+    s.intermediate = checked("n_embd", {s.hidden, 4});
+  checked("intermediate_size", {s.intermediate, 2});
   if (s.heads % s.kv_heads != 0)
     map.fail("num_key_value_heads",
              fmt::format("`num_key_value_heads` = {} must divide the {} attention heads",
@@ -266,13 +278,16 @@ network network_from_config(std::string_view json_text, const std::string &origi
   net.layers.push_back(std::move(repeated));
   net.notes.push_back("the token embedding lookup (no GEMM) is left out, as are rotary or learned "
                       "position embeddings");
-  // The embedding table is held in memory all the same, unless the LM head is the same matrix.
+  // The embedding table is held in memory all the same, unless the LM head is the same matrix
+  // and a linear layer counts it; an LM head for the last position only is a matmul, whose
+  // operand no layer counts as weights.
   const bool tied = config.map().has("tie_word_embeddings")
                         ? config.map().boolean_or("tie_word_embeddings", false)
                         : s.family == "gpt2" || s.family == "gemma";
-  if (!tied || s.encoder)
-    net.resident_weight_bytes =
-        static_cast<double>(s.vocab) * static_cast<double>(s.hidden) * element_bytes(s.precision);
+  const bool head_as_matmul = !decode && options.last_logits && !s.encoder;
+  const int tables = s.encoder ? 1 : (tied ? 0 : 1) + (head_as_matmul ? 1 : 0);
+  net.resident_weight_bytes = tables * static_cast<double>(s.vocab) *
+                              static_cast<double>(s.hidden) * element_bytes(s.precision);
   if (config.optional_string("torch_dtype").empty())
     net.notes.push_back("the config names no `torch_dtype`: fp16 assumed");
   if (!s.encoder) {

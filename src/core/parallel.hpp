@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <exception>
-#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -44,8 +43,9 @@ template <class Body> void parallel_for(std::size_t count, const Body &body) {
   try {
     for (; started < threads; ++started)
       workers.emplace_back(run, started);
-  } catch (const std::system_error &) {
-    // No thread to be had: this one takes the shares of those that did not start.
+  } catch (...) {
+    // No thread to be had (system_error, bad_alloc): this one takes the shares of those that
+    // did not start.
   }
   run(0);
   for (std::size_t t = started; t < threads; ++t)

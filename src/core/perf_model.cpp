@@ -17,17 +17,19 @@ std::string_view to_string(bound b) {
 
 namespace {
 
-/// What a prediction depends on: the GEMM's shape (none for memory ops), the precision, the FLOPs
-/// and the bytes. Names, counts and places do not change it.
+/// What a prediction depends on: the GEMM's shape (none for memory ops), whether a fused
+/// attention kernel runs it, the precision, the FLOPs and the bytes. Names, counts and places do
+/// not change it.
 struct op_key {
   std::int64_t m = 0, n = 0, k = 0, batch_count = 0, flops = 0, bytes = 0;
   precision p = precision::fp16;
-  bool gemm = false;
+  bool gemm = false, attention = false;
   reasons why = reasons::with;
 
   bool operator==(const op_key &o) const {
     return m == o.m && n == o.n && k == o.k && batch_count == o.batch_count && flops == o.flops &&
-           bytes == o.bytes && p == o.p && gemm == o.gemm && why == o.why;
+           bytes == o.bytes && p == o.p && gemm == o.gemm && attention == o.attention &&
+           why == o.why;
   }
 };
 
@@ -38,7 +40,8 @@ struct op_key_hash {
          {static_cast<std::uint64_t>(key.m), static_cast<std::uint64_t>(key.n),
           static_cast<std::uint64_t>(key.k), static_cast<std::uint64_t>(key.batch_count),
           static_cast<std::uint64_t>(key.flops), static_cast<std::uint64_t>(key.bytes),
-          static_cast<std::uint64_t>(key.p) * 4 + key.gemm * 2 + (key.why == reasons::with)}) {
+          static_cast<std::uint64_t>(key.p) * 8 + key.attention * 4 + key.gemm * 2 +
+              (key.why == reasons::with)}) {
       h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
       h *= 0xff51afd7ed558ccdULL;
     }
@@ -56,6 +59,7 @@ op_key key_of(const op &o, reasons why) {
     key.batch_count = o.gemm->batch_count;
     key.gemm = true;
   }
+  key.attention = o.is_fused_attention();
   key.flops = o.flops;
   key.bytes = o.bytes;
   key.p = o.precision;
@@ -63,7 +67,7 @@ op_key key_of(const op &o, reasons why) {
 }
 
 op_key key_of(const gemm_shape &s, precision p, reasons why) {
-  return {s.m, s.n, s.k, s.batch_count, 0, 0, p, true, why};
+  return {s.m, s.n, s.k, s.batch_count, 0, 0, p, true, false, why};
 }
 
 /// Values computed per key: what repeats is computed once. A key is kept from its second request

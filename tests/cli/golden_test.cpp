@@ -30,13 +30,15 @@ namespace {
 // ------------------------------------------------------------------ files
 
 bool updating_golden() {
-  const char* flag = std::getenv("ROOFLINE_UPDATE_GOLDEN");
+  const char *flag = std::getenv("ROOFLINE_UPDATE_GOLDEN");
   return flag != nullptr && std::string(flag) == "1";
 }
 
-std::string golden_path(const std::string& name) { return source_path("tests/cli/golden/" + name); }
+std::string golden_path(const std::string &name) {
+  return source_path("tests/cli/golden/" + name);
+}
 
-bool read_text(const std::string& path, std::string& text) {
+bool read_text(const std::string &path, std::string &text) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return false;
@@ -46,7 +48,7 @@ bool read_text(const std::string& path, std::string& text) {
   return true;
 }
 
-void write_text(const std::string& path, const std::string& text) {
+void write_text(const std::string &path, const std::string &text) {
   std::ofstream out(path, std::ios::binary);
   out << text;
   REQUIRE_MESSAGE(out.flush(), "cannot write " << path);
@@ -63,14 +65,14 @@ const json not_compared = "(not compared)";
 constexpr double relative_tolerance = 1e-9;
 constexpr std::size_t mismatches_shown = 12;
 
-std::string pointer_token(const std::string& key) {
+std::string pointer_token(const std::string &key) {
   std::string escaped; // RFC 6901: '~' is "~0", '/' is "~1"
   for (char c : key)
     escaped += c == '~' ? std::string("~0") : c == '/' ? std::string("~1") : std::string(1, c);
   return escaped;
 }
 
-bool numbers_match(const json& golden, const json& now) {
+bool numbers_match(const json &golden, const json &now) {
   // Integers (FLOPs, bytes, shapes, counts) are exact; only computed reals get a tolerance.
   if (golden.is_number_integer() && now.is_number_integer())
     return golden == now;
@@ -82,10 +84,13 @@ bool numbers_match(const json& golden, const json& now) {
 }
 
 /// Appends "path: golden != now" for every difference under `path`, up to `mismatches_shown`.
-void compare_json(const json& golden, const json& now, const std::string& path, std::vector<std::string>& mismatches) {
+void compare_json(const json &golden, const json &now, const std::string &path,
+                  std::vector<std::string> &mismatches) {
   if (mismatches.size() >= mismatches_shown || ignored_fields.count(path) != 0)
     return;
-  const auto mismatch = [&](const std::string& what) { mismatches.push_back((path.empty() ? "/" : path) + ": " + what); };
+  const auto mismatch = [&](const std::string &what) {
+    mismatches.push_back((path.empty() ? "/" : path) + ": " + what);
+  };
 
   if (golden.is_number() && now.is_number()) {
     if (!numbers_match(golden, now))
@@ -93,11 +98,12 @@ void compare_json(const json& golden, const json& now, const std::string& path, 
     return;
   }
   if (golden.type() != now.type()) {
-    mismatch(golden.dump() + " != " + now.dump() + " (" + golden.type_name() + " != " + now.type_name() + ")");
+    mismatch(golden.dump() + " != " + now.dump() + " (" + golden.type_name() +
+             " != " + now.type_name() + ")");
     return;
   }
   if (golden.is_object()) {
-    for (const auto& [key, value] : golden.items()) {
+    for (const auto &[key, value] : golden.items()) {
       const std::string child = path + "/" + pointer_token(key);
       if (!now.contains(key)) {
         if (ignored_fields.count(child) == 0)
@@ -106,7 +112,7 @@ void compare_json(const json& golden, const json& now, const std::string& path, 
         compare_json(value, now.at(key), child, mismatches);
       }
     }
-    for (const auto& [key, value] : now.items()) {
+    for (const auto &[key, value] : now.items()) {
       const std::string child = path + "/" + pointer_token(key);
       if (!golden.contains(key) && ignored_fields.count(child) == 0)
         mismatches.push_back(child + ": not in the golden file (now: " + value.dump() + ")");
@@ -124,7 +130,7 @@ void compare_json(const json& golden, const json& now, const std::string& path, 
     mismatch(golden.dump() + " != " + now.dump());
 }
 
-std::vector<std::string> json_differences(const json& golden, const json& now) {
+std::vector<std::string> json_differences(const json &golden, const json &now) {
   std::vector<std::string> mismatches;
   compare_json(golden, now, "", mismatches);
   return mismatches;
@@ -132,7 +138,7 @@ std::vector<std::string> json_differences(const json& golden, const json& now) {
 
 /// The document as a golden file holds it: ignored fields replaced by a marker.
 json for_golden_file(json document) {
-  for (const std::string& field : ignored_fields) {
+  for (const std::string &field : ignored_fields) {
     const json::json_pointer pointer(field);
     if (document.contains(pointer))
       document[pointer] = not_compared;
@@ -143,7 +149,7 @@ json for_golden_file(json document) {
 // ------------------------------------------------------------------ checks
 
 /// Runs the CLI; it must succeed and print nothing on stderr.
-std::string output_of(const std::vector<std::string>& args) {
+std::string output_of(const std::vector<std::string> &args) {
   const auto result = run_cli(args);
   INFO("stderr: " << result.err);
   CHECK(result.status == 0);
@@ -151,7 +157,7 @@ std::string output_of(const std::vector<std::string>& args) {
   return result.out;
 }
 
-void check_json_golden(const std::string& golden_name, const std::vector<std::string>& args) {
+void check_json_golden(const std::string &golden_name, const std::vector<std::string> &args) {
   INFO("golden file: tests/cli/golden/" << golden_name);
   const std::string output = output_of(args);
   const json now = json::parse(output, nullptr, false);
@@ -164,19 +170,22 @@ void check_json_golden(const std::string& golden_name, const std::vector<std::st
     return;
   }
   std::string text;
-  REQUIRE_MESSAGE(read_text(path, text), "no golden file " << path << "; create it with ROOFLINE_UPDATE_GOLDEN=1");
+  REQUIRE_MESSAGE(read_text(path, text),
+                  "no golden file " << path << "; create it with ROOFLINE_UPDATE_GOLDEN=1");
   const json golden = json::parse(text, nullptr, false);
   REQUIRE_MESSAGE(!golden.is_discarded(), path << " is not JSON");
 
   const std::vector<std::string> mismatches = json_differences(golden, now);
   std::string report;
-  for (const std::string& line : mismatches)
+  for (const std::string &line : mismatches)
     report += "\n  " + line;
-  CHECK_MESSAGE(mismatches.empty(), "output differs from the golden file (golden != now), first differences:" << report);
+  CHECK_MESSAGE(
+      mismatches.empty(),
+      "output differs from the golden file (golden != now), first differences:" << report);
 }
 
 /// The first line where two texts differ, for a readable failure.
-std::string first_difference(const std::string& golden, const std::string& now) {
+std::string first_difference(const std::string &golden, const std::string &now) {
   std::istringstream a(golden), b(now);
   std::string line_a, line_b;
   for (int line = 1;; ++line) {
@@ -185,12 +194,13 @@ std::string first_difference(const std::string& golden, const std::string& now) 
     if (!more_a && !more_b)
       return "(they differ only in line endings or a final newline)";
     if (!more_a || !more_b || line_a != line_b)
-      return "line " + std::to_string(line) + ":\n  golden: " + (more_a ? line_a : "(end of file)") +
+      return "line " + std::to_string(line) +
+             ":\n  golden: " + (more_a ? line_a : "(end of file)") +
              "\n  now:    " + (more_b ? line_b : "(end of output)");
   }
 }
 
-void check_text_golden(const std::string& golden_name, const std::vector<std::string>& args) {
+void check_text_golden(const std::string &golden_name, const std::vector<std::string> &args) {
   INFO("golden file: tests/cli/golden/" << golden_name);
   const std::string now = output_of(args);
   const std::string path = golden_path(golden_name);
@@ -200,8 +210,10 @@ void check_text_golden(const std::string& golden_name, const std::vector<std::st
     return;
   }
   std::string golden;
-  REQUIRE_MESSAGE(read_text(path, golden), "no golden file " << path << "; create it with ROOFLINE_UPDATE_GOLDEN=1");
-  CHECK_MESSAGE(golden == now, "output differs from the golden file at " << first_difference(golden, now));
+  REQUIRE_MESSAGE(read_text(path, golden),
+                  "no golden file " << path << "; create it with ROOFLINE_UPDATE_GOLDEN=1");
+  CHECK_MESSAGE(golden == now,
+                "output differs from the golden file at " << first_difference(golden, now));
 }
 
 struct example_run {
@@ -210,18 +222,15 @@ struct example_run {
 };
 
 const std::vector<example_run> example_runs{
-    {"alexnet-classifier", "v100"},
-    {"bert-base", "h100"},
-    {"gpt2-small", "a100"},
-    {"gpt2-small-training", "h100"},
-    {"llama2-7b-decode", "h200"},
-    {"llama2-7b-decode-batch64", "h100"},
-    {"llama2-7b-prefill", "h100"},
-    {"mlp-training", "h100"},
+    {"alexnet-classifier", "v100"}, {"bert-base", "h100"},
+    {"gpt2-small", "a100"},         {"gpt2-small-training", "h100"},
+    {"llama2-7b-decode", "h200"},   {"llama2-7b-decode-batch64", "h100"},
+    {"llama2-7b-prefill", "h100"},  {"mlp-training", "h100"},
     {"resnet50", "h100"},
 };
 
-std::vector<std::string> network_args(const std::string& example, const std::string& gpu, const std::string& format) {
+std::vector<std::string> network_args(const std::string &example, const std::string &gpu,
+                                      const std::string &format) {
   return {source_path("examples/" + example + ".yaml"), "--gpu", gpu, "--format", format};
 }
 
@@ -245,8 +254,10 @@ TEST_CASE("the JSON comparison reports the path of each mismatch") {
     now["ops"][0]["bound"] = "compute";
     now["ops"][0]["flops"] = 11;
     const auto differences = json_differences(golden, now);
-    CHECK(std::count(differences.begin(), differences.end(), "/ops/0/predicted_time_us: 12.5 != 12.7") == 1);
-    CHECK(std::count(differences.begin(), differences.end(), "/ops/0/bound: \"memory\" != \"compute\"") == 1);
+    CHECK(std::count(differences.begin(), differences.end(),
+                     "/ops/0/predicted_time_us: 12.5 != 12.7") == 1);
+    CHECK(std::count(differences.begin(), differences.end(),
+                     "/ops/0/bound: \"memory\" != \"compute\"") == 1);
     CHECK(std::count(differences.begin(), differences.end(), "/ops/0/flops: 10 != 11") == 1);
   }
   SUBCASE("array lengths, missing and extra keys are reported") {
@@ -256,54 +267,63 @@ TEST_CASE("the JSON comparison reports the path of each mismatch") {
     now["totals"]["extra"] = true;
     const auto differences = json_differences(golden, now);
     CHECK(std::count(differences.begin(), differences.end(), "/ops: length 1 != 2") == 1);
-    CHECK(std::count(differences.begin(), differences.end(), "/totals/time: missing now (golden: 1.0)") == 1);
-    CHECK(std::count(differences.begin(), differences.end(), "/totals/extra: not in the golden file (now: true)") == 1);
+    CHECK(std::count(differences.begin(), differences.end(),
+                     "/totals/time: missing now (golden: 1.0)") == 1);
+    CHECK(std::count(differences.begin(), differences.end(),
+                     "/totals/extra: not in the golden file (now: true)") == 1);
   }
 }
 
 // ------------------------------------------------------------------ golden outputs
 
 TEST_CASE("every example's JSON report matches its golden file") {
-  for (const example_run& run : example_runs) {
+  for (const example_run &run : example_runs) {
     CAPTURE(run.example);
-    check_json_golden(run.example + "." + run.gpu + ".json", network_args(run.example, run.gpu, "json"));
+    check_json_golden(run.example + "." + run.gpu + ".json",
+                      network_args(run.example, run.gpu, "json"));
   }
 }
 
 TEST_CASE("every example has a golden run") {
   // A new example must be added to example_runs (and get a golden file).
   std::set<std::string> listed;
-  for (const example_run& run : example_runs)
+  for (const example_run &run : example_runs)
     listed.insert(run.example);
   std::set<std::string> present;
-  for (const auto& entry : std::filesystem::directory_iterator(source_path("examples")))
+  for (const auto &entry : std::filesystem::directory_iterator(source_path("examples")))
     if (entry.path().extension() == ".yaml")
       present.insert(entry.path().stem().string());
   CHECK(listed == present);
 }
 
 TEST_CASE("alexnet on v100 as a table, csv and markdown matches the golden text") {
-  check_text_golden("alexnet-classifier.v100.table.txt", network_args("alexnet-classifier", "v100", "table"));
-  check_text_golden("alexnet-classifier.v100.csv", network_args("alexnet-classifier", "v100", "csv"));
-  check_text_golden("alexnet-classifier.v100.md", network_args("alexnet-classifier", "v100", "markdown"));
+  check_text_golden("alexnet-classifier.v100.table.txt",
+                    network_args("alexnet-classifier", "v100", "table"));
+  check_text_golden("alexnet-classifier.v100.csv",
+                    network_args("alexnet-classifier", "v100", "csv"));
+  check_text_golden("alexnet-classifier.v100.md",
+                    network_args("alexnet-classifier", "v100", "markdown"));
 }
 
 TEST_CASE("a single GEMM (gemm 512 4096 1024, fp16, a100-sxm4-80gb) matches its golden JSON") {
   check_json_golden("gemm-512x4096x1024.fp16.a100-sxm4-80gb.json",
-                    {"gemm", "512", "4096", "1024", "--precision", "fp16", "--gpu", "a100-sxm4-80gb", "--format", "json"});
+                    {"gemm", "512", "4096", "1024", "--precision", "fp16", "--gpu",
+                     "a100-sxm4-80gb", "--format", "json"});
 }
 
 TEST_CASE("the GPU catalog as csv matches its golden text") {
   check_text_golden("specs.csv", {"specs", "--format", "csv"});
 }
 
-TEST_CASE("compare: Llama-2-7B decode on V100, A100, H100, H200 at two batches matches its golden JSON") {
+TEST_CASE(
+    "compare: Llama-2-7B decode on V100, A100, H100, H200 at two batches matches its golden JSON") {
   check_json_golden("compare-llama2-7b-decode.json",
-                    {"compare", source_path("examples/llama2-7b-decode.yaml"), "--gpus", "v100,a100,h100,h200",
-                     "--batch", "1,64", "--format", "json"});
+                    {"compare", source_path("examples/llama2-7b-decode.yaml"), "--gpus",
+                     "v100,a100,h100,h200", "--batch", "1,64", "--format", "json"});
 }
 
 TEST_CASE("compare as a table matches its golden text") {
-  check_text_golden("compare-llama2-7b-prefill.table.txt",
-                    {"compare", source_path("examples/llama2-7b-prefill.yaml"), "--gpus", "a100,h100,h200"});
+  check_text_golden(
+      "compare-llama2-7b-prefill.table.txt",
+      {"compare", source_path("examples/llama2-7b-prefill.yaml"), "--gpus", "a100,h100,h200"});
 }

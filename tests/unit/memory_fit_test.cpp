@@ -95,5 +95,11 @@ TEST_CASE("compare names the GPUs a network does not fit, and never picks one") 
         std::string::npos);
   request.gpus = {"t4", "a10"};
   const comparison none = compare_gpus(request).front();
-  CHECK(none.verdict.text.rfind("The network fits on none of these GPUs.", 0) == 0);
+  CHECK(none.verdict.fastest.empty());
+  CHECK(none.verdict.text.find("fits on none of these GPUs") != std::string::npos);
+  // The only GPU that fits is slower than the baseline, which does not: said as such.
+  request.gpus = {"a10", "h100"};
+  request.net.batch = 20; // 13.5 + 20 × 2.15 GB: 56 GB
+  const comparison slower = compare_gpus(request).front();
+  CHECK(slower.verdict.fastest == "h100-sxm5");
 }
