@@ -109,10 +109,9 @@ verdict decide(const comparison &c, precision net_precision) {
   std::vector<std::string> too_small;
   for (const gpu_result &g : c.gpus)
     if (!fits(g))
-      too_small.push_back(
-          fmt::format("{} ({} needed of {})", g.analysis.device.name,
-                      detail::significant(g.analysis.memory->total_bytes / 1e9) + " GB",
-                      detail::significant(g.analysis.memory->capacity_bytes / 1e9) + " GB"));
+      too_small.push_back(fmt::format("{} ({} needed of {})", g.analysis.device.name,
+                                      detail::gigabytes(g.analysis.memory->total_bytes),
+                                      detail::gigabytes(g.analysis.memory->capacity_bytes)));
   if (!too_small.empty()) {
     std::string list;
     for (std::size_t i = 0; i < too_small.size(); ++i)

@@ -22,15 +22,15 @@ std::string optional_money(std::optional<double> value, const char *format) {
   return value ? fmt::format(fmt::runtime(format), *value) : std::string("—");
 }
 
-/// "fits, 32.2 GB spare" or "needs 47.8 GB of 16.0" (the GPU's memory).
+/// "fits, 32.2 GB spare" or "needs 47.8 GB of 16.0 GB" (the GPU's memory).
 detail::cell memory_cell(const std::optional<memory_use> &m) {
   if (!m)
     return {"—", std::string{}};
-  const auto gb = [](double bytes) { return detail::significant(bytes / 1e9); };
   if (m->fits)
-    return {fmt::format("fits, {} GB spare", gb(m->capacity_bytes - m->total_bytes)),
+    return {"fits, " + detail::gigabytes(m->capacity_bytes - m->total_bytes) + " spare",
             detail::raw(m->total_bytes)};
-  return {fmt::format("needs {} of {} GB", gb(m->total_bytes), gb(m->capacity_bytes)),
+  return {fmt::format("needs {} of {}", detail::gigabytes(m->total_bytes),
+                      detail::gigabytes(m->capacity_bytes)),
           detail::raw(m->total_bytes), detail::tone::warn};
 }
 

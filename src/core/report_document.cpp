@@ -26,6 +26,7 @@ using detail::write_document;
 using nlohmann::json;
 
 using detail::duration;
+using detail::gigabytes;
 using detail::percent;
 using detail::raw;
 using detail::significant;
@@ -376,10 +377,6 @@ void add_advice(const report &r, text_document &doc) {
     doc.table(padding_table(r));
   if (!r.advice->batch.empty())
     doc.table(batch_table(*r.advice));
-}
-
-std::string gigabytes(double bytes) {
-  return significant(bytes / 1e9) + " GB";
 }
 
 /// Weights + cache + activations against the GPU's memory, and the room left.

@@ -58,6 +58,10 @@ std::string raw(double value) {
   return fmt::format("{}", value);
 }
 
+std::string gigabytes(double bytes) {
+  return significant(bytes / 1e9) + " GB";
+}
+
 std::string duration(double seconds) {
   if (seconds >= 1)
     return significant(seconds) + " s";

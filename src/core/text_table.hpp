@@ -42,6 +42,8 @@ std::string significant(double value, int digits = 3);
 std::string raw(double value);
 /// "87.7 µs", "1.23 ms", "2.00 s".
 std::string duration(double seconds);
+/// 47837192192 → "47.8 GB" (decimal gigabytes, as GPU datasheets count memory).
+std::string gigabytes(double bytes);
 /// 0.615 → "61.5%".
 std::string percent(double share);
 
