@@ -34,7 +34,7 @@ void add_layers(const network &net, const std::vector<layer> &layers, precision 
           } else if constexpr (std::is_same_v<body_type, conv2d_layer>) {
             sum.weights += times * element * static_cast<double>(body.in_channels) *
                            static_cast<double>(body.out_channels) *
-                           static_cast<double>(body.kernel_h * body.kernel_w);
+                           static_cast<double>(body.kernel_h) * static_cast<double>(body.kernel_w);
           } else if constexpr (std::is_same_v<body_type, attention_layer>) {
             // A decoder's keys and values are kept for the tokens that follow: under a causal
             // mask (prefill fills the cache) or beyond the queries (decode reads it). Training
