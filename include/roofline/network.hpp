@@ -55,6 +55,9 @@ struct attention_layer {
   /// scores never in DRAM; causal masking skips the masked half) instead of the two GEMMs and
   /// the softmax between them.
   bool fused = false;
+
+  /// `kv_heads`, or `heads` where none was given.
+  std::int64_t key_value_heads() const noexcept { return kv_heads > 0 ? kv_heads : heads; }
 };
 
 /// An elementwise or normalisation op; acts on the previous layer's output unless `features` is

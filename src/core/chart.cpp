@@ -127,15 +127,13 @@ bool drawable(double intensity, double flop_per_s) {
   return intensity > 0 && flop_per_s > 0 && std::isfinite(intensity) && std::isfinite(flop_per_s);
 }
 
-void label_largest(chart &c) {
-  std::vector<std::size_t> order(c.points.size());
-  for (std::size_t i = 0; i < order.size(); ++i)
-    order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+/// Labels the points of `candidates` (indices into the chart's points) with the largest shares.
+void label_largest(chart &c, std::vector<std::size_t> candidates) {
+  std::stable_sort(candidates.begin(), candidates.end(), [&](std::size_t a, std::size_t b) {
     return c.points[a].share > c.points[b].share;
   });
-  for (std::size_t i = 0; i < order.size() && i < labelled_points; ++i)
-    c.points[order[i]].labelled = c.points[order[i]].share > 0;
+  for (std::size_t i = 0; i < candidates.size() && i < labelled_points; ++i)
+    c.points[candidates[i]].labelled = c.points[candidates[i]].share > 0;
 }
 
 /// Whole decades around every point, roof and ridge, at least three wide on each axis.
@@ -226,7 +224,10 @@ chart roofline_chart(const report &r) {
     }
     c.points.push_back(std::move(point));
   }
-  label_largest(c);
+  std::vector<std::size_t> every_point(c.points.size());
+  for (std::size_t i = 0; i < every_point.size(); ++i)
+    every_point[i] = i;
+  label_largest(c, std::move(every_point));
   fit_axes(c);
 
   if (any_gemm)
@@ -295,6 +296,7 @@ chart comparison_chart(const std::vector<comparison> &comparisons) {
                                     si(gpu.analysis.device.dram_bytes_per_s), peaks),
                         colour, legend_entry::mark::line});
   }
+  std::vector<std::size_t> baseline_points;
   for (const distinct_op &d : ops) {
     const op &o = base.analysis.ops[d.first].op;
     std::vector<std::size_t> link;
@@ -311,22 +313,15 @@ chart comparison_chart(const std::vector<comparison> &comparisons) {
         undrawn += g == 0 ? 1 : 0;
         continue;
       }
+      if (g == 0)
+        baseline_points.push_back(c.points.size());
       link.push_back(c.points.size());
       c.points.push_back(std::move(point));
     }
     if (link.size() > 1)
       c.links.push_back(std::move(link));
   }
-  // Labels once per op, at the baseline's point.
-  std::vector<std::size_t> order;
-  for (std::size_t i = 0; i < c.points.size(); ++i)
-    if (c.points[i].colour == gpu_colour(0))
-      order.push_back(i);
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return c.points[a].share > c.points[b].share;
-  });
-  for (std::size_t i = 0; i < order.size() && i < labelled_points; ++i)
-    c.points[order[i]].labelled = true;
+  label_largest(c, std::move(baseline_points)); // once per op, at the baseline's point
   // Ridges labelled for the first roof of each GPU only: the rest would crowd the chart.
   std::set<std::size_t> ridge_labelled;
   for (chart_roof &roof : c.roofs)
@@ -736,11 +731,10 @@ std::string render_svg(const chart &c) {
           x - 4, ly - 8, e.colour, x, ly - 4);
       break;
     case legend_entry::mark::line:
-    case legend_entry::mark::dashed_line:
       put(out,
           "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" "
-          "stroke-width=\"2\"{}/>\n",
-          x - 8, ly - 4, x + 8, ly - 4, e.colour, dash(e.shape == legend_entry::mark::dashed_line));
+          "stroke-width=\"2\"/>\n",
+          x - 8, ly - 4, x + 8, ly - 4, e.colour);
       break;
     }
     put(out, "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\">{}</text>\n", x + 14, ly,

@@ -58,7 +58,7 @@ struct chart_point {
 struct legend_entry {
   std::string label;
   std::string colour;
-  enum class mark { point, hollow_point, launch_bound, line, dashed_line } shape = mark::point;
+  enum class mark { point, hollow_point, launch_bound, line } shape = mark::point;
 };
 
 struct chart {

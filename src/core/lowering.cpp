@@ -193,7 +193,7 @@ private:
   /// FlashAttention-style: Q, K and V read once, the output written once, the S × kv scores
   /// kept on chip; under a causal mask each query attends only to the keys up to its own
   /// position (the last `seq_len` of the `kv_len`), so the masked products are skipped.
-  void lower_fused(const context &ctx, const attention_layer &attention, std::int64_t kv_heads) {
+  void lower_fused(const context &ctx, const attention_layer &attention) {
     if (training())
       throw input_error(ctx.where, "layer `" + ctx.path +
                                        "`: fused attention is modelled for inference only; set "
@@ -219,7 +219,8 @@ private:
                            "its FLOP count");
     const std::int64_t queries = result.elements; // Q read, O written: the same size
     const std::int64_t cache =
-        product(ctx, {2, m_net.batch, kv_heads, kv, attention.head_dim}, "its K and V size");
+        product(ctx, {2, m_net.batch, attention.key_value_heads(), kv, attention.head_dim},
+                "its K and V size");
     result.bytes = product(
         ctx, {sum(ctx, {queries, queries, cache}, "its tensor sizes"), element_bytes(ctx.prec)},
         "its byte count");
@@ -229,13 +230,13 @@ private:
 
   void lower(const context &ctx, const attention_layer &attention) {
     if (attention.fused) {
-      lower_fused(ctx, attention, attention.kv_heads > 0 ? attention.kv_heads : attention.heads);
+      lower_fused(ctx, attention);
       return;
     }
     // Grouped-query attention: the query heads of a group share one key/value head, so their
     // queries are stacked into M against it (as GQA kernels do): the keys and values are read
     // once per key/value head, not once per query head.
-    const std::int64_t kv_heads = attention.kv_heads > 0 ? attention.kv_heads : attention.heads;
+    const std::int64_t kv_heads = attention.key_value_heads();
     const std::int64_t rows = product(ctx, {attention.seq_len, attention.heads / kv_heads},
                                       "seq_len × the query heads per key/value head");
     const std::int64_t instances = product(ctx, {m_net.batch, kv_heads}, "batch × kv_heads");

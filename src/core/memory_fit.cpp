@@ -41,8 +41,7 @@ void add_layers(const network &net, const std::vector<layer> &layers, precision 
             // keeps them among the forward results instead.
             if (net.mode == run_mode::training || (!body.causal && body.kv_len <= body.seq_len))
               return;
-            const double kv_heads =
-                static_cast<double>(body.kv_heads > 0 ? body.kv_heads : body.heads);
+            const double kv_heads = static_cast<double>(body.key_value_heads());
             const double per_token = times * 2 * static_cast<double>(net.batch) * kv_heads *
                                      static_cast<double>(body.head_dim) * element;
             sum.kv_cache += per_token * static_cast<double>(body.kv_len);

@@ -47,7 +47,7 @@ const std::vector<std::string> model_types{"llama", "mistral", "qwen2", "gemma",
 class config_reader {
 public:
   config_reader(const yaml_node &root, const std::string &origin)
-      : m_map(root, origin, "config", yaml_map::any_keys{}), m_origin(origin) {}
+      : m_map(root, origin, "config", yaml_map::any_keys{}) {}
 
   const yaml_map &map() const { return m_map; }
 
@@ -78,7 +78,6 @@ public:
 
 private:
   yaml_map m_map;
-  std::string m_origin;
   std::string m_family = "transformer";
 };
 
@@ -360,8 +359,7 @@ void write_layers(std::string &out, const std::vector<layer> &layers, int indent
           } else if constexpr (std::is_same_v<body_type, attention_layer>) {
             out += fmt::format("{}- {{name: {}, type: attention, heads: {}, kv_heads: {}, "
                                "head_dim: {}, seq_len: {}, kv_len: {}, causal: {}, fused: {}{}}}\n",
-                               pad, name, body.heads,
-                               body.kv_heads > 0 ? body.kv_heads : body.heads, body.head_dim,
+                               pad, name, body.heads, body.key_value_heads(), body.head_dim,
                                body.seq_len, body.kv_len, body.causal ? "true" : "false",
                                body.fused ? "true" : "false", precision);
           } else if constexpr (std::is_same_v<body_type, memory_layer>) {
