@@ -4,6 +4,8 @@
 #include "roofline/network.hpp"
 #include "roofline/op.hpp"
 
+#include <cstdint>
+#include <string>
 #include <vector>
 
 namespace roofline {
@@ -12,5 +14,16 @@ namespace roofline {
 /// pass in reverse layer order. Throws input_error for shapes that make no sense (a conv whose
 /// kernel exceeds its padded input, an op whose size is unknown) or whose counts overflow 64 bits.
 std::vector<op> lower(const network &net);
+
+/// The experts a mixture of experts' `tokens` reach on average when each picks `top_k` distinct
+/// experts uniformly at random: E·(1 − (1 − k/E)^tokens).
+double expected_experts_reached(const moe_layer &moe, std::int64_t tokens);
+
+/// That average rounded up, between top_k and the expert count: the experts whose weights a
+/// step reads.
+std::int64_t experts_reached(const moe_layer &moe, std::int64_t tokens);
+
+/// What the ops of a network's mixtures of experts assume of the routing, one note per layer.
+std::vector<std::string> routing_notes(const network &net);
 
 } // namespace roofline

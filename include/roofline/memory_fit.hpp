@@ -13,7 +13,8 @@ namespace roofline {
 /// Does the network fit in the GPU's memory, and how much larger could its batch or its KV
 /// cache be?
 struct memory_use {
-  /// Every linear and conv layer's weights (repeats counted), and those no layer runs
+  /// Every linear, conv and expert layer's weights (repeats counted; every expert, reached in a
+  /// step or not), and those no layer runs
   /// (network::resident_weight_bytes: a config's embeddings).
   double weights_bytes = 0;
   double kv_cache_bytes = 0; ///< keys and values of every decoder attention layer's cache
@@ -26,8 +27,9 @@ struct memory_use {
   bool fits = false;
   /// The largest batch whose total fits (the same context); none when not even 1 does.
   std::optional<std::int64_t> max_batch;
-  /// Decoding (a cache longer than the queries): the longest cache, in tokens, every attention
-  /// layer's alike, that fits at this batch.
+  /// Decoding (a cache longer than the queries): the longest context, in tokens, every attention
+  /// layer's alike, whose cache fits at this batch; none when any context fits (every cache
+  /// is a sliding window's).
   std::optional<std::int64_t> max_kv_len;
 };
 

@@ -5,6 +5,7 @@
 #include "roofline/memory_op.hpp"
 #include "roofline/precision.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -55,9 +56,37 @@ struct attention_layer {
   /// scores never in DRAM; causal masking skips the masked half) instead of the two GEMMs and
   /// the softmax between them.
   bool fused = false;
+  /// Sliding-window attention (Mistral's): each query attends to at most this many keys, its own
+  /// position's and those before it; 0: no window.
+  std::int64_t window = 0;
+  /// Keys and values stored in another format than the layer's (an fp8 KV cache); fused
+  /// attention reads them at its size.
+  std::optional<roofline::precision> kv_precision;
 
   /// `kv_heads`, or `heads` where none was given.
   std::int64_t key_value_heads() const noexcept { return kv_heads > 0 ? kv_heads : heads; }
+  /// The key positions some query meets, what the cache must hold: all `kv_len`, or under a
+  /// sliding window the last query's window and the `seq_len` − 1 positions before it.
+  std::int64_t keys_read() const noexcept {
+    if (window <= 0 || window >= kv_len)
+      return kv_len;
+    const std::int64_t queries = std::min(seq_len, kv_len);
+    return queries - 1 >= kv_len - window ? kv_len : window + queries - 1;
+  }
+  /// The format the keys and values are stored in, for a layer of precision `layer`.
+  roofline::precision kv_storage(roofline::precision layer) const noexcept {
+    return kv_precision.value_or(layer);
+  }
+};
+
+/// A mixture-of-experts MLP (Mixtral's): a router sends each of the batch·seq_len tokens to
+/// `top_k` of `experts` MLPs, each `in` → `intermediate` → `in` (gated: SwiGLU's gate and up
+/// projections, then down), and sums their outputs weighted.
+struct moe_layer {
+  std::int64_t experts = 0, top_k = 0;
+  std::int64_t in = 0, intermediate = 0;
+  bool gated = true;
+  memory_op_kind activation = memory_op_kind::silu;
 };
 
 /// An elementwise or normalisation op; acts on the previous layer's output unless `features` is
@@ -87,8 +116,8 @@ struct layer {
   std::string name;
   std::optional<roofline::precision> precision; ///< overrides the network's
   source_location where;
-  std::variant<linear_layer, matmul_layer, conv2d_layer, attention_layer, memory_layer, pool_layer,
-               repeat_block>
+  std::variant<linear_layer, matmul_layer, conv2d_layer, attention_layer, moe_layer, memory_layer,
+               pool_layer, repeat_block>
       body;
 };
 

@@ -65,7 +65,10 @@ analysis analyze(const network &net, const perf_model &model, std::string device
   r.mode = net.mode;
   r.phase = net.phase;
   r.kv_len = net.kv_len;
-  r.notes.insert(r.notes.begin(), net.notes.begin(), net.notes.end());
+  std::vector<std::string> notes = net.notes;
+  for (std::string &note : routing_notes(net))
+    notes.push_back(std::move(note));
+  r.notes.insert(r.notes.begin(), notes.begin(), notes.end());
   return r;
 }
 

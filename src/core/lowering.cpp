@@ -3,7 +3,10 @@
 
 #include "checked_math.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cmath>
 #include <type_traits>
 
 namespace roofline {
@@ -190,6 +193,32 @@ private:
     m_previous = {output, conv.out_channels, p, q};
   }
 
+  /// Query-key pairs per head that a fused kernel computes. The queries are the last `seq_len`
+  /// of the `kv_len` positions; without a mask each meets every key. Under a causal mask the
+  /// query at position p (1-based) meets the p keys up to its own, and at most `window` of them
+  /// under a sliding window: the sum of min(p, window) over p from kv − s + 1 to kv.
+  std::int64_t attended_pairs(const context &ctx, const attention_layer &attention) const {
+    const std::int64_t s = attention.seq_len, kv = attention.kv_len;
+    if (!attention.causal || kv < s)
+      return product(ctx, {s, attention.window > 0 ? std::min(kv, attention.window) : kv},
+                     "its query-key pairs");
+    const std::int64_t first = kv - s + 1;
+    const std::int64_t cap = attention.window > 0 ? attention.window : kv;
+    // Positions first..min(kv, cap) meet p keys each (an arithmetic series); the rest meet cap.
+    const std::int64_t last_uncapped = std::min(kv, cap);
+    std::int64_t pairs = 0;
+    if (first <= last_uncapped) {
+      const std::int64_t count = last_uncapped - first + 1;
+      // count · (first + last) / 2, halving whichever factor is even.
+      const std::int64_t ends = sum(ctx, {first, last_uncapped}, "its query-key pairs");
+      pairs = count % 2 == 0 ? product(ctx, {count / 2, ends}, "its query-key pairs")
+                             : product(ctx, {count, ends / 2}, "its query-key pairs");
+    }
+    const std::int64_t capped = kv - std::max(last_uncapped, first - 1);
+    return sum(ctx, {pairs, product(ctx, {capped, cap}, "its query-key pairs")},
+               "its query-key pairs");
+  }
+
   /// FlashAttention-style: Q, K and V read once, the output written once, the S × kv scores
   /// kept on chip; under a causal mask each query attends only to the keys up to its own
   /// position (the last `seq_len` of the `kv_len`), so the masked products are skipped.
@@ -198,14 +227,8 @@ private:
       throw input_error(ctx.where, "layer `" + ctx.path +
                                        "`: fused attention is modelled for inference only; set "
                                        "`fused: false` in training mode");
-    const std::int64_t s = attention.seq_len, kv = attention.kv_len;
-    // Query-key pairs per head: all of them, or under the mask s·(kv − s) + s(s+1)/2.
-    std::int64_t pairs = product(ctx, {s, kv}, "its query-key pairs");
-    if (attention.causal && kv >= s)
-      pairs = sum(ctx,
-                  {product(ctx, {s, kv - s}, "its query-key pairs"),
-                   product(ctx, {s, s + 1}, "its query-key pairs") / 2},
-                  "its query-key pairs");
+    const std::int64_t s = attention.seq_len;
+    const std::int64_t pairs = attended_pairs(ctx, attention);
     op result;
     result.layer = ctx.path;
     result.kind = std::string(fused_attention_kind);
@@ -218,11 +241,15 @@ private:
     result.flops = product(ctx, {4, m_net.batch, attention.heads, pairs, attention.head_dim},
                            "its FLOP count");
     const std::int64_t queries = result.elements; // Q read, O written: the same size
-    const std::int64_t cache =
-        product(ctx, {2, m_net.batch, attention.key_value_heads(), kv, attention.head_dim},
-                "its K and V size");
-    result.bytes = product(
-        ctx, {sum(ctx, {queries, queries, cache}, "its tensor sizes"), element_bytes(ctx.prec)},
+    // Keys and values: those some query meets, each read once.
+    const std::int64_t cache = product(
+        ctx, {2, m_net.batch, attention.key_value_heads(), attention.keys_read(), attention.head_dim},
+        "its K and V size");
+    result.bytes = sum(
+        ctx,
+        {product(ctx, {2, queries, element_bytes(ctx.prec)}, "its byte count"),
+         product(ctx, {cache, element_bytes(attention.kv_storage(ctx.prec))},
+                 "its byte count")},
         "its byte count");
     m_forward.push_back(std::move(result));
     m_previous = {queries};
@@ -233,6 +260,15 @@ private:
       lower_fused(ctx, attention);
       return;
     }
+    if (attention.kv_precision && *attention.kv_precision != ctx.prec)
+      throw input_error(ctx.where, "layer `" + ctx.path +
+                                       "`: a KV cache stored as " +
+                                       std::string(to_string(*attention.kv_precision)) +
+                                       " is modelled for fused attention only (set `fused: "
+                                       "true`); the unfused GEMMs run in the layer's precision");
+    // A sliding window (decoding) reads only the window's keys; the textbook form computes
+    // every score of a prompt and masks them.
+    const std::int64_t keys = attention.keys_read();
     // Grouped-query attention: the query heads of a group share one key/value head, so their
     // queries are stacked into M against it (as GQA kernels do): the keys and values are read
     // once per key/value head, not once per query head.
@@ -240,14 +276,73 @@ private:
     const std::int64_t rows = product(ctx, {attention.seq_len, attention.heads / kv_heads},
                                       "seq_len × the query heads per key/value head");
     const std::int64_t instances = product(ctx, {m_net.batch, kv_heads}, "batch × kv_heads");
-    add_gemm(ctx, "qk", {rows, attention.kv_len, attention.head_dim, instances});
+    add_gemm(ctx, "qk", {rows, keys, attention.head_dim, instances});
     const std::int64_t scores =
-        product(ctx, {instances, rows, attention.kv_len}, "its score count");
+        product(ctx, {instances, rows, keys}, "its score count");
     add_memory_op(ctx, ctx.path + "/softmax", memory_op_kind::softmax, scores,
                   product(ctx, {2, scores}, "its softmax traffic"),
                   product(ctx, {3, scores}, "its softmax traffic"));
-    add_gemm(ctx, "pv", {rows, attention.head_dim, attention.kv_len, instances});
+    add_gemm(ctx, "pv", {rows, attention.head_dim, keys, instances});
     m_previous = {product(ctx, {instances, rows, attention.head_dim}, "its output size")};
+  }
+
+  /// Mixture of experts under uniform routing (stated in routing_notes): the T tokens' T·k rows
+  /// spread evenly over the experts some token reaches. Each reached expert's weights are read
+  /// once; the grouped GEMM that runs them is costed as a batched GEMM of that many experts,
+  /// its rows split evenly between them.
+  void lower(const context &ctx, const moe_layer &moe) {
+    if (training())
+      throw input_error(ctx.where, "layer `" + ctx.path +
+                                       "` (moe): mixtures of experts are modelled for inference "
+                                       "only");
+    const std::int64_t tokens = m_rows;
+    const std::int64_t routed = product(ctx, {tokens, moe.top_k}, "its routed tokens (× top_k)");
+    const std::int64_t reached = experts_reached(moe, tokens);
+    const std::int64_t rows = routed / reached + (routed % reached != 0);
+    add_gemm(ctx, "router", {tokens, moe.experts, moe.in, 1});
+    const std::int64_t scores = product(ctx, {tokens, moe.experts}, "its router scores");
+    add_memory_op(ctx, ctx.path + "/router/topk", memory_op_kind::softmax, scores,
+                  product(ctx, {2, scores}, "its router traffic"), 0);
+    const int element = element_bytes(ctx.prec);
+    const auto expert_gemm = [&](const char *suffix, std::int64_t n, std::int64_t k) {
+      add_gemm(ctx, std::string("experts/") + suffix, {rows, n, k, reached});
+      op &o = m_forward.back();
+      // The routed rows, not the rows the even split rounds up to.
+      o.flops = product(ctx, {2, routed, n, k}, "its FLOP count");
+      const std::int64_t tensors =
+          sum(ctx,
+              {product(ctx, {routed, k}, "its input size"),
+               product(ctx, {reached, k, n}, "its weights' size"),
+               product(ctx, {routed, n}, "its output size")},
+              "its tensor sizes");
+      o.bytes = product(ctx, {tensors, element}, "its byte count");
+    };
+    const auto activation_op = [&](const char *suffix, memory_op_kind kind) {
+      const std::int64_t elements =
+          product(ctx, {routed, moe.intermediate}, "its expert activations");
+      const memory_op_cost &cost = cost_of(kind);
+      add_memory_op(ctx, ctx.path + "/experts/" + suffix, kind, elements,
+                    product(ctx, {elements, cost.tensors_read + cost.tensors_written},
+                            "its traffic"),
+                    0);
+    };
+    if (moe.gated) {
+      expert_gemm("gate", moe.intermediate, moe.in);
+      expert_gemm("up", moe.intermediate, moe.in);
+      activation_op(std::string(to_string(moe.activation)).c_str(), moe.activation);
+      activation_op("mul", memory_op_kind::mul);
+    } else {
+      expert_gemm("up", moe.intermediate, moe.in);
+      activation_op(std::string(to_string(moe.activation)).c_str(), moe.activation);
+    }
+    expert_gemm("down", moe.in, moe.intermediate);
+    // Each token's k outputs, weighted and summed.
+    const std::int64_t outputs = product(ctx, {tokens, moe.in}, "its output size");
+    add_memory_op(ctx, ctx.path + "/experts/combine", memory_op_kind::add, outputs,
+                  sum(ctx, {product(ctx, {routed, moe.in}, "its traffic"), outputs},
+                      "its traffic"),
+                  0);
+    m_previous = {outputs};
   }
 
   void lower(const context &ctx, const memory_layer &layer) {
@@ -308,8 +403,51 @@ private:
 
 } // namespace
 
+double expected_experts_reached(const moe_layer &moe, std::int64_t tokens) {
+  const double experts = static_cast<double>(moe.experts);
+  // An expert is missed by one token's top_k distinct picks with probability 1 − k/E.
+  return experts * (1.0 - std::pow(1.0 - static_cast<double>(moe.top_k) / experts,
+                                   static_cast<double>(tokens)));
+}
+
+std::int64_t experts_reached(const moe_layer &moe, std::int64_t tokens) {
+  // Rounded up (a part-reached expert's weights are read whole), never fewer than one token's
+  // top_k nor more than there are; the tolerance keeps an exact count from rounding up.
+  const double expected = expected_experts_reached(moe, tokens);
+  const auto reached = static_cast<std::int64_t>(std::ceil(expected - 1e-9));
+  return std::clamp(reached, std::min(moe.top_k, moe.experts), moe.experts);
+}
+
 std::vector<op> lower(const network &net) {
   return lowerer(net).run();
+}
+
+namespace {
+
+void add_routing_notes(const network &net, const std::vector<layer> &layers,
+                       const std::string &prefix, std::vector<std::string> &notes) {
+  for (const layer &l : layers) {
+    const std::string path = prefix.empty() ? l.name : l.name.empty() ? prefix : prefix + "/" + l.name;
+    if (const auto *block = std::get_if<repeat_block>(&l.body)) {
+      add_routing_notes(net, block->layers, path, notes);
+    } else if (const auto *moe = std::get_if<moe_layer>(&l.body)) {
+      const std::int64_t tokens = net.batch * net.seq_len; // checked by the lowering
+      notes.push_back(fmt::format(
+          "`{}`: each of the step's {} tokens goes to {} of {} experts; assuming uniform routing "
+          "(real routers are not uniform), they reach {:.3g} experts on average, and the "
+          "weights of {} (rounded up) are read",
+          path, tokens, moe->top_k, moe->experts, expected_experts_reached(*moe, tokens),
+          experts_reached(*moe, tokens)));
+    }
+  }
+}
+
+} // namespace
+
+std::vector<std::string> routing_notes(const network &net) {
+  std::vector<std::string> notes;
+  add_routing_notes(net, net.layers, "", notes);
+  return notes;
 }
 
 } // namespace roofline

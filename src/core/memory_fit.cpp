@@ -13,8 +13,18 @@ namespace {
 struct layer_memory {
   double weights = 0;
   double kv_cache = 0;           ///< at the network's batch
-  double kv_bytes_per_token = 0; ///< of every layer's cache, at the network's batch
-  bool decoding = false;         ///< some layer reads a cache longer than its queries
+  /// Each decoder attention layer's cache: its bytes per token (at the network's batch) and its
+  /// sliding window (0: none; the cache stops growing there).
+  std::vector<std::pair<double, std::int64_t>> kv_caches;
+  bool decoding = false; ///< some layer reads a cache longer than its queries
+
+  /// The caches' bytes at a context of `tokens`.
+  double kv_bytes_at(std::int64_t tokens) const {
+    double bytes = 0;
+    for (const auto &[per_token, window] : kv_caches)
+      bytes += per_token * static_cast<double>(window > 0 ? std::min(tokens, window) : tokens);
+    return bytes;
+  }
 };
 
 /// Weights and KV cache of `layers`, each `times` over.
@@ -35,6 +45,13 @@ void add_layers(const network &net, const std::vector<layer> &layers, precision 
             sum.weights += times * element * static_cast<double>(body.in_channels) *
                            static_cast<double>(body.out_channels) *
                            static_cast<double>(body.kernel_h) * static_cast<double>(body.kernel_w);
+          } else if constexpr (std::is_same_v<body_type, moe_layer>) {
+            // Every expert is held, reached or not, and the router.
+            const double matrices = body.gated ? 3 : 2;
+            sum.weights += times * element * static_cast<double>(body.in) *
+                           (static_cast<double>(body.experts) * matrices *
+                                static_cast<double>(body.intermediate) +
+                            static_cast<double>(body.experts));
           } else if constexpr (std::is_same_v<body_type, attention_layer>) {
             // A decoder's keys and values are kept for the tokens that follow: under a causal
             // mask (prefill fills the cache) or beyond the queries (decode reads it). Training
@@ -43,9 +60,11 @@ void add_layers(const network &net, const std::vector<layer> &layers, precision 
               return;
             const double kv_heads = static_cast<double>(body.key_value_heads());
             const double per_token = times * 2 * static_cast<double>(net.batch) * kv_heads *
-                                     static_cast<double>(body.head_dim) * element;
-            sum.kv_cache += per_token * static_cast<double>(body.kv_len);
-            sum.kv_bytes_per_token += per_token;
+                                     static_cast<double>(body.head_dim) *
+                                     element_bytes(body.kv_storage(p));
+            // A sliding window's cache holds the keys a query still meets.
+            sum.kv_cache += per_token * static_cast<double>(body.keys_read());
+            sum.kv_caches.emplace_back(per_token, body.window);
             sum.decoding = sum.decoding || body.kv_len > body.seq_len;
           }
         },
@@ -103,11 +122,20 @@ memory_use memory_of(const network &net, const std::vector<op> &ops, double capa
   if (per_sample > 0 && room >= per_sample)
     m.max_batch = static_cast<std::int64_t>(std::floor(room / per_sample));
   // Decoding, a longer cache adds its bytes only (in a prefill the prompt is the cache, and its
-  // activations grow with it too).
-  if (layers.decoding && layers.kv_bytes_per_token > 0) {
+  // activations grow with it too). The longest context that fits, by bisection (the caches'
+  // bytes grow with it, piecewise linearly); none when even the longest fits (every cache
+  // windowed) or not one token does.
+  if (layers.decoding && !layers.kv_caches.empty()) {
     const double left = capacity_bytes - m.weights_bytes - m.activation_bytes;
-    if (left >= layers.kv_bytes_per_token)
-      m.max_kv_len = static_cast<std::int64_t>(std::floor(left / layers.kv_bytes_per_token));
+    std::int64_t low = 0, high = std::int64_t{1} << 62; // fits, does not fit
+    if (layers.kv_bytes_at(high) > left) {
+      while (high - low > 1) {
+        const std::int64_t middle = low + (high - low) / 2;
+        (layers.kv_bytes_at(middle) <= left ? low : high) = middle;
+      }
+      if (low > 0)
+        m.max_kv_len = low;
+    }
   }
   return m;
 }

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <type_traits>
 #include <variant>
@@ -40,9 +41,18 @@ struct transformer_shape {
   memory_op_kind norm = memory_op_kind::rmsnorm;
   bool encoder = false;   ///< BERT: bidirectional, norms after the adds, no LM head
   bool fused_qkv = false; ///< GPT-2's c_attn: one linear of 3 × hidden outputs
+  std::int64_t window = 0; ///< sliding-window attention's window (Mistral); 0: none
+  /// A mixture of experts in place of the MLP: `experts` of `expert_intermediate` width, `top_k`
+  /// per token, and (Qwen2-MoE) a shared expert every token runs; none when `experts` is 0.
+  std::int64_t experts = 0, top_k = 0, expert_intermediate = 0, shared_intermediate = 0;
 };
 
-const std::vector<std::string> model_types{"llama", "mistral", "qwen2", "gemma", "gpt2", "bert"};
+const std::vector<std::string> model_types{"llama", "mistral", "mixtral", "qwen2",    "qwen2_moe",
+                                           "gemma", "gpt2",    "bert"};
+
+/// Keys that give a mixture of experts' size, in the families that have one or not.
+constexpr std::array<const char *, 3> expert_keys{"num_local_experts", "num_experts",
+                                                  "n_routed_experts"};
 
 class config_reader {
 public:
@@ -114,17 +124,20 @@ transformer_shape shape_of(config_reader &config) {
   const std::string type = map.string("model_type");
   transformer_shape s;
   s.family = type;
-  if (map.has("num_local_experts") || map.has("n_routed_experts") || map.has("num_experts"))
-    map.fail(map.has("num_local_experts")  ? "num_local_experts"
-             : map.has("n_routed_experts") ? "n_routed_experts"
-                                           : "num_experts",
-             "mixtures of experts are not modelled yet: describe the network in YAML "
-             "(docs/network-format.md) meanwhile");
+  if (map.has("kv_lora_rank"))
+    map.fail("kv_lora_rank", "multi-head latent attention (DeepSeek-V2 and V3: keys and values "
+                             "through a low-rank latent) is not modelled; describe the network "
+                             "in YAML (docs/network-format.md)");
   if (std::find(model_types.begin(), model_types.end(), type) == model_types.end())
     map.fail("model_type", "unknown `model_type` `" + type + "`" +
                                detail::did_you_mean(type, model_types) + "; expected " +
                                detail::quoted_list(model_types));
   config.set_family(type);
+  const bool moe = type == "mixtral" || type == "qwen2_moe";
+  for (const char *key : expert_keys)
+    if (!moe && map.has(key))
+      map.fail(key, "`" + std::string(key) + "` gives experts, but `model_type` `" + type +
+                        "` has none; a mixture of experts is read for `mixtral` and `qwen2_moe`");
   s.precision = precision_of(config);
   if (type == "gpt2") {
     s.hidden = config.required_int({"n_embd", "hidden_size"});
@@ -156,6 +169,35 @@ transformer_shape shape_of(config_reader &config) {
         s.activation = activation_of(config, "hidden_act", memory_op_kind::gelu);
     }
   }
+  if (type == "mixtral") {
+    s.experts = config.required_int({"num_local_experts"});
+    s.top_k = config.required_int({"num_experts_per_tok"});
+    s.expert_intermediate = s.intermediate;
+  } else if (type == "qwen2_moe") {
+    s.experts = config.required_int({"num_experts"});
+    s.top_k = config.required_int({"num_experts_per_tok"});
+    s.expert_intermediate = config.required_int({"moe_intermediate_size"});
+    s.shared_intermediate = config.optional_int({"shared_expert_intermediate_size"}).value_or(0);
+    // Every layer a mixture of experts; a dense MLP in some would need blocks of two kinds.
+    if (config.optional_int({"decoder_sparse_step"}).value_or(1) != 1)
+      map.fail("decoder_sparse_step", "only `decoder_sparse_step` 1 (experts in every layer) is "
+                                      "modelled");
+    if (map.has("mlp_only_layers") && map.required("mlp_only_layers").size() > 0)
+      map.fail("mlp_only_layers", "dense MLP layers among the experts (`mlp_only_layers`) are "
+                                  "not modelled");
+  }
+  if (s.top_k > s.experts)
+    map.fail("num_experts_per_tok",
+             fmt::format("`num_experts_per_tok` = {} is more than the {} experts", s.top_k,
+                         s.experts));
+  // Mistral's and Mixtral's window applies to every layer; Qwen2's only when switched on, and
+  // then to some layers.
+  if ((type == "qwen2" || type == "qwen2_moe") &&
+      map.boolean_or("use_sliding_window", false))
+    map.fail("use_sliding_window", "Qwen2's sliding window on some layers (`use_sliding_window`, "
+                                   "`max_window_layers`) is not modelled");
+  if (type == "mistral" || type == "mixtral")
+    s.window = config.optional_int({"sliding_window"}).value_or(0);
   if (s.kv_heads == 0)
     s.kv_heads = s.heads;
   if (s.head_dim == 0) {
@@ -216,16 +258,33 @@ std::vector<layer> block_of(const transformer_shape &s, const attention_layer &a
   block.push_back(linear("o_proj", q_width, s.hidden));
   block.push_back(memory("attn_add", memory_op_kind::add, s.hidden));
   norm(s.encoder ? "attn_norm" : s.fused_qkv ? "ln_2" : "post_norm");
-  if (s.gated_mlp) {
-    block.push_back(linear("gate_proj", s.hidden, s.intermediate));
-    block.push_back(linear("up_proj", s.hidden, s.intermediate));
-    block.push_back(memory(std::string(to_string(s.activation)), s.activation, s.intermediate));
-    block.push_back(memory("mul", memory_op_kind::mul, s.intermediate));
+  // The MLP, gated (gate and up, then down) or plain (up, then down), `width` wide.
+  const auto mlp = [&](const std::string &prefix, std::int64_t width) {
+    const std::string activation(to_string(s.activation));
+    if (s.gated_mlp)
+      block.push_back(linear(prefix + "gate_proj", s.hidden, width));
+    block.push_back(linear(prefix + "up_proj", s.hidden, width));
+    block.push_back(memory(prefix + activation, s.activation, width));
+    if (s.gated_mlp)
+      block.push_back(memory(prefix + "mul", memory_op_kind::mul, width));
+    block.push_back(linear(prefix + "down_proj", width, s.hidden));
+  };
+  if (s.experts > 0) {
+    moe_layer moe;
+    moe.experts = s.experts;
+    moe.top_k = s.top_k;
+    moe.in = s.hidden;
+    moe.intermediate = s.expert_intermediate;
+    moe.activation = s.activation;
+    block.push_back(make("moe", moe));
+    if (s.shared_intermediate > 0) { // Qwen2-MoE: one more expert every token runs, gated
+      mlp("shared_", s.shared_intermediate);
+      block.push_back(linear("shared_expert_gate", s.hidden, 1));
+      block.push_back(memory("shared_add", memory_op_kind::add, s.hidden));
+    }
   } else {
-    block.push_back(linear("up_proj", s.hidden, s.intermediate));
-    block.push_back(memory(std::string(to_string(s.activation)), s.activation, s.intermediate));
+    mlp("", s.intermediate);
   }
-  block.push_back(linear("down_proj", s.intermediate, s.hidden));
   block.push_back(memory("mlp_add", memory_op_kind::add, s.hidden));
   if (s.encoder)
     norm("mlp_norm");
@@ -264,6 +323,7 @@ network network_from_config(std::string_view json_text, const std::string &origi
   attention.kv_len = decode ? options.kv_len.value_or(options.seq_len) : options.seq_len;
   attention.causal = !decode && !s.encoder;
   attention.fused = options.fused_attention;
+  attention.window = s.window;
   net.kv_len = attention.kv_len;
   net.description = decode ? fmt::format("{} decode step, KV cache {}, batch {} (from {})",
                                          s.family, attention.kv_len, net.batch, origin)
@@ -301,6 +361,10 @@ network network_from_config(std::string_view json_text, const std::string &origi
   } else {
     net.notes.push_back("an encoder: no LM head (the task head is left out)");
   }
+  if (s.window > 0)
+    net.notes.push_back(fmt::format("a sliding window of {} tokens: each query meets at most that "
+                                    "many keys, and the cache holds no more",
+                                    s.window));
   if (decode)
     net.notes.push_back("decode: appending the new token's key and value to the cache is left "
                         "out; attention reads the whole cache");
@@ -358,10 +422,21 @@ void write_layers(std::string &out, const std::vector<layer> &layers, int indent
                                pad, name, body.m, body.n, body.k, body.batch_count, precision);
           } else if constexpr (std::is_same_v<body_type, attention_layer>) {
             out += fmt::format("{}- {{name: {}, type: attention, heads: {}, kv_heads: {}, "
-                               "head_dim: {}, seq_len: {}, kv_len: {}, causal: {}, fused: {}{}}}\n",
+                               "head_dim: {}, seq_len: {}, kv_len: {}, causal: {}, fused: {}",
                                pad, name, body.heads, body.key_value_heads(), body.head_dim,
                                body.seq_len, body.kv_len, body.causal ? "true" : "false",
-                               body.fused ? "true" : "false", precision);
+                               body.fused ? "true" : "false");
+            if (body.window > 0)
+              out += fmt::format(", window: {}", body.window);
+            if (body.kv_precision)
+              out += fmt::format(", kv_precision: {}", to_string(*body.kv_precision));
+            out += precision + "}\n";
+          } else if constexpr (std::is_same_v<body_type, moe_layer>) {
+            out += fmt::format("{}- {{name: {}, type: moe, experts: {}, top_k: {}, in: {}, "
+                               "intermediate: {}, gated: {}, activation: {}{}}}\n",
+                               pad, name, body.experts, body.top_k, body.in, body.intermediate,
+                               body.gated ? "true" : "false", to_string(body.activation),
+                               precision);
           } else if constexpr (std::is_same_v<body_type, memory_layer>) {
             out += fmt::format("{}- {{name: {}, type: {}", pad, name, to_string(body.kind));
             if (body.features)

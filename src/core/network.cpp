@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 
 namespace roofline {
@@ -165,7 +166,7 @@ private:
     } else if (type == "attention") {
       const yaml_map map(item, m_file, typed_context,
                          with_common_keys({"heads", "kv_heads", "head_dim", "seq_len", "kv_len",
-                                           "causal", "fused"}));
+                                           "causal", "fused", "window", "kv_precision"}));
       attention_layer attention;
       attention.heads = map.positive_int("heads");
       attention.kv_heads = map.positive_int_or("kv_heads", attention.heads);
@@ -178,7 +179,34 @@ private:
       attention.kv_len = map.positive_int_or("kv_len", attention.seq_len);
       attention.causal = map.boolean_or("causal", false);
       attention.fused = map.boolean_or("fused", false);
+      attention.window = map.positive_int_or("window", 0);
+      if (map.has("kv_precision"))
+        attention.kv_precision = parse_precision_key(map, "kv_precision");
       result.body = attention;
+      finish(result, map);
+    } else if (type == "moe") {
+      const yaml_map map(item, m_file, typed_context,
+                         with_common_keys({"experts", "top_k", "in", "intermediate", "gated",
+                                           "activation"}));
+      moe_layer moe;
+      moe.experts = map.positive_int("experts");
+      moe.top_k = map.positive_int("top_k");
+      if (moe.top_k > moe.experts)
+        map.fail("top_k", fmt::format("`top_k` = {} is more than the {} experts", moe.top_k,
+                                      moe.experts));
+      moe.in = map.positive_int("in");
+      moe.intermediate = map.positive_int("intermediate");
+      moe.gated = map.boolean_or("gated", true);
+      if (map.has("activation")) {
+        const std::vector<std::string> activations{"silu", "gelu", "relu"};
+        const std::string activation = map.string("activation");
+        if (std::find(activations.begin(), activations.end(), activation) == activations.end())
+          map.fail("activation", "unknown expert activation `" + activation + "`" +
+                                     detail::did_you_mean(activation, activations) + "; expected " +
+                                     detail::quoted_list(activations));
+        moe.activation = *parse_memory_op_kind(activation);
+      }
+      result.body = moe;
       finish(result, map);
     } else if (type == "maxpool" || type == "avgpool") {
       const yaml_map map(item, m_file, typed_context,

@@ -3,6 +3,7 @@
 // examples/configs, grouped-query attention's KV traffic, the YAML they write, and located errors.
 #include "roofline/error.hpp"
 #include "roofline/lowering.hpp"
+#include "roofline/memory_fit.hpp"
 #include "roofline/model_config.hpp"
 #include "roofline/network.hpp"
 #include "roofline/op.hpp"
@@ -164,8 +165,21 @@ TEST_CASE("bad configs are refused with the field and its place") {
                  "missing `hidden_size`"));
   CHECK(contains(error_of("{\n\"model_type\": \"llama\", \"hidden_size\": \"big\"}"),
                  "bad.json:2:39"));
-  CHECK(contains(error_of("{\"model_type\": \"mixtral\",\n \"num_local_experts\": 8}"),
-                 "mixtures of experts are not modelled yet"));
+  CHECK(contains(error_of("{\"model_type\": \"llama\",\n \"num_local_experts\": 8}"),
+                 "bad.json:2:23: config: `num_local_experts` gives experts, but `model_type` "
+                 "`llama` has none"));
+  CHECK(contains(error_of("{\"model_type\": \"deepseek_v3\", \"kv_lora_rank\": 512}"),
+                 "multi-head latent attention"));
+  CHECK(contains(error_of("{\"model_type\": \"mixtral\", \"hidden_size\": 64, "
+                          "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+                          "\"intermediate_size\": 8, \"vocab_size\": 8, "
+                          "\"num_local_experts\": 8, \"num_experts_per_tok\": 9}"),
+                 "`num_experts_per_tok` = 9 is more than the 8 experts"));
+  CHECK(contains(error_of("{\"model_type\": \"mixtral\", \"hidden_size\": 64, "
+                          "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+                          "\"intermediate_size\": 8, \"vocab_size\": 8, "
+                          "\"num_local_experts\": 8}"),
+                 "missing `num_experts_per_tok`"));
   CHECK(
       contains(error_of("{\"model_type\": \"llama\", \"hidden_size\": 4096, \"num_hidden_layers\": "
                         "2, \"num_attention_heads\": 32, \"num_key_value_heads\": 5, "
@@ -207,4 +221,99 @@ TEST_CASE("fused attention by hand: Llama-3-8B, prefill (causal) and decode (the
   // bytes = 2 × kv_heads × head_dim × kv_len × batch × 2 B (the cache), plus Q and O.
   const std::int64_t cache = 2LL * 8 * 128 * 4096 * 16 * 2;
   CHECK(read->bytes == cache + 2 * (16LL * 32 * 128 * 2));
+}
+
+namespace {
+
+const op &op_named(const std::vector<op> &ops, const std::string &layer) {
+  const auto found =
+      std::find_if(ops.begin(), ops.end(), [&](const op &o) { return o.layer == layer; });
+  REQUIRE_MESSAGE(found != ops.end(), layer);
+  return *found;
+}
+
+} // namespace
+
+TEST_CASE("Mixtral-8x7B by hand: top-2 of 8 experts, the experts a step reaches, every weight") {
+  // Decode, batch 1: one token, two experts reached exactly; each runs a 1-row GEMM on its own
+  // weights (4096 → 14336), bf16.
+  config_options decode;
+  decode.phase = inference_phase::decode;
+  const network one = load_model_config(config_path("mixtral-8x7b.json"), decode);
+  const std::vector<op> step = lower(one);
+  const op &gate = op_named(step, "decoder_layer/moe/experts/gate");
+  CHECK(gate.gemm->m == 1);
+  CHECK(gate.gemm->n == 14336);
+  CHECK(gate.gemm->k == 4096);
+  CHECK(gate.gemm->batch_count == 2);
+  CHECK(gate.count == 32);
+  CHECK(gate.flops == 2LL * 2 * 14336 * 4096);
+  CHECK(gate.bytes == 2 * (2LL * 4096 + 2LL * 4096 * 14336 + 2LL * 14336));
+  CHECK(op_named(step, "decoder_layer/moe/router").gemm->n == 8);
+  CHECK(std::none_of(step.begin(), step.end(),
+                     [](const op &o) { return o.layer == "decoder_layer/down_proj"; }));
+
+  // Prefill of 2048 tokens: 4096 routed rows over all 8 experts, 512 each.
+  const std::vector<op> prompt = lower(load_model_config(config_path("mixtral-8x7b.json")));
+  const op &down = op_named(prompt, "decoder_layer/moe/experts/down");
+  CHECK(down.gemm->m == 512);
+  CHECK(down.gemm->n == 4096);
+  CHECK(down.gemm->k == 14336);
+  CHECK(down.gemm->batch_count == 8);
+  CHECK(down.flops == 2LL * 4096 * 4096 * 14336);
+
+  // Every expert is held: per layer q and o 4096², k and v 4096 × 1024, the router 4096 × 8,
+  // 8 experts of 3 × 4096 × 14336; the LM head and the embedding table 32000 × 4096 each.
+  const double per_layer = 2.0 * 4096 * 4096 + 2.0 * 4096 * 1024 + 4096.0 * 8 +
+                           8.0 * 3 * 4096 * 14336;
+  const double parameters = 32 * per_layer + 2.0 * 32000 * 4096;
+  CHECK(parameters == doctest::Approx(46.70e9).epsilon(0.001)); // Mixtral's 46.7B
+  CHECK(memory_of(one, step, 141e9).weights_bytes == doctest::Approx(2 * parameters));
+}
+
+TEST_CASE("uniform routing: the experts a batch reaches") {
+  moe_layer moe;
+  moe.experts = 8;
+  moe.top_k = 2;
+  CHECK(expected_experts_reached(moe, 1) == doctest::Approx(2));
+  CHECK(expected_experts_reached(moe, 2) == doctest::Approx(8 * (1 - 0.75 * 0.75)));
+  CHECK(experts_reached(moe, 1) == 2);
+  CHECK(experts_reached(moe, 2) == 4); // 3.5, rounded up
+  CHECK(experts_reached(moe, 1'000'000) == 8);
+}
+
+TEST_CASE("Qwen1.5-MoE: 4 of 60 experts and a shared expert every token runs") {
+  config_options options;
+  options.batch = 4;
+  options.seq_len = 1024;
+  const std::vector<op> ops = lower(load_model_config(config_path("qwen1.5-moe-a2.7b.json"), options));
+  const op &up = op_named(ops, "decoder_layer/moe/experts/up");
+  CHECK(up.gemm->m == 274); // 16,384 routed rows over 60 experts, rounded up
+  CHECK(up.gemm->n == 1408);
+  CHECK(up.gemm->batch_count == 60);
+  CHECK(op_named(ops, "decoder_layer/shared_down_proj").gemm->k == 5632);
+  CHECK(op_named(ops, "decoder_layer/shared_expert_gate").gemm->n == 1);
+}
+
+TEST_CASE("Mistral's sliding window: a prompt past the window, and decoding beyond it") {
+  // A prompt of 8192 tokens under a 4096-token window: query p meets min(p, 4096) keys,
+  // 4096 · 4097 / 2 + 4096 · 4096 = 25,167,872 pairs per head.
+  config_options prefill;
+  prefill.seq_len = 8192;
+  const std::vector<op> ops = lower(load_model_config(config_path("mistral-7b.json"), prefill));
+  CHECK(op_named(ops, "decoder_layer/self_attn").flops == 4LL * 32 * 25'167'872 * 128);
+
+  // Decoding against 8192 cached tokens reads the window's 4096, and the cache holds no more.
+  config_options decode;
+  decode.phase = inference_phase::decode;
+  decode.kv_len = 8192;
+  const network net = load_model_config(config_path("mistral-7b.json"), decode);
+  const std::vector<op> step = lower(net);
+  const op &read = op_named(step, "decoder_layer/self_attn");
+  CHECK(read.flops == 4LL * 32 * 4096 * 128);
+  CHECK(read.bytes == 2 * (2LL * 8 * 4096 * 128) + 2 * (2LL * 32 * 128));
+  const memory_use m = memory_of(net, step, 80e9);
+  CHECK(m.kv_cache_bytes == doctest::Approx(32.0 * 2 * 8 * 128 * 4096 * 2));
+  CHECK_FALSE(m.max_kv_len.has_value()); // any context fits: the cache stops at the window
+  CHECK(contains(to_network_yaml(net), "window: 4096"));
 }

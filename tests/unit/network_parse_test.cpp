@@ -366,3 +366,43 @@ TEST_CASE(
     }
   }
 }
+
+TEST_CASE("a mixture of experts, a sliding window and a KV cache format: read, and refused "
+          "where they make no sense") {
+  const network net = parse_network(
+      "name: t\nbatch: 4\nlayers:\n"
+      "  - {name: attn, type: attention, heads: 8, head_dim: 64, window: 256, fused: true,\n"
+      "     kv_precision: fp8}\n"
+      "  - {name: moe, type: moe, experts: 8, top_k: 2, in: 64, intermediate: 128,\n"
+      "     activation: gelu, gated: false}\n",
+      "t.yaml");
+  const auto &attention = std::get<attention_layer>(net.layers.at(0).body);
+  CHECK(attention.window == 256);
+  CHECK(attention.kv_precision == precision::fp8);
+  const auto &moe = std::get<moe_layer>(net.layers.at(1).body);
+  CHECK(moe.experts == 8);
+  CHECK(moe.top_k == 2);
+  CHECK(moe.in == 64);
+  CHECK(moe.intermediate == 128);
+  CHECK_FALSE(moe.gated);
+  CHECK(moe.activation == memory_op_kind::gelu);
+
+  check_error(parse_error(one_layer("{name: m, type: moe, experts: 4, top_k: 5, in: 8, "
+                                    "intermediate: 8}")),
+              3, 45, "`top_k` = 5 is more than the 4 experts");
+  check_error(parse_error(one_layer("{name: m, type: moe, experts: 4, top_k: 1, in: 8, "
+                                    "intermediate: 8, activation: sigmoid}")),
+              3, 84, "unknown expert activation `sigmoid`");
+  check_error(parse_error(one_layer("{name: a, type: attention, heads: 2, head_dim: 8, "
+                                    "window: 0}")),
+              3, 63, "`window`");
+  // An fp8 cache beside unfused GEMMs, and experts in training, fail where they are lowered.
+  CHECK_THROWS_WITH_AS(lower(parse_network(one_layer("{name: a, type: attention, heads: 2, "
+                                                     "head_dim: 8, kv_precision: fp8}"),
+                                           "bad.yaml")),
+                       doctest::Contains("modelled for fused attention only"), input_error);
+  CHECK_THROWS_WITH_AS(lower(parse_network("name: t\nmode: training\nlayers:\n  - {name: m, type: "
+                                           "moe, experts: 4, top_k: 1, in: 8, intermediate: 8}\n",
+                                           "bad.yaml")),
+                       doctest::Contains("inference only"), input_error);
+}
