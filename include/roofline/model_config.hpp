@@ -16,6 +16,14 @@ namespace roofline {
 /// "prefill" or "decode"; nullopt otherwise.
 std::optional<inference_phase> parse_inference_phase(std::string_view name);
 
+/// How the transformer blocks' linear layers run: weight-only int8 or int4 weights with the
+/// config's 16-bit activations (W8A16: one scale per output column; W4A16: one per group of 128,
+/// AWQ's and GPTQ's), or fp8 GEMMs (W8A8).
+enum class quantization { w8a16, w4a16, fp8 };
+
+/// "w8a16", "w4a16" or "fp8"; nullopt otherwise.
+std::optional<quantization> parse_quantization(std::string_view name);
+
 struct config_options {
   inference_phase phase = inference_phase::prefill;
   std::int64_t batch = 1;
@@ -30,13 +38,18 @@ struct config_options {
   /// Attention as one fused kernel (what runs: FlashAttention and its kind); false: the
   /// textbook form, two GEMMs with the softmax's S × kv scores through DRAM.
   bool fused_attention = true;
+  /// The blocks' linear layers quantized thus, whatever the config's `quantization_config` says;
+  /// unset: as the config says (none without one).
+  std::optional<roofline::quantization> quantization;
+  /// The KV cache's format (an fp8 cache); unset: the config's dtype.
+  std::optional<roofline::precision> kv_cache;
 };
 
-/// The network of a config (`model_type` llama, mistral, qwen2, gemma, gpt2 or bert): its
-/// decoder (or encoder) blocks with grouped-query attention, the MLP, norms and residual adds,
-/// and the LM head; the embedding lookup is left out, with a note. Throws input_error, located
+/// The network of a config (`model_type` llama, mistral, mixtral, qwen2, qwen2_moe, gemma, gpt2
+/// or bert): its decoder (or encoder) blocks with grouped-query attention, the MLP or the
+/// mixture of experts, norms and residual adds, and the LM head; the embedding lookup is left out, with a note. Throws input_error, located
 /// in `origin`, for an unknown `model_type`, a missing or malformed field, or a model it cannot
-/// build yet (mixtures of experts).
+/// build (DeepSeek's latent attention, a quantization method it does not model).
 network network_from_config(std::string_view json_text, const std::string &origin,
                             const config_options &options = {});
 

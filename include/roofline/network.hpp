@@ -2,6 +2,7 @@
 #pragma once
 
 #include "roofline/error.hpp"
+#include "roofline/gemm.hpp"
 #include "roofline/memory_op.hpp"
 #include "roofline/precision.hpp"
 
@@ -115,6 +116,8 @@ struct repeat_block {
 struct layer {
   std::string name;
   std::optional<roofline::precision> precision; ///< overrides the network's
+  /// Weight-only quantization of the linear layers within (overrides the network's).
+  std::optional<quantized_weights> weights;
   source_location where;
   std::variant<linear_layer, matmul_layer, conv2d_layer, attention_layer, moe_layer, memory_layer,
                pool_layer, repeat_block>
@@ -129,6 +132,8 @@ struct network {
   std::string name;
   std::string description;
   roofline::precision precision = precision::fp16;
+  /// Weight-only quantization of every linear layer (unless a layer says otherwise).
+  std::optional<quantized_weights> weights;
   std::int64_t batch = 1;
   std::int64_t seq_len = 1;
   run_mode mode = run_mode::inference;

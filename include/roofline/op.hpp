@@ -43,6 +43,8 @@ struct op {
   roofline::precision unit() const noexcept {
     return is_gemm() || is_fused_attention() ? precision : roofline::precision::fp32;
   }
+  /// Its precision as tables name it: "bf16", or with weight-only quantized weights "bf16+int4w".
+  std::string precision_label() const;
   /// flops / bytes (FLOP per byte of DRAM traffic).
   double arithmetic_intensity() const noexcept;
 };

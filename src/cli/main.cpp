@@ -179,7 +179,7 @@ std::int64_t positive_from(const std::string &text, const std::string &option) {
 
 /// What the command line says of a model config (a .json network file).
 struct config_choice {
-  std::string phase, emit_yaml;
+  std::string phase, emit_yaml, quantization, kv_cache_dtype;
   std::int64_t seq_len = 0, kv_len = 0;
   bool last_logits = false, unfused_attention = false;
 };
@@ -195,11 +195,14 @@ roofline::network read_network(const std::string &file, const config_choice &con
          {std::pair{!config.phase.empty(), "--phase"}, std::pair{config.kv_len > 0, "--kv-len"},
           std::pair{config.last_logits, "--last-logits"},
           std::pair{!config.emit_yaml.empty(), "--emit-yaml"},
-          std::pair{config.unfused_attention, "--unfused-attention"}})
+          std::pair{config.unfused_attention, "--unfused-attention"},
+          std::pair{!config.quantization.empty(), "--quantization"},
+          std::pair{!config.kv_cache_dtype.empty(), "--kv-cache-dtype"}})
       if (given)
         throw roofline::input_error(std::string(option) +
                                     " applies to a model config (a .json file), not to a network "
-                                    "YAML, whose attention layers say their kv_len");
+                                    "YAML, whose layers say it themselves "
+                                    "(docs/network-format.md)");
     roofline::network net = roofline::load_network(file);
     if (batch > 0)
       net.batch = batch;
@@ -229,6 +232,22 @@ roofline::network read_network(const std::string &file, const config_choice &con
     options.kv_len = config.kv_len;
   options.last_logits = config.last_logits;
   options.fused_attention = !config.unfused_attention;
+  if (!config.quantization.empty()) {
+    options.quantization = roofline::parse_quantization(config.quantization);
+    if (!options.quantization)
+      throw roofline::input_error("unknown --quantization `" + config.quantization +
+                                  "`; expected w8a16, w4a16 or fp8");
+  }
+  if (!config.kv_cache_dtype.empty()) {
+    const auto p = roofline::parse_precision(config.kv_cache_dtype);
+    if (!p || roofline::element_bytes(*p) > 2)
+      throw roofline::input_error("unknown --kv-cache-dtype `" + config.kv_cache_dtype +
+                                  "`; expected fp16, bf16, fp8 or int8");
+    if (config.unfused_attention)
+      throw roofline::input_error("--kv-cache-dtype needs fused attention: the unfused GEMMs "
+                                  "read keys and values in the layer's precision");
+    options.kv_cache = p;
+  }
   roofline::network net = roofline::load_model_config(file, options);
   if (!config.emit_yaml.empty()) {
     output.network_yaml_file = config.emit_yaml;
@@ -393,6 +412,11 @@ int run(int argc, char **argv) {
     command.add_flag("--unfused-attention", config.unfused_attention,
                      "with a config.json: attention as two GEMMs and a softmax, not one fused "
                      "kernel");
+    command.add_option("--quantization", config.quantization,
+                       "with a config.json: the blocks' linear layers as w8a16 or w4a16 "
+                       "(weight-only int8 or int4) or fp8 GEMMs, whatever the config says");
+    command.add_option("--kv-cache-dtype", config.kv_cache_dtype,
+                       "with a config.json: the KV cache's format (fp16, bf16, fp8, int8)");
     command.add_option("--emit-yaml", config.emit_yaml,
                        "with a config.json: also write the network it builds as YAML to this file");
   };

@@ -47,7 +47,14 @@ std::optional<padding_advice> pad(const op &o, const perf_model &model, double m
     bool alignment_fix = false; ///< the 16-byte fix itself, not a wider size
   };
   std::vector<candidate> candidates;
-  const gemm_shape aligned{s.m, round_up(s.n, unit), round_up(s.k, unit), s.batch_count};
+  // Padded shapes keep everything else of the GEMM (its quantized weights).
+  const auto padded = [&](std::int64_t n, std::int64_t k) {
+    gemm_shape shape = s;
+    shape.n = n;
+    shape.k = k;
+    return shape;
+  };
+  const gemm_shape aligned = padded(round_up(s.n, unit), round_up(s.k, unit));
   const bool misaligned = aligned.n != s.n || aligned.k != s.k;
   if (misaligned) {
     std::string broken = aligned.n != s.n ? fmt::format("N={}", s.n) : std::string{};
@@ -60,7 +67,7 @@ std::optional<padding_advice> pad(const op &o, const perf_model &model, double m
          true});
   }
   for (std::int64_t multiple : {64, 128, 256}) {
-    const gemm_shape wider{s.m, round_up(s.n, multiple), aligned.k, s.batch_count};
+    const gemm_shape wider = padded(round_up(s.n, multiple), aligned.k);
     if (wider.n != aligned.n && static_cast<double>(wider.n) <= 1.06 * static_cast<double>(s.n))
       candidates.push_back(
           {wider, fmt::format("N={} to a multiple of {}: fuller tiles and waves", s.n, multiple)});
@@ -105,6 +112,7 @@ std::vector<layer> unnamed(const std::vector<layer> &layers) {
   for (const layer &l : layers) {
     layer &copy = result.emplace_back();
     copy.precision = l.precision;
+    copy.weights = l.weights;
     if (const auto *block = std::get_if<repeat_block>(&l.body))
       copy.body = repeat_block{block->times, unnamed(block->layers)};
     else
@@ -163,9 +171,10 @@ batch_advice batch_sizes(const op &o, const row_growth &growth, const network &n
   advice.batch = net.batch;
   const gemm_shape &s = *o.gemm;
   const auto shape_at = [&](std::int64_t batch) {
-    return gemm_shape{std::max<std::int64_t>(
-                          1, std::llround(growth.rows_per_sample * static_cast<double>(batch))),
-                      s.n, s.k, s.batch_count};
+    gemm_shape shape = s;
+    shape.m = std::max<std::int64_t>(
+        1, std::llround(growth.rows_per_sample * static_cast<double>(batch)));
+    return shape;
   };
   const double ridge = model.spec().ridge_intensity(o.precision, model.options().sparse);
   // The op's own bytes, as the table shows them, not gemm_min_bytes of its shape: a conv reads its

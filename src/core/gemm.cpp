@@ -11,13 +11,45 @@ std::optional<std::int64_t> gemm_flops(const gemm_shape &s) {
   return detail::checked_product({2, s.m, s.n, s.k, s.batch_count});
 }
 
-std::optional<std::int64_t> gemm_min_bytes(const gemm_shape &s, precision p) {
-  const auto elements =
-      detail::checked_sum({detail::checked_product({s.m, s.k}), detail::checked_product({s.k, s.n}),
-                           detail::checked_product({s.m, s.n})});
-  if (!elements)
+namespace {
+
+/// Fp16 scales per output column: one per group of K, or one in all.
+std::int64_t scale_groups(const gemm_shape &s) {
+  const std::int64_t group = s.weights->group_size;
+  return group > 0 ? s.k / group + (s.k % group != 0) : 1;
+}
+
+} // namespace
+
+std::optional<std::int64_t> weight_bytes(const gemm_shape &s, precision p) {
+  const std::optional<std::int64_t> elements = detail::checked_product({s.k, s.n});
+  if (!elements || !s.weights)
+    return elements ? detail::checked_product({*elements, element_bytes(p)}) : std::nullopt;
+  // Packed integers, a partly filled last byte counted whole, then the scales.
+  const std::optional<std::int64_t> bits = detail::checked_product({*elements, s.weights->bits});
+  if (!bits)
     return std::nullopt;
-  return detail::checked_product({*elements, s.batch_count, element_bytes(p)});
+  return detail::checked_sum(
+      {*bits / 8 + (*bits % 8 != 0), detail::checked_product({2, s.n, scale_groups(s)})});
+}
+
+double weight_element_bytes(const gemm_shape &s, precision p) {
+  if (!s.weights)
+    return element_bytes(p);
+  return s.weights->bits / 8.0 + 2.0 * static_cast<double>(scale_groups(s)) /
+                                     static_cast<double>(std::max<std::int64_t>(s.k, 1));
+}
+
+std::optional<std::int64_t> gemm_min_bytes(const gemm_shape &s, precision p) {
+  const auto activations =
+      detail::checked_sum({detail::checked_product({s.m, s.k}), detail::checked_product({s.m, s.n})});
+  if (!activations)
+    return std::nullopt;
+  const auto per_instance = detail::checked_sum(
+      {detail::checked_product({*activations, element_bytes(p)}), weight_bytes(s, p)});
+  if (!per_instance)
+    return std::nullopt;
+  return detail::checked_product({*per_instance, s.batch_count});
 }
 
 gemm_shape data_grad_shape(const gemm_shape &forward) {

@@ -56,8 +56,11 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
   const double sms = gpu.sm_count;
   // The narrower of the rows of A, B (K long) and C (N long) decides the kernel.
   const int alignment = row_alignment_bytes(s, p);
-  const double bytes = element * static_cast<double>(s.m * s.k + s.k * s.n + s.m * s.n) *
-                       static_cast<double>(s.batch_count);
+  const double weight_element = weight_element_bytes(s, p);
+  const double bytes =
+      (element * static_cast<double>(s.m * s.k + s.m * s.n) +
+       weight_element * static_cast<double>(s.k * s.n)) *
+      static_cast<double>(s.batch_count);
   const bool l2_resident = bytes <= params[parameter::l2_resident_fraction] * gpu.l2_bytes;
   const detail::kernel_kinds kinds = detail::kernels_for(s, p, alignment, gpu, params);
 
@@ -120,7 +123,7 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
     // longest, plus the fixed cost every wave pays.
     const double tile_s =
         std::max({2.0 * t.m * t.n * depth / k.sm_rate,
-                  static_cast<double>(t.m + t.n) * depth * element / k.l2_bandwidth_per_sm,
+                  (t.m * element + t.n * weight_element) * depth / k.l2_bandwidth_per_sm,
                   sc.k_loop_s}) +
         wave_overhead_s;
     // A partial last wave costs `wave_quantization` of a whole one; fill and drain once.

@@ -27,7 +27,7 @@ public:
     m_rows = detail::require_no_overflow(detail::checked_product({m_net.batch, m_net.seq_len}),
                                          {m_net.origin}, "network `" + m_net.name + "`",
                                          "batch × seq_len");
-    lower_layers(m_net.layers, "", m_net.precision, 1);
+    lower_layers(m_net.layers, "", m_net.precision, m_net.weights, 1);
     std::vector<op> ops = std::move(m_forward);
     // The backward pass runs the layers in reverse order.
     for (auto group = m_backward.rbegin(); group != m_backward.rend(); ++group)
@@ -39,17 +39,19 @@ private:
   struct context {
     std::string path;
     precision prec;
+    std::optional<quantized_weights> weights; ///< a linear layer's, inherited
     std::int64_t count;
     source_location where;
   };
 
   void lower_layers(const std::vector<layer> &layers, const std::string &prefix, precision prec,
-                    std::int64_t count) {
+                    const std::optional<quantized_weights> &weights, std::int64_t count) {
     for (const layer &l : layers) {
       const std::string path = prefix.empty()   ? l.name
                                : l.name.empty() ? prefix
                                                 : prefix + "/" + l.name;
-      const context ctx{path, l.precision.value_or(prec), count, l.where};
+      const context ctx{path, l.precision.value_or(prec), l.weights ? l.weights : weights, count,
+                        l.where};
       std::visit([&](const auto &body) { lower(ctx, body); }, l.body);
     }
   }
@@ -113,8 +115,24 @@ private:
           {make(pass::data_grad, cost.backward_flops_per_element, backward_element_traffic)});
   }
 
+  /// The weights a layer's GEMMs read: quantized as `ctx` says, where that makes sense.
+  std::optional<quantized_weights> weights_of(const context &ctx) const {
+    if (!ctx.weights)
+      return std::nullopt;
+    if (training())
+      throw input_error(ctx.where, "layer `" + ctx.path +
+                                       "`: weight-only quantization is modelled for inference "
+                                       "only");
+    if (ctx.prec != precision::fp16 && ctx.prec != precision::bf16)
+      throw input_error(ctx.where, "layer `" + ctx.path + "`: weight-only quantized weights (int" +
+                                       std::to_string(ctx.weights->bits) +
+                                       ") are widened to fp16 or bf16 activations, not " +
+                                       std::string(to_string(ctx.prec)) + " (W8A16, W4A16)");
+    return ctx.weights;
+  }
+
   void lower(const context &ctx, const linear_layer &linear) {
-    add_gemm(ctx, "", {m_rows, linear.out, linear.in, 1});
+    add_gemm(ctx, "", {m_rows, linear.out, linear.in, 1, weights_of(ctx)});
     m_previous = {product(ctx, {m_rows, linear.out}, "its output size")};
   }
 
@@ -304,18 +322,27 @@ private:
     add_memory_op(ctx, ctx.path + "/router/topk", memory_op_kind::softmax, scores,
                   product(ctx, {2, scores}, "its router traffic"), 0);
     const int element = element_bytes(ctx.prec);
+    const std::optional<quantized_weights> weights = weights_of(ctx);
     const auto expert_gemm = [&](const char *suffix, std::int64_t n, std::int64_t k) {
-      add_gemm(ctx, std::string("experts/") + suffix, {rows, n, k, reached});
+      const gemm_shape shape{rows, n, k, reached, weights};
+      add_gemm(ctx, std::string("experts/") + suffix, shape);
       op &o = m_forward.back();
       // The routed rows, not the rows the even split rounds up to.
       o.flops = product(ctx, {2, routed, n, k}, "its FLOP count");
-      const std::int64_t tensors =
+      const std::int64_t activations =
           sum(ctx,
               {product(ctx, {routed, k}, "its input size"),
-               product(ctx, {reached, k, n}, "its weights' size"),
                product(ctx, {routed, n}, "its output size")},
               "its tensor sizes");
-      o.bytes = product(ctx, {tensors, element}, "its byte count");
+      o.bytes = sum(ctx,
+                    {product(ctx, {activations, element}, "its byte count"),
+                     product(ctx,
+                             {detail::require_no_overflow(weight_bytes(shape, ctx.prec), ctx.where,
+                                                          "layer `" + ctx.path + "`",
+                                                          "its weights' size"),
+                              reached},
+                             "its weights' size")},
+                    "its byte count");
     };
     const auto activation_op = [&](const char *suffix, memory_op_kind kind) {
       const std::int64_t elements =
@@ -390,7 +417,7 @@ private:
   }
 
   void lower(const context &ctx, const repeat_block &block) {
-    lower_layers(block.layers, ctx.path, ctx.prec,
+    lower_layers(block.layers, ctx.path, ctx.prec, ctx.weights,
                  product(ctx, {ctx.count, block.times}, "its repeat count"));
   }
 

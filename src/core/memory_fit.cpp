@@ -29,29 +29,36 @@ struct layer_memory {
 
 /// Weights and KV cache of `layers`, each `times` over.
 void add_layers(const network &net, const std::vector<layer> &layers, precision inherited,
-                double times, layer_memory &sum) {
+                const std::optional<quantized_weights> &inherited_weights, double times,
+                layer_memory &sum) {
   for (const layer &l : layers) {
     const precision p = l.precision.value_or(inherited);
+    const std::optional<quantized_weights> &weights = l.weights ? l.weights : inherited_weights;
     const double element = element_bytes(p);
     std::visit(
         [&](const auto &body) {
           using body_type = std::decay_t<decltype(body)>;
           if constexpr (std::is_same_v<body_type, repeat_block>) {
-            add_layers(net, body.layers, p, times * static_cast<double>(body.times), sum);
+            add_layers(net, body.layers, p, weights, times * static_cast<double>(body.times),
+                       sum);
           } else if constexpr (std::is_same_v<body_type, linear_layer>) {
-            sum.weights +=
-                times * element * static_cast<double>(body.in) * static_cast<double>(body.out);
+            sum.weights += times * weight_element_bytes({1, body.out, body.in, 1, weights}, p) *
+                           static_cast<double>(body.in) * static_cast<double>(body.out);
           } else if constexpr (std::is_same_v<body_type, conv2d_layer>) {
             sum.weights += times * element * static_cast<double>(body.in_channels) *
                            static_cast<double>(body.out_channels) *
                            static_cast<double>(body.kernel_h) * static_cast<double>(body.kernel_w);
           } else if constexpr (std::is_same_v<body_type, moe_layer>) {
             // Every expert is held, reached or not, and the router.
-            const double matrices = body.gated ? 3 : 2;
-            sum.weights += times * element * static_cast<double>(body.in) *
-                           (static_cast<double>(body.experts) * matrices *
-                                static_cast<double>(body.intermediate) +
-                            static_cast<double>(body.experts));
+            const auto matrix = [&](std::int64_t k, std::int64_t n) {
+              return weight_element_bytes({1, n, k, 1, weights}, p) * static_cast<double>(k) *
+                     static_cast<double>(n);
+            };
+            const double expert = (body.gated ? 2 : 1) * matrix(body.in, body.intermediate) +
+                                  matrix(body.intermediate, body.in);
+            sum.weights += times * (static_cast<double>(body.experts) * expert +
+                                    element * static_cast<double>(body.in) *
+                                        static_cast<double>(body.experts));
           } else if constexpr (std::is_same_v<body_type, attention_layer>) {
             // A decoder's keys and values are kept for the tokens that follow: under a causal
             // mask (prefill fills the cache) or beyond the queries (decode reads it). Training
@@ -98,7 +105,7 @@ double result_bytes_of(const op &o) {
 
 memory_use memory_of(const network &net, const std::vector<op> &ops, double capacity_bytes) {
   layer_memory layers;
-  add_layers(net, net.layers, net.precision, 1, layers);
+  add_layers(net, net.layers, net.precision, net.weights, 1, layers);
   memory_use m;
   m.weights_bytes = layers.weights + net.resident_weight_bytes;
   m.kv_cache_bytes = layers.kv_cache;

@@ -25,6 +25,16 @@ std::optional<inference_phase> parse_inference_phase(std::string_view name) {
   return std::nullopt;
 }
 
+std::optional<quantization> parse_quantization(std::string_view name) {
+  if (name == "w8a16")
+    return quantization::w8a16;
+  if (name == "w4a16")
+    return quantization::w4a16;
+  if (name == "fp8")
+    return quantization::fp8;
+  return std::nullopt;
+}
+
 namespace {
 
 using detail::yaml_map;
@@ -226,6 +236,67 @@ transformer_shape shape_of(config_reader &config) {
   return s;
 }
 
+/// How the blocks' linear layers are stored and run, and a note saying so.
+struct linear_quantization {
+  std::optional<quantized_weights> weights; ///< weight-only
+  bool fp8 = false;                         ///< fp8 GEMMs
+  std::string note;
+};
+
+/// The config's `quantization_config` (AWQ and GPTQ: weight-only `bits` with a scale per
+/// `group_size`, −1 for one per column; fp8), or `chosen` in its place.
+linear_quantization quantization_of(const config_reader &config,
+                                    const std::optional<quantization> &chosen) {
+  linear_quantization q;
+  std::string source = "--quantization";
+  if (chosen) {
+    if (*chosen == quantization::fp8)
+      q.fp8 = true;
+    else
+      q.weights = *chosen == quantization::w4a16 ? quantized_weights{4, 128}
+                                                 : quantized_weights{8, 0};
+  } else if (config.map().has("quantization_config")) {
+    const yaml_map map(config.map().required("quantization_config"), config.map().file(),
+                       "config `quantization_config`", yaml_map::any_keys{});
+    const std::string method = map.string("quant_method");
+    source = "its `quantization_config` (" + method + ")";
+    if (method == "fp8") {
+      q.fp8 = true;
+    } else if (method == "awq" || method == "gptq") {
+      const std::int64_t bits = map.positive_int("bits");
+      if (bits != 4 && bits != 8)
+        map.fail("bits", fmt::format("{}-bit weights are not modelled; expected 4 or 8", bits));
+      std::int64_t group = 128;
+      if (map.has("group_size"))
+        group = map.required("group_size").is_scalar() && map.required("group_size").scalar() == "-1"
+                    ? 0
+                    : map.non_negative_int_or("group_size", 128);
+      q.weights = quantized_weights{static_cast<int>(bits), group};
+    } else {
+      map.fail("quant_method", "`quant_method` `" + method +
+                                   "` is not modelled; expected awq, gptq or fp8 (or choose with "
+                                   "--quantization w8a16, w4a16 or fp8)");
+    }
+  }
+  if (q.weights)
+    q.note = fmt::format(
+        "the blocks' linear layers hold int{} weights ({}), as {} says, widened on chip to the "
+        "activations' precision in which the math runs; the LM head and the embeddings are not "
+        "quantized. Weight-only kernels (Marlin, AWQ, GPTQ) have not been timed: the GEMM model "
+        "costs them as cuBLAS's kernel reading the quantized bytes",
+        q.weights->bits,
+        q.weights->group_size > 0
+            ? fmt::format("an fp16 scale per {} along K", q.weights->group_size)
+            : std::string("an fp16 scale per output column"),
+        source);
+  else if (q.fp8)
+    q.note = fmt::format("the blocks' linear layers run fp8 GEMMs (weights and activations in "
+                         "fp8, outputs counted as fp8), as {} says; attention, norms and the LM "
+                         "head stay in the config's precision",
+                         source);
+  return q;
+}
+
 layer make(std::string name, decltype(layer::body) body) {
   layer l;
   l.name = std::move(name);
@@ -330,10 +401,22 @@ network network_from_config(std::string_view json_text, const std::string &origi
                            : fmt::format("{} prefill of {} tokens, batch {} (from {})", s.family,
                                          net.seq_len, net.batch, origin);
 
+  const linear_quantization quantized = quantization_of(config, options.quantization);
+  if (options.kv_cache)
+    attention.kv_precision = options.kv_cache;
   repeat_block blocks;
   blocks.times = s.layers;
   blocks.layers = block_of(s, attention);
+  if (quantized.fp8)
+    for (layer &l : blocks.layers)
+      if (std::holds_alternative<linear_layer>(l.body) || std::holds_alternative<moe_layer>(l.body))
+        l.precision = precision::fp8;
   layer repeated = make(s.encoder ? "layer" : "decoder_layer", std::move(blocks));
+  repeated.weights = quantized.weights;
+  if (!quantized.note.empty())
+    net.notes.push_back(quantized.note);
+  if (options.kv_cache)
+    net.notes.push_back(fmt::format("the KV cache is stored as {}", to_string(*options.kv_cache)));
   net.layers.push_back(std::move(repeated));
   net.notes.push_back("the token embedding lookup (no GEMM) is left out, as are rotary or learned "
                       "position embeddings");
@@ -398,11 +481,19 @@ std::string yaml_name(const std::string &name) {
   return quoted + "\"";
 }
 
+/// `, weights: int4, weight_group: 128`, or "" for none.
+std::string weights_keys(const std::optional<quantized_weights> &weights) {
+  return weights ? fmt::format(", weights: int{}, weight_group: {}", weights->bits,
+                               weights->group_size)
+                 : std::string{};
+}
+
 void write_layers(std::string &out, const std::vector<layer> &layers, int indent) {
   const std::string pad(static_cast<std::size_t>(indent), ' ');
   for (const layer &l : layers) {
     const std::string precision =
-        l.precision ? fmt::format(", precision: {}", to_string(*l.precision)) : std::string{};
+        (l.precision ? fmt::format(", precision: {}", to_string(*l.precision)) : std::string{}) +
+        weights_keys(l.weights);
     std::visit(
         [&](const auto &body) {
           using body_type = std::decay_t<decltype(body)>;
@@ -411,6 +502,9 @@ void write_layers(std::string &out, const std::vector<layer> &layers, int indent
             out += fmt::format("{}- repeat: {}\n{}  name: {}\n", pad, body.times, pad, name);
             if (l.precision)
               out += fmt::format("{}  precision: {}\n", pad, to_string(*l.precision));
+            if (l.weights)
+              out += fmt::format("{}  weights: int{}\n{}  weight_group: {}\n", pad,
+                                 l.weights->bits, pad, l.weights->group_size);
             out += fmt::format("{}  layers:\n", pad);
             write_layers(out, body.layers, indent + 4);
           } else if constexpr (std::is_same_v<body_type, linear_layer>) {
@@ -472,8 +566,12 @@ std::string to_network_yaml(const network &net) {
   out += fmt::format("name: {}\n", yaml_name(net.name));
   if (!net.description.empty())
     out += fmt::format("description: {}\n", yaml_name(net.description));
-  out += fmt::format("precision: {}\nbatch: {}\nseq_len: {}\nmode: {}\nlayers:\n",
-                     to_string(net.precision), net.batch, net.seq_len, to_string(net.mode));
+  out += fmt::format("precision: {}\n", to_string(net.precision));
+  if (net.weights)
+    out += fmt::format("weights: int{}\nweight_group: {}\n", net.weights->bits,
+                       net.weights->group_size);
+  out += fmt::format("batch: {}\nseq_len: {}\nmode: {}\nlayers:\n", net.batch, net.seq_len,
+                     to_string(net.mode));
   write_layers(out, net.layers, 2);
   return out;
 }

@@ -60,19 +60,45 @@ precision parse_precision_key(const yaml_map &map, const std::string &key) {
                     "; expected " + detail::quoted_list(precision_names()));
 }
 
+/// `weights: int8 | int4` and `weight_group` (scales per group of K; 0: one per output column)
+/// of `map`, when it gives them: int4 defaults to groups of 128 (AWQ's and GPTQ's), int8 to one
+/// scale per column.
+std::optional<quantized_weights> parse_weights(const yaml_map &map) {
+  if (!map.has("weights")) {
+    if (map.has("weight_group"))
+      map.fail("weight_group", "`weight_group` without `weights` (int8 or int4)");
+    return std::nullopt;
+  }
+  const std::string name = map.string("weights");
+  quantized_weights q;
+  if (name == "int4") {
+    q = {4, 128};
+  } else if (name == "int8") {
+    q = {8, 0};
+  } else {
+    map.fail("weights", "unknown weight format `" + name + "`" +
+                            detail::did_you_mean(name, {"int8", "int4"}) +
+                            "; expected `int8` or `int4` (weight-only quantization)");
+  }
+  q.group_size = map.non_negative_int_or("weight_group", q.group_size);
+  return q;
+}
+
 class network_parser {
 public:
   explicit network_parser(std::string file) : m_file(std::move(file)) {}
 
   network parse(const detail::yaml_node &root) {
     const yaml_map doc(root, m_file, "network",
-                       {"name", "description", "precision", "batch", "seq_len", "mode", "layers"});
+                       {"name", "description", "precision", "weights", "weight_group", "batch",
+                        "seq_len", "mode", "layers"});
     network net;
     net.origin = m_file;
     net.name = doc.string("name");
     net.description = doc.string_or("description", "");
     if (doc.has("precision"))
       net.precision = parse_precision_key(doc, "precision");
+    net.weights = parse_weights(doc);
     net.batch = doc.positive_int_or("batch", 1);
     net.seq_len = doc.positive_int_or("seq_len", 1);
     const std::string mode = doc.string_or("mode", "inference");
@@ -141,8 +167,10 @@ private:
     layer result;
     result.where = where;
     if (type == "linear") {
-      const yaml_map map(item, m_file, typed_context, with_common_keys({"in", "out", "bias"}));
+      const yaml_map map(item, m_file, typed_context,
+                         with_common_keys({"in", "out", "bias", "weights", "weight_group"}));
       result.body = linear_layer{map.positive_int("in"), map.positive_int("out")};
+      result.weights = parse_weights(map);
       finish(result, map);
     } else if (type == "matmul") {
       const yaml_map map(item, m_file, typed_context,
@@ -244,7 +272,8 @@ private:
   }
 
   layer parse_repeat(const detail::yaml_node &item, int depth) {
-    const yaml_map map(item, m_file, "repeat block", {"repeat", "name", "layers", "precision"});
+    const yaml_map map(item, m_file, "repeat block",
+                       {"repeat", "name", "layers", "precision", "weights", "weight_group"});
     if (depth >= max_nesting)
       throw input_error(map.where(),
                         "repeat blocks nest deeper than " + std::to_string(max_nesting));
@@ -253,6 +282,7 @@ private:
     result.name = map.string_or("name", "");
     if (map.has("precision"))
       result.precision = parse_precision_key(map, "precision");
+    result.weights = parse_weights(map);
     repeat_block block;
     block.times = map.positive_int("repeat");
     block.layers = parse_layers(map, "layers", depth + 1);
@@ -286,7 +316,10 @@ network single_gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t
   network net;
   net.name = "gemm " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
   net.precision = p;
-  net.layers.push_back({"gemm", std::nullopt, {}, matmul_layer{m, n, k, batch_count}});
+  layer gemm;
+  gemm.name = "gemm";
+  gemm.body = matmul_layer{m, n, k, batch_count};
+  net.layers.push_back(std::move(gemm));
   return net;
 }
 

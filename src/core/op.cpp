@@ -16,6 +16,13 @@ std::string_view to_string(pass p) {
   return "?";
 }
 
+std::string op::precision_label() const {
+  std::string label(to_string(precision));
+  if (gemm && gemm->weights)
+    label += "+int" + std::to_string(gemm->weights->bits) + "w";
+  return label;
+}
+
 double op::arithmetic_intensity() const noexcept {
   return bytes > 0 ? static_cast<double>(flops) / static_cast<double>(bytes) : 0.0;
 }

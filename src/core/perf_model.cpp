@@ -22,13 +22,15 @@ namespace {
 /// not change it.
 struct op_key {
   std::int64_t m = 0, n = 0, k = 0, batch_count = 0, flops = 0, bytes = 0;
+  std::int64_t weight_bits = 0, weight_group = 0; ///< quantized weights; 0: none
   precision p = precision::fp16;
   bool gemm = false, attention = false;
   reasons why = reasons::with;
 
   bool operator==(const op_key &o) const {
     return m == o.m && n == o.n && k == o.k && batch_count == o.batch_count && flops == o.flops &&
-           bytes == o.bytes && p == o.p && gemm == o.gemm && attention == o.attention &&
+           bytes == o.bytes && weight_bits == o.weight_bits && weight_group == o.weight_group &&
+           p == o.p && gemm == o.gemm && attention == o.attention &&
            why == o.why;
   }
 };
@@ -40,6 +42,7 @@ struct op_key_hash {
          {static_cast<std::uint64_t>(key.m), static_cast<std::uint64_t>(key.n),
           static_cast<std::uint64_t>(key.k), static_cast<std::uint64_t>(key.batch_count),
           static_cast<std::uint64_t>(key.flops), static_cast<std::uint64_t>(key.bytes),
+          static_cast<std::uint64_t>(key.weight_bits * 1000003 + key.weight_group),
           static_cast<std::uint64_t>(key.p) * 8 + key.attention * 4 + key.gemm * 2 +
               (key.why == reasons::with)}) {
       h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
@@ -49,25 +52,32 @@ struct op_key_hash {
   }
 };
 
+op_key key_of(const gemm_shape &s, precision p, reasons why) {
+  op_key key;
+  key.m = s.m;
+  key.n = s.n;
+  key.k = s.k;
+  key.batch_count = s.batch_count;
+  if (s.weights) {
+    key.weight_bits = s.weights->bits;
+    key.weight_group = s.weights->group_size;
+  }
+  key.p = p;
+  key.gemm = true;
+  key.why = why;
+  return key;
+}
+
 op_key key_of(const op &o, reasons why) {
   op_key key;
+  if (o.gemm)
+    key = key_of(*o.gemm, o.precision, why);
   key.why = why;
-  if (o.gemm) {
-    key.m = o.gemm->m;
-    key.n = o.gemm->n;
-    key.k = o.gemm->k;
-    key.batch_count = o.gemm->batch_count;
-    key.gemm = true;
-  }
   key.attention = o.is_fused_attention();
   key.flops = o.flops;
   key.bytes = o.bytes;
   key.p = o.precision;
   return key;
-}
-
-op_key key_of(const gemm_shape &s, precision p, reasons why) {
-  return {s.m, s.n, s.k, s.batch_count, 0, 0, p, true, false, why};
 }
 
 /// Values computed per key: what repeats is computed once. A key is kept from its second request

@@ -111,7 +111,7 @@ text_table ops_table(const analysis &r) {
         {o.layer},
         {std::string(to_string(o.pass))},
         {o.kind},
-        {std::string(to_string(o.precision))},
+        {o.precision_label()},
         dims(o.gemm, &gemm_shape::m),
         dims(o.gemm, &gemm_shape::n),
         dims(o.gemm, &gemm_shape::k),
@@ -548,6 +548,15 @@ void detail::write_op_fields(json_writer &w, const analysed_op &entry,
   w.field("elements", o.is_gemm() ? std::nullopt : std::optional(o.elements));
   w.field("count", o.count);
   w.field("precision", to_string(o.precision));
+  w.key("weights"); // weight-only quantization of B
+  if (o.gemm && o.gemm->weights) {
+    w.begin_object();
+    w.field("bits", o.gemm->weights->bits);
+    w.field("group_size", o.gemm->weights->group_size);
+    w.end_object();
+  } else {
+    w.null();
+  }
   w.field("flops", o.flops);
   w.field("bytes", o.bytes);
   w.field("arithmetic_intensity", o.arithmetic_intensity());

@@ -195,6 +195,13 @@ public:
     measurement m;
     m.engine = std::string(to_string(m_options.engine));
     m.cold_l2 = m_options.cold_l2;
+    if (o.gemm && o.gemm->weights) {
+      // cuBLAS has no weight-only kernel: timing its dense GEMM would answer another question.
+      m.status = measurement_status::skipped;
+      m.note = "weight-only quantized weights (int" + std::to_string(o.gemm->weights->bits) +
+               "): no kernel here runs them";
+      return m;
+    }
     try {
       run(o, m, reach);
     } catch (const std::exception &e) {

@@ -317,3 +317,68 @@ TEST_CASE("Mistral's sliding window: a prompt past the window, and decoding beyo
   CHECK_FALSE(m.max_kv_len.has_value()); // any context fits: the cache stops at the window
   CHECK(contains(to_network_yaml(net), "window: 4096"));
 }
+
+TEST_CASE("weight-only int4 by hand: Llama-3-8B's decode reads a quarter of the weight bytes") {
+  config_options decode;
+  decode.phase = inference_phase::decode;
+  decode.kv_len = 4096;
+  decode.quantization = quantization::w4a16;
+  decode.kv_cache = precision::fp8;
+  const network net = load_model_config(config_path("llama-3-8b.json"), decode);
+  const std::vector<op> step = lower(net);
+  // q_proj, 4096 × 4096 int4 in groups of 128 along K, an fp16 scale each; bf16 activations.
+  const op &q = op_named(step, "decoder_layer/q_proj");
+  REQUIRE(q.gemm->weights.has_value());
+  CHECK(q.precision == precision::bf16);
+  CHECK(q.precision_label() == "bf16+int4w");
+  CHECK(q.bytes == 4096LL * 4096 / 2 + 2LL * 4096 * (4096 / 128) + 2 * (4096 + 4096));
+  CHECK(q.flops == 2LL * 4096 * 4096);
+  // The LM head is not quantized.
+  CHECK_FALSE(op_named(step, "lm_head").gemm->weights.has_value());
+  // An fp8 cache: keys and values at 1 byte, the query and output at 2.
+  const op &attention = op_named(step, "decoder_layer/self_attn");
+  CHECK(attention.bytes == 2LL * 8 * 128 * 4096 + 2 * (32LL * 128 * 2));
+
+  // Memory: every block's linear weights at 4 bits plus a 2-byte scale per 128; the LM head and
+  // the embedding table (128256 × 4096 each) in bf16; the cache at 1 byte.
+  const auto int4 = [](double k, double n) { return k * n / 2 + 2 * n * (k / 128); };
+  const double block = int4(4096, 4096) * 2 + int4(4096, 1024) * 2 + int4(4096, 14336) * 2 +
+                       int4(14336, 4096);
+  const memory_use m = memory_of(net, step, 80e9);
+  CHECK(m.weights_bytes == doctest::Approx(32 * block + 2.0 * 128256 * 4096 * 2));
+  CHECK(m.kv_cache_bytes == doctest::Approx(32.0 * 2 * 8 * 128 * 4096));
+  CHECK(contains(to_network_yaml(net), "    weights: int4\n    weight_group: 128"));
+  CHECK(contains(to_network_yaml(net), "kv_precision: fp8"));
+  CHECK(gemms(parse_network(to_network_yaml(net), "emitted.yaml")) == gemms(net));
+}
+
+TEST_CASE("a config's quantization_config: AWQ, GPTQ per column, fp8; others refused") {
+  const std::string base = "{\"model_type\": \"llama\", \"hidden_size\": 256, "
+                           "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+                           "\"intermediate_size\": 512, \"vocab_size\": 1000, "
+                           "\"torch_dtype\": \"float16\",\n \"quantization_config\": ";
+  const auto q_proj = [&](const std::string &quantization) {
+    const std::vector<op> ops = lower(network_from_config(base + quantization + "}", "q.json"));
+    return op_named(ops, "decoder_layer/q_proj");
+  };
+  const op awq = q_proj(R"({"quant_method": "awq", "bits": 4, "group_size": 64})");
+  CHECK(awq.gemm->weights == quantized_weights{4, 64});
+  const op gptq = q_proj(R"({"quant_method": "gptq", "bits": 8, "group_size": -1})");
+  CHECK(gptq.gemm->weights == quantized_weights{8, 0});
+  CHECK(gptq.bytes == 256LL * 256 + 2 * 256 + 2LL * 2048 * (256 + 256)); // a scale per column
+  const op fp8 = q_proj(R"({"quant_method": "fp8", "activation_scheme": "dynamic"})");
+  CHECK(fp8.precision == precision::fp8);
+  CHECK_FALSE(fp8.gemm->weights.has_value());
+  // --quantization overrides the config.
+  config_options w8;
+  w8.quantization = quantization::w8a16;
+  const std::vector<op> ops = lower(network_from_config(
+      base + R"({"quant_method": "awq", "bits": 4})" "}", "q.json", w8));
+  CHECK(op_named(ops, "decoder_layer/q_proj").gemm->weights == quantized_weights{8, 0});
+
+  CHECK(contains(error_of(base + R"({"quant_method": "bitsandbytes"})" "}"),
+                 "bad.json:2:42: config `quantization_config`: `quant_method` `bitsandbytes` is "
+                 "not modelled"));
+  CHECK(contains(error_of(base + R"({"quant_method": "gptq", "bits": 3})" "}"),
+                 "3-bit weights are not modelled"));
+}
