@@ -47,9 +47,10 @@ struct config_options {
 
 /// The network of a config (`model_type` llama, mistral, mixtral, qwen2, qwen2_moe, gemma, gpt2
 /// or bert): its decoder (or encoder) blocks with grouped-query attention, the MLP or the
-/// mixture of experts, norms and residual adds, and the LM head; the embedding lookup is left out, with a note. Throws input_error, located
-/// in `origin`, for an unknown `model_type`, a missing or malformed field, or a model it cannot
-/// build (DeepSeek's latent attention, a quantization method it does not model).
+/// mixture of experts, norms and residual adds, and the LM head; the embedding lookup is left out,
+/// with a note. Throws input_error, located in `origin`, for an unknown `model_type`, a missing or
+/// malformed field, or a model it cannot build (DeepSeek's latent attention, a quantization method
+/// it does not model).
 network network_from_config(std::string_view json_text, const std::string &origin,
                             const config_options &options = {});
 

@@ -34,6 +34,9 @@ struct op {
   std::int64_t flops = 0;         ///< per run
   std::int64_t bytes = 0;         ///< minimum DRAM bytes per run
   source_location where;          ///< the layer in the network file
+  /// A mixture of experts' expert GEMM: its M and batch_count follow the routing (the experts a
+  /// batch reaches), not the batch alone.
+  bool routed = false;
 
   bool is_gemm() const noexcept { return gemm.has_value(); }
   /// A fused attention kernel (its kind: fused_attention_kind).

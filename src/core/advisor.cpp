@@ -432,7 +432,8 @@ void kv_cache_lengths(const std::vector<layer> &layers, std::set<std::int64_t> &
 }
 
 /// Whether each op is a GEMM whose batch_count, not M, doubles with the batch (attention's score
-/// and context GEMMs and their gradients), from the ops at twice the batch.
+/// and context GEMMs and their gradients; not a mixture's experts, whose batch_count follows the
+/// routing), from the ops at twice the batch.
 std::vector<bool> batch_count_scaled(const std::vector<op> &ops,
                                      const std::optional<std::vector<op>> &at_twice) {
   std::vector<bool> scaled(ops.size(), false);
@@ -440,7 +441,8 @@ std::vector<bool> batch_count_scaled(const std::vector<op> &ops,
     return scaled; // a batch this large cannot double: nothing to say of what grows with it
   const std::vector<op> &twice = *at_twice;
   for (std::size_t i = 0; i < ops.size() && i < twice.size(); ++i)
-    scaled[i] = ops[i].is_gemm() && twice[i].is_gemm() && twice[i].gemm->m == ops[i].gemm->m &&
+    scaled[i] = ops[i].is_gemm() && !ops[i].routed && twice[i].is_gemm() &&
+                twice[i].gemm->m == ops[i].gemm->m &&
                 twice[i].gemm->batch_count == 2 * ops[i].gemm->batch_count;
   return scaled;
 }

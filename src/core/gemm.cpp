@@ -41,8 +41,8 @@ double weight_element_bytes(const gemm_shape &s, precision p) {
 }
 
 std::optional<std::int64_t> gemm_min_bytes(const gemm_shape &s, precision p) {
-  const auto activations =
-      detail::checked_sum({detail::checked_product({s.m, s.k}), detail::checked_product({s.m, s.n})});
+  const auto activations = detail::checked_sum(
+      {detail::checked_product({s.m, s.k}), detail::checked_product({s.m, s.n})});
   if (!activations)
     return std::nullopt;
   const auto per_instance = detail::checked_sum(

@@ -57,10 +57,9 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
   // The narrower of the rows of A, B (K long) and C (N long) decides the kernel.
   const int alignment = row_alignment_bytes(s, p);
   const double weight_element = weight_element_bytes(s, p);
-  const double bytes =
-      (element * static_cast<double>(s.m * s.k + s.m * s.n) +
-       weight_element * static_cast<double>(s.k * s.n)) *
-      static_cast<double>(s.batch_count);
+  const double bytes = (element * static_cast<double>(s.m * s.k + s.m * s.n) +
+                        weight_element * static_cast<double>(s.k * s.n)) *
+                       static_cast<double>(s.batch_count);
   const bool l2_resident = bytes <= params[parameter::l2_resident_fraction] * gpu.l2_bytes;
   const detail::kernel_kinds kinds = detail::kernels_for(s, p, alignment, gpu, params);
 

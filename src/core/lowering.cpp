@@ -261,13 +261,13 @@ private:
     const std::int64_t queries = result.elements; // Q read, O written: the same size
     // Keys and values: those some query meets, each read once.
     const std::int64_t cache = product(
-        ctx, {2, m_net.batch, attention.key_value_heads(), attention.keys_read(), attention.head_dim},
+        ctx,
+        {2, m_net.batch, attention.key_value_heads(), attention.keys_read(), attention.head_dim},
         "its K and V size");
     result.bytes = sum(
         ctx,
         {product(ctx, {2, queries, element_bytes(ctx.prec)}, "its byte count"),
-         product(ctx, {cache, element_bytes(attention.kv_storage(ctx.prec))},
-                 "its byte count")},
+         product(ctx, {cache, element_bytes(attention.kv_storage(ctx.prec))}, "its byte count")},
         "its byte count");
     m_forward.push_back(std::move(result));
     m_previous = {queries};
@@ -279,8 +279,7 @@ private:
       return;
     }
     if (attention.kv_precision && *attention.kv_precision != ctx.prec)
-      throw input_error(ctx.where, "layer `" + ctx.path +
-                                       "`: a KV cache stored as " +
+      throw input_error(ctx.where, "layer `" + ctx.path + "`: a KV cache stored as " +
                                        std::string(to_string(*attention.kv_precision)) +
                                        " is modelled for fused attention only (set `fused: "
                                        "true`); the unfused GEMMs run in the layer's precision");
@@ -295,8 +294,7 @@ private:
                                       "seq_len × the query heads per key/value head");
     const std::int64_t instances = product(ctx, {m_net.batch, kv_heads}, "batch × kv_heads");
     add_gemm(ctx, "qk", {rows, keys, attention.head_dim, instances});
-    const std::int64_t scores =
-        product(ctx, {instances, rows, keys}, "its score count");
+    const std::int64_t scores = product(ctx, {instances, rows, keys}, "its score count");
     add_memory_op(ctx, ctx.path + "/softmax", memory_op_kind::softmax, scores,
                   product(ctx, {2, scores}, "its softmax traffic"),
                   product(ctx, {3, scores}, "its softmax traffic"));
@@ -327,31 +325,30 @@ private:
       const gemm_shape shape{rows, n, k, reached, weights};
       add_gemm(ctx, std::string("experts/") + suffix, shape);
       op &o = m_forward.back();
+      o.routed = true;
       // The routed rows, not the rows the even split rounds up to.
       o.flops = product(ctx, {2, routed, n, k}, "its FLOP count");
-      const std::int64_t activations =
-          sum(ctx,
-              {product(ctx, {routed, k}, "its input size"),
-               product(ctx, {routed, n}, "its output size")},
-              "its tensor sizes");
-      o.bytes = sum(ctx,
-                    {product(ctx, {activations, element}, "its byte count"),
-                     product(ctx,
-                             {detail::require_no_overflow(weight_bytes(shape, ctx.prec), ctx.where,
-                                                          "layer `" + ctx.path + "`",
-                                                          "its weights' size"),
-                              reached},
-                             "its weights' size")},
-                    "its byte count");
+      const std::int64_t activations = sum(ctx,
+                                           {product(ctx, {routed, k}, "its input size"),
+                                            product(ctx, {routed, n}, "its output size")},
+                                           "its tensor sizes");
+      o.bytes = sum(
+          ctx,
+          {product(ctx, {activations, element}, "its byte count"),
+           product(ctx,
+                   {detail::require_no_overflow(weight_bytes(shape, ctx.prec), ctx.where,
+                                                "layer `" + ctx.path + "`", "its weights' size"),
+                    reached},
+                   "its weights' size")},
+          "its byte count");
     };
     const auto activation_op = [&](const char *suffix, memory_op_kind kind) {
       const std::int64_t elements =
           product(ctx, {routed, moe.intermediate}, "its expert activations");
       const memory_op_cost &cost = cost_of(kind);
-      add_memory_op(ctx, ctx.path + "/experts/" + suffix, kind, elements,
-                    product(ctx, {elements, cost.tensors_read + cost.tensors_written},
-                            "its traffic"),
-                    0);
+      add_memory_op(
+          ctx, ctx.path + "/experts/" + suffix, kind, elements,
+          product(ctx, {elements, cost.tensors_read + cost.tensors_written}, "its traffic"), 0);
     };
     if (moe.gated) {
       expert_gemm("gate", moe.intermediate, moe.in);
@@ -366,8 +363,7 @@ private:
     // Each token's k outputs, weighted and summed.
     const std::int64_t outputs = product(ctx, {tokens, moe.in}, "its output size");
     add_memory_op(ctx, ctx.path + "/experts/combine", memory_op_kind::add, outputs,
-                  sum(ctx, {product(ctx, {routed, moe.in}, "its traffic"), outputs},
-                      "its traffic"),
+                  sum(ctx, {product(ctx, {routed, moe.in}, "its traffic"), outputs}, "its traffic"),
                   0);
     m_previous = {outputs};
   }
@@ -454,7 +450,9 @@ namespace {
 void add_routing_notes(const network &net, const std::vector<layer> &layers,
                        const std::string &prefix, std::vector<std::string> &notes) {
   for (const layer &l : layers) {
-    const std::string path = prefix.empty() ? l.name : l.name.empty() ? prefix : prefix + "/" + l.name;
+    const std::string path = prefix.empty()   ? l.name
+                             : l.name.empty() ? prefix
+                                              : prefix + "/" + l.name;
     if (const auto *block = std::get_if<repeat_block>(&l.body)) {
       add_routing_notes(net, block->layers, path, notes);
     } else if (const auto *moe = std::get_if<moe_layer>(&l.body)) {

@@ -12,7 +12,7 @@ namespace {
 
 struct layer_memory {
   double weights = 0;
-  double kv_cache = 0;           ///< at the network's batch
+  double kv_cache = 0; ///< at the network's batch
   /// Each decoder attention layer's cache: its bytes per token (at the network's batch) and its
   /// sliding window (0: none; the cache stops growing there).
   std::vector<std::pair<double, std::int64_t>> kv_caches;
@@ -39,8 +39,7 @@ void add_layers(const network &net, const std::vector<layer> &layers, precision 
         [&](const auto &body) {
           using body_type = std::decay_t<decltype(body)>;
           if constexpr (std::is_same_v<body_type, repeat_block>) {
-            add_layers(net, body.layers, p, weights, times * static_cast<double>(body.times),
-                       sum);
+            add_layers(net, body.layers, p, weights, times * static_cast<double>(body.times), sum);
           } else if constexpr (std::is_same_v<body_type, linear_layer>) {
             sum.weights += times * weight_element_bytes({1, body.out, body.in, 1, weights}, p) *
                            static_cast<double>(body.in) * static_cast<double>(body.out);

@@ -49,16 +49,16 @@ struct transformer_shape {
   bool gated_mlp = true; ///< gate and up projections, then down (Llama's SwiGLU)
   memory_op_kind activation = memory_op_kind::silu;
   memory_op_kind norm = memory_op_kind::rmsnorm;
-  bool encoder = false;   ///< BERT: bidirectional, norms after the adds, no LM head
-  bool fused_qkv = false; ///< GPT-2's c_attn: one linear of 3 × hidden outputs
+  bool encoder = false;    ///< BERT: bidirectional, norms after the adds, no LM head
+  bool fused_qkv = false;  ///< GPT-2's c_attn: one linear of 3 × hidden outputs
   std::int64_t window = 0; ///< sliding-window attention's window (Mistral); 0: none
   /// A mixture of experts in place of the MLP: `experts` of `expert_intermediate` width, `top_k`
   /// per token, and (Qwen2-MoE) a shared expert every token runs; none when `experts` is 0.
   std::int64_t experts = 0, top_k = 0, expert_intermediate = 0, shared_intermediate = 0;
 };
 
-const std::vector<std::string> model_types{"llama", "mistral", "mixtral", "qwen2",    "qwen2_moe",
-                                           "gemma", "gpt2",    "bert"};
+const std::vector<std::string> model_types{"llama",     "mistral", "mixtral", "qwen2",
+                                           "qwen2_moe", "gemma",   "gpt2",    "bert"};
 
 /// Keys that give a mixture of experts' size, in the families that have one or not.
 constexpr std::array<const char *, 3> expert_keys{"num_local_experts", "num_experts",
@@ -197,13 +197,12 @@ transformer_shape shape_of(config_reader &config) {
                                   "not modelled");
   }
   if (s.top_k > s.experts)
-    map.fail("num_experts_per_tok",
-             fmt::format("`num_experts_per_tok` = {} is more than the {} experts", s.top_k,
-                         s.experts));
+    map.fail(
+        "num_experts_per_tok",
+        fmt::format("`num_experts_per_tok` = {} is more than the {} experts", s.top_k, s.experts));
   // Mistral's and Mixtral's window applies to every layer; Qwen2's only when switched on, and
   // then to some layers.
-  if ((type == "qwen2" || type == "qwen2_moe") &&
-      map.boolean_or("use_sliding_window", false))
+  if ((type == "qwen2" || type == "qwen2_moe") && map.boolean_or("use_sliding_window", false))
     map.fail("use_sliding_window", "Qwen2's sliding window on some layers (`use_sliding_window`, "
                                    "`max_window_layers`) is not modelled");
   if (type == "mistral" || type == "mixtral")
@@ -253,8 +252,8 @@ linear_quantization quantization_of(const config_reader &config,
     if (*chosen == quantization::fp8)
       q.fp8 = true;
     else
-      q.weights = *chosen == quantization::w4a16 ? quantized_weights{4, 128}
-                                                 : quantized_weights{8, 0};
+      q.weights =
+          *chosen == quantization::w4a16 ? quantized_weights{4, 128} : quantized_weights{8, 0};
   } else if (config.map().has("quantization_config")) {
     const yaml_map map(config.map().required("quantization_config"), config.map().file(),
                        "config `quantization_config`", yaml_map::any_keys{});
@@ -268,9 +267,10 @@ linear_quantization quantization_of(const config_reader &config,
         map.fail("bits", fmt::format("{}-bit weights are not modelled; expected 4 or 8", bits));
       std::int64_t group = 128;
       if (map.has("group_size"))
-        group = map.required("group_size").is_scalar() && map.required("group_size").scalar() == "-1"
-                    ? 0
-                    : map.non_negative_int_or("group_size", 128);
+        group =
+            map.required("group_size").is_scalar() && map.required("group_size").scalar() == "-1"
+                ? 0
+                : map.non_negative_int_or("group_size", 128);
       q.weights = quantized_weights{static_cast<int>(bits), group};
     } else {
       map.fail("quant_method", "`quant_method` `" + method +
@@ -483,9 +483,9 @@ std::string yaml_name(const std::string &name) {
 
 /// `, weights: int4, weight_group: 128`, or "" for none.
 std::string weights_keys(const std::optional<quantized_weights> &weights) {
-  return weights ? fmt::format(", weights: int{}, weight_group: {}", weights->bits,
-                               weights->group_size)
-                 : std::string{};
+  return weights
+             ? fmt::format(", weights: int{}, weight_group: {}", weights->bits, weights->group_size)
+             : std::string{};
 }
 
 void write_layers(std::string &out, const std::vector<layer> &layers, int indent) {
@@ -503,8 +503,8 @@ void write_layers(std::string &out, const std::vector<layer> &layers, int indent
             if (l.precision)
               out += fmt::format("{}  precision: {}\n", pad, to_string(*l.precision));
             if (l.weights)
-              out += fmt::format("{}  weights: int{}\n{}  weight_group: {}\n", pad,
-                                 l.weights->bits, pad, l.weights->group_size);
+              out += fmt::format("{}  weights: int{}\n{}  weight_group: {}\n", pad, l.weights->bits,
+                                 pad, l.weights->group_size);
             out += fmt::format("{}  layers:\n", pad);
             write_layers(out, body.layers, indent + 4);
           } else if constexpr (std::is_same_v<body_type, linear_layer>) {
@@ -526,11 +526,11 @@ void write_layers(std::string &out, const std::vector<layer> &layers, int indent
               out += fmt::format(", kv_precision: {}", to_string(*body.kv_precision));
             out += precision + "}\n";
           } else if constexpr (std::is_same_v<body_type, moe_layer>) {
-            out += fmt::format("{}- {{name: {}, type: moe, experts: {}, top_k: {}, in: {}, "
-                               "intermediate: {}, gated: {}, activation: {}{}}}\n",
-                               pad, name, body.experts, body.top_k, body.in, body.intermediate,
-                               body.gated ? "true" : "false", to_string(body.activation),
-                               precision);
+            out +=
+                fmt::format("{}- {{name: {}, type: moe, experts: {}, top_k: {}, in: {}, "
+                            "intermediate: {}, gated: {}, activation: {}{}}}\n",
+                            pad, name, body.experts, body.top_k, body.in, body.intermediate,
+                            body.gated ? "true" : "false", to_string(body.activation), precision);
           } else if constexpr (std::is_same_v<body_type, memory_layer>) {
             out += fmt::format("{}- {{name: {}, type: {}", pad, name, to_string(body.kind));
             if (body.features)

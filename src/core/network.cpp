@@ -213,15 +213,15 @@ private:
       result.body = attention;
       finish(result, map);
     } else if (type == "moe") {
-      const yaml_map map(item, m_file, typed_context,
-                         with_common_keys({"experts", "top_k", "in", "intermediate", "gated",
-                                           "activation"}));
+      const yaml_map map(
+          item, m_file, typed_context,
+          with_common_keys({"experts", "top_k", "in", "intermediate", "gated", "activation"}));
       moe_layer moe;
       moe.experts = map.positive_int("experts");
       moe.top_k = map.positive_int("top_k");
       if (moe.top_k > moe.experts)
-        map.fail("top_k", fmt::format("`top_k` = {} is more than the {} experts", moe.top_k,
-                                      moe.experts));
+        map.fail("top_k",
+                 fmt::format("`top_k` = {} is more than the {} experts", moe.top_k, moe.experts));
       moe.in = map.positive_int("in");
       moe.intermediate = map.positive_int("intermediate");
       moe.gated = map.boolean_or("gated", true);

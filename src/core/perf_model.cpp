@@ -30,8 +30,7 @@ struct op_key {
   bool operator==(const op_key &o) const {
     return m == o.m && n == o.n && k == o.k && batch_count == o.batch_count && flops == o.flops &&
            bytes == o.bytes && weight_bits == o.weight_bits && weight_group == o.weight_group &&
-           p == o.p && gemm == o.gemm && attention == o.attention &&
-           why == o.why;
+           p == o.p && gemm == o.gemm && attention == o.attention && why == o.why;
   }
 };
 

@@ -4,6 +4,11 @@
 #         -P consumer_test.cmake      installs BUILD_DIR into a scratch prefix and uses the package
 #   cmake -DMODE=add_subdirectory -DSOURCE_DIR=... -DWORK_DIR=... -P consumer_test.cmake
 #                                     adds SOURCE_DIR to the consumer's build (roofline::core only)
+# -DPROJECT=examples/embed -DTARGETS=embed builds and runs another outside project of the source
+# tree (find_package only) instead.
+if(NOT PROJECT)
+  set(PROJECT tests/consumer)
+endif()
 file(REMOVE_RECURSE ${WORK_DIR})
 if(MODE STREQUAL "find_package")
   execute_process(COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK_DIR}/prefix
@@ -17,6 +22,9 @@ if(MODE STREQUAL "find_package")
   if(EXPECT_MEASURE)
     list(APPEND targets measure_consumer)
   endif()
+  if(TARGETS)
+    set(targets ${TARGETS})
+  endif()
 elseif(MODE STREQUAL "add_subdirectory")
   # No build type (no optimisation) and no CUDA: the point is the CMake, and the build stays short.
   set(configure_args -DROOFLINE_SOURCE_DIR=${SOURCE_DIR} -DROOFLINE_ENABLE_CUDA=OFF)
@@ -24,7 +32,7 @@ elseif(MODE STREQUAL "add_subdirectory")
 else()
   message(FATAL_ERROR "MODE must be find_package or add_subdirectory, not '${MODE}'")
 endif()
-execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/consumer -B ${WORK_DIR}/build
+execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR}/${PROJECT} -B ${WORK_DIR}/build
                         ${configure_args}
                 RESULT_VARIABLE failed)
 if(failed)

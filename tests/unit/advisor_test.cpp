@@ -77,6 +77,22 @@ TEST_CASE("BERT's warning names its attention GEMMs but no KV cache, and splits 
   CHECK_FALSE(contains(warning, "pool"));
 }
 
+TEST_CASE("a mixture's experts, whose batch_count follows the routing, are not called attention "
+          "GEMMs") {
+  // Batch 1 reaches 2 of 8 experts, batch 2 about 4: batch_count doubles, M stays 1.
+  const network net = parse_network(
+      "name: moe\nprecision: bf16\nlayers:\n"
+      "  - {name: moe, type: moe, experts: 8, top_k: 2, in: 4096, intermediate: 14336}\n",
+      "moe.yaml");
+  const perf_model model(*spec_catalog::builtin().find("h100"));
+  const advice advised = advise(net, analyze(net, model, "test"));
+  REQUIRE_FALSE(advised.warnings.empty());
+  for (const std::string &warning : advised.warnings) {
+    CAPTURE(warning);
+    CHECK_FALSE(contains(warning, "attention"));
+  }
+}
+
 TEST_CASE("a network without attention has no word of attention in its warning") {
   for (const char *gpu : {"v100", "h100"}) {
     CAPTURE(gpu);

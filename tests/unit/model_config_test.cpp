@@ -264,8 +264,8 @@ TEST_CASE("Mixtral-8x7B by hand: top-2 of 8 experts, the experts a step reaches,
 
   // Every expert is held: per layer q and o 4096², k and v 4096 × 1024, the router 4096 × 8,
   // 8 experts of 3 × 4096 × 14336; the LM head and the embedding table 32000 × 4096 each.
-  const double per_layer = 2.0 * 4096 * 4096 + 2.0 * 4096 * 1024 + 4096.0 * 8 +
-                           8.0 * 3 * 4096 * 14336;
+  const double per_layer =
+      2.0 * 4096 * 4096 + 2.0 * 4096 * 1024 + 4096.0 * 8 + 8.0 * 3 * 4096 * 14336;
   const double parameters = 32 * per_layer + 2.0 * 32000 * 4096;
   CHECK(parameters == doctest::Approx(46.70e9).epsilon(0.001)); // Mixtral's 46.7B
   CHECK(memory_of(one, step, 141e9).weights_bytes == doctest::Approx(2 * parameters));
@@ -286,7 +286,8 @@ TEST_CASE("Qwen1.5-MoE: 4 of 60 experts and a shared expert every token runs") {
   config_options options;
   options.batch = 4;
   options.seq_len = 1024;
-  const std::vector<op> ops = lower(load_model_config(config_path("qwen1.5-moe-a2.7b.json"), options));
+  const std::vector<op> ops =
+      lower(load_model_config(config_path("qwen1.5-moe-a2.7b.json"), options));
   const op &up = op_named(ops, "decoder_layer/moe/experts/up");
   CHECK(up.gemm->m == 274); // 16,384 routed rows over 60 experts, rounded up
   CHECK(up.gemm->n == 1408);
@@ -342,8 +343,8 @@ TEST_CASE("weight-only int4 by hand: Llama-3-8B's decode reads a quarter of the 
   // Memory: every block's linear weights at 4 bits plus a 2-byte scale per 128; the LM head and
   // the embedding table (128256 × 4096 each) in bf16; the cache at 1 byte.
   const auto int4 = [](double k, double n) { return k * n / 2 + 2 * n * (k / 128); };
-  const double block = int4(4096, 4096) * 2 + int4(4096, 1024) * 2 + int4(4096, 14336) * 2 +
-                       int4(14336, 4096);
+  const double block =
+      int4(4096, 4096) * 2 + int4(4096, 1024) * 2 + int4(4096, 14336) * 2 + int4(14336, 4096);
   const memory_use m = memory_of(net, step, 80e9);
   CHECK(m.weights_bytes == doctest::Approx(32 * block + 2.0 * 128256 * 4096 * 2));
   CHECK(m.kv_cache_bytes == doctest::Approx(32.0 * 2 * 8 * 128 * 4096));
@@ -372,13 +373,17 @@ TEST_CASE("a config's quantization_config: AWQ, GPTQ per column, fp8; others ref
   // --quantization overrides the config.
   config_options w8;
   w8.quantization = quantization::w8a16;
-  const std::vector<op> ops = lower(network_from_config(
-      base + R"({"quant_method": "awq", "bits": 4})" "}", "q.json", w8));
+  const std::vector<op> ops =
+      lower(network_from_config(base + R"({"quant_method": "awq", "bits": 4})"
+                                       "}",
+                                "q.json", w8));
   CHECK(op_named(ops, "decoder_layer/q_proj").gemm->weights == quantized_weights{8, 0});
 
-  CHECK(contains(error_of(base + R"({"quant_method": "bitsandbytes"})" "}"),
+  CHECK(contains(error_of(base + R"({"quant_method": "bitsandbytes"})"
+                                 "}"),
                  "bad.json:2:42: config `quantization_config`: `quant_method` `bitsandbytes` is "
                  "not modelled"));
-  CHECK(contains(error_of(base + R"({"quant_method": "gptq", "bits": 3})" "}"),
+  CHECK(contains(error_of(base + R"({"quant_method": "gptq", "bits": 3})"
+                                 "}"),
                  "3-bit weights are not modelled"));
 }

@@ -409,12 +409,13 @@ TEST_CASE("a mixture of experts, a sliding window and a KV cache format: read, a
 
 TEST_CASE("weight-only quantization in a network YAML: inherited by linear layers, refused where "
           "it makes no sense") {
-  const network net = parse_network("name: t\nprecision: bf16\nweights: int4\nbatch: 2\nlayers:\n"
-                                    "  - {name: a, type: linear, in: 256, out: 512}\n"
-                                    "  - {name: b, type: linear, in: 512, out: 256, weights: int8}\n"
-                                    "  - {name: c, type: linear, in: 256, out: 256, weights: int4, "
-                                    "weight_group: 64}\n",
-                                    "t.yaml");
+  const network net =
+      parse_network("name: t\nprecision: bf16\nweights: int4\nbatch: 2\nlayers:\n"
+                    "  - {name: a, type: linear, in: 256, out: 512}\n"
+                    "  - {name: b, type: linear, in: 512, out: 256, weights: int8}\n"
+                    "  - {name: c, type: linear, in: 256, out: 256, weights: int4, "
+                    "weight_group: 64}\n",
+                    "t.yaml");
   const std::vector<op> ops = lower(net);
   REQUIRE(ops.size() == 3);
   CHECK(ops[0].gemm->weights == quantized_weights{4, 128});
@@ -425,8 +426,8 @@ TEST_CASE("weight-only quantization in a network YAML: inherited by linear layer
 
   check_error(parse_error(one_layer("{name: a, type: linear, in: 8, out: 8, weights: int3}")), 3,
               53, "unknown weight format `int3`");
-  check_error(parse_error(one_layer("{name: a, type: linear, in: 8, out: 8, weight_group: 8}")),
-              3, 58, "`weight_group` without `weights`");
+  check_error(parse_error(one_layer("{name: a, type: linear, in: 8, out: 8, weight_group: 8}")), 3,
+              58, "`weight_group` without `weights`");
   CHECK_THROWS_WITH_AS(lower(parse_network("name: t\nprecision: fp32\nweights: int8\nlayers:\n"
                                            "  - {name: a, type: linear, in: 8, out: 8}\n",
                                            "bad.yaml")),
