@@ -197,9 +197,20 @@ public:
                         g.analysis.parameters_origin);
     origins.push_back("host floor (every GPU): " + first.gpus.front().analysis.host.origin);
     doc.lines(origins);
+    // A note every GPU's analysis gives (of the network, not the GPU) once; the others by GPU.
+    const auto everywhere = [&](const std::string &note) {
+      return std::all_of(first.gpus.begin(), first.gpus.end(), [&](const gpu_result &g) {
+        return std::find(g.analysis.notes.begin(), g.analysis.notes.end(), note) !=
+               g.analysis.notes.end();
+      });
+    };
+    for (const std::string &note : first.gpus.front().analysis.notes)
+      if (everywhere(note))
+        doc.note(note);
     for (const gpu_result &g : first.gpus)
       for (const std::string &note : g.analysis.notes)
-        doc.note(g.analysis.device.name + ": " + note);
+        if (!everywhere(note))
+          doc.note(g.analysis.device.name + ": " + note);
     return doc;
   }
   text_table csv() const override { return totals_table(m_comparisons); }

@@ -444,6 +444,19 @@ TEST_CASE("config options are refused for a network YAML, and a bad --phase is n
   check_usage_error(
       run_cli({source_path("examples/configs/gpt2.json"), "--gpu", "v100", "--phase", "generate"}),
       {"unknown --phase `generate`", "prefill or decode"});
+  check_usage_error(run_cli({alexnet, "--gpu", "v100", "--quantization", "w4a16"}),
+                    {"--quantization applies to a model config"});
+  const std::string llama = source_path("examples/configs/llama-3-8b.json");
+  check_usage_error(run_cli({llama, "--gpu", "h100", "--quantization", "int3"}),
+                    {"unknown --quantization `int3`", "w8a16, w4a16 or fp8"});
+  check_usage_error(run_cli({llama, "--gpu", "h100", "--kv-cache-dtype", "fp32"}),
+                    {"unknown --kv-cache-dtype `fp32`"});
+  check_usage_error(
+      run_cli({llama, "--gpu", "h100", "--kv-cache-dtype", "fp8", "--unfused-attention"}),
+      {"--kv-cache-dtype needs fused attention"});
+  // fp8 GEMMs on a GPU without fp8 tensor cores are refused, naming the layer.
+  check_usage_error(run_cli({llama, "--gpu", "a100", "--quantization", "fp8"}),
+                    {"decoder_layer/q_proj", "no fp8 rate"});
 }
 
 TEST_CASE("a model config analyses, and --emit-yaml writes the network it built") {
