@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "roofline/interconnect.hpp"
 #include "roofline/model_parameters.hpp"
 #include "roofline/precision.hpp"
 
@@ -34,6 +35,8 @@ struct gpu_spec {
   double l2_bytes = 0;
   double tdp_w = 0;
   std::optional<double> price_per_hour_usd;
+  /// Its links to the host's other GPUs (NVLink, else PCIe), as the datasheet gives them.
+  std::optional<interconnect_spec> interconnect;
   std::map<precision, peak_rate> peaks;
   /// The GEMM model's parameters for this GPU: its architecture's (specs/arch/<architecture>.yaml,
   /// generic defaults where none was fitted), then what its own file overrides (as resolved by

@@ -43,6 +43,9 @@ struct config_options {
   std::optional<roofline::quantization> quantization;
   /// The KV cache's format (an fp8 cache); unset: the config's dtype.
   std::optional<roofline::precision> kv_cache;
+  /// Tensor parallelism over this many GPUs (Megatron's split of each block): the network is
+  /// one GPU's share, with the all-reduces between them.
+  int tensor_parallel = 1;
 };
 
 /// The network of a config (`model_type` llama, mistral, mixtral, qwen2, qwen2_moe, gemma, gpt2

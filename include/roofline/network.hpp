@@ -97,6 +97,14 @@ struct memory_layer {
   std::optional<std::int64_t> features; ///< elements per row (rows = batch·seq_len)
 };
 
+/// The sum of one tensor over the `gpus` a tensor-parallel layer is sharded over (Megatron's
+/// all-reduce after a row-parallel layer): every GPU sends and receives its partial result.
+struct all_reduce_layer {
+  int gpus = 2;
+  std::optional<std::int64_t> features; ///< elements per row (rows = batch·seq_len); else the
+                                        ///< previous layer's output
+};
+
 /// Max or average pooling over a [channels, H, W] map per sample.
 struct pool_layer {
   memory_op_kind kind{}; ///< maxpool or avgpool
@@ -120,7 +128,7 @@ struct layer {
   std::optional<quantized_weights> weights;
   source_location where;
   std::variant<linear_layer, matmul_layer, conv2d_layer, attention_layer, moe_layer, memory_layer,
-               pool_layer, repeat_block>
+               all_reduce_layer, pool_layer, repeat_block>
       body;
 };
 

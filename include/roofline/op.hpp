@@ -20,6 +20,8 @@ std::string_view to_string(pass p);
 
 /// The kind of a fused attention op.
 inline constexpr std::string_view fused_attention_kind = "attention";
+/// The kind of an all-reduce between the GPUs a layer is sharded over (tensor parallelism).
+inline constexpr std::string_view all_reduce_kind = "all_reduce";
 
 /// One kernel-sized piece of work a network lowers to: a GEMM, a memory-bound op, or a fused
 /// attention kernel.
@@ -37,10 +39,13 @@ struct op {
   /// A mixture of experts' expert GEMM: its M and batch_count follow the routing (the experts a
   /// batch reaches), not the batch alone.
   bool routed = false;
+  int gpus = 1; ///< an all-reduce: the GPUs it spans (its `bytes`: the message, per GPU)
 
   bool is_gemm() const noexcept { return gemm.has_value(); }
   /// A fused attention kernel (its kind: fused_attention_kind).
   bool is_fused_attention() const noexcept { return kind == fused_attention_kind; }
+  /// An all-reduce between GPUs (its kind: all_reduce_kind): time on the links, not the SMs.
+  bool is_all_reduce() const noexcept { return kind == all_reduce_kind; }
   /// The unit whose peak holds it: its precision's for GEMMs and fused attention (tensor cores
   /// where the precision has them), the CUDA cores' fp32 for memory-bound ops.
   roofline::precision unit() const noexcept {

@@ -3,6 +3,7 @@
 
 #include "roofline/gemm_model.hpp"
 #include "roofline/gpu_spec.hpp"
+#include "roofline/interconnect.hpp"
 #include "roofline/host_floor.hpp"
 #include "roofline/model_parameters.hpp"
 #include "roofline/op.hpp"
@@ -15,7 +16,9 @@
 namespace roofline {
 
 /// Which resource limits an op: DRAM bandwidth or arithmetic.
-enum class bound { memory, compute };
+/// What holds an op back: DRAM bandwidth, the peak rate, or (an all-reduce) the links between
+/// GPUs.
+enum class bound { memory, compute, communication };
 
 std::string_view to_string(bound b);
 
@@ -29,6 +32,8 @@ struct model_options {
   std::optional<model_parameters> parameters;
   /// The host's cost of issuing calls; unset: typical_host_floor().
   std::optional<roofline::host_floor> host;
+  /// NCCL's all-reduce measured on this host; unset: the spec's links (modelled_all_reduce_s).
+  std::optional<all_reduce_table> all_reduce;
 };
 
 /// What the model says of one op on one GPU.
@@ -84,6 +89,7 @@ public:
 
 private:
   prediction compute(const op &o, reasons why) const;
+  prediction all_reduce(const op &o, reasons why) const;
 
   gpu_spec m_spec;
   gpu_spec m_basis; ///< model_basis(m_spec): the numbers the GEMM model's parameters go with

@@ -180,7 +180,7 @@ std::int64_t positive_from(const std::string &text, const std::string &option) {
 /// What the command line says of a model config (a .json network file).
 struct config_choice {
   std::string phase, emit_yaml, quantization, kv_cache_dtype;
-  std::int64_t seq_len = 0, kv_len = 0;
+  std::int64_t seq_len = 0, kv_len = 0, tensor_parallel = 0;
   bool last_logits = false, unfused_attention = false;
 };
 
@@ -197,7 +197,8 @@ roofline::network read_network(const std::string &file, const config_choice &con
           std::pair{!config.emit_yaml.empty(), "--emit-yaml"},
           std::pair{config.unfused_attention, "--unfused-attention"},
           std::pair{!config.quantization.empty(), "--quantization"},
-          std::pair{!config.kv_cache_dtype.empty(), "--kv-cache-dtype"}})
+          std::pair{!config.kv_cache_dtype.empty(), "--kv-cache-dtype"},
+          std::pair{config.tensor_parallel > 0, "--tp"}})
       if (given)
         throw roofline::input_error(std::string(option) +
                                     " applies to a model config (a .json file), not to a network "
@@ -248,6 +249,11 @@ roofline::network read_network(const std::string &file, const config_choice &con
                                   "read keys and values in the layer's precision");
     options.kv_cache = p;
   }
+  if (config.tensor_parallel > 1024)
+    throw roofline::input_error("--tp " + std::to_string(config.tensor_parallel) +
+                                ": tensor parallelism is modelled over at most 1024 GPUs");
+  if (config.tensor_parallel > 0)
+    options.tensor_parallel = static_cast<int>(config.tensor_parallel);
   roofline::network net = roofline::load_model_config(file, options);
   if (!config.emit_yaml.empty()) {
     output.network_yaml_file = config.emit_yaml;
@@ -417,6 +423,11 @@ int run(int argc, char **argv) {
                        "(weight-only int8 or int4) or fp8 GEMMs, whatever the config says");
     command.add_option("--kv-cache-dtype", config.kv_cache_dtype,
                        "with a config.json: the KV cache's format (fp16, bf16, fp8, int8)");
+    command
+        .add_option("--tp", config.tensor_parallel,
+                    "with a config.json: tensor parallelism over this many GPUs (one GPU's share "
+                    "of each block, and the all-reduces between them)")
+        ->check(positive_integer);
     command.add_option("--emit-yaml", config.emit_yaml,
                        "with a config.json: also write the network it builds as YAML to this file");
   };

@@ -34,6 +34,8 @@ analysis analyze_ops(std::string name, std::vector<op> ops, const perf_model &mo
       t.launch_bound_time_s += entry.total_time_s;
       ++t.launch_bound_ops;
     }
+    if (entry.op.is_all_reduce())
+      t.communication_time_s += entry.total_time_s;
     if (entry.op.is_gemm()) {
       t.gemm_time_s += entry.total_time_s;
       if (__builtin_add_overflow(t.gemm_count, entry.op.count, &t.gemm_count))
@@ -45,6 +47,7 @@ analysis analyze_ops(std::string name, std::vector<op> ops, const perf_model &mo
   if (r.totals.time_s > 0) {
     r.totals.memory_bound_share = r.totals.memory_bound_time_s / r.totals.time_s;
     r.totals.launch_bound_share = r.totals.launch_bound_time_s / r.totals.time_s;
+    r.totals.communication_share = r.totals.communication_time_s / r.totals.time_s;
     for (analysed_op &entry : r.ops)
       entry.time_share = entry.total_time_s / r.totals.time_s;
   }

@@ -146,7 +146,7 @@ gpu_spec parse_gpu_spec(std::string_view yaml_text, const std::string &origin) {
                      {"name", "aliases", "display_name", "architecture", "compute_capability",
                       "sm_count", "boost_clock_mhz", "memory_gb", "memory_type",
                       "dram_bandwidth_gb_per_s", "l2_cache_mb", "tdp_w", "price_per_hour_usd",
-                      "peak_tflop_per_s", "model"});
+                      "interconnect", "peak_tflop_per_s", "model"});
   gpu_spec spec;
   spec.origin = origin;
   spec.name = doc.string("name");
@@ -167,6 +167,19 @@ gpu_spec parse_gpu_spec(std::string_view yaml_text, const std::string &origin) {
       doc.positive_number("l2_cache_mb") * 1024.0 * 1024.0; // NVIDIA's "MB" of cache are MiB
   spec.tdp_w = doc.positive_number("tdp_w");
   spec.price_per_hour_usd = doc.optional_positive_number("price_per_hour_usd");
+  if (doc.has("interconnect")) {
+    const yaml_map links(doc.required("interconnect"), origin, "GPU spec `interconnect`",
+                         {"kind", "links", "gb_per_s", "pcie_gb_per_s"});
+    interconnect_spec ic;
+    ic.kind = links.string("kind");
+    const std::int64_t count = links.non_negative_int_or("links", 0);
+    if (count > 1000)
+      links.fail("links", "`links` = " + std::to_string(count) + " is not a plausible link count");
+    ic.links = static_cast<int>(count);
+    ic.bytes_per_s = links.positive_number("gb_per_s") * 1e9;
+    ic.pcie_bytes_per_s = links.positive_number("pcie_gb_per_s") * 1e9;
+    spec.interconnect = ic;
+  }
 
   std::vector<std::string> precision_names;
   for (precision p : all_precisions)

@@ -386,6 +386,33 @@ private:
       m_previous = {elements};
   }
 
+  void lower(const context &ctx, const all_reduce_layer &layer) {
+    std::int64_t elements = m_previous.elements;
+    if (layer.features)
+      elements = product(ctx, {m_rows, *layer.features}, "its element count");
+    else if (elements == 0)
+      throw input_error(ctx.where, "layer `" + ctx.path +
+                                       "` (all_reduce): no earlier layer gives its size; add "
+                                       "`features` (elements per row of batch·seq_len rows)");
+    op result;
+    result.layer = ctx.path;
+    result.kind = std::string(all_reduce_kind);
+    result.precision = ctx.prec;
+    result.elements = elements;
+    result.count = ctx.count;
+    result.gpus = layer.gpus;
+    result.bytes = product(ctx, {elements, element_bytes(ctx.prec)}, "its byte count");
+    result.where = ctx.where;
+    m_forward.push_back(result);
+    if (training()) { // the backward pass all-reduces the input gradient of the column-parallel
+                      // layer before it: the same size
+      result.pass = pass::data_grad;
+      m_backward.push_back({result});
+    }
+    if (layer.features)
+      m_previous = {elements};
+  }
+
   void lower(const context &ctx, const pool_layer &pool) {
     const std::string kind(to_string(pool.kind));
     const auto channels = pool.channels ? pool.channels : m_previous.channels;

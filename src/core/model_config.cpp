@@ -8,6 +8,7 @@
 #include "yaml_reader.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -55,7 +56,57 @@ struct transformer_shape {
   /// A mixture of experts in place of the MLP: `experts` of `expert_intermediate` width, `top_k`
   /// per token, and (Qwen2-MoE) a shared expert every token runs; none when `experts` is 0.
   std::int64_t experts = 0, top_k = 0, expert_intermediate = 0, shared_intermediate = 0;
+  int tensor_parallel = 1; ///< the widths above are one GPU's share of this many
 };
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return a / b + (a % b != 0);
+}
+
+/// `s` split over `gpus` as Megatron splits a block: attention heads (and key/value heads; when
+/// fewer than the GPUs, each GPU holds one, replicated), the MLP's and each expert's inner width,
+/// and the vocabulary, each GPU taking its share (the largest, where a width does not divide).
+/// Notes in `notes` what a reader must know.
+transformer_shape sharded(transformer_shape s, int gpus, const yaml_map &map,
+                          std::vector<std::string> &notes) {
+  if (gpus <= 1)
+    return s;
+  if (s.heads % gpus != 0)
+    map.fail("num_attention_heads",
+             fmt::format("the {} attention heads do not split over {} GPUs", s.heads, gpus));
+  if (s.kv_heads % gpus != 0 && gpus % s.kv_heads != 0)
+    map.fail("num_key_value_heads",
+             fmt::format("the {} key/value heads neither split over {} GPUs nor replicate "
+                         "evenly on them",
+                         s.kv_heads, gpus));
+  const std::int64_t kv_heads = s.kv_heads >= gpus ? s.kv_heads / gpus : 1;
+  std::vector<std::string> uneven;
+  const auto share = [&](std::int64_t &width, const char *name) {
+    if (width % gpus != 0)
+      uneven.push_back(fmt::format("{} {} (each GPU takes {})", name, width, ceil_div(width, gpus)));
+    width = ceil_div(width, gpus);
+  };
+  share(s.intermediate, "the MLP's width");
+  if (s.expert_intermediate > 0)
+    share(s.expert_intermediate, "each expert's width");
+  if (s.shared_intermediate > 0)
+    share(s.shared_intermediate, "the shared expert's width");
+  share(s.vocab, "the vocabulary");
+  notes.push_back(fmt::format(
+      "tensor parallel over {} GPUs (Megatron's split): every shape, weight and cache below is one "
+      "GPU's: {} of {} attention heads, {} key/value head{}{}, the MLP{} and the LM head split by "
+      "width; an all-reduce of the hidden state follows each block's attention and MLP, and the "
+      "embedding lookup; gathering the logits is left out{}",
+      gpus, s.heads / gpus, s.heads, kv_heads, kv_heads == 1 ? "" : "s",
+      s.kv_heads < gpus ? fmt::format(" (the {} are replicated)", s.kv_heads) : std::string{},
+      s.experts > 0 ? "'s experts" : "",
+      uneven.empty() ? "" : "; " + fmt::format("{}", fmt::join(uneven, ", ")) + " do not divide evenly"));
+  s.heads /= gpus;
+  s.kv_heads = kv_heads;
+  s.tensor_parallel = gpus;
+  return s;
+}
+
 
 const std::vector<std::string> model_types{"llama",     "mistral", "mixtral", "qwen2",
                                            "qwen2_moe", "gemma",   "gpt2",    "bert"};
@@ -327,6 +378,12 @@ std::vector<layer> block_of(const transformer_shape &s, const attention_layer &a
   }
   block.push_back(make("self_attn", attention));
   block.push_back(linear("o_proj", q_width, s.hidden));
+  // Row-parallel layers leave partial sums on every GPU: summed before the residual add.
+  const auto all_reduce = [&](std::string name) {
+    if (s.tensor_parallel > 1)
+      block.push_back(make(std::move(name), all_reduce_layer{s.tensor_parallel, s.hidden}));
+  };
+  all_reduce("attn_all_reduce");
   block.push_back(memory("attn_add", memory_op_kind::add, s.hidden));
   norm(s.encoder ? "attn_norm" : s.fused_qkv ? "ln_2" : "post_norm");
   // The MLP, gated (gate and up, then down) or plain (up, then down), `width` wide.
@@ -356,6 +413,7 @@ std::vector<layer> block_of(const transformer_shape &s, const attention_layer &a
   } else {
     mlp("", s.intermediate);
   }
+  all_reduce("mlp_all_reduce");
   block.push_back(memory("mlp_add", memory_op_kind::add, s.hidden));
   if (s.encoder)
     norm("mlp_norm");
@@ -372,7 +430,9 @@ network network_from_config(std::string_view json_text, const std::string &origi
                                       "`hidden_size`, ...; got " +
                                           detail::describe(root));
   config_reader config(root, origin);
-  const transformer_shape s = shape_of(config);
+  std::vector<std::string> sharding_notes;
+  const transformer_shape s =
+      sharded(shape_of(config), options.tensor_parallel, config.map(), sharding_notes);
   const bool decode = options.phase == inference_phase::decode;
   if (decode && s.encoder)
     config.map().fail("model_type",
@@ -404,6 +464,9 @@ network network_from_config(std::string_view json_text, const std::string &origi
   const linear_quantization quantized = quantization_of(config, options.quantization);
   if (options.kv_cache)
     attention.kv_precision = options.kv_cache;
+  // Megatron's vocabulary-parallel embedding sums its shares of the looked-up rows.
+  if (s.tensor_parallel > 1)
+    net.layers.push_back(make("embed_all_reduce", all_reduce_layer{s.tensor_parallel, s.hidden}));
   repeat_block blocks;
   blocks.times = s.layers;
   blocks.layers = block_of(s, attention);
@@ -432,6 +495,7 @@ network network_from_config(std::string_view json_text, const std::string &origi
                               static_cast<double>(s.hidden) * element_bytes(s.precision);
   if (config.optional_string("torch_dtype").empty())
     net.notes.push_back("the config names no `torch_dtype`: fp16 assumed");
+  net.notes.insert(net.notes.end(), sharding_notes.begin(), sharding_notes.end());
   if (!s.encoder) {
     net.layers.push_back(memory("final_norm", s.norm, s.hidden));
     if (!decode && options.last_logits)
@@ -524,6 +588,11 @@ void write_layers(std::string &out, const std::vector<layer> &layers, int indent
               out += fmt::format(", window: {}", body.window);
             if (body.kv_precision)
               out += fmt::format(", kv_precision: {}", to_string(*body.kv_precision));
+            out += precision + "}\n";
+          } else if constexpr (std::is_same_v<body_type, all_reduce_layer>) {
+            out += fmt::format("{}- {{name: {}, type: all_reduce, gpus: {}", pad, name, body.gpus);
+            if (body.features)
+              out += fmt::format(", features: {}", *body.features);
             out += precision + "}\n";
           } else if constexpr (std::is_same_v<body_type, moe_layer>) {
             out +=

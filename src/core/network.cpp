@@ -34,7 +34,7 @@ std::string scalar_or_empty(const std::optional<detail::yaml_node> &value) {
 
 /// The GEMM layers, then every memory op.
 const std::vector<std::string> layer_types = [] {
-  std::vector<std::string> types{"linear", "matmul", "conv2d", "attention"};
+  std::vector<std::string> types{"linear", "matmul", "conv2d", "attention", "moe", "all_reduce"};
   for (std::string_view name : memory_op_names())
     types.emplace_back(name);
   return types;
@@ -235,6 +235,16 @@ private:
         moe.activation = *parse_memory_op_kind(activation);
       }
       result.body = moe;
+      finish(result, map);
+    } else if (type == "all_reduce") {
+      const yaml_map map(item, m_file, typed_context, with_common_keys({"gpus", "features"}));
+      all_reduce_layer all_reduce;
+      const std::int64_t gpus = map.positive_int("gpus");
+      if (gpus < 2 || gpus > 1024)
+        map.fail("gpus", fmt::format("`gpus` = {}: an all-reduce spans 2 to 1024 GPUs", gpus));
+      all_reduce.gpus = static_cast<int>(gpus);
+      all_reduce.features = map.optional_positive_int("features");
+      result.body = all_reduce;
       finish(result, map);
     } else if (type == "maxpool" || type == "avgpool") {
       const yaml_map map(item, m_file, typed_context,

@@ -12,7 +12,12 @@
 namespace roofline {
 
 std::string_view to_string(bound b) {
-  return b == bound::memory ? "memory" : "compute";
+  switch (b) {
+  case bound::memory: return "memory";
+  case bound::compute: return "compute";
+  case bound::communication: return "communication";
+  }
+  return "?";
 }
 
 namespace {
@@ -23,6 +28,7 @@ namespace {
 struct op_key {
   std::int64_t m = 0, n = 0, k = 0, batch_count = 0, flops = 0, bytes = 0;
   std::int64_t weight_bits = 0, weight_group = 0; ///< quantized weights; 0: none
+  std::int64_t all_reduce_gpus = 0;               ///< an all-reduce's; 0: not one
   precision p = precision::fp16;
   bool gemm = false, attention = false;
   reasons why = reasons::with;
@@ -30,6 +36,7 @@ struct op_key {
   bool operator==(const op_key &o) const {
     return m == o.m && n == o.n && k == o.k && batch_count == o.batch_count && flops == o.flops &&
            bytes == o.bytes && weight_bits == o.weight_bits && weight_group == o.weight_group &&
+           all_reduce_gpus == o.all_reduce_gpus &&
            p == o.p && gemm == o.gemm && attention == o.attention && why == o.why;
   }
 };
@@ -42,6 +49,7 @@ struct op_key_hash {
           static_cast<std::uint64_t>(key.k), static_cast<std::uint64_t>(key.batch_count),
           static_cast<std::uint64_t>(key.flops), static_cast<std::uint64_t>(key.bytes),
           static_cast<std::uint64_t>(key.weight_bits * 1000003 + key.weight_group),
+          static_cast<std::uint64_t>(key.all_reduce_gpus),
           static_cast<std::uint64_t>(key.p) * 8 + key.attention * 4 + key.gemm * 2 +
               (key.why == reasons::with)}) {
       h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
@@ -73,6 +81,7 @@ op_key key_of(const op &o, reasons why) {
     key = key_of(*o.gemm, o.precision, why);
   key.why = why;
   key.attention = o.is_fused_attention();
+  key.all_reduce_gpus = o.is_all_reduce() ? o.gpus : 0;
   key.flops = o.flops;
   key.bytes = o.bytes;
   key.p = o.precision;
@@ -159,6 +168,8 @@ prediction perf_model::predict(const op &o, reasons why) const {
 }
 
 prediction perf_model::compute(const op &o, reasons why) const {
+  if (o.is_all_reduce())
+    return all_reduce(o, why);
   const precision unit = o.unit();
   prediction result;
   result.peak_flop_per_s = m_spec.peak_flop_per_s(unit, m_options.sparse);
@@ -220,6 +231,35 @@ prediction perf_model::compute(const op &o, reasons why) const {
         "launch-bound: the host needs {:.1f} µs to issue it{}, the GPU {:.1f} µs to run it",
         result.host_floor_s * 1e6, m_host.measured ? "" : " (typical host)",
         result.device_time_s * 1e6));
+  return result;
+}
+
+prediction perf_model::all_reduce(const op &o, reasons why) const {
+  if (!m_spec.interconnect)
+    throw input_error(o.where, "layer `" + o.layer + "`: the " + m_spec.name +
+                                   " spec gives no `interconnect`, which an all-reduce needs");
+  const interconnect_spec &links = *m_spec.interconnect;
+  prediction result;
+  result.bound = bound::communication;
+  result.roofline_time_s = all_reduce_bound_s(o.bytes, o.gpus, links);
+  const std::optional<double> measured =
+      m_options.all_reduce ? measured_all_reduce_s(o.bytes, o.gpus, *m_options.all_reduce)
+                           : std::nullopt;
+  result.device_time_s = measured ? *measured : modelled_all_reduce_s(o.bytes, o.gpus, links);
+  // NCCL's launch: a kernel per GPU, issued by the host like any other.
+  result.host_floor_s = m_options.roofline_only ? 0 : m_host.kernel_launch_s;
+  if (m_options.roofline_only)
+    result.device_time_s = result.roofline_time_s;
+  result.launch_bound = result.host_floor_s > result.device_time_s;
+  result.time_s = std::max(result.device_time_s, result.host_floor_s);
+  if (why == reasons::with)
+    result.factors.push_back(
+        measured ? fmt::format("all-reduce over {} GPUs: NCCL measured on this host ({})", o.gpus,
+                               m_options.all_reduce->library)
+                 : fmt::format("all-reduce over {} GPUs: {} at {:.0f}% of {:.0f} GB/s a direction "
+                               "plus {:.0f} µs (typical, not measured)",
+                               o.gpus, links.kind, 100 * all_reduce_link_efficiency,
+                               links.bytes_per_s / 1e9, all_reduce_latency_s * 1e6));
   return result;
 }
 

@@ -119,8 +119,12 @@ text_table ops_table(const analysis &r) {
         {std::to_string(o.count)},
         {significant(static_cast<double>(o.flops) / 1e9), raw(o.flops)},
         {significant(static_cast<double>(o.bytes) / 1e6), raw(o.bytes)},
-        {significant(o.arithmetic_intensity()), raw(o.arithmetic_intensity())},
-        {significant(p.ridge_intensity) + (p.sparse_peak ? "*" : ""), raw(p.ridge_intensity)},
+        o.is_all_reduce() ? detail::cell{"—"}
+                          : detail::cell{significant(o.arithmetic_intensity()),
+                                      raw(o.arithmetic_intensity())},
+        o.is_all_reduce() ? detail::cell{"—"}
+                          : detail::cell{significant(p.ridge_intensity) + (p.sparse_peak ? "*" : ""),
+                                      raw(p.ridge_intensity)},
         {std::string(to_string(p.bound)), {}, memory ? tone::warn : tone::good},
         {duration(p.roofline_time_s), raw(p.roofline_time_s * 1e6)},
         {duration(p.device_time_s), raw(p.device_time_s * 1e6)},
@@ -419,12 +423,16 @@ std::string serving_line(const analysis &a) {
 
 std::string totals_line(const analysis &r) {
   const step_totals &t = r.totals;
+  const std::string communication =
+      t.communication_time_s > 0
+          ? fmt::format(" · {} in all-reduces between GPUs", percent(t.communication_share))
+          : std::string{};
   return fmt::format(
       "total: {} per step ({} on the GPU) · {} GFLOP · {} GB · {} of time memory-bound · {} "
-      "launch-bound · {} GEMM runs, {} distinct ops",
+      "launch-bound{} · {} GEMM runs, {} distinct ops",
       duration(t.time_s), duration(t.device_time_s), significant(t.flops / 1e9),
       significant(t.bytes / 1e9), percent(t.memory_bound_share), percent(t.launch_bound_share),
-      t.gemm_count, t.op_count);
+      communication, t.gemm_count, t.op_count);
 }
 
 std::string notes_line(const analysis &r) {
@@ -683,6 +691,8 @@ public:
                         w.field("launch_bound_ops", t.launch_bound_ops);
                         w.field("gemm_time_us", t.gemm_time_s * 1e6);
                         w.field("gemm_count", t.gemm_count);
+                        w.field("communication_time_us", t.communication_time_s * 1e6);
+                        w.field("communication_share", t.communication_share);
                         w.field("op_count", t.op_count);
                         w.end_object();
                       }});

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+// How the GPUs of one host talk to each other, and what an all-reduce between them costs: from
+// the datasheet's links, or from NCCL measured on the host.
+namespace roofline {
+
+/// A GPU's links to its peers, as its datasheet gives them (per GPU, per direction).
+struct interconnect_spec {
+  std::string kind;               ///< "nvlink4", "pcie5", ...
+  int links = 0;                  ///< NVLink links per GPU; 0 for PCIe only
+  double bytes_per_s = 0;         ///< all links together, one direction
+  double pcie_bytes_per_s = 0;    ///< the PCIe fallback (x16), one direction
+};
+
+/// One all-reduce timed on the host: `bytes` per GPU reduced over all of them.
+struct all_reduce_sample {
+  std::int64_t bytes = 0;
+  double time_s = 0; ///< the slowest GPU's, median of the runs
+};
+
+/// NCCL's all-reduce over a host's GPUs, measured for a range of sizes (`roofline-advise device
+/// --measure` on a host with two or more GPUs).
+struct all_reduce_table {
+  int gpus = 0;
+  std::string precision = "bf16"; ///< of the elements reduced (summed)
+  std::string library;            ///< "NCCL 2.27.7"
+  std::string origin;             ///< what measured it, where and when
+  std::vector<all_reduce_sample> samples; ///< by increasing bytes
+};
+
+/// Algorithm bandwidth, bytes / time: what nccl-tests calls algbw.
+double algorithm_bandwidth(std::int64_t bytes, double time_s);
+
+/// Bus bandwidth, algbw · 2(N − 1) / N: the bytes each GPU's links carry per second in a ring
+/// all-reduce over N GPUs (nccl-tests' busbw), comparable with the links' bandwidth.
+double bus_bandwidth(std::int64_t bytes, double time_s, int gpus);
+
+/// The datasheet bound of an all-reduce of `bytes` over `gpus`: a ring moves 2(N − 1)/N of them
+/// over each GPU's links, at their bandwidth (one direction).
+double all_reduce_bound_s(std::int64_t bytes, int gpus, const interconnect_spec &links);
+
+/// An all-reduce's time without a measured table: the bound at `link_efficiency` of the links'
+/// bandwidth, plus a fixed `latency_s`. Typical values, not fitted here (docs/benchmarks.md
+/// compares them with NCCL measured on two H200s).
+inline constexpr double all_reduce_link_efficiency = 0.8;
+inline constexpr double all_reduce_latency_s = 15e-6;
+double modelled_all_reduce_s(std::int64_t bytes, int gpus, const interconnect_spec &links);
+
+/// An all-reduce's time from a measured table over the same number of GPUs: interpolated
+/// log-log between the sizes measured; below the smallest, the smallest's time (the latency
+/// floor); above the largest, at the largest's bus bandwidth. nullopt for another GPU count or
+/// an empty table.
+std::optional<double> measured_all_reduce_s(std::int64_t bytes, int gpus,
+                                            const all_reduce_table &table);
+
+} // namespace roofline

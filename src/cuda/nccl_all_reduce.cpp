@@ -1,0 +1,543 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "nccl_all_reduce.hpp"
+
+#include "cuda_check.hpp"
+#include "device_buffer.hpp"
+#include "kernels.hpp"
+#include "roofline/cuda/cuda_error.hpp"
+#include "roofline/cuda/device.hpp"
+#include "roofline/error.hpp"
+
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <link.h>
+#include <nccl.h> // the types and prototypes only: libnccl is loaded at run time, never linked
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <exception>
+#include <limits>
+#include <memory>
+#include <type_traits>
+
+namespace roofline::cuda {
+
+namespace detail {
+
+/// NCCL's statuses go through ROOFLINE_CUDA_CHECK like the rest of the CUDA family (defined below;
+/// only NCCL's functions return one, so NCCL is loaded whenever it is called).
+void check(ncclResult_t status, const char *expression, const char *file, int line);
+
+} // namespace detail
+
+namespace {
+
+using detail::device_buffer;
+using kernels::element_type;
+
+constexpr int warmup_iterations = 5;
+constexpr int timed_runs = 15;
+// A run of a millisecond or more keeps the events' resolution (~0.5 µs) and the launch jitter
+// small against what is measured. Runs aim at 2 ms: the estimates run high for small sizes, where
+// a run's first call waits for the host. The cap bounds a run when an estimate is off.
+constexpr double target_run_s = 2e-3;
+constexpr int max_iterations = 1000;
+// Where the result is checked: runs of elements spread over the whole buffer, since each GPU
+// reduces its own slice of it.
+constexpr std::size_t check_run = 512;
+constexpr std::size_t check_runs = 8;
+
+// ---------------------------------------------------------------- NCCL, loaded at run time
+
+/// The NCCL functions used here, resolved from the library loaded.
+struct nccl_api {
+  std::string path;
+  int version = 0; ///< as NCCL_VERSION_CODE
+  decltype(&ncclGetVersion) get_version = nullptr;
+  decltype(&ncclGetErrorString) get_error_string = nullptr;
+  decltype(&ncclGetLastError) get_last_error = nullptr;
+  decltype(&ncclCommInitAll) comm_init_all = nullptr;
+  decltype(&ncclCommDestroy) comm_destroy = nullptr;
+  decltype(&ncclCommAbort) comm_abort = nullptr;
+  decltype(&ncclCommGetAsyncError) comm_get_async_error = nullptr;
+  decltype(&ncclGroupStart) group_start = nullptr;
+  decltype(&ncclGroupEnd) group_end = nullptr;
+  decltype(&ncclAllReduce) all_reduce = nullptr;
+};
+
+/// "2.28.9" from a version code: major·10000 + minor·100 + patch from 2.9 on, major·1000 +
+/// minor·100 + patch before (nccl.h's NCCL_VERSION).
+std::string version_text(int code) {
+  const bool wide = code >= 10000;
+  const int major = wide ? code / 10000 : code / 1000;
+  const int minor = wide ? code / 100 % 100 : code / 100 % 10;
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(code % 100);
+}
+
+std::string joined(const std::vector<std::string> &parts, const char *separator) {
+  std::string text;
+  for (const std::string &part : parts)
+    text += (text.empty() ? "" : separator) + part;
+  return text;
+}
+
+/// The files to try after the loader's own search: libnccl.so.2 in each library directory of the
+/// CUDA toolkit this was built with (ROOFLINE_CUDA_LIBRARY_DIRS, ':'-separated, from CMake).
+std::vector<std::string> toolkit_candidates() {
+  std::vector<std::string> files;
+  const std::string directories = ROOFLINE_CUDA_LIBRARY_DIRS;
+  std::size_t begin = 0;
+  while (begin <= directories.size()) {
+    const std::size_t end = std::min(directories.find(':', begin), directories.size());
+    if (end > begin)
+      files.push_back(directories.substr(begin, end - begin) + "/libnccl.so.2");
+    begin = end + 1;
+  }
+  return files;
+}
+
+template <class Function>
+void resolve(void *library, const std::string &path, const char *name, Function &function) {
+  function = reinterpret_cast<Function>(dlsym(library, name));
+  if (!function)
+    throw error(path + " has no " + name + ": measuring an all-reduce needs NCCL 2.13 or newer");
+}
+
+/// Loads NCCL and resolves what is used. The library is never closed: NCCL keeps threads and
+/// thread-local state, and unloading it from under them would crash the process later.
+nccl_api open_nccl() {
+  std::vector<std::string> tried;
+  auto open = [&tried](const std::string &file) -> void * {
+    dlerror();
+    void *library = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!library) {
+      // dlerror names the file it failed on: ours, or a library ours needs.
+      const char *reason = dlerror();
+      const std::string text = reason ? reason : "unknown dlopen error";
+      tried.push_back(text.rfind(file, 0) == 0 ? text : file + ": " + text);
+    }
+    return library;
+  };
+  void *library = nullptr;
+  std::string file;
+  if (const char *chosen = std::getenv("ROOFLINE_NCCL_LIBRARY"); chosen && *chosen) {
+    // A library named by the user is that one or none: falling back would measure another NCCL.
+    file = chosen;
+    library = open(file);
+    if (!library)
+      throw error("cannot load NCCL from ROOFLINE_NCCL_LIBRARY: " + tried.front());
+  } else {
+    std::vector<std::string> candidates{"libnccl.so.2"}; // the loader's path, LD_LIBRARY_PATH
+    for (std::string &candidate : toolkit_candidates())
+      candidates.push_back(std::move(candidate));
+    for (const std::string &candidate : candidates)
+      if ((library = open(candidate))) {
+        file = candidate;
+        break;
+      }
+    if (!library)
+      throw error("cannot load NCCL, which measuring an all-reduce needs; tried " +
+                  joined(tried, "; ") +
+                  ". Set ROOFLINE_NCCL_LIBRARY to a libnccl.so.2 (e.g. a pip wheel's "
+                  "nvidia/nccl/lib/libnccl.so.2)");
+  }
+
+  nccl_api api;
+  api.path = file;
+  link_map *map = nullptr;
+  if (dlinfo(library, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name && *map->l_name)
+    api.path = map->l_name; // where the loader found it
+  resolve(library, api.path, "ncclGetVersion", api.get_version);
+  if (api.get_version(&api.version) != ncclSuccess)
+    throw error("ncclGetVersion failed in " + api.path);
+  resolve(library, api.path, "ncclGetErrorString", api.get_error_string);
+  resolve(library, api.path, "ncclGetLastError", api.get_last_error);
+  resolve(library, api.path, "ncclCommInitAll", api.comm_init_all);
+  resolve(library, api.path, "ncclCommDestroy", api.comm_destroy);
+  resolve(library, api.path, "ncclCommAbort", api.comm_abort);
+  resolve(library, api.path, "ncclCommGetAsyncError", api.comm_get_async_error);
+  resolve(library, api.path, "ncclGroupStart", api.group_start);
+  resolve(library, api.path, "ncclGroupEnd", api.group_end);
+  resolve(library, api.path, "ncclAllReduce", api.all_reduce);
+  return api;
+}
+
+/// NCCL, loaded on first use (once per process; a failed load is tried again on the next call).
+const nccl_api &nccl() {
+  static const nccl_api api = open_nccl();
+  return api;
+}
+
+// ---------------------------------------------------------------- owners
+
+struct stream_deleter {
+  void operator()(cudaStream_t stream) const { cudaStreamDestroy(stream); }
+};
+struct event_deleter {
+  void operator()(cudaEvent_t event) const { cudaEventDestroy(event); }
+};
+using stream_ptr = std::unique_ptr<std::remove_pointer_t<cudaStream_t>, stream_deleter>;
+using event_ptr = std::unique_ptr<std::remove_pointer_t<cudaEvent_t>, event_deleter>;
+
+/// Restores the calling thread's current GPU, which the sweep changes.
+class device_restorer {
+public:
+  device_restorer() { ROOFLINE_CUDA_CHECK(cudaGetDevice(&m_device)); }
+  ~device_restorer() { cudaSetDevice(m_device); } // in a destructor: nothing to report to
+  device_restorer(const device_restorer &) = delete;
+  device_restorer &operator=(const device_restorer &) = delete;
+
+private:
+  int m_device = 0;
+};
+
+/// One communicator per GPU (ncclCommInitAll). Destroyed when done; aborted when an exception
+/// unwinds past them, since an operation that failed may never finish and a destroy would wait.
+class communicators {
+public:
+  explicit communicators(int gpus) : m_comms(static_cast<std::size_t>(gpus), nullptr) {
+    ROOFLINE_CUDA_CHECK(nccl().comm_init_all(m_comms.data(), gpus, nullptr));
+  }
+  ~communicators() {
+    const bool failing = std::uncaught_exceptions() > m_uncaught;
+    for (ncclComm_t comm : m_comms)
+      if (comm)
+        (failing ? nccl().comm_abort : nccl().comm_destroy)(comm); // nothing to report to
+  }
+  communicators(const communicators &) = delete;
+  communicators &operator=(const communicators &) = delete;
+
+  ncclComm_t operator[](std::size_t gpu) const { return m_comms[gpu]; }
+
+  /// Throws cuda_error when a communicator has met an error in the background.
+  void check_async_errors() const {
+    for (ncclComm_t comm : m_comms) {
+      ncclResult_t status = ncclSuccess;
+      ROOFLINE_CUDA_CHECK(nccl().comm_get_async_error(comm, &status));
+      detail::check(status, "ncclCommGetAsyncError's status", __FILE__, __LINE__);
+    }
+  }
+
+private:
+  std::vector<ncclComm_t> m_comms;
+  int m_uncaught = std::uncaught_exceptions();
+};
+
+/// ncclGroupStart … ncclGroupEnd, closed on every path: a call that fails inside a group leaves
+/// it open, and this thread's next NCCL calls would join it.
+class nccl_group {
+public:
+  nccl_group() { ROOFLINE_CUDA_CHECK(nccl().group_start()); }
+  ~nccl_group() {
+    if (m_open)
+      nccl().group_end(); // unwinding: the first error is already on its way
+  }
+  nccl_group(const nccl_group &) = delete;
+  nccl_group &operator=(const nccl_group &) = delete;
+
+  void end() {
+    m_open = false;
+    ROOFLINE_CUDA_CHECK(nccl().group_end());
+  }
+
+private:
+  bool m_open = true;
+};
+
+// ---------------------------------------------------------------- checking the sum
+
+float bf16_value(std::uint16_t bits) {
+  const std::uint32_t widened = static_cast<std::uint32_t>(bits) << 16; // bf16 is fp32's top half
+  float value;
+  std::memcpy(&value, &widened, sizeof value);
+  return value;
+}
+
+/// "4 KiB", "16 MiB", "1 GiB": the sizes of a sweep, in messages.
+std::string size_text(std::int64_t bytes) {
+  if (bytes % (1 << 30) == 0)
+    return std::to_string(bytes >> 30) + " GiB";
+  if (bytes % (1 << 20) == 0)
+    return std::to_string(bytes >> 20) + " MiB";
+  if (bytes % (1 << 10) == 0)
+    return std::to_string(bytes >> 10) + " KiB";
+  return std::to_string(bytes) + " bytes";
+}
+
+/// The first element of each run the check reads (runs of min(count, check_run) elements).
+std::vector<std::size_t> check_starts(std::size_t count) {
+  if (count <= check_run * check_runs) {
+    std::vector<std::size_t> starts;
+    for (std::size_t first = 0; first < count; first += check_run)
+      starts.push_back(first);
+    return starts;
+  }
+  std::vector<std::size_t> starts;
+  for (std::size_t i = 0; i < check_runs; ++i)
+    starts.push_back(i * (count - check_run) / (check_runs - 1)); // the first and last included
+  return starts;
+}
+
+/// The checked elements of a bf16 buffer of `count`, as floats.
+std::vector<float> checked_elements(const device_buffer &buffer, std::size_t count) {
+  std::vector<float> values;
+  std::vector<std::uint16_t> bits(check_run);
+  for (std::size_t first : check_starts(count)) {
+    const std::size_t length = std::min(check_run, count - first);
+    ROOFLINE_CUDA_CHECK(cudaMemcpy(bits.data(), buffer.as<std::uint16_t>() + first,
+                                   length * sizeof(std::uint16_t), cudaMemcpyDeviceToHost));
+    for (std::size_t i = 0; i < length; ++i)
+      values.push_back(bf16_value(bits[i]));
+  }
+  return values;
+}
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+/// "2 × NVIDIA H200", or the names one by one when they differ.
+std::string gpu_description(int gpus) {
+  std::vector<std::string> names;
+  for (int gpu = 0; gpu < gpus; ++gpu) {
+    cudaDeviceProp properties{};
+    ROOFLINE_CUDA_CHECK(cudaGetDeviceProperties(&properties, gpu));
+    names.emplace_back(properties.name);
+  }
+  if (std::all_of(names.begin(), names.end(), [&](const std::string &n) { return n == names[0]; }))
+    return std::to_string(gpus) + " × " + names[0];
+  return joined(names, " + ");
+}
+
+// ---------------------------------------------------------------- the measurement
+
+/// Every GPU of the host in one NCCL clique, with a stream, a pair of events and an input and an
+/// output buffer each.
+class all_reduce_clique {
+public:
+  explicit all_reduce_clique(int gpus)
+      : m_gpus(static_cast<std::size_t>(gpus)), m_inputs(m_gpus), m_outputs(m_gpus), m_comms(gpus) {
+    for (std::size_t g = 0; g < m_gpus; ++g) {
+      ROOFLINE_CUDA_CHECK(cudaSetDevice(static_cast<int>(g)));
+      cudaStream_t stream = nullptr;
+      ROOFLINE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+      m_streams.emplace_back(stream);
+      for (std::vector<event_ptr> *events : {&m_starts, &m_ends}) {
+        cudaEvent_t event = nullptr;
+        ROOFLINE_CUDA_CHECK(cudaEventCreate(&event));
+        events->emplace_back(event);
+      }
+    }
+  }
+
+  /// Gives every GPU `bytes` of random bf16 input (its own values) and an output poisoned with
+  /// NaN, so that an output the all-reduce never writes fails the check.
+  void prepare(std::int64_t bytes) {
+    const auto count = static_cast<std::size_t>(bytes / 2);
+    for (std::size_t g = 0; g < m_gpus; ++g) {
+      ROOFLINE_CUDA_CHECK(cudaSetDevice(static_cast<int>(g)));
+      // The last size's buffers go first (a move swaps: they leave with the temporary).
+      m_inputs[g] = device_buffer();
+      m_outputs[g] = device_buffer();
+      m_inputs[g] = device_buffer(static_cast<std::size_t>(bytes));
+      m_outputs[g] = device_buffer(static_cast<std::size_t>(bytes));
+      const std::uint64_t seed =
+          0x9e3779b97f4a7c15ull * (g + 1) + static_cast<std::uint64_t>(bytes);
+      ROOFLINE_CUDA_CHECK(kernels::fill_random(m_inputs[g].get(), count, element_type::bf16, seed,
+                                               1.0f, m_streams[g].get()));
+      ROOFLINE_CUDA_CHECK(kernels::fill_constant(m_outputs[g].get(), count, element_type::bf16,
+                                                 std::numeric_limits<double>::quiet_NaN(),
+                                                 m_streams[g].get()));
+    }
+  }
+
+  /// Enqueues `iterations` all-reduces of the prepared buffers, one group call each.
+  void enqueue(std::size_t count, int iterations) {
+    for (int i = 0; i < iterations; ++i) {
+      nccl_group group;
+      for (std::size_t g = 0; g < m_gpus; ++g)
+        ROOFLINE_CUDA_CHECK(nccl().all_reduce(m_inputs[g].get(), m_outputs[g].get(), count,
+                                              ncclBfloat16, ncclSum, m_comms[g],
+                                              m_streams[g].get()));
+      group.end();
+    }
+  }
+
+  void synchronize() {
+    for (const stream_ptr &stream : m_streams)
+      ROOFLINE_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+    m_comms.check_async_errors();
+  }
+
+  /// Seconds per all-reduce of `iterations` back to back: the slowest GPU's time between its
+  /// events, divided by `iterations`.
+  double time(std::size_t count, int iterations) {
+    for (std::size_t g = 0; g < m_gpus; ++g)
+      ROOFLINE_CUDA_CHECK(cudaEventRecord(m_starts[g].get(), m_streams[g].get()));
+    enqueue(count, iterations);
+    for (std::size_t g = 0; g < m_gpus; ++g)
+      ROOFLINE_CUDA_CHECK(cudaEventRecord(m_ends[g].get(), m_streams[g].get()));
+    float slowest_ms = 0;
+    for (std::size_t g = 0; g < m_gpus; ++g) {
+      ROOFLINE_CUDA_CHECK(cudaEventSynchronize(m_ends[g].get()));
+      float ms = 0;
+      ROOFLINE_CUDA_CHECK(cudaEventElapsedTime(&ms, m_starts[g].get(), m_ends[g].get()));
+      slowest_ms = std::max(slowest_ms, ms);
+    }
+    return slowest_ms * 1e-3 / iterations;
+  }
+
+  /// Runs one all-reduce and compares every GPU's output with the sum of the inputs, on samples
+  /// spread over the buffer. Throws roofline::error naming the size on a wrong element.
+  void check_sum(std::int64_t bytes) {
+    const auto count = static_cast<std::size_t>(bytes / 2);
+    enqueue(count, 1);
+    synchronize();
+    std::vector<double> sum, magnitude;
+    for (const device_buffer &input : m_inputs) {
+      const std::vector<float> values = checked_elements(input, count);
+      sum.resize(values.size());
+      magnitude.resize(values.size());
+      for (std::size_t i = 0; i < values.size(); ++i) {
+        sum[i] += values[i];
+        magnitude[i] += std::fabs(values[i]);
+      }
+    }
+    const std::vector<std::size_t> starts = check_starts(count);
+    for (std::size_t g = 0; g < m_gpus; ++g) {
+      const std::vector<float> got = checked_elements(m_outputs[g], count);
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        // Each step of the reduction rounds a partial sum (at most Σ|x|) to bf16's 8 significant
+        // bits, a relative 2^-9, once per GPU at most; 2^-6 of the result covers the last one.
+        const double tolerance =
+            0x1p-6 * std::fabs(sum[i]) + static_cast<double>(m_gpus) * 0x1p-9 * magnitude[i];
+        if (!(std::fabs(got[i] - sum[i]) <= tolerance)) // NaN fails too
+          throw error("NCCL all-reduce of " + size_text(bytes) +
+                      " per GPU (bf16 sum) is wrong on GPU " + std::to_string(g) + " at element " +
+                      std::to_string(starts[i / check_run] + i % check_run) + ": " +
+                      std::to_string(got[i]) + " where the inputs sum to " +
+                      std::to_string(sum[i]));
+      }
+    }
+  }
+
+private:
+  std::size_t m_gpus;
+  // Declared before the communicators, so destroyed after them: no buffer is freed under an
+  // all-reduce that an abort has not stopped yet.
+  std::vector<device_buffer> m_inputs, m_outputs;
+  std::vector<stream_ptr> m_streams;
+  std::vector<event_ptr> m_starts, m_ends;
+  communicators m_comms;
+};
+
+/// All-reduces per timed run: enough for `target_run_s` at `estimate_s` each, at most
+/// `max_iterations`.
+int iterations_for(double estimate_s) {
+  if (!(estimate_s > 0))
+    return max_iterations;
+  return static_cast<int>(
+      std::clamp(std::ceil(target_run_s / estimate_s), 1.0, static_cast<double>(max_iterations)));
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t middle = values.size() / 2;
+  return values.size() % 2 ? values[middle] : 0.5 * (values[middle - 1] + values[middle]);
+}
+
+} // namespace
+
+namespace detail {
+
+void check(ncclResult_t status, const char *expression, const char *file, int line) {
+  if (status == ncclSuccess)
+    return;
+  std::string message = std::string("NCCL error ") + nccl().get_error_string(status) + " in " +
+                        expression + " at " + file + ":" + std::to_string(line);
+  if (const char *last = nccl().get_last_error(nullptr); last && *last)
+    message += std::string(": ") + last;
+  throw cuda_error("NCCL", status, message);
+}
+
+} // namespace detail
+
+std::vector<std::int64_t> default_all_reduce_sizes() {
+  std::vector<std::int64_t> sizes;
+  for (std::int64_t bytes = 4 << 10; bytes <= (std::int64_t{1} << 30); bytes *= 4)
+    sizes.push_back(bytes);
+  return sizes;
+}
+
+all_reduce_table measure_all_reduce(const std::vector<std::int64_t> &sizes_bytes,
+                                    const std::function<void(const std::string &)> &progress) {
+  std::vector<std::int64_t> sizes = sizes_bytes;
+  for (std::int64_t bytes : sizes)
+    if (bytes <= 0 || bytes % 2 != 0)
+      throw error("all-reduce size " + std::to_string(bytes) +
+                  " bytes: a size must be a positive number of bf16 elements (even bytes)");
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+
+  // A failed call before this one (a cudaMalloc too large, say) leaves its error behind, where the
+  // first launch's cudaGetLastError would read it as its own.
+  cudaGetLastError();
+  const int gpus = device_count(); // 0 without a driver
+  if (gpus < 2)
+    throw error("an all-reduce needs two or more GPUs; the CUDA runtime sees " +
+                std::to_string(gpus));
+  // Multicast objects (NVLS) can put a shared host's GPUs out of service: keep NCCL off them
+  // unless NCCL_NVLS_ENABLE says otherwise. Set before NCCL is loaded, so before it reads it.
+  if (setenv("NCCL_NVLS_ENABLE", "0", 0) != 0)
+    throw error(std::string("cannot set NCCL_NVLS_ENABLE=0: ") + std::strerror(errno));
+  const nccl_api &api = nccl();
+
+  all_reduce_table table;
+  table.gpus = gpus;
+  table.precision = "bf16";
+  table.library = "NCCL " + version_text(api.version);
+  const std::string gpu_names = gpu_description(gpus);
+  table.origin = "NCCL all-reduce, out-of-place, bf16 sum, " + gpu_names +
+                 " (one process), median of " + std::to_string(timed_runs) + " runs, " + utc_now();
+  if (progress)
+    progress(table.library + " (" + api.path + "), " + gpu_names);
+
+  device_restorer restore_device;
+  all_reduce_clique clique(gpus);
+  for (std::int64_t bytes : sizes) {
+    const auto count = static_cast<std::size_t>(bytes / 2);
+    clique.prepare(bytes);
+    clique.check_sum(bytes);
+    // The warm-up, timed, then one run sized on it: the first calls of a size are slower (NCCL
+    // sets up its protocols lazily) and one run can be disturbed, so the smaller estimate counts.
+    const double first_estimate_s = clique.time(count, warmup_iterations);
+    const double second_estimate_s = clique.time(count, iterations_for(first_estimate_s));
+    const int iterations = iterations_for(std::min(first_estimate_s, second_estimate_s));
+    std::vector<double> runs_s;
+    for (int run = 0; run < timed_runs; ++run)
+      runs_s.push_back(clique.time(count, iterations));
+    clique.synchronize(); // and the communicators' background errors
+    const double time_s = median(runs_s);
+    table.samples.push_back({bytes, time_s});
+    if (progress) {
+      char line[128];
+      std::snprintf(line, sizeof line, "%s: %.1f us (%d all-reduces a run), sum checked",
+                    size_text(bytes).c_str(), time_s * 1e6, iterations);
+      progress(line);
+    }
+  }
+  return table;
+}
+
+} // namespace roofline::cuda

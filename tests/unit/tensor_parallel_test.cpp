@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tensor parallelism: Megatron's split of a config's blocks over N GPUs (shapes by hand), the
+// all-reduces between them, and the bus-bandwidth arithmetic of nccl-tests.
+#include "roofline/analysis.hpp"
+#include "roofline/error.hpp"
+#include "roofline/interconnect.hpp"
+#include "roofline/lowering.hpp"
+#include "roofline/memory_fit.hpp"
+#include "roofline/model_config.hpp"
+#include "roofline/network.hpp"
+#include "roofline/perf_model.hpp"
+#include "roofline/spec_catalog.hpp"
+
+#include "test_support.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+using namespace roofline;
+using roofline::test::contains;
+
+namespace {
+
+std::string config_path(const std::string &name) {
+  return std::string(ROOFLINE_SOURCE_DIR) + "/examples/configs/" + name;
+}
+
+const op &op_named(const std::vector<op> &ops, const std::string &layer) {
+  const auto found =
+      std::find_if(ops.begin(), ops.end(), [&](const op &o) { return o.layer == layer; });
+  REQUIRE_MESSAGE(found != ops.end(), layer);
+  return *found;
+}
+
+std::string error_of(const std::string &json, int gpus) {
+  config_options options;
+  options.tensor_parallel = gpus;
+  try {
+    network_from_config(json, "bad.json", options);
+  } catch (const input_error &e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+} // namespace
+
+TEST_CASE("Llama-2-7B over 2 GPUs: column-parallel q/k/v, gate and up; row-parallel o and down; "
+          "two all-reduces of the hidden state per layer") {
+  config_options options;
+  options.tensor_parallel = 2;
+  options.batch = 4;
+  options.seq_len = 512;
+  const network net = load_model_config(config_path("llama-2-7b.json"), options);
+  const std::vector<op> ops = lower(net);
+  CHECK(op_named(ops, "decoder_layer/q_proj").gemm->n == 2048); // 32 heads of 128, halved
+  CHECK(op_named(ops, "decoder_layer/k_proj").gemm->n == 2048);
+  CHECK(op_named(ops, "decoder_layer/o_proj").gemm->k == 2048);
+  CHECK(op_named(ops, "decoder_layer/gate_proj").gemm->n == 5504); // 11008 / 2
+  CHECK(op_named(ops, "decoder_layer/down_proj").gemm->k == 5504);
+  CHECK(op_named(ops, "lm_head").gemm->n == 16000); // the vocabulary, 32000 / 2
+  // Rows × hidden in fp16, after o_proj and after down_proj, every layer; once after the
+  // embedding.
+  for (const char *name : {"decoder_layer/attn_all_reduce", "decoder_layer/mlp_all_reduce"}) {
+    const op &all_reduce = op_named(ops, name);
+    CHECK(all_reduce.is_all_reduce());
+    CHECK(all_reduce.gpus == 2);
+    CHECK(all_reduce.count == 32);
+    CHECK(all_reduce.bytes == 4LL * 512 * 4096 * 2);
+    CHECK(all_reduce.flops == 0);
+  }
+  CHECK(op_named(ops, "embed_all_reduce").count == 1);
+  // The order Megatron runs: o_proj, its all-reduce, the residual add.
+  const auto at = [&](const std::string &layer) {
+    return std::find_if(ops.begin(), ops.end(), [&](const op &o) { return o.layer == layer; }) -
+           ops.begin();
+  };
+  CHECK(at("decoder_layer/o_proj") + 1 == at("decoder_layer/attn_all_reduce"));
+  CHECK(at("decoder_layer/down_proj") + 1 == at("decoder_layer/mlp_all_reduce"));
+  // One GPU's weights: half of the 6.74B parameters (embedding table included).
+  const memory_use m = memory_of(net, ops, 141e9);
+  CHECK(m.weights_bytes == doctest::Approx(6.738e9).epsilon(0.001));
+}
+
+TEST_CASE("key/value heads split while they can, then replicate; uneven widths take the largest "
+          "share; heads that do not split are refused") {
+  config_options options;
+  options.tensor_parallel = 16;
+  const std::vector<op> ops = lower(load_model_config(config_path("llama-3-8b.json"), options));
+  // 32 query heads over 16 GPUs: 2 each; 8 key/value heads: one each, replicated twice.
+  CHECK(op_named(ops, "decoder_layer/q_proj").gemm->n == 256);
+  CHECK(op_named(ops, "decoder_layer/k_proj").gemm->n == 128);
+
+  const std::string base = "{\"model_type\": \"llama\", \"hidden_size\": 3072, "
+                           "\"num_hidden_layers\": 2, \"num_attention_heads\": 24, "
+                           "\"intermediate_size\": 11008, \"vocab_size\": 32000";
+  config_options three;
+  three.tensor_parallel = 3;
+  const network net = network_from_config(base + "}", "three.json", three);
+  const std::vector<op> split = lower(net);
+  // 11008 / 3 = 3669.3: each GPU takes 3670, no longer a multiple of 8 (the padding advice
+  // sees it); the note says so.
+  CHECK(op_named(split, "decoder_layer/gate_proj").gemm->n == 3670);
+  CHECK(std::any_of(net.notes.begin(), net.notes.end(), [](const std::string &note) {
+    return contains(note, "the MLP's width 11008 (each GPU takes 3670)");
+  }));
+  CHECK(contains(error_of(base + "}", 5), "the 24 attention heads do not split over 5 GPUs"));
+  CHECK(contains(error_of(base + ", \"num_key_value_heads\": 8}", 12),
+                 "the 8 key/value heads neither split over 12 GPUs nor replicate evenly"));
+}
+
+TEST_CASE("nccl-tests' arithmetic: algbw, busbw, the ring's bound and the measured table") {
+  // 1 GiB in 3.28 ms over 2 GPUs: algbw = busbw; over 8, busbw = algbw · 2 · 7 / 8.
+  const std::int64_t gib = std::int64_t{1} << 30;
+  CHECK(algorithm_bandwidth(gib, 3.28e-3) == doctest::Approx(1073741824.0 / 3.28e-3));
+  CHECK(bus_bandwidth(gib, 3.28e-3, 2) == doctest::Approx(algorithm_bandwidth(gib, 3.28e-3)));
+  CHECK(bus_bandwidth(gib, 3.28e-3, 8) ==
+        doctest::Approx(algorithm_bandwidth(gib, 3.28e-3) * 1.75));
+  interconnect_spec nvlink4;
+  nvlink4.bytes_per_s = 450e9;
+  // The ring moves 2(N − 1)/N of the message over each GPU's links: N = 4, 1.5 × 1 GiB.
+  CHECK(all_reduce_bound_s(gib, 4, nvlink4) == doctest::Approx(1.5 * 1073741824.0 / 450e9));
+  CHECK(modelled_all_reduce_s(gib, 4, nvlink4) ==
+        doctest::Approx(all_reduce_latency_s +
+                        1.5 * 1073741824.0 / 450e9 / all_reduce_link_efficiency));
+  CHECK(modelled_all_reduce_s(gib, 1, nvlink4) == 0);
+
+  all_reduce_table table;
+  table.gpus = 2;
+  table.samples = {{4096, 20e-6}, {1 << 20, 40e-6}, {1 << 30, 3.2e-3}};
+  CHECK(measured_all_reduce_s(1024, 2, table) == doctest::Approx(20e-6)); // the latency floor
+  CHECK(measured_all_reduce_s(1 << 20, 2, table) == doctest::Approx(40e-6));
+  // Halfway between 4 KiB and 1 MiB in log size: the geometric mean of their times.
+  CHECK(measured_all_reduce_s(65536, 2, table) == doctest::Approx(std::sqrt(20e-6 * 40e-6)));
+  CHECK(measured_all_reduce_s(std::int64_t{1} << 31, 2, table) == doctest::Approx(6.4e-3));
+  CHECK_FALSE(measured_all_reduce_s(1 << 20, 4, table).has_value()); // measured over 2, not 4
+}
+
+TEST_CASE("an all-reduce's prediction: the links' bound, a measured table when there is one, "
+          "and a GPU without links refused") {
+  const network net = parse_network("name: t\nprecision: bf16\nbatch: 8\nlayers:\n"
+                                    "  - {name: ar, type: all_reduce, gpus: 2, features: 4096}\n",
+                                    "t.yaml");
+  const std::vector<op> ops = lower(net);
+  REQUIRE(ops.size() == 1);
+  CHECK(ops[0].bytes == 8 * 4096 * 2);
+  const gpu_spec &h200 = *spec_catalog::builtin().find("h200");
+  REQUIRE(h200.interconnect.has_value());
+  CHECK(h200.interconnect->bytes_per_s == 450e9);
+  const prediction modelled = perf_model(h200).predict(ops[0]);
+  CHECK(modelled.bound == bound::communication);
+  CHECK(modelled.device_time_s ==
+        doctest::Approx(modelled_all_reduce_s(65536, 2, *h200.interconnect)));
+  CHECK(modelled.roofline_time_s == doctest::Approx(65536 / 450e9));
+
+  model_options measured;
+  measured.all_reduce = all_reduce_table{2, "bf16", "NCCL test", "test", {{65536, 30e-6}}};
+  CHECK(perf_model(h200, measured).predict(ops[0]).device_time_s == doctest::Approx(30e-6));
+
+  gpu_spec bare = h200;
+  bare.interconnect.reset();
+  CHECK_THROWS_WITH_AS(perf_model(bare).predict(ops[0]), doctest::Contains("`interconnect`"),
+                       input_error);
+  const analysis a = analyze(net, perf_model(h200), "test");
+  CHECK(a.totals.communication_share == doctest::Approx(1.0));
+}
