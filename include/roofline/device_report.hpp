@@ -5,7 +5,9 @@
 #include "roofline/device_description.hpp"
 #include "roofline/gpu_spec.hpp"
 #include "roofline/host_floor.hpp"
+#include "roofline/interconnect.hpp"
 
+#include <filesystem>
 #include <optional>
 #include <string>
 
@@ -18,7 +20,17 @@ struct device_report {
   std::optional<gpu_spec> datasheet; ///< matching_spec(), where the catalog has it
   std::optional<measured_ceilings> ceilings;
   std::string ceilings_source; ///< "measured now", "cache <file>", or empty
+  /// NCCL's all-reduce over the host's GPUs (two or more), measured or cached.
+  std::optional<all_reduce_table> all_reduce;
+  std::string all_reduce_source; ///< as ceilings_source; or why it was not measured
 };
+
+/// The host's all-reduce table in the cache, keyed by its first GPU's UUID.
+std::filesystem::path all_reduce_cache_file(const std::string &uuid);
+/// The cached table, or nullopt when none is saved (a damaged file throws input_error).
+std::optional<all_reduce_table> load_cached_all_reduce(const std::string &uuid);
+/// Writes the cache file atomically. Throws roofline::error on failure.
+void save_all_reduce(const std::string &uuid, const all_reduce_table &table);
 
 /// The GPU on paper: its catalog match, else the theoretical spec with its architecture's model
 /// parameters.
@@ -34,6 +46,7 @@ struct local_gpu {
   gpu_spec datasheet; ///< the same GPU on paper (its catalog spec, else the theoretical roofline)
   std::string selection;
   roofline::host_floor host; ///< this machine's, measured with the ceilings; else typical
+  std::optional<all_reduce_table> all_reduce; ///< the host's, where measured
 };
 
 /// The local GPU as `--gpu auto` analyses against it: local_spec(), with the parameters a local

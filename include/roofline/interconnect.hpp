@@ -34,6 +34,11 @@ struct all_reduce_table {
   std::vector<all_reduce_sample> samples; ///< by increasing bytes
 };
 
+/// The cache document (JSON): the table and every sample with its algbw and busbw.
+std::string to_json_text(const all_reduce_table &table);
+/// Reads a cache document. Throws input_error naming `origin` when it is not one.
+all_reduce_table parse_all_reduce_table(const std::string &json_text, const std::string &origin);
+
 /// Algorithm bandwidth, bytes / time: what nccl-tests calls algbw.
 double algorithm_bandwidth(std::int64_t bytes, double time_s);
 

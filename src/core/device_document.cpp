@@ -13,6 +13,7 @@ namespace {
 
 using detail::align;
 using detail::cell;
+using detail::duration;
 using detail::percent;
 using detail::raw;
 using detail::significant;
@@ -145,6 +146,20 @@ std::vector<std::string> header_lines(const device_report &r) {
                       d.runtime_version)};
 }
 
+text_table all_reduce_table_of(const all_reduce_table &t) {
+  text_table table;
+  table.columns = {{"all-reduce", "bytes"},
+                   {"time", "time_us"},
+                   {"algbw GB/s", "algbw"},
+                   {fmt::format("busbw GB/s ({} GPUs)", t.gpus), "busbw"}};
+  for (const all_reduce_sample &s : t.samples)
+    table.rows.push_back({{significant(static_cast<double>(s.bytes) / 1e6) + " MB"},
+                          {duration(s.time_s)},
+                          {significant(algorithm_bandwidth(s.bytes, s.time_s) / 1e9)},
+                          {significant(bus_bandwidth(s.bytes, s.time_s, t.gpus) / 1e9)}});
+  return table;
+}
+
 std::vector<std::string> footer(const device_report &r) {
   return {"theory: SMs × max clock × dense FLOP/clock/SM of the architecture; ridge: what analyses "
           "with --gpu auto use (measured roofs where there are any, else the datasheet's, else "
@@ -196,6 +211,9 @@ json device_report_json(const device_report &r) {
           {"roofs", roofs},
           {"measurements", measurements},
           {"ceilings_source", r.ceilings_source},
+          {"all_reduce", r.all_reduce ? nlohmann::json::parse(to_json_text(*r.all_reduce))
+                                      : json(nullptr)},
+          {"all_reduce_source", r.all_reduce_source},
           {"local_spec", detail::device_json(local_spec(r))}};
 }
 
@@ -209,7 +227,12 @@ public:
     doc.table(roof_table(m_report));
     if (m_report.ceilings)
       doc.table(measurement_table(*m_report.ceilings));
+    if (m_report.all_reduce)
+      doc.table(all_reduce_table_of(*m_report.all_reduce));
     doc.lines(footer(m_report));
+    if (!m_report.all_reduce_source.empty())
+      doc.lines({"all-reduce: " + m_report.all_reduce_source +
+                 (m_report.all_reduce ? " (" + m_report.all_reduce->origin + ")" : "")});
     return doc;
   }
   text_table csv() const override { return roof_table(m_report); }

@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "roofline/device_report.hpp"
+#include <sstream>
+#include <fstream>
+#include "roofline/ceilings.hpp"
+#include "roofline/atomic_file.hpp"
 
 #include "roofline/error.hpp"
 #include "roofline/model_fit.hpp"
@@ -22,11 +26,31 @@ gpu_spec local_spec(const device_report &r) {
   return r.ceilings ? apply_ceilings(spec, *r.ceilings) : spec;
 }
 
+std::filesystem::path all_reduce_cache_file(const std::string &uuid) {
+  return cache_directory() / ("all-reduce-" + uuid + ".json");
+}
+
+std::optional<all_reduce_table> load_cached_all_reduce(const std::string &uuid) {
+  const std::filesystem::path file = all_reduce_cache_file(uuid);
+  std::ifstream in(file);
+  if (!in)
+    return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_all_reduce_table(text.str(), file.string());
+}
+
+void save_all_reduce(const std::string &uuid, const all_reduce_table &table) {
+  write_file_atomically(all_reduce_cache_file(uuid), to_json_text(table) + "\n", true);
+}
+
+
 local_gpu local_gpu_of(const device_report &r) {
   gpu_spec datasheet = paper_spec(r);
   datasheet.name = "local";
   local_gpu local{local_spec(r), datasheet, "local GPU " + r.device.name,
-                  r.ceilings ? measured_host_floor(*r.ceilings) : typical_host_floor()};
+                  r.ceilings ? measured_host_floor(*r.ceilings) : typical_host_floor(),
+                  r.all_reduce};
   // Fitted on this very GPU: it overrides what it measured of the architecture's parameters.
   try {
     if (auto calibration = load_calibration(r.device.uuid))

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "roofline/interconnect.hpp"
 
+#include "roofline/error.hpp"
+
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cmath>
 
@@ -42,6 +46,50 @@ std::optional<double> measured_all_reduce_s(std::int64_t bytes, int gpus,
   const double where = std::log(static_cast<double>(bytes) / static_cast<double>(low.bytes)) /
                        std::log(static_cast<double>(high.bytes) / static_cast<double>(low.bytes));
   return std::exp(std::log(low.time_s) + where * (std::log(high.time_s) - std::log(low.time_s)));
+}
+
+std::string to_json_text(const all_reduce_table &table) {
+  nlohmann::json samples = nlohmann::json::array();
+  for (const all_reduce_sample &s : table.samples)
+    samples.push_back({{"bytes", s.bytes},
+                       {"time_s", s.time_s},
+                       {"algbw_bytes_per_s", algorithm_bandwidth(s.bytes, s.time_s)},
+                       {"busbw_bytes_per_s", bus_bandwidth(s.bytes, s.time_s, table.gpus)}});
+  const nlohmann::json doc{{"format", "roofline-advise all-reduce table"},
+                           {"format_version", 1},
+                           {"gpus", table.gpus},
+                           {"precision", table.precision},
+                           {"library", table.library},
+                           {"origin", table.origin},
+                           {"samples", samples}};
+  return doc.dump(2);
+}
+
+all_reduce_table parse_all_reduce_table(const std::string &json_text, const std::string &origin) {
+  try {
+    const nlohmann::json doc = nlohmann::json::parse(json_text);
+    if (doc.value("format", "") != "roofline-advise all-reduce table" ||
+        doc.value("format_version", 0) != 1)
+      throw input_error({origin, 1, 1}, "not an all-reduce table of format_version 1");
+    all_reduce_table table;
+    table.gpus = doc.at("gpus").get<int>();
+    table.precision = doc.at("precision").get<std::string>();
+    table.library = doc.at("library").get<std::string>();
+    table.origin = doc.at("origin").get<std::string>();
+    for (const nlohmann::json &s : doc.at("samples")) {
+      all_reduce_sample sample{s.at("bytes").get<std::int64_t>(), s.at("time_s").get<double>()};
+      if (sample.bytes <= 0 || !(sample.time_s > 0) || !std::isfinite(sample.time_s) ||
+          (!table.samples.empty() && sample.bytes <= table.samples.back().bytes))
+        throw input_error({origin, 1, 1}, "all-reduce samples must have positive, increasing "
+                                          "bytes and positive finite times");
+      table.samples.push_back(sample);
+    }
+    if (table.gpus < 2)
+      throw input_error({origin, 1, 1}, "an all-reduce table spans two or more GPUs");
+    return table;
+  } catch (const nlohmann::json::exception &e) {
+    throw input_error({origin, 1, 1}, std::string("not an all-reduce table: ") + e.what());
+  }
 }
 
 } // namespace roofline

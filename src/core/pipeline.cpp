@@ -22,6 +22,8 @@ gpu_choice choose_gpu(const std::string &request, const model_options &options) 
     if (auto local = layer->find_local_gpu()) {
       if (!chosen.host)
         chosen.host = local->host;
+      if (!chosen.all_reduce)
+        chosen.all_reduce = local->all_reduce;
       return {perf_model(local->spec, chosen), local->selection, {}};
     }
     why = "no local GPU found";
