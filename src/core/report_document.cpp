@@ -554,6 +554,7 @@ void detail::write_op_fields(json_writer &w, const analysed_op &entry,
   w.field("k", dimension(&gemm_shape::k));
   w.field("batch_count", dimension(&gemm_shape::batch_count));
   w.field("elements", o.is_gemm() ? std::nullopt : std::optional(o.elements));
+  w.field("gpus", o.is_all_reduce() ? std::optional<std::int64_t>(o.gpus) : std::nullopt);
   w.field("count", o.count);
   w.field("precision", to_string(o.precision));
   w.key("weights"); // weight-only quantization of B

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Issue 17's GPU call, on a host of two GPUs: NCCL's all-reduce measured by the tool (device
+# --measure, and the allreduce_probe program) and independently by PyTorch; a tensor-parallel
+# (TP = 2) Llama-2-7B step timed with PyTorch, its parts apart; and the tool's predictions of
+# that step with the measured table (--gpu auto) and with the datasheet's links. Logs under $OUT.
+#   here:  cmake --build build-h200 -j2 --target roofline-advise roofline_measure_layer \
+#            allreduce_probe && mkdir -p h200 && cp build-h200/roofline-advise \
+#            build-h200/libroofline_measure_layer.so build-h200/src/cuda/allreduce_probe h200/
+#          (plus libnlopt.so.0 and libfmt.so.9, as bench/pack.sh copies them)
+#   there: device run --kind nvidia-h200-x2, carry ["h200"], command "bash bench/tp_check.sh"
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 2
+bin=${BIN:-h200}
+export LD_LIBRARY_PATH="$bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# NVLink multicast must stay off on this host (KINDS.md).
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+out=${OUT:-/tmp/roofline-out}
+mkdir -p "$out"
+export ROOFLINE_CACHE_DIR="$out/cache"
+log="$out/log.txt"
+step() { echo "=== $* ($(date -u +%H:%M:%S))" | tee -a "$log"; }
+run() { # run NAME COMMAND...: output to NAME.txt, exit status and wall time to the log
+  local name=$1 start rc
+  shift
+  start=$(date +%s%N)
+  timeout 300 "$@" > "$out/$name.txt" 2>&1
+  rc=$?
+  echo "$name: exit $rc, $(( ($(date +%s%N) - start) / 1000000 )) ms" | tee -a "$log"
+}
+
+step "machine"
+nvidia-smi --query-gpu=name,uuid,driver_version --format=csv 2>&1 | tee -a "$log"
+nvidia-smi topo -m >> "$log" 2>&1
+
+step "the tool: device --measure (ceilings, host floor and the all-reduce table)"
+run device "$bin/roofline-advise" device --measure
+"$bin/roofline-advise" device --format json > "$out/device.json" 2>> "$log"
+step "the tool's probe alone"
+run probe "$bin/allreduce_probe" "$out/probe.json"
+step "PyTorch: the independent all-reduce measurement"
+run torch_allreduce python3 bench/allreduce_check.py "$out/torch_allreduce.json"
+step "PyTorch: a TP = 2 Llama-2-7B step"
+run tp_step python3 bench/tp_step_check.py "$out"
+
+step "the tool's predictions of the same steps"
+config=examples/configs/llama-2-7b.json
+for gpu in auto h200; do
+  run "predict-prefill-$gpu" "$bin/roofline-advise" "$config" --tp 2 --gpu "$gpu" --batch 1 \
+    --seq-len 2048 --format json --output "$out/predict-prefill-$gpu.json"
+  run "predict-decode-$gpu" "$bin/roofline-advise" "$config" --tp 2 --gpu "$gpu" --phase decode \
+    --batch 8 --kv-len 2048 --format json --output "$out/predict-decode-$gpu.json"
+done
+step "done"
