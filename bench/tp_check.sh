@@ -36,6 +36,8 @@ nvidia-smi topo -m >> "$log" 2>&1
 step "the tool: device --measure (ceilings, host floor and the all-reduce table)"
 run device "$bin/roofline-advise" device --measure
 "$bin/roofline-advise" device --format json > "$out/device.json" 2>> "$log"
+step "the tool: calibrate (the GEMM model fitted on this host's GPU 0; --gpu auto uses it)"
+run calibrate "$bin/roofline-advise" calibrate
 step "the tool's probe alone"
 run probe "$bin/allreduce_probe" "$out/probe.json"
 step "PyTorch: the independent all-reduce measurement"
@@ -52,3 +54,6 @@ for gpu in auto h200; do
     --batch 8 --kv-len 2048 --format json --output "$out/predict-decode-$gpu.json"
 done
 step "done"
+# At most 8 files come back: everything in one archive beside the log.
+tar -czf "$out/tp_check.tar.gz" -C "$out" --exclude tp_check.tar.gz --exclude log.txt . 2>> "$log"
+find "$out" -mindepth 1 ! -name tp_check.tar.gz ! -name log.txt -delete 2>/dev/null

@@ -80,19 +80,26 @@ def rand(*shape):
     return torch.randn(*shape, device="cuda", dtype=DTYPE).mul_(0.02)
 
 
+def linear_weight(inputs, outputs):
+    """A linear layer's weight as nn.Linear stores it, [out, in], seen as [in, out]: x @ W then
+    runs the same cuBLAS GEMM as F.linear (x @ Wᵀ), as serving frameworks call it."""
+    return rand(outputs, inputs).t()
+
+
 def make_weights():
     """This rank's shard: 32 distinct layers (so each step reads every weight from DRAM), stored
-    [in, out] so that each GEMM is x @ W as in the brief. Norm gains are 1 + 0.02·randn, as a
+    [out, in] as nn.Linear keeps them (linear_weight). Norm gains are 1 + 0.02·randn, as a
     trained gain is near 1, which keeps the activations O(1) through 32 layers."""
     layers = [Layer(norm1=rand(HIDDEN).add_(1),
-                    wq=rand(HIDDEN, LOCAL_QKV), wk=rand(HIDDEN, LOCAL_QKV),
-                    wv=rand(HIDDEN, LOCAL_QKV), wo=rand(LOCAL_QKV, HIDDEN),
+                    wq=linear_weight(HIDDEN, LOCAL_QKV), wk=linear_weight(HIDDEN, LOCAL_QKV),
+                    wv=linear_weight(HIDDEN, LOCAL_QKV), wo=linear_weight(LOCAL_QKV, HIDDEN),
                     norm2=rand(HIDDEN).add_(1),
-                    wg=rand(HIDDEN, LOCAL_INTERMEDIATE), wu=rand(HIDDEN, LOCAL_INTERMEDIATE),
-                    wd=rand(LOCAL_INTERMEDIATE, HIDDEN))
+                    wg=linear_weight(HIDDEN, LOCAL_INTERMEDIATE),
+                    wu=linear_weight(HIDDEN, LOCAL_INTERMEDIATE),
+                    wd=linear_weight(LOCAL_INTERMEDIATE, HIDDEN))
               for _ in range(LAYERS)]
     return SimpleNamespace(layers=layers, final_norm=rand(HIDDEN).add_(1),
-                           lm_head=rand(HIDDEN, LOCAL_VOCAB))
+                           lm_head=linear_weight(HIDDEN, LOCAL_VOCAB))
 
 
 def weight_bytes(w):
@@ -313,7 +320,7 @@ def check_row_parallel(w, rank, world):
     the all-reduce, against the unsharded [64, 4096] @ [4096, 4096] product on rank 0."""
     a = torch.randn(64, HIDDEN, device="cuda", dtype=DTYPE)
     dist.broadcast(a, src=0)  # the same input on both ranks
-    wo = w.layers[0].wo
+    wo = w.layers[0].wo.contiguous()  # NCCL gathers contiguous tensors
     partial = a[:, rank * LOCAL_QKV:(rank + 1) * LOCAL_QKV] @ wo
     dist.all_reduce(partial)
     shards = [torch.empty_like(wo) for _ in range(world)]
