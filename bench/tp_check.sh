@@ -18,6 +18,9 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 out=${OUT:-/tmp/roofline-out}
 mkdir -p "$out"
 export ROOFLINE_CACHE_DIR="$out/cache"
+# The NCCL PyTorch loads (its pip wheel), so that the tool's table and PyTorch's run one library.
+wheel_nccl=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib", "libnccl.so.2"))' 2>/dev/null)
+[ -f "$wheel_nccl" ] && export ROOFLINE_NCCL_LIBRARY="$wheel_nccl"
 log="$out/log.txt"
 step() { echo "=== $* ($(date -u +%H:%M:%S))" | tee -a "$log"; }
 run() { # run NAME COMMAND...: output to NAME.txt, exit status and wall time to the log
@@ -30,6 +33,7 @@ run() { # run NAME COMMAND...: output to NAME.txt, exit status and wall time to 
 }
 
 step "machine"
+echo "NCCL for the tool: ${ROOFLINE_NCCL_LIBRARY:-found on the loader path}" | tee -a "$log"
 nvidia-smi --query-gpu=name,uuid,driver_version --format=csv 2>&1 | tee -a "$log"
 nvidia-smi topo -m >> "$log" 2>&1
 
@@ -53,6 +57,11 @@ for gpu in auto h200; do
   run "predict-decode-$gpu" "$bin/roofline-advise" "$config" --tp 2 --gpu "$gpu" --phase decode \
     --batch 8 --kv-len 2048 --format json --output "$out/predict-decode-$gpu.json"
 done
+step "the tool: the sharded GEMMs measured on GPU 0 (cuBLASLt, graph-replayed)"
+run measure-prefill "$bin/roofline-advise" "$config" --tp 2 --gpu auto --batch 1 --seq-len 2048 \
+  --measure --format json --output "$out/measure-prefill.json"
+run measure-decode "$bin/roofline-advise" "$config" --tp 2 --gpu auto --phase decode --batch 8 \
+  --kv-len 2048 --measure --format json --output "$out/measure-decode.json"
 step "done"
 # At most 8 files come back: everything in one archive beside the log.
 tar -czf "$out/tp_check.tar.gz" -C "$out" --exclude tp_check.tar.gz --exclude log.txt . 2>> "$log"
