@@ -7,6 +7,7 @@
 #include "roofline/network.hpp"
 #include "roofline/perf_model.hpp"
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -21,6 +22,9 @@ std::string_view to_string(time_source s);
 
 /// One GPU's side of a comparison: its analysis and what it means per step and per dollar.
 struct gpu_result {
+  /// The GPU's name, and its tensor-parallel degree beside it when above 1: "h100-sxm5 ×2".
+  std::string name;
+  int tensor_parallel = 1;     ///< GPUs the network is sharded over (each runs `analysis`)
   roofline::analysis analysis; ///< the network on this GPU (its ops in the network's order)
   std::vector<double>
       op_times_s; ///< per op, per run: predicted, or measured / scaled from measured
@@ -32,9 +36,12 @@ struct gpu_result {
   double launch_bound_share = 0;
   double samples_per_s = 0;        ///< batch / step time
   double tokens_per_s = 0;         ///< batch · seq_len / step time
+  double tokens_per_s_per_gpu = 0; ///< tokens_per_s / tensor_parallel
   double speedup = 1;              ///< baseline step time / this step time
-  std::vector<double> op_speedups; ///< per op: the baseline's time per run / this one's
-  std::optional<double> usd_per_hour;
+  /// Per op: the baseline's time per run / this one's; empty when the two run different ops (a
+  /// network sharded over another number of GPUs).
+  std::vector<double> op_speedups;
+  std::optional<double> usd_per_hour; ///< of all its GPUs
   std::optional<double> usd_per_million_tokens;
 };
 
@@ -61,7 +68,15 @@ struct compared_gpu {
   std::string selection; ///< how it was named: "--gpus h100", "local"
   /// The network's ops (at the same batch) measured on this GPU, in the order lower() gives.
   std::optional<measurements> measured;
+  int tensor_parallel = 1;
+  /// The network as one of `tensor_parallel` GPUs runs it; unset: compare()'s own.
+  std::optional<network> sharded;
 };
+
+/// Whether two analyses run the same ops (layer, kind and shape, in order): their per-op times
+/// compare one to one.
+
+bool same_ops(const analysis &a, const analysis &b);
 
 /// Analyses `net` on every GPU, each with its own parameters (gpu_spec::parameters) and the same
 /// host floor. Where one GPU has measurements, the others' GEMM device times are scaled from its
@@ -80,6 +95,10 @@ struct compare_request {
   std::map<std::string, double> prices; ///< USD per hour by GPU as named in `gpus`
   bool sparse = false;
   progress_callback progress; ///< while the local GPU measures
+  /// Tensor-parallel degrees to set beside every GPU (`--tp 1,2,4`), and how to build the
+  /// network one of N GPUs runs (a model config's sharding); empty: the network as it is.
+  std::vector<int> tensor_parallel;
+  std::function<network(int gpus)> shard;
 };
 
 /// Resolves the GPUs (each with its own parameters, all with this machine's host floor), measures

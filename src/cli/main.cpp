@@ -177,6 +177,11 @@ std::int64_t positive_from(const std::string &text, const std::string &option) {
   return std::stoll(text);
 }
 
+/// Whether `file` names a model config (config.json) rather than a network YAML.
+bool is_model_config(const std::string &file) {
+  return file.size() > 5 && file.compare(file.size() - 5, 5, ".json") == 0;
+}
+
 /// What the command line says of a model config (a .json network file).
 struct config_choice {
   std::string phase, emit_yaml, quantization, kv_cache_dtype;
@@ -189,8 +194,7 @@ struct config_choice {
 /// With --emit-yaml, `output` gets the network as YAML, written with the report.
 roofline::network read_network(const std::string &file, const config_choice &config,
                                std::int64_t batch, output_choice &output) {
-  const bool is_config = file.size() > 5 && file.compare(file.size() - 5, 5, ".json") == 0;
-  if (!is_config) {
+  if (!is_model_config(file)) {
     for (const auto &[given, option] :
          {std::pair{!config.phase.empty(), "--phase"}, std::pair{config.kv_len > 0, "--kv-len"},
           std::pair{config.last_logits, "--last-logits"},
@@ -264,10 +268,26 @@ roofline::network read_network(const std::string &file, const config_choice &con
 
 int run_compare(const std::string &file, const config_choice &config,
                 const std::vector<std::string> &gpus, const std::vector<std::string> &batches,
-                const std::vector<std::string> &prices, bool sparse, const output_choice &output) {
+                const std::vector<std::string> &degrees, const std::vector<std::string> &prices,
+                bool sparse, const output_choice &output) {
   roofline::compare_request request;
   output_choice written = output;
   request.net = read_network(file, config, 0, written);
+  for (const std::string &degree : degrees) {
+    const std::int64_t tp = positive_from(degree, "--tp");
+    if (tp > 1024)
+      throw roofline::input_error("--tp " + degree +
+                                  ": tensor parallelism is modelled over at most 1024 GPUs");
+    request.tensor_parallel.push_back(static_cast<int>(tp));
+  }
+  if (!request.tensor_parallel.empty() && is_model_config(file))
+    request.shard = [&file, config](int tp) {
+      config_choice sharded = config;
+      sharded.tensor_parallel = tp;
+      sharded.emit_yaml.clear(); // the baseline's network is the one written
+      output_choice unused;
+      return read_network(file, sharded, 0, unused);
+    };
   request.gpus = gpus;
   request.sparse = sparse;
   request.progress = show_op_progress;
@@ -423,11 +443,6 @@ int run(int argc, char **argv) {
                        "(weight-only int8 or int4) or fp8 GEMMs, whatever the config says");
     command.add_option("--kv-cache-dtype", config.kv_cache_dtype,
                        "with a config.json: the KV cache's format (fp16, bf16, fp8, int8)");
-    command
-        .add_option("--tp", config.tensor_parallel,
-                    "with a config.json: tensor parallelism over this many GPUs (one GPU's share "
-                    "of each block, and the all-reduces between them)")
-        ->check(positive_integer);
     command.add_option("--emit-yaml", config.emit_yaml,
                        "with a config.json: also write the network it builds as YAML to this file");
   };
@@ -435,6 +450,10 @@ int run(int argc, char **argv) {
                  "network YAML file (docs/network-format.md), or a model's config.json");
   app.add_option("--batch", batch, "override the network's batch")->check(positive_integer);
   add_config_options(app);
+  app.add_option("--tp", config.tensor_parallel,
+                 "with a config.json: tensor parallelism over this many GPUs (one GPU's share of "
+                 "each block, and the all-reduces between them)")
+      ->check(positive_integer);
   add_model_options(app);
   add_output_options(app);
   add_chart_options(app);
@@ -462,7 +481,7 @@ int run(int argc, char **argv) {
   CLI::App *compare =
       app.add_subcommand("compare", "one network on several GPUs: times, speedups, cost, verdict");
   std::string compare_file;
-  std::vector<std::string> gpu_list, batches, price_list;
+  std::vector<std::string> gpu_list, batches, price_list, tp_list;
   compare->add_option("network", compare_file, "network YAML file, or a model's config.json")
       ->required();
   add_config_options(*compare);
@@ -474,6 +493,11 @@ int run(int argc, char **argv) {
   compare->add_option("--batch", batches, "batch sizes to compare at (comma-separated)")
       ->delimiter(',');
   compare->add_option("--price", price_list, "GPU=USD/h, overrides a spec's price (repeatable)");
+  compare
+      ->add_option("--tp", tp_list,
+                   "with a config.json: tensor-parallel degrees to set beside every GPU "
+                   "(comma-separated, e.g. 1,2,4)")
+      ->delimiter(',');
   compare->add_flag("--sparse", sparse,
                     "hold GEMMs against 2:4-sparse tensor peaks where the GPU has them");
   add_output_options(*compare);
@@ -512,7 +536,8 @@ int run(int argc, char **argv) {
     return run_calibrate();
 
   if (compare->parsed())
-    return run_compare(compare_file, config, gpu_list, batches, price_list, sparse, output);
+    return run_compare(compare_file, config, gpu_list, batches, tp_list, price_list, sparse,
+                       output);
 
   if (gemm->parsed()) {
     const auto p = roofline::parse_precision(precision);

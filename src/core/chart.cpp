@@ -123,6 +123,19 @@ std::string point_label(const op &o, std::size_t layers) {
 }
 
 /// Whether a point can be drawn on log axes; counted in a note where not.
+/// An op of a comparison drawn at its time on one GPU (`gpu`, its colour), sized by `share`.
+chart_point compared_point(const op &o, std::size_t layers, const gpu_result &gpu,
+                           std::size_t index, double share, std::size_t colour) {
+  chart_point point;
+  point.label = point_label(o, layers);
+  point.intensity = o.arithmetic_intensity();
+  point.flop_per_s = static_cast<double>(o.flops) / gpu.op_times_s[index];
+  point.share = share;
+  point.colour = gpu_colour(colour);
+  point.launch_bound = gpu.analysis.ops[index].prediction.launch_bound;
+  return point;
+}
+
 bool drawable(double intensity, double flop_per_s) {
   return intensity > 0 && flop_per_s > 0 && std::isfinite(intensity) && std::isfinite(flop_per_s);
 }
@@ -258,7 +271,10 @@ chart comparison_chart(const std::vector<comparison> &comparisons) {
     return c;
   const comparison &first = comparisons.front();
   const gpu_result &base = first.gpus.front();
-  c.title = fmt::format("{} on {} GPUs", first.network_name, first.gpus.size());
+  const bool sharded_apart = std::any_of(first.gpus.begin(), first.gpus.end(),
+                                         [](const gpu_result &g) { return g.op_speedups.empty(); });
+  c.title = fmt::format("{} on {} {}", first.network_name, first.gpus.size(),
+                        sharded_apart ? "setups" : "GPUs");
   c.subtitle = fmt::format("batch {}, seq_len {} · each op at its time on each GPU, joined",
                            first.batch, first.seq_len);
   std::set<precision> units;
@@ -270,7 +286,7 @@ chart comparison_chart(const std::vector<comparison> &comparisons) {
   for (std::size_t g = 0; g < first.gpus.size(); ++g) {
     const gpu_result &gpu = first.gpus[g];
     const std::string colour = gpu_colour(g);
-    const std::string prefix = gpu.analysis.device.name + " ";
+    const std::string prefix = gpu.name + " ";
     std::string peaks; // the legend names every roof: the chart has room for only some labels
     for (chart_roof &roof :
          roofs_of(gpu.analysis.device, units, gpu.analysis.options.sparse, colour, "", g)) {
@@ -284,7 +300,7 @@ chart comparison_chart(const std::vector<comparison> &comparisons) {
       if (same == c.roofs.end()) {
         roof.label = prefix + roof.label;
       } else {
-        same->label = gpu.analysis.device.name + ", " + same->label;
+        same->label = gpu.name + ", " + same->label;
         roof.label.clear();
       }
       c.roofs.push_back(std::move(roof));
@@ -292,8 +308,10 @@ chart comparison_chart(const std::vector<comparison> &comparisons) {
     c.slopes.push_back(
         slopes_of(gpu.analysis.device, gpu.analysis.parameters, colour, prefix, g, false).front());
     c.slopes.back().labelled = false; // the legend names each GPU's bandwidth
-    c.legend.push_back({fmt::format("{} · DRAM {}B/s · {}", gpu.analysis.device.display_name,
-                                    si(gpu.analysis.device.dram_bytes_per_s), peaks),
+    const std::string shards =
+        gpu.tensor_parallel > 1 ? fmt::format(" ×{} (tensor parallel)", gpu.tensor_parallel) : "";
+    c.legend.push_back({fmt::format("{}{} · DRAM {}B/s · {}", gpu.analysis.device.display_name,
+                                    shards, si(gpu.analysis.device.dram_bytes_per_s), peaks),
                         colour, legend_entry::mark::line});
   }
   std::vector<std::size_t> baseline_points;
@@ -302,13 +320,10 @@ chart comparison_chart(const std::vector<comparison> &comparisons) {
     std::vector<std::size_t> link;
     for (std::size_t g = 0; g < first.gpus.size(); ++g) {
       const gpu_result &gpu = first.gpus[g];
-      chart_point point;
-      point.label = point_label(o, d.layers);
-      point.intensity = o.arithmetic_intensity();
-      point.flop_per_s = static_cast<double>(o.flops) / gpu.op_times_s[d.first];
-      point.share = d.share; // the baseline's: one size per op across GPUs
-      point.colour = gpu_colour(g);
-      point.launch_bound = gpu.analysis.ops[d.first].prediction.launch_bound;
+      if (gpu.op_speedups.empty())
+        continue; // another set of ops (sharded otherwise): drawn on its own below
+      // The baseline's share: one size per op across GPUs.
+      chart_point point = compared_point(o, d.layers, gpu, d.first, d.share, g);
       if (!drawable(point.intensity, point.flop_per_s)) {
         undrawn += g == 0 ? 1 : 0;
         continue;
@@ -321,6 +336,18 @@ chart comparison_chart(const std::vector<comparison> &comparisons) {
     if (link.size() > 1)
       c.links.push_back(std::move(link));
   }
+  // A side sharded otherwise runs other ops: its own points, joined to nothing.
+  for (std::size_t g = 1; g < first.gpus.size(); ++g) {
+    const gpu_result &gpu = first.gpus[g];
+    if (!gpu.op_speedups.empty())
+      continue;
+    for (const distinct_op &d : distinct_ops(gpu.analysis)) {
+      chart_point point =
+          compared_point(gpu.analysis.ops[d.first].op, d.layers, gpu, d.first, d.share, g);
+      if (drawable(point.intensity, point.flop_per_s))
+        c.points.push_back(std::move(point));
+    }
+  }
   label_largest(c, std::move(baseline_points)); // once per op, at the baseline's point
   // Ridges labelled for the first roof of each GPU only: the rest would crowd the chart.
   std::set<std::size_t> ridge_labelled;
@@ -330,6 +357,9 @@ chart comparison_chart(const std::vector<comparison> &comparisons) {
   c.notes.push_back("point area: share of the baseline's step time; an op's points share its "
                     "intensity, so only its height moves: with bandwidth (left of a ridge) or "
                     "with compute (right)");
+  if (sharded_apart)
+    c.notes.push_back("a setup sharded over another number of GPUs runs other shapes: its points "
+                      "(one GPU's ops) stand alone, sized by its own step");
   if (undrawn > 0)
     c.notes.push_back(fmt::format("{} op{} with no FLOPs not drawn (log axes)", undrawn,
                                   undrawn == 1 ? "" : "s"));

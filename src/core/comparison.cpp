@@ -45,9 +45,9 @@ verdict decide(const comparison &c, precision net_precision) {
     if (fits(g) && (!fits(*fastest) || g.speedup > fastest->speedup))
       fastest = &g;
   const bool fits_any = fits(*fastest);
-  v.fastest = fits_any ? fastest->analysis.device.name : std::string{};
+  v.fastest = fits_any ? fastest->name : std::string{};
   v.speedup = fastest->speedup;
-  const std::string base_name = base.analysis.device.name;
+  const std::string base_name = base.name;
   if (!fits_any) {
     v.text = fmt::format("{} fits on none of these GPUs at batch {}.", c.network_name, c.batch);
   } else if (fastest != &base && fastest->speedup <= 1) {
@@ -58,6 +58,30 @@ verdict decide(const comparison &c, precision net_precision) {
   } else if (fastest == &base) {
     v.text = fmt::format("{} is the fastest of these GPUs for {} at batch {}.", base_name,
                          c.network_name, c.batch);
+  } else if (!same_ops(base.analysis, fastest->analysis)) {
+    // Sharded over another number of GPUs: the step is another set of ops; what it costs in GPUs
+    // and in communication says whether the speed pays.
+    const double gpus = static_cast<double>(fastest->tensor_parallel) / base.tensor_parallel;
+    v.text = fmt::format("{} is {:.2f}× faster than {} here ({} → {} per step)", v.fastest,
+                         v.speedup, base_name, detail::duration(base.step_time_s),
+                         detail::duration(fastest->step_time_s));
+    if (gpus != 1)
+      v.text += fmt::format(" at {:.3g}× the GPUs: {:.3g}× the tokens per second per GPU", gpus,
+                            fastest->tokens_per_s_per_gpu / base.tokens_per_s_per_gpu);
+    if (fastest->analysis.totals.communication_share > 0.005)
+      v.text += fmt::format("; all-reduces take {:.0f}% of its step",
+                            100 * fastest->analysis.totals.communication_share);
+    v.text += ".";
+    const gpu_result *thriftiest = &base; // the most tokens per second per GPU, of those that fit
+    for (const gpu_result &g : c.gpus)
+      if (fits(g) &&
+          (!fits(*thriftiest) || g.tokens_per_s_per_gpu > thriftiest->tokens_per_s_per_gpu))
+        thriftiest = &g;
+    if (thriftiest != fastest && fits(*thriftiest))
+      v.text +=
+          fmt::format(" The most tokens per second per GPU: {} ({:.4g}, {:.2f}× {}'s).",
+                      thriftiest->name, thriftiest->tokens_per_s_per_gpu,
+                      thriftiest->tokens_per_s_per_gpu / fastest->tokens_per_s_per_gpu, v.fastest);
   } else {
     // Split the baseline's step into its memory- and compute-bound ops and see what each gains.
     // Launch-bound ops take the host's time on every GPU: they are neither side.
@@ -109,7 +133,7 @@ verdict decide(const comparison &c, precision net_precision) {
   std::vector<std::string> too_small;
   for (const gpu_result &g : c.gpus)
     if (!fits(g))
-      too_small.push_back(fmt::format("{} ({} needed of {})", g.analysis.device.name,
+      too_small.push_back(fmt::format("{} ({} needed of {})", g.name,
                                       detail::gigabytes(g.analysis.memory->total_bytes),
                                       detail::gigabytes(g.analysis.memory->capacity_bytes)));
   if (!too_small.empty()) {
@@ -127,7 +151,7 @@ verdict decide(const comparison &c, precision net_precision) {
         (!cheapest || *g.usd_per_million_tokens < *cheapest->usd_per_million_tokens))
       cheapest = &g;
   if (cheapest) {
-    v.cheapest = cheapest->analysis.device.name;
+    v.cheapest = cheapest->name;
     v.text += fmt::format(" Cheapest per token: {} at ${:.4g} per million {}.", *v.cheapest,
                           *cheapest->usd_per_million_tokens, c.seq_len > 1 ? "tokens" : "samples");
   }
@@ -135,6 +159,20 @@ verdict decide(const comparison &c, precision net_precision) {
 }
 
 } // namespace
+
+bool same_ops(const analysis &a, const analysis &b) {
+  return a.ops.size() == b.ops.size() &&
+         std::equal(a.ops.begin(), a.ops.end(), b.ops.begin(),
+                    [](const analysed_op &x, const analysed_op &y) {
+                      const gemm_shape none{};
+                      const gemm_shape &sx = x.op.gemm.value_or(none),
+                                       &sy = y.op.gemm.value_or(none);
+                      return x.op.layer == y.op.layer && x.op.kind == y.op.kind &&
+                             x.op.pass == y.op.pass && sx.m == sy.m && sx.n == sy.n &&
+                             sx.k == sy.k && sx.batch_count == sy.batch_count &&
+                             x.op.bytes == y.op.bytes && x.op.flops == y.op.flops;
+                    });
+}
 
 comparison compare(const network &net, const std::vector<compared_gpu> &gpus,
                    const std::map<std::string, double> &prices) {
@@ -153,6 +191,8 @@ comparison compare(const network &net, const std::vector<compared_gpu> &gpus,
     }
   std::optional<analysis> measured_prediction; // the measured GPU's own predictions, to scale from
   if (measured) {
+    if (measured->sharded)
+      throw error("compare: a measured GPU runs the network as given, not sharded");
     measured_prediction = analyze(net, measured->model, measured->selection);
     if (measured->measured->ops.size() != measured_prediction->ops.size())
       throw error("compare: the measurements have " +
@@ -161,14 +201,20 @@ comparison compare(const network &net, const std::vector<compared_gpu> &gpus,
                   ": it was measured on another network or batch");
   }
   for (const compared_gpu &g : gpus) {
+    const network &mine = g.sharded ? *g.sharded : net;
     gpu_result result;
-    result.analysis = analyze(net, g.model, g.selection);
+    result.tensor_parallel = g.tensor_parallel;
+    result.analysis = analyze(mine, g.model, g.selection);
+    result.name = result.analysis.device.name +
+                  (g.tensor_parallel > 1 ? fmt::format(" ×{}", g.tensor_parallel) : std::string{});
     const std::size_t ops = result.analysis.ops.size();
+    // Measured ops carry over op by op, to a GPU that runs the same ops.
+    const bool scalable = measured && same_ops(result.analysis, *measured_prediction);
     for (std::size_t i = 0; i < ops; ++i) {
       const analysed_op &entry = result.analysis.ops[i];
       double time = entry.prediction.time_s;
       time_source source = time_source::predicted;
-      const std::optional<measurement> &m = measured ? measured->measured->ops[i] : std::nullopt;
+      const std::optional<measurement> &m = scalable ? measured->measured->ops[i] : std::nullopt;
       if (m && m->status == measurement_status::measured) {
         if (&g == measured) {
           time = m->time_s;
@@ -202,19 +248,21 @@ comparison compare(const network &net, const std::vector<compared_gpu> &gpus,
     result.launch_bound_share = result.step_time_s > 0 ? launch / result.step_time_s : 0;
     result.samples_per_s = static_cast<double>(net.batch) / result.step_time_s;
     result.tokens_per_s = static_cast<double>(net.batch * net.seq_len) / result.step_time_s;
+    result.tokens_per_s_per_gpu = result.tokens_per_s / g.tensor_parallel;
     const gpu_spec &spec = result.analysis.device;
     if (auto price = prices.find(spec.name); price != prices.end())
-      result.usd_per_hour = price->second;
-    else
-      result.usd_per_hour = spec.price_per_hour_usd;
+      result.usd_per_hour = price->second * g.tensor_parallel;
+    else if (spec.price_per_hour_usd)
+      result.usd_per_hour = *spec.price_per_hour_usd * g.tensor_parallel;
     if (result.usd_per_hour)
       result.usd_per_million_tokens = *result.usd_per_hour / 3600.0 / result.tokens_per_s * 1e6;
     c.gpus.push_back(std::move(result));
   }
   for (gpu_result &g : c.gpus) {
     g.speedup = c.gpus.front().step_time_s / g.step_time_s;
-    for (std::size_t i = 0; i < g.op_times_s.size(); ++i)
-      g.op_speedups.push_back(c.gpus.front().op_times_s[i] / g.op_times_s[i]);
+    if (same_ops(c.gpus.front().analysis, g.analysis))
+      for (std::size_t i = 0; i < g.op_times_s.size(); ++i)
+        g.op_speedups.push_back(c.gpus.front().op_times_s[i] / g.op_times_s[i]);
   }
   c.verdict = decide(c, net.precision);
   return c;
@@ -231,7 +279,22 @@ std::vector<comparison> compare_gpus(const compare_request &request) {
   // Each GPU runs with its own parameters (its architecture's, overridden by what was fitted on
   // it) and all with this machine's host floor: the host does not change with the GPU.
   const model_options options{request.sparse, false, {}, cached_host_floor()};
+  const bool sharding = !request.tensor_parallel.empty();
+  if (sharding && !request.shard)
+    throw input_error("--tp: only a model config can be sharded (a network YAML says its own "
+                      "all_reduce layers)");
+  if (sharding &&
+      std::find(request.gpus.begin(), request.gpus.end(), "local") != request.gpus.end())
+    throw input_error("--tp with --gpus local: the local GPU is measured running the network as "
+                      "given; name its spec instead");
+  for (std::size_t i = 0; i < request.tensor_parallel.size(); ++i)
+    if (std::find(request.tensor_parallel.begin(),
+                  request.tensor_parallel.begin() + static_cast<std::ptrdiff_t>(i),
+                  request.tensor_parallel[i]) !=
+        request.tensor_parallel.begin() + static_cast<std::ptrdiff_t>(i))
+      throw input_error("--tp: " + std::to_string(request.tensor_parallel[i]) + " is named twice");
   std::vector<compared_gpu> gpus;
+  std::optional<std::size_t> local; ///< the side measured on the local GPU
   const measurement_layer *layer = nullptr;
   std::map<std::string, double> prices;
   for (const std::string &name : request.gpus) {
@@ -239,21 +302,28 @@ std::vector<comparison> compare_gpus(const compare_request &request) {
     std::string selection = "--gpus " + name;
     if (name == "local") {
       layer = &required_measurement_layer("--gpus local");
-      const auto local = layer->find_local_gpu();
-      if (!local)
+      const auto local_gpu = layer->find_local_gpu();
+      if (!local_gpu)
         throw error("--gpus local: no GPU found; name a spec instead (roofline-advise specs)");
       // Its ops are measured; the other GPUs are scaled from them by datasheet-to-datasheet
       // ratios, so the local side is held to its datasheet too (a measured ceiling would make its
       // own spec look faster).
-      spec = local->datasheet;
-      selection = "local: " + local->selection;
+      spec = local_gpu->datasheet;
+      selection = "local: " + local_gpu->selection;
+      local = gpus.size();
     } else {
       spec = catalog.resolve(name);
     }
     if (auto price = request.prices.find(name); price != request.prices.end())
       prices[spec->name] = price->second;
-    gpus.push_back({perf_model(*spec, options), selection, std::nullopt});
+    // Each GPU at every tensor-parallel degree asked for, in the order given.
+    for (int tp : sharding ? request.tensor_parallel : std::vector<int>{1})
+      gpus.push_back({perf_model(*spec, options), selection, std::nullopt, tp, std::nullopt});
   }
+  // The network one GPU of each degree runs, built once per degree.
+  std::map<int, network> shards;
+  for (int tp : request.tensor_parallel)
+    shards.emplace(tp, request.shard(tp));
   for (const auto &[name, price] : request.prices)
     if (std::find(request.gpus.begin(), request.gpus.end(), name) == request.gpus.end())
       prices[name == "local" ? "local" : catalog.resolve(name).name] = price;
@@ -265,14 +335,18 @@ std::vector<comparison> compare_gpus(const compare_request &request) {
   for (std::int64_t batch : batches) {
     network at = request.net;
     at.batch = batch;
-    for (std::size_t i = 0; i < gpus.size(); ++i)
-      if (request.gpus[i] == "local") {
-        measure_options measuring;
-        measuring.counters = false;
-        measuring.rounds = 3;
-        measuring.progress = request.progress;
-        gpus[i].measured = layer->measure(lower(at), measuring);
+    for (compared_gpu &g : gpus)
+      if (sharding) {
+        g.sharded = shards.at(g.tensor_parallel);
+        g.sharded->batch = batch;
       }
+    if (local) {
+      measure_options measuring;
+      measuring.counters = false;
+      measuring.rounds = 3;
+      measuring.progress = request.progress;
+      gpus[*local].measured = layer->measure(lower(at), measuring);
+    }
     comparisons.push_back(compare(at, gpus, prices));
   }
   return comparisons;

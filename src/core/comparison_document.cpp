@@ -34,6 +34,20 @@ detail::cell memory_cell(const std::optional<memory_use> &m) {
           detail::raw(m->total_bytes), detail::tone::warn};
 }
 
+/// Whether some side runs the network sharded over several GPUs.
+bool sharded(const std::vector<comparison> &comparisons) {
+  return std::any_of(comparisons.begin(), comparisons.end(), [](const comparison &c) {
+    return std::any_of(c.gpus.begin(), c.gpus.end(),
+                       [](const gpu_result &g) { return g.tensor_parallel > 1; });
+  });
+}
+
+/// Whether every side runs the baseline's ops, one to one.
+bool ops_compare(const comparison &c) {
+  return std::all_of(c.gpus.begin(), c.gpus.end(),
+                     [](const gpu_result &g) { return !g.op_speedups.empty(); });
+}
+
 text_table totals_table(const std::vector<comparison> &comparisons) {
   text_table table;
   table.columns = {{"batch", "batch"},
@@ -47,6 +61,11 @@ text_table totals_table(const std::vector<comparison> &comparisons) {
                    {"$/h", "usd_per_hour"},
                    {"$/M tokens", "usd_per_million_tokens"},
                    {"memory", "memory_total_bytes"}};
+  const bool per_gpu = sharded(comparisons);
+  if (per_gpu) { // beside tokens/s, and the share of the step spent communicating
+    table.columns.insert(table.columns.begin() + 7, {"tokens/s/GPU", "tokens_per_s_per_gpu"});
+    table.columns.insert(table.columns.begin() + 9, {"all-reduce", "communication_share"});
+  }
   for (const comparison &c : comparisons)
     for (const gpu_result &g : c.gpus) {
       const bool any_measured = std::any_of(g.sources.begin(), g.sources.end(), [](time_source s) {
@@ -60,7 +79,7 @@ text_table totals_table(const std::vector<comparison> &comparisons) {
                                                : "GEMMs scaled from measured";
       table.rows.push_back(
           {{std::to_string(c.batch)},
-           {g.analysis.device.name},
+           {g.name},
            {source},
            {detail::duration(g.step_time_s), detail::raw(g.step_time_s * 1e6)},
            {fmt::format("×{:.2f}", g.speedup), detail::raw(g.speedup)},
@@ -72,6 +91,13 @@ text_table totals_table(const std::vector<comparison> &comparisons) {
            {optional_money(g.usd_per_million_tokens, "{:.4g}"),
             g.usd_per_million_tokens ? detail::raw(*g.usd_per_million_tokens) : std::string{}},
            memory_cell(g.analysis.memory)});
+      if (per_gpu) {
+        std::vector<cell> &row = table.rows.back();
+        row.insert(row.begin() + 7, {detail::significant(g.tokens_per_s_per_gpu),
+                                     detail::raw(g.tokens_per_s_per_gpu)});
+        const double share = g.analysis.totals.communication_share;
+        row.insert(row.begin() + 9, {detail::percent(share), detail::raw(share)});
+      }
     }
   return table;
 }
@@ -82,7 +108,7 @@ text_table ops_table(const comparison &c) {
   table.columns = {
       {"layer", "layer", align::left}, {"pass", "pass", align::left}, {"runs", "count"}};
   for (const gpu_result &g : c.gpus)
-    table.columns.push_back({g.analysis.device.name, g.analysis.device.name + "_time_us"});
+    table.columns.push_back({g.name, g.name + "_time_us"});
   const gpu_result &base = c.gpus.front();
   for (std::size_t i = 0; i < base.op_times_s.size(); ++i) {
     const op &o = base.analysis.ops[i].op;
@@ -105,6 +131,8 @@ void write_gpu(detail::json_writer &w, const gpu_result &g) {
   json device = detail::device_json(g.analysis.device);
   device["selection"] = g.analysis.device_selection;
   w.field("device", device);
+  w.field("name", g.name);
+  w.field("tensor_parallel", g.tensor_parallel);
   w.field("parameters_origin", g.analysis.parameters_origin);
   w.field("host_floor_origin", g.analysis.host.origin);
   w.key("memory");
@@ -117,7 +145,7 @@ void write_gpu(detail::json_writer &w, const gpu_result &g) {
     detail::write_op_fields(w, g.analysis.ops[i]);
     w.field("time_us", g.op_times_s[i] * 1e6);
     w.field("time_source", to_string(g.sources[i]));
-    w.field("speedup", g.op_speedups[i]);
+    w.field("speedup", g.op_speedups.empty() ? std::nullopt : std::optional(g.op_speedups[i]));
     w.end_object();
   }
   w.end_array();
@@ -128,6 +156,8 @@ void write_gpu(detail::json_writer &w, const gpu_result &g) {
   w.field("launch_bound_share", g.launch_bound_share);
   w.field("samples_per_s", g.samples_per_s);
   w.field("tokens_per_s", g.tokens_per_s);
+  w.field("tokens_per_s_per_gpu", g.tokens_per_s_per_gpu);
+  w.field("communication_share", g.analysis.totals.communication_share);
   w.field("speedup", g.speedup);
   w.field("usd_per_hour", g.usd_per_hour);
   w.field("usd_per_million_tokens", g.usd_per_million_tokens);
@@ -148,7 +178,9 @@ std::vector<detail::json_field> comparison_fields(const std::vector<comparison> 
   for (const comparison &c : comparisons) {
     json summary = json::array();
     for (const gpu_result &g : c.gpus)
-      summary.push_back({{"name", g.analysis.device.name},
+      summary.push_back({{"name", g.name},
+                         {"tensor_parallel", g.tensor_parallel},
+                         {"tokens_per_s_per_gpu", g.tokens_per_s_per_gpu},
                          {"predicted_time_us", g.step_time_s * 1e6},
                          {"speedup", g.speedup},
                          {"samples_per_s", g.samples_per_s},
@@ -160,7 +192,7 @@ std::vector<detail::json_field> comparison_fields(const std::vector<comparison> 
       {{"kind", "comparison"},
        {"network",
         {{"name", first.network_name}, {"batch", first.batch}, {"seq_len", first.seq_len}}},
-       {"baseline", first.gpus.front().analysis.device.name},
+       {"baseline", first.gpus.front().name},
        {"verdict", verdict_json(first.verdict)},
        {"batch_sweep", std::move(sweep)}});
   fields.push_back({"gpus", [&first](detail::json_writer &w) {
@@ -180,21 +212,28 @@ public:
   detail::text_document text() const override {
     detail::text_document doc;
     const comparison &first = m_comparisons.front();
-    const std::string baseline = first.gpus.front().analysis.device.name;
-    doc.title({fmt::format("{} on {} GPUs, baseline {} (seq_len {})", first.network_name,
-                           first.gpus.size(), baseline, first.seq_len)});
+    const std::string baseline = first.gpus.front().name;
+    doc.title(
+        {fmt::format("{} on {} {}, baseline {} (seq_len {})", first.network_name, first.gpus.size(),
+                     sharded(m_comparisons) ? "setups" : "GPUs", baseline, first.seq_len)});
     doc.table(totals_table(m_comparisons));
     for (const comparison &c : m_comparisons)
       doc.lines({"batch " + std::to_string(c.batch) + ": " + c.verdict.text}, true);
-    if (m_comparisons.size() == 1) {
+    if (m_comparisons.size() == 1 && !ops_compare(first))
+      doc.lines({"per op: left out, the setups shard the network differently (JSON `gpus` holds "
+                 "each one's ops)"});
+    if (m_comparisons.size() == 1 && ops_compare(first)) {
       doc.table(ops_table(first));
       doc.lines({"per op: time per run, ×speedup over " + baseline +
                  ", m/c: memory- or compute-bound on that GPU"});
     }
     std::vector<std::string> origins;
-    for (const gpu_result &g : first.gpus)
-      origins.push_back("model parameters of " + g.analysis.device.name + ": " +
-                        g.analysis.parameters_origin);
+    for (const gpu_result &g : first.gpus) {
+      const std::string origin =
+          "model parameters of " + g.analysis.device.name + ": " + g.analysis.parameters_origin;
+      if (std::find(origins.begin(), origins.end(), origin) == origins.end())
+        origins.push_back(origin);
+    }
     origins.push_back("host floor (every GPU): " + first.gpus.front().analysis.host.origin);
     doc.lines(origins);
     // A note every GPU's analysis gives (of the network, not the GPU) once; the others by GPU.
@@ -210,7 +249,7 @@ public:
     for (const gpu_result &g : first.gpus)
       for (const std::string &note : g.analysis.notes)
         if (!everywhere(note))
-          doc.note(g.analysis.device.name + ": " + note);
+          doc.note(g.name + ": " + note);
     return doc;
   }
   text_table csv() const override { return totals_table(m_comparisons); }

@@ -454,6 +454,10 @@ TEST_CASE("config options are refused for a network YAML, and a bad --phase is n
   check_usage_error(
       run_cli({llama, "--gpu", "h100", "--kv-cache-dtype", "fp8", "--unfused-attention"}),
       {"--kv-cache-dtype needs fused attention"});
+  check_usage_error(run_cli({"compare", alexnet, "--gpus", "v100,a100", "--tp", "1,2"}),
+                    {"--tp: only a model config can be sharded"});
+  check_usage_error(run_cli({llama, "--gpu", "h100", "--tp", "5"}),
+                    {"the 32 attention heads do not split over 5 GPUs"});
   // fp8 GEMMs on a GPU without fp8 tensor cores are refused, naming the layer.
   check_usage_error(run_cli({llama, "--gpu", "a100", "--quantization", "fp8"}),
                     {"decoder_layer/q_proj", "no fp8 rate"});

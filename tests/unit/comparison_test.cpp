@@ -3,6 +3,7 @@
 // quantization the model sees on each GPU's SM count. Checked by hand on V100 → A100 (SXM4 80GB),
 // two GPUs of architectures without fitted parameters: both use the generic defaults.
 #include "roofline/comparison.hpp"
+#include "roofline/model_config.hpp"
 #include "roofline/spec_catalog.hpp"
 #include "roofline/writers.hpp"
 
@@ -305,4 +306,49 @@ TEST_CASE("compare(): the measured GPU's times are measured, the others' scaled 
   CHECK(eager_there.op_times_s[1] == doctest::Approx(7e-6).epsilon(1e-12));
   CHECK(eager_there.sources[0] == time_source::scaled_from_measured);
   CHECK(eager_there.sources[1] == time_source::scaled_from_measured);
+}
+
+TEST_CASE("compare --tp: every GPU at every degree, per-GPU throughput and price, and a verdict "
+          "that counts the GPUs") {
+  roofline::config_options decode;
+  decode.phase = roofline::inference_phase::decode;
+  decode.batch = 16;
+  const std::string config = std::string(ROOFLINE_SOURCE_DIR) + "/examples/configs/llama-2-7b.json";
+  compare_request request;
+  request.net = roofline::load_model_config(config, decode);
+  request.gpus = {"h100", "h200"};
+  request.tensor_parallel = {1, 2};
+  request.prices = {{"h100", 2.0}};
+  request.shard = [&](int gpus) {
+    roofline::config_options sharded = decode;
+    sharded.tensor_parallel = gpus;
+    return roofline::load_model_config(config, sharded);
+  };
+  const std::vector<comparison> result = compare_gpus(request);
+  REQUIRE(result.size() == 1);
+  const std::vector<gpu_result> &sides = result[0].gpus;
+  REQUIRE(sides.size() == 4);
+  CHECK(sides[0].name == "h100-sxm5");
+  CHECK(sides[1].name == "h100-sxm5 ×2");
+  CHECK(sides[2].name == "h200-sxm");
+  CHECK(sides[3].name == "h200-sxm ×2");
+  CHECK(sides[1].tensor_parallel == 2);
+  // Per GPU: half the sharded setup's tokens; its price is both GPUs'.
+  CHECK(sides[1].tokens_per_s_per_gpu == doctest::Approx(sides[1].tokens_per_s / 2));
+  CHECK(*sides[1].usd_per_hour == doctest::Approx(4.0));
+  // Sharded sides run other ops: no per-op speedups against the baseline; the same GPU count does.
+  CHECK(sides[1].op_speedups.empty());
+  CHECK(sides[2].op_speedups.size() == sides[0].op_times_s.size());
+  CHECK(sides[1].analysis.totals.communication_share > 0);
+  CHECK(sides[0].analysis.totals.communication_share == 0);
+  const std::string &verdict = result[0].verdict.text;
+  CAPTURE(verdict);
+  CHECK(verdict.find("× the GPUs") != std::string::npos);
+
+  compare_request yaml = request;
+  yaml.shard = nullptr;
+  CHECK_THROWS_WITH_AS(compare_gpus(yaml), doctest::Contains("only a model config"), input_error);
+  compare_request twice = request;
+  twice.tensor_parallel = {2, 2};
+  CHECK_THROWS_WITH_AS(compare_gpus(twice), doctest::Contains("named twice"), input_error);
 }
