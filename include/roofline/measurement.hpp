@@ -61,6 +61,8 @@ struct measurement {
 struct measurements {
   std::vector<std::optional<measurement>> ops;
   std::vector<std::string> notes;
+  /// With measure_options::every_gpu: each local GPU's entries, as `ops` (GPU 0's) holds them.
+  std::vector<std::vector<std::optional<measurement>>> per_gpu;
 };
 
 /// Which implementation runs the GEMMs.
@@ -86,6 +88,10 @@ struct measure_options {
   /// and counted in the first): a spell of a slower host moves one round, not the result.
   int rounds = 1;
   progress_callback progress; ///< called before each op
+  /// Every local GPU at once, one host thread each (a tensor-parallel step's GEMMs, each GPU
+  /// running its share), counters off; and the all-reduces of the ops run for real over all of
+  /// them through NCCL. `measurements::ops` is GPU 0's; `per_gpu` every GPU's.
+  bool every_gpu = false;
 };
 
 /// op.flops / time (FLOP/s actually reached).

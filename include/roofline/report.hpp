@@ -32,6 +32,16 @@ struct measured_totals {
   bool cold_l2 = false; ///< operands were rotated through buffers larger than L2
 };
 
+/// One GPU's share of a tensor-parallel step measured on every GPU at once (--devices all):
+/// device times (graph-replayed), measured and predicted, of the GEMMs and all-reduces measured.
+struct gpu_step {
+  int gpu = 0;
+  double gemm_time_s = 0, predicted_gemm_time_s = 0;
+  double all_reduce_time_s = 0, predicted_all_reduce_time_s = 0;
+  /// The step: the measured GEMMs and all-reduces, the other ops at their predicted device time.
+  double step_time_s = 0, predicted_step_time_s = 0;
+};
+
 /// What every output format is written from, assembled last from the stages' values.
 struct report {
   roofline::analysis analysis;
@@ -43,6 +53,7 @@ struct report {
   std::vector<std::optional<roofline::padding_timing>> measured_padding;
   std::vector<std::string> notes;               ///< the analysis's, then the measurement's
   std::optional<measured_totals> measured_sums; ///< set when ops were measured
+  std::vector<gpu_step> gpu_steps;              ///< measured on every GPU: one per GPU
 
   /// The measurement of analysis.ops[i]; nullptr when it was not measured.
   const measurement *measured_op(std::size_t i) const;

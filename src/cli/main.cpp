@@ -348,6 +348,7 @@ struct measure_choice {
   std::string engine = "cublas";
   bool cold_l2 = false;
   bool no_counters = false;
+  std::string devices; ///< "all": every local GPU at once
 };
 
 /// The analysis pipeline as the command line asks for it.
@@ -357,6 +358,11 @@ roofline::pipeline_options pipeline_choice(const measure_choice &choice) {
     throw roofline::input_error("unknown --engine `" + choice.engine +
                                 "`; expected cublas, naive, tiled or tensorcore");
   roofline::pipeline_options options;
+  if (!choice.devices.empty() && choice.devices != "all")
+    throw roofline::input_error("unknown --devices `" + choice.devices +
+                                "`; expected all (every local GPU at once)");
+  if (!choice.devices.empty() && !choice.enabled)
+    throw roofline::input_error("--devices applies to --measure");
   if (!choice.enabled)
     return options;
   roofline::measure_options measuring;
@@ -365,6 +371,7 @@ roofline::pipeline_options pipeline_choice(const measure_choice &choice) {
   measuring.counters = !choice.no_counters;
   measuring.rounds = 3; // a spell of a slower host moves one round, not the result
   measuring.progress = show_op_progress;
+  measuring.every_gpu = choice.devices == "all";
   options.measure = measuring;
   return options;
 }
@@ -418,6 +425,9 @@ int run(int argc, char **argv) {
                      "with --measure: rotate operands through buffers larger than L2");
     command.add_flag("--no-counters", measuring.no_counters,
                      "with --measure: event timing only, no CUPTI counters");
+    command.add_option("--devices", measuring.devices,
+                       "with --measure: `all`, every local GPU at once (a sharded network's "
+                       "GEMMs on each, its all-reduces run for real; counters off)");
   };
 
   std::string network_file;

@@ -13,6 +13,39 @@ const padding_timing *report::measured_pad(std::size_t i) const {
   return i < measured_padding.size() && measured_padding[i] ? &*measured_padding[i] : nullptr;
 }
 
+namespace {
+
+/// One GPU's step as measured (`measured`, per op of `a`), beside what was predicted of it.
+gpu_step step_of(int gpu, const analysis &a,
+                 const std::vector<std::optional<measurement>> &measured) {
+  if (measured.size() != a.ops.size())
+    throw error("report: GPU " + std::to_string(gpu) + " has " + std::to_string(measured.size()) +
+                " measurements for " + std::to_string(a.ops.size()) + " ops");
+  gpu_step s;
+  s.gpu = gpu;
+  for (std::size_t i = 0; i < a.ops.size(); ++i) {
+    const analysed_op &entry = a.ops[i];
+    const double runs = static_cast<double>(entry.op.count);
+    const double predicted = entry.prediction.device_time_s * runs;
+    const std::optional<measurement> &m = measured[i];
+    const bool timed = m && m->status == measurement_status::measured && m->device_time_s > 0;
+    s.predicted_step_time_s += predicted;
+    s.step_time_s += timed ? m->device_time_s * runs : predicted;
+    if (!timed)
+      continue;
+    if (entry.op.is_all_reduce()) {
+      s.all_reduce_time_s += m->device_time_s * runs;
+      s.predicted_all_reduce_time_s += predicted;
+    } else if (entry.op.is_gemm()) {
+      s.gemm_time_s += m->device_time_s * runs;
+      s.predicted_gemm_time_s += predicted;
+    }
+  }
+  return s;
+}
+
+} // namespace
+
 report assemble_report(analysis a, std::optional<roofline::advice> advice,
                        std::optional<measurements> ops, std::optional<measurements> padding) {
   report r;
@@ -23,6 +56,8 @@ report assemble_report(analysis a, std::optional<roofline::advice> advice,
                   std::to_string(a.ops.size()) + " ops");
     r.measured = std::move(ops->ops);
     r.notes.insert(r.notes.end(), ops->notes.begin(), ops->notes.end());
+    for (std::size_t g = 0; g < ops->per_gpu.size(); ++g)
+      r.gpu_steps.push_back(step_of(static_cast<int>(g), a, ops->per_gpu[g]));
   }
   if (padding) {
     const std::size_t suggestions = advice ? advice->padding.size() : 0;

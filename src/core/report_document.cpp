@@ -119,12 +119,13 @@ text_table ops_table(const analysis &r) {
         {std::to_string(o.count)},
         {significant(static_cast<double>(o.flops) / 1e9), raw(o.flops)},
         {significant(static_cast<double>(o.bytes) / 1e6), raw(o.bytes)},
-        o.is_all_reduce() ? detail::cell{"—"}
-                          : detail::cell{significant(o.arithmetic_intensity()),
-                                      raw(o.arithmetic_intensity())},
-        o.is_all_reduce() ? detail::cell{"—"}
-                          : detail::cell{significant(p.ridge_intensity) + (p.sparse_peak ? "*" : ""),
-                                      raw(p.ridge_intensity)},
+        o.is_all_reduce()
+            ? detail::cell{"—"}
+            : detail::cell{significant(o.arithmetic_intensity()), raw(o.arithmetic_intensity())},
+        o.is_all_reduce()
+            ? detail::cell{"—"}
+            : detail::cell{significant(p.ridge_intensity) + (p.sparse_peak ? "*" : ""),
+                           raw(p.ridge_intensity)},
         {std::string(to_string(p.bound)), {}, memory ? tone::warn : tone::good},
         {duration(p.roofline_time_s), raw(p.roofline_time_s * 1e6)},
         {duration(p.device_time_s), raw(p.device_time_s * 1e6)},
@@ -421,6 +422,31 @@ std::string serving_line(const analysis &a) {
   return line;
 }
 
+/// "measured on every GPU at once: GPU 0: GEMMs … (predicted …), all-reduces …; …; the spread".
+std::vector<std::string> gpu_step_lines(const std::vector<gpu_step> &steps) {
+  const auto versus = [](double measured, double predicted) {
+    return measured > 0 ? fmt::format("{} (predicted {}, {:+.0f}%)", duration(measured),
+                                      duration(predicted), 100 * (predicted - measured) / measured)
+                        : std::string("none measured");
+  };
+  std::vector<std::string> lines{"measured on every GPU at once (device times, graph-replayed; "
+                                 "the other ops at their predicted device time):"};
+  double fastest = 0, slowest = 0;
+  for (const gpu_step &s : steps) {
+    lines.push_back(fmt::format("GPU {}: GEMMs {} · all-reduces {} · step {}", s.gpu,
+                                versus(s.gemm_time_s, s.predicted_gemm_time_s),
+                                versus(s.all_reduce_time_s, s.predicted_all_reduce_time_s),
+                                versus(s.step_time_s, s.predicted_step_time_s)));
+    fastest = fastest > 0 ? std::min(fastest, s.step_time_s) : s.step_time_s;
+    slowest = std::max(slowest, s.step_time_s);
+  }
+  if (steps.size() > 1 && fastest > 0)
+    lines.push_back(fmt::format("spread between GPUs: {:.1f}% (slowest over fastest step); the "
+                                "step waits for the slowest",
+                                100 * (slowest - fastest) / fastest));
+  return lines;
+}
+
 std::string totals_line(const analysis &r) {
   const step_totals &t = r.totals;
   const std::string communication =
@@ -626,6 +652,8 @@ public:
       doc.table(measured_table(m_report));
       doc.lines({measured_line(*m_report.measured_sums)}, true);
     }
+    if (!m_report.gpu_steps.empty())
+      doc.lines(gpu_step_lines(m_report.gpu_steps), true);
     add_advice(m_report, doc);
     for (const std::string &note : m_report.notes)
       doc.note(note);
@@ -696,6 +724,22 @@ public:
                         w.field("communication_share", t.communication_share);
                         w.field("op_count", t.op_count);
                         w.end_object();
+                      }});
+    fields.push_back({"gpu_steps", [&r](json_writer &w) {
+                        w.begin_array();
+                        for (const gpu_step &s : r.gpu_steps) {
+                          w.begin_object();
+                          w.field("gpu", s.gpu);
+                          w.field("gemm_time_us", s.gemm_time_s * 1e6);
+                          w.field("predicted_gemm_time_us", s.predicted_gemm_time_s * 1e6);
+                          w.field("all_reduce_time_us", s.all_reduce_time_s * 1e6);
+                          w.field("predicted_all_reduce_time_us",
+                                  s.predicted_all_reduce_time_s * 1e6);
+                          w.field("step_time_us", s.step_time_s * 1e6);
+                          w.field("predicted_step_time_us", s.predicted_step_time_s * 1e6);
+                          w.end_object();
+                        }
+                        w.end_array();
                       }});
     fields.push_back({"ops", [&r, &a](json_writer &w) {
                         w.begin_array();

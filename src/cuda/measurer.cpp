@@ -11,17 +11,22 @@
 #include "kernel_trace.hpp"
 #include "kernels.hpp"
 #include "lt_gemm.hpp"
+#include "nccl_all_reduce.hpp"
 #include "roofline/cuda/cuda_error.hpp"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <exception>
 #include <memory>
 #include <random>
+#include <thread>
 
 namespace roofline::cuda {
 
@@ -381,7 +386,84 @@ private:
 
 } // namespace
 
+namespace {
+
+/// Every GPU at once, one thread each, then the all-reduces over all of them.
+measurements measure_every_gpu(const std::vector<op> &ops, const measure_options &options) {
+  int devices = 0;
+  ROOFLINE_CUDA_CHECK(cudaGetDeviceCount(&devices));
+  std::vector<measurements> each(static_cast<std::size_t>(devices));
+  std::vector<std::exception_ptr> errors(each.size());
+  {
+    std::vector<std::thread> threads;
+    for (int d = 0; d < devices; ++d)
+      threads.emplace_back([&, d] {
+        try {
+          ROOFLINE_CUDA_CHECK(cudaSetDevice(d)); // this thread's GPU
+          measure_options mine = options;
+          mine.every_gpu = false;
+          mine.counters = false; // CUPTI's profiler is one per process
+          mine.trace_kernels = false;
+          if (d != 0)
+            mine.progress = nullptr; // GPU 0 speaks for all
+          each[static_cast<std::size_t>(d)] = measure(ops, mine);
+        } catch (...) {
+          errors[static_cast<std::size_t>(d)] = std::current_exception();
+        }
+      });
+    for (std::thread &t : threads)
+      t.join();
+  }
+  for (const std::exception_ptr &error : errors)
+    if (error)
+      std::rethrow_exception(error);
+
+  measurements result = each.front();
+  result.notes.push_back(fmt::format("measured on {} GPUs at once, one host thread each, "
+                                     "counters off",
+                                     devices));
+  // The all-reduces, for real over every GPU, at each size the network sends.
+  std::vector<std::int64_t> sizes;
+  for (const op &o : ops)
+    if (o.is_all_reduce() && o.gpus == devices)
+      sizes.push_back(o.bytes);
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  if (std::any_of(ops.begin(), ops.end(),
+                  [&](const op &o) { return o.is_all_reduce() && o.gpus != devices; }))
+    result.notes.push_back(fmt::format("all-reduces over another number of GPUs than this "
+                                       "host's {} not measured",
+                                       devices));
+  if (!sizes.empty()) {
+    const all_reduce_table table = measure_all_reduce(sizes, nullptr);
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      if (!ops[i].is_all_reduce() || ops[i].gpus != devices)
+        continue;
+      const auto sample =
+          std::find_if(table.samples.begin(), table.samples.end(),
+                       [&](const all_reduce_sample &s) { return s.bytes == ops[i].bytes; });
+      if (sample == table.samples.end())
+        continue;
+      measurement m;
+      m.engine = "nccl";
+      m.time_s = m.min_time_s = m.max_time_s = sample->time_s;
+      m.device_time_s = m.device_min_time_s = m.device_max_time_s = sample->time_s;
+      m.note = table.library + " all-reduce over every GPU, checked, the slowest GPU's median";
+      for (measurements &gpu : each)
+        gpu.ops[i] = m;
+      result.ops[i] = m;
+    }
+  }
+  for (measurements &gpu : each)
+    result.per_gpu.push_back(std::move(gpu.ops));
+  return result;
+}
+
+} // namespace
+
 measurements measure(const std::vector<op> &ops, const measure_options &options) {
+  if (options.every_gpu)
+    return measure_every_gpu(ops, options);
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     cudaGetLastError();

@@ -9,6 +9,7 @@
 #include "roofline/model_config.hpp"
 #include "roofline/network.hpp"
 #include "roofline/perf_model.hpp"
+#include "roofline/report.hpp"
 #include "roofline/spec_catalog.hpp"
 
 #include "test_support.hpp"
@@ -167,4 +168,35 @@ TEST_CASE("an all-reduce's prediction: the links' bound, a measured table when t
                        input_error);
   const analysis a = analyze(net, perf_model(h200), "test");
   CHECK(a.totals.communication_share == doctest::Approx(1.0));
+}
+
+TEST_CASE("a step measured on every GPU: GEMMs and all-reduces summed apart, per GPU, the other "
+          "ops at their prediction") {
+  const network net = parse_network("name: t\nprecision: bf16\nbatch: 8\nlayers:\n"
+                                    "  - repeat: 4\n    layers:\n"
+                                    "      - {name: o_proj, type: linear, in: 2048, out: 4096}\n"
+                                    "      - {name: ar, type: all_reduce, gpus: 2}\n"
+                                    "      - {name: add, type: add}\n",
+                                    "t.yaml");
+  const analysis a = analyze(net, perf_model(*spec_catalog::builtin().find("h200")), "test");
+  REQUIRE(a.ops.size() == 3);
+  const auto timed = [](double device_s) {
+    measurement m;
+    m.time_s = m.device_time_s = device_s;
+    return std::optional<measurement>(m);
+  };
+  measurements measured;
+  measured.per_gpu = {{timed(10e-6), timed(20e-6), std::nullopt},
+                      {timed(12e-6), timed(20e-6), std::nullopt}};
+  measured.ops = measured.per_gpu.front();
+  const report r = assemble_report(a, std::nullopt, measured);
+  REQUIRE(r.gpu_steps.size() == 2);
+  const double add = a.ops[2].prediction.device_time_s * 4; // not measured: predicted
+  CHECK(r.gpu_steps[0].gemm_time_s == doctest::Approx(4 * 10e-6));
+  CHECK(r.gpu_steps[1].gemm_time_s == doctest::Approx(4 * 12e-6));
+  CHECK(r.gpu_steps[0].all_reduce_time_s == doctest::Approx(4 * 20e-6));
+  CHECK(r.gpu_steps[0].predicted_all_reduce_time_s ==
+        doctest::Approx(4 * a.ops[1].prediction.device_time_s));
+  CHECK(r.gpu_steps[1].step_time_s == doctest::Approx(4 * (12e-6 + 20e-6) + add));
+  CHECK(r.gpu_steps[1].predicted_step_time_s == doctest::Approx(a.totals.device_time_s));
 }
