@@ -62,6 +62,13 @@ run measure-prefill "$bin/roofline-advise" "$config" --tp 2 --gpu auto --batch 1
   --measure --format json --output "$out/measure-prefill.json"
 run measure-decode "$bin/roofline-advise" "$config" --tp 2 --gpu auto --phase decode --batch 8 \
   --kv-len 2048 --measure --format json --output "$out/measure-decode.json"
+step "the tool: the sharded step measured on both GPUs at once, all-reduces for real"
+run devices-prefill "$bin/roofline-advise" "$config" --tp 2 --gpu auto --batch 1 --seq-len 2048 \
+  --measure --devices all --format json --output "$out/devices-prefill.json"
+run devices-decode "$bin/roofline-advise" "$config" --tp 2 --gpu auto --phase decode --batch 8 \
+  --kv-len 2048 --measure --devices all --format json --output "$out/devices-decode.json"
+"$bin/roofline-advise" "$config" --tp 2 --gpu auto --phase decode --batch 8 --kv-len 2048 \
+  --measure --devices all > "$out/devices-decode-text.txt" 2>&1
 step "done"
 # At most 8 files come back: everything in one archive beside the log.
 tar -czf "$out/tp_check.tar.gz" -C "$out" --exclude tp_check.tar.gz --exclude log.txt . 2>> "$log"
