@@ -36,8 +36,8 @@ struct step_totals {
   double gemm_time_s = 0;
   double communication_time_s = 0; ///< in all-reduces between GPUs
   double communication_share = 0;  ///< of time_s, 0..1
-  std::int64_t op_count = 0;   ///< distinct ops (rows)
-  std::int64_t gemm_count = 0; ///< GEMM runs per step, counts included
+  std::int64_t op_count = 0;       ///< distinct ops (rows)
+  std::int64_t gemm_count = 0;     ///< GEMM runs per step, counts included
 };
 
 /// One network on one GPU as the model sees it: the ops with their predictions and the step's

@@ -12,10 +12,10 @@ namespace roofline {
 
 /// A GPU's links to its peers, as its datasheet gives them (per GPU, per direction).
 struct interconnect_spec {
-  std::string kind;               ///< "nvlink4", "pcie5", ...
-  int links = 0;                  ///< NVLink links per GPU; 0 for PCIe only
-  double bytes_per_s = 0;         ///< all links together, one direction
-  double pcie_bytes_per_s = 0;    ///< the PCIe fallback (x16), one direction
+  std::string kind;            ///< "nvlink4", "pcie5", ...
+  int links = 0;               ///< NVLink links per GPU; 0 for PCIe only
+  double bytes_per_s = 0;      ///< all links together, one direction
+  double pcie_bytes_per_s = 0; ///< the PCIe fallback (x16), one direction
 };
 
 /// One all-reduce timed on the host: `bytes` per GPU reduced over all of them.
@@ -28,9 +28,9 @@ struct all_reduce_sample {
 /// --measure` on a host with two or more GPUs).
 struct all_reduce_table {
   int gpus = 0;
-  std::string precision = "bf16"; ///< of the elements reduced (summed)
-  std::string library;            ///< "NCCL 2.27.7"
-  std::string origin;             ///< what measured it, where and when
+  std::string precision = "bf16";         ///< of the elements reduced (summed)
+  std::string library;                    ///< "NCCL 2.27.7"
+  std::string origin;                     ///< what measured it, where and when
   std::vector<all_reduce_sample> samples; ///< by increasing bytes
 };
 

@@ -92,6 +92,7 @@ struct measure_options {
   /// running its share), counters off; and the all-reduces of the ops run for real over all of
   /// them through NCCL. `measurements::ops` is GPU 0's; `per_gpu` every GPU's.
   bool every_gpu = false;
+  int device = 0; ///< the GPU to measure on (CUDA's ordinal)
 };
 
 /// op.flops / time (FLOP/s actually reached).

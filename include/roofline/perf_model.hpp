@@ -3,8 +3,8 @@
 
 #include "roofline/gemm_model.hpp"
 #include "roofline/gpu_spec.hpp"
-#include "roofline/interconnect.hpp"
 #include "roofline/host_floor.hpp"
+#include "roofline/interconnect.hpp"
 #include "roofline/model_parameters.hpp"
 #include "roofline/op.hpp"
 

@@ -89,10 +89,12 @@ std::optional<padding_advice> pad(const op &o, const perf_model &model, double m
   best.prec = o.precision;
   best.original = s;
   best.time_s = time;
+  // Against the shape as it is, not the op's own counts: a conv's bytes are its real tensors' and
+  // a mixture's expert GEMM counts its routed rows, neither of which the shape's padding scales.
   best.extra_flops =
-      static_cast<double>(*gemm_flops(best.padded)) / static_cast<double>(o.flops) - 1;
+      static_cast<double>(*gemm_flops(best.padded)) / static_cast<double>(*gemm_flops(s)) - 1;
   best.extra_bytes = static_cast<double>(*gemm_min_bytes(best.padded, o.precision)) /
-                         static_cast<double>(o.bytes) -
+                         static_cast<double>(*gemm_min_bytes(s, o.precision)) -
                      1;
   return best;
 }

@@ -211,8 +211,8 @@ json device_report_json(const device_report &r) {
           {"roofs", roofs},
           {"measurements", measurements},
           {"ceilings_source", r.ceilings_source},
-          {"all_reduce", r.all_reduce ? nlohmann::json::parse(to_json_text(*r.all_reduce))
-                                      : json(nullptr)},
+          {"all_reduce",
+           r.all_reduce ? nlohmann::json::parse(to_json_text(*r.all_reduce)) : json(nullptr)},
           {"all_reduce_source", r.all_reduce_source},
           {"local_spec", detail::device_json(local_spec(r))}};
 }

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "roofline/device_report.hpp"
-#include <sstream>
-#include <fstream>
-#include "roofline/ceilings.hpp"
 #include "roofline/atomic_file.hpp"
+#include "roofline/ceilings.hpp"
+#include <fstream>
+#include <sstream>
 
 #include "roofline/error.hpp"
 #include "roofline/model_fit.hpp"
@@ -43,7 +43,6 @@ std::optional<all_reduce_table> load_cached_all_reduce(const std::string &uuid) 
 void save_all_reduce(const std::string &uuid, const all_reduce_table &table) {
   write_file_atomically(all_reduce_cache_file(uuid), to_json_text(table) + "\n", true);
 }
-
 
 local_gpu local_gpu_of(const device_report &r) {
   gpu_spec datasheet = paper_spec(r);

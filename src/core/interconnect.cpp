@@ -71,21 +71,31 @@ all_reduce_table parse_all_reduce_table(const std::string &json_text, const std:
     if (doc.value("format", "") != "roofline-advise all-reduce table" ||
         doc.value("format_version", 0) != 1)
       throw input_error({origin, 1, 1}, "not an all-reduce table of format_version 1");
+    // Integers checked as such: a float read as an integer could be out of its range.
+    const auto integer = [&](const nlohmann::json &value) {
+      if (!value.is_number_integer())
+        throw input_error({origin, 1, 1},
+                          "all-reduce table: expected an integer, got " + value.dump());
+      return value.get<std::int64_t>();
+    };
     all_reduce_table table;
-    table.gpus = doc.at("gpus").get<int>();
+    const std::int64_t gpus = integer(doc.at("gpus"));
+    if (gpus < 2 || gpus > 1024)
+      throw input_error({origin, 1, 1}, "an all-reduce table spans 2 to 1024 GPUs");
+    table.gpus = static_cast<int>(gpus);
     table.precision = doc.at("precision").get<std::string>();
     table.library = doc.at("library").get<std::string>();
     table.origin = doc.at("origin").get<std::string>();
     for (const nlohmann::json &s : doc.at("samples")) {
-      all_reduce_sample sample{s.at("bytes").get<std::int64_t>(), s.at("time_s").get<double>()};
+      if (!s.at("time_s").is_number())
+        throw input_error({origin, 1, 1}, "all-reduce table: `time_s` must be a number");
+      all_reduce_sample sample{integer(s.at("bytes")), s.at("time_s").get<double>()};
       if (sample.bytes <= 0 || !(sample.time_s > 0) || !std::isfinite(sample.time_s) ||
           (!table.samples.empty() && sample.bytes <= table.samples.back().bytes))
         throw input_error({origin, 1, 1}, "all-reduce samples must have positive, increasing "
                                           "bytes and positive finite times");
       table.samples.push_back(sample);
     }
-    if (table.gpus < 2)
-      throw input_error({origin, 1, 1}, "an all-reduce table spans two or more GPUs");
     return table;
   } catch (const nlohmann::json::exception &e) {
     throw input_error({origin, 1, 1}, std::string("not an all-reduce table: ") + e.what());

@@ -463,9 +463,12 @@ double expected_experts_reached(const moe_layer &moe, std::int64_t tokens) {
 std::int64_t experts_reached(const moe_layer &moe, std::int64_t tokens) {
   // Rounded up (a part-reached expert's weights are read whole), never fewer than one token's
   // top_k nor more than there are; the tolerance keeps an exact count from rounding up.
-  const double expected = expected_experts_reached(moe, tokens);
-  const auto reached = static_cast<std::int64_t>(std::ceil(expected - 1e-9));
-  return std::clamp(reached, std::min(moe.top_k, moe.experts), moe.experts);
+  // Clamped as a double first: the cast of a value past 2^63 would be undefined.
+  const double expected = std::clamp(std::ceil(expected_experts_reached(moe, tokens) - 1e-9),
+                                     static_cast<double>(std::min(moe.top_k, moe.experts)),
+                                     static_cast<double>(moe.experts));
+  return std::clamp(static_cast<std::int64_t>(std::min(expected, 9.0e18)),
+                    std::min(moe.top_k, moe.experts), moe.experts);
 }
 
 std::vector<op> lower(const network &net) {

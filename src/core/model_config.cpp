@@ -71,8 +71,9 @@ transformer_shape sharded(transformer_shape s, int gpus, const yaml_map &map,
                           std::vector<std::string> &notes) {
   if (gpus <= 1)
     return s;
+  const char *heads_key = s.family == "gpt2" ? "n_head" : "num_attention_heads";
   if (s.heads % gpus != 0)
-    map.fail("num_attention_heads",
+    map.fail(heads_key,
              fmt::format("the {} attention heads do not split over {} GPUs", s.heads, gpus));
   if (s.kv_heads % gpus != 0 && gpus % s.kv_heads != 0)
     map.fail("num_key_value_heads",
@@ -83,7 +84,8 @@ transformer_shape sharded(transformer_shape s, int gpus, const yaml_map &map,
   std::vector<std::string> uneven;
   const auto share = [&](std::int64_t &width, const char *name) {
     if (width % gpus != 0)
-      uneven.push_back(fmt::format("{} {} (each GPU takes {})", name, width, ceil_div(width, gpus)));
+      uneven.push_back(
+          fmt::format("{} {} (each GPU takes {})", name, width, ceil_div(width, gpus)));
     width = ceil_div(width, gpus);
   };
   share(s.intermediate, "the MLP's width");
@@ -100,13 +102,14 @@ transformer_shape sharded(transformer_shape s, int gpus, const yaml_map &map,
       gpus, s.heads / gpus, s.heads, kv_heads, kv_heads == 1 ? "" : "s",
       s.kv_heads < gpus ? fmt::format(" (the {} are replicated)", s.kv_heads) : std::string{},
       s.experts > 0 ? "'s experts" : "",
-      uneven.empty() ? "" : "; " + fmt::format("{}", fmt::join(uneven, ", ")) + " do not divide evenly"));
+      uneven.empty()
+          ? ""
+          : "; " + fmt::format("{}", fmt::join(uneven, ", ")) + " do not divide evenly"));
   s.heads /= gpus;
   s.kv_heads = kv_heads;
   s.tensor_parallel = gpus;
   return s;
 }
-
 
 const std::vector<std::string> model_types{"llama",     "mistral", "mixtral", "qwen2",
                                            "qwen2_moe", "gemma",   "gpt2",    "bert"};
@@ -462,6 +465,11 @@ network network_from_config(std::string_view json_text, const std::string &origi
                                          net.seq_len, net.batch, origin);
 
   const linear_quantization quantized = quantization_of(config, options.quantization);
+  if (quantized.weights && s.precision != precision::fp16 && s.precision != precision::bf16)
+    config.map().fail("torch_dtype",
+                      fmt::format("weight-only int{} weights are widened to fp16 or bf16 "
+                                  "activations, and this config's `torch_dtype` is {}",
+                                  quantized.weights->bits, to_string(s.precision)));
   if (options.kv_cache)
     attention.kv_precision = options.kv_cache;
   // Megatron's vocabulary-parallel embedding sums its shares of the looked-up rows.
@@ -510,7 +518,7 @@ network network_from_config(std::string_view json_text, const std::string &origi
   }
   if (s.window > 0)
     net.notes.push_back(fmt::format("a sliding window of {} tokens: each query meets at most that "
-                                    "many keys, and the cache holds no more",
+                                    "many keys, and a decode step's cache holds no more",
                                     s.window));
   if (decode)
     net.notes.push_back("decode: appending the new token's key and value to the cache is left "

@@ -36,8 +36,8 @@ struct op_key {
   bool operator==(const op_key &o) const {
     return m == o.m && n == o.n && k == o.k && batch_count == o.batch_count && flops == o.flops &&
            bytes == o.bytes && weight_bits == o.weight_bits && weight_group == o.weight_group &&
-           all_reduce_gpus == o.all_reduce_gpus &&
-           p == o.p && gemm == o.gemm && attention == o.attention && why == o.why;
+           all_reduce_gpus == o.all_reduce_gpus && p == o.p && gemm == o.gemm &&
+           attention == o.attention && why == o.why;
   }
 };
 
@@ -235,17 +235,21 @@ prediction perf_model::compute(const op &o, reasons why) const {
 }
 
 prediction perf_model::all_reduce(const op &o, reasons why) const {
-  if (!m_spec.interconnect)
-    throw input_error(o.where, "layer `" + o.layer + "`: the " + m_spec.name +
-                                   " spec gives no `interconnect`, which an all-reduce needs");
-  const interconnect_spec &links = *m_spec.interconnect;
-  prediction result;
-  result.bound = bound::communication;
-  result.roofline_time_s = all_reduce_bound_s(o.bytes, o.gpus, links);
   const std::optional<double> measured =
       m_options.all_reduce ? measured_all_reduce_s(o.bytes, o.gpus, *m_options.all_reduce)
                            : std::nullopt;
-  result.device_time_s = measured ? *measured : modelled_all_reduce_s(o.bytes, o.gpus, links);
+  // The links are needed for the bound, and for the time where nothing was measured.
+  if (!m_spec.interconnect && !measured)
+    throw input_error(o.where, "layer `" + o.layer + "`: the " + m_spec.name +
+                                   " spec gives no `interconnect`, which an all-reduce needs "
+                                   "where none was measured (`roofline-advise device --measure` "
+                                   "on the host)");
+  prediction result;
+  result.bound = bound::communication;
+  if (m_spec.interconnect)
+    result.roofline_time_s = all_reduce_bound_s(o.bytes, o.gpus, *m_spec.interconnect);
+  result.device_time_s =
+      measured ? *measured : modelled_all_reduce_s(o.bytes, o.gpus, *m_spec.interconnect);
   // NCCL's launch: a kernel per GPU, issued by the host like any other.
   result.host_floor_s = m_options.roofline_only ? 0 : m_host.kernel_launch_s;
   if (m_options.roofline_only)
@@ -258,8 +262,8 @@ prediction perf_model::all_reduce(const op &o, reasons why) const {
                                m_options.all_reduce->library)
                  : fmt::format("all-reduce over {} GPUs: {} at {:.0f}% of {:.0f} GB/s a direction "
                                "plus {:.0f} µs (typical, not measured)",
-                               o.gpus, links.kind, 100 * all_reduce_link_efficiency,
-                               links.bytes_per_s / 1e9, all_reduce_latency_s * 1e6));
+                               o.gpus, m_spec.interconnect->kind, 100 * all_reduce_link_efficiency,
+                               m_spec.interconnect->bytes_per_s / 1e9, all_reduce_latency_s * 1e6));
   return result;
 }
 

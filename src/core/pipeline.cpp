@@ -59,6 +59,7 @@ report run_pipeline(const network &net, const gpu_choice &gpu, const pipeline_op
       timing.counters = false;
       timing.trace_kernels = false;
       timing.rounds = 1;
+      timing.every_gpu = false; // GPU 0's padding question, not the sharded step's
       timing.progress = nullptr;
       measured_padding = layer.measure(pairs, timing);
     }

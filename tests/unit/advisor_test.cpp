@@ -227,3 +227,18 @@ TEST_CASE("launch-bound advice: the ops, runs and share of the step the host's f
   CHECK(contains(a.warnings.back(), "2 of 2 ops (4 runs per step, 100% of the step) are "
                                     "launch-bound"));
 }
+
+TEST_CASE(
+    "padding's extra bytes and FLOPs are the padded shape's over the shape's own: ResNet-50's "
+    "conv1 (K 147 → 152) costs a few percent, not its im2col matrix over its real input") {
+  const network net = load_network(ROOFLINE_SOURCE_DIR "/examples/resnet50.yaml");
+  const perf_model model(*spec_catalog::builtin().find("h100"));
+  const advice advised = advise(net, analyze(net, model, "test"));
+  const auto conv1 = std::find_if(advised.padding.begin(), advised.padding.end(),
+                                  [](const padding_advice &p) { return p.layer == "conv1"; });
+  REQUIRE(conv1 != advised.padding.end());
+  CHECK(conv1->padded.k == 152);
+  CHECK(conv1->extra_flops == doctest::Approx(152.0 / 147.0 - 1));
+  CHECK(conv1->extra_bytes > 0);
+  CHECK(conv1->extra_bytes < 0.05);
+}
