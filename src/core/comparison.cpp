@@ -71,6 +71,10 @@ verdict decide(const comparison &c, precision net_precision) {
     if (fastest->analysis.totals.communication_share > 0.005)
       v.text += fmt::format("; all-reduces take {:.0f}% of its step",
                             100 * fastest->analysis.totals.communication_share);
+    if (fastest->launch_bound_share > 0.05)
+      v.text += fmt::format("; {:.0f}% of it is launch-bound (the host, not the GPUs: CUDA graphs "
+                            "shorten it)",
+                            100 * fastest->launch_bound_share);
     v.text += ".";
     const gpu_result *thriftiest = &base; // the most tokens per second per GPU, of those that fit
     for (const gpu_result &g : c.gpus)
@@ -82,6 +86,15 @@ verdict decide(const comparison &c, precision net_precision) {
           fmt::format(" The most tokens per second per GPU: {} ({:.4g}, {:.2f}× {}'s).",
                       thriftiest->name, thriftiest->tokens_per_s_per_gpu,
                       thriftiest->tokens_per_s_per_gpu / fastest->tokens_per_s_per_gpu, v.fastest);
+    // Where communication takes over: the first setup, in the order given, whose all-reduces
+    // are most of its step.
+    for (const gpu_result &g : c.gpus)
+      if (g.analysis.totals.communication_share > 0.5) {
+        v.text += fmt::format(" From {} on, all-reduces are most of the step ({:.0f}%): more GPUs "
+                              "buy little there.",
+                              g.name, 100 * g.analysis.totals.communication_share);
+        break;
+      }
   } else {
     // Split the baseline's step into its memory- and compute-bound ops and see what each gains.
     // Launch-bound ops take the host's time on every GPU: they are neither side.

@@ -352,3 +352,27 @@ TEST_CASE("compare --tp: every GPU at every degree, per-GPU throughput and price
   twice.tensor_parallel = {2, 2};
   CHECK_THROWS_WITH_AS(compare_gpus(twice), doctest::Contains("named twice"), input_error);
 }
+
+TEST_CASE("compare --tp over PCIe: the verdict says from which setup all-reduces are most of the "
+          "step") {
+  // Llama-2-7B's prefill of 4 × 2048 tokens on L40S cards linked by PCIe Gen4 (32 GB/s a
+  // direction): 65 all-reduces of 64 MiB each.
+  roofline::config_options prefill;
+  prefill.batch = 4;
+  const std::string config = std::string(ROOFLINE_SOURCE_DIR) + "/examples/configs/llama-2-7b.json";
+  compare_request request;
+  request.net = roofline::load_model_config(config, prefill);
+  request.gpus = {"l40s"};
+  request.tensor_parallel = {1, 4};
+  request.shard = [&](int gpus) {
+    roofline::config_options sharded = prefill;
+    sharded.tensor_parallel = gpus;
+    return roofline::load_model_config(config, sharded);
+  };
+  const comparison c = compare_gpus(request).front();
+  REQUIRE(c.gpus.size() == 2);
+  CHECK(c.gpus[1].analysis.totals.communication_share > 0.5);
+  CAPTURE(c.verdict.text);
+  CHECK(c.verdict.text.find("From l40s ×4 on, all-reduces are most of the step") !=
+        std::string::npos);
+}
