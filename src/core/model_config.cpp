@@ -102,9 +102,8 @@ transformer_shape sharded(transformer_shape s, int gpus, const yaml_map &map,
       gpus, s.heads / gpus, s.heads, kv_heads, kv_heads == 1 ? "" : "s",
       s.kv_heads < gpus ? fmt::format(" (the {} are replicated)", s.kv_heads) : std::string{},
       s.experts > 0 ? "'s experts" : "",
-      uneven.empty()
-          ? ""
-          : "; " + fmt::format("{}", fmt::join(uneven, ", ")) + " do not divide evenly"));
+      uneven.empty() ? std::string{}
+                     : fmt::format("; {} do not divide evenly", fmt::join(uneven, ", "))));
   s.heads /= gpus;
   s.kv_heads = kv_heads;
   s.tensor_parallel = gpus;
