@@ -25,12 +25,13 @@ struct device_report {
   std::string all_reduce_source; ///< as ceilings_source; or why it was not measured
 };
 
-/// The host's all-reduce table in the cache, keyed by its first GPU's UUID.
-std::filesystem::path all_reduce_cache_file(const std::string &uuid);
+/// The host's all-reduce table in the cache, under `gpus_key`: what names the set of GPUs it
+/// spans (the measurement layer's: GPU 0's UUID, their count and a hash of every UUID).
+std::filesystem::path all_reduce_cache_file(const std::string &gpus_key);
 /// The cached table, or nullopt when none is saved (a damaged file throws input_error).
-std::optional<all_reduce_table> load_cached_all_reduce(const std::string &uuid);
+std::optional<all_reduce_table> load_cached_all_reduce(const std::string &gpus_key);
 /// Writes the cache file atomically. Throws roofline::error on failure.
-void save_all_reduce(const std::string &uuid, const all_reduce_table &table);
+void save_all_reduce(const std::string &gpus_key, const all_reduce_table &table);
 
 /// The GPU on paper: its catalog match, else the theoretical spec with its architecture's model
 /// parameters.

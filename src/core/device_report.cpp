@@ -26,12 +26,12 @@ gpu_spec local_spec(const device_report &r) {
   return r.ceilings ? apply_ceilings(spec, *r.ceilings) : spec;
 }
 
-std::filesystem::path all_reduce_cache_file(const std::string &uuid) {
-  return cache_directory() / ("all-reduce-" + uuid + ".json");
+std::filesystem::path all_reduce_cache_file(const std::string &gpus_key) {
+  return cache_directory() / ("all-reduce-" + gpus_key + ".json");
 }
 
-std::optional<all_reduce_table> load_cached_all_reduce(const std::string &uuid) {
-  const std::filesystem::path file = all_reduce_cache_file(uuid);
+std::optional<all_reduce_table> load_cached_all_reduce(const std::string &gpus_key) {
+  const std::filesystem::path file = all_reduce_cache_file(gpus_key);
   std::ifstream in(file);
   if (!in)
     return std::nullopt;
@@ -40,8 +40,8 @@ std::optional<all_reduce_table> load_cached_all_reduce(const std::string &uuid) 
   return parse_all_reduce_table(text.str(), file.string());
 }
 
-void save_all_reduce(const std::string &uuid, const all_reduce_table &table) {
-  write_file_atomically(all_reduce_cache_file(uuid), to_json_text(table) + "\n", true);
+void save_all_reduce(const std::string &gpus_key, const all_reduce_table &table) {
+  write_file_atomically(all_reduce_cache_file(gpus_key), to_json_text(table) + "\n", true);
 }
 
 local_gpu local_gpu_of(const device_report &r) {

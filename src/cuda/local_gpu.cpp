@@ -5,11 +5,33 @@
 #include "roofline/cuda/ceiling_probe.hpp"
 #include "roofline/cuda/device.hpp"
 #include "roofline/interconnect.hpp"
-
-#include "nccl_all_reduce.hpp"
 #include "roofline/spec_catalog.hpp"
 
+#include "nccl_all_reduce.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <string>
+
 namespace roofline::cuda {
+
+namespace {
+
+/// The set of GPUs an all-reduce table spans: GPU 0's UUID, their count and a hash (FNV-1a) of
+/// every UUID, so that another subset of the host's GPUs (CUDA_VISIBLE_DEVICES) gets its own
+/// table, in a file name of bounded length.
+std::string all_reduce_key(const device_description &first, int count) {
+  std::uint64_t hash = 0xcbf29ce484222325ULL;
+  for (int i = 0; i < count; ++i)
+    for (unsigned char c : i == 0 ? first.uuid : describe_device(i).uuid) {
+      hash ^= c;
+      hash *= 0x100000001b3ULL;
+    }
+  return fmt::format("{}-{}gpus-{:016x}", first.uuid, count, hash);
+}
+
+} // namespace
 
 device_report local_device_report(int ordinal) {
   device_report r;
@@ -20,10 +42,11 @@ device_report local_device_report(int ordinal) {
   r.ceilings = load_cached_ceilings(r.device.uuid);
   if (r.ceilings)
     r.ceilings_source = "cache " + ceilings_cache_file(r.device.uuid).string();
-  if (device_count() >= 2) {
-    r.all_reduce = load_cached_all_reduce(r.device.uuid);
+  if (const int gpus = device_count(); gpus >= 2) {
+    const std::string key = all_reduce_key(r.device, gpus);
+    r.all_reduce = load_cached_all_reduce(key);
     if (r.all_reduce)
-      r.all_reduce_source = "cache " + all_reduce_cache_file(r.device.uuid).string();
+      r.all_reduce_source = "cache " + all_reduce_cache_file(key).string();
   }
   return r;
 }
@@ -41,9 +64,9 @@ device_report measured_device_report(int ordinal, bool refresh,
   if (device_count() >= 2 && (!r.all_reduce || refresh)) {
     try {
       r.all_reduce = measure_all_reduce(default_all_reduce_sizes(), progress);
-      save_all_reduce(r.device.uuid, *r.all_reduce);
-      r.all_reduce_source =
-          "measured now, saved to " + all_reduce_cache_file(r.device.uuid).string();
+      const std::string key = all_reduce_key(r.device, device_count());
+      save_all_reduce(key, *r.all_reduce);
+      r.all_reduce_source = "measured now, saved to " + all_reduce_cache_file(key).string();
     } catch (const std::exception &e) {
       r.all_reduce_source = std::string("not measured: ") + e.what();
     }
