@@ -288,6 +288,23 @@ std::vector<std::string> model_notes(const perf_model &model, const std::vector<
         "roofline of its FLOPs at the GEMM model's fitted share of the tensor peak and of its "
         "bytes at the achievable DRAM bandwidth, plus a kernel's fixed cost; no attention kernel "
         "has been timed to fit it");
+  if (std::any_of(ops.begin(), ops.end(), [](const op &o) { return o.is_all_reduce(); })) {
+    const std::optional<all_reduce_table> &table = model.options().all_reduce;
+    const interconnect_spec *links =
+        model.spec().interconnect ? &*model.spec().interconnect : nullptr;
+    notes.push_back(
+        table ? fmt::format("all-reduces: {} measured on this host over {} GPUs ({}), "
+                            "interpolated between the sizes measured",
+                            table->library, table->gpus, table->origin)
+        : links
+            ? fmt::format("all-reduces: the ring's bound over the {}'s links ({}, {:.0f} GB/s a "
+                          "direction) at {:.0f}% plus {:.0f} µs: typical figures, not measured "
+                          "(`roofline-advise device --measure` on a host of several GPUs measures "
+                          "NCCL, and --gpu auto uses it)",
+                          model.spec().name, links->kind, links->bytes_per_s / 1e9,
+                          100 * all_reduce_link_efficiency, all_reduce_latency_s * 1e6)
+            : std::string("all-reduces: no links in the spec and none measured"));
+  }
   if (!model.options().sparse)
     return notes;
   const gpu_spec &gpu = model.spec();

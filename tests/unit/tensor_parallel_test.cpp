@@ -168,6 +168,14 @@ TEST_CASE("an all-reduce's prediction: the links' bound, a measured table when t
                        input_error);
   const analysis a = analyze(net, perf_model(h200), "test");
   CHECK(a.totals.communication_share == doctest::Approx(1.0));
+  // The notes say where the all-reduces' times come from.
+  const auto says = [](const analysis &r, const std::string &text) {
+    return std::any_of(r.notes.begin(), r.notes.end(),
+                       [&](const std::string &note) { return contains(note, text); });
+  };
+  CHECK(says(a, "all-reduces: the ring's bound over the h200-sxm's links"));
+  CHECK(says(analyze(net, perf_model(h200, measured), "test"),
+             "all-reduces: NCCL test measured on this host over 2 GPUs"));
 }
 
 TEST_CASE("a step measured on every GPU: GEMMs and all-reduces summed apart, per GPU, the other "
