@@ -95,10 +95,11 @@ struct compare_request {
   std::map<std::string, double> prices; ///< USD per hour by GPU as named in `gpus`
   bool sparse = false;
   progress_callback progress; ///< while the local GPU measures
-  /// Tensor-parallel degrees to set beside every GPU (`--tp 1,2,4`), and how to build the
-  /// network one of N GPUs runs (a model config's sharding); empty: the network as it is.
+  /// Tensor-parallel degrees to set beside every GPU (`--tp 1,2,4`); empty: the network as it is.
   std::vector<int> tensor_parallel;
-  std::function<network(int gpus)> shard;
+  /// How to build the network one of `gpus` GPUs runs at a batch (a model config: sharded, and
+  /// its every batch-sized layer sized anew); unset: `net` with its batch set (a network YAML).
+  std::function<network(int gpus, std::int64_t batch)> build;
 };
 
 /// Resolves the GPUs (each with its own parameters, all with this machine's host floor), measures

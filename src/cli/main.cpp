@@ -280,13 +280,15 @@ int run_compare(const std::string &file, const config_choice &config,
                                   ": tensor parallelism is modelled over at most 1024 GPUs");
     request.tensor_parallel.push_back(static_cast<int>(tp));
   }
-  if (!request.tensor_parallel.empty() && is_model_config(file))
-    request.shard = [&file, config](int tp) {
+  // A config is built anew for every degree and batch (its last-position LM head, for one, is
+  // as tall as the batch).
+  if (is_model_config(file))
+    request.build = [&file, config](int tp, std::int64_t batch) {
       config_choice sharded = config;
       sharded.tensor_parallel = tp;
       sharded.emit_yaml.clear(); // the baseline's network is the one written
       output_choice unused;
-      return read_network(file, sharded, 0, unused);
+      return read_network(file, sharded, batch, unused);
     };
   request.gpus = gpus;
   request.sparse = sparse;

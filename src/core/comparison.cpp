@@ -293,7 +293,7 @@ std::vector<comparison> compare_gpus(const compare_request &request) {
   // it) and all with this machine's host floor: the host does not change with the GPU.
   const model_options options{request.sparse, false, {}, cached_host_floor()};
   const bool sharding = !request.tensor_parallel.empty();
-  if (sharding && !request.shard)
+  if (sharding && !request.build)
     throw input_error("--tp: only a model config can be sharded (a network YAML says its own "
                       "all_reduce layers)");
   if (sharding &&
@@ -333,10 +333,6 @@ std::vector<comparison> compare_gpus(const compare_request &request) {
     for (int tp : sharding ? request.tensor_parallel : std::vector<int>{1})
       gpus.push_back({perf_model(*spec, options), selection, std::nullopt, tp, std::nullopt});
   }
-  // The network one GPU of each degree runs, built once per degree.
-  std::map<int, network> shards;
-  for (int tp : request.tensor_parallel)
-    shards.emplace(tp, request.shard(tp));
   for (const auto &[name, price] : request.prices)
     if (std::find(request.gpus.begin(), request.gpus.end(), name) == request.gpus.end())
       prices[name == "local" ? "local" : catalog.resolve(name).name] = price;
@@ -346,13 +342,15 @@ std::vector<comparison> compare_gpus(const compare_request &request) {
     batches.push_back(request.net.batch);
   std::vector<comparison> comparisons;
   for (std::int64_t batch : batches) {
-    network at = request.net;
+    network at = request.build ? request.build(1, batch) : request.net;
     at.batch = batch;
+    // The network one GPU of each degree runs, built once per degree and batch.
+    std::map<int, network> shards;
+    for (int tp : request.tensor_parallel)
+      shards.emplace(tp, request.build(tp, batch));
     for (compared_gpu &g : gpus)
-      if (sharding) {
+      if (sharding)
         g.sharded = shards.at(g.tensor_parallel);
-        g.sharded->batch = batch;
-      }
     if (local) {
       measure_options measuring;
       measuring.counters = false;

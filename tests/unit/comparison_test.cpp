@@ -10,6 +10,7 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -319,9 +320,10 @@ TEST_CASE("compare --tp: every GPU at every degree, per-GPU throughput and price
   request.gpus = {"h100", "h200"};
   request.tensor_parallel = {1, 2};
   request.prices = {{"h100", 2.0}};
-  request.shard = [&](int gpus) {
+  request.build = [&](int gpus, std::int64_t batch) {
     roofline::config_options sharded = decode;
     sharded.tensor_parallel = gpus;
+    sharded.batch = batch;
     return roofline::load_model_config(config, sharded);
   };
   const std::vector<comparison> result = compare_gpus(request);
@@ -346,7 +348,7 @@ TEST_CASE("compare --tp: every GPU at every degree, per-GPU throughput and price
   CHECK(verdict.find("× the GPUs") != std::string::npos);
 
   compare_request yaml = request;
-  yaml.shard = nullptr;
+  yaml.build = nullptr;
   CHECK_THROWS_WITH_AS(compare_gpus(yaml), doctest::Contains("only a model config"), input_error);
   compare_request twice = request;
   twice.tensor_parallel = {2, 2};
@@ -364,9 +366,10 @@ TEST_CASE("compare --tp over PCIe: the verdict says from which setup all-reduces
   request.net = roofline::load_model_config(config, prefill);
   request.gpus = {"l40s"};
   request.tensor_parallel = {1, 4};
-  request.shard = [&](int gpus) {
+  request.build = [&](int gpus, std::int64_t batch) {
     roofline::config_options sharded = prefill;
     sharded.tensor_parallel = gpus;
+    sharded.batch = batch;
     return roofline::load_model_config(config, sharded);
   };
   const comparison c = compare_gpus(request).front();
@@ -375,4 +378,30 @@ TEST_CASE("compare --tp over PCIe: the verdict says from which setup all-reduces
   CAPTURE(c.verdict.text);
   CHECK(c.verdict.text.find("From l40s ×4 on, all-reduces are most of the step") !=
         std::string::npos);
+}
+
+TEST_CASE("compare builds a config anew at every batch: its last-position LM head is as tall as "
+          "the batch") {
+  const std::string config = std::string(ROOFLINE_SOURCE_DIR) + "/examples/configs/llama-2-7b.json";
+  roofline::config_options last;
+  last.last_logits = true;
+  compare_request request;
+  request.net = roofline::load_model_config(config, last);
+  request.gpus = {"h100"};
+  request.batches = {1, 8};
+  request.build = [&](int gpus, std::int64_t batch) {
+    roofline::config_options built = last;
+    built.tensor_parallel = gpus;
+    built.batch = batch;
+    return roofline::load_model_config(config, built);
+  };
+  const std::vector<comparison> result = compare_gpus(request);
+  REQUIRE(result.size() == 2);
+  for (const comparison &c : result) {
+    const auto &ops = c.gpus.front().analysis.ops;
+    const auto head = std::find_if(ops.begin(), ops.end(),
+                                   [](const analysed_op &o) { return o.op.layer == "lm_head"; });
+    REQUIRE(head != ops.end());
+    CHECK(head->op.gemm->m == c.batch);
+  }
 }
