@@ -12,11 +12,24 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <sstream>
 
 using namespace roofline;
 
 namespace {
+
+/// A model config built as `options` say, sharded over `gpus` at `batch`: what the CLI hands
+/// compare_gpus().
+std::function<roofline::network(int, std::int64_t)>
+config_builder(const std::string &config, const roofline::config_options &options) {
+  return [config, options](int gpus, std::int64_t batch) {
+    roofline::config_options built = options;
+    built.tensor_parallel = gpus;
+    built.batch = batch;
+    return roofline::load_model_config(config, built);
+  };
+}
 
 const gpu_spec &gpu(const char *name) {
   return *spec_catalog::builtin().find(name);
@@ -320,12 +333,7 @@ TEST_CASE("compare --tp: every GPU at every degree, per-GPU throughput and price
   request.gpus = {"h100", "h200"};
   request.tensor_parallel = {1, 2};
   request.prices = {{"h100", 2.0}};
-  request.build = [&](int gpus, std::int64_t batch) {
-    roofline::config_options sharded = decode;
-    sharded.tensor_parallel = gpus;
-    sharded.batch = batch;
-    return roofline::load_model_config(config, sharded);
-  };
+  request.build = config_builder(config, decode);
   const std::vector<comparison> result = compare_gpus(request);
   REQUIRE(result.size() == 1);
   const std::vector<gpu_result> &sides = result[0].gpus;
@@ -366,12 +374,7 @@ TEST_CASE("compare --tp over PCIe: the verdict says from which setup all-reduces
   request.net = roofline::load_model_config(config, prefill);
   request.gpus = {"l40s"};
   request.tensor_parallel = {1, 4};
-  request.build = [&](int gpus, std::int64_t batch) {
-    roofline::config_options sharded = prefill;
-    sharded.tensor_parallel = gpus;
-    sharded.batch = batch;
-    return roofline::load_model_config(config, sharded);
-  };
+  request.build = config_builder(config, prefill);
   const comparison c = compare_gpus(request).front();
   REQUIRE(c.gpus.size() == 2);
   CHECK(c.gpus[1].analysis.totals.communication_share > 0.5);
@@ -389,12 +392,7 @@ TEST_CASE("compare builds a config anew at every batch: its last-position LM hea
   request.net = roofline::load_model_config(config, last);
   request.gpus = {"h100"};
   request.batches = {1, 8};
-  request.build = [&](int gpus, std::int64_t batch) {
-    roofline::config_options built = last;
-    built.tensor_parallel = gpus;
-    built.batch = batch;
-    return roofline::load_model_config(config, built);
-  };
+  request.build = config_builder(config, last);
   const std::vector<comparison> result = compare_gpus(request);
   REQUIRE(result.size() == 2);
   for (const comparison &c : result) {
