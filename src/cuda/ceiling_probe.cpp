@@ -10,10 +10,10 @@
 #include "lt_gemm.hpp"
 #include "roofline/cuda/cuda_error.hpp"
 #include "roofline/cuda/device.hpp"
+#include "utc_time.hpp"
 
 #include <algorithm>
 #include <cstdio>
-#include <ctime>
 #include <memory>
 
 namespace roofline::cuda {
@@ -23,20 +23,12 @@ namespace {
 using detail::device_buffer;
 using detail::run_timing;
 using detail::time_runs;
+using detail::utc_now;
 using kernels::element_type;
 
 constexpr int warmup_runs = 3;
 constexpr int timed_runs = 20;
 constexpr std::size_t workspace_bytes = 32u << 20; // cuBLAS's recommendation for Hopper
-
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
-}
 
 std::string gib(std::size_t bytes) {
   char text[32];

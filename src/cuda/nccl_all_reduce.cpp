@@ -7,6 +7,7 @@
 #include "roofline/cuda/cuda_error.hpp"
 #include "roofline/cuda/device.hpp"
 #include "roofline/error.hpp"
+#include "utc_time.hpp"
 
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
@@ -20,7 +21,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <exception>
 #include <limits>
 #include <memory>
@@ -39,6 +39,7 @@ void check(ncclResult_t status, const char *expression, const char *file, int li
 namespace {
 
 using detail::device_buffer;
+using detail::utc_now;
 using kernels::element_type;
 
 constexpr int warmup_iterations = 5;
@@ -296,15 +297,6 @@ std::vector<float> checked_elements(const device_buffer &buffer, std::size_t cou
       values.push_back(bf16_value(bits[i]));
   }
   return values;
-}
-
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
 }
 
 /// "2 × NVIDIA H200", or the names one by one when they differ.
