@@ -81,6 +81,8 @@ measured_ceilings parse_ceilings(const std::string &json_text, const std::string
 
 /// $ROOFLINE_CACHE_DIR, else $XDG_CACHE_HOME/roofline-advise, else ~/.cache/roofline-advise.
 std::filesystem::path cache_directory();
+/// The text of a file in the cache; nullopt when there is none (what every cache loader reads).
+std::optional<std::string> read_cache_file(const std::filesystem::path &file);
 std::filesystem::path ceilings_cache_file(const std::string &uuid);
 
 /// The cached ceilings of a GPU, or nullopt when none are saved (a damaged file throws

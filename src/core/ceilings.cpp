@@ -187,14 +187,19 @@ std::filesystem::path ceilings_cache_file(const std::string &uuid) {
   return cache_directory() / ("ceilings-" + uuid + ".json");
 }
 
-std::optional<measured_ceilings> load_cached_ceilings(const std::string &uuid) {
-  const std::filesystem::path file = ceilings_cache_file(uuid);
+std::optional<std::string> read_cache_file(const std::filesystem::path &file) {
   std::ifstream in(file);
   if (!in)
     return std::nullopt;
   std::ostringstream text;
   text << in.rdbuf();
-  return parse_ceilings(text.str(), file.string());
+  return text.str();
+}
+
+std::optional<measured_ceilings> load_cached_ceilings(const std::string &uuid) {
+  const std::filesystem::path file = ceilings_cache_file(uuid);
+  const std::optional<std::string> text = read_cache_file(file);
+  return text ? std::optional(parse_ceilings(*text, file.string())) : std::nullopt;
 }
 
 void save_ceilings(const measured_ceilings &ceilings) {

@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "roofline/device_report.hpp"
+
 #include "roofline/atomic_file.hpp"
 #include "roofline/ceilings.hpp"
-#include <fstream>
-#include <sstream>
-
 #include "roofline/error.hpp"
 #include "roofline/model_fit.hpp"
 #include "roofline/spec_catalog.hpp"
@@ -32,12 +30,8 @@ std::filesystem::path all_reduce_cache_file(const std::string &gpus_key) {
 
 std::optional<all_reduce_table> load_cached_all_reduce(const std::string &gpus_key) {
   const std::filesystem::path file = all_reduce_cache_file(gpus_key);
-  std::ifstream in(file);
-  if (!in)
-    return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_all_reduce_table(text.str(), file.string());
+  const std::optional<std::string> text = read_cache_file(file);
+  return text ? std::optional(parse_all_reduce_table(*text, file.string())) : std::nullopt;
 }
 
 void save_all_reduce(const std::string &gpus_key, const all_reduce_table &table) {

@@ -13,7 +13,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <memory>
 #include <random>
 #include <set>
@@ -277,14 +276,14 @@ void save_calibration(const std::string &uuid, const parameter_overrides &calibr
 
 std::optional<parameter_overrides> load_calibration(const std::string &uuid) {
   const std::filesystem::path file = calibration_cache_file(uuid);
-  std::ifstream in(file);
-  if (!in)
+  const std::optional<std::string> text = read_cache_file(file);
+  if (!text)
     return std::nullopt;
   const auto damaged = [&](const std::string &why) {
     return input_error({file.string()}, "damaged model calibration (re-run calibrate): " + why);
   };
   try {
-    const nlohmann::json doc = nlohmann::json::parse(in);
+    const nlohmann::json doc = nlohmann::json::parse(*text);
     if (doc.at("format_version").get<int>() != calibration_format_version)
       throw damaged("written by an older version, which fitted eager times");
     parameter_overrides calibration;
