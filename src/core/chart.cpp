@@ -140,6 +140,13 @@ bool drawable(double intensity, double flop_per_s) {
   return intensity > 0 && flop_per_s > 0 && std::isfinite(intensity) && std::isfinite(flop_per_s);
 }
 
+/// The note for the ops drawable() left out, if any.
+void note_undrawn(chart &c, std::size_t undrawn) {
+  if (undrawn > 0)
+    c.notes.push_back(fmt::format("{} op{} with no FLOPs or no time not drawn (log axes)", undrawn,
+                                  undrawn == 1 ? "" : "s"));
+}
+
 /// Labels the points of `candidates` (indices into the chart's points) with the largest shares.
 void label_largest(chart &c, std::vector<std::size_t> candidates) {
   std::stable_sort(candidates.begin(), candidates.end(), [&](std::size_t a, std::size_t b) {
@@ -259,9 +266,7 @@ chart roofline_chart(const report &r) {
   if (any_measured)
     c.notes.push_back("measured: FLOPs over the eager time, at the intensity the DRAM counters saw "
                       "(operands served from L2 move a point right of its prediction)");
-  if (undrawn > 0)
-    c.notes.push_back(fmt::format("{} op{} with no FLOPs or no time not drawn (log axes)", undrawn,
-                                  undrawn == 1 ? "" : "s"));
+  note_undrawn(c, undrawn);
   return c;
 }
 
@@ -360,9 +365,7 @@ chart comparison_chart(const std::vector<comparison> &comparisons) {
   if (sharded_apart)
     c.notes.push_back("a setup sharded over another number of GPUs runs other shapes: its points "
                       "(one GPU's ops) stand alone, sized by its own step");
-  if (undrawn > 0)
-    c.notes.push_back(fmt::format("{} op{} with no FLOPs not drawn (log axes)", undrawn,
-                                  undrawn == 1 ? "" : "s"));
+  note_undrawn(c, undrawn);
   return c;
 }
 
