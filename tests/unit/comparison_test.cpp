@@ -7,6 +7,8 @@
 #include "roofline/spec_catalog.hpp"
 #include "roofline/writers.hpp"
 
+#include "test_support.hpp"
+
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
@@ -327,7 +329,7 @@ TEST_CASE("compare --tp: every GPU at every degree, per-GPU throughput and price
   roofline::config_options decode;
   decode.phase = roofline::inference_phase::decode;
   decode.batch = 16;
-  const std::string config = std::string(ROOFLINE_SOURCE_DIR) + "/examples/configs/llama-2-7b.json";
+  const std::string config = roofline::test::config_path("llama-2-7b.json");
   compare_request request;
   request.net = roofline::load_model_config(config, decode);
   request.gpus = {"h100", "h200"};
@@ -369,7 +371,7 @@ TEST_CASE("compare --tp over PCIe: the verdict says from which setup all-reduces
   // direction): 65 all-reduces of 64 MiB each.
   roofline::config_options prefill;
   prefill.batch = 4;
-  const std::string config = std::string(ROOFLINE_SOURCE_DIR) + "/examples/configs/llama-2-7b.json";
+  const std::string config = roofline::test::config_path("llama-2-7b.json");
   compare_request request;
   request.net = roofline::load_model_config(config, prefill);
   request.gpus = {"l40s"};
@@ -385,7 +387,7 @@ TEST_CASE("compare --tp over PCIe: the verdict says from which setup all-reduces
 
 TEST_CASE("compare builds a config anew at every batch: its last-position LM head is as tall as "
           "the batch") {
-  const std::string config = std::string(ROOFLINE_SOURCE_DIR) + "/examples/configs/llama-2-7b.json";
+  const std::string config = roofline::test::config_path("llama-2-7b.json");
   roofline::config_options last;
   last.last_logits = true;
   compare_request request;

@@ -6,6 +6,8 @@
 #include "roofline/model_config.hpp"
 #include "roofline/spec_catalog.hpp"
 
+#include "test_support.hpp"
+
 #include <doctest/doctest.h>
 
 #include <string>
@@ -19,8 +21,7 @@ analysis decode_step(const std::string &config, const std::string &gpu) {
   decode.phase = inference_phase::decode;
   decode.batch = 16;
   decode.kv_len = 4096;
-  const network net =
-      load_model_config(std::string(ROOFLINE_SOURCE_DIR) + "/examples/configs/" + config, decode);
+  const network net = load_model_config(roofline::test::config_path(config), decode);
   return analyze(net, perf_model(spec_catalog::builtin().resolve(gpu)), "--gpu " + gpu);
 }
 
@@ -83,8 +84,7 @@ TEST_CASE("compare names the GPUs a network does not fit, and never picks one") 
   decode.phase = inference_phase::decode;
   decode.batch = 16;
   decode.kv_len = 4096;
-  request.net = load_model_config(
-      std::string(ROOFLINE_SOURCE_DIR) + "/examples/configs/llama-2-7b.json", decode);
+  request.net = load_model_config(roofline::test::config_path("llama-2-7b.json"), decode);
   request.gpus = {"h100", "b200"};
   const comparison fits_both = compare_gpus(request).front();
   CHECK(fits_both.verdict.fastest == "b200");

@@ -18,13 +18,12 @@
 #include <vector>
 
 using namespace roofline;
+using roofline::test::config_error;
+using roofline::test::config_path;
 using roofline::test::contains;
+using roofline::test::op_named;
 
 namespace {
-
-std::string config_path(const std::string &name) {
-  return std::string(ROOFLINE_SOURCE_DIR) + "/examples/configs/" + name;
-}
 
 /// The GEMMs of a network by layer path: (M, N, K, batch_count).
 std::map<std::string, std::vector<std::int64_t>> gemms(const network &net) {
@@ -33,15 +32,6 @@ std::map<std::string, std::vector<std::int64_t>> gemms(const network &net) {
     if (o.is_gemm())
       shapes[o.layer] = {o.gemm->m, o.gemm->n, o.gemm->k, o.gemm->batch_count, o.count};
   return shapes;
-}
-
-std::string error_of(const std::string &json, const config_options &options = {}) {
-  try {
-    network_from_config(json, "bad.json", options);
-  } catch (const input_error &e) {
-    return e.what();
-  }
-  return "no error";
 }
 
 } // namespace
@@ -159,37 +149,37 @@ TEST_CASE("the YAML a config writes builds the same network") {
 }
 
 TEST_CASE("bad configs are refused with the field and its place") {
-  CHECK(contains(error_of("{\n  \"model_type\": \"llamma\",\n  \"hidden_size\": 8\n}"),
+  CHECK(contains(config_error("{\n  \"model_type\": \"llamma\",\n  \"hidden_size\": 8\n}"),
                  "bad.json:2:17: config: unknown `model_type` `llamma` (did you mean `llama`?)"));
-  CHECK(contains(error_of("{\"model_type\": \"llama\", \"num_hidden_layers\": 2}"),
+  CHECK(contains(config_error("{\"model_type\": \"llama\", \"num_hidden_layers\": 2}"),
                  "missing `hidden_size`"));
-  CHECK(contains(error_of("{\n\"model_type\": \"llama\", \"hidden_size\": \"big\"}"),
+  CHECK(contains(config_error("{\n\"model_type\": \"llama\", \"hidden_size\": \"big\"}"),
                  "bad.json:2:39"));
-  CHECK(contains(error_of("{\"model_type\": \"llama\",\n \"num_local_experts\": 8}"),
+  CHECK(contains(config_error("{\"model_type\": \"llama\",\n \"num_local_experts\": 8}"),
                  "bad.json:2:23: config: `num_local_experts` gives experts, but `model_type` "
                  "`llama` has none"));
-  CHECK(contains(error_of("{\"model_type\": \"deepseek_v3\", \"kv_lora_rank\": 512}"),
+  CHECK(contains(config_error("{\"model_type\": \"deepseek_v3\", \"kv_lora_rank\": 512}"),
                  "multi-head latent attention"));
-  CHECK(contains(error_of("{\"model_type\": \"mixtral\", \"hidden_size\": 64, "
-                          "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
-                          "\"intermediate_size\": 8, \"vocab_size\": 8, "
-                          "\"num_local_experts\": 8, \"num_experts_per_tok\": 9}"),
+  CHECK(contains(config_error("{\"model_type\": \"mixtral\", \"hidden_size\": 64, "
+                              "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+                              "\"intermediate_size\": 8, \"vocab_size\": 8, "
+                              "\"num_local_experts\": 8, \"num_experts_per_tok\": 9}"),
                  "`num_experts_per_tok` = 9 is more than the 8 experts"));
-  CHECK(contains(error_of("{\"model_type\": \"mixtral\", \"hidden_size\": 64, "
-                          "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
-                          "\"intermediate_size\": 8, \"vocab_size\": 8, "
-                          "\"num_local_experts\": 8}"),
+  CHECK(contains(config_error("{\"model_type\": \"mixtral\", \"hidden_size\": 64, "
+                              "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+                              "\"intermediate_size\": 8, \"vocab_size\": 8, "
+                              "\"num_local_experts\": 8}"),
                  "missing `num_experts_per_tok`"));
-  CHECK(
-      contains(error_of("{\"model_type\": \"llama\", \"hidden_size\": 4096, \"num_hidden_layers\": "
-                        "2, \"num_attention_heads\": 32, \"num_key_value_heads\": 5, "
-                        "\"intermediate_size\": 8, \"vocab_size\": 8}"),
-               "must divide the 32 attention heads"));
-  CHECK(contains(error_of("{\"model_type\": \"llama\", \"torch_dtype\": \"float8\"}"),
+  CHECK(contains(
+      config_error("{\"model_type\": \"llama\", \"hidden_size\": 4096, \"num_hidden_layers\": "
+                   "2, \"num_attention_heads\": 32, \"num_key_value_heads\": 5, "
+                   "\"intermediate_size\": 8, \"vocab_size\": 8}"),
+      "must divide the 32 attention heads"));
+  CHECK(contains(config_error("{\"model_type\": \"llama\", \"torch_dtype\": \"float8\"}"),
                  "`torch_dtype` `float8`"));
-  CHECK(
-      contains(error_of("{\"model_type\": \"llama\",\n  \"hidden_size\": 4096,,}"), "bad.json:2:"));
-  CHECK(contains(error_of("[1, 2]"), "expected a model config"));
+  CHECK(contains(config_error("{\"model_type\": \"llama\",\n  \"hidden_size\": 4096,,}"),
+                 "bad.json:2:"));
+  CHECK(contains(config_error("[1, 2]"), "expected a model config"));
 }
 
 TEST_CASE("fused attention by hand: Llama-3-8B, prefill (causal) and decode (the whole cache)") {
@@ -222,17 +212,6 @@ TEST_CASE("fused attention by hand: Llama-3-8B, prefill (causal) and decode (the
   const std::int64_t cache = 2LL * 8 * 128 * 4096 * 16 * 2;
   CHECK(read->bytes == cache + 2 * (16LL * 32 * 128 * 2));
 }
-
-namespace {
-
-const op &op_named(const std::vector<op> &ops, const std::string &layer) {
-  const auto found =
-      std::find_if(ops.begin(), ops.end(), [&](const op &o) { return o.layer == layer; });
-  REQUIRE_MESSAGE(found != ops.end(), layer);
-  return *found;
-}
-
-} // namespace
 
 TEST_CASE("Mixtral-8x7B by hand: top-2 of 8 experts, the experts a step reaches, every weight") {
   // Decode, batch 1: one token, two experts reached exactly; each runs a 1-row GEMM on its own
@@ -379,11 +358,11 @@ TEST_CASE("a config's quantization_config: AWQ, GPTQ per column, fp8; others ref
                                 "q.json", w8));
   CHECK(op_named(ops, "decoder_layer/q_proj").gemm->weights == quantized_weights{8, 0});
 
-  CHECK(contains(error_of(base + R"({"quant_method": "bitsandbytes"})"
-                                 "}"),
+  CHECK(contains(config_error(base + R"({"quant_method": "bitsandbytes"})"
+                                     "}"),
                  "bad.json:2:42: config `quantization_config`: `quant_method` `bitsandbytes` is "
                  "not modelled"));
-  CHECK(contains(error_of(base + R"({"quant_method": "gptq", "bits": 3})"
-                                 "}"),
+  CHECK(contains(config_error(base + R"({"quant_method": "gptq", "bits": 3})"
+                                     "}"),
                  "3-bit weights are not modelled"));
 }

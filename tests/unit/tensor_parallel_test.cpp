@@ -22,30 +22,17 @@
 #include <vector>
 
 using namespace roofline;
+using roofline::test::config_path;
 using roofline::test::contains;
+using roofline::test::op_named;
 
 namespace {
 
-std::string config_path(const std::string &name) {
-  return std::string(ROOFLINE_SOURCE_DIR) + "/examples/configs/" + name;
-}
-
-const op &op_named(const std::vector<op> &ops, const std::string &layer) {
-  const auto found =
-      std::find_if(ops.begin(), ops.end(), [&](const op &o) { return o.layer == layer; });
-  REQUIRE_MESSAGE(found != ops.end(), layer);
-  return *found;
-}
-
+/// The message a config is refused with when split over `gpus`.
 std::string error_of(const std::string &json, int gpus) {
   config_options options;
   options.tensor_parallel = gpus;
-  try {
-    network_from_config(json, "bad.json", options);
-  } catch (const input_error &e) {
-    return e.what();
-  }
-  return "no error";
+  return test::config_error(json, options);
 }
 
 } // namespace

@@ -1,10 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-// Helpers several unit tests share: text checks, CSV splitting, and a device and its ceilings as an
-// H200 reports them.
+// Helpers several unit tests share: text checks, CSV splitting, model configs and their ops, and a
+// device and its ceilings as an H200 reports them.
 #include "roofline/ceilings.hpp"
 #include "roofline/device_description.hpp"
+#include "roofline/error.hpp"
+#include "roofline/model_config.hpp"
+#include "roofline/op.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
 
 #include <cstdlib>
 #include <optional>
@@ -169,5 +176,28 @@ private:
   std::string m_name;
   std::optional<std::string> m_old;
 };
+
+/// examples/configs/<name> in the source tree.
+inline std::string config_path(const std::string &name) {
+  return std::string(ROOFLINE_SOURCE_DIR) + "/examples/configs/" + name;
+}
+
+/// The first op of `ops` at the layer path `layer`; the test fails there when there is none.
+inline const op &op_named(const std::vector<op> &ops, const std::string &layer) {
+  const auto found =
+      std::find_if(ops.begin(), ops.end(), [&](const op &o) { return o.layer == layer; });
+  REQUIRE_MESSAGE(found != ops.end(), layer);
+  return *found;
+}
+
+/// The message a config (read as "bad.json") is refused with; "no error" when it is built.
+inline std::string config_error(const std::string &json, const config_options &options = {}) {
+  try {
+    network_from_config(json, "bad.json", options);
+  } catch (const input_error &e) {
+    return e.what();
+  }
+  return "no error";
+}
 
 } // namespace roofline::test
