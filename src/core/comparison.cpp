@@ -342,12 +342,14 @@ std::vector<comparison> compare_gpus(const compare_request &request) {
     batches.push_back(request.net.batch);
   std::vector<comparison> comparisons;
   for (std::int64_t batch : batches) {
-    network at = request.build ? request.build(1, batch) : request.net;
-    at.batch = batch;
     // The network one GPU of each degree runs, built once per degree and batch.
     std::map<int, network> shards;
     for (int tp : request.tensor_parallel)
       shards.emplace(tp, request.build(tp, batch));
+    network at = shards.count(1) ? shards.at(1)
+                 : request.build ? request.build(1, batch)
+                                 : request.net;
+    at.batch = batch;
     for (compared_gpu &g : gpus)
       if (sharding)
         g.sharded = shards.at(g.tensor_parallel);
