@@ -10,8 +10,11 @@
 // checked against cuBLAS's. Sets: "calibration" and "scoring" are roofline::sweep_shapes() (the
 // model is calibrated on the first, scored on the second; they share no shape; bench/data/*.csv
 // hold them); "fresh" is roofline::accuracy_shapes(), shapes neither of those holds, to score a
-// calibrated model on.
-//   gemm_sweep OUT.csv [calibration|scoring|fresh|all]    (all: calibration + scoring, the default)
+// calibrated model on. `cold` rotates every call's operands through buffers larger than L2 (as
+// `--cold-l2` does), for the model's cold-operand parameters; it times fp16 and bf16 only (what
+// networks' weights are stored in; the rotation makes each op several times dearer to time).
+// Rows are written as each chunk of 64 ops is measured, so that a run cut short keeps them.
+//   gemm_sweep OUT.csv [calibration|scoring|fresh|all [cold]]   (all: calibration + scoring)
 #include "roofline/cuda/measurer.hpp"
 #include "roofline/spec_catalog.hpp"
 #include "roofline/sweep_shapes.hpp"
@@ -58,12 +61,13 @@ std::vector<selected_shape> select(const std::string &which) {
 
 int main(int argc, char **argv) {
   using namespace roofline;
-  const std::string which = argc == 3 ? argv[2] : "all";
+  const std::string which = argc >= 3 ? argv[2] : "all";
+  const bool cold = argc == 4 && std::string(argv[3]) == "cold";
   std::vector<selected_shape> list;
-  if (argc == 2 || argc == 3)
+  if (argc == 2 || argc == 3 || cold)
     list = select(which);
   if (list.empty()) {
-    std::fprintf(stderr, "usage: gemm_sweep OUT.csv [calibration|scoring|fresh|all]\n");
+    std::fprintf(stderr, "usage: gemm_sweep OUT.csv [calibration|scoring|fresh|all [cold]]\n");
     return 2;
   }
   try {
@@ -72,6 +76,8 @@ int main(int argc, char **argv) {
     // Precision outermost, as calibrate measures them.
     for (precision p : calibration_precisions)
       for (const selected_shape &s : list) {
+        if (cold && p != precision::fp16 && p != precision::bf16)
+          continue;
         ops.push_back(make_gemm_op(s.shape.category, s.shape.shape, p));
         origin.push_back(&s);
       }
@@ -84,32 +90,37 @@ int main(int argc, char **argv) {
     options.trace_kernels = true;
     options.time_budget_s = 0.01;
     options.rounds = 3;
-    options.progress = [](std::size_t done, std::size_t total, const std::string &) {
-      if (done % 100 == 0)
-        std::cerr << done << "/" << total << "\n";
-    };
-    const measurements measured = cuda::measure(ops, options);
+    options.cold_l2 = cold;
     std::ofstream out(argv[1]);
     out << "set,category,m,n,k,batch_count,precision,status,time_us,min_time_us,max_time_us,"
            "device_time_us,device_min_time_us,device_max_time_us,relative_error,note,"
            "kernel_time_us,launches,kernels\n";
-    for (std::size_t i = 0; i < ops.size(); ++i) {
-      const op &o = ops[i];
-      const measurement &m = *measured.ops[i];
-      out << origin[i]->set << ',' << origin[i]->shape.category << ',' << o.gemm->m << ','
-          << o.gemm->n << ',' << o.gemm->k << ',' << o.gemm->batch_count << ','
-          << to_string(o.precision) << ',' << to_string(m.status) << ',' << m.time_s * 1e6 << ','
-          << m.min_time_s * 1e6 << ',' << m.max_time_s * 1e6 << ',' << m.device_time_s * 1e6 << ','
-          << m.device_min_time_s * 1e6 << ',' << m.device_max_time_s * 1e6 << ','
-          << m.relative_error << ",\"" << quoted_field(m.note) << "\"," << m.kernel_time_s * 1e6
-          << ',' << m.launches << ",\"";
-      for (std::size_t k = 0; k < m.kernels.size(); ++k) // demangled names hold commas
-        out << (k ? " | " : "") << quoted_field(m.kernels[k]);
-      out << "\"\n";
-    }
-    if (!out.flush()) {
-      std::fprintf(stderr, "gemm_sweep: cannot write %s\n", argv[1]);
-      return 1;
+    constexpr std::size_t chunk = 64;
+    for (std::size_t first = 0; first < ops.size(); first += chunk) {
+      const std::size_t last = std::min(ops.size(), first + chunk);
+      const measurements measured =
+          cuda::measure(std::vector<op>(ops.begin() + static_cast<std::ptrdiff_t>(first),
+                                        ops.begin() + static_cast<std::ptrdiff_t>(last)),
+                        options);
+      for (std::size_t i = first; i < last; ++i) {
+        const op &o = ops[i];
+        const measurement &m = *measured.ops[i - first];
+        out << origin[i]->set << ',' << origin[i]->shape.category << ',' << o.gemm->m << ','
+            << o.gemm->n << ',' << o.gemm->k << ',' << o.gemm->batch_count << ','
+            << to_string(o.precision) << ',' << to_string(m.status) << ',' << m.time_s * 1e6 << ','
+            << m.min_time_s * 1e6 << ',' << m.max_time_s * 1e6 << ',' << m.device_time_s * 1e6
+            << ',' << m.device_min_time_s * 1e6 << ',' << m.device_max_time_s * 1e6 << ','
+            << m.relative_error << ",\"" << quoted_field(m.note) << "\"," << m.kernel_time_s * 1e6
+            << ',' << m.launches << ",\"";
+        for (std::size_t k = 0; k < m.kernels.size(); ++k) // demangled names hold commas
+          out << (k ? " | " : "") << quoted_field(m.kernels[k]);
+        out << "\"\n";
+      }
+      if (!out.flush()) {
+        std::fprintf(stderr, "gemm_sweep: cannot write %s\n", argv[1]);
+        return 1;
+      }
+      std::cerr << last << "/" << ops.size() << " ops\n";
     }
     std::cerr << list.size() << " shapes (" << which << "), " << ops.size()
               << " measurements written to " << argv[1] << "\n";

@@ -5,6 +5,7 @@
 //   model_accuracy --fit h200-sxm=H200-calibration.csv
 //                  --gpu h200-sxm=H200-calibration.csv,H200-fresh.csv[,FLOOR]
 //                  --gpu h100-sxm5=H100-calibration.csv,H100-fresh.csv[,FLOOR] [--dump FILE]
+//                  [--cold h200-sxm=H200-cold-calibration.csv,H200-cold-fresh.csv ...]
 //
 // --fit fits the architecture's parameters to one GPU's calibration rows (device time, from the
 // generic defaults) and prints them as specs/arch/<architecture>.yaml's `model:`. Each --gpu is
@@ -19,6 +20,10 @@
 //       cache `device --measure` wrote on the same machine (its host floors).
 // With two GPUs, (d): the per-shape ratio of device times, second GPU over first, predicted with
 // (b) against measured, on the fresh shapes both measured.
+// --cold gives rows timed with operands cold (gemm_sweep ... cold). The first one's calibration
+// rows, of the --fit GPU, fit the cold-operand parameters on top of --fit's (fit_cold_operands),
+// printed beside them; every --cold GPU's fresh rows are scored with those parameters, predicted
+// cold, against the same parameters predicted warm (what the model said before it knew cold).
 #include "roofline/ceilings.hpp"
 #include "roofline/error.hpp"
 #include "roofline/gemm_model.hpp"
@@ -153,7 +158,7 @@ double roofline_s(const timed_gemm &s, const gpu_spec &gpu) {
 }
 
 gemm_estimate estimate(const timed_gemm &s, const gpu_spec &gpu, const model_parameters &p) {
-  return estimate_gemm(s.shape, s.prec, gpu.peak_flop_per_s(s.prec), gpu, p);
+  return estimate_gemm(s.shape, s.prec, gpu.peak_flop_per_s(s.prec), gpu, p, s.operands);
 }
 
 /// The classes the issue asks errors broken down by; a row may be in several.
@@ -241,6 +246,35 @@ void score_ratio(const std::string &first_name, const gpu_data &first,
   }
 }
 
+/// Fresh rows timed cold: the plain roofline, the architecture's parameters predicting them warm,
+/// and predicting them cold with the cold-operand parameters fitted on the --fit GPU.
+void score_cold(const std::string &name, const gpu_spec &gpu, const std::vector<row> &fresh,
+                const model_parameters &architecture) {
+  fmt::print("\n### {}, operands cold ({} fresh rows)\n\n| scored on | n | (a) roofline | p90 | "
+             "(b) predicted warm | p90 | (b) predicted cold | p90 |\n|---|---:|---:|---:|---:|"
+             "---:|---:|---:|\n",
+             name, fresh.size());
+  std::map<std::string, std::vector<const row *>> groups;
+  for (const row &r : fresh) {
+    groups["**all**"].push_back(&r);
+    groups[std::string(to_string(r.sample.prec))].push_back(&r);
+    for (const std::string &c : classes_of(r))
+      groups[c].push_back(&r);
+  }
+  for (const auto &[group, rows] : groups) {
+    std::vector<double> a, warm, cold;
+    for (const row *r : rows) {
+      timed_gemm s = r->sample;
+      a.push_back(relative(roofline_s(s, gpu), s.time_s));
+      cold.push_back(relative(estimate(s, gpu, architecture).device_time_s, s.time_s));
+      s.operands = cache_state::warm;
+      warm.push_back(relative(estimate(s, gpu, architecture).device_time_s, s.time_s));
+    }
+    fmt::print("| {} | {} | {} | {} | {} |\n", group, rows.size(), percentiles(a),
+               percentiles(warm), percentiles(cold));
+  }
+}
+
 void dump(const std::string &name, const gpu_data &gpu, const model_parameters &architecture,
           std::ofstream &out) {
   for (const std::vector<row> *rows : {&gpu.calibration, &gpu.fresh})
@@ -261,7 +295,7 @@ void dump(const std::string &name, const gpu_data &gpu, const model_parameters &
 int main(int argc, char **argv) {
   try {
     std::optional<std::pair<std::string, std::string>> fit; // GPU, CSV
-    std::vector<std::pair<std::string, std::vector<std::string>>> gpus;
+    std::vector<std::pair<std::string, std::vector<std::string>>> gpus, cold_gpus;
     std::string dump_file;
     for (int i = 1; i + 1 < argc; i += 2) {
       const std::string option = argv[i], value = argv[i + 1];
@@ -278,6 +312,8 @@ int main(int argc, char **argv) {
         fit = {gpu, files.at(0)};
       else if (option == "--gpu" && files.size() >= 2)
         gpus.push_back({gpu, files});
+      else if (option == "--cold" && files.size() == 2)
+        cold_gpus.push_back({gpu, files});
       else
         throw error("unknown or incomplete option " + option);
     }
@@ -309,6 +345,29 @@ int main(int argc, char **argv) {
                "```\n",
                fit_gpu.architecture, fitted.values.size(), parameter_count, fit_gpu.architecture,
                to_yaml(fitted));
+    // Cold operands: the first --cold file pair is the fitted GPU's.
+    const auto cold_rows = [](const std::string &file) {
+      std::vector<row> rows = read_rows(file);
+      for (row &r : rows)
+        r.sample.operands = cache_state::cold;
+      return rows;
+    };
+    model_parameters cold_architecture = architecture;
+    if (!cold_gpus.empty()) {
+      if (cold_gpus.front().first != fit->first)
+        throw error("the first --cold is the --fit GPU's: its calibration rows fit the cold "
+                    "parameters");
+      std::vector<timed_gemm> cold_samples;
+      for (const row &r : cold_rows(cold_gpus.front().second[0]))
+        if (r.set == "calibration")
+          cold_samples.push_back(r.sample);
+      cold_architecture = fit_cold_operands(cold_samples, fit_gpu, architecture);
+      fmt::print("\ncold operands, fitted on {} cold calibration rows ({}):\n```yaml\n"
+                 "  cold_dram_efficiency: {}\n  cold_dram_latency_s: {}\n```\n",
+                 cold_samples.size(), cold_gpus.front().second[0],
+                 cold_architecture[parameter::cold_dram_efficiency],
+                 cold_architecture[parameter::cold_dram_latency_s]);
+    }
 
     std::vector<gpu_data> data;
     for (const auto &[name, files] : gpus) {
@@ -328,6 +387,8 @@ int main(int argc, char **argv) {
     }
     for (std::size_t i = 0; i < data.size(); ++i)
       score(gpus[i].first, data[i], architecture);
+    for (const auto &[name, files] : cold_gpus)
+      score_cold(name, datasheet(name), cold_rows(files[1]), cold_architecture);
     for (std::size_t i = 1; i < data.size(); ++i)
       score_ratio(gpus[0].first, data[0], gpus[i].first, data[i], architecture, architecture);
     if (!dump_file.empty()) {

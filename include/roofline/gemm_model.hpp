@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace roofline {
@@ -16,6 +17,18 @@ namespace roofline {
 /// Whether an estimate (or a prediction) also says why, in words (`factors`), or gives the numbers
 /// alone: the same numbers, faster, for searches over many shapes that read only them.
 enum class reasons { with, without };
+
+/// Where a GEMM's operands are when it starts.
+enum class cache_state {
+  /// Called back to back on the same buffers: L2 keeps what fits of them from the last call (what
+  /// a benchmark loop, `gemm --measure` and the calibration sweep time).
+  warm,
+  /// Every operand comes from DRAM: in a network's step each layer brings its own weights, and
+  /// the rest of the step has evicted them since their last use (what `--cold-l2` times).
+  cold
+};
+/// "warm", "cold".
+std::string_view to_string(cache_state c);
 
 /// How the model sees one GEMM on one GPU: the kernel and tile it expects cuBLAS to pick, the
 /// quantization that tile brings, and the GPU's resulting time per call.
@@ -41,14 +54,14 @@ struct gemm_estimate {
 double l2_bytes_per_s(const gpu_spec &gpu, const model_parameters &params);
 
 /// Device time per call of cuBLAS's GEMM for `shape` (operands row-major A[M,K], B stored [N,K],
-/// C[M,N]), called back-to-back on the same buffers with no host gap: the fastest of the kernels
-/// cuBLAS may run (kernel_family), each costed as the roofline's two terms refined by tile and
-/// wave quantization, split-K, the K loop's latency and L2 residency. The host's cost of issuing
-/// the call is not in it (host_floor).
+/// C[M,N]), called with no host gap and its operands where `operands` says: the fastest of the
+/// kernels cuBLAS may run (kernel_family), each costed as the roofline's two terms refined by tile
+/// and wave quantization, split-K, the K loop's latency and L2 residency (warm) or DRAM's cold
+/// rate (cold). The host's cost of issuing the call is not in it (host_floor).
 /// `peak_flop_per_s` is the precision's peak to hold it to. With reasons::without, `factors` stay
 /// empty.
 gemm_estimate estimate_gemm(const gemm_shape &shape, precision p, double peak_flop_per_s,
                             const gpu_spec &gpu, const model_parameters &parameters,
-                            reasons why = reasons::with);
+                            cache_state operands = cache_state::warm, reasons why = reasons::with);
 
 } // namespace roofline

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "roofline/gemm.hpp"
+#include "roofline/gemm_model.hpp"
 #include "roofline/gpu_spec.hpp"
 #include "roofline/model_parameters.hpp"
 #include "roofline/sweep_shapes.hpp"
@@ -19,6 +20,9 @@ struct timed_gemm {
   precision prec = precision::fp16;
   double time_s = 0; ///< device time: back-to-back calls replayed from a CUDA graph
   int launches = 0;  ///< kernels one call launched; 0: not recorded
+  /// warm: the same buffers call after call; cold: operands rotated through buffers larger than
+  /// L2 (`--cold-l2`).
+  cache_state operands = cache_state::warm;
 };
 
 /// |predicted − measured| / measured of each sample, sorted ascending.
@@ -30,9 +34,16 @@ std::vector<double> relative_errors(const std::vector<timed_gemm> &samples, cons
 /// stays as `start` has it when none did); then the rest by NLopt's subplex (bounded, derivative
 /// free) on median + mean |log(predicted / measured)|, then 24 seeded random restarts, every value
 /// inside its bounds (parameter_table). Only parameters the samples decide move (those of the
-/// precisions and row alignments they have). Deterministic.
+/// precisions and row alignments they have, the cold-operand ones only with cold samples).
+/// Deterministic.
 model_parameters fit_model(const std::vector<timed_gemm> &samples, const gpu_spec &gpu,
                            model_parameters start);
+
+/// `start` with only the cold-operand parameters (cold_dram_efficiency, cold_dram_latency_s) fitted
+/// to `samples`, timed with operands cold, as fit_model fits: the kernels are the ones `start`
+/// was fitted on, only where their operands come from differs.
+model_parameters fit_cold_operands(const std::vector<timed_gemm> &samples, const gpu_spec &gpu,
+                                   model_parameters start);
 
 /// The model fitted on a GPU, saved beside its measured ceilings (cache_directory()), keyed by
 /// UUID.

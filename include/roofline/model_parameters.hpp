@@ -39,6 +39,8 @@ enum class parameter : int {
   misaligned_bandwidth_slowdown,
   gemv_bandwidth_slowdown,
   misaligned_gemv_bandwidth_slowdown,
+  cold_dram_efficiency,
+  cold_dram_latency_s,
   count
 };
 inline constexpr std::size_t parameter_count = static_cast<std::size_t>(parameter::count);

@@ -34,7 +34,16 @@ struct model_options {
   std::optional<roofline::host_floor> host;
   /// NCCL's all-reduce measured on this host; unset: the spec's links (modelled_all_reduce_s).
   std::optional<all_reduce_table> all_reduce;
+  /// Where GEMM operands are when each call starts. Unset: analyze() decides for the step it
+  /// analyses (step_operand_cache); a model used outside an analysis takes them warm.
+  std::optional<cache_state> operand_cache;
 };
+
+/// Where a step's GEMM operands are when each runs: cold when the rest of the step (its ops'
+/// bytes, repeats included, beyond any one op's own) moves more than the GPU's L2 holds, so that
+/// a layer's weights have been evicted since their last use; else warm. One GEMM alone, called
+/// back to back, is warm.
+cache_state step_operand_cache(const std::vector<op> &ops, const gpu_spec &gpu);
 
 /// What the model says of one op on one GPU.
 struct prediction {

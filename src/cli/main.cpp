@@ -134,8 +134,12 @@ const roofline::measurement_layer &required_layer(const std::string &command) {
 }
 
 /// `--gpu`, with the notice of a fallback on stderr.
-roofline::gpu_choice chosen_gpu(const std::string &request, bool sparse) {
-  roofline::gpu_choice gpu = roofline::choose_gpu(request, {sparse, false, {}, {}});
+roofline::gpu_choice chosen_gpu(const std::string &request, bool sparse,
+                                std::optional<roofline::cache_state> operand_cache = {}) {
+  roofline::model_options options;
+  options.sparse = sparse;
+  options.operand_cache = operand_cache;
+  roofline::gpu_choice gpu = roofline::choose_gpu(request, options);
   if (!gpu.notice.empty())
     std::cerr << "roofline-advise: " << gpu.notice << '\n';
   return gpu;
@@ -348,7 +352,7 @@ int run_device(bool measure, bool refresh, const output_choice &output) {
 struct measure_choice {
   bool enabled = false;
   std::string engine = "cublas";
-  bool cold_l2 = false;
+  bool cold_l2 = false, warm_l2 = false;
   bool no_counters = false;
   std::string devices; ///< "all": every local GPU at once
 };
@@ -369,7 +373,6 @@ roofline::pipeline_options pipeline_choice(const measure_choice &choice) {
     return options;
   roofline::measure_options measuring;
   measuring.engine = *engine;
-  measuring.cold_l2 = choice.cold_l2;
   measuring.counters = !choice.no_counters;
   measuring.rounds = 3; // a spell of a slower host moves one round, not the result
   measuring.progress = show_op_progress;
@@ -381,7 +384,13 @@ roofline::pipeline_options pipeline_choice(const measure_choice &choice) {
 void analyse(const roofline::network &net, const std::string &gpu, bool sparse,
              const measure_choice &measuring, const output_choice &output) {
   const roofline::pipeline_options options = pipeline_choice(measuring);
-  const roofline::report r = roofline::run_pipeline(net, chosen_gpu(gpu, sparse), options);
+  std::optional<roofline::cache_state> operand_cache; // unset: the step decides
+  if (measuring.cold_l2)
+    operand_cache = roofline::cache_state::cold;
+  if (measuring.warm_l2)
+    operand_cache = roofline::cache_state::warm;
+  const roofline::report r =
+      roofline::run_pipeline(net, chosen_gpu(gpu, sparse, operand_cache), options);
   emit(output, [&](roofline::output_format format, std::ostream &out,
                    const roofline::write_options &write) {
     roofline::write_report(r, format, out, write);
@@ -423,8 +432,15 @@ int run(int argc, char **argv) {
         .add_option("--engine", measuring.engine,
                     "with --measure: cublas, naive, tiled or tensorcore")
         ->capture_default_str();
-    command.add_flag("--cold-l2", measuring.cold_l2,
-                     "with --measure: rotate operands through buffers larger than L2");
+    CLI::Option *cold = command.add_flag(
+        "--cold-l2", measuring.cold_l2,
+        "GEMMs with their operands cold, read from DRAM (the default for a step that moves more "
+        "than L2 holds); with --measure, operands rotated through buffers larger than L2");
+    command
+        .add_flag("--warm-l2", measuring.warm_l2,
+                  "GEMMs as back-to-back calls on the same buffers, L2 keeping what fits (the "
+                  "default for one GEMM), whatever the step moves")
+        ->excludes(cold);
     command.add_flag("--no-counters", measuring.no_counters,
                      "with --measure: event timing only, no CUPTI counters");
     command.add_option("--devices", measuring.devices,

@@ -6,8 +6,18 @@
 
 namespace roofline {
 
-analysis analyze_ops(std::string name, std::vector<op> ops, const perf_model &model,
+analysis analyze_ops(std::string name, std::vector<op> ops, const perf_model &given,
                      std::string device_selection) {
+  // The step decides where its operands are, unless the caller did.
+  std::optional<perf_model> decided;
+  if (!given.options().operand_cache) {
+    model_options options = given.options();
+    options.operand_cache = step_operand_cache(ops, given.spec());
+    options.parameters = given.parameters();
+    options.host = given.host();
+    decided.emplace(given.spec(), std::move(options));
+  }
+  const perf_model &model = decided ? *decided : given;
   analysis r;
   r.network_name = std::move(name);
   r.device = model.spec();

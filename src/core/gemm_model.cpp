@@ -46,12 +46,17 @@ void keep_faster(candidate &best, const candidate &c) {
 
 } // namespace
 
+std::string_view to_string(cache_state c) {
+  return c == cache_state::warm ? "warm" : "cold";
+}
+
 double l2_bytes_per_s(const gpu_spec &gpu, const model_parameters &params) {
   return params[parameter::l2_bytes_per_sm_cycle] * gpu.sm_count * gpu.boost_clock_hz;
 }
 
 gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_per_s,
-                            const gpu_spec &gpu, const model_parameters &params, reasons why_too) {
+                            const gpu_spec &gpu, const model_parameters &params,
+                            cache_state operands, reasons why_too) {
   const double element = element_bytes(p);
   const double sms = gpu.sm_count;
   // The narrower of the rows of A, B (K long) and C (N long) decides the kernel.
@@ -60,7 +65,8 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
   const double bytes = (element * static_cast<double>(s.m * s.k + s.m * s.n) +
                         weight_element * static_cast<double>(s.k * s.n)) *
                        static_cast<double>(s.batch_count);
-  const bool l2_resident = bytes <= params[parameter::l2_resident_fraction] * gpu.l2_bytes;
+  const bool cold = operands == cache_state::cold;
+  const bool l2_resident = !cold && bytes <= params[parameter::l2_resident_fraction] * gpu.l2_bytes;
   const detail::kernel_kinds kinds = detail::kernels_for(s, p, alignment, gpu, params);
 
   // What a kernel's candidates share, whatever their tile. Every term below is computed as the
@@ -82,7 +88,12 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
     k.l2_bandwidth = l2_bytes_per_s(gpu, params) / kind.bandwidth_slowdown;
     k.dram_bandwidth =
         params[parameter::dram_efficiency] * gpu.dram_bytes_per_s / kind.bandwidth_slowdown;
-    k.memory_s = bytes / (l2_resident ? k.l2_bandwidth : k.dram_bandwidth);
+    // Cold operands stream at DRAM's cold rate after its latency; warm ones from L2 where they
+    // fit, else at the rate back-to-back calls reach (L2 still serves part of them).
+    k.memory_s = cold ? bytes * kind.bandwidth_slowdown /
+                                (params[parameter::cold_dram_efficiency] * gpu.dram_bytes_per_s) +
+                            params[parameter::cold_dram_latency_s]
+                      : bytes / (l2_resident ? k.l2_bandwidth : k.dram_bandwidth);
     k.l2_bandwidth_per_sm = k.l2_bandwidth / sms;
     return k;
   };
@@ -224,6 +235,9 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
   }
   if (l2_resident)
     why.push_back("operands fit in L2: back-to-back calls read them from L2");
+  if (cold)
+    why.push_back(fmt::format("operands cold: read from DRAM at {:.0f}% of its bandwidth",
+                              100 * params[parameter::cold_dram_efficiency]));
   return e;
 }
 

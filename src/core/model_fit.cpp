@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <memory>
 #include <random>
 #include <set>
@@ -26,7 +27,8 @@ constexpr int calibration_format_version = 2;
 
 double predicted(const timed_gemm &sample, const gpu_spec &gpu,
                  const model_parameters &parameters) {
-  return estimate_gemm(sample.shape, sample.prec, gpu.peak_flop_per_s(sample.prec), gpu, parameters)
+  return estimate_gemm(sample.shape, sample.prec, gpu.peak_flop_per_s(sample.prec), gpu, parameters,
+                       sample.operands)
       .device_time_s;
 }
 
@@ -135,7 +137,9 @@ void fit_split_rule(model_parameters &p, const std::vector<timed_gemm> &samples,
     if (sample.launches == 0)
       continue;
     const kernel_family family =
-        estimate_gemm(sample.shape, sample.prec, gpu.peak_flop_per_s(sample.prec), gpu, p).family;
+        estimate_gemm(sample.shape, sample.prec, gpu.peak_flop_per_s(sample.prec), gpu, p,
+                      sample.operands)
+            .family;
     if (family == kernel_family::fallback || family == kernel_family::simt)
       ruled.push_back({&sample, sample.launches > 1});
   }
@@ -195,36 +199,13 @@ void fit_split_rule(model_parameters &p, const std::vector<timed_gemm> &samples,
 
 } // namespace
 
-model_parameters fit_model(const std::vector<timed_gemm> &samples, const gpu_spec &gpu,
-                           model_parameters start) {
-  if (samples.empty())
-    return start;
-  // Only parameters some sample depends on are fitted: those of the precisions and row
-  // alignments the samples have.
-  std::set<precision> precisions;
-  std::set<parameter> alignments;
-  for (const timed_gemm &sample : samples) {
-    precisions.insert(sample.prec);
-    if (const int alignment = row_alignment_bytes(sample.shape, sample.prec); alignment < 16)
-      alignments.insert(misalignment_slowdown_at(alignment));
-  }
-  const auto decided = [&](parameter id) {
-    for (parameter group : {parameter::efficiency, parameter::wave_overhead_s})
-      for (precision p : all_precisions)
-        if (id == parameter_at(group, p))
-          return precisions.count(p) > 0;
-    for (int alignment : misaligned_row_bytes)
-      if (id == misalignment_slowdown_at(alignment))
-        return alignments.count(id) > 0;
-    return true;
-  };
-  // cuBLAS's split-K rule: from what it launched, not from time.
-  model_parameters best = start;
-  fit_split_rule(best, samples, gpu);
-  std::vector<parameter> free;
-  for (const parameter_info &row : parameter_table())
-    if (row.fit == parameter_fit::time && decided(row.id))
-      free.push_back(row.id);
+namespace {
+
+/// `start` with `free` fitted to `samples`: a descent, restarts from perturbed optima, and what
+/// the samples barely decide returned to where it started.
+model_parameters fit_free(const std::vector<timed_gemm> &samples, const gpu_spec &gpu,
+                          const model_parameters &start, model_parameters best,
+                          const std::vector<parameter> &free) {
   double best_loss = descend(best, free, samples, gpu);
   // The loss is piecewise (tile and split-K choices jump): restart from perturbed optima so that
   // one shallow valley does not decide (on the H200's sweep 8 restarts still ended in valleys
@@ -257,6 +238,59 @@ model_parameters fit_model(const std::vector<timed_gemm> &samples, const gpu_spe
     }
   }
   return best;
+}
+
+constexpr parameter cold_operand_parameters[] = {parameter::cold_dram_efficiency,
+                                                 parameter::cold_dram_latency_s};
+
+bool is_cold_operand_parameter(parameter id) {
+  return std::find(std::begin(cold_operand_parameters), std::end(cold_operand_parameters), id) !=
+         std::end(cold_operand_parameters);
+}
+
+} // namespace
+
+model_parameters fit_model(const std::vector<timed_gemm> &samples, const gpu_spec &gpu,
+                           model_parameters start) {
+  if (samples.empty())
+    return start;
+  // Only parameters some sample depends on are fitted: those of the precisions and row
+  // alignments the samples have, and the cold-operand ones where some sample was cold.
+  std::set<precision> precisions;
+  std::set<parameter> alignments;
+  bool cold = false;
+  for (const timed_gemm &sample : samples) {
+    precisions.insert(sample.prec);
+    if (const int alignment = row_alignment_bytes(sample.shape, sample.prec); alignment < 16)
+      alignments.insert(misalignment_slowdown_at(alignment));
+    cold = cold || sample.operands == cache_state::cold;
+  }
+  const auto decided = [&](parameter id) {
+    for (parameter group : {parameter::efficiency, parameter::wave_overhead_s})
+      for (precision p : all_precisions)
+        if (id == parameter_at(group, p))
+          return precisions.count(p) > 0;
+    for (int alignment : misaligned_row_bytes)
+      if (id == misalignment_slowdown_at(alignment))
+        return alignments.count(id) > 0;
+    return cold || !is_cold_operand_parameter(id);
+  };
+  // cuBLAS's split-K rule: from what it launched, not from time.
+  model_parameters best = start;
+  fit_split_rule(best, samples, gpu);
+  std::vector<parameter> free;
+  for (const parameter_info &row : parameter_table())
+    if (row.fit == parameter_fit::time && decided(row.id))
+      free.push_back(row.id);
+  return fit_free(samples, gpu, start, best, free);
+}
+
+model_parameters fit_cold_operands(const std::vector<timed_gemm> &samples, const gpu_spec &gpu,
+                                   model_parameters start) {
+  if (samples.empty())
+    return start;
+  return fit_free(samples, gpu, start, start,
+                  {std::begin(cold_operand_parameters), std::end(cold_operand_parameters)});
 }
 
 std::filesystem::path calibration_cache_file(const std::string &uuid) {

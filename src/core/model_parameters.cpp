@@ -91,6 +91,11 @@ constexpr row scalars[] = {
      parameter_fit::time, "gemmSN (fp32, 2 <= M <= 8) streams this much slower than DRAM allows"},
     {parameter::misaligned_gemv_bandwidth_slowdown, "misaligned_gemv_bandwidth_slowdown", 1.5, 1,
      16, "x", parameter_fit::time, "the GEMV (M = 1) of misaligned 2-byte rows, likewise"},
+    {parameter::cold_dram_efficiency, "cold_dram_efficiency", 0.8, 0.05, 1, "fraction",
+     parameter_fit::time,
+     "fraction of the DRAM bandwidth a GEMM reaches when no operand is in L2 (cache_state::cold)"},
+    {parameter::cold_dram_latency_s, "cold_dram_latency_s", 0, 0, 50e-6, "s", parameter_fit::time,
+     "per call with cold operands: the wait before DRAM streams at that rate"},
 };
 
 std::vector<parameter_info> build_table() {

@@ -277,7 +277,19 @@ gemm_estimate perf_model::estimate_once(const gemm_shape &shape, precision p, re
   // a compressed operand with its metadata, its own tiles and pipeline) whose time the GEMM model
   // has never been fitted on: doubling the tile rate of a model fitted on dense cuBLAS timings
   // would print a time nobody measured. --sparse therefore moves only the roofline placement.
-  return estimate_gemm(shape, p, m_basis.peak_flop_per_s(p), m_basis, m_parameters, why);
+  return estimate_gemm(shape, p, m_basis.peak_flop_per_s(p), m_basis, m_parameters,
+                       m_options.operand_cache.value_or(cache_state::warm), why);
+}
+
+cache_state step_operand_cache(const std::vector<op> &ops, const gpu_spec &gpu) {
+  double step_bytes = 0, largest = 0;
+  for (const op &o : ops) {
+    const double bytes = static_cast<double>(o.bytes);
+    step_bytes += bytes * static_cast<double>(o.count);
+    largest = std::max(largest, bytes);
+  }
+  return step_bytes - largest > static_cast<double>(gpu.l2_bytes) ? cache_state::cold
+                                                                  : cache_state::warm;
 }
 
 std::vector<std::string> model_notes(const perf_model &model, const std::vector<op> &ops) {
@@ -305,6 +317,19 @@ std::vector<std::string> model_notes(const perf_model &model, const std::vector<
                           100 * all_reduce_link_efficiency, all_reduce_latency_s * 1e6)
             : std::string("all-reduces: no links in the spec and none measured"));
   }
+  if (model.options().operand_cache == cache_state::cold &&
+      std::any_of(ops.begin(), ops.end(), [](const op &o) { return o.is_gemm(); }))
+    notes.push_back(fmt::format(
+        "GEMMs with their operands cold: read from DRAM at {:.0f}% of its bandwidth{}, as in a "
+        "step "
+        "that moves more than the {:.0f} MB L2 holds, where each layer's weights have left L2 "
+        "since their last use (--warm-l2: as back-to-back calls on the same buffers)",
+        100 * model.parameters()[parameter::cold_dram_efficiency],
+        model.parameters()[parameter::cold_dram_latency_s] > 0
+            ? fmt::format(" after {:.1f} µs a call",
+                          model.parameters()[parameter::cold_dram_latency_s] * 1e6)
+            : std::string{},
+        static_cast<double>(model.spec().l2_bytes) / 1e6));
   if (!model.options().sparse)
     return notes;
   const gpu_spec &gpu = model.spec();

@@ -47,7 +47,10 @@ report run_pipeline(const network &net, const gpu_choice &gpu, const pipeline_op
     ops.reserve(analysed.ops.size());
     for (const analysed_op &entry : analysed.ops)
       ops.push_back(entry.op);
-    measured_ops = layer.measure(ops, *options.measure);
+    // Timed where the model predicted the operands to be.
+    measure_options measuring = *options.measure;
+    measuring.cold_l2 = analysed.options.operand_cache == cache_state::cold;
+    measured_ops = layer.measure(ops, measuring);
     if (advised && !advised->padding.empty()) {
       // Each suggestion's two GEMMs, timed the same way; no counters needed.
       std::vector<op> pairs;
@@ -55,7 +58,7 @@ report run_pipeline(const network &net, const gpu_choice &gpu, const pipeline_op
         pairs.push_back(make_gemm_op(p.layer, p.original, p.prec));
         pairs.push_back(make_gemm_op(p.layer, p.padded, p.prec));
       }
-      measure_options timing = *options.measure;
+      measure_options timing = measuring;
       timing.counters = false;
       timing.trace_kernels = false;
       timing.rounds = 1;

@@ -553,6 +553,7 @@ json model_json(const analysis &r) {
   }
   return {{"name", r.options.roofline_only ? "roofline" : "gemm-model"},
           {"sparse", r.options.sparse},
+          {"operand_cache", to_string(r.options.operand_cache.value_or(cache_state::warm))},
           {"parameters_origin", r.parameters_origin},
           {"parameters", parameters},
           {"host_floor",

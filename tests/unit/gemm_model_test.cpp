@@ -487,6 +487,31 @@ TEST_CASE("operands that fit in half the L2 stream at L2 bandwidth") {
   CHECK_FALSE(estimate_gemm({1, 25600, 1000, 1}, precision::fp16, 100e12, g, quarter).l2_resident);
 }
 
+TEST_CASE("cold operands stream from DRAM at the cold rate, after its latency, even where L2 holds "
+          "them") {
+  // The same GEMV as above: 51,253,200 bytes. At a cold efficiency of 0.5 and 3 µs a call:
+  // 51.2532 / 0.5 + 3 = 105.5064 µs, whether or not the L2 could hold the operands; the warm
+  // estimate of a 128 MB L2 read them from L2 (21.12 µs).
+  gpu_spec g = easy_gpu();
+  g.l2_bytes = 128e6;
+  model_parameters p = ideal();
+  p.set(parameter::cold_dram_efficiency, 0.5);
+  p.set(parameter::cold_dram_latency_s, 3e-6);
+  const gemm_estimate cold =
+      estimate_gemm({1, 25600, 1000, 1}, precision::fp16, 100e12, g, p, cache_state::cold);
+  CHECK_FALSE(cold.l2_resident);
+  CHECK(cold.device_time_s * 1e6 == doctest::Approx(105.5064).epsilon(1e-9));
+  CHECK(estimate_gemm({1, 25600, 1000, 1}, precision::fp16, 100e12, g, p).device_time_s * 1e6 ==
+        doctest::Approx(21.12).epsilon(1e-9));
+  // A compute-bound GEMM is as fast cold as warm: its tiles, not DRAM, decide. 4096³ at
+  // 100 TFLOP/s: 1374.39 µs; 3 · 2 · 4096² bytes cold take 201.3 µs + 3 µs.
+  const gemm_estimate big_cold =
+      estimate_gemm({4096, 4096, 4096, 1}, precision::fp16, 100e12, g, p, cache_state::cold);
+  const gemm_estimate big_warm =
+      estimate_gemm({4096, 4096, 4096, 1}, precision::fp16, 100e12, g, p, cache_state::warm);
+  CHECK(big_cold.device_time_s == big_warm.device_time_s);
+}
+
 TEST_CASE("split-K pays off for few tiles and a deep K") {
   model_parameters p = ideal();
   p.set(parameter::min_split_k_depth, 256);
@@ -554,6 +579,40 @@ TEST_CASE("split_k_max_waves: K is split only while the work items fill at most 
   const gemm_estimate by_default = estimate(shape, defaults);
   CHECK(by_default.split_k == 4);
   CHECK(by_default.device_time_s * 1e6 == doctest::Approx(28.83584));
+}
+
+TEST_CASE("fit_cold_operands recovers the cold rate and latency, and moves nothing else") {
+  const gpu_spec g = easy_gpu();
+  model_parameters truth = ideal();
+  truth.set(parameter::cold_dram_efficiency, 0.6);
+  truth.set(parameter::cold_dram_latency_s, 4e-6);
+  std::vector<timed_gemm> samples;
+  for (std::int64_t m : {1, 8, 64, 2048})
+    for (std::int64_t n : {1024, 4096, 16384})
+      for (std::int64_t k : {1024, 8192}) {
+        const gemm_shape s{m, n, k, 1};
+        timed_gemm sample{s, precision::fp16, 0, 0, cache_state::cold};
+        sample.time_s =
+            estimate_gemm(s, precision::fp16, 100e12, g, truth, cache_state::cold).device_time_s;
+        samples.push_back(sample);
+      }
+  model_parameters start = ideal();
+  start.set(parameter_at(parameter::efficiency, precision::fp16), 0.7); // wrong, and kept
+  const model_parameters fitted = fit_cold_operands(samples, g, start);
+  CHECK(fitted[parameter::cold_dram_efficiency] == doctest::Approx(0.6).epsilon(0.02));
+  CHECK(fitted[parameter::cold_dram_latency_s] * 1e6 == doctest::Approx(4.0).epsilon(0.05));
+  for (const parameter_info &row : parameter_table())
+    if (row.id != parameter::cold_dram_efficiency && row.id != parameter::cold_dram_latency_s)
+      CHECK_MESSAGE(fitted[row.id] == start[row.id], row.name);
+  // fit_model on warm samples leaves the cold parameters alone: no sample decides them.
+  std::vector<timed_gemm> warm = samples;
+  for (timed_gemm &sample : warm) {
+    sample.operands = cache_state::warm;
+    sample.time_s = estimate_gemm(sample.shape, precision::fp16, 100e12, g, truth).device_time_s;
+  }
+  const model_parameters warm_fit = fit_model(warm, g, start);
+  CHECK(warm_fit[parameter::cold_dram_efficiency] == start[parameter::cold_dram_efficiency]);
+  CHECK(warm_fit[parameter::cold_dram_latency_s] == start[parameter::cold_dram_latency_s]);
 }
 
 TEST_CASE("fit_model recovers the parameters that generated the samples") {

@@ -512,3 +512,54 @@ TEST_CASE("estimate_once computes what estimate remembers") {
     CHECK(once.factors == remembered.factors);
   }
 }
+
+TEST_CASE("a step that moves more than the L2 holds beside one op has its GEMMs' operands cold") {
+  // V100: a 6 MB L2. fc at batch 1 reads 2 · (1024 + 4096 · 1024 + 4096) = 8,398,848 bytes; act
+  // moves 4096 · 2 · 2 = 16,384 bytes a run.
+  const std::string net = "name: t\nbatch: 1\nlayers:\n"
+                          "  - {name: fc, type: linear, in: 1024, out: 4096}\n"
+                          "  - repeat: REPEATS\n"
+                          "    name: blk\n"
+                          "    layers:\n"
+                          "      - {name: act, type: relu, features: 4096}\n";
+  const auto with_repeats = [&](int repeats) {
+    std::string yaml = net;
+    yaml.replace(yaml.find("REPEATS"), 7, std::to_string(repeats));
+    return yaml;
+  };
+  const gpu_spec v100 = builtin_gpu("v100");
+  // Beside the 8.4 MB GEMM, 3 ReLUs move 49 kB: the GEMM's operands are still in L2 next step...
+  CHECK(step_operand_cache(lower_yaml(with_repeats(3)), v100) == cache_state::warm);
+  // ... 400 of them move 6.55 MB, more than the 6,291,456-byte L2: they are not.
+  CHECK(step_operand_cache(lower_yaml(with_repeats(400)), v100) == cache_state::cold);
+  // One GEMM called back to back is warm, however large.
+  CHECK(step_operand_cache({make_gemm_op("g", {8192, 8192, 8192, 1}, precision::fp16)}, v100) ==
+        cache_state::warm);
+
+  // analyze decides unless told, and the GEMMs' predictions follow.
+  const perf_model model(v100);
+  const analysis warm = analyze(parse_network(with_repeats(3), "t.yaml"), model, "--gpu v100");
+  const analysis cold = analyze(parse_network(with_repeats(400), "t.yaml"), model, "--gpu v100");
+  CHECK(warm.options.operand_cache == cache_state::warm);
+  CHECK(cold.options.operand_cache == cache_state::cold);
+  const auto has_cold_note = [](const analysis &a) {
+    return std::any_of(a.notes.begin(), a.notes.end(), [](const std::string &note) {
+      return note.find("operands cold") != std::string::npos;
+    });
+  };
+  CHECK_FALSE(has_cold_note(warm));
+  CHECK(has_cold_note(cold));
+  const model_parameters &p = model.parameters();
+  const gemm_shape fc{1, 4096, 1024, 1};
+  CHECK(cold.ops.at(0).prediction.device_time_s ==
+        estimate_gemm(fc, precision::fp16, v100.peak_flop_per_s(precision::fp16), model_basis(v100),
+                      p, cache_state::cold)
+            .device_time_s);
+  CHECK(cold.ops.at(0).prediction.device_time_s > warm.ops.at(0).prediction.device_time_s);
+  // Told warm, a cold-sized step stays warm.
+  model_options told;
+  told.operand_cache = cache_state::warm;
+  const analysis kept =
+      analyze(parse_network(with_repeats(400), "t.yaml"), perf_model(v100, told), "--gpu v100");
+  CHECK(kept.ops.at(0).prediction.device_time_s == warm.ops.at(0).prediction.device_time_s);
+}
