@@ -320,10 +320,9 @@ std::vector<std::string> model_notes(const perf_model &model, const std::vector<
   if (model.options().operand_cache == cache_state::cold &&
       std::any_of(ops.begin(), ops.end(), [](const op &o) { return o.is_gemm(); }))
     notes.push_back(fmt::format(
-        "GEMMs with their operands cold: read from DRAM at {:.0f}% of its bandwidth{}, as in a "
-        "step "
-        "that moves more than the {:.0f} MB L2 holds, where each layer's weights have left L2 "
-        "since their last use (--warm-l2: as back-to-back calls on the same buffers)",
+        "GEMMs with their operands cold: read from DRAM at {:.0f}% of its bandwidth{}, as in "
+        "a step that moves more than the {:.0f} MB L2 holds, where each layer's weights have "
+        "left L2 since their last use (--warm-l2: as back-to-back calls on the same buffers)",
         100 * model.parameters()[parameter::cold_dram_efficiency],
         model.parameters()[parameter::cold_dram_latency_s] > 0
             ? fmt::format(" after {:.1f} µs a call",
