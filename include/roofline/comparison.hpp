@@ -102,8 +102,14 @@ struct compare_request {
   std::function<network(int gpus, std::int64_t batch)> build;
 };
 
+/// The most ops a comparison analyses in all: the network's ops times its GPUs (at each
+/// tensor-parallel degree) times its batches. Two GPUs of the largest network (max_ops): about
+/// 25 s and 4 GB.
+inline constexpr std::int64_t max_compared_ops = 600'000;
+
 /// Resolves the GPUs (each with its own parameters, all with this machine's host floor), measures
-/// the local one where asked, and compares them at every batch.
+/// the local one where asked, and compares them at every batch. Throws input_error, before any
+/// analysis, when that would analyse more than max_compared_ops ops.
 std::vector<comparison> compare_gpus(const compare_request &request);
 
 } // namespace roofline

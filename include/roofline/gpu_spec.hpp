@@ -20,6 +20,11 @@ struct peak_rate {
   std::optional<double> sparse_flop_per_s; ///< with 2:4 structured sparsity, where the GPU has it
 };
 
+/// The hourly prices (USD per GPU) a spec's `price_per_hour_usd` and a comparison's prices may
+/// take: anything outside is a slip of units, refused rather than priced (docs/spec-format.md).
+inline constexpr double min_price_per_hour_usd = 0.001;
+inline constexpr double max_price_per_hour_usd = 10000;
+
 /// A GPU as its datasheet (or a device query, or a measurement) describes it. SI units throughout.
 struct gpu_spec {
   std::string name;                 ///< lower-case with dashes: "h200-sxm"
@@ -34,7 +39,7 @@ struct gpu_spec {
   double dram_bytes_per_s = 0;
   double l2_bytes = 0;
   double tdp_w = 0;
-  std::optional<double> price_per_hour_usd;
+  std::optional<double> price_per_hour_usd; ///< in [min_, max_price_per_hour_usd]
   /// Its links to the host's other GPUs (NVLink, else PCIe), as the datasheet gives them.
   std::optional<interconnect_spec> interconnect;
   std::map<precision, peak_rate> peaks;

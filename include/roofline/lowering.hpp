@@ -12,7 +12,9 @@ namespace roofline {
 
 /// Lowers a network to its ops, in execution order: the forward pass, then (training) the backward
 /// pass in reverse layer order. Throws input_error for shapes that make no sense (a conv whose
-/// kernel exceeds its padded input, an op whose size is unknown) or whose counts overflow 64 bits.
+/// kernel exceeds its padded input, an op whose size is unknown) or whose counts overflow 64 bits,
+/// and, before it makes any op, for a network past the limits of network.hpp (max_ops,
+/// max_layer_path_bytes).
 std::vector<op> lower(const network &net);
 
 /// The experts a mixture of experts' `tokens` reach on average when each picks `top_k` distinct

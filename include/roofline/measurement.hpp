@@ -61,6 +61,9 @@ struct measurement {
 struct measurements {
   std::vector<std::optional<measurement>> ops;
   std::vector<std::string> notes;
+  /// False when the run was stopped (measure_options::stop) before it had measured every op: the
+  /// GEMMs it did not reach are marked (not_reached()), what it measured stands.
+  bool complete = true;
   /// With measure_options::every_gpu: each local GPU's entries, as `ops` (GPU 0's) holds them.
   std::vector<std::vector<std::optional<measurement>>> per_gpu;
 };
@@ -75,6 +78,14 @@ std::optional<gemm_engine> parse_gemm_engine(std::string_view name);
 /// Progress of a long run: (done, total, the op's layer).
 using progress_callback = std::function<void(std::size_t, std::size_t, const std::string &)>;
 
+/// Asked before each op of a long run: true stops the run there (the op in flight has finished).
+/// It may be asked from several threads at once (measure_options::every_gpu), so it must only
+/// read something thread-safe, e.g. an atomic flag a SIGINT handler sets.
+using stop_callback = std::function<bool()>;
+
+/// The entry of a GEMM that a stopped run did not reach: skipped, and the note says so.
+measurement not_reached(std::string engine);
+
 struct measure_options {
   gemm_engine engine = gemm_engine::cublas;
   bool cold_l2 = false; ///< rotate operand buffers whose total exceeds twice the L2
@@ -88,6 +99,9 @@ struct measure_options {
   /// and counted in the first): a spell of a slower host moves one round, not the result.
   int rounds = 1;
   progress_callback progress; ///< called before each op
+  /// Asked before each op; once true, no op is started any more: the ops not reached are marked
+  /// skipped (not_reached()) and measurements::complete is false. Empty: never stops.
+  stop_callback stop;
   /// Every local GPU at once, one host thread each (a tensor-parallel step's GEMMs, each GPU
   /// running its share), counters off; and the all-reduces of the ops run for real over all of
   /// them through NCCL. `measurements::ops` is GPU 0's; `per_gpu` every GPU's.

@@ -20,9 +20,13 @@ namespace roofline {
 struct calibration_result {
   model_parameters parameters; ///< as analyses will use them: the architecture's, then `fitted`
   parameter_overrides fitted;  ///< what the fit moved from the architecture's: what is saved
-  std::size_t measured = 0;    ///< GEMM timings the fit used
+  std::size_t measured = 0;    ///< GEMM timings the fit used (stopped: the GEMMs measured)
   double median_error = 0, p90_error = 0; ///< |predicted − measured| / measured on them
   std::string saved_to;
+  /// False when the sweep was stopped before its end: then nothing was fitted or saved, and
+  /// `measured` of `total` GEMMs had been measured.
+  bool complete = true;
+  std::size_t total = 0; ///< GEMMs in the sweep
 };
 
 /// roofline::measure as the rest of the tool sees it: everything that needs a GPU, behind one
@@ -48,8 +52,10 @@ public:
   /// replayed) and, with options.counters, read through hardware counters. One entry per op.
   virtual measurements measure(const std::vector<op> &ops,
                                const measure_options &options) const = 0;
-  /// Times the calibration sweep on GPU 0, fits the GEMM model to it and saves the fit.
-  virtual calibration_result calibrate(const progress_callback &progress) const = 0;
+  /// Times the calibration sweep on GPU 0, fits the GEMM model to it and saves the fit. When
+  /// `stop` stops the sweep, nothing is fitted or saved (calibration_result::complete is false).
+  virtual calibration_result calibrate(const progress_callback &progress,
+                                       const stop_callback &stop) const = 0;
 };
 
 /// The measurement layer in use: the one given to use_measurement_layer(), else roofline::measure's

@@ -25,7 +25,8 @@ struct memory_use {
   double total_bytes = 0;
   double capacity_bytes = 0; ///< the GPU's memory, as its datasheet gives it
   bool fits = false;
-  /// The largest batch whose total fits (the same context); none when not even 1 does.
+  /// The largest batch whose total fits (the same context), at most 2^63 − 1; none when not even
+  /// 1 does.
   std::optional<std::int64_t> max_batch;
   /// Decoding (a cache longer than the queries): the longest context, in tokens, every attention
   /// layer's alike, whose cache fits at this batch; none when any context fits (every cache

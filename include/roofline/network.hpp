@@ -158,7 +158,32 @@ struct network {
   std::int64_t kv_len = 0; ///< decode: the KV cache each new token attends to
 };
 
-/// Parses a network from YAML text; `origin` names the file in errors. Throws input_error.
+/// The most ops one network may lower to: the forward pass's and, in training, the backward
+/// passes' (a repeat block's ops count once: its repeats are counted, not expanded). The work
+/// and the report grow with the ops (about 5 KB of memory and 1.6 KB of JSON each), so this
+/// bounds them: 300,000 ops take seconds and a few GB.
+inline constexpr std::int64_t max_ops = 300'000;
+
+/// The longest full name a layer may have (its repeat blocks' names and its own, joined by `/`,
+/// as its ops are named), in bytes.
+inline constexpr std::size_t max_layer_path_bytes = 256;
+
+/// The full name of a layer named `name` inside repeat blocks whose full name is `prefix`.
+std::string layer_path(const std::string &prefix, const std::string &name);
+
+/// The ops lower() (lowering.hpp) makes of `l` in `mode`: 1 to 8 for a layer, its layers' sum for a
+/// repeat block (once).
+std::int64_t op_count(const layer &l, run_mode mode);
+/// The ops lower(net) makes.
+std::int64_t op_count(const network &net);
+
+/// The limits lower() and the network reader check for each layer: throws input_error at
+/// `where` when `path` (a layer's full name) is longer than max_layer_path_bytes or `ops` (those
+/// of the layers up to this one) is past max_ops.
+void check_layer_limits(const std::string &path, std::int64_t ops, const source_location &where);
+
+/// Parses a network from YAML text; `origin` names the file in errors. Throws input_error, also
+/// for a network past the limits above (checked as it is read: YAML aliases stop expanding there).
 network parse_network(std::string_view yaml_text, const std::string &origin);
 
 /// Reads and parses a network file. Throws input_error (missing, unreadable, malformed).

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace roofline {
@@ -16,6 +17,13 @@ std::optional<output_format> parse_output_format(std::string_view name);
 /// The format a file name's extension implies (.json, .csv, .md, .txt, .html, .svg); nullopt
 /// otherwise.
 std::optional<output_format> format_for_file(std::string_view file_name);
+
+/// `text` safe to show on a terminal and in Markdown or CSV: what a terminal would act on (C0 and
+/// C1 control characters, DEL, the bidirectional-text controls that reorder what is shown) and
+/// bytes that are not UTF-8 written as visible escapes (`\n`, `\t`, `\x1b`, `\u202e`, `\xff`);
+/// any other text, UTF-8 included, as it is. The table, Markdown and CSV formats write every
+/// name so (JSON escapes in its own way, HTML and SVG in theirs).
+std::string printable_text(std::string_view text);
 
 struct write_options {
   bool colour = false; ///< ANSI colour in the table format (a terminal)

@@ -28,7 +28,8 @@ struct pipeline_options {
   bool advise = true;
   double min_padding_speedup = 1.03; ///< padding suggested only when predicted to gain this much
   /// Set: run every GEMM, and both GEMMs of each padding suggestion, on the local GPU (through the
-  /// measurement layer; throws roofline::error when there is none).
+  /// measurement layer; throws roofline::error when there is none). When its `stop` stops the
+  /// run, the padding is not measured and the report is not complete (report::complete).
   std::optional<measure_options> measure;
 };
 

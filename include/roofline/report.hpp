@@ -54,6 +54,9 @@ struct report {
   std::vector<std::string> notes;               ///< the analysis's, then the measurement's
   std::optional<measured_totals> measured_sums; ///< set when ops were measured
   std::vector<gpu_step> gpu_steps;              ///< measured on every GPU: one per GPU
+  /// False when measuring was stopped (interrupted) before every op was measured: the ops it did
+  /// not reach are marked in `measured`. True for every run that was not stopped.
+  bool complete = true;
 
   /// The measurement of analysis.ops[i]; nullptr when it was not measured.
   const measurement *measured_op(std::size_t i) const;
@@ -64,7 +67,8 @@ struct report {
 /// The report of an analysis, its advice and what measuring showed: `ops` measured per op of
 /// `a.ops`, `padding` two per padding suggestion of `advice` (the original, then the padded GEMM).
 /// Throws roofline::error when there are not as many measurements as ops they are said to be of.
-/// The notes of `padding`'s run are left out (the same run's as `ops`').
+/// The notes of `padding`'s run are left out (the same run's as `ops`'). The report is complete
+/// when neither run was stopped.
 report assemble_report(analysis a, std::optional<roofline::advice> advice = std::nullopt,
                        std::optional<measurements> ops = std::nullopt,
                        std::optional<measurements> padding = std::nullopt);

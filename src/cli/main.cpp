@@ -3,6 +3,7 @@
 #include "roofline/atomic_file.hpp"
 #include "roofline/comparison.hpp"
 #include "roofline/error.hpp"
+#include "roofline/gpu_spec.hpp"
 #include "roofline/measurement_layer.hpp"
 #include "roofline/model_config.hpp"
 #include "roofline/model_fit.hpp"
@@ -12,15 +13,23 @@
 #include "roofline/version.hpp"
 #include "roofline/writers.hpp"
 
-#include <CLI/CLI.hpp>
+#include "interrupt.hpp"
 
-#include <cmath>
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <charconv>
 #include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <sstream>
 #include <streambuf>
 #include <string>
+#include <string_view>
 #include <unistd.h>
 
 namespace {
@@ -67,6 +76,28 @@ private:
     return n;
   }
 };
+
+/// Set by main() when the process started with standard output closed (`>&-`): fd 1 then holds
+/// /dev/null, so that no file opened later takes its place, and nothing may be written to it.
+bool stdout_was_closed = false;
+
+/// What failed writing to standard output, with the OS's reason.
+roofline::error stdout_error(int code) {
+  return roofline::error(std::string("cannot write to standard output: ") + std::strerror(code));
+}
+
+/// Writes `text` whole to standard output, through std::cout's buffer (stdio's stdout, or what a
+/// caller of run() put in its place); a closed stdout or a full disk throws with the OS's reason
+/// (the report is lost: the exit status must say so).
+void write_stdout(std::string_view text) {
+  if (stdout_was_closed)
+    throw stdout_error(EBADF);
+  std::streambuf *const out = std::cout.rdbuf();
+  const auto size = static_cast<std::streamsize>(text.size());
+  errno = 0; // what stdio's failed write(2) leaves is the reason
+  if (out->sputn(text.data(), size) != size || out->pubsync() != 0)
+    throw stdout_error(errno != 0 ? errno : EIO);
+}
 
 /// Renders fully before writing, so an error never leaves half a report behind; the file is written
 /// beside its destination and renamed into place.
@@ -120,9 +151,7 @@ template <class Writer> void emit(const output_choice &choice, Writer &&write) {
       throw roofline::input_error(output.option + " " + e.what());
     }
   }
-  std::cout << display << std::flush;
-  if (!std::cout)
-    throw roofline::error("cannot write the report to standard output");
+  write_stdout(display);
 }
 
 /// The measurement layer, for commands that cannot run without it.
@@ -162,22 +191,33 @@ void show_op_progress(std::size_t done, std::size_t total, const std::string &la
             << std::flush;
 }
 
-/// Sizes on the command line: digits only, not zero (CLI11's range check prints unreadable bounds).
+/// What is wrong with a size given on the command line, "" when nothing: digits only, not zero,
+/// and below 2^63 (CLI11's conversion would clamp a larger one to the largest integer).
+std::string size_problem(const std::string &text) {
+  const bool digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+  if (!digits || text.find_first_not_of('0') == std::string::npos)
+    return "is not a positive integer";
+  std::int64_t value = 0;
+  const char *end = text.data() + text.size();
+  const auto [stop, error] = std::from_chars(text.data(), end, value);
+  return error == std::errc{} && stop == end
+             ? std::string{}
+             : "does not fit in a 64-bit integer (at most 9223372036854775807)";
+}
+
+/// Sizes on the command line, as size_problem says (CLI11's range check prints unreadable
+/// bounds).
 const CLI::Validator positive_integer(
     [](std::string &text) {
-      const bool digits =
-          !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
-      return digits && text.find_first_not_of('0') != std::string::npos
-                 ? std::string{}
-                 : "must be a positive integer, got '" + text + "'";
+      const std::string problem = size_problem(text);
+      return problem.empty() ? problem : "`" + text + "` " + problem;
     },
     "POSITIVE");
 
 /// A positive integer from a list option ("--batch 1,8,64").
 std::int64_t positive_from(const std::string &text, const std::string &option) {
-  std::string copy = text;
-  if (!positive_integer(copy).empty())
-    throw roofline::input_error(option + ": `" + text + "` is not a positive integer");
+  if (const std::string problem = size_problem(text); !problem.empty())
+    throw roofline::input_error(option + ": `" + text + "` " + problem);
   return std::stoll(text);
 }
 
@@ -275,8 +315,7 @@ int run_compare(const std::string &file, const config_choice &config,
                 const std::vector<std::string> &degrees, const std::vector<std::string> &prices,
                 bool sparse, const output_choice &output) {
   roofline::compare_request request;
-  output_choice written = output;
-  request.net = read_network(file, config, 0, written);
+  // The command line's values first: their errors do not wait on reading the network.
   for (const std::string &degree : degrees) {
     const std::int64_t tp = positive_from(degree, "--tp");
     if (tp > 1024)
@@ -301,16 +340,23 @@ int run_compare(const std::string &file, const config_choice &config,
     const auto equals = entry.find('=');
     if (equals == std::string::npos)
       throw roofline::input_error("--price `" + entry + "`: expected GPU=USD/h, e.g. h100=2.49");
-    char *end = nullptr;
+    // A number written in full: no `inf`, `nan`, hex or spaces (from_chars reads no '+').
     const std::string number = entry.substr(equals + 1);
-    const double value = std::strtod(number.c_str(), &end);
-    if (number.empty() || *end != '\0' || !(value > 0) || !std::isfinite(value))
-      throw roofline::input_error("--price `" + entry +
-                                  "`: the price must be a positive number of USD per hour");
+    double value = 0;
+    const char *end = number.data() + number.size();
+    const auto [stop, error] = std::from_chars(number.data(), end, value);
+    if (error != std::errc{} || stop != end || !(value >= roofline::min_price_per_hour_usd) ||
+        !(value <= roofline::max_price_per_hour_usd))
+      throw roofline::input_error(
+          fmt::format("--price `{}`: the price must be a number of USD per GPU-hour from {:g} to "
+                      "{:g}",
+                      entry, roofline::min_price_per_hour_usd, roofline::max_price_per_hour_usd));
     request.prices[entry.substr(0, equals)] = value;
   }
   for (const std::string &b : batches)
     request.batches.push_back(positive_from(b, "--batch"));
+  output_choice written = output;
+  request.net = read_network(file, config, 0, written);
   const std::vector<roofline::comparison> comparisons = roofline::compare_gpus(request);
   emit(written, [&](roofline::output_format format, std::ostream &out,
                     const roofline::write_options &options) {
@@ -323,13 +369,21 @@ int run_calibrate() {
   const roofline::measurement_layer &layer = required_layer("calibrate");
   if (layer.device_count() == 0)
     throw roofline::error("calibrate needs a GPU, and the CUDA runtime sees none");
-  const auto result = layer.calibrate(show_op_progress);
-  std::cout << "fitted the GEMM model to " << result.measured << " cuBLAS timings: median error "
-            << std::fixed << std::setprecision(1) << result.median_error * 100 << "%, p90 "
-            << result.p90_error * 100 << "%\n"
-            << std::defaultfloat << "saved to " << result.saved_to
-            << " (used by --gpu auto); as a spec file section:\n\n"
-            << roofline::to_yaml(result.fitted);
+  roofline::cli::stop_on_interrupt();
+  const auto result = layer.calibrate(show_op_progress, roofline::cli::interrupted);
+  if (!result.complete) {
+    std::cerr << "roofline-advise: calibration interrupted after " << result.measured << " of "
+              << result.total << " GEMMs: nothing was fitted, the calibration cache is unchanged\n";
+    return roofline::cli::exit_interrupted;
+  }
+  std::ostringstream summary;
+  summary << "fitted the GEMM model to " << result.measured << " cuBLAS timings: median error "
+          << std::fixed << std::setprecision(1) << result.median_error * 100 << "%, p90 "
+          << result.p90_error * 100 << "%\n"
+          << std::defaultfloat << "saved to " << result.saved_to
+          << " (used by --gpu auto); as a spec file section:\n\n"
+          << roofline::to_yaml(result.fitted);
+  write_stdout(summary.str());
   return 0;
 }
 
@@ -381,9 +435,16 @@ roofline::pipeline_options pipeline_choice(const measure_choice &choice) {
   return options;
 }
 
-void analyse(const roofline::network &net, const std::string &gpu, bool sparse,
-             const measure_choice &measuring, const output_choice &output) {
-  const roofline::pipeline_options options = pipeline_choice(measuring);
+/// The analysis written as `output` says; the exit status: 0, or exit_interrupted when Ctrl-C
+/// stopped the measurement (the report then holds what was measured).
+int analyse(const roofline::network &net, const std::string &gpu, bool sparse,
+            const measure_choice &measuring, const output_choice &output) {
+  roofline::pipeline_options options = pipeline_choice(measuring);
+  // Ctrl-C stops a measurement after the op in flight (without a layer, run_pipeline says why).
+  if (options.measure && roofline::measurement_layer_in_use()) {
+    roofline::cli::stop_on_interrupt();
+    options.measure->stop = roofline::cli::interrupted;
+  }
   std::optional<roofline::cache_state> operand_cache; // unset: the step decides
   if (measuring.cold_l2)
     operand_cache = roofline::cache_state::cold;
@@ -395,6 +456,7 @@ void analyse(const roofline::network &net, const std::string &gpu, bool sparse,
                    const roofline::write_options &write) {
     roofline::write_report(r, format, out, write);
   });
+  return r.complete ? 0 : roofline::cli::exit_interrupted;
 }
 
 int run(int argc, char **argv) {
@@ -541,8 +603,12 @@ int run(int argc, char **argv) {
 
   try {
     app.parse(argc, argv);
-  } catch (const CLI::Success &e) {
-    return app.exit(e);
+  } catch (const CLI::Success &e) { // --help, --version: printed to std::cout
+    const int status = app.exit(e);
+    std::cout.flush();
+    if (stdout_was_closed || !std::cout)
+      throw stdout_error(stdout_was_closed ? EBADF : errno);
+    return status;
   } catch (const CLI::ParseError &e) {
     app.exit(e);
     return exit_input_error;
@@ -572,8 +638,7 @@ int run(int argc, char **argv) {
     if (!p)
       throw roofline::input_error("unknown --precision `" + precision +
                                   "`; expected fp32, tf32, fp16, bf16, fp8, int8 or fp64");
-    analyse(roofline::single_gemm(m, n, k, batch_count, *p), gpu, sparse, measuring, output);
-    return 0;
+    return analyse(roofline::single_gemm(m, n, k, batch_count, *p), gpu, sparse, measuring, output);
   }
 
   if (network_file.empty()) {
@@ -581,20 +646,31 @@ int run(int argc, char **argv) {
     return exit_input_error;
   }
   const roofline::network net = read_network(network_file, config, batch, output);
-  analyse(net, gpu, sparse, measuring, output);
-  return 0;
+  return analyse(net, gpu, sparse, measuring, output);
 }
 
 } // namespace
 
+// tests/fuzz/cli_fuzz.cpp includes this file without its main, to fuzz run().
+#ifndef ROOFLINE_CLI_NO_MAIN
 int main(int argc, char **argv) {
+  // A standard stream closed at start (`>&-`) would be the next file opened, and a report meant
+  // for stdout would land in it: hold it with /dev/null, and remember stdout's.
+  for (const int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO})
+    if (::fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+      if (::open("/dev/null", fd == STDIN_FILENO ? O_RDONLY : O_WRONLY) != fd)
+        return exit_failure;
+      stdout_was_closed = stdout_was_closed || fd == STDOUT_FILENO;
+    }
+  // Messages name files and layers: no control sequence of theirs reaches the terminal.
   try {
     return run(argc, argv);
   } catch (const roofline::input_error &e) {
-    std::cerr << "roofline-advise: error: " << e.what() << '\n';
+    std::cerr << "roofline-advise: error: " << roofline::printable_text(e.what()) << '\n';
     return exit_input_error;
   } catch (const std::exception &e) {
-    std::cerr << "roofline-advise: error: " << e.what() << '\n';
+    std::cerr << "roofline-advise: error: " << roofline::printable_text(e.what()) << '\n';
     return exit_failure;
   }
 }
+#endif

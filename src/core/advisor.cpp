@@ -24,8 +24,18 @@ namespace roofline {
 
 namespace {
 
-std::int64_t round_up(std::int64_t value, std::int64_t multiple) {
-  return (value + multiple - 1) / multiple * multiple;
+/// `value` (non-negative) rounded up to a multiple of `multiple`; nullopt where that overflows.
+std::optional<std::int64_t> round_up(std::int64_t value, std::int64_t multiple) {
+  std::int64_t sum = 0;
+  if (__builtin_add_overflow(value, multiple - 1, &sum))
+    return std::nullopt;
+  return sum / multiple * multiple;
+}
+
+/// Whether the FLOPs and bytes of `shape` fit 64-bit integers: a padded size past them is no
+/// advice (and no op to predict).
+bool representable(const gemm_shape &shape, precision p) {
+  return gemm_flops(shape) && gemm_min_bytes(shape, p);
 }
 
 double predicted_time(const perf_model &model, const gemm_shape &shape, precision p) {
@@ -54,21 +64,30 @@ std::optional<padding_advice> pad(const op &o, const perf_model &model, double m
     shape.k = k;
     return shape;
   };
-  const gemm_shape aligned = padded(round_up(s.n, unit), round_up(s.k, unit));
+  const std::optional<std::int64_t> aligned_n = round_up(s.n, unit),
+                                    aligned_k = round_up(s.k, unit);
+  if (!aligned_n || !aligned_k)
+    return std::nullopt; // sizes within a tile of 2^63: every padded size overflows
+  const gemm_shape aligned = padded(*aligned_n, *aligned_k);
   const bool misaligned = aligned.n != s.n || aligned.k != s.k;
+  std::string alignment_reason;
   if (misaligned) {
     std::string broken = aligned.n != s.n ? fmt::format("N={}", s.n) : std::string{};
     if (aligned.k != s.k)
       broken += (broken.empty() ? "" : " and ") + fmt::format("K={}", s.k);
-    candidates.push_back(
-        {aligned,
-         fmt::format("{} break{} the 16-byte rule of {} (multiples of {})", broken,
-                     aligned.n != s.n && aligned.k != s.k ? "" : "s", to_string(o.precision), unit),
-         true});
+    alignment_reason =
+        fmt::format("{} break{} the 16-byte rule of {} (multiples of {})", broken,
+                    aligned.n != s.n && aligned.k != s.k ? "" : "s", to_string(o.precision), unit);
+    if (representable(aligned, o.precision))
+      candidates.push_back({aligned, alignment_reason, true});
   }
   for (std::int64_t multiple : {64, 128, 256}) {
-    const gemm_shape wider = padded(round_up(s.n, multiple), aligned.k);
-    if (wider.n != aligned.n && static_cast<double>(wider.n) <= 1.06 * static_cast<double>(s.n))
+    const std::optional<std::int64_t> wider_n = round_up(s.n, multiple);
+    if (!wider_n)
+      continue;
+    const gemm_shape wider = padded(*wider_n, aligned.k);
+    if (wider.n != aligned.n && static_cast<double>(wider.n) <= 1.06 * static_cast<double>(s.n) &&
+        representable(wider, o.precision))
       candidates.push_back(
           {wider, fmt::format("N={} to a multiple of {}: fuller tiles and waves", s.n, multiple)});
   }
@@ -78,8 +97,7 @@ std::optional<padding_advice> pad(const op &o, const perf_model &model, double m
       best.padded = c.shape;
       best.padded_time_s = padded_time;
       // A wider size of a misaligned GEMM fixes the alignment too: say both.
-      best.reason =
-          misaligned && !c.alignment_fix ? candidates.front().reason + "; " + c.reason : c.reason;
+      best.reason = misaligned && !c.alignment_fix ? alignment_reason + "; " + c.reason : c.reason;
     }
   }
   if (best.padded_time_s * min_speedup > time)
@@ -91,11 +109,14 @@ std::optional<padding_advice> pad(const op &o, const perf_model &model, double m
   best.time_s = time;
   // Against the shape as it is, not the op's own counts: a conv's bytes are its real tensors' and
   // a mixture's expert GEMM counts its routed rows, neither of which the shape's padding scales.
-  best.extra_flops =
-      static_cast<double>(*gemm_flops(best.padded)) / static_cast<double>(*gemm_flops(s)) - 1;
-  best.extra_bytes = static_cast<double>(*gemm_min_bytes(best.padded, o.precision)) /
-                         static_cast<double>(*gemm_min_bytes(s, o.precision)) -
-                     1;
+  // Both shapes are representable: the op's was lowered, the padded one a candidate.
+  const auto ratio = [](std::optional<std::int64_t> padded_value,
+                        std::optional<std::int64_t> value) {
+    return static_cast<double>(padded_value.value()) / static_cast<double>(value.value()) - 1;
+  };
+  best.extra_flops = ratio(gemm_flops(best.padded), gemm_flops(s));
+  best.extra_bytes =
+      ratio(gemm_min_bytes(best.padded, o.precision), gemm_min_bytes(s, o.precision));
   return best;
 }
 
@@ -148,6 +169,12 @@ private:
   network m_net;
 };
 
+/// Whether `twice` is 2 × `value` (non-negative), asked without computing 2 × `value`, which may
+/// overflow.
+bool doubles(std::int64_t value, std::int64_t twice) {
+  return twice >= value && twice - value == value;
+}
+
 /// Ops whose M grows with the batch, and how, from the ops at twice the batch.
 std::vector<std::pair<std::size_t, row_growth>>
 batch_scaled(const network &net, const std::vector<op> &ops,
@@ -157,7 +184,7 @@ batch_scaled(const network &net, const std::vector<op> &ops,
   const std::vector<op> &twice = *at_twice;
   std::vector<std::pair<std::size_t, row_growth>> scaled;
   for (std::size_t i = 0; i < ops.size() && i < twice.size(); ++i)
-    if (ops[i].is_gemm() && twice[i].is_gemm() && twice[i].gemm->m == 2 * ops[i].gemm->m &&
+    if (ops[i].is_gemm() && twice[i].is_gemm() && doubles(ops[i].gemm->m, twice[i].gemm->m) &&
         twice[i].gemm->batch_count == ops[i].gemm->batch_count)
       scaled.emplace_back(
           i, row_growth{static_cast<double>(ops[i].gemm->m) / static_cast<double>(net.batch),
@@ -203,8 +230,10 @@ batch_advice batch_sizes(const op &o, const row_growth &growth, const network &n
     }
     advice.compute_bound_batch = high;
   }
-  // Batches people pick (multiples of 8), up to twice the batch, in at most ~2048 steps.
-  const std::int64_t step = round_up(std::max<std::int64_t>(1, net.batch / 1024), 8);
+  // Batches people pick (multiples of 8), up to twice the batch, in at most ~2048 steps. (The
+  // network lowered at twice its batch, the batch is below 2^62: none of these overflow.)
+  const std::int64_t step = *round_up(std::max<std::int64_t>(1, net.batch / 1024), 8);
+  const std::int64_t last = 2 * net.batch + 64;
   // A batch worth suggesting fills its last wave and also costs less time per sample (≥ 3% less
   // than now); the current batch qualifies by filling its waves.
   const auto per_sample_s = [&](std::int64_t batch, gemm_estimate *estimate) {
@@ -213,8 +242,8 @@ batch_advice batch_sizes(const op &o, const row_growth &growth, const network &n
   };
   gemm_estimate e;
   const double now_s = per_sample_s(net.batch, &e);
-  for (std::int64_t batch = net.batch; batch <= 2 * net.batch + 64;
-       batch = batch == net.batch ? round_up(net.batch + 1, 8) : batch + step) {
+  for (std::int64_t batch = net.batch; batch <= last;
+       batch = batch == net.batch ? *round_up(net.batch + 1, 8) : batch + step) {
     const double candidate_s = per_sample_s(batch, &e);
     const bool full = e.wave_efficiency >= 0.95 && e.waves >= 1;
     if (full && (batch == net.batch || candidate_s <= 0.97 * now_s)) {
@@ -340,7 +369,7 @@ compute_bound_batch(const network &net, const std::vector<op> &ops, const std::v
     const op &o = ops[index];
     const op &t = twice[index];
     const std::int64_t slope = t.bytes - o.bytes;
-    affine = affine && o.gemm->m % now == 0 && o.flops % now == 0 && t.flops == 2 * o.flops &&
+    affine = affine && o.gemm->m % now == 0 && o.flops % now == 0 && doubles(o.flops, t.flops) &&
              slope >= 0 && slope % now == 0 && o.bytes >= slope && t.count == o.count &&
              t.precision == o.precision && t.gemm->n == o.gemm->n && t.gemm->k == o.gemm->k;
   }
@@ -445,7 +474,7 @@ std::vector<bool> batch_count_scaled(const std::vector<op> &ops,
   for (std::size_t i = 0; i < ops.size() && i < twice.size(); ++i)
     scaled[i] = ops[i].is_gemm() && !ops[i].routed && twice[i].is_gemm() &&
                 twice[i].gemm->m == ops[i].gemm->m &&
-                twice[i].gemm->batch_count == 2 * ops[i].gemm->batch_count;
+                doubles(ops[i].gemm->batch_count, twice[i].gemm->batch_count);
   return scaled;
 }
 
@@ -554,7 +583,11 @@ advice advise(const network &net, const analysis &analysed, double min_speedup) 
       result.padding.push_back(*padding);
   }
   other_batches batches(net);
-  const std::optional<std::vector<op>> at_twice = batches.lower_at(net.batch * 2);
+  // A batch past 2^62 cannot double: no batch advice, as where the network's sizes overflow there.
+  std::int64_t twice_batch = 0;
+  const std::optional<std::vector<op>> at_twice = __builtin_mul_overflow(net.batch, 2, &twice_batch)
+                                                      ? std::nullopt
+                                                      : batches.lower_at(twice_batch);
   const auto scaled = batch_scaled(net, ops, at_twice);
   // GEMMs that grow alike get the same batch advice: searched once per group.
   const growth_groups groups = at_twice ? group_by_growth(ops, *at_twice, scaled) : growth_groups{};
@@ -583,7 +616,11 @@ advice advise(const network &net, const analysis &analysed, double min_speedup) 
     launch.time_s = analysed.totals.launch_bound_time_s;
     for (const analysed_op &entry : analysed.ops)
       if (entry.prediction.launch_bound) {
-        launch.runs += entry.op.count;
+        if (__builtin_add_overflow(launch.runs, entry.op.count, &launch.runs))
+          throw input_error(entry.op.where, "layer `" + entry.op.layer +
+                                                "`: the step's runs of launch-bound ops (the "
+                                                "repeat counts of every one up to it) overflow a "
+                                                "64-bit integer");
         launch.device_time_s +=
             entry.prediction.device_time_s * static_cast<double>(entry.op.count);
       }

@@ -49,7 +49,9 @@ analysis analyze_ops(std::string name, std::vector<op> ops, const perf_model &gi
     if (entry.op.is_gemm()) {
       t.gemm_time_s += entry.total_time_s;
       if (__builtin_add_overflow(t.gemm_count, entry.op.count, &t.gemm_count))
-        throw input_error(entry.op.where, "the network runs more than 2^63 GEMMs per step");
+        throw input_error(entry.op.where, "layer `" + entry.op.layer +
+                                              "`: the step's GEMM runs (the repeat counts of "
+                                              "every GEMM up to it) overflow a 64-bit integer");
     }
     ++t.op_count;
     r.ops.push_back(std::move(entry));

@@ -4,8 +4,10 @@
 #include "roofline/error.hpp"
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <pthread.h>
 #include <string>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,6 +19,30 @@ namespace {
 [[noreturn]] void fail(const std::filesystem::path &file, const std::string &what, int code) {
   throw error(file.string() + ": " + what + ": " + std::strerror(code));
 }
+
+/// While it lives, the signals that end a process by default (Ctrl-C, a terminal hung up, kill)
+/// wait: a temporary file is never left behind by one arriving mid-write. They are delivered as
+/// it ends, once the file is in place or removed.
+class deferred_signals {
+public:
+  deferred_signals() {
+    sigset_t deferred;
+    sigemptyset(&deferred);
+    for (const int signal : {SIGINT, SIGTERM, SIGHUP, SIGQUIT})
+      sigaddset(&deferred, signal);
+    m_active = pthread_sigmask(SIG_BLOCK, &deferred, &m_previous) == 0;
+  }
+  ~deferred_signals() {
+    if (m_active)
+      pthread_sigmask(SIG_SETMASK, &m_previous, nullptr);
+  }
+  deferred_signals(const deferred_signals &) = delete;
+  deferred_signals &operator=(const deferred_signals &) = delete;
+
+private:
+  sigset_t m_previous{};
+  bool m_active = false;
+};
 
 } // namespace
 
@@ -31,6 +57,7 @@ void write_file_atomically(const std::filesystem::path &file, std::string_view t
   }
   // A short hidden name: the destination's own may already be as long as a name can be.
   std::string temporary = (dir / ".roofline-XXXXXX").string();
+  const deferred_signals until_done;
   const int fd = mkstemp(temporary.data());
   if (fd < 0)
     fail(file, "cannot write a temporary file beside it", errno);

@@ -5,6 +5,8 @@
 
 #include "roofline/error.hpp"
 
+#include "json_reader.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <array>
@@ -140,7 +142,9 @@ std::string to_json_text(const measured_ceilings &ceilings) {
 
 measured_ceilings parse_ceilings(const std::string &json_text, const std::string &origin) {
   try {
-    const json doc = json::parse(json_text);
+    const json doc = detail::parse_json_once_per_key(json_text, [&](const std::string &why) {
+      throw input_error({origin}, "damaged ceilings cache (re-measure with --refresh): " + why);
+    });
     const int version = doc.at("format_version").get<int>();
     if (version < oldest_readable_version || version > cache_format_version)
       throw input_error({origin},
@@ -165,6 +169,10 @@ measured_ceilings parse_ceilings(const std::string &json_text, const std::string
       r.spread = entry.at("spread").get<double>();
       r.method = entry.at("method").get<std::string>();
       r.failure = entry.at("failure").get<std::string>();
+      // JSON holds no infinity: a measured value is only ever out of sign (or 0 where it worked).
+      if (r.value < 0 || r.spread < 0 || (r.failure.empty() && !(r.value > 0)))
+        throw input_error({origin}, "damaged ceilings cache (re-measure with --refresh): `" +
+                                        r.name + "` has a value or spread out of range");
       ceilings.results.push_back(r);
     }
     return ceilings;

@@ -4,6 +4,7 @@
 #include "json_writer.hpp"
 #include "roofline/comparison.hpp"
 #include "roofline/gemm_model.hpp"
+#include "roofline/output_format.hpp"
 #include "roofline/report.hpp"
 #include "text_table.hpp"
 
@@ -386,9 +387,12 @@ std::string escape_xml(const std::string &text) {
   for (std::size_t i = 0; i < text.size();) {
     const char ch = text[i];
     if (static_cast<unsigned char>(ch) >= 0x80) {
-      // Only well-formed UTF-8 in a document that declares it; a stray byte as U+FFFD.
+      // Only well-formed UTF-8 in a document that declares it; a stray byte as U+FFFD. C1 and
+      // bidirectional-text controls shown as the terminal shows them (printable_text).
       const std::size_t length = utf8_sequence(std::string_view(text).substr(i));
-      out += length == 0 ? "\xEF\xBF\xBD" : text.substr(i, length);
+      const std::string sequence = text.substr(i, length);
+      const std::string shown = length == 0 ? "\xEF\xBF\xBD" : printable_text(sequence);
+      out += shown;
       i += std::max<std::size_t>(length, 1);
       continue;
     }
@@ -398,8 +402,12 @@ std::string escape_xml(const std::string &text) {
     case '>': out += "&gt;"; break;
     case '"': out += "&quot;"; break;
     default:
-      // Control characters are not allowed in XML 1.0 text.
-      out += static_cast<unsigned char>(ch) < 0x20 && ch != '\t' && ch != '\n' ? ' ' : ch;
+      // Control characters are not allowed in XML 1.0 text (DEL is, but shows nothing):
+      // escaped as on a terminal; tabs and line breaks are white space.
+      if ((static_cast<unsigned char>(ch) < 0x20 || ch == 0x7F) && ch != '\t' && ch != '\n')
+        out += control_escape(static_cast<unsigned char>(ch));
+      else
+        out += ch;
     }
     ++i;
   }

@@ -260,7 +260,8 @@ comparison compare(const network &net, const std::vector<compared_gpu> &gpus,
     result.memory_bound_share = result.step_time_s > 0 ? memory / result.step_time_s : 0;
     result.launch_bound_share = result.step_time_s > 0 ? launch / result.step_time_s : 0;
     result.samples_per_s = static_cast<double>(net.batch) / result.step_time_s;
-    result.tokens_per_s = static_cast<double>(net.batch * net.seq_len) / result.step_time_s;
+    result.tokens_per_s =
+        static_cast<double>(net.batch) * static_cast<double>(net.seq_len) / result.step_time_s;
     result.tokens_per_s_per_gpu = result.tokens_per_s / g.tensor_parallel;
     const gpu_spec &spec = result.analysis.device;
     if (auto price = prices.find(spec.name); price != prices.end())
@@ -288,6 +289,11 @@ std::vector<comparison> compare_gpus(const compare_request &request) {
     if (std::find(request.gpus.begin(), request.gpus.begin() + static_cast<std::ptrdiff_t>(i),
                   request.gpus[i]) != request.gpus.begin() + static_cast<std::ptrdiff_t>(i))
       throw input_error("--gpus: `" + request.gpus[i] + "` is named twice");
+  for (const auto &[name, price] : request.prices)
+    if (!(price >= min_price_per_hour_usd && price <= max_price_per_hour_usd))
+      throw input_error(fmt::format("--price {}={}: a GPU's price must be from {:g} to {:g} USD "
+                                    "per hour",
+                                    name, price, min_price_per_hour_usd, max_price_per_hour_usd));
   const spec_catalog &catalog = spec_catalog::builtin();
   // Each GPU runs with its own parameters (its architecture's, overridden by what was fitted on
   // it) and all with this machine's host floor: the host does not change with the GPU.
@@ -340,6 +346,15 @@ std::vector<comparison> compare_gpus(const compare_request &request) {
   std::vector<std::int64_t> batches = request.batches;
   if (batches.empty())
     batches.push_back(request.net.batch);
+  // Before any analysis: the work is the network's ops at every GPU, degree and batch.
+  const auto analyses = static_cast<std::int64_t>(gpus.size() * batches.size());
+  if (const std::int64_t ops = op_count(request.net); ops > max_compared_ops / analyses)
+    throw input_error(
+        {request.net.origin},
+        fmt::format(
+            "compare: {} GPUs (each --tp degree one) × {} batches × the network's {} ops would "
+            "analyse more than {} ops, the limit; compare fewer at once",
+            gpus.size(), batches.size(), ops, max_compared_ops));
   std::vector<comparison> comparisons;
   for (std::int64_t batch : batches) {
     // The network one GPU of each degree runs, built once per degree and batch.

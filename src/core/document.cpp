@@ -82,18 +82,21 @@ void render_text(const text_document &doc, std::ostream &out, bool colour) {
     if (previous && !(b.kind == block::kind::note && previous->kind == block::kind::note))
       out << '\n';
     previous = &b;
+    // Names (a network's, a layer's) are written into these lines: no control sequence of
+    // theirs reaches the terminal.
+    const auto line = [&](std::size_t i) { return printable_text(b.lines[i]); };
     switch (b.kind) {
     case block::kind::title:
-      for (const std::string &line : b.lines)
-        out << bold(line, colour) << '\n';
+      for (std::size_t i = 0; i < b.lines.size(); ++i)
+        out << bold(line(i), colour) << '\n';
       break;
     case block::kind::lines:
       for (std::size_t i = 0; i < b.lines.size(); ++i)
-        out << (i == 0 && b.strong ? bold(b.lines[i], colour) : b.lines[i]) << '\n';
+        out << (i == 0 && b.strong ? bold(line(i), colour) : line(i)) << '\n';
       break;
     case block::kind::table: render_aligned(b.table, out, colour); break;
-    case block::kind::warning: out << bold("warning: " + b.lines.front(), colour) << '\n'; break;
-    case block::kind::note: out << "note: " << b.lines.front() << '\n'; break;
+    case block::kind::warning: out << bold("warning: " + line(0), colour) << '\n'; break;
+    case block::kind::note: out << "note: " << line(0) << '\n'; break;
     }
   }
 }
@@ -104,18 +107,19 @@ void render_markdown(const text_document &doc, std::ostream &out) {
     if (!first)
       out << '\n';
     first = false;
+    const auto line = [&](std::size_t i) { return markdown_text(b.lines[i]); };
     switch (b.kind) {
     case block::kind::title:
       for (std::size_t i = 0; i < b.lines.size(); ++i)
-        out << (i == 0 ? "## " : "") << b.lines[i] << '\n' << (i + 1 < b.lines.size() ? "\n" : "");
+        out << (i == 0 ? "## " : "") << line(i) << '\n' << (i + 1 < b.lines.size() ? "\n" : "");
       break;
     case block::kind::lines:
       for (std::size_t i = 0; i < b.lines.size(); ++i)
-        out << b.lines[i] << '\n' << (i + 1 < b.lines.size() ? "\n" : "");
+        out << line(i) << '\n' << (i + 1 < b.lines.size() ? "\n" : "");
       break;
     case block::kind::table: render_markdown(b.table, out); break;
-    case block::kind::warning: out << "**warning:** " << b.lines.front() << '\n'; break;
-    case block::kind::note: out << "note: " << b.lines.front() << '\n'; break;
+    case block::kind::warning: out << "**warning:** " << line(0) << '\n'; break;
+    case block::kind::note: out << "note: " << line(0) << '\n'; break;
     }
   }
 }

@@ -61,7 +61,8 @@ gemm_shape weight_grad_shape(const gemm_shape &forward) {
 }
 
 int row_alignment_bytes(std::int64_t elements, precision p) {
-  const std::int64_t bytes = elements * element_bytes(p);
+  // The row's bytes modulo 16, all the alignment depends on, without the product's overflow.
+  const std::int64_t bytes = elements % 16 * element_bytes(p);
   int alignment = 16;
   while (alignment > 1 && bytes % alignment != 0)
     alignment /= 2;

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <iterator>
+#include <limits>
 
 namespace roofline {
 
@@ -62,9 +63,11 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
   // The narrower of the rows of A, B (K long) and C (N long) decides the kernel.
   const int alignment = row_alignment_bytes(s, p);
   const double weight_element = weight_element_bytes(s, p);
-  const double bytes = (element * static_cast<double>(s.m * s.k + s.m * s.n) +
-                        weight_element * static_cast<double>(s.k * s.n)) *
-                       static_cast<double>(s.batch_count);
+  // Sizes as doubles: a shape's products may pass 2^63 (the advice estimates batches beyond the
+  // network's, where nothing lowered them).
+  const double m = static_cast<double>(s.m), n = static_cast<double>(s.n),
+               k_depth = static_cast<double>(s.k), instances = static_cast<double>(s.batch_count);
+  const double bytes = (element * (m * k_depth + m * n) + weight_element * k_depth * n) * instances;
   const bool cold = operands == cache_state::cold;
   const bool l2_resident = !cold && bytes <= params[parameter::l2_resident_fraction] * gpu.l2_bytes;
   const detail::kernel_kinds kinds = detail::kernels_for(s, p, alignment, gpu, params);
@@ -81,7 +84,7 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
   const double k_step_latency_s = params[parameter::k_step_latency_s];
   const double min_split_k_depth = params[parameter::min_split_k_depth];
   const double split_k_max_tiles = params[parameter::split_k_max_waves] * gpu.sm_count;
-  const double outputs = static_cast<double>(s.m * s.n * s.batch_count);
+  const double outputs = m * n * instances;
   const auto costs_of = [&](const kernel_kind &kind) {
     kind_costs k;
     k.sm_rate = peak_flop_per_s * efficiency / kind.slowdown / sms;
@@ -127,7 +130,8 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
     c.kind = &kind;
     c.t = t;
     c.split = sc.split;
-    c.tiles = output_tiles * sc.split;
+    if (__builtin_mul_overflow(output_tiles, sc.split, &c.tiles))
+      c.tiles = std::numeric_limits<std::int64_t>::max(); // as output_tiles saturates
     const double depth = static_cast<double>(sc.depth);
     // One tile: its FMAs, its operand loads through L2, or its K loop's latency, whichever is
     // longest, plus the fixed cost every wave pays.
@@ -149,7 +153,12 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
     return c;
   };
   const auto output_tiles = [&](const tile &t) {
-    return ceil_div(s.m, t.m) * ceil_div(s.n, t.n) * s.batch_count;
+    // Saturated past 2^63 (no shape that large is lowered; a caller may still ask).
+    std::int64_t tiles = 0;
+    return __builtin_mul_overflow(ceil_div(s.m, t.m), ceil_div(s.n, t.n), &tiles) ||
+                   __builtin_mul_overflow(tiles, s.batch_count, &tiles)
+               ? std::numeric_limits<std::int64_t>::max()
+               : tiles;
   };
 
   candidate chosen;
@@ -171,7 +180,7 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
       keep_faster(unsplit, whole);
       // ... and not into more work items than split_k_max_waves waves hold (more with each split).
       for (std::size_t i = 1; i < splits_by_cost &&
-                              !(static_cast<double>(tiles * splits[i].split) > split_k_max_tiles);
+                              !(static_cast<double>(tiles) * splits[i].split > split_k_max_tiles);
            ++i)
         keep_faster(best, cost(kind, k, t, tiles, splits[i], true));
     }
@@ -199,9 +208,12 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
   e.tiles = chosen.tiles;
   e.waves = static_cast<double>(chosen.tiles) / sms;
   e.wave_efficiency = static_cast<double>(chosen.tiles) / (std::ceil(e.waves) * sms);
-  e.tile_efficiency =
-      static_cast<double>(s.m * s.n) / static_cast<double>(ceil_div(s.m, chosen.t.m) * chosen.t.m *
-                                                           ceil_div(s.n, chosen.t.n) * chosen.t.n);
+  // Per dimension, as doubles: the tiles' rows times their columns may pass 2^63.
+  const auto covered = [](std::int64_t size, int tile_size) {
+    return static_cast<double>(size) /
+           (static_cast<double>(ceil_div(size, tile_size)) * static_cast<double>(tile_size));
+  };
+  e.tile_efficiency = covered(s.m, chosen.t.m) * covered(s.n, chosen.t.n);
   e.alignment_bytes = alignment;
   e.l2_resident = l2_resident;
   if (why_too == reasons::without)

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace roofline {
 
@@ -117,9 +118,6 @@ parameter_overrides parse_model_section(const detail::yaml_node &node, const std
     if (out_of_bounds(*id, *number))
       fail(fmt::format("`{}` must be a number in [{:g}, {:g}] ({}), not {}", name, row.min, row.max,
                        row.unit, value.scalar()));
-    for (const auto &[seen, ignored] : overrides.values)
-      if (seen == *id)
-        fail("`" + name + "` is given twice");
     overrides.values.emplace_back(*id, *number);
   };
   for (const std::string &key : keys) {
@@ -132,10 +130,50 @@ parameter_overrides parse_model_section(const detail::yaml_node &node, const std
     }
     if (!value.is_map())
       map.fail(key, "`" + key + "` must be a mapping, not " + detail::describe(value));
+    // Its keys are checked one by one below; a key given twice is refused here, with both places.
+    (void)yaml_map(value, origin, "`model` `" + key + "`", yaml_map::any_keys{});
     for (std::size_t i = 0; i < value.size(); ++i)
       add(key + "." + detail::key_text(value.key(i)), value.value(i));
   }
   return overrides;
+}
+
+/// The range a spec number may take, in the unit its file gives it in: bounds generous enough
+/// for every GPU from a T4 to a B200 and those to come (docs/spec-format.md lists them), narrow
+/// enough that a slip of units, a typo, or a number that overflows or vanishes once scaled to SI
+/// units is refused instead of analysed.
+struct spec_range {
+  double min, max;
+  const char *unit;
+};
+
+constexpr spec_range sm_range{1, 1000, "SMs"};
+constexpr spec_range clock_range{100, 10000, "MHz"};
+constexpr spec_range memory_range{0.1, 10000, "GB"};
+constexpr spec_range dram_range{1, 1e6, "GB/s (1 GB/s to 1 PB/s)"};
+constexpr spec_range l2_range{0.1, 10000, "MB"};
+constexpr spec_range tdp_range{1, 10000, "W"};
+constexpr spec_range price_range{min_price_per_hour_usd, max_price_per_hour_usd, "USD per hour"};
+constexpr spec_range link_range{0.1, 1e6, "GB/s (100 MB/s to 1 PB/s)"};
+constexpr spec_range peak_range{0.001, 1e6, "TFLOP/s (1 GFLOP/s to 1 EFLOP/s)"};
+
+/// `key`'s positive number scaled by `scale` to SI units, refused (located at its value) unless
+/// the value lies in `range` once scaled.
+double scaled_number(const detail::yaml_map &map, const std::string &key, double scale,
+                     const spec_range &range) {
+  const double value = map.positive_number(key);
+  const double scaled = value * scale;
+  if (!(std::isfinite(scaled) && scaled >= range.min * scale && scaled <= range.max * scale))
+    map.fail(key, fmt::format("`{}` = {} is outside the range any GPU has: [{:g}, {:g}] {}", key,
+                              map.required(key).scalar(), range.min, range.max, range.unit));
+  return scaled;
+}
+
+std::optional<double> optional_scaled_number(const detail::yaml_map &map, const std::string &key,
+                                             double scale, const spec_range &range) {
+  if (!map.has(key))
+    return std::nullopt;
+  return scaled_number(map, key, scale, range);
 }
 
 } // namespace
@@ -155,18 +193,19 @@ gpu_spec parse_gpu_spec(std::string_view yaml_text, const std::string &origin) {
   spec.architecture = doc.string("architecture");
   spec.compute_capability = doc.string("compute_capability");
   const std::int64_t sm_count = doc.positive_int("sm_count");
-  if (sm_count > 100000)
-    doc.fail("sm_count",
-             "`sm_count` = " + std::to_string(sm_count) + " is not a plausible number of SMs");
+  if (static_cast<double>(sm_count) > sm_range.max)
+    doc.fail("sm_count", fmt::format("`sm_count` = {} is outside the range any GPU has: [{:g}, "
+                                     "{:g}] {}",
+                                     sm_count, sm_range.min, sm_range.max, sm_range.unit));
   spec.sm_count = static_cast<int>(sm_count);
-  spec.boost_clock_hz = doc.positive_number("boost_clock_mhz") * 1e6;
-  spec.memory_bytes = doc.positive_number("memory_gb") * 1e9;
+  spec.boost_clock_hz = scaled_number(doc, "boost_clock_mhz", 1e6, clock_range);
+  spec.memory_bytes = scaled_number(doc, "memory_gb", 1e9, memory_range);
   spec.memory_type = doc.string_or("memory_type", "");
-  spec.dram_bytes_per_s = doc.positive_number("dram_bandwidth_gb_per_s") * 1e9;
-  spec.l2_bytes =
-      doc.positive_number("l2_cache_mb") * 1024.0 * 1024.0; // NVIDIA's "MB" of cache are MiB
-  spec.tdp_w = doc.positive_number("tdp_w");
-  spec.price_per_hour_usd = doc.optional_positive_number("price_per_hour_usd");
+  spec.dram_bytes_per_s = scaled_number(doc, "dram_bandwidth_gb_per_s", 1e9, dram_range);
+  // NVIDIA's "MB" of cache are MiB.
+  spec.l2_bytes = scaled_number(doc, "l2_cache_mb", 1024.0 * 1024.0, l2_range);
+  spec.tdp_w = scaled_number(doc, "tdp_w", 1, tdp_range);
+  spec.price_per_hour_usd = optional_scaled_number(doc, "price_per_hour_usd", 1, price_range);
   if (doc.has("interconnect")) {
     const yaml_map links(doc.required("interconnect"), origin, "GPU spec `interconnect`",
                          {"kind", "links", "gb_per_s", "pcie_gb_per_s"});
@@ -176,8 +215,8 @@ gpu_spec parse_gpu_spec(std::string_view yaml_text, const std::string &origin) {
     if (count > 1000)
       links.fail("links", "`links` = " + std::to_string(count) + " is not a plausible link count");
     ic.links = static_cast<int>(count);
-    ic.bytes_per_s = links.positive_number("gb_per_s") * 1e9;
-    ic.pcie_bytes_per_s = links.positive_number("pcie_gb_per_s") * 1e9;
+    ic.bytes_per_s = scaled_number(links, "gb_per_s", 1e9, link_range);
+    ic.pcie_bytes_per_s = scaled_number(links, "pcie_gb_per_s", 1e9, link_range);
     spec.interconnect = ic;
   }
 
@@ -193,9 +232,11 @@ gpu_spec parse_gpu_spec(std::string_view yaml_text, const std::string &origin) {
     const yaml_map rate(peaks.required(key), origin, "GPU spec peak `" + key + "`",
                         {"dense", "sparse"});
     peak_rate parsed;
-    parsed.dense_flop_per_s = rate.positive_number("dense") * 1e12;
-    if (auto sparse = rate.optional_positive_number("sparse"))
-      parsed.sparse_flop_per_s = *sparse * 1e12;
+    parsed.dense_flop_per_s = scaled_number(rate, "dense", 1e12, peak_range);
+    parsed.sparse_flop_per_s = optional_scaled_number(rate, "sparse", 1e12, peak_range);
+    if (parsed.sparse_flop_per_s && *parsed.sparse_flop_per_s < parsed.dense_flop_per_s)
+      rate.fail("sparse", "`sparse` (2:4 structured sparsity) must be at least `dense`, not "
+                          "below it");
     spec.peaks.emplace(p, parsed);
   }
   if (doc.has("model")) {

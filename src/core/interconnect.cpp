@@ -3,6 +3,8 @@
 
 #include "roofline/error.hpp"
 
+#include "json_reader.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -67,7 +69,10 @@ std::string to_json_text(const all_reduce_table &table) {
 
 all_reduce_table parse_all_reduce_table(const std::string &json_text, const std::string &origin) {
   try {
-    const nlohmann::json doc = nlohmann::json::parse(json_text);
+    const nlohmann::json doc =
+        detail::parse_json_once_per_key(json_text, [&](const std::string &why) {
+          throw input_error({origin, 1, 1}, "all-reduce table: " + why);
+        });
     if (doc.value("format", "") != "roofline-advise all-reduce table" ||
         doc.value("format_version", 0) != 1)
       throw input_error({origin, 1, 1}, "not an all-reduce table of format_version 1");
@@ -90,10 +95,11 @@ all_reduce_table parse_all_reduce_table(const std::string &json_text, const std:
       if (!s.at("time_s").is_number())
         throw input_error({origin, 1, 1}, "all-reduce table: `time_s` must be a number");
       all_reduce_sample sample{integer(s.at("bytes")), s.at("time_s").get<double>()};
-      if (sample.bytes <= 0 || !(sample.time_s > 0) || !std::isfinite(sample.time_s) ||
+      // Times from a nanosecond to an hour: what one all-reduce can take, and no 1e-300.
+      if (sample.bytes <= 0 || !(sample.time_s >= 1e-9 && sample.time_s <= 3600) ||
           (!table.samples.empty() && sample.bytes <= table.samples.back().bytes))
         throw input_error({origin, 1, 1}, "all-reduce samples must have positive, increasing "
-                                          "bytes and positive finite times");
+                                          "bytes and times from 1 ns to 1 h");
       table.samples.push_back(sample);
     }
     return table;

@@ -18,16 +18,25 @@ namespace {
 constexpr std::size_t indent_step = 2;
 
 /// Bytes a JSON string cannot hold as they are: control characters, the quote, the backslash,
-/// and every byte of a multi-byte UTF-8 sequence (checked before it is copied).
+/// DEL, and every byte of a multi-byte UTF-8 sequence (checked before it is copied).
 constexpr auto special_bytes = [] {
   std::array<bool, 256> special{};
   for (std::size_t c = 0; c < 256; ++c)
-    special[c] = c < 0x20 || c >= 0x80 || c == '"' || c == '\\';
+    special[c] = c < 0x20 || c >= 0x7F || c == '"' || c == '\\';
   return special;
 }();
 
-/// `text` quoted and escaped as nlohmann::json::dump does (UTF-8 kept as it is); a byte that
-/// is not valid UTF-8 is written as U+FFFD, so that the document stays valid JSON.
+void append_unicode_escape(std::string &out, std::uint32_t c) {
+  constexpr char hex[] = "0123456789abcdef";
+  out += "\\u";
+  for (int shift = 12; shift >= 0; shift -= 4)
+    out += hex[(c >> shift) & 0xF];
+}
+
+/// `text` quoted and escaped as nlohmann::json::dump does (UTF-8 kept as it is), except that DEL,
+/// the C1 and the bidirectional-text controls are escaped too (`\\u009b`: the same string, and
+/// a document safe to print on a terminal); a byte that is not valid UTF-8 is written as U+FFFD,
+/// so that the document stays valid JSON.
 void append_string(std::string &out, std::string_view text) {
   std::size_t plain = 0;
   while (plain < text.size() && !special_bytes[static_cast<unsigned char>(text[plain])])
@@ -46,10 +55,14 @@ void append_string(std::string &out, std::string_view text) {
       if (length == 0) {
         out += "\xEF\xBF\xBD";
         ++i;
-      } else {
-        out.append(text, i, length);
-        i += length;
+        continue;
       }
+      const std::uint32_t c = utf8_code_point(text.substr(i), length);
+      if (is_control(c))
+        append_unicode_escape(out, c);
+      else
+        out.append(text, i, length);
+      i += length;
       continue;
     }
     switch (text[i]) {
@@ -60,12 +73,7 @@ void append_string(std::string &out, std::string_view text) {
     case '\n': out += "\\n"; break;
     case '\r': out += "\\r"; break;
     case '\t': out += "\\t"; break;
-    default: {
-      constexpr char hex[] = "0123456789abcdef";
-      out += "\\u00";
-      out += hex[u >> 4];
-      out += hex[u & 0xF];
-    }
+    default: append_unicode_escape(out, u); // the other controls, DEL
     }
     ++i;
   }
@@ -99,6 +107,19 @@ std::size_t utf8_sequence(std::string_view s) {
     return 4;
   }
   return 0;
+}
+
+std::uint32_t utf8_code_point(std::string_view s, std::size_t length) {
+  const auto lead = static_cast<unsigned char>(s[0]);
+  std::uint32_t c = length == 1 ? lead : lead & (0xFFu >> (length + 1));
+  for (std::size_t k = 1; k < length; ++k)
+    c = c << 6 | (static_cast<unsigned char>(s[k]) & 0x3F);
+  return c;
+}
+
+bool is_control(std::uint32_t c) {
+  return c < 0x20 || (c >= 0x7F && c < 0xA0) || c == 0x61C || c == 0x200E || c == 0x200F ||
+         (c >= 0x202A && c <= 0x202E) || (c >= 0x2066 && c <= 0x2069);
 }
 
 void append_json_number(std::string &out, double number) {

@@ -92,9 +92,9 @@ kernel_kinds kernels_for(const gemm_shape &s, precision p, int alignment, const 
 
 bool reduces_split_k(const gemm_shape &s, precision p, const gpu_spec &gpu,
                      const model_parameters &params) {
-  const double output_waves =
-      static_cast<double>(detail::ceil_div(s.m, 64) * detail::ceil_div(s.n, 64) * s.batch_count) /
-      gpu.sm_count;
+  const double output_waves = static_cast<double>(detail::ceil_div(s.m, 64)) *
+                              static_cast<double>(detail::ceil_div(s.n, 64)) *
+                              static_cast<double>(s.batch_count) / gpu.sm_count;
   const bool deep = output_waves < params[parameter::deep_split_k_below_waves] &&
                     static_cast<double>(s.k) >= params[parameter::deep_split_k_min_k];
   if (s.m <= 8) // cuBLAS's skinny kernels (gemmSN, 16×16 wmma tiles) split only a deep K

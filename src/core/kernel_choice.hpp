@@ -36,8 +36,9 @@ struct tile {
 
 inline constexpr int split_k_factors[] = {1, 2, 4, 8, 16};
 
+/// ⌈a / b⌉ of a ≥ 0 and b > 0, without overflow near 2^63.
 inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
-  return (a + b - 1) / b;
+  return a / b + (a % b != 0);
 }
 
 /// One kind of cuBLAS kernel as the model costs it.

@@ -47,9 +47,7 @@ private:
   void lower_layers(const std::vector<layer> &layers, const std::string &prefix, precision prec,
                     const std::optional<quantized_weights> &weights, std::int64_t count) {
     for (const layer &l : layers) {
-      const std::string path = prefix.empty()   ? l.name
-                               : l.name.empty() ? prefix
-                                                : prefix + "/" + l.name;
+      const std::string path = layer_path(prefix, l.name);
       const context ctx{path, l.precision.value_or(prec), l.weights ? l.weights : weights, count,
                         l.where};
       std::visit([&](const auto &body) { lower(ctx, body); }, l.body);
@@ -471,7 +469,28 @@ std::int64_t experts_reached(const moe_layer &moe, std::int64_t tokens) {
                     std::min(moe.top_k, moe.experts), moe.experts);
 }
 
+namespace {
+
+/// check_layer_limits for every layer, before any op is made.
+void check_limits(const std::vector<layer> &layers, const std::string &prefix, run_mode mode,
+                  std::int64_t &ops) {
+  for (const layer &l : layers) {
+    const std::string path = layer_path(prefix, l.name);
+    if (const auto *block = std::get_if<repeat_block>(&l.body)) {
+      check_layer_limits(path, ops, l.where);
+      check_limits(block->layers, path, mode, ops);
+      continue;
+    }
+    ops += op_count(l, mode);
+    check_layer_limits(path, ops, l.where);
+  }
+}
+
+} // namespace
+
 std::vector<op> lower(const network &net) {
+  std::int64_t ops = 0;
+  check_limits(net.layers, "", net.mode, ops);
   return lowerer(net).run();
 }
 
@@ -480,9 +499,7 @@ namespace {
 void add_routing_notes(const network &net, const std::vector<layer> &layers,
                        const std::string &prefix, std::vector<std::string> &notes) {
   for (const layer &l : layers) {
-    const std::string path = prefix.empty()   ? l.name
-                             : l.name.empty() ? prefix
-                                              : prefix + "/" + l.name;
+    const std::string path = layer_path(prefix, l.name);
     if (const auto *block = std::get_if<repeat_block>(&l.body)) {
       add_routing_notes(net, block->layers, path, notes);
     } else if (const auto *moe = std::get_if<moe_layer>(&l.body)) {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <type_traits>
 #include <variant>
 
@@ -125,8 +126,15 @@ memory_use memory_of(const network &net, const std::vector<op> &ops, double capa
   const double per_sample =
       (m.kv_cache_bytes + m.activation_bytes) / static_cast<double>(net.batch);
   const double room = capacity_bytes - m.weights_bytes;
-  if (per_sample > 0 && room >= per_sample)
-    m.max_batch = static_cast<std::int64_t>(std::floor(room / per_sample));
+  // At most the largest batch there is: a network whose activations hardly grow with the batch
+  // (a fixed matmul at a batch near 2^63) fits more samples than an int64 holds, and the cast of
+  // such a double would be undefined.
+  constexpr double past_largest = 9223372036854775808.0; // 2^63
+  if (per_sample > 0 && room >= per_sample) {
+    const double batches = std::floor(room / per_sample);
+    m.max_batch = batches < past_largest ? static_cast<std::int64_t>(batches)
+                                         : std::numeric_limits<std::int64_t>::max();
+  }
   // Decoding, a longer cache adds its bytes only (in a prefill the prompt is the cache, and its
   // activations grow with it too). The longest context that fits, by bisection (the caches'
   // bytes grow with it, piecewise linearly); none when even the longest fits (every cache

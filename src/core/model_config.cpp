@@ -350,6 +350,17 @@ linear_quantization quantization_of(const config_reader &config,
   return q;
 }
 
+/// Every layer of `layers` located at `where`, the config file: a layer's sizes come from several
+/// of its keys and the command line, so an error in the network it builds (a size that overflows)
+/// names the file, not a line.
+void locate(std::vector<layer> &layers, const source_location &where) {
+  for (layer &l : layers) {
+    l.where = where;
+    if (auto *block = std::get_if<repeat_block>(&l.body))
+      locate(block->layers, where);
+  }
+}
+
 layer make(std::string name, decltype(layer::body) body) {
   layer l;
   l.name = std::move(name);
@@ -426,7 +437,7 @@ std::vector<layer> block_of(const transformer_shape &s, const attention_layer &a
 
 network network_from_config(std::string_view json_text, const std::string &origin,
                             const config_options &options) {
-  const yaml_node root = detail::parse_yaml(json_text, origin);
+  const yaml_node root = detail::parse_json(json_text, origin);
   if (!root.is_map())
     throw input_error({origin, 1, 1}, "expected a model config: a JSON object with `model_type`, "
                                       "`hidden_size`, ...; got " +
@@ -522,6 +533,7 @@ network network_from_config(std::string_view json_text, const std::string &origi
   if (decode)
     net.notes.push_back("decode: appending the new token's key and value to the cache is left "
                         "out; attention reads the whole cache");
+  locate(net.layers, {origin});
   return net;
 }
 

@@ -3,6 +3,7 @@
 
 #include "roofline/atomic_file.hpp"
 
+#include "json_reader.hpp"
 #include "kernel_choice.hpp"
 #include "roofline/ceilings.hpp"
 #include "roofline/error.hpp"
@@ -317,7 +318,8 @@ std::optional<parameter_overrides> load_calibration(const std::string &uuid) {
     return input_error({file.string()}, "damaged model calibration (re-run calibrate): " + why);
   };
   try {
-    const nlohmann::json doc = nlohmann::json::parse(*text);
+    const nlohmann::json doc = detail::parse_json_once_per_key(
+        *text, [&](const std::string &why) -> void { throw damaged(why); });
     if (doc.at("format_version").get<int>() != calibration_format_version)
       throw damaged("written by an older version, which fitted eager times");
     parameter_overrides calibration;

@@ -17,6 +17,72 @@ std::string_view to_string(run_mode m) {
   return m == run_mode::training ? "training" : "inference";
 }
 
+std::string layer_path(const std::string &prefix, const std::string &name) {
+  return prefix.empty() ? name : name.empty() ? prefix : prefix + "/" + name;
+}
+
+namespace {
+
+/// The ops lower() makes of one layer (of a repeat block: its layers', once). lowering.cpp makes
+/// them; tests/unit/lowering_test.cpp checks that the two agree for every layer type.
+struct op_counter {
+  bool training;
+  std::int64_t gemm() const { return training ? 3 : 1; } // + data and weight gradients
+  std::int64_t operator()(const linear_layer &) const { return gemm(); }
+  std::int64_t operator()(const matmul_layer &) const { return gemm(); }
+  std::int64_t operator()(const conv2d_layer &) const { return gemm(); }
+  std::int64_t operator()(const attention_layer &a) const {
+    return a.fused ? 1 : 2 * gemm() + (training ? 2 : 1); // Q·Kᵀ, softmax, P·V
+  }
+  // Router GEMM, top-k, the experts' GEMMs and activation (gated: gate, up, act, mul, down),
+  // combine (inference only).
+  std::int64_t operator()(const moe_layer &moe) const { return moe.gated ? 8 : 6; }
+  std::int64_t operator()(const memory_layer &m) const {
+    return training && cost_of(m.kind).backward_tensors > 0 ? 2 : 1;
+  }
+  std::int64_t operator()(const all_reduce_layer &) const { return training ? 2 : 1; }
+  std::int64_t operator()(const pool_layer &) const { return training ? 2 : 1; }
+  std::int64_t operator()(const repeat_block &block) const {
+    std::int64_t ops = 0;
+    for (const layer &l : block.layers)
+      ops += std::visit(*this, l.body); // at most 8 for each layer in memory: no overflow
+    return ops;
+  }
+};
+
+} // namespace
+
+std::int64_t op_count(const layer &l, run_mode mode) {
+  return std::visit(op_counter{mode == run_mode::training}, l.body);
+}
+
+std::int64_t op_count(const network &net) {
+  std::int64_t ops = 0;
+  for (const layer &l : net.layers)
+    ops += op_count(l, net.mode);
+  return ops;
+}
+
+void check_layer_limits(const std::string &path, std::int64_t ops, const source_location &where) {
+  if (path.size() > max_layer_path_bytes) {
+    std::size_t shown = 40; // on a character's first byte
+    while ((static_cast<unsigned char>(path[shown]) & 0xC0) == 0x80)
+      --shown;
+    throw input_error(
+        where, fmt::format("layer `{}…`: its full name (its repeat blocks' names and its own, "
+                           "joined by `/`) is {} bytes, more than the limit of {}",
+                           path.substr(0, shown), path.size(), max_layer_path_bytes));
+  }
+  if (ops > max_ops)
+    throw input_error(
+        where,
+        fmt::format("the network lowers to more than {} ops, the limit (counted up to this "
+                    "layer, YAML aliases expanded, backward passes included); write a run of "
+                    "layers that repeats once, in a `repeat` block: its repeats are counted, not "
+                    "expanded",
+                    max_ops));
+}
+
 namespace {
 
 using detail::yaml_map;
@@ -110,23 +176,26 @@ public:
     if (std::int64_t rows = 0; __builtin_mul_overflow(net.batch, net.seq_len, &rows))
       doc.fail("seq_len", "batch × seq_len overflows a 64-bit integer");
     m_network_seq_len = net.seq_len;
-    net.layers = parse_layers(doc, "layers", 0);
+    m_mode = net.mode;
+    net.layers = parse_layers(doc, "layers", 0, "");
     return net;
   }
 
 private:
-  std::vector<layer> parse_layers(const yaml_map &parent, const std::string &key, int depth) {
+  /// The layers of `key`, inside repeat blocks whose full name is `prefix`.
+  std::vector<layer> parse_layers(const yaml_map &parent, const std::string &key, int depth,
+                                  const std::string &prefix) {
     const detail::yaml_node list = parent.required(key);
     if (!list.is_sequence() || list.size() == 0)
       parent.fail(key, "`" + key + "` must be a non-empty list of layers, got " +
                            detail::describe(list));
     std::vector<layer> layers;
     for (std::size_t i = 0; i < list.size(); ++i)
-      layers.push_back(parse_layer(list[i], depth));
+      layers.push_back(parse_layer(list[i], depth, prefix));
     return layers;
   }
 
-  layer parse_layer(const detail::yaml_node &item, int depth) {
+  layer parse_layer(const detail::yaml_node &item, int depth, const std::string &prefix) {
     const source_location where = detail::location_of(item, m_file);
     if (!item.is_map())
       throw input_error(where,
@@ -149,7 +218,7 @@ private:
         type_node = item.value(i);
     }
     if (repeat)
-      return parse_repeat(item, depth);
+      return parse_repeat(item, depth, prefix);
 
     // The type decides which keys are allowed, so read name and type before checking keys.
     if (++m_layer_count > max_layers)
@@ -269,6 +338,9 @@ private:
                             detail::did_you_mean(type, layer_types) + "; expected one of " +
                             detail::quoted_list(layer_types));
     }
+    // As lower() will, but as the file is read: aliases stop expanding at the limit.
+    m_ops += op_count(result, m_mode);
+    check_layer_limits(layer_path(prefix, result.name), m_ops, where);
     return result;
   }
 
@@ -281,7 +353,7 @@ private:
                      false); // accepted for documentation; a bias add is fused into the GEMM
   }
 
-  layer parse_repeat(const detail::yaml_node &item, int depth) {
+  layer parse_repeat(const detail::yaml_node &item, int depth, const std::string &prefix) {
     const yaml_map map(item, m_file, "repeat block",
                        {"repeat", "name", "layers", "precision", "weights", "weight_group"});
     if (depth >= max_nesting)
@@ -293,9 +365,11 @@ private:
     if (map.has("precision"))
       result.precision = parse_precision_key(map, "precision");
     result.weights = parse_weights(map);
+    const std::string path = layer_path(prefix, result.name);
+    check_layer_limits(path, m_ops, result.where);
     repeat_block block;
     block.times = map.positive_int("repeat");
-    block.layers = parse_layers(map, "layers", depth + 1);
+    block.layers = parse_layers(map, "layers", depth + 1, path);
     result.body = std::move(block);
     return result;
   }
@@ -303,6 +377,8 @@ private:
   std::string m_file;
   std::int64_t m_network_seq_len = 1;
   std::int64_t m_layer_count = 0;
+  run_mode m_mode = run_mode::inference;
+  std::int64_t m_ops = 0; ///< of the layers read so far
 };
 
 } // namespace

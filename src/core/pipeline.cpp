@@ -7,6 +7,9 @@
 #include "roofline/measurement_layer.hpp"
 #include "roofline/spec_catalog.hpp"
 
+#include <exception>
+#include <string>
+
 namespace roofline {
 
 gpu_choice choose_gpu(const std::string &request, const model_options &options) {
@@ -51,7 +54,8 @@ report run_pipeline(const network &net, const gpu_choice &gpu, const pipeline_op
     measure_options measuring = *options.measure;
     measuring.cold_l2 = analysed.options.operand_cache == cache_state::cold;
     measured_ops = layer.measure(ops, measuring);
-    if (advised && !advised->padding.empty()) {
+    // A stopped run goes no further: its report is written with what it measured.
+    if (advised && !advised->padding.empty() && measured_ops->complete) {
       // Each suggestion's two GEMMs, timed the same way; no counters needed.
       std::vector<op> pairs;
       for (const padding_advice &p : advised->padding) {
@@ -64,7 +68,13 @@ report run_pipeline(const network &net, const gpu_choice &gpu, const pipeline_op
       timing.rounds = 1;
       timing.every_gpu = false; // GPU 0's padding question, not the sharded step's
       timing.progress = nullptr;
-      measured_padding = layer.measure(pairs, timing);
+      try {
+        measured_padding = layer.measure(pairs, timing);
+      } catch (const std::exception &e) {
+        // What the ops showed stands: a GPU whose context a faulting kernel left unusable (a
+        // sticky CUDA error) cannot start another run, and must not take the report with it.
+        measured_ops->notes.push_back(std::string("padding suggestions not measured: ") + e.what());
+      }
     }
   }
   return assemble_report(std::move(analysed), std::move(advised), std::move(measured_ops),

@@ -50,6 +50,7 @@ report assemble_report(analysis a, std::optional<roofline::advice> advice,
                        std::optional<measurements> ops, std::optional<measurements> padding) {
   report r;
   r.notes = a.notes;
+  r.complete = (!ops || ops->complete) && (!padding || padding->complete);
   if (ops) {
     if (ops->ops.size() != a.ops.size())
       throw error("report: " + std::to_string(ops->ops.size()) + " measurements for " +

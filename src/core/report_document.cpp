@@ -186,9 +186,11 @@ text_table measured_table(const report &r) {
         {o.layer},
         {std::string(to_string(o.pass))},
         {m.engine},
-        {ok ? std::string("ok") : std::string(to_string(m.status)) + ": " + m.note,
+        // A measured op's note says what is missing (device time, counters).
+        {ok ? (m.note.empty() ? std::string("ok") : "ok: " + m.note)
+            : std::string(to_string(m.status)) + ": " + m.note,
          {},
-         ok ? tone::plain : tone::warn},
+         ok && m.note.empty() ? tone::plain : tone::warn},
         {duration(entry.prediction.time_s), raw(entry.prediction.time_s * 1e6)},
         {ok ? duration(m.time_s) : "—", ok ? raw(m.time_s * 1e6) : std::string{}},
         {duration(entry.prediction.device_time_s), raw(entry.prediction.device_time_s * 1e6)},
@@ -726,6 +728,7 @@ public:
                         w.field("op_count", t.op_count);
                         w.end_object();
                       }});
+    fields.push_back({"complete", [&r](json_writer &w) { w.value(r.complete); }});
     fields.push_back({"gpu_steps", [&r](json_writer &w) {
                         w.begin_array();
                         for (const gpu_step &s : r.gpu_steps) {

@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "text_table.hpp"
 
+#include "json_writer.hpp"
+#include "roofline/output_format.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 namespace roofline::detail {
@@ -27,23 +31,71 @@ const char *ansi(tone t) {
   return "";
 }
 
-std::string csv_field(const std::string &text) {
-  if (text.find_first_of(",\"\n\r") == std::string::npos)
+/// Whether printable_text changes `text` (found without copying it: most cells are plain).
+bool needs_escapes(std::string_view text) {
+  for (std::size_t i = 0; i < text.size();) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    if (byte >= 0x20 && byte < 0x7F) {
+      ++i;
+      continue;
+    }
+    const std::size_t length = utf8_sequence(text.substr(i));
+    if (length == 0 || is_control(utf8_code_point(text.substr(i), length)))
+      return true;
+    i += length;
+  }
+  return false;
+}
+
+/// `text` itself when printable_text leaves it as it is, else its escaped copy in `scratch`.
+const std::string &printable(const std::string &text, std::string &scratch) {
+  if (!needs_escapes(text))
     return text;
+  scratch = printable_text(text);
+  return scratch;
+}
+
+std::string csv_field(const std::string &text) {
+  std::string scratch;
+  const std::string &shown = printable(text, scratch);
+  if (shown.find_first_of(",\"") == std::string::npos)
+    return shown;
   std::string quoted = "\"";
-  for (char c : text)
+  for (char c : shown)
     quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
   return quoted + '"';
 }
 
 std::string markdown_field(const std::string &text) {
   std::string escaped;
-  for (char c : text)
+  for (char c : markdown_text(text))
     escaped += c == '|' ? std::string("\\|") : std::string(1, c);
   return escaped;
 }
 
 } // namespace
+
+std::string control_escape(std::uint32_t c) {
+  switch (c) {
+  case '\n': return "\\n";
+  case '\r': return "\\r";
+  case '\t': return "\\t";
+  default: break;
+  }
+  if (!is_control(c))
+    return {};
+  return c < 0x80 ? fmt::format("\\x{:02x}", c) : fmt::format("\\u{:04x}", c);
+}
+
+std::string markdown_text(std::string_view text) {
+  std::string shown = printable_text(text);
+  for (std::size_t at = shown.find('<'); at != std::string::npos; at = shown.find('<', at + 1)) {
+    const char next = at + 1 < shown.size() ? shown[at + 1] : ' ';
+    if (std::isalpha(static_cast<unsigned char>(next)) || next == '/' || next == '!' || next == '?')
+      shown.replace(at, 1, "&lt;");
+  }
+  return shown;
+}
 
 std::string significant(double value, int digits) {
   if (value == 0 || !std::isfinite(value))
@@ -79,14 +131,16 @@ std::string bold(const std::string &text, bool colour) {
 }
 
 void render_aligned(const text_table &table, std::ostream &out, bool colour) {
+  std::string scratch;
   std::vector<std::size_t> widths;
   for (const column &c : table.columns)
-    widths.push_back(display_width(c.header));
+    widths.push_back(display_width(printable(c.header, scratch)));
   for (const auto &row : table.rows)
     for (std::size_t i = 0; i < row.size() && i < widths.size(); ++i)
-      widths[i] = std::max(widths[i], display_width(row[i].text));
+      widths[i] = std::max(widths[i], display_width(printable(row[i].text, scratch)));
 
-  const auto emit = [&](std::size_t i, const std::string &text, tone t, bool is_header) {
+  const auto emit = [&](std::size_t i, const std::string &raw_text, tone t, bool is_header) {
+    const std::string &text = printable(raw_text, scratch);
     const std::string padding(widths[i] - display_width(text), ' ');
     const bool last = i + 1 == widths.size();
     std::string shown = text;
@@ -136,3 +190,28 @@ void render_csv(const text_table &table, std::ostream &out) {
 }
 
 } // namespace roofline::detail
+
+namespace roofline {
+
+std::string printable_text(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t length = detail::utf8_sequence(text.substr(i));
+    if (length == 0) { // not UTF-8: the byte's value
+      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(text[i]));
+      ++i;
+      continue;
+    }
+    const std::string escape =
+        detail::control_escape(detail::utf8_code_point(text.substr(i), length));
+    if (escape.empty())
+      out.append(text, i, length);
+    else
+      out += escape;
+    i += length;
+  }
+  return out;
+}
+
+} // namespace roofline

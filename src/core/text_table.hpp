@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 // One table model rendered three ways (aligned text, Markdown, CSV), so that the human formats
@@ -30,10 +32,20 @@ struct text_table {
   std::vector<std::vector<cell>> rows;
 };
 
+/// The visible escape printable_text writes for code point `c` (`\n`, `\x1b`, `\u009b`,
+/// `\u202e`), or "" where `c` is shown as it is.
+std::string control_escape(std::uint32_t c);
+
+/// printable_text, then `<` written `&lt;` where it could open an HTML tag (Markdown renders
+/// those).
+std::string markdown_text(std::string_view text);
+
 /// Columns padded to their widest cell (UTF-8 aware), two spaces apart; ANSI colour if `colour`.
+/// Every header and cell written as printable_text.
 void render_aligned(const text_table &table, std::ostream &out, bool colour);
+/// Every header and cell as markdown_text, `|` escaped.
 void render_markdown(const text_table &table, std::ostream &out);
-/// RFC 4180: fields with commas, quotes or newlines are quoted.
+/// RFC 4180: fields (as printable_text writes them) with commas or quotes are quoted.
 void render_csv(const text_table &table, std::ostream &out);
 
 /// `value` with `digits` significant digits in plain notation: 0.000524, 12.3, 4096.

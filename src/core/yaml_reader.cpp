@@ -3,6 +3,7 @@
 
 #include "suggest.hpp"
 
+#include <fmt/format.h>
 #include <yaml.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <new>
 #include <sstream>
@@ -101,41 +103,102 @@ private:
   yaml_parser_t m_parser;
 };
 
-/// "file:line:column" of a byte offset: libyaml reports bad encodings by offset only.
-source_location location_of_byte(std::string_view text, std::size_t offset,
-                                 const std::string &origin) {
-  offset = std::min(offset, text.size());
-  const std::string_view before = text.substr(0, offset);
-  const std::size_t line_start = before.rfind('\n') + 1; // npos + 1 == 0
-  const auto characters = std::count_if(before.begin() + line_start, before.end(),
-                                        [](char c) { return (c & 0xC0) != 0x80; });
-  return {origin, static_cast<int>(std::count(before.begin(), before.end(), '\n')) + 1,
-          static_cast<int>(characters) + 1};
+/// Where libyaml's text differs from the file's: a JSON file's escapes that YAML lacks are
+/// rewritten (json_as_yaml), which moves the rest of their line.
+struct column_shift {
+  std::uint32_t line;   ///< 0-based
+  std::uint32_t column; ///< in the rewritten text: where the text after the rewritten part starts
+  std::int64_t shift;   ///< characters the rewriting added to this line up to `column`
+};
+
+/// The text libyaml reads and how its marks map to the file the user gave.
+struct source_text {
+  std::string_view text;
+  const std::string &origin;
+  std::vector<column_shift> shifts; ///< sorted; empty unless a JSON text was rewritten
+
+  /// The file's 0-based column of libyaml's 0-based `line` and `column` (in characters).
+  std::size_t file_column(std::size_t line, std::size_t column) const {
+    if (shifts.empty())
+      return column;
+    // The last rewriting on this line before the column.
+    const auto after = std::upper_bound(
+        shifts.begin(), shifts.end(), std::pair{line, column},
+        [](const std::pair<std::size_t, std::size_t> &mark, const column_shift &edit) {
+          return mark < std::pair<std::size_t, std::size_t>{edit.line, edit.column};
+        });
+    if (after == shifts.begin() || std::prev(after)->line != line)
+      return column;
+    return static_cast<std::size_t>(static_cast<std::int64_t>(column) - std::prev(after)->shift);
+  }
+
+  /// "file:line:column" of libyaml's 0-based line and column.
+  source_location at(std::size_t line, std::size_t column) const {
+    return {origin, static_cast<int>(line) + 1, static_cast<int>(file_column(line, column)) + 1};
+  }
+  source_location at(const yaml_mark_t &mark) const { return at(mark.line, mark.column); }
+
+  /// The location of a byte offset: libyaml reports bad encodings by offset only.
+  source_location at_byte(std::size_t offset) const {
+    offset = std::min(offset, text.size());
+    const std::string_view before = text.substr(0, offset);
+    const std::size_t line_start = before.rfind('\n') + 1; // npos + 1 == 0
+    const auto characters = std::count_if(before.begin() + line_start, before.end(),
+                                          [](char c) { return (c & 0xC0) != 0x80; });
+    return at(static_cast<std::size_t>(std::count(before.begin(), before.end(), '\n')),
+              static_cast<std::size_t>(characters));
+  }
+};
+
+/// libyaml's reader refuses what is not UTF-8 (or UTF-16) text, and the characters YAML does not
+/// allow raw: where (a bad character at its first byte; libyaml stops at the byte after it), and
+/// what, and how to write the latter.
+input_error reader_error(const yaml_parser_t &parser, const source_text &source) {
+  const std::string problem = parser.problem ? parser.problem : "unreadable input";
+  std::size_t offset = std::min(parser.problem_offset, source.text.size());
+  if (problem == "control characters are not allowed")
+    return input_error(
+        source.at_byte(offset),
+        fmt::format("the character U+{:04X} is not allowed in YAML text; write it "
+                    "as an escape in a double-quoted string (\\x{:02X} or \\u{:04X})",
+                    parser.problem_value, parser.problem_value, parser.problem_value));
+  // "invalid Unicode character": a surrogate or a code point past U+10FFFF, encoded.
+  if (problem.find("UTF-8") == std::string::npos && problem.find("Unicode") == std::string::npos)
+    return input_error(source.at_byte(offset), "unreadable text: " + problem);
+  const auto byte = [&](std::size_t at) { return static_cast<unsigned char>(source.text[at]); };
+  if (problem.find("trailing") != std::string::npos) { // back to the sequence's first byte
+    std::size_t at = offset;
+    while (at > 0 && (byte(at - 1) & 0xC0) == 0x80)
+      --at;
+    if (at > 0 && byte(at - 1) >= 0xC0)
+      offset = at - 1;
+  }
+  return input_error(
+      source.at_byte(offset),
+      fmt::format("not valid UTF-8 at byte 0x{:02X} ({}): the file must be UTF-8 text",
+                  offset < source.text.size() ? byte(offset) : 0u, problem));
 }
 
-[[noreturn]] void throw_parse_error(const yaml_parser_t &parser, std::string_view text,
-                                    const std::string &origin) {
+[[noreturn]] void throw_parse_error(const yaml_parser_t &parser, const source_text &source) {
   if (parser.error == YAML_MEMORY_ERROR)
     throw std::bad_alloc();
+  if (parser.error == YAML_READER_ERROR) // a bad encoding: located by byte, no mark
+    throw reader_error(parser, source);
   std::string message =
       "YAML syntax error: " + std::string(parser.problem ? parser.problem : "unreadable input");
-  if (parser.error == YAML_READER_ERROR) // a bad encoding: located by byte, no mark
-    throw input_error(location_of_byte(text, parser.problem_offset, origin), message);
   if (parser.context)
     message += " " + std::string(parser.context);
-  throw input_error({origin, static_cast<int>(parser.problem_mark.line) + 1,
-                     static_cast<int>(parser.problem_mark.column) + 1},
-                    message);
+  throw input_error(source.at(parser.problem_mark), message);
 }
 
 /// One event, deleted on every path.
 class parsed_event {
 public:
   /// The parser's next event; a syntax error becomes an input_error.
-  parsed_event(yaml_parser_t &parser, std::string_view text, const std::string &origin) {
+  parsed_event(yaml_parser_t &parser, const source_text &source) {
     // On failure libyaml leaves the event zeroed, with nothing to delete.
     if (!yaml_parser_parse(&parser, &m_event))
-      throw_parse_error(parser, text, origin);
+      throw_parse_error(parser, source);
   }
   ~parsed_event() { yaml_event_delete(&m_event); }
   parsed_event(const parsed_event &) = delete;
@@ -162,17 +225,17 @@ bool is_null_scalar(const yaml_event_t &event) {
 /// is moved once: linear in the document).
 class tree_builder {
 public:
-  tree_builder(std::string_view text, const std::string &origin)
-      : m_text(text), m_origin(origin), m_tree(std::make_shared<yaml_tree>()) {}
+  explicit tree_builder(source_text source)
+      : m_source(std::move(source)), m_tree(std::make_shared<yaml_tree>()) {}
 
   yaml_node build() {
-    if (m_text.size() >= std::numeric_limits<std::uint32_t>::max())
-      throw input_error({m_origin}, "too large to read as YAML (4 GiB at most)");
-    m_tree->text.reserve(m_text.size());
-    event_parser parser(m_text);
+    if (m_source.text.size() >= std::numeric_limits<std::uint32_t>::max())
+      throw input_error({m_source.origin}, "too large to read as YAML (4 GiB at most)");
+    m_tree->text.reserve(m_source.text.size());
+    event_parser parser(m_source.text);
     bool had_document = false;
     for (;;) {
-      const parsed_event event(parser.get(), m_text, m_origin);
+      const parsed_event event(parser.get(), m_source);
       switch (event->type) {
       case YAML_DOCUMENT_START_EVENT:
         if (had_document)
@@ -206,15 +269,14 @@ private:
     std::size_t first_pending; ///< its first child in m_pending
   };
 
-  source_location location(const yaml_mark_t &mark) const {
-    return {m_origin, static_cast<int>(mark.line) + 1, static_cast<int>(mark.column) + 1};
-  }
+  source_location location(const yaml_mark_t &mark) const { return m_source.at(mark); }
 
   std::uint32_t new_node(yaml_node::kind type, const yaml_mark_t &mark, std::size_t first,
                          std::size_t count) {
     const auto index = static_cast<std::uint32_t>(m_tree->nodes.size());
     m_tree->nodes.push_back(
-        {static_cast<std::uint32_t>(mark.line), static_cast<std::uint32_t>(mark.column),
+        {static_cast<std::uint32_t>(mark.line),
+         static_cast<std::uint32_t>(m_source.file_column(mark.line, mark.column)),
          static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(count), type});
     return index;
   }
@@ -259,6 +321,12 @@ private:
   // The anchor is known from the start, so an alias inside the collection names it: a cycle,
   // which the readers survive because they bound how deep they go.
   void open(yaml_node::kind type, const yaml_event_t &event, const yaml_char_t *anchor) {
+    // Before libyaml reads further: its scanner checks every open level at each token, so a
+    // file of deep nesting would take time quadratic in its depth.
+    if (m_open.size() >= max_yaml_depth)
+      throw input_error(location(event.start_mark),
+                        "nested too deeply: lists and mappings more than " +
+                            std::to_string(max_yaml_depth) + " levels deep (the limit)");
     const std::uint32_t index = new_node(type, event.start_mark, 0, 0);
     remember_anchor(anchor, index);
     m_open.push_back({index, m_pending.size()});
@@ -278,14 +346,93 @@ private:
     attach(done.node);
   }
 
-  std::string_view m_text;
-  const std::string &m_origin;
+  source_text m_source;
   std::shared_ptr<yaml_tree> m_tree;
   std::vector<open_collection> m_open;
   std::vector<std::uint32_t> m_pending;
   std::unordered_map<std::string, std::uint32_t> m_anchors;
   std::optional<std::uint32_t> m_root;
 };
+
+/// A JSON text as libyaml reads it, where JSON and YAML differ: an escaped surrogate pair
+/// ("\\ud83d\\ude00", as Python's json.dumps writes every character past U+FFFF) becomes YAML's
+/// "\\U0001F600", and the characters a JSON string holds as they are but YAML refuses (DEL, the C1
+/// controls, U+FFFE, U+FFFF) or reads as line breaks (NEL, U+2028, U+2029) become escapes. Each
+/// rewriting is recorded in `shifts`; none: the text is read as it is (and "" returned).
+std::string json_as_yaml(std::string_view json, std::vector<column_shift> &shifts) {
+  const auto byte = [&](std::size_t i) {
+    return i < json.size() ? static_cast<unsigned char>(json[i]) : 0u;
+  };
+  // The four hex digits at `i`, or -1.
+  const auto hex4 = [&](std::size_t i) {
+    unsigned value = 0;
+    const bool read =
+        i + 4 <= json.size() &&
+        std::from_chars(json.data() + i, json.data() + i + 4, value, 16).ptr == json.data() + i + 4;
+    return read ? static_cast<long>(value) : -1L;
+  };
+  std::string out;
+  std::uint32_t line = 0, column = 0; // where `out` ends
+  std::int64_t line_shift = 0;
+  bool in_string = false;
+  std::size_t copied = 0; // json[copied, i) is still to be appended to `out`
+  const auto rewrite = [&](std::size_t i, std::size_t length, std::size_t characters,
+                           const std::string &replacement) {
+    out.append(json, copied, i - copied);
+    out += replacement;
+    copied = i + length;
+    column += static_cast<std::uint32_t>(replacement.size());
+    line_shift +=
+        static_cast<std::int64_t>(replacement.size()) - static_cast<std::int64_t>(characters);
+    shifts.push_back({line, column, line_shift});
+  };
+  for (std::size_t i = 0; i < json.size();) {
+    const unsigned c = byte(i);
+    if (c == '\n' || (c == '\r' && byte(i + 1) != '\n')) {
+      ++line, column = 0, line_shift = 0, ++i;
+      continue;
+    }
+    if (c == '"') {
+      in_string = !in_string;
+    } else if (in_string && c == '\\') {
+      const long high = byte(i + 1) == 'u' ? hex4(i + 2) : -1;
+      const long low = byte(i + 6) == '\\' && byte(i + 7) == 'u' ? hex4(i + 8) : -1;
+      if (high >= 0xD800 && high < 0xDC00 && low >= 0xDC00 && low < 0xE000) {
+        rewrite(i, 12, 12,
+                fmt::format("\\U{:08X}", 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)));
+        i += 12;
+        continue;
+      }
+      column += 2; // the escape's two characters: an escaped quote does not end the string
+      i += 2;
+      continue;
+    } else if (in_string) {
+      // The code point of a character YAML will not read as it is, and its length in bytes.
+      unsigned refused = 0, length = 0;
+      if (c == 0x7F)
+        refused = c, length = 1;
+      else if (c == 0xC2 && byte(i + 1) >= 0x80 && byte(i + 1) < 0xA0)
+        refused = byte(i + 1), length = 2;
+      else if (c == 0xE2 && byte(i + 1) == 0x80 && (byte(i + 2) == 0xA8 || byte(i + 2) == 0xA9))
+        refused = 0x2000 + byte(i + 2) - 0x80, length = 3;
+      else if (c == 0xEF && byte(i + 1) == 0xBF && (byte(i + 2) == 0xBE || byte(i + 2) == 0xBF))
+        refused = 0xFFC0 + (byte(i + 2) & 0x3F), length = 3;
+      if (length > 0) {
+        rewrite(i, length, 1,
+                refused <= 0xFF ? fmt::format("\\x{:02X}", refused)
+                                : fmt::format("\\u{:04X}", refused));
+        i += length;
+        continue;
+      }
+    }
+    column += (c & 0xC0) != 0x80;
+    ++i;
+  }
+  if (shifts.empty())
+    return {};
+  out.append(json, copied, std::string_view::npos);
+  return out;
+}
 
 } // namespace
 
@@ -309,13 +456,21 @@ std::string read_text_file(const std::filesystem::path &file, std::string_view w
 }
 
 yaml_node parse_yaml(std::string_view text, const std::string &origin) {
-  return tree_builder(text, origin).build();
+  return tree_builder({text, origin, {}}).build();
+}
+
+yaml_node parse_json(std::string_view text, const std::string &origin) {
+  std::vector<column_shift> shifts;
+  const std::string rewritten = json_as_yaml(text, shifts);
+  if (shifts.empty())
+    return parse_yaml(text, origin);
+  return tree_builder({rewritten, origin, std::move(shifts)}).build();
 }
 
 source_location location_of(const yaml_node &node, const std::string &file) {
   const std::optional<yaml_mark> mark = node.mark();
-  if (!mark)
-    return {file};
+  if (!mark) // an empty document's root: the file's start
+    return {file, 1, 1};
   return {file, static_cast<int>(mark->line) + 1, static_cast<int>(mark->column) + 1};
 }
 
@@ -485,20 +640,12 @@ std::pair<std::int64_t, std::int64_t> yaml_map::int_pair_or(const std::string &k
 
 double yaml_map::positive_number(const std::string &key) const {
   const yaml_node value = required(key);
-  const std::string text(value.scalar());
-  char *end = nullptr;
-  errno = 0;
-  const double parsed = text.empty() ? 0.0 : std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || !(parsed > 0) ||
-      parsed == std::numeric_limits<double>::infinity())
+  // Written in full: no `.inf`, `nan`, hex or spaces; nothing that overflows a double, nor a
+  // positive number so small it reads as 0.
+  const std::optional<double> parsed = finite_number(value);
+  if (!parsed || !(*parsed > 0))
     fail(key, "`" + key + "` must be a positive number, got " + describe(value));
-  return parsed;
-}
-
-std::optional<double> yaml_map::optional_positive_number(const std::string &key) const {
-  if (!has(key))
-    return std::nullopt;
-  return positive_number(key);
+  return *parsed;
 }
 
 bool yaml_map::boolean_or(const std::string &key, bool fallback) const {

@@ -74,9 +74,20 @@ private:
 /// Reads a whole text file; input_error when it is missing, not a regular file or unreadable.
 std::string read_text_file(const std::filesystem::path &file, std::string_view what);
 
-/// Parses the one YAML document of `text` (an empty text: a null root). Syntax errors, an
-/// undefined alias and a second document become input_errors located in `origin`.
+/// How deep lists and mappings may nest in a file: far deeper than any of ours (a network's
+/// repeat blocks nest at most 32 deep, two levels each), and shallow enough that libyaml, whose
+/// scanner revisits every open level at each token, reads a hostile file quickly.
+inline constexpr std::size_t max_yaml_depth = 128;
+
+/// Parses the one YAML document of `text` (an empty text: a null root). Syntax errors, text that
+/// is not UTF-8, an undefined alias, a second document and nesting deeper than max_yaml_depth
+/// become input_errors located in `origin`.
 yaml_node parse_yaml(std::string_view text, const std::string &origin);
+
+/// Parses a JSON text (a model's config.json) as the YAML it nearly is, with what JSON allows
+/// and YAML does not rewritten first (escaped surrogate pairs, DEL and C1 controls held raw in a
+/// string); errors as parse_yaml's, located in the JSON text.
+yaml_node parse_json(std::string_view text, const std::string &origin);
 
 source_location location_of(const yaml_node &node, const std::string &file);
 
@@ -121,8 +132,8 @@ public:
   std::pair<std::int64_t, std::int64_t> int_pair(const std::string &key, bool allow_zero) const;
   std::pair<std::int64_t, std::int64_t> int_pair_or(const std::string &key, bool allow_zero,
                                                     std::int64_t fallback) const;
+  /// A positive number written in full (finite_number: no `.inf`, `.nan`, hex or spaces).
   double positive_number(const std::string &key) const;
-  std::optional<double> optional_positive_number(const std::string &key) const;
   bool boolean_or(const std::string &key, bool fallback) const;
   /// A list of strings (or one string, read as a list of one).
   std::vector<std::string> strings_or_empty(const std::string &key) const;

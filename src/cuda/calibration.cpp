@@ -17,7 +17,8 @@
 
 namespace roofline::cuda {
 
-calibration_result calibrate_local_gpu(const progress_callback &progress) {
+calibration_result calibrate_local_gpu(const progress_callback &progress,
+                                       const stop_callback &stop) {
   const device_report device = local_device_report(0);
   // Fit from the architecture's parameters (local_spec's), not from an earlier local fit: the
   // calibration saves only what it moved from them.
@@ -33,7 +34,16 @@ calibration_result calibrate_local_gpu(const progress_callback &progress) {
   options.time_budget_s = 0.01;
   options.rounds = 3;
   options.progress = progress;
+  options.stop = stop;
   const measurements measured = measure(ops, options);
+  if (!measured.complete) { // interrupted: a fit of part of the sweep is not saved
+    calibration_result stopped;
+    stopped.complete = false;
+    stopped.total = ops.size();
+    for (const auto &m : measured.ops)
+      stopped.measured += m && m->status == measurement_status::measured ? 1 : 0;
+    return stopped;
+  }
   // The model predicts device time (the GPU's time per call, no host gap): calls that could not
   // be replayed from a graph have none, and are left out rather than fitted to their eager time.
   std::vector<timed_gemm> samples;
@@ -52,6 +62,7 @@ calibration_result calibrate_local_gpu(const progress_callback &progress) {
                   std::to_string(samples.size()) + " cuBLAS timings (graph-replayed device time)");
   result.parameters = apply(spec.parameters, result.fitted);
   result.measured = samples.size();
+  result.total = ops.size();
   const std::vector<double> errors = relative_errors(samples, spec, result.parameters);
   result.median_error = errors[errors.size() / 2];
   result.p90_error = errors[errors.size() * 9 / 10];

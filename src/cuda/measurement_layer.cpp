@@ -25,8 +25,9 @@ public:
   measurements measure(const std::vector<op> &ops, const measure_options &options) const override {
     return cuda::measure(ops, options);
   }
-  calibration_result calibrate(const progress_callback &progress) const override {
-    return calibrate_local_gpu(progress);
+  calibration_result calibrate(const progress_callback &progress,
+                               const stop_callback &stop) const override {
+    return calibrate_local_gpu(progress, stop);
   }
 };
 

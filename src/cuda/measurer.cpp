@@ -6,6 +6,7 @@
 #include "cuda_graph.hpp"
 #include "device_buffer.hpp"
 #include "event_timer.hpp"
+#include "fault_injection.hpp"
 #include "gemm_kernels.hpp"
 #include "host_elements.hpp"
 #include "kernel_trace.hpp"
@@ -22,17 +23,21 @@
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <cstring>
 #include <exception>
 #include <memory>
 #include <random>
+#include <string_view>
 #include <thread>
+#include <utility>
 
 namespace roofline::cuda {
 
 namespace {
 
 using detail::device_buffer;
+using detail::injected_fault;
 using kernels::element_type;
 
 constexpr std::size_t workspace_bytes = 32u << 20;
@@ -93,6 +98,32 @@ double sampled_error(const gemm_shape &s, element_type input, element_type outpu
 
 std::string gib(double bytes) {
   return std::to_string(static_cast<long long>(bytes / (1 << 20))) + " MiB";
+}
+
+/// Whether `e` says the GPU ran out of memory (an allocation of ours, or cuBLAS's own).
+bool out_of_memory(const std::exception &e) {
+  const auto *error = dynamic_cast<const cuda_error *>(&e);
+  return error && ((error->library() == "CUDA" && error->status() == cudaErrorMemoryAllocation) ||
+                   (error->library() == "cuBLAS" && error->status() == CUBLAS_STATUS_ALLOC_FAILED));
+}
+
+/// `note`, then `more`, one clause each.
+void add_note(std::string &note, const std::string &more) {
+  note += (note.empty() ? "" : "; ") + more;
+}
+
+/// The clause of a measured op's note that says why it has no device time.
+constexpr std::string_view device_time_missing = "device time not measured: ";
+
+/// `note` without its clause that starts with `start` (clauses are joined by "; ", and an error's
+/// text holds none).
+void drop_note(std::string &note, std::string_view start) {
+  const std::size_t at = note.find(start);
+  if (at == std::string::npos || (at != 0 && note.compare(at - 2, 2, "; ") != 0))
+    return;
+  const std::size_t end = note.find("; ", at);
+  const std::size_t from = at == 0 ? 0 : at - 2; // with the separator before it
+  note.erase(from, end == std::string::npos ? std::string::npos : (at == 0 ? end + 2 : end) - from);
 }
 
 /// One engine's way of running a GEMM shape.
@@ -197,8 +228,10 @@ public:
     timing_only, ///< a later round: the op was checked and traced already
   };
 
-  /// Measures `o` as far as `reach` says; a failure is recorded in the result, not thrown.
-  measurement measure(const op &o, scope reach = scope::full) {
+  /// Measures `o` as far as `reach` says; a failure is recorded in the result, not thrown: out of
+  /// GPU memory, the op is skipped; any other error fails it. `fault`: a test's injected fault.
+  measurement measure(const op &o, scope reach = scope::full,
+                      injected_fault fault = injected_fault::none) {
     measurement m;
     m.engine = std::string(to_string(m_options.engine));
     m.cold_l2 = m_options.cold_l2;
@@ -210,14 +243,19 @@ public:
       return m;
     }
     try {
-      run(o, m, reach);
+      run(o, m, reach, fault);
     } catch (const std::exception &e) {
-      m.status = measurement_status::failed;
-      m.note = e.what();
       cudaGetLastError(); // a non-sticky error must not fail the next op too
+      const bool memory = out_of_memory(e);
+      m.status = memory ? measurement_status::skipped : measurement_status::failed;
+      m.note = memory ? std::string("out of GPU memory: ") + e.what() : std::string(e.what());
     }
     return m;
   }
+
+  /// Notes for the whole run that measuring an op raised (a counter session that could not be
+  /// set up again); taken once.
+  std::vector<std::string> take_notes() { return std::exchange(m_notes, {}); }
 
 private:
   std::unique_ptr<gemm_call> make_call(const gemm_shape &s, precision p) {
@@ -230,7 +268,7 @@ private:
     return std::make_unique<kernel_call>(kernel_engine(m_options.engine), input, s);
   }
 
-  void run(const op &o, measurement &m, scope reach) {
+  void run(const op &o, measurement &m, scope reach, injected_fault fault) {
     const gemm_shape &s = *o.gemm;
     const detail::gemm_types types = detail::types_for(o.precision);
     const auto elements = [](std::int64_t x, std::int64_t y, std::int64_t z) {
@@ -256,6 +294,10 @@ private:
                " free";
       return;
     }
+    // Memory can still run out below (another process, cuBLAS's own allocations): measure()
+    // records that as a skipped op.
+    if (fault == injected_fault::oom)
+      detail::raise_injected(fault);
     // One allocation per operand holds every set, each at a 256-byte boundary (cuBLASLt's
     // alignment), filled by one kernel: cold L2 rotates through hundreds of small sets, which
     // allocated and filled one by one cost seconds an op.
@@ -282,6 +324,8 @@ private:
       ROOFLINE_CUDA_CHECK(
           kernels::fill_constant(c(0), c_bytes / kernels::element_size(types.output), types.output,
                                  types.output == element_type::i32 ? -7777777.0 : NAN, m_stream));
+      if (fault == injected_fault::cublas)
+        detail::raise_injected(fault);
       call->run(a(0), b(0), c(0), m_stream);
       ROOFLINE_CUDA_CHECK(cudaStreamSynchronize(m_stream));
       m.relative_error = sampled_error(s, types.input, types.output, a(0), b(0), c(0));
@@ -326,35 +370,67 @@ private:
 
     if (reach == scope::timing_only)
       return;
+    // CUPTI failing on one op costs that op its counters or kernel names, not its times: the note
+    // says what is missing, and the next op gets a fresh counter session. An injected fault
+    // strikes on the second call, inside the first replay pass (or in the traced call).
+    int cupti_calls = 0;
+    const auto watched_call = [&] {
+      if (fault == injected_fault::cupti && ++cupti_calls == (m_counters ? 2 : 1))
+        detail::raise_injected(fault);
+      one_call();
+    };
     if (m_counters && reach == scope::full) {
-      // Cold L2: every counted run starts from an L2 that holds neither operands nor dirty lines of
-      // earlier calls (ncu's default cache control); warm: the steady state of back-to-back calls.
-      const auto evict_l2 = [&] {
-        ROOFLINE_CUDA_CHECK(kernels::stream_read(m_scrub.get(), m_scrub.bytes(),
-                                                 m_scrub_sink.as<unsigned>(), m_sm_count,
-                                                 kernels::stream_config{}, m_stream));
-      };
-      const detail::counter_values v = m_options.cold_l2
-                                           ? m_counters->measure(one_call, m_stream, evict_l2)
-                                           : m_counters->measure(one_call, m_stream);
-      m.counters = counter_readings{v.kernels.time_s > 0 ? v.kernels.time_s : v.duration_s,
-                                    v.dram_read_bytes,
-                                    v.dram_write_bytes,
-                                    v.l2_bytes,
-                                    v.tensor_flops,
-                                    v.fp32_flops,
-                                    v.fp64_flops,
-                                    v.sm_clock_hz,
-                                    v.passes};
-      m.kernels = v.kernels.names;
-      m.launches = v.kernels.launches;
-      m.kernel_time_s = v.kernels.time_s;
+      try {
+        // Cold L2: every counted run starts from an L2 that holds neither operands nor dirty lines
+        // of earlier calls (ncu's default cache control); warm: the steady state of back-to-back
+        // calls.
+        const auto evict_l2 = [&] {
+          ROOFLINE_CUDA_CHECK(kernels::stream_read(m_scrub.get(), m_scrub.bytes(),
+                                                   m_scrub_sink.as<unsigned>(), m_sm_count,
+                                                   kernels::stream_config{}, m_stream));
+        };
+        const detail::counter_values v = m_options.cold_l2
+                                             ? m_counters->measure(watched_call, m_stream, evict_l2)
+                                             : m_counters->measure(watched_call, m_stream);
+        m.counters = counter_readings{v.kernels.time_s > 0 ? v.kernels.time_s : v.duration_s,
+                                      v.dram_read_bytes,
+                                      v.dram_write_bytes,
+                                      v.l2_bytes,
+                                      v.tensor_flops,
+                                      v.fp32_flops,
+                                      v.fp64_flops,
+                                      v.sm_clock_hz,
+                                      v.passes};
+        m.kernels = v.kernels.names;
+        m.launches = v.kernels.launches;
+        m.kernel_time_s = v.kernels.time_s;
+      } catch (const std::exception &e) {
+        cudaGetLastError();
+        add_note(m.note, std::string("hardware counters not read: ") + e.what());
+        restart_counters();
+      }
     } else if (m_options.trace_kernels) {
-      detail::traced_kernels traced = detail::trace_kernels(one_call, m_stream);
-      m.kernels = std::move(traced.names);
-      m.launches = traced.launches;
-      m.kernel_time_s = traced.time_s;
+      try {
+        detail::traced_kernels traced = detail::trace_kernels(watched_call, m_stream);
+        m.kernels = std::move(traced.names);
+        m.launches = traced.launches;
+        m.kernel_time_s = traced.time_s;
+      } catch (const std::exception &e) {
+        cudaGetLastError();
+        add_note(m.note, std::string("kernels not traced: ") + e.what());
+      }
     }
+  }
+
+  /// A fresh counter session for the precision counted, after one failed: a session CUPTI failed
+  /// in may be left mid-pass. When none can be set up, the run goes on without counters.
+  void restart_counters() {
+    if (!m_counted)
+      return;
+    const precision p = *m_counted;
+    m_counted.reset();
+    if (auto warning = enable_counters(p))
+      m_notes.push_back(*warning);
   }
 
   /// Times `calls` back-to-back calls of `one_call`, captured into a CUDA graph, replayed `replays`
@@ -375,7 +451,7 @@ private:
     } catch (const std::exception &e) {
       cudaGetLastError(); // the capture's error must not fail the op's next CUDA call
       m.device_time_s = m.device_min_time_s = m.device_max_time_s = 0;
-      m.note = std::string("device time not measured: ") + e.what();
+      add_note(m.note, std::string(device_time_missing) + e.what());
     }
   }
 
@@ -389,6 +465,7 @@ private:
   bool m_counters_wanted = false;
   std::optional<precision> m_counted; ///< the tensor precision m_counters reads
   std::unique_ptr<detail::counter_session> m_counters;
+  std::vector<std::string> m_notes; ///< for the whole run, raised while measuring an op
 };
 
 } // namespace
@@ -429,6 +506,19 @@ measurements measure_every_gpu(const std::vector<op> &ops, const measure_options
   result.notes.push_back(fmt::format("measured on {} GPUs at once, one host thread each, "
                                      "counters off",
                                      devices));
+  result.complete =
+      std::all_of(each.begin(), each.end(), [](const measurements &gpu) { return gpu.complete; });
+  if (!result.complete) { // stopped: no all-reduce is started any more
+    for (std::size_t i = 0; i < ops.size(); ++i)
+      if (ops[i].is_all_reduce() && ops[i].gpus == devices) {
+        result.ops[i] = not_reached("nccl");
+        for (measurements &gpu : each)
+          gpu.ops[i] = result.ops[i];
+      }
+    for (measurements &gpu : each)
+      result.per_gpu.push_back(std::move(gpu.ops));
+    return result;
+  }
   // The all-reduces, for real over every GPU, at each size the network sends.
   std::vector<std::int64_t> sizes;
   // NCCL reduces bf16 pairs of bytes here: an odd size (an fp8 tensor of odd length) is left out.
@@ -480,6 +570,7 @@ measurements measure(const std::vector<op> &ops, const measure_options &options)
     cudaGetLastError();
     throw cuda_error("CUDA", 0, "measuring needs a GPU, and the CUDA runtime sees none");
   }
+  const detail::fault_plan faults = detail::fault_plan::from_environment(); // tests only
   measurements result;
   result.ops.resize(ops.size());
   runner gemms(options);
@@ -494,24 +585,43 @@ measurements measure(const std::vector<op> &ops, const measure_options &options)
     if (auto warning = gemms.enable_counters(*first))
       result.notes.push_back(*warning);
   }
+  const std::size_t gemm_count = total;
   const int rounds = std::max(1, options.rounds);
   total *= static_cast<std::size_t>(rounds);
+  // Stopping is asked before each op, never inside one; once stopped, nothing more is started.
+  int stopped_in_round = 0; // 0: not stopped; else the round (from 1) it stopped in
+  const auto stop_now = [&](int round) {
+    if (stopped_in_round == 0 && options.stop && options.stop())
+      stopped_in_round = round;
+    return stopped_in_round != 0;
+  };
+  std::size_t measured_count = 0; // GEMMs started (and finished) in the first round
   for (std::size_t i = 0; i < ops.size(); ++i) {
     if (!ops[i].is_gemm())
       continue;
+    if (stop_now(1)) {
+      result.ops[i] = not_reached(std::string(to_string(options.engine)));
+      continue;
+    }
     if (options.progress)
       options.progress(done++, total, ops[i].layer);
     if (auto warning = gemms.count_precision(ops[i].precision))
       result.notes.push_back(*warning);
-    result.ops[i] = gemms.measure(ops[i]);
+    const injected_fault fault = faults.at(i);
+    if (fault == injected_fault::sigint && options.device == 0)
+      std::raise(SIGINT); // a test's Ctrl-C while this op is in flight (once: GPU 0's thread)
+    result.ops[i] = gemms.measure(ops[i], runner::scope::full, fault);
+    ++measured_count;
   }
   // Later rounds time every op again, seconds after its first: the median round stands, so a
   // spell of a slower host (its launch path, other tenants) moves one round, not the result.
   std::vector<std::vector<double>> round_times(ops.size()), round_device_times(ops.size());
-  for (int round = 1; round < rounds; ++round)
+  for (int round = 1; round < rounds && stopped_in_round == 0; ++round)
     for (std::size_t i = 0; i < ops.size(); ++i) {
       if (!ops[i].is_gemm())
         continue;
+      if (stop_now(round + 1))
+        break;
       if (options.progress)
         options.progress(done++, total, ops[i].layer);
       std::optional<measurement> &first_round = result.ops[i];
@@ -533,7 +643,7 @@ measurements measure(const std::vector<op> &ops, const measure_options &options)
       if (again.device_time_s > 0) {
         const bool none_yet = round_device_times[i].empty();
         if (none_yet) // the first round could not capture the calls; this one did
-          m.note.clear();
+          drop_note(m.note, device_time_missing);
         round_device_times[i].push_back(again.device_time_s);
         m.device_min_time_s = none_yet ? again.device_min_time_s
                                        : std::min(m.device_min_time_s, again.device_min_time_s);
@@ -552,11 +662,22 @@ measurements measure(const std::vector<op> &ops, const measure_options &options)
     if (!round_device_times[i].empty())
       result.ops[i]->device_time_s = median(round_device_times[i]);
   }
+  for (std::string &note : gemms.take_notes())
+    result.notes.push_back(std::move(note));
   if (gemms.counter_passes() > 0)
     result.notes.push_back("counters: CUPTI range profiler, user range around one call, " +
                            std::to_string(gemms.counter_passes()) + " replay passes per op");
+  if (stopped_in_round == 1)
+    result.notes.push_back(fmt::format("interrupted: stopped after {} of {} GEMMs, the others "
+                                       "are marked not measured",
+                                       measured_count, gemm_count));
+  else if (stopped_in_round > 1)
+    result.notes.push_back(fmt::format("interrupted in round {} of {}: every GEMM was measured "
+                                       "once, each time is the median of the rounds that ran",
+                                       stopped_in_round, rounds));
+  result.complete = stopped_in_round == 0;
   if (options.progress)
-    options.progress(total, total, "");
+    options.progress(total, total, ""); // the end (a progress bar clears its line)
   return result;
 }
 

@@ -24,6 +24,7 @@ namespace fs = std::filesystem;
 using roofline::test::cli_result;
 using roofline::test::run_cli;
 using roofline::test::source_path;
+using roofline::test::temp_dir;
 
 namespace {
 
@@ -32,29 +33,6 @@ std::string bad(const std::string &file) {
 }
 
 const std::string alexnet = source_path("examples/alexnet-classifier.yaml");
-
-/// A fresh directory, removed with everything in it at the end of the test.
-class temp_dir {
-public:
-  temp_dir() {
-    std::string pattern = (fs::temp_directory_path() / "roofline-cli-test-XXXXXX").string();
-    REQUIRE(mkdtemp(pattern.data()) != nullptr);
-    m_path = pattern;
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    fs::permissions(m_path, fs::perms::owner_all, fs::perm_options::add, ec);
-    fs::remove_all(m_path, ec);
-  }
-  temp_dir(const temp_dir &) = delete;
-  temp_dir &operator=(const temp_dir &) = delete;
-
-  std::string operator/(const std::string &name) const { return (m_path / name).string(); }
-  const fs::path &path() const { return m_path; }
-
-private:
-  fs::path m_path;
-};
 
 /// The start of an output, for failure messages (a wrongly accepted input prints a whole report).
 std::string head(const std::string &text) {
@@ -347,6 +325,39 @@ TEST_CASE("a layer precision the GPU has no rate for names the layer") {
 TEST_CASE("an unknown --format") {
   check_usage_error(run_cli({alexnet, "--gpu", "h100", "--format", "xml"}),
                     {"--format", "xml", "table", "json", "csv", "markdown"});
+}
+
+TEST_CASE("sizes near 2^63 whose advice once overflowed analyse to a report, without undefined "
+          "behaviour") {
+  // Before the fix, under UBSan: signed overflow in the tile efficiency of skinny GEMMs (M or N
+  // rounded up to its tile, times the other's tile), in 2 × batch of the batch advice, and "layer
+  // `padding`: its FLOP count overflows" (exit 2) for a padded K past 2^62. The release build
+  // printed garbage with exit 0.
+  const std::vector<std::vector<std::string>> inputs{
+      {"gemm", "4611686018427387903", "1", "1", "-p", "fp8"},
+      {"gemm", "1", "4611686018427387903", "1", "-p", "fp8"},
+      {"gemm", "1", "1", "4611686018427387903", "-p", "fp8"},
+      {"gemm", "1152921504606846975", "1", "1", "-p", "fp32"},
+      {"gemm", "2147483647", "2147483647", "1"},
+  };
+  for (std::vector<std::string> args : inputs) {
+    args.insert(args.end(), {"--gpu", "h100", "--format", "json"});
+    const cli_result r = run_cli(args);
+    CAPTURE(args[1] + " " + args[2] + " " + args[3]);
+    INFO("stderr: " << r.err);
+    CHECK(r.status == 0);
+    CHECK(r.err.find("runtime error") == std::string::npos);
+    const auto report = nlohmann::json::parse(r.out);
+    CHECK(report["ops"][0]["gemm_model"]["tile_efficiency"].get<double>() > 0);
+  }
+  temp_dir dir;
+  const std::string net = dir / "batch.yaml";
+  std::ofstream(net) << "name: batch\nbatch: 9223372036854775807\nlayers:\n"
+                        "  - {name: mm, type: matmul, m: 64, n: 64, k: 64}\n";
+  const cli_result r = analyse(net);
+  INFO("stderr: " << r.err);
+  CHECK(r.status == 0);
+  CHECK(nlohmann::json::parse(r.out)["advice"]["batch"].empty());
 }
 
 TEST_CASE("gemm with bad sizes") {

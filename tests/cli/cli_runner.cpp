@@ -2,9 +2,11 @@
 #include "cli_runner.hpp"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
@@ -29,6 +31,10 @@ std::string source_path(const std::string &relative) {
 }
 
 cli_result run_cli(const std::vector<std::string> &args) {
+  return run_cli(args, cli_setup{});
+}
+
+cli_result run_cli(const std::vector<std::string> &args, const cli_setup &setup) {
   // stdout and stderr go to temporary files: no pipe can fill up and block the child.
   char out_name[] = "/tmp/roofline-cli-out-XXXXXX";
   char err_name[] = "/tmp/roofline-cli-err-XXXXXX";
@@ -40,8 +46,22 @@ cli_result run_cli(const std::vector<std::string> &args) {
   if (child < 0)
     throw std::runtime_error("fork failed");
   if (child == 0) {
-    dup2(out_fd, STDOUT_FILENO);
+    if (setup.out == cli_setup::output::closed) {
+      close(STDOUT_FILENO);
+    } else if (setup.out == cli_setup::output::dev_full) {
+      const int full = open("/dev/full", O_WRONLY);
+      if (full < 0)
+        _exit(126);
+      dup2(full, STDOUT_FILENO);
+    } else {
+      dup2(out_fd, STDOUT_FILENO);
+    }
     dup2(err_fd, STDERR_FILENO);
+    if (setup.file_size_limit > 0) {
+      signal(SIGXFSZ, SIG_IGN);
+      const rlimit limit{setup.file_size_limit, setup.file_size_limit};
+      setrlimit(RLIMIT_FSIZE, &limit);
+    }
     std::vector<char *> argv;
     std::string exe = ROOFLINE_ADVISE;
     argv.push_back(exe.data());

@@ -1,7 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
 #include <string>
+#include <system_error>
 #include <vector>
 
 namespace roofline::test {
@@ -14,6 +20,49 @@ struct cli_result {
 
 /// Runs roofline-advise with `args` (no shell involved) and captures both streams.
 cli_result run_cli(const std::vector<std::string> &args);
+
+/// Where the child's stdout goes, and the largest file it may write.
+struct cli_setup {
+  enum class output { captured, closed, dev_full };
+  output out = output::captured; ///< closed: `>&-`; dev_full: a full disk (ENOSPC)
+  /// RLIMIT_FSIZE in bytes, 0 for none; SIGXFSZ ignored, so that a write past it fails (EFBIG).
+  std::uint64_t file_size_limit = 0;
+};
+
+/// run_cli, with stdout and the file size limit as `setup` says (stdout is "" unless captured).
+cli_result run_cli(const std::vector<std::string> &args, const cli_setup &setup);
+
+/// A fresh directory, removed with everything in it at the end of the test.
+class temp_dir {
+public:
+  temp_dir() {
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "roofline-cli-test-XXXXXX").string();
+    REQUIRE(mkdtemp(pattern.data()) != nullptr);
+    m_path = pattern;
+  }
+  ~temp_dir() {
+    std::error_code ec;
+    std::filesystem::permissions(m_path, std::filesystem::perms::owner_all,
+                                 std::filesystem::perm_options::add, ec);
+    std::filesystem::remove_all(m_path, ec);
+  }
+  temp_dir(const temp_dir &) = delete;
+  temp_dir &operator=(const temp_dir &) = delete;
+
+  std::string operator/(const std::string &name) const { return (m_path / name).string(); }
+  const std::filesystem::path &path() const { return m_path; }
+  /// The names of the files in it.
+  std::vector<std::string> files() const {
+    std::vector<std::string> names;
+    for (const auto &entry : std::filesystem::directory_iterator(m_path))
+      names.push_back(entry.path().filename().string());
+    return names;
+  }
+
+private:
+  std::filesystem::path m_path;
+};
 
 /// A path inside the source tree.
 std::string source_path(const std::string &relative);

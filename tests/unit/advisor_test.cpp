@@ -4,6 +4,7 @@
 // kinds).
 #include "roofline/advisor.hpp"
 #include "roofline/analysis.hpp"
+#include "roofline/gemm.hpp"
 #include "roofline/network.hpp"
 #include "roofline/perf_model.hpp"
 #include "roofline/spec_catalog.hpp"
@@ -183,6 +184,51 @@ TEST_CASE("padding: none for an aligned GEMM, none below the asked-for gain") {
                     "  - {name: lm_head, type: linear, in: 768, out: 50257}\n",
                     h100(), 1000.0)
             .padding.empty());
+}
+
+TEST_CASE("advice near 2^63: a padded size or a doubled batch that would overflow is left out") {
+  // N = 2^62 − 1 (fp8): its FLOPs fit, those of every padded N (2^62 and up) do not. Once a throw
+  // naming a layer `padding` that does not exist, or undefined behaviour.
+  CHECK(advise_yaml("name: n\nprecision: fp8\nlayers:\n"
+                    "  - {name: mm, type: matmul, m: 1, n: 4611686018427387903, k: 1}\n",
+                    h100())
+            .padding.empty());
+  CHECK(advise_yaml("name: k\nprecision: fp8\nlayers:\n"
+                    "  - {name: mm, type: matmul, m: 1, n: 1, k: 4611686018427387903}\n",
+                    h100())
+            .padding.empty());
+  // N = 2^62 − 100: the alignment fix (2^62 − 96) fits, N to a multiple of 256 (2^62) does not.
+  for (const padding_advice &p : advise_yaml("name: wide\nprecision: fp8\nlayers:\n"
+                                             "  - {name: mm, type: matmul, m: 1, n: "
+                                             "4611686018427387804, k: 1}\n",
+                                             h100())
+                                     .padding) {
+    CHECK(gemm_flops(p.padded).has_value());
+    CHECK(std::isfinite(p.extra_flops));
+  }
+  // A batch of 2^63 − 1 cannot double: no batch advice, and no overflow computing 2 × batch.
+  const advice huge = advise_yaml("name: huge\nbatch: 9223372036854775807\nlayers:\n"
+                                  "  - {name: mm, type: matmul, m: 64, n: 64, k: 64}\n",
+                                  h100());
+  CHECK(huge.batch.empty());
+  CHECK_FALSE(huge.network_compute_bound_batch);
+  // Batch 2^61 − 1 (fp8) doubles once; the search for full waves runs past twice the batch, to
+  // shapes nothing lowered (M past 2^62, M·K + M·N past 2^63), and estimates them without overflow.
+  const advice edge = advise_yaml("name: edge\nprecision: fp8\nbatch: 2305843009213693951\n"
+                                  "layers:\n"
+                                  "  - {name: fc, type: linear, in: 1, out: 1}\n",
+                                  h100());
+  REQUIRE(edge.batch.size() == 1);
+  CHECK(edge.batch.front().batch == 2305843009213693951);
+  // Three launch-bound ops run 2^62 times each: their runs per step overflow, named by layer.
+  CHECK_THROWS_WITH_AS(advise_yaml("name: runs\nlayers:\n  - name: r\n"
+                                   "    repeat: 4611686018427387903\n    layers:\n"
+                                   "      - {name: a, type: relu, features: 8}\n"
+                                   "      - {name: b, type: relu, features: 8}\n"
+                                   "      - {name: c, type: relu, features: 8}\n",
+                                   h100()),
+                       doctest::Contains("layer `r/c`: the step's runs of launch-bound ops"),
+                       input_error);
 }
 
 TEST_CASE("batch advice: the compute-bound batch of a square linear layer by hand") {

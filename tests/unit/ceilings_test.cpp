@@ -357,6 +357,18 @@ TEST_CASE("parse_ceilings rejects damaged documents with input_error naming the 
   SUBCASE("a value that is not a number") {
     CHECK(contains(error_text(document_with("value", "4.2e12"), origin), "damaged"));
   }
+  SUBCASE("a value out of sign, or none where the measurement worked") {
+    CHECK(contains(error_text(document_with("value", -4.2e12), origin), "out of range"));
+    CHECK(contains(error_text(document_with("spread", -1), origin), "out of range"));
+    CHECK(contains(error_text(document_with("value", 0), origin), "out of range"));
+  }
+  SUBCASE("a key given twice (nlohmann-json would keep the last)") {
+    std::string text = to_json_text(h200_ceilings());
+    text.replace(text.find("\"uuid\""), 0, "\"uuid\": \"GPU-other\", ");
+    const std::string what = error_text(text, origin);
+    CHECK(contains(what, "damaged"));
+    CHECK(contains(what, "duplicate key `uuid`"));
+  }
   SUBCASE("a missing field") {
     json doc = json::parse(to_json_text(h200_ceilings()));
     doc["results"][0].erase("failure");

@@ -174,6 +174,28 @@ TEST_CASE("tile quantization: partial tiles do wasted work") {
   CHECK(e.device_time_s == doctest::Approx(67.108864e-6).epsilon(1e-9)); // same wave as M = 256
 }
 
+TEST_CASE(
+    "skinny GEMMs with one dimension near 2^63: tiles and their efficiency without overflow") {
+  // The tiles' rows times their columns pass 2^63 (M rounded up to the tile, times N's tile): once
+  // undefined behaviour, now a product of per-dimension fractions. (Run under UBSan.)
+  constexpr std::int64_t huge = (std::int64_t{1} << 62) - 1;
+  for (const gemm_shape &s : {gemm_shape{huge, 1, 1, 1}, gemm_shape{1, huge, 1, 1},
+                              gemm_shape{3, 1537228672809129301, 1, 1}}) {
+    CAPTURE(s.m);
+    CAPTURE(s.n);
+    for (precision p : {precision::fp16, precision::fp32}) {
+      const gemm_estimate e = estimate(s, ideal(), p);
+      CHECK(e.tile_efficiency > 0);
+      CHECK(e.tile_efficiency <= 1);
+      CHECK(e.tiles > 0);
+      CHECK(std::isfinite(e.device_time_s));
+      CHECK(e.device_time_s > 0);
+    }
+  }
+  CHECK(row_alignment_bytes(std::numeric_limits<std::int64_t>::max(), precision::fp16) == 2);
+  CHECK(row_alignment_bytes(std::int64_t{1} << 62, precision::fp32) == 16);
+}
+
 TEST_CASE("efficiency scales the compute-bound time") {
   model_parameters half = ideal();
   half.set(parameter_at(parameter::efficiency, precision::fp16), 0.5);

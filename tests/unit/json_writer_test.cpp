@@ -168,3 +168,16 @@ TEST_CASE("json_writer keeps the document valid JSON when a string is not UTF-8"
   CHECK(text == "\"ok \xC3\xA9 bad \xEF\xBF\xBD\xEF\xBF\xBD end\"");
   CHECK(nlohmann::json::parse(text).get<std::string>() == "ok é bad \xEF\xBF\xBD\xEF\xBF\xBD end");
 }
+
+TEST_CASE("json_writer escapes DEL, the C1 and the bidirectional-text controls: the same string, "
+          "safe on a terminal") {
+  std::ostringstream out;
+  json_writer w(out);
+  const std::string name =
+      "a\x1b[2J\x7f\xC2\x9B\xE2\x80\xAE\xE2\x81\xA6\xC2\xA0\xE2\x9C\x93\xF0\x9F\x98\x80";
+  w.value(std::string_view(name));
+  w.finish();
+  CHECK(out.str() ==
+        "\"a\\u001b[2J\\u007f\\u009b\\u202e\\u2066\xC2\xA0\xE2\x9C\x93\xF0\x9F\x98\x80\"");
+  CHECK(nlohmann::json::parse(out.str()).get<std::string>() == name);
+}

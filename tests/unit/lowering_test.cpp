@@ -623,3 +623,112 @@ TEST_CASE("a pool whose backward traffic overflows 64 bits is an input_error, no
   if (!threw)
     CHECK_MESSAGE(ops.size() == 2, "the pool's backward op is missing: " << ops.size() << " op(s)");
 }
+
+// ------------------------------------------------------------------ limits on work
+
+TEST_CASE("op_count says how many ops lower() makes of every layer type, in both modes") {
+  const char *const layers[] = {
+      "{name: l, type: linear, in: 8, out: 8}",
+      "{name: l, type: matmul, m: 8, n: 8, k: 8}",
+      "{name: l, type: conv2d, in_channels: 3, out_channels: 8, kernel: 3, input: 8}",
+      "{name: l, type: attention, heads: 2, head_dim: 8, seq_len: 4}",
+      "{name: l, type: attention, heads: 2, head_dim: 8, seq_len: 4, fused: true}",
+      "{name: l, type: moe, experts: 4, top_k: 2, in: 8, intermediate: 16}",
+      "{name: l, type: moe, experts: 4, top_k: 2, in: 8, intermediate: 16, gated: false}",
+      "{name: l, type: relu, features: 8}",
+      "{name: l, type: add, features: 8}",
+      "{name: l, type: softmax, features: 8}",
+      "{name: l, type: all_reduce, gpus: 2, features: 8}",
+      "{name: l, type: maxpool, kernel: 2, channels: 3, input: 8}",
+      "{repeat: 5, name: b, layers: [{name: a, type: linear, in: 8, out: 8}, "
+      "{name: r, type: relu}]}",
+  };
+  for (const char *mode : {"inference", "training"})
+    for (const char *layer : layers) {
+      const network net = parse_network(
+          std::string("name: t\nmode: ") + mode + "\nlayers:\n  - " + layer + "\n", "t.yaml");
+      CAPTURE(mode);
+      CAPTURE(layer);
+      std::vector<op> ops;
+      try {
+        ops = lower(net);
+      } catch (const input_error &) {
+        continue; // modelled for inference only (fused attention, moe)
+      }
+      CHECK(op_count(net.layers.front(), net.mode) == static_cast<std::int64_t>(ops.size()));
+    }
+}
+
+namespace {
+
+network flat_network(std::size_t layers, run_mode mode, const std::string &name = "fc") {
+  network net;
+  net.name = "flat";
+  net.origin = "flat.yaml";
+  net.mode = mode;
+  for (std::size_t i = 0; i < layers; ++i) {
+    layer l;
+    l.name = name;
+    l.where = {"flat.yaml", static_cast<int>(i) + 4, 5};
+    l.body = linear_layer{8, 8};
+    net.layers.push_back(l);
+  }
+  return net;
+}
+
+} // namespace
+
+TEST_CASE("lower() refuses a network past max_ops before making any op, at the layer that "
+          "crosses it") {
+  // 100,001 linear layers in training: 3 ops each, 300,003 in all; the last one crosses.
+  const network net = flat_network(static_cast<std::size_t>(max_ops / 3 + 1), run_mode::training);
+  try {
+    lower(net);
+    FAIL("accepted");
+  } catch (const input_error &e) {
+    CHECK(e.where().line == static_cast<int>(max_ops / 3) + 4);
+    CHECK(contains(e.message(), "the network lowers to more than 300000 ops, the limit"));
+    CHECK(contains(e.message(), "`repeat`"));
+  }
+  // The same layers in inference: 100,001 ops, well within.
+  CHECK(
+      lower(flat_network(static_cast<std::size_t>(max_ops / 3 + 1), run_mode::inference)).size() ==
+      static_cast<std::size_t>(max_ops / 3 + 1));
+}
+
+TEST_CASE("a layer's full name longer than max_layer_path_bytes is refused, located") {
+  const std::string long_name(max_layer_path_bytes + 1, 'x');
+  CHECK_THROWS_WITH_AS(lower(flat_network(1, run_mode::inference, long_name)),
+                       doctest::Contains("more than the limit of 256"), input_error);
+  CHECK(lower(flat_network(1, run_mode::inference, long_name.substr(1))).size() == 1);
+  // Inside repeat blocks: the joined name counts, and is refused as the file is read.
+  const std::string yaml = "name: t\nlayers:\n  - repeat: 2\n    name: " + std::string(200, 'b') +
+                           "\n    layers:\n      - {name: " + std::string(60, 'c') +
+                           ", type: relu, features: 4}\n";
+  try {
+    parse_network(yaml, "t.yaml");
+    FAIL("accepted");
+  } catch (const input_error &e) {
+    CHECK(e.where().to_string() == "t.yaml:6:9");
+    CHECK(contains(e.message(), "is 261 bytes, more than the limit of 256"));
+  }
+}
+
+TEST_CASE("YAML aliases that expand past max_ops are refused as the file is read, at once") {
+  // Issue 18: 507 bytes, 91,111 attention layers in training (8 ops each): 729,000 ops, under
+  // the 100,000-layer cap; before the fix, 1.2 GB of JSON and 3 GB of memory in 30 s.
+  const std::string yaml = "name: amp\nmode: training\nseq_len: 8\nlayers:\n"
+                           "  - &a {name: a, type: attention, heads: 2, head_dim: 8}\n"
+                           "  - &b {repeat: 1, layers: [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]}\n"
+                           "  - &c {repeat: 1, layers: [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]}\n"
+                           "  - &d {repeat: 1, layers: [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]}\n"
+                           "  - &e {repeat: 1, layers: [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]}\n"
+                           "  - {repeat: 1, layers: [*e, *e, *e, *e, *e, *e, *e, *e]}\n";
+  try {
+    parse_network(yaml, "amp.yaml");
+    FAIL("accepted");
+  } catch (const input_error &e) {
+    CHECK(e.where().to_string() == "amp.yaml:5:5"); // the attention layer, aliased
+    CHECK(contains(e.message(), "more than 300000 ops"));
+  }
+}

@@ -2,14 +2,17 @@
 // Does it fit: weights, KV cache and activations, totalled by hand for two models on two GPUs.
 #include "roofline/analysis.hpp"
 #include "roofline/comparison.hpp"
+#include "roofline/lowering.hpp"
 #include "roofline/memory_fit.hpp"
 #include "roofline/model_config.hpp"
+#include "roofline/network.hpp"
 #include "roofline/spec_catalog.hpp"
 
 #include "test_support.hpp"
 
 #include <doctest/doctest.h>
 
+#include <limits>
 #include <string>
 
 using namespace roofline;
@@ -102,4 +105,17 @@ TEST_CASE("compare names the GPUs a network does not fit, and never picks one") 
   request.net.batch = 20; // 13.5 + 20 × 2.15 GB: 56 GB
   const comparison slower = compare_gpus(request).front();
   CHECK(slower.verdict.fastest == "h100-sxm5");
+}
+
+TEST_CASE("a network whose activations hardly grow with the batch: the largest batch is 2^63 − 1, "
+          "not a wrapped negative one") {
+  // A fixed matmul at batch 2^63 − 1: 16 KiB per 2^63 samples. Once cast from a double past 2^63
+  // (undefined) and reported as −9223372036854775808.
+  const network net = parse_network("name: fixed\nbatch: 9223372036854775807\nlayers:\n"
+                                    "  - {name: mm, type: matmul, m: 64, n: 64, k: 64}\n",
+                                    "fixed.yaml");
+  const memory_use m = memory_of(net, lower(net), 80e9);
+  CHECK(m.fits);
+  REQUIRE(m.max_batch);
+  CHECK(*m.max_batch == std::numeric_limits<std::int64_t>::max());
 }

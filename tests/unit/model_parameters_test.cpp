@@ -359,7 +359,8 @@ TEST_CASE("a `model:` value outside its bounds, not finite or given twice is an 
        "`dram_efficiency` must be a number, not '.inf'"},
       {"nan", "model:\n  dram_efficiency: .nan\n", 14,
        "`dram_efficiency` must be a number, not '.nan'"},
-      {"duplicate", "model:\n  efficiency: {fp16: 0.5, fp16: 0.6}\n", 14, "twice"},
+      {"duplicate", "model:\n  efficiency: {fp16: 0.5, fp16: 0.6}\n", 14,
+       "`model` `efficiency`: duplicate key `fp16` (first given at line 14)"},
       {"duplicate-key", "model:\n  dram_efficiency: 0.5\n  dram_efficiency: 0.6\n", 15,
        "duplicate key"},
       {"unknown", "model:\n  efficiency: {fp17: 0.5}\n", 14, "efficiency.fp17"},
@@ -537,5 +538,13 @@ TEST_CASE("calibrations round-trip through the cache; older or damaged files are
                             "parameters": {"efficiency.fp16": 1.5}})"),
                  "efficiency.fp16"));
   CHECK(contains(refused("not json"), "damaged"));
+  // A parameter given twice: refused, not the last one kept.
+  CHECK(contains(refused(R"({"format_version": 2, "uuid": "x", "origin": "o",
+                            "parameters": {"dram_efficiency": 0.5, "dram_efficiency": 0.9}})"),
+                 "duplicate key `dram_efficiency`"));
+  // A number past a double's range is no number.
+  CHECK(contains(refused(R"({"format_version": 2, "uuid": "x", "origin": "o",
+                            "parameters": {"dram_efficiency": 1e999}})"),
+                 "damaged"));
   fs::remove_all(dir);
 }

@@ -12,6 +12,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -27,6 +28,7 @@ class fake_layer final : public measurement_layer {
 public:
   mutable int measure_calls = 0;
   mutable std::vector<std::size_t> sizes;
+  mutable int failing_call = 0; ///< this call of measure() (from 1) throws, as a dead GPU would
 
   std::string_view version() const noexcept override { return "fake"; }
   int device_count() const noexcept override { return 1; }
@@ -40,13 +42,20 @@ public:
   describe_local_gpu(bool, bool, const std::function<void(const std::string &)> &) const override {
     throw error("not used");
   }
-  measurements measure(const std::vector<op> &ops, const measure_options &) const override {
+  measurements measure(const std::vector<op> &ops, const measure_options &options) const override {
     ++measure_calls;
     sizes.push_back(ops.size());
+    if (measure_calls == failing_call)
+      throw error("CUDA error cudaErrorIllegalAddress (an illegal memory access was encountered)");
     measurements result;
     for (const op &o : ops) {
       if (!o.is_gemm()) {
         result.ops.emplace_back();
+        continue;
+      }
+      if (!result.complete || (options.stop && options.stop())) { // as roofline::measure stops
+        result.complete = false;
+        result.ops.push_back(not_reached("fake"));
         continue;
       }
       measurement m;
@@ -59,7 +68,7 @@ public:
     result.notes.push_back("fake run");
     return result;
   }
-  calibration_result calibrate(const progress_callback &) const override {
+  calibration_result calibrate(const progress_callback &, const stop_callback &) const override {
     throw error("not used");
   }
 };
@@ -100,6 +109,54 @@ TEST_CASE("run_pipeline: analysis, advice, the ops and the padding measured, ass
   REQUIRE(r.measured_pad(0));
   CHECK(r.measured_pad(0)->speedup() == 1);
   CHECK(std::count(r.notes.begin(), r.notes.end(), "fake run") == 1);
+}
+
+TEST_CASE("run_pipeline stopped after the first GEMM: it is kept, the next is marked, the padding "
+          "is not measured, and the report is not complete") {
+  with_fake_layer fake;
+  const network net = parse_network("name: head\nbatch: 8\nlayers:\n"
+                                    "  - {name: proj, type: linear, in: 768, out: 768}\n"
+                                    "  - {name: lm_head, type: linear, in: 768, out: 50257}\n"
+                                    "  - {name: act, type: relu}\n",
+                                    "head.yaml");
+  pipeline_options options;
+  options.measure = measure_options{};
+  int asked = 0;
+  options.measure->stop = [&asked] { return ++asked > 1; }; // Ctrl-C during the first GEMM
+  const report r = run_pipeline(net, choose_gpu("h100"), options);
+  CHECK_FALSE(r.complete);
+  CHECK(fake.layer.measure_calls == 1); // no padding run after a stop
+  REQUIRE(r.measured.size() == 3);
+  REQUIRE(r.measured_op(0));
+  CHECK(r.measured_op(0)->status == measurement_status::measured);
+  REQUIRE(r.measured_op(1));
+  CHECK(r.measured_op(1)->status == measurement_status::skipped);
+  CHECK(contains(r.measured_op(1)->note, "interrupted"));
+  CHECK(r.measured_op(2) == nullptr);
+  REQUIRE(r.advice);
+  CHECK_FALSE(r.advice->padding.empty());
+  CHECK(r.measured_padding.empty());
+
+  options.measure->stop = [] { return false; };
+  CHECK(run_pipeline(net, choose_gpu("h100"), options).complete);
+}
+
+TEST_CASE("run_pipeline: a padding run that cannot start keeps the ops' measurements, with a "
+          "note") {
+  with_fake_layer fake;
+  fake.layer.failing_call = 2; // the padding's pairs
+  pipeline_options options;
+  options.measure = measure_options{};
+  const report r =
+      run_pipeline(parse_network(head_and_relu, "head.yaml"), choose_gpu("h100"), options);
+  CHECK(fake.layer.measure_calls == 2);
+  REQUIRE(r.measured_op(0));
+  CHECK(r.measured_op(0)->status == measurement_status::measured);
+  CHECK(r.complete);
+  CHECK(r.measured_padding.empty());
+  CHECK(std::any_of(r.notes.begin(), r.notes.end(), [](const std::string &note) {
+    return contains(note, "padding suggestions not measured: CUDA error cudaErrorIllegalAddress");
+  }));
 }
 
 TEST_CASE("run_pipeline without --measure touches no layer; with it and no layer, it says why") {

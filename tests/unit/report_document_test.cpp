@@ -408,3 +408,75 @@ TEST_CASE("CSV has the device time and host floor columns") {
     CHECK(row[column("layer")] == r.analysis.ops[i].op.layer);
   }
 }
+
+TEST_CASE("an interrupted measurement: complete false in JSON, the op not reached marked, what was "
+          "measured kept; complete true otherwise") {
+  const network net = parse_network("name: two\nbatch: 64\nlayers:\n"
+                                    "  - {name: first, type: linear, in: 1024, out: 1024}\n"
+                                    "  - {name: second, type: linear, in: 1024, out: 1024}\n",
+                                    "two.yaml");
+  const gpu_spec *h100 = spec_catalog::builtin().find("h100");
+  REQUIRE(h100 != nullptr);
+  const analysis a = analyze(net, perf_model(*h100), "--gpu h100");
+  REQUIRE(a.ops.size() == 2);
+  measurement first;
+  first.engine = "cublas";
+  first.time_s = first.min_time_s = first.max_time_s = 20e-6;
+  first.device_time_s = first.device_min_time_s = first.device_max_time_s = 18e-6;
+  first.samples = 5;
+  measurements stopped;
+  stopped.ops = {first, not_reached("cublas")};
+  stopped.notes = {"interrupted: stopped after 1 of 2 GEMMs, the others are marked not measured"};
+  stopped.complete = false;
+  measurements full = stopped;
+  full.ops[1] = first;
+  full.notes.clear();
+  full.complete = true;
+
+  CHECK(json::parse(written(small_report(), output_format::json)).at("complete") == true);
+  CHECK(json::parse(written(assemble_report(a, std::nullopt, full), output_format::json))
+            .at("complete") == true);
+
+  const report r = assemble_report(a, std::nullopt, stopped);
+  CHECK_FALSE(r.complete);
+  const json doc = json::parse(written(r, output_format::json));
+  CHECK(doc.at("complete") == false);
+  const json &measured = doc.at("ops")[0].at("measured");
+  CHECK(measured.at("status") == "measured");
+  CHECK(measured.at("time_us").get<double>() == doctest::Approx(20));
+  const json &not_run = doc.at("ops")[1].at("measured");
+  CHECK(not_run.at("status") == "skipped");
+  CHECK(contains(not_run.at("note").get<std::string>(), "interrupted"));
+  CHECK(contains(doc.at("notes").back().get<std::string>(), "stopped after 1 of 2 GEMMs"));
+  REQUIRE(r.measured_sums);
+  CHECK(r.measured_sums->ops == 1); // the sums are of what was measured
+
+  const std::string table = written(r, output_format::table);
+  CHECK(contains(table, "skipped: not measured: the run was interrupted before it"));
+  CHECK(contains(table, "stopped after 1 of 2 GEMMs"));
+
+  // A padding run that was stopped leaves the report incomplete as well.
+  measurements padding;
+  padding.complete = false;
+  CHECK_FALSE(assemble_report(a, advice{}, full, padding).complete);
+}
+
+TEST_CASE("a measured op's note shows beside its status in the table") {
+  const network net = parse_network("name: one\nbatch: 64\nlayers:\n"
+                                    "  - {name: fc, type: linear, in: 1024, out: 1024}\n",
+                                    "one.yaml");
+  const gpu_spec *h100 = spec_catalog::builtin().find("h100");
+  REQUIRE(h100 != nullptr);
+  measurement m;
+  m.engine = "cublas";
+  m.time_s = m.min_time_s = m.max_time_s = 20e-6;
+  m.samples = 5;
+  m.note = "hardware counters not read: CUPTI error";
+  measurements run;
+  run.ops = {m};
+  const report r =
+      assemble_report(analyze(net, perf_model(*h100), "--gpu h100"), std::nullopt, run);
+  CHECK(contains(written(r, output_format::table), "ok: hardware counters not read: CUPTI error"));
+  CHECK(json::parse(written(r, output_format::json)).at("ops")[0].at("measured").at("note") ==
+        "hardware counters not read: CUPTI error");
+}

@@ -222,6 +222,67 @@ TEST_CASE("parse_gpu_spec rejects specs without fp32, with unknown keys or with 
                   input_error);
 }
 
+TEST_CASE("parse_gpu_spec refuses numbers that are not finite, not written in full or outside "
+          "their range once scaled, and keys given twice in any group") {
+  const auto refused = [](const std::string &from, const std::string &to,
+                          const std::string &fragment,
+                          const std::string &peaks = "  fp32: {dense: 10}\n") {
+    std::string yaml = spec_yaml("bad", peaks);
+    if (!from.empty()) {
+      REQUIRE(yaml.find(from) != std::string::npos);
+      yaml.replace(yaml.find(from), from.size(), to);
+    } else {
+      yaml += to;
+    }
+    CAPTURE(yaml);
+    try {
+      (void)parse_gpu_spec(yaml, "x.yaml");
+      FAIL("accepted");
+    } catch (const input_error &e) {
+      CHECK(e.where().file == "x.yaml");
+      CHECK(e.where().line > 0);
+      CHECK(contains(e.what(), fragment));
+    }
+  };
+  // 1e308 GB/s overflows to infinity once scaled; 1e-300 GB/s is no bandwidth at all.
+  refused("dram_bandwidth_gb_per_s: 500", "dram_bandwidth_gb_per_s: 1e308",
+          "`dram_bandwidth_gb_per_s` = 1e308 is outside the range any GPU has: [1, 1e+06] GB/s");
+  refused("dram_bandwidth_gb_per_s: 500", "dram_bandwidth_gb_per_s: 1e-300", "[1, 1e+06] GB/s");
+  refused("dram_bandwidth_gb_per_s: 500", "dram_bandwidth_gb_per_s: .inf", "a positive number");
+  refused("boost_clock_mhz: 1000", "boost_clock_mhz: 1e305", "[100, 10000] MHz");
+  refused("memory_gb: 8", "memory_gb: 1e-300", "[0.1, 10000] GB");
+  refused("l2_cache_mb: 2", "l2_cache_mb: 1e9", "[0.1, 10000] MB");
+  refused("tdp_w: 100", "tdp_w: .nan", "`tdp_w` must be a positive number");
+  refused("tdp_w: 100", "tdp_w: 0x1p6", "`tdp_w` must be a positive number, got '0x1p6'");
+  refused("tdp_w: 100", "tdp_w: \" 100\"", "`tdp_w` must be a positive number");
+  refused("tdp_w: 100", "tdp_w: 1e400", "`tdp_w` must be a positive number");
+  refused("sm_count: 4", "sm_count: 1001", "`sm_count` = 1001 is outside the range");
+  refused("", "price_per_hour_usd: 1e300\n", "[0.001, 10000] USD per hour");
+  refused("", "", "[0.001, 1e+06] TFLOP/s", "  fp32: {dense: 1e300}\n");
+  refused("", "", "[0.001, 1e+06] TFLOP/s", "  fp32: {dense: 10}\n  fp16: {dense: 1e-300}\n");
+  refused("", "", "`sparse` (2:4 structured sparsity) must be at least `dense`",
+          "  fp32: {dense: 10}\n  fp16: {dense: 100, sparse: 50}\n");
+  // The interconnect's numbers, as the others.
+  refused("", "interconnect: {kind: x, links: 1, gb_per_s: 1e-300, pcie_gb_per_s: 64}\n",
+          "`gb_per_s` = 1e-300 is outside the range any GPU has: [0.1, 1e+06] GB/s");
+  refused("", "interconnect: {kind: x, links: 1, gb_per_s: 50, pcie_gb_per_s: .inf}\n",
+          "`pcie_gb_per_s` must be a positive number");
+  // A key given twice: at the top, in a peak, in the interconnect, in a `model:` group.
+  refused("tdp_w: 100", "tdp_w: 100\ntdp_w: 200", "duplicate key `tdp_w`");
+  refused("", "", "duplicate key `dense`", "  fp32: {dense: 10, dense: 20}\n");
+  refused("", "interconnect: {kind: x, kind: y, gb_per_s: 50, pcie_gb_per_s: 64}\n",
+          "duplicate key `kind`");
+  refused("", "model:\n  efficiency: {fp16: 0.5, fp16: 0.6}\n",
+          "`model` `efficiency`: duplicate key `fp16`");
+  refused("", "model:\n  dram_efficiency: .inf\n", "`dram_efficiency` must be a number");
+  // The range's ends are in it.
+  std::string edges = spec_yaml("edges", "  fp32: {dense: 0.001}\n");
+  edges.replace(edges.find("dram_bandwidth_gb_per_s: 500"), 28, "dram_bandwidth_gb_per_s: 1e6");
+  const gpu_spec edge = parse_gpu_spec(edges, "x.yaml");
+  CHECK(edge.dram_bytes_per_s == 1e15);
+  CHECK(edge.peak_flop_per_s(precision::fp32) == doctest::Approx(1e9));
+}
+
 TEST_CASE("the default GPU is in the built-in catalog") {
   const gpu_spec *spec = spec_catalog::builtin().find(spec_catalog::default_gpu);
   REQUIRE(spec != nullptr);

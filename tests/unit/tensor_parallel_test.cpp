@@ -128,6 +128,29 @@ TEST_CASE("nccl-tests' arithmetic: algbw, busbw, the ring's bound and the measur
   CHECK_FALSE(measured_all_reduce_s(1 << 20, 4, table).has_value()); // measured over 2, not 4
 }
 
+TEST_CASE("all-reduce tables round-trip; keys given twice and times out of range are refused") {
+  const all_reduce_table table{2, "bf16", "NCCL 2.21", "test", {{4096, 20e-6}, {1 << 20, 40e-6}}};
+  const all_reduce_table back = parse_all_reduce_table(to_json_text(table), "t.json");
+  REQUIRE(back.samples.size() == 2);
+  CHECK(back.samples[1].bytes == 1 << 20);
+  CHECK(back.samples[1].time_s == 40e-6);
+  const auto refused = [](std::string text, const std::string &fragment) {
+    CAPTURE(text);
+    CHECK_THROWS_WITH_AS((void)parse_all_reduce_table(text, "t.json"),
+                         doctest::Contains(fragment.c_str()), input_error);
+  };
+  std::string twice = to_json_text(table);
+  twice.replace(twice.find("\"gpus\""), 0, "\"gpus\": 8, ");
+  refused(twice, "duplicate key `gpus`");
+  for (const char *time : {"1e-300", "1e300", "0", "-1"}) {
+    std::string text = to_json_text(table);
+    const std::string first = "\"time_s\": 2e-05";
+    REQUIRE(text.find(first) != std::string::npos);
+    text.replace(text.find(first), first.size(), std::string("\"time_s\": ") + time);
+    refused(text, "times from 1 ns to 1 h");
+  }
+}
+
 TEST_CASE("an all-reduce's prediction: the links' bound, a measured table when there is one, "
           "and a GPU without links refused") {
   const network net = parse_network("name: t\nprecision: bf16\nbatch: 8\nlayers:\n"

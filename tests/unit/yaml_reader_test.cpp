@@ -93,13 +93,14 @@ TEST_CASE("scalars, lists and mappings keep their text, order and 1-based locati
   CHECK(root.value(0).scalar() == "t");
 }
 
-TEST_CASE("an empty text, or one of comments only, is a null root without a location") {
+TEST_CASE("an empty text, or one of comments only, is a null root located at the file's start") {
   for (const char *text : {"", "# nothing here\n", "\n\n"}) {
     CAPTURE(text);
     const yaml_node root = parse_yaml(text, "t.yaml");
     CHECK(root.is_null());
     CHECK_FALSE(root.mark().has_value());
-    CHECK(location_of(root, "t.yaml").to_string() == "t.yaml");
+    // Before the fix: "t.yaml" alone, so an empty spec file's error had no line and column.
+    CHECK(location_of(root, "t.yaml").to_string() == "t.yaml:1:1");
   }
 }
 
@@ -147,8 +148,70 @@ TEST_CASE("syntax and encoding errors are located input_errors with libyaml's re
   check_located(parse_error("a:\n  b: 1\n c: 2\n"), 3, 2, "YAML syntax error");
   check_located(parse_error("a: 1\n\tb: 2\n"), 2, 1, "YAML syntax error");
   // Not UTF-8 (Latin-1 é), and a control character: located by the byte libyaml stops at.
-  check_located(parse_error("a: 1\nb: caf\xe9 au lait\n"), 2, 8, "YAML syntax error");
-  check_located(parse_error("a: \"x\x01y\"\n"), 1, 6, "control characters are not allowed");
+  // Located at the character's first byte (libyaml stops at the byte after it).
+  check_located(parse_error("a: 1\nb: caf\xe9 au lait\n"), 2, 7,
+                "not valid UTF-8 at byte 0xE9 (invalid trailing UTF-8 octet)");
+  check_located(parse_error("a: 1\nb: \xff\n"), 2, 4, "not valid UTF-8 at byte 0xFF");
+  check_located(parse_error("a: 1\nb: ok \xe2\x82\n"), 2, 7, "not valid UTF-8 at byte 0xE2");
+  check_located(parse_error("a: ok \xe2\x82"), 1, 7, "not valid UTF-8 at byte 0xE2");
+  check_located(parse_error("a: \"x\x01y\"\n"), 1, 6,
+                "the character U+0001 is not allowed in YAML text; write it as an escape");
+}
+
+TEST_CASE("any valid UTF-8 is read as it is, in plain and quoted scalars") {
+  for (const std::string text :
+       {"\xc3\xa9", "\xe2\x9c\x93", "\xe4\xb8\xad\xe6\x96\x87", "\xf0\x9f\x98\x80",
+        "\xf4\x8f\xbf\xbf", "\xef\xbf\xbd", "\xed\x9f\xbf", "\xee\x80\x80"}) {
+    CAPTURE(text);
+    CHECK(value_of(parse_yaml("a: x" + text + "y\n", "t.yaml"), "a").scalar() == "x" + text + "y");
+    CHECK(value_of(parse_yaml("a: \"x" + text + "y\"\n", "t.yaml"), "a").scalar() ==
+          "x" + text + "y");
+  }
+}
+
+TEST_CASE("lists and mappings nested past max_yaml_depth are refused where the limit is crossed, "
+          "at once") {
+  const auto nested = [](std::size_t depth) {
+    return std::string(depth, '[') + std::string(depth, ']') + "\n";
+  };
+  CHECK(parse_yaml(nested(max_yaml_depth), "t.yaml").is_sequence());
+  check_located(parse_error(nested(max_yaml_depth + 1)), 1, 129,
+                "nested too deeply: lists and mappings more than 128 levels deep (the limit)");
+  // A million levels: libyaml alone would take minutes (its scanner revisits every open level).
+  check_located(parse_error(nested(1'000'000)), 1, 129, "nested too deeply");
+  std::string blocks = "a:\n";
+  for (std::size_t i = 1; i <= 200; ++i)
+    blocks += std::string(2 * i, ' ') + "b:\n";
+  check_located(parse_error(blocks), 129, 257, "nested too deeply");
+}
+
+TEST_CASE("parse_json reads what JSON allows and YAML does not, located in the JSON text") {
+  // Python's json.dumps writes a character past U+FFFF as an escaped surrogate pair; DEL, the C1
+  // controls, U+FFFE/U+FFFF and the line breaks NEL, U+2028, U+2029 may stand raw in a string.
+  const yaml_node root = parse_json("{\"e\": \"\\ud83d\\ude00!\", \"c\": "
+                                    "\"a\x7f\xc2\x80\xc2\x9b\xc2\x85\xe2\x80\xa8\xef\xbf\xbe\", "
+                                    "\"q\": \"\\\"\\\\ud83d\", \"n\": 1}\n",
+                                    "c.json");
+  CHECK(value_of(root, "e").scalar() == "\xf0\x9f\x98\x80!");
+  CHECK(value_of(root, "c").scalar() == "a\x7f\xc2\x80\xc2\x9b\xc2\x85\xe2\x80\xa8\xef\xbf\xbe");
+  CHECK(value_of(root, "q").scalar() == "\"\\ud83d"); // an escaped backslash, then text
+  // Columns count the JSON text's characters, before and after what was rewritten.
+  CHECK(location_of(value_of(root, "c"), "c.json").to_string() == "c.json:1:29");
+  CHECK(location_of(value_of(root, "n"), "c.json").to_string() == "c.json:1:63");
+  try {
+    parse_json("{\"e\": \"\\ud83d\\ude00\", \"x\": [1,\n \"\\ud83d\\ude00\" \"b\"]}", "c.json");
+    FAIL("accepted");
+  } catch (const input_error &e) {
+    CHECK(e.where().to_string() == "c.json:2:17");
+  }
+  // A lone surrogate is no character: refused, located.
+  try {
+    parse_json("{\"e\": \"\\ud83d\"}", "c.json");
+    FAIL("accepted");
+  } catch (const input_error &e) {
+    CHECK(e.where().line == 1);
+    CHECK(contains(e.message(), "invalid Unicode character escape"));
+  }
 }
 
 TEST_CASE("finite_number reads a whole decimal number and nothing else") {

@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: Apache-2.0
+// Output integrity (issue 18, part 4): a report that cannot be written (a closed or full stdout, a
+// file past the size limit, a name too long) is an error with the OS's reason and a non-zero
+// status, in every format, and leaves no temporary file behind; names are shown without raw
+// control sequences in every human format; JSON takes any UTF-8.
+#include "cli_runner.hpp"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+using roofline::test::cli_result;
+using roofline::test::cli_setup;
+using roofline::test::run_cli;
+using roofline::test::source_path;
+using roofline::test::temp_dir;
+
+namespace {
+
+const std::string alexnet = source_path("examples/alexnet-classifier.yaml");
+const char *const formats[] = {"table", "json", "csv", "markdown", "html", "svg"};
+
+using output = roofline::test::cli_setup::output;
+
+std::string read_text(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+bool contains(const std::string &text, const std::string &part) {
+  return text.find(part) != std::string::npos;
+}
+
+/// The first control character (C0 but tab and line feed, DEL, C1 as UTF-8) in `text`, or -1.
+int first_control(const std::string &text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7F)
+      return c;
+    if (c == 0xC2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+        static_cast<unsigned char>(text[i + 1]) < 0xA0)
+      return static_cast<unsigned char>(text[i + 1]);
+  }
+  return -1;
+}
+
+} // namespace
+
+// ------------------------------------------------------------------ standard output
+
+TEST_CASE("a report to a closed stdout or a full disk (/dev/full) fails with the OS's reason, in "
+          "every format") {
+  // Before the fix: exit 1 with "cannot write the report to standard output", no reason.
+  for (const auto &[setup, reason] :
+       {std::pair{cli_setup{output::closed}, "Bad file descriptor"},
+        std::pair{cli_setup{output::dev_full}, "No space left on device"}})
+    for (const std::string format : formats) {
+      CAPTURE(format);
+      const cli_result r = run_cli({alexnet, "--gpu", "h100", "--format", format}, setup);
+      INFO("stderr: " << r.err);
+      CHECK(r.status == 1);
+      CHECK(contains(r.err, std::string("cannot write to standard output: ") + reason));
+    }
+  // Every command that prints: compare, specs, --help.
+  for (const std::vector<std::string> &args :
+       {std::vector<std::string>{"compare", alexnet, "--gpus", "h100,a100"},
+        std::vector<std::string>{"specs"}, std::vector<std::string>{"--help"},
+        std::vector<std::string>{"--version"}}) {
+    CAPTURE(args.front());
+    const cli_result r = run_cli(args, cli_setup{output::dev_full});
+    INFO("stderr: " << r.err);
+    CHECK(r.status == 1);
+    CHECK(contains(r.err, "No space left on device"));
+  }
+}
+
+TEST_CASE("--plot and --html beside a stdout that fails: the files are whole, the status says "
+          "the report was lost") {
+  temp_dir dir;
+  const cli_result r =
+      run_cli({alexnet, "--gpu", "h100", "--plot", dir / "c.svg", "--html", dir / "p.html"},
+              cli_setup{output::closed});
+  CHECK(r.status == 1);
+  CHECK(contains(r.err, "Bad file descriptor"));
+  CHECK(read_text(dir / "c.svg").rfind("</svg>") != std::string::npos);
+  CHECK(read_text(dir / "p.html").rfind("</html>") != std::string::npos);
+}
+
+TEST_CASE("nothing written to a closed stdout lands in a file opened later") {
+  // fd 1 closed at start would be the next file opened (the --output temporary): held by
+  // /dev/null, the JSON file gets the JSON and only it.
+  temp_dir dir;
+  const cli_result r =
+      run_cli({alexnet, "--gpu", "h100", "--output", dir / "r.json"}, cli_setup{output::closed});
+  CHECK(r.status == 1);
+  CHECK_FALSE(nlohmann::json::parse(read_text(dir / "r.json"), nullptr, false).is_discarded());
+}
+
+// ------------------------------------------------------------------ --output, --plot, --html
+
+TEST_CASE("a file that cannot be written whole fails with the OS's reason and leaves nothing") {
+  // RLIMIT_FSIZE at 256 bytes: every report is larger, so the write fails (EFBIG) part way.
+  for (const auto &[option, name] : {std::pair<std::string, std::string>{"--output", "r.json"},
+                                     {"--output", "r.csv"},
+                                     {"--output", "r.md"},
+                                     {"--output", "r.txt"},
+                                     {"--plot", "c.svg"},
+                                     {"--html", "p.html"}}) {
+    CAPTURE(option);
+    CAPTURE(name);
+    temp_dir dir;
+    const cli_result r =
+        run_cli({alexnet, "--gpu", "h100", option, dir / name}, cli_setup{output::captured, 256});
+    INFO("stderr: " << r.err);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty()); // files first: no report on stdout when one of them fails
+    CHECK(contains(r.err, option + " " + (dir / name) + ": cannot write: File too large"));
+    CHECK(dir.files().empty()); // no temporary file left
+  }
+}
+
+TEST_CASE("--output with a 255-byte name works; a 256-byte one fails with the OS's reason") {
+  temp_dir dir;
+  const std::string longest = std::string(250, 'r') + ".json"; // NAME_MAX on Linux
+  REQUIRE(longest.size() == 255);
+  const cli_result ok = run_cli({alexnet, "--gpu", "h100", "--output", dir / longest});
+  INFO("stderr: " << ok.err);
+  CHECK(ok.status == 0);
+  CHECK(dir.files() == std::vector<std::string>{longest}); // and no temporary file
+  CHECK_FALSE(nlohmann::json::parse(read_text(dir / longest), nullptr, false).is_discarded());
+
+  temp_dir other;
+  const std::string too_long = "r" + longest;
+  const cli_result r = run_cli({alexnet, "--gpu", "h100", "--output", other / too_long});
+  CHECK(r.status == 2);
+  CHECK(contains(r.err, "cannot write: File name too long"));
+  CHECK(other.files().empty());
+}
+
+TEST_CASE("every --output failure says why") {
+  temp_dir dir;
+  { std::ofstream file(dir / "plain"); }
+  for (const auto &[target, reason] :
+       {std::pair{dir / "missing/r.json",
+                  "cannot write a temporary file beside it: No such file or "
+                  "directory"},
+        std::pair{dir / "plain/r.json",
+                  "cannot write a temporary file beside it: Not a directory"}}) {
+    CAPTURE(target);
+    const cli_result r = run_cli({alexnet, "--gpu", "h100", "--output", target});
+    CHECK(r.status == 2);
+    CHECK(contains(r.err, "--output " + target + ": " + reason));
+  }
+  fs::create_directory(dir / "r.json");
+  const cli_result r = run_cli({alexnet, "--gpu", "h100", "--output", dir / "r.json"});
+  CHECK(r.status == 2);
+  CHECK(contains(r.err, "cannot write: Is a directory"));
+  CHECK(dir.files().size() == 2); // plain and r.json: no temporary file
+}
+
+// ------------------------------------------------------------------ names
+
+TEST_CASE("names with terminal escapes, newlines and bidi controls are escaped in every human "
+          "format") {
+  temp_dir dir;
+  const std::string net = dir / "escapes.yaml";
+  {
+    std::ofstream file(net);
+    file << "name: \"net\\e[2J\\e]0;title\\a\\nsecond line\"\n"
+            "layers:\n"
+            "  - {name: \"fc\\e[31m|a,b\\\"c\\r\\n\\u009b\\u202e<img src=x>\", type: linear, in: "
+            "64, "
+            "out: 64}\n"
+            "  - {name: \"h\xc3\xa9llo \xe2\x9c\x93 \xe4\xb8\xad\xe6\x96\x87 \xf0\x9f\x98\x80\", "
+            "type: relu}\n";
+  }
+  for (const std::string format : formats) {
+    CAPTURE(format);
+    const cli_result r = run_cli({net, "--gpu", "h100", "--format", format});
+    INFO("stderr: " << r.err);
+    REQUIRE(r.status == 0);
+    CHECK(first_control(r.out) == -1);
+    // Valid UTF-8 is kept as it is.
+    CHECK(contains(r.out, "h\xc3\xa9llo \xe2\x9c\x93 \xe4\xb8\xad\xe6\x96\x87 \xf0\x9f\x98\x80"));
+    if (format != "json" && format != "svg") // the chart shows the slowest ops' names only
+      CHECK(contains(r.out, "\\x1b[31m"));
+    CHECK_FALSE(contains(r.out, "\xe2\x80\xae")); // U+202E, right-to-left override
+  }
+  const cli_result table = run_cli({net, "--gpu", "h100"});
+  CHECK(contains(table.out, "net\\x1b[2J\\x1b]0;title\\x07\\nsecond line"));
+  CHECK(contains(table.out, "fc\\x1b[31m|a,b\"c\\r\\n\\u009b\\u202e<img src=x>"));
+  const cli_result markdown = run_cli({net, "--gpu", "h100", "--format", "markdown"});
+  CHECK(contains(markdown.out, "| fc\\x1b[31m\\|a,b\"c\\r\\n\\u009b\\u202e&lt;img src=x> |"));
+  CHECK_FALSE(contains(markdown.out, "<img"));
+  // CSV: one line a row, the name quoted for its comma and quote.
+  const cli_result csv = run_cli({net, "--gpu", "h100", "--format", "csv"});
+  CHECK(contains(csv.out, "\n\"fc\\x1b[31m|a,b\"\"c\\r\\n\\u009b\\u202e<img src=x>\",forward,"));
+  CHECK(std::count(csv.out.begin(), csv.out.end(), '\n') == 3);
+  // JSON keeps the name exactly, its controls escaped as JSON escapes (C1 and bidi ones too).
+  const cli_result json = run_cli({net, "--gpu", "h100", "--format", "json"});
+  CHECK(contains(json.out, "\"fc\\u001b[31m|a,b\\\"c\\r\\n\\u009b\\u202e<img src=x>\""));
+  CHECK(nlohmann::json::parse(json.out)["ops"][0]["layer"] ==
+        "fc\x1b[31m|a,b\"c\r\n\xc2\x9b\xe2\x80\xae<img src=x>");
+  // HTML and SVG: XML-escaped, no raw markup from a name.
+  const cli_result html = run_cli({net, "--gpu", "h100", "--format", "html"});
+  CHECK_FALSE(contains(html.out, "<img"));
+  CHECK(contains(html.out, "&lt;img src=x&gt;"));
+}
+
+TEST_CASE("an error message naming a layer writes its escapes visibly") {
+  temp_dir dir;
+  const std::string net = dir / "bad.yaml";
+  {
+    std::ofstream file(net);
+    file << "name: t\nlayers:\n  - {name: \"a\\e]0;pwned\\a\", type: relux}\n";
+  }
+  const cli_result r = run_cli({net, "--gpu", "h100"});
+  CHECK(r.status == 2);
+  CHECK(first_control(r.err.substr(0, r.err.size() - 1)) == -1); // the final line feed aside
+  CHECK(contains(r.err, "layer `a\\x1b]0;pwned\\x07`"));
+}
+
+// ------------------------------------------------------------------ UTF-8
+
+TEST_CASE("JSON takes any UTF-8, and a file name that is not UTF-8 becomes U+FFFD, not an "
+          "exception") {
+  // Before the fix: exit 1 with nlohmann's "[json.exception.type_error.316] invalid UTF-8 byte".
+  temp_dir dir;
+  const std::string net = dir / "n\xff\xfe.yaml";
+  fs::copy_file(alexnet, net);
+  for (const std::string format : formats) {
+    CAPTURE(format);
+    const cli_result r = run_cli({net, "--gpu", "h100", "--format", format});
+    INFO("stderr: " << r.err);
+    CHECK(r.status == 0);
+    CHECK_FALSE(contains(r.err, "json.exception"));
+  }
+  const cli_result r = run_cli({net, "--gpu", "h100", "--format", "json"});
+  const nlohmann::json report = nlohmann::json::parse(r.out);
+  CHECK(report["network"]["origin"].get<std::string>().find("n\xEF\xBF\xBD\xEF\xBF\xBD.yaml") !=
+        std::string::npos);
+}
+
+TEST_CASE("text that is not UTF-8 is a located input error in a network, a spec and a config") {
+  temp_dir dir;
+  const auto write = [&](const std::string &name, const std::string &text) {
+    std::ofstream(dir / name, std::ios::binary) << text;
+    return dir / name;
+  };
+  const std::string net = write("n.yaml", "name: t\nlayers:\n  - {name: \"f\xe9\", type: relu, "
+                                          "features: 8}\n");
+  const std::string spec = write("s.yaml", "name: x\ndisplay_name: caf\xc3\n");
+  const std::string config = write("c.json", "{\n  \"model_type\": \"llama\xff\"\n}\n");
+  for (const auto &[args, where] :
+       {std::pair{std::vector<std::string>{net, "--gpu", "h100"}, net + ":3:14: "},
+        std::pair{std::vector<std::string>{"gemm", "8", "8", "8", "--gpu", spec}, spec + ":2:18: "},
+        std::pair{std::vector<std::string>{config, "--gpu", "h100"}, config + ":2:23: "}}) {
+    const cli_result r = run_cli(args);
+    INFO("stderr: " << r.err);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(contains(r.err, where + "not valid UTF-8 at byte 0x"));
+  }
+}
+
+TEST_CASE("a config.json holding what JSON allows and YAML does not is read") {
+  // Python's json.dumps (ensure_ascii, its default) writes U+1F600 as a surrogate pair.
+  temp_dir dir;
+  std::string text = read_text(source_path("examples/configs/gpt2.json"));
+  const auto brace = text.find('{');
+  REQUIRE(brace != std::string::npos);
+  text.insert(brace + 1, "\n  \"note\": \"\\ud83d\\ude00 \x7f \xc2\x85 \xe2\x80\xa8\",");
+  std::ofstream(dir / "gpt2.json", std::ios::binary) << text;
+  const cli_result r = run_cli({dir / "gpt2.json", "--gpu", "h100", "--format", "json"});
+  INFO("stderr: " << r.err);
+  CHECK(r.status == 0);
+}
