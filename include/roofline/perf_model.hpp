@@ -45,6 +45,7 @@ struct model_options {
 /// back to back, is warm.
 cache_state step_operand_cache(const std::vector<op> &ops, const gpu_spec &gpu);
 
+
 /// What the model says of one op on one GPU.
 struct prediction {
   /// Per run, eagerly issued: max(device_time_s, host_floor_s), what back-to-back calls take.
@@ -108,6 +109,11 @@ private:
   struct memo;
   std::shared_ptr<memo> m_memo; ///< what predict() and estimate() computed, shared by copies
 };
+
+/// Where `model` puts the GEMM operands of the step `ops`: its options' choice where they make
+/// one, else the step's (step_operand_cache). What analyze() predicts, and what measuring the
+/// step must time.
+cache_state operand_cache_for(const perf_model &model, const std::vector<op> &ops);
 
 /// What a reader of `model`'s predictions of `ops` must know of its options, one sentence each;
 /// empty without model_options::sparse. With it: that the 2:4-sparse peaks place the GEMMs on the

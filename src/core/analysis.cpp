@@ -12,7 +12,7 @@ analysis analyze_ops(std::string name, std::vector<op> ops, const perf_model &gi
   std::optional<perf_model> decided;
   if (!given.options().operand_cache) {
     model_options options = given.options();
-    options.operand_cache = step_operand_cache(ops, given.spec());
+    options.operand_cache = operand_cache_for(given, ops);
     options.parameters = given.parameters();
     options.host = given.host();
     decided.emplace(given.spec(), std::move(options));

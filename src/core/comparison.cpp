@@ -369,11 +369,14 @@ std::vector<comparison> compare_gpus(const compare_request &request) {
       if (sharding)
         g.sharded = shards.at(g.tensor_parallel);
     if (local) {
+      const std::vector<op> ops = lower(at);
       measure_options measuring;
       measuring.counters = false;
       measuring.rounds = 3;
       measuring.progress = request.progress;
-      gpus[*local].measured = layer->measure(lower(at), measuring);
+      // Timed where its model predicts the operands to be, as run_pipeline times them.
+      measuring.cold_l2 = operand_cache_for(gpus[*local].model, ops) == cache_state::cold;
+      gpus[*local].measured = layer->measure(ops, measuring);
     }
     comparisons.push_back(compare(at, gpus, prices));
   }

@@ -292,6 +292,10 @@ cache_state step_operand_cache(const std::vector<op> &ops, const gpu_spec &gpu) 
                                                                   : cache_state::warm;
 }
 
+cache_state operand_cache_for(const perf_model &model, const std::vector<op> &ops) {
+  return model.options().operand_cache.value_or(step_operand_cache(ops, model.spec()));
+}
+
 std::vector<std::string> model_notes(const perf_model &model, const std::vector<op> &ops) {
   std::vector<std::string> notes;
   if (std::any_of(ops.begin(), ops.end(), [](const op &o) { return o.is_fused_attention(); }))
