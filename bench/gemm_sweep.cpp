@@ -13,13 +13,16 @@
 // calibrated model on. `cold` rotates every call's operands through buffers larger than L2 (as
 // `--cold-l2` does), for the model's cold-operand parameters; it times fp16 and bf16 only (what
 // networks' weights are stored in; the rotation makes each op several times dearer to time).
-// Rows are written as each chunk of 64 ops is measured, so that a run cut short keeps them.
+// SIGTERM (what `timeout` sends) or SIGINT stops the sweep after the op in flight, and the rows
+// are written all the same: those it did not reach say so (status skipped).
 //   gemm_sweep OUT.csv [calibration|scoring|fresh|all [cold]]   (all: calibration + scoring)
 #include "roofline/cuda/measurer.hpp"
 #include "roofline/spec_catalog.hpp"
 #include "roofline/sweep_shapes.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -27,6 +30,13 @@
 #include <vector>
 
 namespace {
+
+std::atomic<bool> stop_requested{false}; // lock-free: set by the signal handler
+static_assert(std::atomic<bool>::is_always_lock_free);
+
+void request_stop(int) {
+  stop_requested.store(true);
+}
 
 std::string quoted_field(std::string text) {
   std::replace(text.begin(), text.end(), '"', '\'');
@@ -91,37 +101,38 @@ int main(int argc, char **argv) {
     options.time_budget_s = 0.01;
     options.rounds = 3;
     options.cold_l2 = cold;
+    options.stop = [] { return stop_requested.load(); };
+    options.progress = [](std::size_t done, std::size_t total, const std::string &) {
+      if (done % 100 == 0)
+        std::cerr << done << "/" << total << "\n";
+    };
+    std::signal(SIGTERM, request_stop);
+    std::signal(SIGINT, request_stop);
+    const measurements measured = cuda::measure(ops, options);
     std::ofstream out(argv[1]);
     out << "set,category,m,n,k,batch_count,precision,status,time_us,min_time_us,max_time_us,"
            "device_time_us,device_min_time_us,device_max_time_us,relative_error,note,"
            "kernel_time_us,launches,kernels\n";
-    constexpr std::size_t chunk = 64;
-    for (std::size_t first = 0; first < ops.size(); first += chunk) {
-      const std::size_t last = std::min(ops.size(), first + chunk);
-      const measurements measured =
-          cuda::measure(std::vector<op>(ops.begin() + static_cast<std::ptrdiff_t>(first),
-                                        ops.begin() + static_cast<std::ptrdiff_t>(last)),
-                        options);
-      for (std::size_t i = first; i < last; ++i) {
-        const op &o = ops[i];
-        const measurement &m = *measured.ops[i - first];
-        out << origin[i]->set << ',' << origin[i]->shape.category << ',' << o.gemm->m << ','
-            << o.gemm->n << ',' << o.gemm->k << ',' << o.gemm->batch_count << ','
-            << to_string(o.precision) << ',' << to_string(m.status) << ',' << m.time_s * 1e6 << ','
-            << m.min_time_s * 1e6 << ',' << m.max_time_s * 1e6 << ',' << m.device_time_s * 1e6
-            << ',' << m.device_min_time_s * 1e6 << ',' << m.device_max_time_s * 1e6 << ','
-            << m.relative_error << ",\"" << quoted_field(m.note) << "\"," << m.kernel_time_s * 1e6
-            << ',' << m.launches << ",\"";
-        for (std::size_t k = 0; k < m.kernels.size(); ++k) // demangled names hold commas
-          out << (k ? " | " : "") << quoted_field(m.kernels[k]);
-        out << "\"\n";
-      }
-      if (!out.flush()) {
-        std::fprintf(stderr, "gemm_sweep: cannot write %s\n", argv[1]);
-        return 1;
-      }
-      std::cerr << last << "/" << ops.size() << " ops\n";
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const op &o = ops[i];
+      const measurement &m = *measured.ops[i];
+      out << origin[i]->set << ',' << origin[i]->shape.category << ',' << o.gemm->m << ','
+          << o.gemm->n << ',' << o.gemm->k << ',' << o.gemm->batch_count << ','
+          << to_string(o.precision) << ',' << to_string(m.status) << ',' << m.time_s * 1e6 << ','
+          << m.min_time_s * 1e6 << ',' << m.max_time_s * 1e6 << ',' << m.device_time_s * 1e6 << ','
+          << m.device_min_time_s * 1e6 << ',' << m.device_max_time_s * 1e6 << ','
+          << m.relative_error << ",\"" << quoted_field(m.note) << "\"," << m.kernel_time_s * 1e6
+          << ',' << m.launches << ",\"";
+      for (std::size_t k = 0; k < m.kernels.size(); ++k) // demangled names hold commas
+        out << (k ? " | " : "") << quoted_field(m.kernels[k]);
+      out << "\"\n";
     }
+    if (!out.flush()) {
+      std::fprintf(stderr, "gemm_sweep: cannot write %s\n", argv[1]);
+      return 1;
+    }
+    if (!measured.complete)
+      std::cerr << "stopped before the end: the rows not reached say so\n";
     std::cerr << list.size() << " shapes (" << which << "), " << ops.size()
               << " measurements written to " << argv[1] << "\n";
   } catch (const std::exception &e) {
