@@ -175,21 +175,29 @@ std::vector<std::string> classes_of(const row &r) {
   return classes;
 }
 
+/// `rows` by the groups the tables break errors down by: all, each precision, each class and, with
+/// `by_category`, each shape category.
+std::map<std::string, std::vector<const row *>> groups_of(const std::vector<row> &rows,
+                                                          bool by_category) {
+  std::map<std::string, std::vector<const row *>> groups;
+  for (const row &r : rows) {
+    groups["**all**"].push_back(&r);
+    groups[std::string(to_string(r.sample.prec))].push_back(&r);
+    if (by_category)
+      groups["category " + r.category].push_back(&r);
+    for (const std::string &c : classes_of(r))
+      groups[c].push_back(&r);
+  }
+  return groups;
+}
+
 void score(const std::string &name, const gpu_data &gpu, const model_parameters &architecture) {
   fmt::print("\n### {} ({} fresh rows; (c) calibrated on {} rows)\n\n", name, gpu.fresh.size(),
              gpu.calibration.size());
   fmt::print("| scored on | n | (a) roofline | p90 | (b) architecture | p90 | (c) calibrated | "
              "p90 | eager, measured floor | p90 |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|"
              "---:|\n");
-  std::map<std::string, std::vector<const row *>> groups;
-  for (const row &r : gpu.fresh) {
-    groups["**all**"].push_back(&r);
-    groups[std::string(to_string(r.sample.prec))].push_back(&r);
-    groups["category " + r.category].push_back(&r);
-    for (const std::string &c : classes_of(r))
-      groups[c].push_back(&r);
-  }
-  for (const auto &[group, rows] : groups) {
+  for (const auto &[group, rows] : groups_of(gpu.fresh, true)) {
     std::vector<double> a, b, c, eager;
     for (const row *r : rows) {
       const timed_gemm &s = r->sample;
@@ -254,14 +262,7 @@ void score_cold(const std::string &name, const gpu_spec &gpu, const std::vector<
              "(b) predicted warm | p90 | (b) predicted cold | p90 |\n|---|---:|---:|---:|---:|"
              "---:|---:|---:|\n",
              name, fresh.size());
-  std::map<std::string, std::vector<const row *>> groups;
-  for (const row &r : fresh) {
-    groups["**all**"].push_back(&r);
-    groups[std::string(to_string(r.sample.prec))].push_back(&r);
-    for (const std::string &c : classes_of(r))
-      groups[c].push_back(&r);
-  }
-  for (const auto &[group, rows] : groups) {
+  for (const auto &[group, rows] : groups_of(fresh, false)) {
     std::vector<double> a, warm, cold;
     for (const row *r : rows) {
       timed_gemm s = r->sample;

@@ -5,8 +5,6 @@
 #include "roofline/error.hpp"
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 namespace roofline {
 
@@ -72,11 +70,11 @@ host_floor cached_host_floor() {
     const std::string name = entry.path().filename().string();
     if (name.rfind("ceilings-", 0) != 0 || entry.path().extension() != ".json")
       continue;
-    std::ifstream in(entry.path());
-    std::ostringstream text;
-    text << in.rdbuf();
+    const std::optional<std::string> text = read_cache_file(entry.path());
+    if (!text)
+      continue;
     try {
-      measured_ceilings ceilings = parse_ceilings(text.str(), entry.path().string());
+      measured_ceilings ceilings = parse_ceilings(*text, entry.path().string());
       if (ceilings.host_floor_s(precision::fp16) &&
           (!newest || ceilings.measured_at > newest->measured_at))
         newest = std::move(ceilings);

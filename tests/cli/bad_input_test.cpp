@@ -22,6 +22,7 @@
 
 namespace fs = std::filesystem;
 using roofline::test::cli_result;
+using roofline::test::read_text;
 using roofline::test::run_cli;
 using roofline::test::source_path;
 using roofline::test::temp_dir;
@@ -37,13 +38,6 @@ const std::string alexnet = source_path("examples/alexnet-classifier.yaml");
 /// The start of an output, for failure messages (a wrongly accepted input prints a whole report).
 std::string head(const std::string &text) {
   return text.size() <= 400 ? text : text.substr(0, 400) + "...";
-}
-
-std::string read_text(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 /// Status 2, nothing on stdout, and stderr holding `where` (e.g. "file:4:35") followed by ": ",

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -17,6 +19,19 @@ struct cli_result {
   std::string out; ///< stdout
   std::string err; ///< stderr
 };
+
+/// Whether `text` holds `part`.
+inline bool contains(const std::string &text, const std::string &part) {
+  return text.find(part) != std::string::npos;
+}
+
+/// The bytes of a file ("" when it cannot be read).
+inline std::string read_text(const std::filesystem::path &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
 
 /// Runs roofline-advise with `args` (no shell involved) and captures both streams.
 cli_result run_cli(const std::vector<std::string> &args);

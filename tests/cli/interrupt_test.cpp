@@ -24,25 +24,10 @@ using namespace roofline::test;
 
 namespace {
 
-bool contains(const std::string &text, const std::string &part) {
-  return text.find(part) != std::string::npos;
-}
-
 std::vector<std::string> fake_environment(const std::string &cache) {
   return {std::string("ROOFLINE_MEASURE_LAYER=") + ROOFLINE_FAKE_MEASURE_LAYER,
           "ROOFLINE_CACHE_DIR=" + cache, "NO_COLOR=1"};
 }
-
-/// A scratch directory, removed at the end of the scope.
-struct scratch_directory {
-  std::filesystem::path path;
-  explicit scratch_directory(const std::string &name)
-      : path(std::filesystem::temp_directory_path() / (name + "-" + std::to_string(::getpid()))) {
-    std::filesystem::remove_all(path);
-    std::filesystem::create_directories(path);
-  }
-  ~scratch_directory() { std::filesystem::remove_all(path); }
-};
 
 /// roofline-advise `args` on the fake layer, SIGINT once one GEMM is done: from outside where its
 /// stderr is a terminal, else raised by the layer as the second GEMM starts.
@@ -63,26 +48,19 @@ std::unique_ptr<child_process> interrupted(const std::vector<std::string> &args,
   return std::make_unique<child_process>(argv, environment, false);
 }
 
-std::string read_file(const std::filesystem::path &path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 } // namespace
 
 TEST_CASE("Ctrl-C during --measure: the report of what was measured on stdout and --output, "
           "complete false, exit 130") {
-  const scratch_directory scratch("roofline-interrupt");
-  const std::string file = (scratch.path / "report.json").string();
+  const temp_dir scratch;
+  const std::string file = (scratch.path() / "report.json").string();
   auto run = interrupted({source_path("examples/mlp-training.yaml"), "--gpu", "h100", "--measure",
                           "--format", "json", "--output", file},
-                         (scratch.path / "cache").string());
+                         (scratch.path() / "cache").string());
   CHECK(exit_status(*run, 30) == 130);
   CHECK(contains(run->err, "roofline-advise: interrupted: stopping after the op in flight (Ctrl-C "
                            "again to quit at once)"));
-  for (const std::string &text : {run->out, read_file(file)}) {
+  for (const std::string &text : {run->out, read_text(file)}) {
     const json doc = json::parse(text, nullptr, false);
     REQUIRE_MESSAGE(!doc.is_discarded(), "not JSON:\n" << text);
     CHECK(doc.at("complete") == false);
@@ -97,17 +75,17 @@ TEST_CASE("Ctrl-C during --measure: the report of what was measured on stdout an
 
 TEST_CASE("Ctrl-C during --measure with the table format: the table marks the GEMMs not "
           "measured and says where the run stopped") {
-  const scratch_directory scratch("roofline-interrupt-table");
+  const temp_dir scratch;
   auto run = interrupted({source_path("examples/mlp-training.yaml"), "--gpu", "h100", "--measure"},
-                         (scratch.path / "cache").string());
+                         (scratch.path() / "cache").string());
   CHECK(exit_status(*run, 30) == 130);
   CHECK(contains(run->out, "skipped: not measured: the run was interrupted before it"));
   CHECK(contains(run->out, "interrupted: stopped after"));
 }
 
 TEST_CASE("a second Ctrl-C ends the measurement at once, writing nothing") {
-  const scratch_directory scratch("roofline-interrupt-twice");
-  std::vector<std::string> environment = fake_environment((scratch.path / "cache").string());
+  const temp_dir scratch;
+  std::vector<std::string> environment = fake_environment((scratch.path() / "cache").string());
   environment.push_back("ROOFLINE_FAKE_MEASURE_MS=2000"); // the op in flight outlasts the test
   child_process run({ROOFLINE_ADVISE, source_path("examples/mlp-training.yaml"), "--gpu", "h100",
                      "--measure", "--format", "json"},
@@ -128,8 +106,8 @@ TEST_CASE("a second Ctrl-C ends the measurement at once, writing nothing") {
 }
 
 TEST_CASE("Ctrl-C during calibrate: exit 130, nothing fitted or saved, and it says so") {
-  const scratch_directory scratch("roofline-interrupt-calibrate");
-  const std::filesystem::path cache = scratch.path / "cache";
+  const temp_dir scratch;
+  const std::filesystem::path cache = scratch.path() / "cache";
   auto run = interrupted({"calibrate"}, cache.string());
   CHECK(exit_status(*run, 30) == 130);
   CHECK(contains(run->err, "roofline-advise: calibration interrupted after "));
@@ -139,8 +117,8 @@ TEST_CASE("Ctrl-C during calibrate: exit 130, nothing fitted or saved, and it sa
 }
 
 TEST_CASE("--measure and calibrate that are not interrupted: complete true, exit 0") {
-  const scratch_directory scratch("roofline-not-interrupted");
-  std::vector<std::string> environment = fake_environment((scratch.path / "cache").string());
+  const temp_dir scratch;
+  std::vector<std::string> environment = fake_environment((scratch.path() / "cache").string());
   environment.push_back("ROOFLINE_FAKE_MEASURE_MS=0");
   child_process measure({ROOFLINE_ADVISE, source_path("examples/alexnet-classifier.yaml"), "--gpu",
                          "h100", "--measure", "--format", "json"},

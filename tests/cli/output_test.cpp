@@ -18,6 +18,8 @@
 namespace fs = std::filesystem;
 using roofline::test::cli_result;
 using roofline::test::cli_setup;
+using roofline::test::contains;
+using roofline::test::read_text;
 using roofline::test::run_cli;
 using roofline::test::source_path;
 using roofline::test::temp_dir;
@@ -28,17 +30,6 @@ const std::string alexnet = source_path("examples/alexnet-classifier.yaml");
 const char *const formats[] = {"table", "json", "csv", "markdown", "html", "svg"};
 
 using output = roofline::test::cli_setup::output;
-
-std::string read_text(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-bool contains(const std::string &text, const std::string &part) {
-  return text.find(part) != std::string::npos;
-}
 
 /// The first control character (C0 but tab and line feed, DEL, C1 as UTF-8) in `text`, or -1.
 int first_control(const std::string &text) {

@@ -10,6 +10,7 @@
 // ROOFLINE_INJECT_FAULT=N:sigint). Where the binaries were carried to the GPU machine, the
 // roofline-advise beside gpu_tests and the examples of the current directory are used
 // (ROOFLINE_ADVISE and ROOFLINE_SOURCE_DIR in the environment choose others).
+#include "cli_runner.hpp"
 #include "interrupt_support.hpp"
 
 #include <doctest/doctest.h>
@@ -39,16 +40,12 @@ std::string advise() {
 }
 
 /// A file of the source tree: $ROOFLINE_SOURCE_DIR, else the build's, else the current directory.
-std::string source_path(const std::string &relative) {
+std::string repository_path(const std::string &relative) {
   const char *chosen = std::getenv("ROOFLINE_SOURCE_DIR");
   const fs::path root = chosen && *chosen                                      ? fs::path(chosen)
                         : fs::exists(fs::path(ROOFLINE_SOURCE_DIR) / relative) ? ROOFLINE_SOURCE_DIR
                                                                                : fs::current_path();
   return (root / relative).string();
-}
-
-bool contains(const std::string &text, const std::string &part) {
-  return text.find(part) != std::string::npos;
 }
 
 /// roofline-advise `args`, SIGINT once one GEMM is done: from outside where its stderr is a
@@ -78,7 +75,7 @@ const char *const network = "examples/mlp-training.yaml";
 
 TEST_CASE("Ctrl-C during --measure: the report of what was measured, complete false, exit 130") {
   // Injected: op 2 is the second GEMM (fc1's forward GEMM is op 0, gelu1 op 1).
-  auto run = interrupted_run({source_path(network), "--measure", "--format", "json"}, {}, 2);
+  auto run = interrupted_run({repository_path(network), "--measure", "--format", "json"}, {}, 2);
   CHECK(exit_status(*run, 240) == 130);
   CHECK(contains(run->err, "interrupted: stopping after the op in flight"));
   const json doc = json::parse(run->out, nullptr, false);
@@ -93,7 +90,7 @@ TEST_CASE("Ctrl-C during --measure: the report of what was measured, complete fa
 }
 
 TEST_CASE("a second Ctrl-C ends the measurement at once") {
-  child_process run({advise(), source_path(network), "--measure", "--format", "json"}, {}, true);
+  child_process run({advise(), repository_path(network), "--measure", "--format", "json"}, {}, true);
   if (!run.on_terminal()) {
     MESSAGE("no pseudo-terminal: not checked");
     return;

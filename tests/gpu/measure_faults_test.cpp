@@ -3,6 +3,7 @@
 // (src/cuda/fault_injection.hpp): a failing GEMM call, an allocation beyond the GPU's memory and a
 // CUPTI error each mark their op, and every other op is measured. And a stopped run (what Ctrl-C
 // does through measure_options::stop) keeps what it measured.
+#include "cli_runner.hpp"
 #include "roofline/cuda/measurer.hpp"
 #include "roofline/error.hpp"
 
@@ -14,6 +15,7 @@
 #include <vector>
 
 using namespace roofline;
+using roofline::test::contains;
 
 namespace {
 
@@ -25,10 +27,6 @@ public:
   scoped_fault(const scoped_fault &) = delete;
   scoped_fault &operator=(const scoped_fault &) = delete;
 };
-
-bool contains(const std::string &text, const std::string &part) {
-  return text.find(part) != std::string::npos;
-}
 
 /// `count` small fp16 GEMMs (cheap to check, time and count), a ReLU between the first two.
 std::vector<op> small_gemms(int count) {
