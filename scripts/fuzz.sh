@@ -53,7 +53,7 @@ for t in "${targets[@]}"; do
     -ignore_timeouts=1 -ignore_ooms=1 -max_total_time=$((minutes * 60)) -timeout=10 \
     -rss_limit_mb=2048 -max_len="${max_len[$t]}" -print_funcs=0 -dict="$root/tests/fuzz/$t.dict" -artifact_prefix="$crashes/" \
     "$corpus") > "$log" 2>&1 || true
-  stats=$(grep -E '^#[0-9]+: +cov: ' "$log" | tail -1 || true)
+  stats=$(grep -oE '#[0-9]+: +cov: .*' "$log" | tail -1 || true)
   found=$(find "$crashes" -type f -newer "$findings/$t/started" | wc -l)
   summary+=("$t: $minutes min, ${stats:-no coverage line in $log}; new findings: $found")
 done
