@@ -45,7 +45,6 @@ struct model_options {
 /// back to back, is warm.
 cache_state step_operand_cache(const std::vector<op> &ops, const gpu_spec &gpu);
 
-
 /// What the model says of one op on one GPU.
 struct prediction {
   /// Per run, eagerly issued: max(device_time_s, host_floor_s), what back-to-back calls take.

@@ -90,7 +90,8 @@ TEST_CASE("Ctrl-C during --measure: the report of what was measured, complete fa
 }
 
 TEST_CASE("a second Ctrl-C ends the measurement at once") {
-  child_process run({advise(), repository_path(network), "--measure", "--format", "json"}, {}, true);
+  child_process run({advise(), repository_path(network), "--measure", "--format", "json"}, {},
+                    true);
   if (!run.on_terminal()) {
     MESSAGE("no pseudo-terminal: not checked");
     return;
