@@ -73,7 +73,8 @@ struct prediction {
 /// memory-bound ops run on the CUDA cores, so against the fp32 (SIMT) peak.
 /// A model remembers what it predicted (networks repeat their shapes): predict() and estimate()
 /// compute each distinct op once. The memo is safe to use from several threads at once, and
-/// copies of a model share it (a model never changes after construction).
+/// copies of a model share it (a model never changes after construction), as do the models
+/// with_operand_cache() derives (the memo's keys hold where the operands are).
 class perf_model {
 public:
   explicit perf_model(gpu_spec spec, model_options options = {});
@@ -83,6 +84,12 @@ public:
   /// The GEMM model's parameters in use.
   const model_parameters &parameters() const noexcept { return m_parameters; }
   const roofline::host_floor &host() const noexcept { return m_host; }
+  /// Where GEMM operands are when each call starts: the options' choice, else warm.
+  cache_state operand_cache() const noexcept {
+    return m_options.operand_cache.value_or(cache_state::warm);
+  }
+  /// This model with the operands placed `operands`, sharing this model's memo.
+  perf_model with_operand_cache(cache_state operands) const;
 
   /// Throws input_error when the GPU has no rate for the op's precision. The prediction depends
   /// only on the op's GEMM shape, precision, FLOPs and bytes, not on its name or count. With

@@ -3,6 +3,7 @@
 
 #include "roofline/error.hpp"
 
+#include "checked_math.hpp"
 #include "parallel.hpp"
 #include "roofline/gemm_model.hpp"
 #include "roofline/lowering.hpp"
@@ -26,10 +27,10 @@ namespace {
 
 /// `value` (non-negative) rounded up to a multiple of `multiple`; nullopt where that overflows.
 std::optional<std::int64_t> round_up(std::int64_t value, std::int64_t multiple) {
-  std::int64_t sum = 0;
-  if (__builtin_add_overflow(value, multiple - 1, &sum))
+  const std::optional<std::int64_t> sum = detail::checked_sum({value, multiple - 1});
+  if (!sum)
     return std::nullopt;
-  return sum / multiple * multiple;
+  return *sum / multiple * multiple;
 }
 
 /// Whether the FLOPs and bytes of `shape` fit 64-bit integers: a padded size past them is no
@@ -392,13 +393,17 @@ compute_bound_batch(const network &net, const std::vector<op> &ops, const std::v
     for (std::int64_t batch = 1; batch <= largest; batch *= 2) {
       at.distinct.clear();
       for (const growth_line &line : lines) {
-        op o = line.at_now;
-        std::int64_t per_batch_bytes = 0;
-        if (__builtin_mul_overflow(line.rows, batch, &o.gemm->m) ||
-            __builtin_mul_overflow(line.flops, batch, &o.flops) ||
-            __builtin_mul_overflow(line.bytes, batch, &per_batch_bytes) ||
-            __builtin_add_overflow(line.fixed_bytes, per_batch_bytes, &o.bytes))
+        const std::optional<std::int64_t> rows = detail::checked_product({line.rows, batch}),
+                                          flops = detail::checked_product({line.flops, batch}),
+                                          bytes = detail::checked_sum(
+                                              {line.fixed_bytes,
+                                               detail::checked_product({line.bytes, batch})});
+        if (!rows || !flops || !bytes)
           return std::nullopt; // sizes overflow at this batch: the network's lowering does too
+        op o = line.at_now;
+        o.gemm->m = *rows;
+        o.flops = *flops;
+        o.bytes = *bytes;
         at.distinct.push_back(std::move(o));
       }
       try {
@@ -584,10 +589,9 @@ advice advise(const network &net, const analysis &analysed, double min_speedup) 
   }
   other_batches batches(net);
   // A batch past 2^62 cannot double: no batch advice, as where the network's sizes overflow there.
-  std::int64_t twice_batch = 0;
-  const std::optional<std::vector<op>> at_twice = __builtin_mul_overflow(net.batch, 2, &twice_batch)
-                                                      ? std::nullopt
-                                                      : batches.lower_at(twice_batch);
+  const std::optional<std::int64_t> twice_batch = detail::checked_product({net.batch, 2});
+  const std::optional<std::vector<op>> at_twice =
+      twice_batch ? batches.lower_at(*twice_batch) : std::nullopt;
   const auto scaled = batch_scaled(net, ops, at_twice);
   // GEMMs that grow alike get the same batch advice: searched once per group.
   const growth_groups groups = at_twice ? group_by_growth(ops, *at_twice, scaled) : growth_groups{};
@@ -616,11 +620,11 @@ advice advise(const network &net, const analysis &analysed, double min_speedup) 
     launch.time_s = analysed.totals.launch_bound_time_s;
     for (const analysed_op &entry : analysed.ops)
       if (entry.prediction.launch_bound) {
-        if (__builtin_add_overflow(launch.runs, entry.op.count, &launch.runs))
-          throw input_error(entry.op.where, "layer `" + entry.op.layer +
-                                                "`: the step's runs of launch-bound ops (the "
-                                                "repeat counts of every one up to it) overflow a "
-                                                "64-bit integer");
+        launch.runs =
+            detail::require_no_overflow(detail::checked_sum({launch.runs, entry.op.count}),
+                                        entry.op.where, "layer `" + entry.op.layer + "`",
+                                        "the count of the step's runs of launch-bound ops (the "
+                                        "repeat counts of every one up to it)");
         launch.device_time_s +=
             entry.prediction.device_time_s * static_cast<double>(entry.op.count);
       }

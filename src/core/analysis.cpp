@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "roofline/analysis.hpp"
 
+#include "checked_math.hpp"
 #include "roofline/error.hpp"
 #include "roofline/lowering.hpp"
 
@@ -9,15 +10,7 @@ namespace roofline {
 analysis analyze_ops(std::string name, std::vector<op> ops, const perf_model &given,
                      std::string device_selection) {
   // The step decides where its operands are, unless the caller did.
-  std::optional<perf_model> decided;
-  if (!given.options().operand_cache) {
-    model_options options = given.options();
-    options.operand_cache = operand_cache_for(given, ops);
-    options.parameters = given.parameters();
-    options.host = given.host();
-    decided.emplace(given.spec(), std::move(options));
-  }
-  const perf_model &model = decided ? *decided : given;
+  const perf_model model = given.with_operand_cache(operand_cache_for(given, ops));
   analysis r;
   r.network_name = std::move(name);
   r.device = model.spec();
@@ -48,10 +41,10 @@ analysis analyze_ops(std::string name, std::vector<op> ops, const perf_model &gi
       t.communication_time_s += entry.total_time_s;
     if (entry.op.is_gemm()) {
       t.gemm_time_s += entry.total_time_s;
-      if (__builtin_add_overflow(t.gemm_count, entry.op.count, &t.gemm_count))
-        throw input_error(entry.op.where, "layer `" + entry.op.layer +
-                                              "`: the step's GEMM runs (the repeat counts of "
-                                              "every GEMM up to it) overflow a 64-bit integer");
+      t.gemm_count = detail::require_no_overflow(
+          detail::checked_sum({t.gemm_count, entry.op.count}), entry.op.where,
+          "layer `" + entry.op.layer + "`",
+          "the count of the step's GEMM runs (the repeat counts of every GEMM up to it)");
     }
     ++t.op_count;
     r.ops.push_back(std::move(entry));

@@ -7,6 +7,7 @@
 #include "roofline/output_format.hpp"
 #include "roofline/report.hpp"
 #include "text_table.hpp"
+#include "utf8.hpp"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "roofline/gemm_model.hpp"
 
+#include "checked_math.hpp"
 #include "kernel_choice.hpp"
 
 #include <fmt/format.h>
@@ -130,8 +131,8 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
     c.kind = &kind;
     c.t = t;
     c.split = sc.split;
-    if (__builtin_mul_overflow(output_tiles, sc.split, &c.tiles))
-      c.tiles = std::numeric_limits<std::int64_t>::max(); // as output_tiles saturates
+    c.tiles = detail::checked_product({output_tiles, sc.split})
+                  .value_or(std::numeric_limits<std::int64_t>::max()); // as output_tiles saturates
     const double depth = static_cast<double>(sc.depth);
     // One tile: its FMAs, its operand loads through L2, or its K loop's latency, whichever is
     // longest, plus the fixed cost every wave pays.
@@ -154,11 +155,8 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
   };
   const auto output_tiles = [&](const tile &t) {
     // Saturated past 2^63 (no shape that large is lowered; a caller may still ask).
-    std::int64_t tiles = 0;
-    return __builtin_mul_overflow(ceil_div(s.m, t.m), ceil_div(s.n, t.n), &tiles) ||
-                   __builtin_mul_overflow(tiles, s.batch_count, &tiles)
-               ? std::numeric_limits<std::int64_t>::max()
-               : tiles;
+    return detail::checked_product({ceil_div(s.m, t.m), ceil_div(s.n, t.n), s.batch_count})
+        .value_or(std::numeric_limits<std::int64_t>::max());
   };
 
   candidate chosen;

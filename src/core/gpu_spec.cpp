@@ -2,6 +2,7 @@
 #include "roofline/gpu_spec.hpp"
 
 #include "roofline/error.hpp"
+#include "utf8.hpp"
 #include "yaml_reader.hpp"
 
 #include <fmt/format.h>
@@ -33,27 +34,17 @@ double gpu_spec::ridge_intensity(precision p, bool sparse) const {
 
 namespace {
 
-/// The UTF-8 character of `text` at `at`, advancing past it; U+FFFD where there is none (for one
-/// byte) and for what YAML cannot hold (surrogates, U+FFFE, U+FFFF).
+/// The UTF-8 character of `text` at `at`, advancing past it; U+FFFD where there is none (for each
+/// byte that starts no valid UTF-8) and for the noncharacters YAML cannot hold (U+FFFE, U+FFFF).
 char32_t next_code_point(std::string_view text, std::size_t &at) {
-  const auto lead = static_cast<unsigned char>(text[at]);
-  const std::size_t length = lead < 0x80 ? 1 : lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
-  char32_t code = length == 1 ? lead : lead & (0x7F >> length);
-  bool well_formed = (length == 1 || lead >= 0xC2) && lead < 0xF5 && at + length <= text.size();
-  for (std::size_t i = 1; well_formed && i < length; ++i) {
-    const auto next = static_cast<unsigned char>(text[at + i]);
-    well_formed = (next & 0xC0) == 0x80;
-    code = code << 6 | (next & 0x3F);
-  }
-  if (!well_formed) {
+  const std::size_t length = detail::utf8_sequence(text.substr(at));
+  if (length == 0) {
     ++at;
     return 0xFFFD;
   }
+  const std::uint32_t code = detail::utf8_code_point(text.substr(at), length);
   at += length;
-  static constexpr char32_t shortest[] = {0, 0, 0x80, 0x800, 0x10000};
-  const bool valid = code >= shortest[length] && code <= 0x10FFFF &&
-                     !(code >= 0xD800 && code <= 0xDFFF) && code != 0xFFFE && code != 0xFFFF;
-  return valid ? code : 0xFFFD;
+  return code == 0xFFFE || code == 0xFFFF ? 0xFFFD : code;
 }
 
 /// `text` as a double-quoted YAML scalar, escaped as the files written so far are (calibrations

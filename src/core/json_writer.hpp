@@ -106,18 +106,6 @@ private:
   std::vector<open_container> m_open;
 };
 
-/// The length of the valid UTF-8 sequence at the start of `s`, or 0 when it is not one.
-std::size_t utf8_sequence(std::string_view s);
-
-/// The code point of the valid UTF-8 sequence of `length` bytes (utf8_sequence's) starting `s`.
-std::uint32_t utf8_code_point(std::string_view s, std::size_t length);
-
-/// Whether code point `c` is one a terminal acts on or that reorders the text shown: the C0 and
-/// C1 controls, DEL, and the bidirectional-text controls (the Arabic letter mark, the
-/// left-to-right and right-to-left marks, embeddings, overrides and isolates). Every format shows
-/// them escaped (printable_text; JSON as `\u009b`).
-bool is_control(std::uint32_t c);
-
 /// `number` as nlohmann::json::dump writes it (appended to `out`).
 void append_json_number(std::string &out, double number);
 

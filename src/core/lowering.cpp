@@ -48,6 +48,10 @@ private:
                     const std::optional<quantized_weights> &weights, std::int64_t count) {
     for (const layer &l : layers) {
       const std::string path = layer_path(prefix, l.name);
+      // The limits first: a network past them makes no op beyond max_ops.
+      if (!std::holds_alternative<repeat_block>(l.body))
+        m_ops += op_count(l, m_net.mode);
+      check_layer_limits(path, m_ops, l.where);
       const context ctx{path, l.precision.value_or(prec), l.weights ? l.weights : weights, count,
                         l.where};
       std::visit([&](const auto &body) { lower(ctx, body); }, l.body);
@@ -444,6 +448,7 @@ private:
 
   const network &m_net;
   std::int64_t m_rows = 0;
+  std::int64_t m_ops = 0; ///< op_count of the layers lowered so far: max_ops bounds it
   activation m_previous;
   std::vector<op> m_forward;
   std::vector<std::vector<op>> m_backward;
@@ -469,28 +474,7 @@ std::int64_t experts_reached(const moe_layer &moe, std::int64_t tokens) {
                     std::min(moe.top_k, moe.experts), moe.experts);
 }
 
-namespace {
-
-/// check_layer_limits for every layer, before any op is made.
-void check_limits(const std::vector<layer> &layers, const std::string &prefix, run_mode mode,
-                  std::int64_t &ops) {
-  for (const layer &l : layers) {
-    const std::string path = layer_path(prefix, l.name);
-    if (const auto *block = std::get_if<repeat_block>(&l.body)) {
-      check_layer_limits(path, ops, l.where);
-      check_limits(block->layers, path, mode, ops);
-      continue;
-    }
-    ops += op_count(l, mode);
-    check_layer_limits(path, ops, l.where);
-  }
-}
-
-} // namespace
-
 std::vector<op> lower(const network &net) {
-  std::int64_t ops = 0;
-  check_limits(net.layers, "", net.mode, ops);
   return lowerer(net).run();
 }
 

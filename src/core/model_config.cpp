@@ -4,6 +4,7 @@
 #include "roofline/error.hpp"
 #include "roofline/memory_op.hpp"
 
+#include "checked_math.hpp"
 #include "suggest.hpp"
 #include "yaml_reader.hpp"
 
@@ -271,11 +272,10 @@ transformer_shape shape_of(config_reader &config) {
   }
   // The widths the block multiplies out must fit the integers the layers hold.
   const auto checked = [&](const char *key, std::initializer_list<std::int64_t> factors) {
-    std::int64_t product = 1;
-    for (std::int64_t f : factors)
-      if (__builtin_mul_overflow(product, f, &product))
-        map.fail(key, "the sizes this config gives overflow a 64-bit integer");
-    return product;
+    const std::optional<std::int64_t> product = detail::checked_product(factors);
+    if (!product)
+      map.fail(key, "the sizes this config gives overflow a 64-bit integer");
+    return *product;
   };
   checked("num_attention_heads", {s.heads, s.head_dim, 3}); // q, k and v side by side
   if (s.intermediate == 0)

@@ -3,6 +3,7 @@
 
 #include "roofline/memory_op.hpp"
 
+#include "checked_math.hpp"
 #include "suggest.hpp"
 #include "yaml_reader.hpp"
 
@@ -173,7 +174,7 @@ public:
     else if (mode != "inference")
       doc.fail("mode", "`mode` must be `inference` or `training`, got `" + mode + "`" +
                            detail::did_you_mean(mode, {"inference", "training"}));
-    if (std::int64_t rows = 0; __builtin_mul_overflow(net.batch, net.seq_len, &rows))
+    if (!detail::checked_product({net.batch, net.seq_len}))
       doc.fail("seq_len", "batch × seq_len overflows a 64-bit integer");
     m_network_seq_len = net.seq_len;
     m_mode = net.mode;

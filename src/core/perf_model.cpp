@@ -23,21 +23,22 @@ std::string_view to_string(bound b) {
 namespace {
 
 /// What a prediction depends on: the GEMM's shape (none for memory ops), whether a fused
-/// attention kernel runs it, the precision, the FLOPs and the bytes. Names, counts and places do
-/// not change it.
+/// attention kernel runs it, the precision, the FLOPs, the bytes and where the operands are.
+/// Names, counts and places do not change it.
 struct op_key {
   std::int64_t m = 0, n = 0, k = 0, batch_count = 0, flops = 0, bytes = 0;
   std::int64_t weight_bits = 0, weight_group = 0; ///< quantized weights; 0: none
   std::int64_t all_reduce_gpus = 0;               ///< an all-reduce's; 0: not one
   precision p = precision::fp16;
   bool gemm = false, attention = false;
+  cache_state operands = cache_state::warm;
   reasons why = reasons::with;
 
   bool operator==(const op_key &o) const {
     return m == o.m && n == o.n && k == o.k && batch_count == o.batch_count && flops == o.flops &&
            bytes == o.bytes && weight_bits == o.weight_bits && weight_group == o.weight_group &&
            all_reduce_gpus == o.all_reduce_gpus && p == o.p && gemm == o.gemm &&
-           attention == o.attention && why == o.why;
+           attention == o.attention && operands == o.operands && why == o.why;
   }
 };
 
@@ -50,8 +51,8 @@ struct op_key_hash {
           static_cast<std::uint64_t>(key.flops), static_cast<std::uint64_t>(key.bytes),
           static_cast<std::uint64_t>(key.weight_bits * 1000003 + key.weight_group),
           static_cast<std::uint64_t>(key.all_reduce_gpus),
-          static_cast<std::uint64_t>(key.p) * 8 + key.attention * 4 + key.gemm * 2 +
-              (key.why == reasons::with)}) {
+          static_cast<std::uint64_t>(key.p) * 16 + (key.operands == cache_state::cold) * 8 +
+              key.attention * 4 + key.gemm * 2 + (key.why == reasons::with)}) {
       h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
       h *= 0xff51afd7ed558ccdULL;
     }
@@ -59,8 +60,9 @@ struct op_key_hash {
   }
 };
 
-op_key key_of(const gemm_shape &s, precision p, reasons why) {
+op_key key_of(const gemm_shape &s, precision p, cache_state operands, reasons why) {
   op_key key;
+  key.operands = operands;
   key.m = s.m;
   key.n = s.n;
   key.k = s.k;
@@ -75,10 +77,11 @@ op_key key_of(const gemm_shape &s, precision p, reasons why) {
   return key;
 }
 
-op_key key_of(const op &o, reasons why) {
+op_key key_of(const op &o, cache_state operands, reasons why) {
   op_key key;
   if (o.gemm)
-    key = key_of(*o.gemm, o.precision, why);
+    key = key_of(*o.gemm, o.precision, operands, why);
+  key.operands = operands;
   key.why = why;
   key.attention = o.is_fused_attention();
   key.all_reduce_gpus = o.is_all_reduce() ? o.gpus : 0;
@@ -164,7 +167,8 @@ prediction perf_model::predict(const op &o, reasons why) const {
   const precision unit = o.unit();
   if (!m_spec.supports(unit))
     throw input_error(o.where, "layer `" + o.layer + "`: " + m_spec.unsupported_message(unit));
-  return m_memo->predictions.get(m_memo->mutex, key_of(o, why), [&] { return compute(o, why); });
+  return m_memo->predictions.get(m_memo->mutex, key_of(o, operand_cache(), why),
+                                 [&] { return compute(o, why); });
 }
 
 prediction perf_model::compute(const op &o, reasons why) const {
@@ -268,7 +272,7 @@ prediction perf_model::all_reduce(const op &o, reasons why) const {
 }
 
 gemm_estimate perf_model::estimate(const gemm_shape &shape, precision p, reasons why) const {
-  return m_memo->estimates.get(m_memo->mutex, key_of(shape, p, why),
+  return m_memo->estimates.get(m_memo->mutex, key_of(shape, p, operand_cache(), why),
                                [&] { return estimate_once(shape, p, why); });
 }
 
@@ -277,8 +281,14 @@ gemm_estimate perf_model::estimate_once(const gemm_shape &shape, precision p, re
   // a compressed operand with its metadata, its own tiles and pipeline) whose time the GEMM model
   // has never been fitted on: doubling the tile rate of a model fitted on dense cuBLAS timings
   // would print a time nobody measured. --sparse therefore moves only the roofline placement.
-  return estimate_gemm(shape, p, m_basis.peak_flop_per_s(p), m_basis, m_parameters,
-                       m_options.operand_cache.value_or(cache_state::warm), why);
+  return estimate_gemm(shape, p, m_basis.peak_flop_per_s(p), m_basis, m_parameters, operand_cache(),
+                       why);
+}
+
+perf_model perf_model::with_operand_cache(cache_state operands) const {
+  perf_model model = *this;
+  model.m_options.operand_cache = operands;
+  return model;
 }
 
 cache_state step_operand_cache(const std::vector<op> &ops, const gpu_spec &gpu) {
@@ -321,7 +331,7 @@ std::vector<std::string> model_notes(const perf_model &model, const std::vector<
                           100 * all_reduce_link_efficiency, all_reduce_latency_s * 1e6)
             : std::string("all-reduces: no links in the spec and none measured"));
   }
-  if (model.options().operand_cache == cache_state::cold &&
+  if (model.operand_cache() == cache_state::cold &&
       std::any_of(ops.begin(), ops.end(), [](const op &o) { return o.is_gemm(); }))
     notes.push_back(fmt::format(
         "GEMMs with their operands cold: read from DRAM at {:.0f}% of its bandwidth{}, as in "

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "text_table.hpp"
 
-#include "json_writer.hpp"
 #include "roofline/output_format.hpp"
+#include "utf8.hpp"
 
 #include <fmt/format.h>
 
@@ -31,25 +31,22 @@ const char *ansi(tone t) {
   return "";
 }
 
-/// Whether printable_text changes `text` (found without copying it: most cells are plain).
-bool needs_escapes(std::string_view text) {
+/// Where printable_text first changes `text` (a byte that is not UTF-8, or a control character);
+/// npos where it shows `text` as it is.
+std::size_t first_escape(std::string_view text) {
   for (std::size_t i = 0; i < text.size();) {
-    const auto byte = static_cast<unsigned char>(text[i]);
-    if (byte >= 0x20 && byte < 0x7F) {
-      ++i;
-      continue;
-    }
     const std::size_t length = utf8_sequence(text.substr(i));
     if (length == 0 || is_control(utf8_code_point(text.substr(i), length)))
-      return true;
+      return i;
     i += length;
   }
-  return false;
+  return std::string_view::npos;
 }
 
-/// `text` itself when printable_text leaves it as it is, else its escaped copy in `scratch`.
+/// `text` itself when printable_text leaves it as it is (most cells: no copy), else its escaped
+/// copy in `scratch`.
 const std::string &printable(const std::string &text, std::string &scratch) {
-  if (!needs_escapes(text))
+  if (first_escape(text) == std::string_view::npos)
     return text;
   scratch = printable_text(text);
   return scratch;
@@ -197,18 +194,18 @@ std::string printable_text(std::string_view text) {
   std::string out;
   out.reserve(text.size());
   for (std::size_t i = 0; i < text.size();) {
+    const std::size_t plain = detail::first_escape(text.substr(i));
+    out.append(text.substr(i, plain));
+    if (plain == std::string_view::npos)
+      break;
+    i += plain;
     const std::size_t length = detail::utf8_sequence(text.substr(i));
     if (length == 0) { // not UTF-8: the byte's value
       out += fmt::format("\\x{:02x}", static_cast<unsigned char>(text[i]));
       ++i;
       continue;
     }
-    const std::string escape =
-        detail::control_escape(detail::utf8_code_point(text.substr(i), length));
-    if (escape.empty())
-      out.append(text, i, length);
-    else
-      out += escape;
+    out += detail::control_escape(detail::utf8_code_point(text.substr(i), length));
     i += length;
   }
   return out;

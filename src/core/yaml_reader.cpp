@@ -2,6 +2,7 @@
 #include "yaml_reader.hpp"
 
 #include "suggest.hpp"
+#include "utf8.hpp"
 
 #include <fmt/format.h>
 #include <yaml.h>
@@ -406,21 +407,14 @@ std::string json_as_yaml(std::string_view json, std::vector<column_shift> &shift
       column += 2; // the escape's two characters: an escaped quote does not end the string
       i += 2;
       continue;
-    } else if (in_string) {
-      // The code point of a character YAML will not read as it is, and its length in bytes.
-      unsigned refused = 0, length = 0;
-      if (c == 0x7F)
-        refused = c, length = 1;
-      else if (c == 0xC2 && byte(i + 1) >= 0x80 && byte(i + 1) < 0xA0)
-        refused = byte(i + 1), length = 2;
-      else if (c == 0xE2 && byte(i + 1) == 0x80 && (byte(i + 2) == 0xA8 || byte(i + 2) == 0xA9))
-        refused = 0x2000 + byte(i + 2) - 0x80, length = 3;
-      else if (c == 0xEF && byte(i + 1) == 0xBF && (byte(i + 2) == 0xBE || byte(i + 2) == 0xBF))
-        refused = 0xFFC0 + (byte(i + 2) & 0x3F), length = 3;
-      if (length > 0) {
+    } else if (in_string && c >= 0x7F) {
+      // Invalid UTF-8 stays as it is: libyaml's reader locates it.
+      const std::size_t length = detail::utf8_sequence(json.substr(i));
+      const std::uint32_t code = length > 0 ? detail::utf8_code_point(json.substr(i), length) : 0;
+      if (code == 0x7F || (code >= 0x80 && code < 0xA0) || code == 0x2028 || code == 0x2029 ||
+          code == 0xFFFE || code == 0xFFFF) {
         rewrite(i, length, 1,
-                refused <= 0xFF ? fmt::format("\\x{:02X}", refused)
-                                : fmt::format("\\u{:04X}", refused));
+                code <= 0xFF ? fmt::format("\\x{:02X}", code) : fmt::format("\\u{:04X}", code));
         i += length;
         continue;
       }

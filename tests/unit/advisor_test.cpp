@@ -221,14 +221,15 @@ TEST_CASE("advice near 2^63: a padded size or a doubled batch that would overflo
   REQUIRE(edge.batch.size() == 1);
   CHECK(edge.batch.front().batch == 2305843009213693951);
   // Three launch-bound ops run 2^62 times each: their runs per step overflow, named by layer.
-  CHECK_THROWS_WITH_AS(advise_yaml("name: runs\nlayers:\n  - name: r\n"
-                                   "    repeat: 4611686018427387903\n    layers:\n"
-                                   "      - {name: a, type: relu, features: 8}\n"
-                                   "      - {name: b, type: relu, features: 8}\n"
-                                   "      - {name: c, type: relu, features: 8}\n",
-                                   h100()),
-                       doctest::Contains("layer `r/c`: the step's runs of launch-bound ops"),
-                       input_error);
+  CHECK_THROWS_WITH_AS(
+      advise_yaml("name: runs\nlayers:\n  - name: r\n"
+                  "    repeat: 4611686018427387903\n    layers:\n"
+                  "      - {name: a, type: relu, features: 8}\n"
+                  "      - {name: b, type: relu, features: 8}\n"
+                  "      - {name: c, type: relu, features: 8}\n",
+                  h100()),
+      doctest::Contains("layer `r/c`: the count of the step's runs of launch-bound ops"),
+      input_error);
 }
 
 TEST_CASE("batch advice: the compute-bound batch of a square linear layer by hand") {
