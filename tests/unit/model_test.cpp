@@ -556,6 +556,15 @@ TEST_CASE("a step that moves more than the L2 holds beside one op has its GEMMs'
                       p, cache_state::cold)
             .device_time_s);
   CHECK(cold.ops.at(0).prediction.device_time_s > warm.ops.at(0).prediction.device_time_s);
+  // The models for either placement share one memo, which tells them apart: asked in turn, each
+  // keeps its own answer once the memo remembers both.
+  const perf_model warm_model = model.with_operand_cache(cache_state::warm),
+                   cold_model = model.with_operand_cache(cache_state::cold);
+  const op gemm = make_gemm_op("g", fc, precision::fp16);
+  for (int ask = 0; ask < 3; ++ask) {
+    CHECK(warm_model.predict(gemm).device_time_s == warm.ops.at(0).prediction.device_time_s);
+    CHECK(cold_model.predict(gemm).device_time_s == cold.ops.at(0).prediction.device_time_s);
+  }
   // Told warm, a cold-sized step stays warm.
   model_options told;
   told.operand_cache = cache_state::warm;
