@@ -19,12 +19,7 @@
 # extras.tar.gz (the ceilings cache).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
-bin=${BIN:-h200}
-export LD_LIBRARY_PATH="$bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" # libnlopt.so.0 (bench/pack.sh)
-out=${OUT:-/tmp/roofline-out}
-mkdir -p "$out"
-export ROOFLINE_CACHE_DIR="$out/cache"
-log="$out/log.txt"
+source bench/common.sh
 status=0
 
 run_tests=0 run_device=0 run_calibration=0 run_fresh=0 run_cli=0
@@ -44,7 +39,6 @@ for step in "$@"; do
   esac
 done
 
-step() { echo "=== $* ($(date -u +%H:%M:%S))" | tee -a "$log"; }
 milliseconds() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 
 step "machine"

@@ -15,21 +15,13 @@
 #          "ROUNDS=2 bash bench/allreduce_compare.sh"
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
-bin=${BIN:-h200}
+source bench/common.sh
+use_torch_nccl # the probe and PyTorch run one library
 rounds=${ROUNDS:-3}
-export LD_LIBRARY_PATH="$bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-# NVLink multicast must stay off on this host (KINDS.md).
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-out=${OUT:-/tmp/roofline-out}
 data="$out/rounds"
 mkdir -p "$data"
-# The NCCL PyTorch loads (its pip wheel), so that the probe and PyTorch run one library.
-wheel_nccl=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib", "libnccl.so.2"))' 2>/dev/null)
-[ -f "$wheel_nccl" ] && export ROOFLINE_NCCL_LIBRARY="$wheel_nccl"
-log="$out/log.txt"
 failed=0
 began=$(date +%s)
-step() { echo "=== $* ($(date -u +%H:%M:%S))" | tee -a "$log"; }
 run() { # run NAME COMMAND...: output to rounds/NAME.txt, exit status and wall time to the log
   local name=$1 start rc
   shift

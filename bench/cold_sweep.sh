@@ -9,10 +9,7 @@
 #   there: device run, carry ["h200"], command "bash bench/cold_sweep.sh"
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
-bin=${BIN:-h200}
-export LD_LIBRARY_PATH="$bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-out=${OUT:-/tmp/roofline-out}
-mkdir -p "$out"
+source bench/common.sh
 nvidia-smi --query-gpu=index,name,uuid,driver_version --format=csv | tee "$out/sweep-log.txt"
 gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)
 sweep() { # sweep SET GPU

@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Copies the binaries the H200 run needs from build-h200/ into h200/ (small enough to carry).
+# Copies the binaries a GPU call needs from a build into a folder small enough to carry:
+#   bash bench/pack.sh [BUILD [DEST]]     default: build-h200 into h200/
+# The tool, its measurement layer and the GPU tests, plus the sweep and probe programs where the
+# build made them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-rm -rf h200 && mkdir -p h200
-cp build-h200/roofline-advise build-h200/libroofline_measure_layer.so h200/
-cp build-h200/tests/gpu/gpu_tests h200/
-cp build-h200/src/cuda/gemm_once build-h200/src/cuda/gemm_sweep h200/
+build=${1:-build-h200}
+dest=${2:-h200}
+rm -rf "$dest" && mkdir -p "$dest"
+cp "$build/roofline-advise" "$build/libroofline_measure_layer.so" "$build/tests/gpu/gpu_tests" "$dest/"
+for program in gemm_once gemm_sweep allreduce_probe; do
+  if [ -f "$build/src/cuda/$program" ]; then cp "$build/src/cuda/$program" "$dest/"; fi
+done
 # NLopt (calibrate's optimizer) and fmt are Debian libraries the GPU machine may lack: they travel along.
-cp -L /usr/lib/x86_64-linux-gnu/libnlopt.so.0 /usr/lib/x86_64-linux-gnu/libfmt.so.9 h200/
-du -sh h200
+cp -L /usr/lib/x86_64-linux-gnu/libnlopt.so.0 /usr/lib/x86_64-linux-gnu/libfmt.so.9 "$dest/"
+du -sh "$dest"

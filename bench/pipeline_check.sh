@@ -9,14 +9,9 @@
 #   there: device run, carry ["h200"], command "bash bench/pipeline_check.sh"
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
-bin=${BIN:-h200}
-export LD_LIBRARY_PATH="$bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" # libnlopt.so.0 (bench/pack.sh)
-out=${OUT:-/tmp/roofline-out}
+source bench/common.sh
 mkdir -p "$out/cli"
-export ROOFLINE_CACHE_DIR="$out/cache"
-log="$out/log.txt"
 status=0
-step() { echo "=== $* ($(date -u +%H:%M:%S))" | tee -a "$log"; }
 run() { # run NAME COMMAND...: output to cli/NAME.txt, exit status and wall time to the log
   local name=$1 start rc
   shift

@@ -16,15 +16,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 
 if [ "${1:-}" = "--pack" ]; then
-  build=${2:?usage: bench/sanitize.sh --pack BUILD_DIR}
-  rm -rf build-sanitize && mkdir -p build-sanitize || exit 1
-  cp "$build/roofline-advise" "$build/libroofline_measure_layer.so" "$build/tests/gpu/gpu_tests" \
-    build-sanitize/ || exit 1
-  # NLopt and fmt are Debian libraries the GPU machine may lack: they travel along (bench/pack.sh).
-  cp -L /usr/lib/x86_64-linux-gnu/libnlopt.so.0 /usr/lib/x86_64-linux-gnu/libfmt.so.9 \
-    build-sanitize/ || exit 1
-  du -sh build-sanitize
-  exit 0
+  exec bash bench/pack.sh "${2:?usage: bench/sanitize.sh --pack BUILD_DIR}" build-sanitize
 fi
 
 bin=${BIN:-build-sanitize}

@@ -5,24 +5,12 @@
 # (TP = 2) Llama-2-7B step timed with PyTorch, its parts apart; and the tool's predictions of
 # that step with the measured table (--gpu auto) and with the datasheet's links. Logs under $OUT.
 #   here:  cmake --build build-h200 -j2 --target roofline-advise roofline_measure_layer \
-#            allreduce_probe && mkdir -p h200 && cp build-h200/roofline-advise \
-#            build-h200/libroofline_measure_layer.so build-h200/src/cuda/allreduce_probe h200/
-#          (plus libnlopt.so.0 and libfmt.so.9, as bench/pack.sh copies them)
+#            gpu_tests allreduce_probe && bash bench/pack.sh
 #   there: device run --kind nvidia-h200-x2, carry ["h200"], command "bash bench/tp_check.sh"
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
-bin=${BIN:-h200}
-export LD_LIBRARY_PATH="$bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-# NVLink multicast must stay off on this host (KINDS.md).
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-out=${OUT:-/tmp/roofline-out}
-mkdir -p "$out"
-export ROOFLINE_CACHE_DIR="$out/cache"
-# The NCCL PyTorch loads (its pip wheel), so that the tool's table and PyTorch's run one library.
-wheel_nccl=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib", "libnccl.so.2"))' 2>/dev/null)
-[ -f "$wheel_nccl" ] && export ROOFLINE_NCCL_LIBRARY="$wheel_nccl"
-log="$out/log.txt"
-step() { echo "=== $* ($(date -u +%H:%M:%S))" | tee -a "$log"; }
+source bench/common.sh
+use_torch_nccl # the tool's table and PyTorch's step run one library
 run() { # run NAME COMMAND...: output to NAME.txt, exit status and wall time to the log
   local name=$1 start rc
   shift

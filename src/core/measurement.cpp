@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "roofline/measurement.hpp"
 
-#include <utility>
-
 namespace roofline {
 
 std::string_view to_string(measurement_status s) {
@@ -12,14 +10,6 @@ std::string_view to_string(measurement_status s) {
   case measurement_status::failed: return "failed";
   }
   return "?";
-}
-
-measurement not_reached(std::string engine) {
-  measurement m;
-  m.engine = std::move(engine);
-  m.status = measurement_status::skipped;
-  m.note = "not measured: the run was interrupted before it";
-  return m;
 }
 
 std::string_view to_string(gemm_engine e) {

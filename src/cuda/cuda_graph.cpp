@@ -5,11 +5,6 @@
 
 namespace roofline::cuda::detail {
 
-namespace {
-
-/// Ends a capture that failed part-way, so that the stream can be used again: a stream left in
-/// capture mode (even an invalidated one) refuses eager work, and its error would otherwise fail
-/// the next CUDA call that checks for errors.
 void abandon_capture(cudaStream_t stream) noexcept {
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   if (cudaStreamIsCapturing(stream, &status) == cudaSuccess &&
@@ -21,8 +16,6 @@ void abandon_capture(cudaStream_t stream) noexcept {
   }
   cudaGetLastError();
 }
-
-} // namespace
 
 captured_work::captured_work(cudaStream_t stream, const std::function<void()> &enqueue) {
   ROOFLINE_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));

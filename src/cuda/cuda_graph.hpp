@@ -20,6 +20,12 @@ struct graph_exec_deleter {
 using graph = std::unique_ptr<std::remove_pointer_t<cudaGraph_t>, graph_deleter>;
 using graph_exec = std::unique_ptr<std::remove_pointer_t<cudaGraphExec_t>, graph_exec_deleter>;
 
+/// Ends a capture that failed part-way, so that the stream can be used again: a stream left in
+/// capture mode (even an invalidated one) refuses eager work, and its error would otherwise fail
+/// the next CUDA call that checks for errors. Drops what was captured; does nothing to a stream
+/// that is not capturing, but clears the last error all the same.
+void abandon_capture(cudaStream_t stream) noexcept;
+
 /// GPU work captured once from a stream and instantiated, to be replayed: a replay issues every
 /// captured kernel with no host work between them, so timing replays gives the GPU's own time.
 class captured_work {

@@ -7,8 +7,10 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <iterator>
 #include <limits>
 #include <string>
+#include <string_view>
 
 namespace roofline::cuda::detail {
 
@@ -16,9 +18,25 @@ namespace {
 
 constexpr const char *variable = "ROOFLINE_INJECT_FAULT";
 
+struct named_fault {
+  std::string_view name;
+  injected_fault fault;
+};
+/// What the variable may name: parsed from here and listed from here in the error.
+constexpr named_fault faults[] = {{"cublas", injected_fault::cublas},
+                                  {"oom", injected_fault::oom},
+                                  {"cupti", injected_fault::cupti},
+                                  {"sigint", injected_fault::sigint}};
+
 [[noreturn]] void refuse(const std::string &text, const std::string &why) {
+  std::string kinds;
+  for (std::size_t i = 0; i < std::size(faults); ++i)
+    kinds += (i == 0                       ? ""
+              : i + 1 == std::size(faults) ? " or "
+                                           : ", ") +
+             std::string(faults[i].name);
   throw roofline::error(std::string(variable) + "=`" + text + "` (a test-only hook): " + why +
-                        "; expected INDEX:KIND[,INDEX:KIND...], KIND cublas, oom, cupti or sigint");
+                        "; expected INDEX:KIND[,INDEX:KIND...], KIND " + kinds);
 }
 
 } // namespace
@@ -42,18 +60,11 @@ fault_plan fault_plan::parse(const char *text) {
         index.find_first_not_of("0123456789") != std::string::npos)
       refuse(all, "`" + entry + "` does not start with an op index and a colon");
     const std::string kind = entry.substr(colon + 1);
-    injected_fault fault = injected_fault::none;
-    if (kind == "cublas")
-      fault = injected_fault::cublas;
-    else if (kind == "oom")
-      fault = injected_fault::oom;
-    else if (kind == "cupti")
-      fault = injected_fault::cupti;
-    else if (kind == "sigint")
-      fault = injected_fault::sigint;
-    else
+    const auto named = std::find_if(std::begin(faults), std::end(faults),
+                                    [&](const named_fault &f) { return f.name == kind; });
+    if (named == std::end(faults))
       refuse(all, "unknown fault `" + kind + "`");
-    plan.m_faults[std::stoul(index)] = fault;
+    plan.m_faults[std::stoul(index)] = named->fault;
   }
   return plan;
 }

@@ -472,7 +472,49 @@ private:
 
 namespace {
 
-/// Every GPU at once, one thread each, then the all-reduces over all of them.
+/// The all-reduces of `ops` over every one of the host's `devices` GPUs, measured for real at each
+/// size the network sends, into `result` and every GPU's own measurements (`each`).
+void measure_all_reduces(const std::vector<op> &ops, int devices, measurements &result,
+                         std::vector<measurements> &each) {
+  std::vector<std::int64_t> sizes;
+  // NCCL reduces bf16 pairs of bytes here: an odd size (an fp8 tensor of odd length) is left out.
+  for (const op &o : ops)
+    if (o.is_all_reduce() && o.gpus == devices && o.bytes % 2 == 0)
+      sizes.push_back(o.bytes);
+  if (std::any_of(ops.begin(), ops.end(),
+                  [&](const op &o) { return o.is_all_reduce() && o.bytes % 2 != 0; }))
+    result.notes.push_back("all-reduces of an odd number of bytes not measured");
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  if (std::any_of(ops.begin(), ops.end(),
+                  [&](const op &o) { return o.is_all_reduce() && o.gpus != devices; }))
+    result.notes.push_back(fmt::format("all-reduces over another number of GPUs than this "
+                                       "host's {} not measured",
+                                       devices));
+  if (!sizes.empty()) {
+    const all_reduce_table table = measure_all_reduce(sizes, nullptr);
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      if (!ops[i].is_all_reduce() || ops[i].gpus != devices)
+        continue;
+      const auto sample =
+          std::find_if(table.samples.begin(), table.samples.end(),
+                       [&](const all_reduce_sample &s) { return s.bytes == ops[i].bytes; });
+      if (sample == table.samples.end())
+        continue;
+      measurement m;
+      m.engine = "nccl";
+      m.time_s = m.min_time_s = m.max_time_s = sample->time_s;
+      m.device_time_s = m.device_min_time_s = m.device_max_time_s = sample->time_s;
+      m.note = table.library + " all-reduce over every GPU, checked, the slowest GPU's median";
+      for (measurements &gpu : each)
+        gpu.ops[i] = m;
+      result.ops[i] = m;
+    }
+  }
+}
+
+/// Every GPU at once, one thread each, then the all-reduces over all of them: GPU 0's
+/// measurements, with every GPU's in per_gpu.
 measurements measure_every_gpu(const std::vector<op> &ops, const measure_options &options) {
   int devices = 0;
   ROOFLINE_CUDA_CHECK(cudaGetDeviceCount(&devices));
@@ -508,52 +550,15 @@ measurements measure_every_gpu(const std::vector<op> &ops, const measure_options
                                      devices));
   result.complete =
       std::all_of(each.begin(), each.end(), [](const measurements &gpu) { return gpu.complete; });
-  if (!result.complete) { // stopped: no all-reduce is started any more
+  if (result.complete) {
+    measure_all_reduces(ops, devices, result, each);
+  } else { // stopped: no all-reduce is started any more
     for (std::size_t i = 0; i < ops.size(); ++i)
       if (ops[i].is_all_reduce() && ops[i].gpus == devices) {
         result.ops[i] = not_reached("nccl");
         for (measurements &gpu : each)
           gpu.ops[i] = result.ops[i];
       }
-    for (measurements &gpu : each)
-      result.per_gpu.push_back(std::move(gpu.ops));
-    return result;
-  }
-  // The all-reduces, for real over every GPU, at each size the network sends.
-  std::vector<std::int64_t> sizes;
-  // NCCL reduces bf16 pairs of bytes here: an odd size (an fp8 tensor of odd length) is left out.
-  for (const op &o : ops)
-    if (o.is_all_reduce() && o.gpus == devices && o.bytes % 2 == 0)
-      sizes.push_back(o.bytes);
-  if (std::any_of(ops.begin(), ops.end(),
-                  [&](const op &o) { return o.is_all_reduce() && o.bytes % 2 != 0; }))
-    result.notes.push_back("all-reduces of an odd number of bytes not measured");
-  std::sort(sizes.begin(), sizes.end());
-  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
-  if (std::any_of(ops.begin(), ops.end(),
-                  [&](const op &o) { return o.is_all_reduce() && o.gpus != devices; }))
-    result.notes.push_back(fmt::format("all-reduces over another number of GPUs than this "
-                                       "host's {} not measured",
-                                       devices));
-  if (!sizes.empty()) {
-    const all_reduce_table table = measure_all_reduce(sizes, nullptr);
-    for (std::size_t i = 0; i < ops.size(); ++i) {
-      if (!ops[i].is_all_reduce() || ops[i].gpus != devices)
-        continue;
-      const auto sample =
-          std::find_if(table.samples.begin(), table.samples.end(),
-                       [&](const all_reduce_sample &s) { return s.bytes == ops[i].bytes; });
-      if (sample == table.samples.end())
-        continue;
-      measurement m;
-      m.engine = "nccl";
-      m.time_s = m.min_time_s = m.max_time_s = sample->time_s;
-      m.device_time_s = m.device_min_time_s = m.device_max_time_s = sample->time_s;
-      m.note = table.library + " all-reduce over every GPU, checked, the slowest GPU's median";
-      for (measurements &gpu : each)
-        gpu.ops[i] = m;
-      result.ops[i] = m;
-    }
   }
   for (measurements &gpu : each)
     result.per_gpu.push_back(std::move(gpu.ops));

@@ -642,20 +642,12 @@ private:
     }
   }
 
-  /// Ends the captures still open (a failed one leaves streams in capture mode, where they refuse
-  /// eager work), drops what they captured, and clears the error the capture left behind.
+  /// Ends the captures still open on every GPU's stream (detail::abandon_capture).
   void end_captures() noexcept {
     for (std::size_t g = 0; g < m_gpus; ++g) {
-      cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
       cudaSetDevice(static_cast<int>(g));
-      if (cudaStreamIsCapturing(m_streams[g].get(), &status) != cudaSuccess ||
-          status == cudaStreamCaptureStatusNone)
-        continue;
-      cudaGraph_t partial = nullptr;
-      cudaStreamEndCapture(m_streams[g].get(), &partial);
-      detail::graph dropped(partial);
+      detail::abandon_capture(m_streams[g].get());
     }
-    cudaGetLastError();
   }
 
   /// Milliseconds of GPU `g`'s run `run`: between its events run and run + 1, once the later has

@@ -30,10 +30,6 @@ std::string source_path(const std::string &relative) {
   return std::string(ROOFLINE_SOURCE_DIR) + "/" + relative;
 }
 
-cli_result run_cli(const std::vector<std::string> &args) {
-  return run_cli(args, cli_setup{});
-}
-
 cli_result run_cli(const std::vector<std::string> &args, const cli_setup &setup) {
   // stdout and stderr go to temporary files: no pipe can fill up and block the child.
   char out_name[] = "/tmp/roofline-cli-out-XXXXXX";

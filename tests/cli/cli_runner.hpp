@@ -33,9 +33,6 @@ inline std::string read_text(const std::filesystem::path &path) {
   return text.str();
 }
 
-/// Runs roofline-advise with `args` (no shell involved) and captures both streams.
-cli_result run_cli(const std::vector<std::string> &args);
-
 /// Where the child's stdout goes, and the largest file it may write.
 struct cli_setup {
   enum class output { captured, closed, dev_full };
@@ -44,8 +41,9 @@ struct cli_setup {
   std::uint64_t file_size_limit = 0;
 };
 
-/// run_cli, with stdout and the file size limit as `setup` says (stdout is "" unless captured).
-cli_result run_cli(const std::vector<std::string> &args, const cli_setup &setup);
+/// Runs roofline-advise with `args` (no shell involved) and captures both streams, with stdout
+/// and the file size limit as `setup` says (stdout is "" unless captured).
+cli_result run_cli(const std::vector<std::string> &args, const cli_setup &setup = {});
 
 /// A fresh directory, removed with everything in it at the end of the test.
 class temp_dir {

@@ -51,15 +51,13 @@ public:
         result.ops.emplace_back();
         continue;
       }
-      roofline::measurement m;
-      m.engine = "fake";
       if (!result.complete || (options.stop && options.stop())) {
         result.complete = false;
-        m.status = roofline::measurement_status::skipped;
-        m.note = "not measured: the run was interrupted before it";
-        result.ops.push_back(m);
+        result.ops.push_back(roofline::not_reached("fake"));
         continue;
       }
+      roofline::measurement m;
+      m.engine = "fake";
       if (options.progress)
         options.progress(done, total, o.layer);
       fake_gemm(done++);

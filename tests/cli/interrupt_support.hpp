@@ -15,6 +15,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <fcntl.h>
+#include <memory>
 #include <poll.h>
 #include <string>
 #include <sys/wait.h>
@@ -151,6 +152,28 @@ private:
 
 /// The progress bar once one GEMM is done ("[#.....] 1/36 fc1").
 inline constexpr const char *first_gemm_done = "] 1/";
+
+/// `argv` run with `environment`, SIGINT once one GEMM is done: sent from outside where its stderr
+/// is a terminal (once the progress bar shows that GEMM, `seconds` at most), else raised by the
+/// child itself, as `self_interrupt` (a "NAME=value" added to its environment) asks its
+/// measurement layer to.
+inline std::unique_ptr<child_process> interrupted_run(const std::vector<std::string> &argv,
+                                                      std::vector<std::string> environment,
+                                                      const std::string &self_interrupt,
+                                                      double seconds) {
+  auto run = std::make_unique<child_process>(argv, environment, true);
+  if (run->on_terminal()) {
+    INFO("stderr: " << run->err);
+    REQUIRE_MESSAGE(run->read_until(first_gemm_done, seconds),
+                    "no progress bar showing one GEMM done");
+    run->interrupt();
+    return run;
+  }
+  MESSAGE("no pseudo-terminal: SIGINT raised by the child (" << self_interrupt << ")");
+  run.reset();
+  environment.push_back(self_interrupt);
+  return std::make_unique<child_process>(argv, environment, false);
+}
 
 /// Waits for `run` to end (killed after `seconds`) and requires that it exited rather than died of
 /// a signal: its exit status.

@@ -29,23 +29,13 @@ std::vector<std::string> fake_environment(const std::string &cache) {
           "ROOFLINE_CACHE_DIR=" + cache, "NO_COLOR=1"};
 }
 
-/// roofline-advise `args` on the fake layer, SIGINT once one GEMM is done: from outside where its
-/// stderr is a terminal, else raised by the layer as the second GEMM starts.
+/// roofline-advise `args` on the fake layer, SIGINT once one GEMM is done (interrupted_run): where
+/// no terminal can be had, the layer raises it as the second GEMM starts.
 std::unique_ptr<child_process> interrupted(const std::vector<std::string> &args,
                                            const std::string &cache) {
   std::vector<std::string> argv{ROOFLINE_ADVISE};
   argv.insert(argv.end(), args.begin(), args.end());
-  auto run = std::make_unique<child_process>(argv, fake_environment(cache), true);
-  if (run->on_terminal()) {
-    INFO("stderr: " << run->err);
-    REQUIRE(run->read_until(roofline::test::first_gemm_done, 30));
-    run->interrupt();
-    return run;
-  }
-  run.reset();
-  std::vector<std::string> environment = fake_environment(cache);
-  environment.push_back("ROOFLINE_FAKE_SIGINT_AT=1");
-  return std::make_unique<child_process>(argv, environment, false);
+  return interrupted_run(argv, fake_environment(cache), "ROOFLINE_FAKE_SIGINT_AT=1", 30);
 }
 
 } // namespace

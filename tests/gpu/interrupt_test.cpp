@@ -48,24 +48,16 @@ std::string repository_path(const std::string &relative) {
   return (root / relative).string();
 }
 
-/// roofline-advise `args`, SIGINT once one GEMM is done: from outside where its stderr is a
-/// terminal, else raised by the measurement layer as the op at `injected_index` starts.
-std::unique_ptr<child_process> interrupted_run(const std::vector<std::string> &args,
-                                               std::vector<std::string> environment,
-                                               int injected_index) {
+/// roofline-advise `args`, SIGINT once one GEMM is done (interrupted_run): where no terminal can
+/// be had, the measurement layer raises it as the op at `injected_index` starts.
+std::unique_ptr<child_process> interrupted(const std::vector<std::string> &args,
+                                           const std::vector<std::string> &environment,
+                                           int injected_index) {
   std::vector<std::string> argv{advise()};
   argv.insert(argv.end(), args.begin(), args.end());
-  auto run = std::make_unique<child_process>(argv, environment, true);
-  if (run->on_terminal()) {
-    INFO("stderr: " << run->err);
-    REQUIRE_MESSAGE(run->read_until(first_gemm_done, 240), "no progress bar showing one GEMM done");
-    run->interrupt();
-    return run;
-  }
-  MESSAGE("no pseudo-terminal: SIGINT raised by the child (ROOFLINE_INJECT_FAULT=N:sigint)");
-  run.reset();
-  environment.push_back("ROOFLINE_INJECT_FAULT=" + std::to_string(injected_index) + ":sigint");
-  return std::make_unique<child_process>(argv, environment, false);
+  return interrupted_run(argv, environment,
+                         "ROOFLINE_INJECT_FAULT=" + std::to_string(injected_index) + ":sigint",
+                         240);
 }
 
 /// The network: 12 GEMMs (a 4-layer MLP in training), 36 in three rounds.
@@ -75,7 +67,7 @@ const char *const network = "examples/mlp-training.yaml";
 
 TEST_CASE("Ctrl-C during --measure: the report of what was measured, complete false, exit 130") {
   // Injected: op 2 is the second GEMM (fc1's forward GEMM is op 0, gelu1 op 1).
-  auto run = interrupted_run({repository_path(network), "--measure", "--format", "json"}, {}, 2);
+  auto run = interrupted({repository_path(network), "--measure", "--format", "json"}, {}, 2);
   CHECK(exit_status(*run, 240) == 130);
   CHECK(contains(run->err, "interrupted: stopping after the op in flight"));
   const json doc = json::parse(run->out, nullptr, false);
@@ -114,7 +106,7 @@ TEST_CASE("Ctrl-C during calibrate: exit 130, and nothing written to the calibra
   std::filesystem::remove_all(cache);
   std::filesystem::create_directories(cache);
   const std::vector<std::string> environment{"ROOFLINE_CACHE_DIR=" + cache.string()};
-  auto run = interrupted_run({"calibrate"}, environment, 1);
+  auto run = interrupted({"calibrate"}, environment, 1);
   CHECK(exit_status(*run, 240) == 130);
   CHECK(contains(run->err, "calibration interrupted after"));
   CHECK(contains(run->err, "the calibration cache is unchanged"));

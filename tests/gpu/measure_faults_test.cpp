@@ -3,6 +3,7 @@
 // (src/cuda/fault_injection.hpp): a failing GEMM call, an allocation beyond the GPU's memory and a
 // CUPTI error each mark their op, and every other op is measured. And a stopped run (what Ctrl-C
 // does through measure_options::stop) keeps what it measured.
+#include "../scoped_env.hpp"
 #include "cli_runner.hpp"
 #include "roofline/cuda/measurer.hpp"
 #include "roofline/error.hpp"
@@ -18,15 +19,6 @@ using namespace roofline;
 using roofline::test::contains;
 
 namespace {
-
-/// Sets an environment variable for one scope (unset before and after).
-class scoped_fault {
-public:
-  explicit scoped_fault(const char *value) { ::setenv("ROOFLINE_INJECT_FAULT", value, 1); }
-  ~scoped_fault() { ::unsetenv("ROOFLINE_INJECT_FAULT"); }
-  scoped_fault(const scoped_fault &) = delete;
-  scoped_fault &operator=(const scoped_fault &) = delete;
-};
 
 /// `count` small fp16 GEMMs (cheap to check, time and count), a ReLU between the first two.
 std::vector<op> small_gemms(int count) {
@@ -76,7 +68,7 @@ TEST_CASE("an injected fault marks its op only: cuBLAS error failed, out of memo
   for (const gemm_engine engine : {gemm_engine::cublas, gemm_engine::tiled}) {
     CAPTURE(to_string(engine));
     const std::vector<op> ops = small_gemms(4);
-    const scoped_fault faults("0:cublas,2:oom,3:cupti");
+    const test::scoped_env faults("ROOFLINE_INJECT_FAULT", "0:cublas,2:oom,3:cupti");
     const measurements r = cuda::measure(ops, quick(engine));
     CHECK(r.complete);
     REQUIRE(r.ops.size() == ops.size());
@@ -116,7 +108,7 @@ TEST_CASE("a CUPTI error inside a counter replay pass: the op keeps its times, t
   options.counters = true;
   options.trace_kernels = false;
   options.rounds = 1;
-  const scoped_fault fault("0:cupti");
+  const test::scoped_env fault("ROOFLINE_INJECT_FAULT", "0:cupti");
   const measurements r = cuda::measure(ops, options);
   CHECK(r.complete);
   std::string notes;
@@ -175,7 +167,7 @@ TEST_CASE("ROOFLINE_INJECT_FAULT that cannot be read is refused, naming the hook
   const std::vector<op> ops = small_gemms(1);
   for (const char *bad : {"cublas", "0:segfault", "x:oom", "1:oom,"}) {
     CAPTURE(bad);
-    const scoped_fault fault(bad);
+    const test::scoped_env fault("ROOFLINE_INJECT_FAULT", bad);
     CHECK_THROWS_WITH_AS(cuda::measure(ops, quick()), doctest::Contains("test-only"), error);
   }
 }

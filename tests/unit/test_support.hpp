@@ -3,6 +3,7 @@
 
 // Helpers several unit tests share: text checks, CSV splitting, model configs and their ops, and a
 // device and its ceilings as an H200 reports them.
+#include "../scoped_env.hpp"
 #include "roofline/ceilings.hpp"
 #include "roofline/device_description.hpp"
 #include "roofline/error.hpp"
@@ -151,31 +152,6 @@ inline measured_ceilings h200_ceilings_with_host_floors() {
   c.results.push_back(floor("some host floor", std::nullopt, 1e-3));
   return c;
 }
-
-/// Sets (or, with nullptr, unsets) an environment variable for one scope.
-class scoped_env {
-public:
-  scoped_env(const char *name, const char *value) : m_name(name) {
-    if (const char *old = std::getenv(name))
-      m_old = old;
-    if (value)
-      ::setenv(name, value, 1);
-    else
-      ::unsetenv(name);
-  }
-  ~scoped_env() {
-    if (m_old)
-      ::setenv(m_name.c_str(), m_old->c_str(), 1);
-    else
-      ::unsetenv(m_name.c_str());
-  }
-  scoped_env(const scoped_env &) = delete;
-  scoped_env &operator=(const scoped_env &) = delete;
-
-private:
-  std::string m_name;
-  std::optional<std::string> m_old;
-};
 
 /// examples/configs/<name> in the source tree.
 inline std::string config_path(const std::string &name) {
