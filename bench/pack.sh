@@ -11,7 +11,11 @@ dest=${2:-h200}
 rm -rf "$dest" && mkdir -p "$dest"
 cp "$build/roofline-advise" "$build/libroofline_measure_layer.so" "$build/tests/gpu/gpu_tests" "$dest/"
 for program in gemm_once gemm_sweep allreduce_probe; do
-  if [ -f "$build/src/cuda/$program" ]; then cp "$build/src/cuda/$program" "$dest/"; fi
+  if [ -f "$build/src/cuda/$program" ]; then
+    cp "$build/src/cuda/$program" "$dest/"
+  else # the scripts that run it fail on the GPU machine: say so here
+    echo "pack.sh: $program not built in $build, not packed" >&2
+  fi
 done
 # NLopt (calibrate's optimizer) and fmt are Debian libraries the GPU machine may lack: they travel along.
 cp -L /usr/lib/x86_64-linux-gnu/libnlopt.so.0 /usr/lib/x86_64-linux-gnu/libfmt.so.9 "$dest/"
