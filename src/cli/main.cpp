@@ -257,6 +257,13 @@ roofline::network read_network(const std::string &file, const config_choice &con
       net.batch = batch;
     if (config.seq_len > 0)
       net.seq_len = config.seq_len;
+    // Checked here, where the flags are known: the network's own product was checked as it loaded.
+    if (std::int64_t rows = 0;
+        (batch > 0 || config.seq_len > 0) && __builtin_mul_overflow(net.batch, net.seq_len, &rows))
+      throw roofline::input_error(fmt::format(
+          "{} {} × {} {} overflows a 64-bit integer (the rows of a step of {})",
+          batch > 0 ? "--batch" : "the network's batch", net.batch,
+          config.seq_len > 0 ? "--seq-len" : "the network's seq_len", net.seq_len, file));
     return net;
   }
   roofline::config_options options;

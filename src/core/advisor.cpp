@@ -4,6 +4,7 @@
 #include "roofline/error.hpp"
 
 #include "checked_math.hpp"
+#include "hashing.hpp"
 #include "parallel.hpp"
 #include "roofline/gemm_model.hpp"
 #include "roofline/lowering.hpp"
@@ -302,12 +303,7 @@ template <std::size_t size> struct integers_key {
   bool operator==(const integers_key &o) const { return values == o.values; }
   struct hash {
     std::size_t operator()(const integers_key &key) const noexcept {
-      std::uint64_t h = 0x9e3779b97f4a7c15ULL;
-      for (std::int64_t v : key.values) {
-        h ^= static_cast<std::uint64_t>(v) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-        h *= 0xff51afd7ed558ccdULL;
-      }
-      return static_cast<std::size_t>(h ^ (h >> 32));
+      return detail::hash_integers(key.values);
     }
   };
 };

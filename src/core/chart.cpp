@@ -391,9 +391,15 @@ std::string escape_xml(const std::string &text) {
       // Only well-formed UTF-8 in a document that declares it; a stray byte as U+FFFD. C1 and
       // bidirectional-text controls shown as the terminal shows them (printable_text).
       const std::size_t length = utf8_sequence(std::string_view(text).substr(i));
+      // U+FFFE and U+FFFF are not XML characters at all: shown as their escapes.
       const std::string sequence = text.substr(i, length);
-      const std::string shown = length == 0 ? "\xEF\xBF\xBD" : printable_text(sequence);
-      out += shown;
+      const std::uint32_t code = length == 0 ? 0 : utf8_code_point(sequence, length);
+      if (length == 0)
+        out += "\xEF\xBF\xBD";
+      else if (code == 0xFFFE || code == 0xFFFF)
+        out += fmt::format("\\u{:04x}", code);
+      else
+        out += printable_text(sequence);
       i += std::max<std::size_t>(length, 1);
       continue;
     }

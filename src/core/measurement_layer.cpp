@@ -4,6 +4,8 @@
 #include "roofline/error.hpp"
 #include "roofline/version.hpp"
 
+#include "text_table.hpp"
+
 #include <dlfcn.h>
 
 #include <cstdlib>
@@ -45,8 +47,14 @@ std::vector<std::string> candidate_files() {
 loaded_layer load_plugin() {
   loaded_layer result;
   for (const std::string &file : candidate_files()) {
-    if (!std::filesystem::exists(file))
-      continue;
+    std::error_code ec;
+    if (!std::filesystem::exists(file, ec)) {
+      if (!ec || ec == std::errc::no_such_file_or_directory)
+        continue;
+      // A name too long, a directory not searchable: the layer is unusable, for this reason.
+      result.why = "cannot read " + detail::shown_value(file) + ": " + ec.message();
+      return result;
+    }
     // Unloading a library whose code may have run is not safe: a failed one stays loaded.
     void *handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
@@ -62,11 +70,11 @@ loaded_layer load_plugin() {
     const auto entry =
         reinterpret_cast<entry_function>(dlsym(handle, measurement_layer_entry_point));
     if (!plugin_version || !entry) {
-      result.why = file + " is not a roofline measurement layer";
+      result.why = detail::shown_value(file) + " is not a roofline measurement layer";
       return result;
     }
     if (plugin_version() != version()) {
-      result.why = file + " is the measurement layer of roofline-advise " +
+      result.why = detail::shown_value(file) + " is the measurement layer of roofline-advise " +
                    std::string(plugin_version()) + ", not " + std::string(version());
       return result;
     }
@@ -75,7 +83,7 @@ loaded_layer load_plugin() {
   }
   const char *chosen = std::getenv("ROOFLINE_MEASURE_LAYER");
   result.why = chosen && *chosen
-                   ? std::string("ROOFLINE_MEASURE_LAYER=") + chosen + " does not exist"
+                   ? "ROOFLINE_MEASURE_LAYER=" + detail::shown_value(chosen) + " does not exist"
                    : "this build has no CUDA measurement layer (" +
                          std::string(ROOFLINE_MEASURE_LAYER_FILE) + " not found)";
   return result;

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "roofline/perf_model.hpp"
 
+#include "hashing.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <mutex>
 #include <unordered_map>
 #include <unordered_set>
@@ -44,19 +47,15 @@ struct op_key {
 
 struct op_key_hash {
   std::size_t operator()(const op_key &key) const noexcept {
-    std::uint64_t h = 0x9e3779b97f4a7c15ULL;
-    for (std::uint64_t v :
-         {static_cast<std::uint64_t>(key.m), static_cast<std::uint64_t>(key.n),
-          static_cast<std::uint64_t>(key.k), static_cast<std::uint64_t>(key.batch_count),
-          static_cast<std::uint64_t>(key.flops), static_cast<std::uint64_t>(key.bytes),
-          static_cast<std::uint64_t>(key.weight_bits * 1000003 + key.weight_group),
-          static_cast<std::uint64_t>(key.all_reduce_gpus),
-          static_cast<std::uint64_t>(key.p) * 16 + (key.operands == cache_state::cold) * 8 +
-              key.attention * 4 + key.gemm * 2 + (key.why == reasons::with)}) {
-      h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-      h *= 0xff51afd7ed558ccdULL;
-    }
-    return static_cast<std::size_t>(h ^ (h >> 32));
+    const std::uint64_t kind = static_cast<std::uint64_t>(key.p) * 16 +
+                               (key.operands == cache_state::cold) * 8 + key.attention * 4 +
+                               key.gemm * 2 + (key.why == reasons::with);
+    return detail::hash_integers(std::initializer_list<std::uint64_t>{
+        static_cast<std::uint64_t>(key.m), static_cast<std::uint64_t>(key.n),
+        static_cast<std::uint64_t>(key.k), static_cast<std::uint64_t>(key.batch_count),
+        static_cast<std::uint64_t>(key.flops), static_cast<std::uint64_t>(key.bytes),
+        static_cast<std::uint64_t>(key.weight_bits), static_cast<std::uint64_t>(key.weight_group),
+        static_cast<std::uint64_t>(key.all_reduce_gpus), kind});
   }
 };
 

@@ -36,6 +36,11 @@ struct text_table {
 /// `\u202e`), or "" where `c` is shown as it is.
 std::string control_escape(std::uint32_t c);
 
+/// How a message quotes a value it was given: printable_text (controls, NUL included, escaped),
+/// cut to `max_characters` characters with "… (N bytes)" after it when longer, so that a 200 kB
+/// value or a key holding a NUL still gives a whole, readable message.
+std::string shown_value(std::string_view value, std::size_t max_characters = 60);
+
 /// printable_text, then `<` written `&lt;` where it could open an HTML tag (Markdown renders
 /// those).
 std::string markdown_text(std::string_view text);

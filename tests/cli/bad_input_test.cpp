@@ -3,6 +3,7 @@
 // say on stderr where the problem is (file:line:column when a file is involved) and what was
 // expected. The inputs are small files in tests/cli/bad/; line 1 of each says what is wrong, so
 // the line numbers asserted here stay put.
+#include "../scoped_env.hpp"
 #include "cli_runner.hpp"
 
 #include <doctest/doctest.h>
@@ -518,4 +519,15 @@ TEST_CASE("compare: an unknown GPU, a malformed price or batch is bad input") {
   r = run_cli({"compare", bad("unknown-key.yaml"), "--gpus", "v100"});
   CHECK(r.status == 2);
   CHECK(r.out.empty());
+}
+
+TEST_CASE("a ROOFLINE_MEASURE_LAYER too long to be a path: --gpu auto says why and goes on") {
+  // Issue 27: std::filesystem threw its raw message past every handler (exit 1).
+  const std::string too_long = "/tmp/" + std::string(5000, 'a') + ".so";
+  const roofline::test::scoped_env layer("ROOFLINE_MEASURE_LAYER", too_long.c_str());
+  const cli_result r = run_cli({source_path("examples/alexnet-classifier.yaml"), "--gpu", "auto"});
+  CHECK(r.status == 0);
+  CHECK(roofline::test::contains(r.err, "File name too long"));
+  CHECK(roofline::test::contains(r.err, "… (5008 bytes)")); // the path cut, not echoed whole
+  CHECK(r.err.size() < 1000);
 }

@@ -115,6 +115,16 @@ TEST_CASE("names reach the SVG escaped") {
   CHECK_FALSE(contains(svg, "x<y"));
 }
 
+TEST_CASE("escape_xml writes only XML characters: U+FFFE and U+FFFF escaped, others kept") {
+  // Issue 27: both reached SVG and HTML raw, which no XML parser reads.
+  CHECK(escape_xml("a\xEF\xBF\xBE"
+                   "b\xEF\xBF\xBF") == "a\\ufffeb\\uffff");
+  CHECK(escape_xml("\xEF\xBF\xBD \xEF\xB7\x90 \xF0\x9F\x98\x80") ==
+        "\xEF\xBF\xBD \xEF\xB7\x90 \xF0\x9F\x98\x80"); // U+FFFD, U+FDD0, U+1F600
+  CHECK(escape_xml("\xC2\x9B") == "\\u009b");          // C1 control
+  CHECK(escape_xml("\xFF") == "\xEF\xBF\xBD");         // not UTF-8
+}
+
 TEST_CASE("si writes SI prefixes with three significant digits") {
   CHECK(si(989.4e12) == "989 T");
   CHECK(si(1.9789e15) == "1.98 P");

@@ -95,6 +95,20 @@ TEST_CASE("the same linear at batch 1 is memory-bound on V100 (AI 0.999 < 138.9)
   CHECK(p.attainable_flop_per_s == doctest::Approx(8.98902706657e11).epsilon(1e-9));
 }
 
+TEST_CASE(
+    "quantized weights with the largest group are predicted like any other (no hash overflow)") {
+  // Issue 27: the memo's hash multiplied the bits into the group size in signed arithmetic, which
+  // overflowed for a group of 2^63 - 1 (the UBSan run of scripts/test.sh stops on it).
+  const std::vector<op> ops = lower_yaml(
+      "name: q\nlayers:\n  - {name: fc, type: linear, in: 4096, out: 4096, weights: int4, "
+      "weight_group: 9223372036854775807}\n");
+  REQUIRE(ops.size() == 1);
+  const perf_model model(builtin_gpu("h100"));
+  const prediction first = model.predict(ops[0]);
+  CHECK(first.device_time_s > 0);
+  CHECK(model.predict(ops[0]).device_time_s == first.device_time_s); // the memo's answer
+}
+
 TEST_CASE("ReLU in fp16 has arithmetic intensity 0.25 and is held against the fp32 peak") {
   // 1 FLOP per element; reads 2 bytes and writes 2 bytes per element.
   const std::vector<op> ops =

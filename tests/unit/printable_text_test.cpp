@@ -50,3 +50,19 @@ TEST_CASE("the table, Markdown and CSV renderers escape every header and cell") 
         "| la\\x1b[1myer | n |\n| --- | ---: |\n| fc\\x1b[2J\\|a,b\"c\\nd | 64 |\n");
   CHECK(csv.str() == "layer,n\n\"fc\\x1b[2J|a,b\"\"c\\nd\",64\n");
 }
+
+TEST_CASE("shown_value: a message's quote of a value, escaped and cut to a readable length") {
+  CHECK(shown_value("hidden_size") == "hidden_size");
+  CHECK(shown_value(std::string("a\0b", 3)) == "a\\x00b"); // a NUL no longer ends the message
+  const std::string long_value(200000, 'x');
+  CHECK(shown_value(long_value) == std::string(60, 'x') + "… (200000 bytes)");
+  // Cut on characters, never inside one: 61 two-byte characters keep 60.
+  std::string accents;
+  for (int i = 0; i < 61; ++i)
+    accents += "\xC3\xA9";
+  std::string kept;
+  for (int i = 0; i < 60; ++i)
+    kept += "\xC3\xA9";
+  CHECK(shown_value(accents) == kept + "… (122 bytes)");
+  CHECK(shown_value(std::string(60, 'y')) == std::string(60, 'y'));
+}

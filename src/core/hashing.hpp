@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace roofline::detail {
+
+/// One hash of several integers for the hashed tables' keys. Every value is mixed as an unsigned
+/// 64-bit word, so no arithmetic on a caller's signed sizes can overflow.
+template <class Values> std::size_t hash_integers(const Values &values) noexcept {
+  std::uint64_t h = 0x9e3779b97f4a7c15ULL;
+  for (const auto v : values) {
+    h ^= static_cast<std::uint64_t>(v) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    h *= 0xff51afd7ed558ccdULL;
+  }
+  return static_cast<std::size_t>(h ^ (h >> 32));
+}
+
+} // namespace roofline::detail
