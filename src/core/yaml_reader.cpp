@@ -221,8 +221,8 @@ public:
 
   /// The scalar whose text is text()[first, end).
   std::uint32_t add_scalar(yaml_mark at, std::size_t first, bool quoted) {
-    return attach(new_node(yaml_node::kind::scalar, at, first, m_tree->text.size() - first,
-                           quoted));
+    return attach(
+        new_node(yaml_node::kind::scalar, at, first, m_tree->text.size() - first, quoted));
   }
   std::uint32_t add_null(yaml_mark at) {
     return attach(new_node(yaml_node::kind::null, at, 0, 0, false));
@@ -601,8 +601,7 @@ private:
     long code = high;
     std::size_t length = 6;
     if (high >= 0xD800 && high < 0xDC00) { // UTF-16: a character past U+FFFF as a pair
-      const long low =
-          byte(m_pos + 6) == '\\' && byte(m_pos + 7) == 'u' ? hex4(m_pos + 8) : -1L;
+      const long low = byte(m_pos + 6) == '\\' && byte(m_pos + 7) == 'u' ? hex4(m_pos + 8) : -1L;
       if (low < 0xDC00 || low >= 0xE000)
         fail(at, fmt::format("invalid Unicode character escape: `\\u{:04x}` is the first half "
                              "of a surrogate pair, and no second half (`\\udc00` to `\\udfff`) "
@@ -699,11 +698,23 @@ std::string read_text_file(const std::filesystem::path &file, std::string_view w
   if (!in)
     throw input_error(where,
                       "cannot open " + std::string(what) + ": permission denied or unreadable");
-  std::ostringstream text;
-  text << in.rdbuf();
+  // Read in one piece where the size is known (a 100 MB config.json: no stream buffer grown
+  // and copied); a file that grows meanwhile is read to its end all the same.
+  std::string text;
+  const std::uintmax_t size = std::filesystem::file_size(file, ec);
+  if (!ec && size < std::numeric_limits<std::uint32_t>::max()) {
+    text.resize(static_cast<std::size_t>(size));
+    in.read(text.data(), static_cast<std::streamsize>(size));
+    text.resize(static_cast<std::size_t>(in.gcount()));
+  }
+  if (!in.bad() && !in.eof()) {
+    std::ostringstream rest;
+    rest << in.rdbuf();
+    text += rest.str();
+  }
   if (in.bad())
     throw input_error(where, "cannot read " + std::string(what));
-  return text.str();
+  return text;
 }
 
 yaml_node parse_yaml(std::string_view text, const std::string &origin) {
@@ -836,9 +847,9 @@ std::int64_t yaml_map::integer(const yaml_node &value, const std::string &key,
       !text.empty() && std::all_of(text.begin() + (text[0] == '-' || text[0] == '+'), text.end(),
                                    [](char c) { return c >= '0' && c <= '9'; });
   if (!digits_only || text == "-" || text == "+")
-    throw input_error(location_of(value, m_file),
-                      m_context + ": `" + key + "` must be " + expected + ", got '" +
-                          printable_text(text) + "'");
+    throw input_error(location_of(value, m_file), m_context + ": `" + key + "` must be " +
+                                                      expected + ", got '" + printable_text(text) +
+                                                      "'");
   errno = 0;
   char *end = nullptr;
   const long long parsed = std::strtoll(text.c_str(), &end, 10);

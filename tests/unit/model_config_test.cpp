@@ -367,7 +367,8 @@ TEST_CASE("a config's quantization_config: AWQ, GPTQ per column, fp8; others ref
                  "3-bit weights are not modelled"));
 }
 
-TEST_CASE("config fields of the wrong JSON type are refused where they stand, never read as absent") {
+TEST_CASE(
+    "config fields of the wrong JSON type are refused where they stand, never read as absent") {
   const std::string sizes = "\"hidden_size\": 64, \"num_hidden_layers\": 2, "
                             "\"num_attention_heads\": 4, \"intermediate_size\": 8, "
                             "\"vocab_size\": 8";

@@ -25,11 +25,10 @@ yaml_node value_of(const yaml_node &root, const std::string &key) {
   return {};
 }
 
-/// The input_error that `read` must raise on the tree of `text`, parsed as "t.yaml" (or that
-/// parsing must raise).
-template <typename Read> input_error error_of(const std::string &text, Read read) {
+/// The input_error that `run` must raise (`text` shown when it does not).
+template <typename Run> input_error thrown(const std::string &text, Run run) {
   try {
-    read(parse_yaml(text, "t.yaml"));
+    run();
   } catch (const input_error &e) {
     return e;
   }
@@ -37,13 +36,20 @@ template <typename Read> input_error error_of(const std::string &text, Read read
   return input_error("unreachable");
 }
 
+/// The input_error that `read` must raise on the tree of `text`, parsed as "t.yaml" (or that
+/// parsing must raise).
+template <typename Read> input_error error_of(const std::string &text, Read read) {
+  return thrown(text, [&] { read(parse_yaml(text, "t.yaml")); });
+}
+
 input_error parse_error(const std::string &text) {
   return error_of(text, [](const yaml_node &) {});
 }
 
-void check_located(const input_error &e, int line, int column, const std::string &text) {
+void check_located(const input_error &e, int line, int column, const std::string &text,
+                   const std::string &file = "t.yaml") {
   CAPTURE(std::string(e.what()));
-  CHECK(e.where().file == "t.yaml");
+  CHECK(e.where().file == file);
   CHECK(e.where().line == line);
   CHECK(e.where().column == column);
   CHECK(contains(e.message(), text));
@@ -245,24 +251,8 @@ TEST_CASE("yaml_map: a null key is named `null`, a duplicate key points at its s
 
 namespace {
 
-/// The input_error parse_json must raise on `text`, parsed as "c.json".
-input_error json_error(const std::string &text) {
-  try {
-    parse_json(text, "c.json");
-  } catch (const input_error &e) {
-    return e;
-  }
-  FAIL("accepted:\n" << text);
-  return input_error("unreachable");
-}
-
 void check_json_located(const std::string &text, int line, int column, const std::string &part) {
-  const input_error e = json_error(text);
-  CAPTURE(std::string(e.what()));
-  CHECK(e.where().file == "c.json");
-  CHECK(e.where().line == line);
-  CHECK(e.where().column == column);
-  CHECK(contains(e.message(), part));
+  check_located(thrown(text, [&] { parse_json(text, "c.json"); }), line, column, part, "c.json");
 }
 
 } // namespace
@@ -292,11 +282,12 @@ TEST_CASE("parse_json refuses comments and trailing commas where they stand") {
 
 TEST_CASE("parse_json reads valid JSON: long keys, escapes, numbers as written, a BOM") {
   const std::string key(1500, 'k');
-  const yaml_node root = parse_json("\xEF\xBB\xBF{\"" + key +
-                                        "\": 1, \"s\": \"a\\\"b\\\\c\\/\\b\\f\\n\\r\\t\\u00e9\\u0000z\","
-                                        " \"n\": [-0, 1e999, 2.5E-3, true, false, null], \"q\": \"7\","
-                                        " \"o\": {}, \"l\": []}",
-                                    "c.json");
+  const yaml_node root =
+      parse_json("\xEF\xBB\xBF{\"" + key +
+                     "\": 1, \"s\": \"a\\\"b\\\\c\\/\\b\\f\\n\\r\\t\\u00e9\\u0000z\","
+                     " \"n\": [-0, 1e999, 2.5E-3, true, false, null], \"q\": \"7\","
+                     " \"o\": {}, \"l\": []}",
+                 "c.json");
   CHECK(value_of(root, key).scalar() == "1");
   CHECK(value_of(root, "s").scalar() == std::string("a\"b\\c/\b\f\n\r\t\xc3\xa9\0z", 15));
   const yaml_node n = value_of(root, "n");
@@ -313,8 +304,8 @@ TEST_CASE("parse_json reads valid JSON: long keys, escapes, numbers as written, 
   // A key of 1,500 characters (libyaml's implicit keys stop at 1,024) is read, and located.
   CHECK(location_of(value_of(root, "s"), "c.json").to_string() == "c.json:1:1514");
   // Depth: the limit shared with YAML.
-  check_json_located(std::string(max_yaml_depth + 1, '[') + std::string(max_yaml_depth + 1, ']'),
-                     1, 129, "nested too deeply");
+  check_json_located(std::string(max_yaml_depth + 1, '[') + std::string(max_yaml_depth + 1, ']'), 1,
+                     129, "nested too deeply");
   CHECK(parse_json(std::string(max_yaml_depth, '[') + std::string(max_yaml_depth, ']'), "c.json")
             .is_sequence());
 }
