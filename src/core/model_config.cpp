@@ -3,6 +3,7 @@
 
 #include "roofline/error.hpp"
 #include "roofline/memory_op.hpp"
+#include "roofline/output_format.hpp"
 
 #include "checked_math.hpp"
 #include "suggest.hpp"
@@ -118,6 +119,14 @@ const std::vector<std::string> model_types{"llama",     "mistral", "mixtral", "q
 constexpr std::array<const char *, 3> expert_keys{"num_local_experts", "num_experts",
                                                   "n_routed_experts"};
 
+/// JSON is typed: a number or a boolean written as a string ("4096", "true") is refused where
+/// `key` is read as one, as a list or an object is (`expected`: "a positive integer").
+void refuse_string(const yaml_map &map, const std::string &key, const char *expected) {
+  if (map.has(key) && map.required(key).quoted())
+    map.fail(key, fmt::format("`{}` must be {}, got the string {}", key, expected,
+                              detail::describe(map.required(key))));
+}
+
 class config_reader {
 public:
   config_reader(const yaml_node &root, const std::string &origin)
@@ -128,8 +137,10 @@ public:
   /// A positive integer under the first of `keys` present (and not null); nullopt when none is.
   std::optional<std::int64_t> optional_int(std::initializer_list<const char *> keys) const {
     for (const char *key : keys)
-      if (m_map.has(key) && !m_map.required(key).is_null())
+      if (m_map.has(key) && !m_map.required(key).is_null()) {
+        refuse_string(m_map, key, "a positive integer");
         return m_map.positive_int(key);
+      }
     return std::nullopt;
   }
 
@@ -141,10 +152,20 @@ public:
                                                  *keys.begin(), family_name()));
   }
 
+  /// The string under `key`; "" when absent or null. Anything else (a list, an object) is
+  /// refused, never read as absent.
   std::string optional_string(const char *key) const {
-    return m_map.has(key) && m_map.required(key).is_scalar()
-               ? std::string(m_map.required(key).scalar())
-               : std::string{};
+    if (!m_map.has(key) || m_map.required(key).is_null())
+      return {};
+    const yaml_node value = m_map.required(key);
+    if (!value.is_scalar())
+      m_map.fail(key, fmt::format("`{}` must be a string, got {}", key, detail::describe(value)));
+    return std::string(value.scalar());
+  }
+
+  bool boolean_or(const char *key, bool fallback) const {
+    refuse_string(m_map, key, "true or false");
+    return m_map.boolean_or(key, fallback);
   }
 
   std::string family_name() const { return m_family; }
@@ -163,7 +184,7 @@ roofline::precision precision_of(const config_reader &config) {
     return precision::bf16;
   if (dtype == "float32")
     return precision::fp32;
-  config.map().fail("torch_dtype", "`torch_dtype` `" + dtype +
+  config.map().fail("torch_dtype", "`torch_dtype` `" + printable_text(dtype) +
                                        "` is not one this tool runs; expected float16, bfloat16 "
                                        "or float32");
 }
@@ -179,7 +200,7 @@ memory_op_kind activation_of(const config_reader &config, const char *key,
     return memory_op_kind::gelu;
   if (name == "relu")
     return memory_op_kind::relu;
-  config.map().fail(key, "`" + std::string(key) + "` `" + name +
+  config.map().fail(key, "`" + std::string(key) + "` `" + printable_text(name) +
                              "` is not an activation this tool knows; expected silu, gelu or relu");
 }
 
@@ -193,14 +214,15 @@ transformer_shape shape_of(config_reader &config) {
                              "through a low-rank latent) is not modelled; describe the network "
                              "in YAML (docs/network-format.md)");
   if (std::find(model_types.begin(), model_types.end(), type) == model_types.end())
-    map.fail("model_type", "unknown `model_type` `" + type + "`" +
+    map.fail("model_type", "unknown `model_type` `" + printable_text(type) + "`" +
                                detail::did_you_mean(type, model_types) + "; expected " +
                                detail::quoted_list(model_types));
   config.set_family(type);
   const bool moe = type == "mixtral" || type == "qwen2_moe";
   for (const char *key : expert_keys)
     if (!moe && map.has(key))
-      map.fail(key, "`" + std::string(key) + "` gives experts, but `model_type` `" + type +
+      map.fail(key, "`" + std::string(key) + "` gives experts, but `model_type` `" +
+                        printable_text(type) +
                         "` has none; a mixture of experts is read for `mixtral` and `qwen2_moe`");
   s.precision = precision_of(config);
   if (type == "gpt2") {
@@ -246,9 +268,15 @@ transformer_shape shape_of(config_reader &config) {
     if (config.optional_int({"decoder_sparse_step"}).value_or(1) != 1)
       map.fail("decoder_sparse_step", "only `decoder_sparse_step` 1 (experts in every layer) is "
                                       "modelled");
-    if (map.has("mlp_only_layers") && map.required("mlp_only_layers").size() > 0)
-      map.fail("mlp_only_layers", "dense MLP layers among the experts (`mlp_only_layers`) are "
-                                  "not modelled");
+    if (map.has("mlp_only_layers")) {
+      const yaml_node dense = map.required("mlp_only_layers");
+      if (!dense.is_null() && !dense.is_sequence())
+        map.fail("mlp_only_layers", "`mlp_only_layers` must be a list of layer indices, got " +
+                                        detail::describe(dense));
+      if (dense.size() > 0)
+        map.fail("mlp_only_layers", "dense MLP layers among the experts (`mlp_only_layers`) are "
+                                    "not modelled");
+    }
   }
   if (s.top_k > s.experts)
     map.fail(
@@ -256,7 +284,7 @@ transformer_shape shape_of(config_reader &config) {
         fmt::format("`num_experts_per_tok` = {} is more than the {} experts", s.top_k, s.experts));
   // Mistral's and Mixtral's window applies to every layer; Qwen2's only when switched on, and
   // then to some layers.
-  if ((type == "qwen2" || type == "qwen2_moe") && map.boolean_or("use_sliding_window", false))
+  if ((type == "qwen2" || type == "qwen2_moe") && config.boolean_or("use_sliding_window", false))
     map.fail("use_sliding_window", "Qwen2's sliding window on some layers (`use_sliding_window`, "
                                    "`max_window_layers`) is not modelled");
   if (type == "mistral" || type == "mixtral")
@@ -311,10 +339,12 @@ linear_quantization quantization_of(const config_reader &config,
     const yaml_map map(config.map().required("quantization_config"), config.map().file(),
                        "config `quantization_config`", yaml_map::any_keys{});
     const std::string method = map.string("quant_method");
-    source = "its `quantization_config` (" + method + ")";
+    source = "its `quantization_config` (" + printable_text(method) + ")";
     if (method == "fp8") {
       q.fp8 = true;
     } else if (method == "awq" || method == "gptq") {
+      refuse_string(map, "bits", "a positive integer");
+      refuse_string(map, "group_size", "a positive integer or -1");
       const std::int64_t bits = map.positive_int("bits");
       if (bits != 4 && bits != 8)
         map.fail("bits", fmt::format("{}-bit weights are not modelled; expected 4 or 8", bits));
@@ -326,7 +356,7 @@ linear_quantization quantization_of(const config_reader &config,
                 : map.non_negative_int_or("group_size", 128);
       q.weights = quantized_weights{static_cast<int>(bits), group};
     } else {
-      map.fail("quant_method", "`quant_method` `" + method +
+      map.fail("quant_method", "`quant_method` `" + printable_text(method) +
                                    "` is not modelled; expected awq, gptq or fp8 (or choose with "
                                    "--quantization w8a16, w4a16 or fp8)");
     }
@@ -505,7 +535,7 @@ network network_from_config(std::string_view json_text, const std::string &origi
   // and a linear layer counts it; an LM head for the last position only is a matmul, whose
   // operand no layer counts as weights.
   const bool tied = config.map().has("tie_word_embeddings")
-                        ? config.map().boolean_or("tie_word_embeddings", false)
+                        ? config.boolean_or("tie_word_embeddings", false)
                         : s.family == "gpt2" || s.family == "gemma";
   const bool head_as_matmul = !decode && options.last_logits && !s.encoder;
   const int tables = s.encoder ? 1 : (tied ? 0 : 1) + (head_as_matmul ? 1 : 0);

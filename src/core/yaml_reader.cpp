@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "yaml_reader.hpp"
 
+#include "roofline/output_format.hpp"
+
 #include "suggest.hpp"
 #include "utf8.hpp"
 
@@ -8,6 +10,7 @@
 #include <yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -32,6 +35,7 @@ public:
     std::uint32_t first; ///< a scalar's offset in `text`; a collection's first slot in `children`
     std::uint32_t count; ///< a scalar's length; a sequence's elements; a mapping's entries
     yaml_node::kind type;
+    bool quoted; ///< a JSON string or a quoted YAML scalar
   };
 
   static yaml_node handle(std::shared_ptr<const yaml_tree> tree, std::uint32_t index) noexcept {
@@ -81,6 +85,10 @@ std::optional<yaml_mark> yaml_node::mark() const noexcept {
   return yaml_mark{n.line, n.column};
 }
 
+bool yaml_node::quoted() const noexcept {
+  return is_scalar() && m_tree->nodes[m_index].quoted;
+}
+
 namespace {
 
 /// libyaml's parser over `text` (not copied), deleted on every path.
@@ -104,38 +112,14 @@ private:
   yaml_parser_t m_parser;
 };
 
-/// Where libyaml's text differs from the file's: a JSON file's escapes that YAML lacks are
-/// rewritten (json_as_yaml), which moves the rest of their line.
-struct column_shift {
-  std::uint32_t line;   ///< 0-based
-  std::uint32_t column; ///< in the rewritten text: where the text after the rewritten part starts
-  std::int64_t shift;   ///< characters the rewriting added to this line up to `column`
-};
-
-/// The text libyaml reads and how its marks map to the file the user gave.
+/// The text libyaml reads, and its name in messages.
 struct source_text {
   std::string_view text;
   const std::string &origin;
-  std::vector<column_shift> shifts; ///< sorted; empty unless a JSON text was rewritten
 
-  /// The file's 0-based column of libyaml's 0-based `line` and `column` (in characters).
-  std::size_t file_column(std::size_t line, std::size_t column) const {
-    if (shifts.empty())
-      return column;
-    // The last rewriting on this line before the column.
-    const auto after = std::upper_bound(
-        shifts.begin(), shifts.end(), std::pair{line, column},
-        [](const std::pair<std::size_t, std::size_t> &mark, const column_shift &edit) {
-          return mark < std::pair<std::size_t, std::size_t>{edit.line, edit.column};
-        });
-    if (after == shifts.begin() || std::prev(after)->line != line)
-      return column;
-    return static_cast<std::size_t>(static_cast<std::int64_t>(column) - std::prev(after)->shift);
-  }
-
-  /// "file:line:column" of libyaml's 0-based line and column.
+  /// "file:line:column" of libyaml's 0-based line and column (in characters).
   source_location at(std::size_t line, std::size_t column) const {
-    return {origin, static_cast<int>(line) + 1, static_cast<int>(file_column(line, column)) + 1};
+    return {origin, static_cast<int>(line) + 1, static_cast<int>(column) + 1};
   }
   source_location at(const yaml_mark_t &mark) const { return at(mark.line, mark.column); }
 
@@ -221,18 +205,107 @@ bool is_null_scalar(const yaml_event_t &event) {
   return text.empty() || text == "~" || text == "null" || text == "Null" || text == "NULL";
 }
 
-/// Builds a yaml_tree from libyaml's events: collections are open on a stack, their children
-/// gathered in one pending array and moved into the tree's children when they close (each index
-/// is moved once: linear in the document).
+/// Assembles a yaml_tree from a document's nodes in document order (libyaml's events or the JSON
+/// reader's): collections are open on a stack, their children gathered in one pending array and
+/// moved into the tree's children when they close (each index is moved once: linear in the
+/// document).
+class tree_assembler {
+public:
+  explicit tree_assembler(std::size_t text_size) : m_tree(std::make_shared<yaml_tree>()) {
+    m_tree->text.reserve(text_size);
+  }
+
+  /// Where scalars' text is gathered: a scalar's is appended, then add_scalar called.
+  std::string &text() noexcept { return m_tree->text; }
+  std::size_t depth() const noexcept { return m_open.size(); }
+
+  /// The scalar whose text is text()[first, end).
+  std::uint32_t add_scalar(yaml_mark at, std::size_t first, bool quoted) {
+    return attach(
+        new_node(yaml_node::kind::scalar, at, first, m_tree->text.size() - first, quoted));
+  }
+  std::uint32_t add_null(yaml_mark at) {
+    return attach(new_node(yaml_node::kind::null, at, 0, 0, false));
+  }
+  /// A node added before, once more (an alias).
+  void add_again(std::uint32_t index) { attach(index); }
+
+  /// Opens a list or a mapping; the caller has checked depth() against max_yaml_depth.
+  std::uint32_t open(yaml_node::kind type, yaml_mark at) {
+    const std::uint32_t index = new_node(type, at, 0, 0, false);
+    m_open.push_back({index, m_pending.size()});
+    return index;
+  }
+
+  void close() {
+    const open_collection done = m_open.back();
+    m_open.pop_back();
+    yaml_tree::node &n = m_tree->nodes[done.node];
+    const std::size_t children = m_pending.size() - done.first_pending;
+    n.first = static_cast<std::uint32_t>(m_tree->children.size());
+    n.count = static_cast<std::uint32_t>(n.type == yaml_node::kind::map ? children / 2 : children);
+    m_tree->children.insert(m_tree->children.end(),
+                            m_pending.begin() + static_cast<std::ptrdiff_t>(done.first_pending),
+                            m_pending.end());
+    m_pending.resize(done.first_pending);
+    attach(done.node);
+  }
+
+  /// The root; a null node when the document had none.
+  yaml_node finish() {
+    if (!m_root)
+      return {};
+    return yaml_tree::handle(std::move(m_tree), *m_root);
+  }
+
+private:
+  struct open_collection {
+    std::uint32_t node;
+    std::size_t first_pending; ///< its first child in m_pending
+  };
+
+  std::uint32_t new_node(yaml_node::kind type, yaml_mark at, std::size_t first, std::size_t count,
+                         bool quoted) {
+    const auto index = static_cast<std::uint32_t>(m_tree->nodes.size());
+    m_tree->nodes.push_back({at.line, at.column, static_cast<std::uint32_t>(first),
+                             static_cast<std::uint32_t>(count), type, quoted});
+    return index;
+  }
+
+  /// Attaches a finished node to the innermost open collection, or makes it the root.
+  std::uint32_t attach(std::uint32_t index) {
+    if (m_open.empty())
+      m_root = index;
+    else
+      m_pending.push_back(index);
+    return index;
+  }
+
+  std::shared_ptr<yaml_tree> m_tree;
+  std::vector<open_collection> m_open;
+  std::vector<std::uint32_t> m_pending;
+  std::optional<std::uint32_t> m_root;
+};
+
+input_error nested_too_deeply(source_location where) {
+  return input_error(std::move(where), "nested too deeply: lists and mappings more than " +
+                                           std::to_string(max_yaml_depth) +
+                                           " levels deep (the limit)");
+}
+
+/// Our tree offsets text by 32-bit integers.
+void check_size(std::string_view text, const std::string &origin, const char *format) {
+  if (text.size() >= std::numeric_limits<std::uint32_t>::max())
+    throw input_error({origin}, fmt::format("too large to read as {} (4 GiB at most)", format));
+}
+
+/// Builds a yaml_tree from libyaml's events.
 class tree_builder {
 public:
-  explicit tree_builder(source_text source)
-      : m_source(std::move(source)), m_tree(std::make_shared<yaml_tree>()) {}
+  explicit tree_builder(source_text source) : m_source(source), m_tree(source.text.size()) {}
 
   yaml_node build() {
-    if (m_source.text.size() >= std::numeric_limits<std::uint32_t>::max())
-      throw input_error({m_source.origin}, "too large to read as YAML (4 GiB at most)");
-    m_tree->text.reserve(m_source.text.size());
+    check_size(m_source.text, m_source.origin, "YAML");
     event_parser parser(m_source.text);
     bool had_document = false;
     for (;;) {
@@ -254,32 +327,18 @@ public:
         open(yaml_node::kind::map, *event, event->data.mapping_start.anchor);
         break;
       case YAML_SEQUENCE_END_EVENT:
-      case YAML_MAPPING_END_EVENT: close(); break;
-      case YAML_STREAM_END_EVENT:
-        if (!m_root) // no document, or one of comments only
-          return {};
-        return yaml_tree::handle(std::move(m_tree), *m_root);
-      default: break; // stream start, document end
+      case YAML_MAPPING_END_EVENT: m_tree.close(); break;
+      case YAML_STREAM_END_EVENT: return m_tree.finish(); // null: no document, or comments only
+      default: break;                                     // stream start, document end
       }
     }
   }
 
 private:
-  struct open_collection {
-    std::uint32_t node;
-    std::size_t first_pending; ///< its first child in m_pending
-  };
-
   source_location location(const yaml_mark_t &mark) const { return m_source.at(mark); }
 
-  std::uint32_t new_node(yaml_node::kind type, const yaml_mark_t &mark, std::size_t first,
-                         std::size_t count) {
-    const auto index = static_cast<std::uint32_t>(m_tree->nodes.size());
-    m_tree->nodes.push_back(
-        {static_cast<std::uint32_t>(mark.line),
-         static_cast<std::uint32_t>(m_source.file_column(mark.line, mark.column)),
-         static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(count), type});
-    return index;
+  static yaml_mark mark_of(const yaml_mark_t &mark) {
+    return {static_cast<std::uint32_t>(mark.line), static_cast<std::uint32_t>(mark.column)};
   }
 
   void remember_anchor(const yaml_char_t *anchor, std::uint32_t index) {
@@ -287,26 +346,18 @@ private:
       m_anchors[reinterpret_cast<const char *>(anchor)] = index;
   }
 
-  /// Attaches a finished node to the innermost open collection, or makes it the root.
-  void attach(std::uint32_t index) {
-    if (m_open.empty())
-      m_root = index;
-    else
-      m_pending.push_back(index);
-  }
-
   void add_scalar(const yaml_event_t &event) {
     const auto &scalar = event.data.scalar;
     std::uint32_t index = 0;
     if (is_null_scalar(event)) {
-      index = new_node(yaml_node::kind::null, event.start_mark, 0, 0);
+      index = m_tree.add_null(mark_of(event.start_mark));
     } else {
-      index =
-          new_node(yaml_node::kind::scalar, event.start_mark, m_tree->text.size(), scalar.length);
-      m_tree->text.append(reinterpret_cast<const char *>(scalar.value), scalar.length);
+      const std::size_t first = m_tree.text().size();
+      m_tree.text().append(reinterpret_cast<const char *>(scalar.value), scalar.length);
+      index = m_tree.add_scalar(mark_of(event.start_mark), first,
+                                scalar.style != YAML_PLAIN_SCALAR_STYLE);
     }
     remember_anchor(scalar.anchor, index);
-    attach(index);
   }
 
   void add_alias(const yaml_event_t &event) {
@@ -316,7 +367,7 @@ private:
       throw input_error(location(event.start_mark), "YAML syntax error: the alias `*" +
                                                         std::string(name) +
                                                         "` names no anchor defined before it");
-    attach(anchored->second);
+    m_tree.add_again(anchored->second);
   }
 
   // The anchor is known from the start, so an alias inside the collection names it: a cycle,
@@ -324,109 +375,314 @@ private:
   void open(yaml_node::kind type, const yaml_event_t &event, const yaml_char_t *anchor) {
     // Before libyaml reads further: its scanner checks every open level at each token, so a
     // file of deep nesting would take time quadratic in its depth.
-    if (m_open.size() >= max_yaml_depth)
-      throw input_error(location(event.start_mark),
-                        "nested too deeply: lists and mappings more than " +
-                            std::to_string(max_yaml_depth) + " levels deep (the limit)");
-    const std::uint32_t index = new_node(type, event.start_mark, 0, 0);
-    remember_anchor(anchor, index);
-    m_open.push_back({index, m_pending.size()});
-  }
-
-  void close() {
-    const open_collection done = m_open.back();
-    m_open.pop_back();
-    yaml_tree::node &n = m_tree->nodes[done.node];
-    const std::size_t children = m_pending.size() - done.first_pending;
-    n.first = static_cast<std::uint32_t>(m_tree->children.size());
-    n.count = static_cast<std::uint32_t>(n.type == yaml_node::kind::map ? children / 2 : children);
-    m_tree->children.insert(m_tree->children.end(),
-                            m_pending.begin() + static_cast<std::ptrdiff_t>(done.first_pending),
-                            m_pending.end());
-    m_pending.resize(done.first_pending);
-    attach(done.node);
+    if (m_tree.depth() >= max_yaml_depth)
+      throw nested_too_deeply(location(event.start_mark));
+    remember_anchor(anchor, m_tree.open(type, mark_of(event.start_mark)));
   }
 
   source_text m_source;
-  std::shared_ptr<yaml_tree> m_tree;
-  std::vector<open_collection> m_open;
-  std::vector<std::uint32_t> m_pending;
+  tree_assembler m_tree;
   std::unordered_map<std::string, std::uint32_t> m_anchors;
-  std::optional<std::uint32_t> m_root;
 };
 
-/// A JSON text as libyaml reads it, where JSON and YAML differ: an escaped surrogate pair
-/// ("\\ud83d\\ude00", as Python's json.dumps writes every character past U+FFFF) becomes YAML's
-/// "\\U0001F600", and the characters a JSON string holds as they are but YAML refuses (DEL, the C1
-/// controls, U+FFFE, U+FFFF) or reads as line breaks (NEL, U+2028, U+2029) become escapes. Each
-/// rewriting is recorded in `shifts`; none: the text is read as it is (and "" returned).
-std::string json_as_yaml(std::string_view json, std::vector<column_shift> &shifts) {
-  const auto byte = [&](std::size_t i) {
-    return i < json.size() ? static_cast<unsigned char>(json[i]) : 0u;
-  };
-  // The four hex digits at `i`, or -1.
-  const auto hex4 = [&](std::size_t i) {
-    unsigned value = 0;
-    const bool read =
-        i + 4 <= json.size() &&
-        std::from_chars(json.data() + i, json.data() + i + 4, value, 16).ptr == json.data() + i + 4;
-    return read ? static_cast<long>(value) : -1L;
-  };
-  std::string out;
-  std::uint32_t line = 0, column = 0; // where `out` ends
-  std::int64_t line_shift = 0;
-  bool in_string = false;
-  std::size_t copied = 0; // json[copied, i) is still to be appended to `out`
-  const auto rewrite = [&](std::size_t i, std::size_t length, std::size_t characters,
-                           const std::string &replacement) {
-    out.append(json, copied, i - copied);
-    out += replacement;
-    copied = i + length;
-    column += static_cast<std::uint32_t>(replacement.size());
-    line_shift +=
-        static_cast<std::int64_t>(replacement.size()) - static_cast<std::int64_t>(characters);
-    shifts.push_back({line, column, line_shift});
-  };
-  for (std::size_t i = 0; i < json.size();) {
-    const unsigned c = byte(i);
-    if (c == '\n' || (c == '\r' && byte(i + 1) != '\n')) {
-      ++line, column = 0, line_shift = 0, ++i;
-      continue;
-    }
-    if (c == '"') {
-      in_string = !in_string;
-    } else if (in_string && c == '\\') {
-      const long high = byte(i + 1) == 'u' ? hex4(i + 2) : -1;
-      const long low = byte(i + 6) == '\\' && byte(i + 7) == 'u' ? hex4(i + 8) : -1;
-      if (high >= 0xD800 && high < 0xDC00 && low >= 0xDC00 && low < 0xE000) {
-        rewrite(i, 12, 12,
-                fmt::format("\\U{:08X}", 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)));
-        i += 12;
-        continue;
-      }
-      column += 2; // the escape's two characters: an escaped quote does not end the string
-      i += 2;
-      continue;
-    } else if (in_string && c >= 0x7F) {
-      // Invalid UTF-8 stays as it is: libyaml's reader locates it.
-      const std::size_t length = detail::utf8_sequence(json.substr(i));
-      const std::uint32_t code = length > 0 ? detail::utf8_code_point(json.substr(i), length) : 0;
-      if (code == 0x7F || (code >= 0x80 && code < 0xA0) || code == 0x2028 || code == 0x2029 ||
-          code == 0xFFFE || code == 0xFFFF) {
-        rewrite(i, length, 1,
-                code <= 0xFF ? fmt::format("\\x{:02X}", code) : fmt::format("\\u{:04X}", code));
-        i += length;
-        continue;
-      }
-    }
-    column += (c & 0xC0) != 0x80;
-    ++i;
+/// A strict JSON reader (RFC 8259) that builds the tree parse_yaml builds: what JSON refuses is
+/// refused, located (a comment, a trailing comma, a lone surrogate, a raw control character),
+/// and what it allows is read, keys of any length and escapes included. Strings are quoted
+/// scalars, numbers plain scalars as written (finite_number reads them), `true` and `false` plain
+/// scalars, `null` a null node. One pass, each byte read once; lines and columns (characters) are
+/// counted as it goes.
+class json_reader {
+public:
+  json_reader(std::string_view text, const std::string &origin)
+      : m_text(text), m_origin(origin), m_tree(text.size()) {}
+
+  yaml_node read() {
+    check_size(m_text, m_origin, "JSON");
+    if (m_text.substr(0, 3) == "\xEF\xBB\xBF") // a byte-order mark, which RFC 8259 lets us skip
+      m_pos = 3;
+    skip_space();
+    value();
+    skip_space();
+    if (m_pos < m_text.size())
+      unexpected("the end of the text after the JSON value (one value per file)");
+    return m_tree.finish();
   }
-  if (shifts.empty())
-    return {};
-  out.append(json, copied, std::string_view::npos);
-  return out;
-}
+
+private:
+  unsigned char byte(std::size_t at) const noexcept {
+    return at < m_text.size() ? static_cast<unsigned char>(m_text[at]) : 0u;
+  }
+  bool at_end() const noexcept { return m_pos >= m_text.size(); }
+  yaml_mark mark() const noexcept { return {m_line, m_column}; }
+  source_location location(yaml_mark at) const {
+    return {m_origin, static_cast<int>(at.line) + 1, static_cast<int>(at.column) + 1};
+  }
+
+  [[noreturn]] void fail(yaml_mark at, const std::string &message) const {
+    throw input_error(location(at), "JSON syntax error: " + message);
+  }
+
+  /// What stands at the read position, as a message names it.
+  std::string found() const {
+    if (at_end())
+      return "the end of the text";
+    const std::size_t length = utf8_sequence(m_text.substr(m_pos));
+    if (length == 0)
+      throw input_error(location(mark()),
+                        fmt::format("not valid UTF-8 at byte 0x{:02X}: the file must be UTF-8 text",
+                                    byte(m_pos)));
+    // A word (NaN, Infinity, True, None, undefined): shown whole, up to a readable length.
+    std::size_t end = m_pos;
+    while (end < m_text.size() && end - m_pos < 32 &&
+           (std::isalnum(byte(end)) || byte(end) == '_' || byte(end) == '.'))
+      ++end;
+    return "`" + printable_text(m_text.substr(m_pos, std::max(end - m_pos, length))) + "`";
+  }
+
+  [[noreturn]] void unexpected(const std::string &expected) const {
+    if (byte(m_pos) == '/' && (byte(m_pos + 1) == '/' || byte(m_pos + 1) == '*'))
+      fail(mark(), "comments are not JSON (`//` and `/* */` are JavaScript's)");
+    if (byte(m_pos) == '\'')
+      fail(mark(), "JSON strings are written in double quotes, not single");
+    fail(mark(), "expected " + expected + ", got " + found());
+  }
+
+  void skip_space() {
+    for (; m_pos < m_text.size(); ++m_pos) {
+      const char c = m_text[m_pos];
+      if (c == ' ' || c == '\t') {
+        ++m_column;
+      } else if (c == '\n' || (c == '\r' && byte(m_pos + 1) != '\n')) {
+        ++m_line;
+        m_column = 0;
+      } else if (c != '\r') { // \r\n: one line break, counted at the \n
+        return;
+      }
+    }
+  }
+
+  /// Consumes `c` if it stands at the read position.
+  bool take(char c) {
+    if (byte(m_pos) != static_cast<unsigned char>(c))
+      return false;
+    ++m_pos;
+    ++m_column;
+    return true;
+  }
+
+  void value() {
+    const unsigned char c = byte(m_pos);
+    if (c == '{' || c == '[') {
+      collection(c == '{');
+    } else if (c == '"') {
+      string();
+    } else if (c == '-' || (c >= '0' && c <= '9')) {
+      number();
+    } else if (word("true") || word("false")) {
+      // read as a plain scalar, as YAML's `true`
+    } else if (m_text.substr(m_pos, 4) == "null") {
+      m_tree.add_null(mark());
+      m_pos += 4;
+      m_column += 4;
+    } else {
+      unexpected("a value (an object, a list, a string, a number, true, false or null)");
+    }
+  }
+
+  bool word(std::string_view w) {
+    if (m_text.substr(m_pos, w.size()) != w)
+      return false;
+    const yaml_mark at = mark();
+    const std::size_t first = m_tree.text().size();
+    m_tree.text() += w;
+    m_tree.add_scalar(at, first, false);
+    m_pos += w.size();
+    m_column += static_cast<std::uint32_t>(w.size());
+    return true;
+  }
+
+  void collection(bool object) {
+    const yaml_mark at = mark();
+    if (m_tree.depth() >= max_yaml_depth)
+      throw nested_too_deeply(location(at));
+    m_tree.open(object ? yaml_node::kind::map : yaml_node::kind::sequence, at);
+    ++m_pos;
+    ++m_column;
+    const char close = object ? '}' : ']';
+    skip_space();
+    if (!take(close)) {
+      for (;;) {
+        if (object) {
+          if (byte(m_pos) != '"')
+            unexpected("a key (a string in double quotes)");
+          string();
+          skip_space();
+          if (!take(':'))
+            unexpected("`:` after the key");
+          skip_space();
+        }
+        value();
+        skip_space();
+        if (take(close))
+          break;
+        const yaml_mark comma = mark();
+        if (!take(','))
+          unexpected(object ? "`,` or `}`" : "`,` or `]`");
+        skip_space();
+        if (byte(m_pos) == static_cast<unsigned char>(close))
+          fail(comma, fmt::format("a comma before `{}`: trailing commas are not JSON", close));
+      }
+    }
+    m_tree.close();
+  }
+
+  void number() {
+    const yaml_mark at = mark();
+    const std::size_t start = m_pos;
+    const auto digits = [&] {
+      const std::size_t from = m_pos;
+      while (byte(m_pos) >= '0' && byte(m_pos) <= '9')
+        ++m_pos;
+      return m_pos > from;
+    };
+    const auto refuse = [&] {
+      m_column += static_cast<std::uint32_t>(m_pos - start);
+      unexpected("a digit: JSON numbers are written as -12, 0.5 or 6.02e23");
+    };
+    m_pos += byte(m_pos) == '-';
+    if (byte(m_pos) == '0') {
+      ++m_pos;
+      if (byte(m_pos) >= '0' && byte(m_pos) <= '9')
+        fail(at, "a number with a leading zero is not JSON");
+    } else if (!digits()) {
+      refuse();
+    }
+    if (byte(m_pos) == '.' && (++m_pos, !digits()))
+      refuse();
+    if (byte(m_pos) == 'e' || byte(m_pos) == 'E') {
+      ++m_pos;
+      m_pos += byte(m_pos) == '+' || byte(m_pos) == '-';
+      if (!digits())
+        refuse();
+    }
+    const std::size_t first = m_tree.text().size();
+    m_tree.text().append(m_text, start, m_pos - start);
+    m_tree.add_scalar(at, first, false);
+    m_column += static_cast<std::uint32_t>(m_pos - start);
+  }
+
+  /// The four hex digits after `\u` at m_pos, or -1.
+  long hex4(std::size_t at) const {
+    unsigned value = 0;
+    const char *begin = m_text.data() + at;
+    const bool read =
+        at + 4 <= m_text.size() && std::from_chars(begin, begin + 4, value, 16).ptr == begin + 4;
+    return read ? static_cast<long>(value) : -1L;
+  }
+
+  /// Reads one escape at m_pos (its backslash) into `out`.
+  void escape(std::string &out) {
+    const yaml_mark at = mark();
+    const unsigned char c = byte(m_pos + 1);
+    static constexpr std::string_view simple = "\"\\/bfnrt", meaning = "\"\\/\b\f\n\r\t";
+    if (const std::size_t which = simple.find(static_cast<char>(c));
+        which != std::string_view::npos) {
+      out += meaning[which];
+      m_pos += 2;
+      m_column += 2;
+      return;
+    }
+    if (c != 'u')
+      fail(at, "invalid escape `\\" + printable_text(m_text.substr(m_pos + 1, 1)) +
+                   "` in a string; JSON's are \\\" \\\\ \\/ \\b \\f \\n \\r \\t and \\uXXXX");
+    const long high = hex4(m_pos + 2);
+    if (high < 0)
+      fail(at, "invalid Unicode character escape: `\\u` takes four hex digits");
+    long code = high;
+    std::size_t length = 6;
+    if (high >= 0xD800 && high < 0xDC00) { // UTF-16: a character past U+FFFF as a pair
+      const long low = byte(m_pos + 6) == '\\' && byte(m_pos + 7) == 'u' ? hex4(m_pos + 8) : -1L;
+      if (low < 0xDC00 || low >= 0xE000)
+        fail(at, fmt::format("invalid Unicode character escape: `\\u{:04x}` is the first half "
+                             "of a surrogate pair, and no second half (`\\udc00` to `\\udfff`) "
+                             "follows it",
+                             high));
+      code = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00);
+      length = 12;
+    } else if (high >= 0xDC00 && high < 0xE000) {
+      fail(at, fmt::format("invalid Unicode character escape: `\\u{:04x}` is the second half of "
+                           "a surrogate pair, with no first half before it",
+                           high));
+    }
+    append_utf8(out, static_cast<std::uint32_t>(code));
+    m_pos += length;
+    m_column += static_cast<std::uint32_t>(length);
+  }
+
+  static void append_utf8(std::string &out, std::uint32_t c) {
+    const auto put = [&](std::uint32_t b) { out += static_cast<char>(b); };
+    if (c < 0x80) {
+      put(c);
+    } else if (c < 0x800) {
+      put(0xC0 | c >> 6), put(0x80 | (c & 0x3F));
+    } else if (c < 0x10000) {
+      put(0xE0 | c >> 12), put(0x80 | (c >> 6 & 0x3F)), put(0x80 | (c & 0x3F));
+    } else {
+      put(0xF0 | c >> 18), put(0x80 | (c >> 12 & 0x3F)), put(0x80 | (c >> 6 & 0x3F));
+      put(0x80 | (c & 0x3F));
+    }
+  }
+
+  void string() {
+    const yaml_mark at = mark();
+    std::string &out = m_tree.text();
+    const std::size_t first = out.size();
+    ++m_pos;
+    ++m_column;
+    for (;;) {
+      // A run of plain ASCII, copied at once.
+      std::size_t end = m_pos;
+      while (end < m_text.size() && byte(end) >= 0x20 && byte(end) < 0x80 && byte(end) != '"' &&
+             byte(end) != '\\')
+        ++end;
+      out.append(m_text, m_pos, end - m_pos);
+      m_column += static_cast<std::uint32_t>(end - m_pos);
+      m_pos = end;
+      if (at_end())
+        fail(at, "a string not closed: its closing `\"` is missing");
+      const unsigned char c = byte(m_pos);
+      if (c == '"') {
+        ++m_pos;
+        ++m_column;
+        break;
+      }
+      if (c == '\\') {
+        escape(out);
+      } else if (c < 0x20) {
+        fail(mark(), c == '\n' || c == '\r'
+                         ? "a line break in a string: a closing `\"` is missing, or the break "
+                           "must be written `\\n`"
+                         : fmt::format("the control character U+{:04X} must be written as an "
+                                       "escape in a string (\\u{:04X})",
+                                       c, c));
+      } else {
+        const std::size_t length = utf8_sequence(m_text.substr(m_pos));
+        if (length == 0)
+          found(); // throws: not UTF-8
+        out.append(m_text, m_pos, length);
+        m_pos += length;
+        ++m_column;
+      }
+    }
+    m_tree.add_scalar(at, first, true);
+  }
+
+  std::string_view m_text;
+  const std::string &m_origin;
+  tree_assembler m_tree;
+  std::size_t m_pos = 0;
+  std::uint32_t m_line = 0, m_column = 0; ///< where m_pos is (0-based; columns in characters)
+};
 
 } // namespace
 
@@ -442,23 +698,31 @@ std::string read_text_file(const std::filesystem::path &file, std::string_view w
   if (!in)
     throw input_error(where,
                       "cannot open " + std::string(what) + ": permission denied or unreadable");
-  std::ostringstream text;
-  text << in.rdbuf();
+  // Read in one piece where the size is known (a 100 MB config.json: no stream buffer grown
+  // and copied); a file that grows meanwhile is read to its end all the same.
+  std::string text;
+  const std::uintmax_t size = std::filesystem::file_size(file, ec);
+  if (!ec && size < std::numeric_limits<std::uint32_t>::max()) {
+    text.resize(static_cast<std::size_t>(size));
+    in.read(text.data(), static_cast<std::streamsize>(size));
+    text.resize(static_cast<std::size_t>(in.gcount()));
+  }
+  if (!in.bad() && !in.eof()) {
+    std::ostringstream rest;
+    rest << in.rdbuf();
+    text += rest.str();
+  }
   if (in.bad())
     throw input_error(where, "cannot read " + std::string(what));
-  return text.str();
+  return text;
 }
 
 yaml_node parse_yaml(std::string_view text, const std::string &origin) {
-  return tree_builder({text, origin, {}}).build();
+  return tree_builder({text, origin}).build();
 }
 
 yaml_node parse_json(std::string_view text, const std::string &origin) {
-  std::vector<column_shift> shifts;
-  const std::string rewritten = json_as_yaml(text, shifts);
-  if (shifts.empty())
-    return parse_yaml(text, origin);
-  return tree_builder({rewritten, origin, std::move(shifts)}).build();
+  return json_reader(text, origin).read();
 }
 
 source_location location_of(const yaml_node &node, const std::string &file) {
@@ -473,7 +737,7 @@ std::string describe(const yaml_node &node) {
   case yaml_node::kind::null: return "nothing";
   case yaml_node::kind::sequence: return "a list";
   case yaml_node::kind::map: return "a mapping";
-  case yaml_node::kind::scalar: return "'" + std::string(node.scalar()) + "'";
+  case yaml_node::kind::scalar: return "'" + printable_text(node.scalar()) + "'";
   }
   return "?";
 }
@@ -510,41 +774,44 @@ void yaml_map::read_entries(const std::vector<std::string> *allowed) {
     throw input_error(where(), m_context + ": expected a mapping of keys to values, got " +
                                    describe(m_node));
   const std::size_t entries = m_node.size();
-  std::vector<std::pair<std::string, yaml_mark>> seen;
+  m_keys.reserve(entries);
   for (std::size_t i = 0; i < entries; ++i) {
     const yaml_node key_node = m_node.key(i);
-    const std::string key = key_text(key_node);
-    for (const auto &[earlier, mark] : seen)
-      if (earlier == key)
-        throw input_error(location_of(key_node, m_file), m_context + ": duplicate key `" + key +
-                                                             "` (first given at line " +
-                                                             std::to_string(mark.line + 1) + ")");
-    seen.emplace_back(key, *key_node.mark());
-    if (key_node.is_scalar()) // only a scalar key matches a lookup by name
-      m_entries.emplace_back(key_node.scalar(), m_node.value(i));
+    // key_text's spelling, as a view into the document (which m_node keeps alive).
+    const std::string_view key = key_node.is_scalar() ? key_node.scalar()
+                                 : key_node.is_null() ? std::string_view("null")
+                                                      : std::string_view();
+    // One hash lookup a key: a config.json of a million keys is read in linear time.
+    const auto [first, added] = m_keys.emplace(key, static_cast<std::uint32_t>(i));
+    if (!added)
+      throw input_error(location_of(key_node, m_file),
+                        m_context + ": duplicate key `" + printable_text(key) +
+                            "` (first given at line " +
+                            std::to_string(m_node.key(first->second).mark()->line + 1) + ")");
     if (!allowed || std::find(allowed->begin(), allowed->end(), key) != allowed->end())
       continue;
     const std::string hint = did_you_mean(key, *allowed);
     throw input_error(
         location_of(key_node, m_file),
-        m_context + ": unknown key `" + key + "`" +
+        m_context + ": unknown key `" + printable_text(key) + "`" +
             (hint.empty() ? "; expected one of " + quoted_list(*allowed, " or ") : hint));
   }
 }
 
-const yaml_node *yaml_map::find(const std::string &key) const {
-  for (const auto &[name, value] : m_entries)
-    if (name == key)
-      return &value;
-  return nullptr;
+std::optional<yaml_node> yaml_map::find(const std::string &key) const {
+  const auto entry = m_keys.find(key);
+  // Only a scalar key matches a lookup by name (a null key's text is "null" too).
+  if (entry == m_keys.end() || !m_node.key(entry->second).is_scalar())
+    return std::nullopt;
+  return m_node.value(entry->second);
 }
 
 bool yaml_map::has(const std::string &key) const {
-  return find(key) != nullptr;
+  return find(key).has_value();
 }
 
 source_location yaml_map::where(const std::string &key) const {
-  const yaml_node *value = find(key);
+  const std::optional<yaml_node> value = find(key);
   return value ? location_of(*value, m_file) : where();
 }
 
@@ -553,7 +820,7 @@ void yaml_map::fail(const std::string &key, const std::string &message) const {
 }
 
 yaml_node yaml_map::required(const std::string &key) const {
-  const yaml_node *value = find(key);
+  const std::optional<yaml_node> value = find(key);
   if (!value)
     throw input_error(where(), m_context + ": missing required key `" + key + "`");
   return *value;
@@ -580,8 +847,9 @@ std::int64_t yaml_map::integer(const yaml_node &value, const std::string &key,
       !text.empty() && std::all_of(text.begin() + (text[0] == '-' || text[0] == '+'), text.end(),
                                    [](char c) { return c >= '0' && c <= '9'; });
   if (!digits_only || text == "-" || text == "+")
-    throw input_error(location_of(value, m_file),
-                      m_context + ": `" + key + "` must be " + expected + ", got '" + text + "'");
+    throw input_error(location_of(value, m_file), m_context + ": `" + key + "` must be " +
+                                                      expected + ", got '" + printable_text(text) +
+                                                      "'");
   errno = 0;
   char *end = nullptr;
   const long long parsed = std::strtoll(text.c_str(), &end, 10);
@@ -609,7 +877,7 @@ std::optional<std::int64_t> yaml_map::optional_positive_int(const std::string &k
 }
 
 std::int64_t yaml_map::non_negative_int_or(const std::string &key, std::int64_t fallback) const {
-  const yaml_node *value = find(key);
+  const std::optional<yaml_node> value = find(key);
   return value ? integer(*value, key, 0) : fallback;
 }
 
@@ -643,7 +911,7 @@ double yaml_map::positive_number(const std::string &key) const {
 }
 
 bool yaml_map::boolean_or(const std::string &key, bool fallback) const {
-  const yaml_node *value = find(key);
+  const std::optional<yaml_node> value = find(key);
   if (!value)
     return fallback;
   if (value->is_scalar()) {
@@ -657,7 +925,7 @@ bool yaml_map::boolean_or(const std::string &key, bool fallback) const {
 }
 
 std::vector<std::string> yaml_map::strings_or_empty(const std::string &key) const {
-  const yaml_node *value = find(key);
+  const std::optional<yaml_node> value = find(key);
   if (!value)
     return {};
   if (value->is_scalar())

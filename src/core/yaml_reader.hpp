@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -54,6 +55,8 @@ public:
   yaml_node key(std::size_t i) const noexcept;
   yaml_node value(std::size_t i) const noexcept;
 
+  /// A JSON string or a quoted YAML scalar (`'7'`, `"7"`), not a number, boolean or word.
+  bool quoted() const noexcept;
   /// Where the node starts; none for a default-constructed node.
   std::optional<yaml_mark> mark() const noexcept;
   /// The same node of the same document (an alias and its anchor).
@@ -84,9 +87,12 @@ inline constexpr std::size_t max_yaml_depth = 128;
 /// become input_errors located in `origin`.
 yaml_node parse_yaml(std::string_view text, const std::string &origin);
 
-/// Parses a JSON text (a model's config.json) as the YAML it nearly is, with what JSON allows
-/// and YAML does not rewritten first (escaped surrogate pairs, DEL and C1 controls held raw in a
-/// string); errors as parse_yaml's, located in the JSON text.
+/// Parses a JSON text (a model's config.json), strictly (RFC 8259), into the tree parse_yaml
+/// builds: strings are quoted scalars, numbers plain scalars as written, `true` and `false` plain
+/// scalars, `null` a null node. What JSON refuses (comments, trailing commas, single quotes, a
+/// lone surrogate, a raw control character in a string, a second value), text that is not UTF-8
+/// and nesting deeper than max_yaml_depth become input_errors located in `origin`, the column
+/// counting characters; an empty text is refused too. Linear in the text.
 yaml_node parse_json(std::string_view text, const std::string &origin);
 
 source_location location_of(const yaml_node &node, const std::string &file);
@@ -144,13 +150,15 @@ public:
 private:
   void read_entries(const std::vector<std::string> *allowed);
   std::int64_t integer(const yaml_node &value, const std::string &key, std::int64_t minimum) const;
-  /// The value at `key`, nullptr when absent: the first entry whose key is that scalar.
-  const yaml_node *find(const std::string &key) const;
+  /// The value at `key`, none when absent (or given by a key that is no scalar).
+  std::optional<yaml_node> find(const std::string &key) const;
 
   yaml_node m_node;
   std::string m_file;
   std::string m_context;
-  std::vector<std::pair<std::string_view, yaml_node>> m_entries; ///< scalar keys and their values
+  /// Each key's text (key_text's, viewed in the document) and its entry's index: one a key, as
+  /// read_entries refuses a second.
+  std::unordered_map<std::string_view, std::uint32_t> m_keys;
 };
 
 } // namespace roofline::detail

@@ -366,3 +366,54 @@ TEST_CASE("a config's quantization_config: AWQ, GPTQ per column, fp8; others ref
                                      "}"),
                  "3-bit weights are not modelled"));
 }
+
+TEST_CASE(
+    "config fields of the wrong JSON type are refused where they stand, never read as absent") {
+  const std::string sizes = "\"hidden_size\": 64, \"num_hidden_layers\": 2, "
+                            "\"num_attention_heads\": 4, \"intermediate_size\": 8, "
+                            "\"vocab_size\": 8";
+  const auto refused = [&](const std::string &type, const std::string &field) {
+    return config_error("{\"model_type\": \"" + type + "\", " + sizes + ",\n " + field + "}");
+  };
+  CHECK(contains(refused("llama", "\"torch_dtype\": [\"bfloat16\"]"),
+                 "bad.json:2:17: config: `torch_dtype` must be a string, got a list"));
+  CHECK(contains(refused("llama", "\"hidden_act\": [\"relu\"]"),
+                 "bad.json:2:16: config: `hidden_act` must be a string, got a list"));
+  CHECK(contains(refused("gemma", "\"hidden_activation\": {\"a\": 1}"),
+                 "`hidden_activation` must be a string, got a mapping"));
+  const std::string moe = "\"num_experts\": 4, \"num_experts_per_tok\": 2, "
+                          "\"moe_intermediate_size\": 8, ";
+  CHECK(contains(refused("qwen2_moe", moe + "\"mlp_only_layers\": 3"),
+                 "bad.json:2:93: config: `mlp_only_layers` must be a list of layer indices, got "
+                 "'3'"));
+  CHECK(contains(refused("qwen2_moe", moe + "\"mlp_only_layers\": {\"0\": 1}"),
+                 "`mlp_only_layers` must be a list of layer indices, got a mapping"));
+  CHECK(contains(refused("qwen2_moe", moe + "\"mlp_only_layers\": []"), "no error"));
+  CHECK(contains(refused("qwen2_moe", moe + "\"mlp_only_layers\": null"), "no error"));
+  // JSON is typed: a number or a boolean written as a string is refused too.
+  CHECK(contains(refused("mistral", "\"sliding_window\": \"4096\""),
+                 "bad.json:2:20: config: `sliding_window` must be a positive integer, got the "
+                 "string '4096'"));
+  CHECK(contains(refused("llama", "\"tie_word_embeddings\": \"false\""),
+                 "`tie_word_embeddings` must be true or false, got the string 'false'"));
+  CHECK(contains(refused("qwen2", "\"use_sliding_window\": [true]"),
+                 "`use_sliding_window` must be true or false, got a list"));
+  CHECK(contains(refused("llama", "\"quantization_config\": {\"quant_method\": \"awq\", "
+                                  "\"bits\": \"4\"}"),
+                 "`bits` must be a positive integer, got the string '4'"));
+  CHECK(contains(refused("llama", "\"quantization_config\": {\"quant_method\": \"awq\", "
+                                  "\"bits\": 4, \"group_size\": [128]}"),
+                 "`group_size` must be a non-negative integer, got a list"));
+  CHECK(contains(refused("llama", "\"quantization_config\": [\"awq\"]"),
+                 "config `quantization_config`: expected a mapping"));
+  // A comment no longer swallows the key after it: refused where it starts.
+  CHECK(contains(refused("mistral", "// 4k window\n \"sliding_window\": 4096"),
+                 "bad.json:2:2: JSON syntax error: comments are not JSON"));
+}
+
+TEST_CASE("a NUL or an escape sequence in a config string is quoted escaped, the message whole") {
+  const std::string message = config_error("{\"model_type\": \"ll\\u0000ama\\u001b[2J\"}");
+  CHECK(contains(message, "unknown `model_type` `ll\\x00ama\\x1b[2J`; expected"));
+  CHECK(contains(config_error("{\"model_type\": \"llama\", \"torch_dtype\": \"f\\u0000\"}"),
+                 "`torch_dtype` `f\\x00` is not one this tool runs"));
+}

@@ -25,11 +25,10 @@ yaml_node value_of(const yaml_node &root, const std::string &key) {
   return {};
 }
 
-/// The input_error that `read` must raise on the tree of `text`, parsed as "t.yaml" (or that
-/// parsing must raise).
-template <typename Read> input_error error_of(const std::string &text, Read read) {
+/// The input_error that `run` must raise (`text` shown when it does not).
+template <typename Run> input_error thrown(const std::string &text, Run run) {
   try {
-    read(parse_yaml(text, "t.yaml"));
+    run();
   } catch (const input_error &e) {
     return e;
   }
@@ -37,13 +36,20 @@ template <typename Read> input_error error_of(const std::string &text, Read read
   return input_error("unreachable");
 }
 
+/// The input_error that `read` must raise on the tree of `text`, parsed as "t.yaml" (or that
+/// parsing must raise).
+template <typename Read> input_error error_of(const std::string &text, Read read) {
+  return thrown(text, [&] { read(parse_yaml(text, "t.yaml")); });
+}
+
 input_error parse_error(const std::string &text) {
   return error_of(text, [](const yaml_node &) {});
 }
 
-void check_located(const input_error &e, int line, int column, const std::string &text) {
+void check_located(const input_error &e, int line, int column, const std::string &text,
+                   const std::string &file = "t.yaml") {
   CAPTURE(std::string(e.what()));
-  CHECK(e.where().file == "t.yaml");
+  CHECK(e.where().file == file);
   CHECK(e.where().line == line);
   CHECK(e.where().column == column);
   CHECK(contains(e.message(), text));
@@ -241,4 +247,90 @@ TEST_CASE("yaml_map: a null key is named `null`, a duplicate key points at its s
   CHECK(map.string("a") == "x");
   CHECK(map.strings_or_empty("b") == std::vector<std::string>{"p", "q"});
   CHECK(map.where("b").to_string() == "t.yaml:2:4");
+}
+
+namespace {
+
+void check_json_located(const std::string &text, int line, int column, const std::string &part) {
+  check_located(thrown(text, [&] { parse_json(text, "c.json"); }), line, column, part, "c.json");
+}
+
+} // namespace
+
+TEST_CASE("parse_json refuses comments and trailing commas where they stand") {
+  // A comment once swallowed the next key (YAML's `#`-less reading): now refused where it starts.
+  check_json_located("{\"model_type\": \"mistral\", // the family\n \"sliding_window\": 4096}", 1,
+                     27, "comments are not JSON");
+  check_json_located("{\n  /* sizes */ \"hidden_size\": 8\n}", 2, 3, "comments are not JSON");
+  check_json_located("{\"a\": 1 /* x */}", 1, 9, "comments are not JSON");
+  check_json_located("{\"a\": [1, 2,\n ], \"b\": 2}", 1, 12, "trailing commas are not JSON");
+  check_json_located("{\"a\": 1,\n \"b\": 2,\n}", 2, 8, "a comma before `}`: trailing commas");
+  check_json_located("{'a': 1}", 1, 2, "double quotes");
+  check_json_located("{\"a\": NaN}", 1, 7, "got `NaN`");
+  check_json_located("{\"a\": 01}", 1, 7, "leading zero");
+  check_json_located("{\"a\": 1.}", 1, 9, "expected a digit");
+  check_json_located("{\"a\": \"x\ny\"}", 1, 9, "a line break in a string");
+  check_json_located("{\"a\": \"x\x01\"}", 1, 9, "U+0001");
+  check_json_located("{\"a\": \"\\q\"}", 1, 8, "invalid escape `\\q`");
+  check_json_located("{\"a\": \"open", 1, 7, "not closed");
+  check_json_located("{\"a\": 1} {\"b\": 2}", 1, 10, "one value per file");
+  check_json_located("{\"a\" 1}", 1, 6, "`:` after the key");
+  check_json_located("", 1, 1, "expected a value");
+  check_json_located("{\"\xc3\xa9\": \xff}", 1, 7, "not valid UTF-8 at byte 0xFF");
+  check_json_located("\r\n[1,\r\n 2 3]", 3, 4, "expected `,` or `]`");
+}
+
+TEST_CASE("parse_json reads valid JSON: long keys, escapes, numbers as written, a BOM") {
+  const std::string key(1500, 'k');
+  const yaml_node root =
+      parse_json("\xEF\xBB\xBF{\"" + key +
+                     "\": 1, \"s\": \"a\\\"b\\\\c\\/\\b\\f\\n\\r\\t\\u00e9\\u0000z\","
+                     " \"n\": [-0, 1e999, 2.5E-3, true, false, null], \"q\": \"7\","
+                     " \"o\": {}, \"l\": []}",
+                 "c.json");
+  CHECK(value_of(root, key).scalar() == "1");
+  CHECK(value_of(root, "s").scalar() == std::string("a\"b\\c/\b\f\n\r\t\xc3\xa9\0z", 15));
+  const yaml_node n = value_of(root, "n");
+  REQUIRE(n.size() == 6);
+  CHECK(n[0].scalar() == "-0");
+  CHECK(n[1].scalar() == "1e999"); // valid JSON; finite_number refuses it where a number is read
+  CHECK(n[2].scalar() == "2.5E-3");
+  CHECK((n[3].scalar() == "true" && !n[3].quoted()));
+  CHECK(n[5].is_null());
+  CHECK(value_of(root, "q").quoted());
+  CHECK_FALSE(n[0].quoted());
+  CHECK((value_of(root, "o").is_map() && value_of(root, "o").size() == 0));
+  CHECK((value_of(root, "l").is_sequence() && value_of(root, "l").size() == 0));
+  // A key of 1,500 characters (libyaml's implicit keys stop at 1,024) is read, and located.
+  CHECK(location_of(value_of(root, "s"), "c.json").to_string() == "c.json:1:1514");
+  // Depth: the limit shared with YAML.
+  check_json_located(std::string(max_yaml_depth + 1, '[') + std::string(max_yaml_depth + 1, ']'), 1,
+                     129, "nested too deeply");
+  CHECK(parse_json(std::string(max_yaml_depth, '[') + std::string(max_yaml_depth, ']'), "c.json")
+            .is_sequence());
+}
+
+TEST_CASE("yaml_map finds a key given twice among 200,000 in linear time") {
+  std::string json = "{";
+  for (int i = 0; i < 200'000; ++i)
+    json += "\"k" + std::to_string(i) + "\": " + std::to_string(i) + ",\n";
+  json += "\"k17\": 0}";
+  const yaml_node root = parse_json(json, "c.json");
+  try {
+    (void)yaml_map(root, "c.json", "config", yaml_map::any_keys{});
+    FAIL("accepted");
+  } catch (const input_error &e) {
+    CHECK(e.where().line == 200'001);
+    CHECK(contains(e.message(), "config: duplicate key `k17` (first given at line 18)"));
+  }
+  json.replace(json.size() - 9, 5, "\"k_0\""); // unique again: every key found
+  const yaml_map map(parse_json(json, "c.json"), "c.json", "config", yaml_map::any_keys{});
+  CHECK(map.positive_int("k199999") == 199'999);
+  CHECK(map.has("k_0"));
+}
+
+TEST_CASE("a value quoted in a message has its control characters escaped, NUL included") {
+  const yaml_node root = parse_json("{\"a\": \"x\\u0000y\\u001b[2J\"}", "c.json");
+  const std::string shown = describe(value_of(root, "a"));
+  CHECK(shown == "'x\\x00y\\x1b[2J'");
 }
