@@ -46,4 +46,8 @@ private:
   std::vector<architecture_parameters> m_architectures;
 };
 
+/// Whether `name_or_path`, as `--gpu` takes it, names a spec file rather than a GPU: it holds a
+/// '/' or ends in .yaml or .yml.
+bool is_spec_path(std::string_view name_or_path);
+
 } // namespace roofline

@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <map>
@@ -30,6 +31,7 @@
 #include <streambuf>
 #include <string>
 #include <string_view>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace {
@@ -99,8 +101,8 @@ void write_stdout(std::string_view text) {
     throw stdout_error(errno != 0 ? errno : EIO);
 }
 
-/// Renders fully before writing, so an error never leaves half a report behind; the file is written
-/// beside its destination and renamed into place.
+/// Renders fully before writing, so an error never leaves half a report behind; files are written
+/// as write_file_atomically says (whole, in place of a regular file only).
 template <class Writer> void emit(const output_choice &choice, Writer &&write) {
   const auto render = [&](roofline::output_format format, bool colour) {
     string_buffer buffer;
@@ -152,6 +154,70 @@ template <class Writer> void emit(const output_choice &choice, Writer &&write) {
     }
   }
   write_stdout(display);
+}
+
+/// A file the command line names: what names it ("--output", "the network file") and its path.
+struct named_file {
+  std::string name, path;
+};
+
+/// What makes two paths one file: its device and inode where it exists (so `./r.json`, `r.json`
+/// and a symbolic or hard link to it are one), else its absolute path in normal form.
+struct file_identity {
+  bool exists = false, character_device = false;
+  dev_t device = 0;
+  ino_t inode = 0;
+  std::string path;
+
+  explicit file_identity(const std::string &file) {
+    struct stat st {};
+    if (::stat(file.c_str(), &st) == 0) {
+      exists = true;
+      character_device = S_ISCHR(st.st_mode);
+      device = st.st_dev;
+      inode = st.st_ino;
+      return;
+    }
+    std::error_code ec;
+    const std::filesystem::path absolute = std::filesystem::absolute(file, ec);
+    std::filesystem::path normal = std::filesystem::weakly_canonical(absolute, ec);
+    path = (ec ? absolute.lexically_normal() : normal).string();
+  }
+  /// Whether writing one replaces the other (a terminal or /dev/null replaces nothing).
+  bool overlaps(const file_identity &other) const {
+    if (exists != other.exists)
+      return false;
+    return exists ? device == other.device && inode == other.inode && !character_device
+                  : path == other.path;
+  }
+};
+
+/// Refuses, before any work, an output that would replace an input or another output: the
+/// network file or a spec file would be lost, or one output silently replace the other.
+void refuse_overlapping_files(const std::vector<named_file> &inputs,
+                              const std::vector<named_file> &outputs) {
+  std::vector<std::pair<named_file, file_identity>> seen;
+  for (const named_file &input : inputs)
+    seen.emplace_back(input, file_identity(input.path));
+  for (const named_file &output : outputs) {
+    if (output.path.empty())
+      continue;
+    const file_identity identity(output.path);
+    for (std::size_t i = 0; i < seen.size(); ++i) {
+      const auto &[earlier, earlier_identity] = seen[i];
+      if (!identity.overlaps(earlier_identity))
+        continue;
+      if (i < inputs.size())
+        throw roofline::input_error(output.name + " " + output.path + " is " + earlier.name + " " +
+                                    earlier.path +
+                                    ": writing it would replace what is read; name another file");
+      throw roofline::input_error(earlier.name + " " + earlier.path + " and " + output.name + " " +
+                                  output.path +
+                                  " are the same file: one would replace the other; name two "
+                                  "files");
+    }
+    seen.emplace_back(output, identity);
+  }
 }
 
 /// The measurement layer, for commands that cannot run without it.
@@ -620,6 +686,19 @@ int run(int argc, char **argv) {
     app.exit(e);
     return exit_input_error;
   }
+
+  std::vector<named_file> inputs;
+  if (const std::string &file = compare->parsed() ? compare_file : network_file; !file.empty())
+    inputs.push_back({"the network file", file});
+  if (roofline::is_spec_path(gpu))
+    inputs.push_back({"the --gpu spec file", gpu});
+  for (const std::string &entry : gpu_list)
+    if (roofline::is_spec_path(entry))
+      inputs.push_back({"the --gpus spec file", entry});
+  refuse_overlapping_files(inputs, {{"--output", output.file},
+                                    {"--plot", output.plot},
+                                    {"--html", output.html},
+                                    {"--emit-yaml", config.emit_yaml}});
 
   if (specs->parsed()) {
     const auto &catalog = roofline::spec_catalog::builtin();

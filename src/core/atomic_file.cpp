@@ -44,17 +44,33 @@ private:
   bool m_active = false;
 };
 
-} // namespace
-
-void write_file_atomically(const std::filesystem::path &file, std::string_view text,
-                           bool create_directories) {
-  const std::filesystem::path dir = file.has_parent_path() ? file.parent_path() : ".";
-  if (create_directories) {
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec)
-      fail(file, "cannot create its directory", ec.value());
+/// Writes `text` whole to `fd` from its offset: 0, or the errno of the write that failed.
+int write_all(int fd, std::string_view text) {
+  for (std::size_t written = 0; written < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return n < 0 ? errno : EIO;
+    written += static_cast<std::size_t>(n);
   }
+  return 0;
+}
+
+/// Closes `fd`, then throws if `code` (or the close) says the write failed.
+void finish(const std::filesystem::path &file, int fd, int code, const std::string &what) {
+  if (::close(fd) != 0 && code == 0)
+    code = errno;
+  if (code != 0)
+    fail(file, what, code);
+}
+
+/// `text` into a temporary file beside `target`, renamed over it; errors name `file`, the name
+/// given (a link to `target`, or `target` itself). `existing`: the regular file there now, whose
+/// mode (and owner, where the system allows) the new one takes; nullptr for a new 0644 file.
+void replace(const std::filesystem::path &file, const std::filesystem::path &target,
+             std::string_view text, const struct stat *existing) {
+  const std::filesystem::path dir = target.has_parent_path() ? target.parent_path() : ".";
   // A short hidden name: the destination's own may already be as long as a name can be.
   std::string temporary = (dir / ".roofline-XXXXXX").string();
   const deferred_signals until_done;
@@ -66,28 +82,107 @@ void write_file_atomically(const std::filesystem::path &file, std::string_view t
     ::unlink(temporary.c_str());
     fail(file, what, code);
   };
-  for (std::size_t written = 0; written < text.size();) {
-    const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      abandon("cannot write", n < 0 ? errno : EIO);
-    written += static_cast<std::size_t>(n);
-  }
-  // mkstemp makes the file private; a report or a cache is readable like most new files (reading
-  // the umask means setting it, which is not safe beside other threads).
-  if (::fchmod(fd, 0644) != 0)
+  if (const int code = write_all(fd, text))
+    abandon("cannot write", code);
+  // mkstemp makes the file private. A new report or cache is readable like most new files
+  // (reading the umask means setting it, which is not safe beside other threads); a replaced one
+  // keeps its owner where the system lets us give it (a user who is not root cannot: the file is
+  // then theirs), then its mode (a change of owner clears set-user-ID bits).
+  if (existing && (existing->st_uid != ::geteuid() || existing->st_gid != ::getegid()))
+    (void)::fchown(fd, existing->st_uid, existing->st_gid);
+  if (::fchmod(fd, existing ? existing->st_mode & 07777 : 0644) != 0)
     abandon("cannot set its permissions", errno);
   if (::close(fd) != 0) {
     const int code = errno;
     ::unlink(temporary.c_str());
     fail(file, "cannot write", code);
   }
-  if (std::rename(temporary.c_str(), file.c_str()) != 0) {
+  if (std::rename(temporary.c_str(), target.c_str()) != 0) {
     const int code = errno;
     ::unlink(temporary.c_str());
     fail(file, "cannot write", code);
   }
+}
+
+/// `text` over the regular file open as `fd` (`existing`), in place: a rename would split the
+/// file from its other hard links.
+void rewrite_in_place(const std::filesystem::path &file, int fd, std::string_view text,
+                      const struct stat &existing) {
+  const deferred_signals until_done;
+  // Room first: a full disk or a size limit then fails before a byte of the old text changes.
+  if (!text.empty()) {
+    const int code = ::posix_fallocate(fd, 0, static_cast<off_t>(text.size()));
+    if (code != 0 && code != EOPNOTSUPP && code != ENOSYS && code != EINVAL) {
+      (void)::ftruncate(fd, existing.st_size); // what a failed allocation may have added
+      finish(file, fd, code, "cannot write");
+    }
+  }
+  int code = write_all(fd, text);
+  if (code == 0 && ::ftruncate(fd, static_cast<off_t>(text.size())) != 0)
+    code = errno;
+  finish(file, fd, code,
+         "cannot write it in place (it has " + std::to_string(existing.st_nlink) +
+             " hard links, kept by writing into it); it is left partly written");
+}
+
+} // namespace
+
+void write_cache_file(const std::filesystem::path &file, std::string_view text) {
+  const std::filesystem::path dir = file.has_parent_path() ? file.parent_path() : ".";
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec)
+    fail(file, "cannot create its directory", ec.value());
+  replace(file, file, text, nullptr);
+}
+
+void write_file_atomically(const std::filesystem::path &file, std::string_view text) {
+  // Opened as any program opens what it writes to: the kernel follows a symbolic link where it
+  // allows one (not one planted in a sticky world-writable directory such as /tmp), a file we may
+  // not write is refused, and a FIFO waits here for its reader, Ctrl-C still able to end the
+  // wait. Nothing changes yet: no O_TRUNC.
+  const int fd = ::open(file.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) {
+    const int code = errno;
+    struct stat link {};
+    if (code == ENOENT && ::lstat(file.c_str(), &link) == 0 && S_ISLNK(link.st_mode))
+      throw error(file.string() + ": is a symbolic link to a file that does not exist; name the "
+                                  "file to write, or create it first");
+    if (code == ENXIO && ::stat(file.c_str(), &link) == 0 && S_ISSOCK(link.st_mode))
+      throw error(file.string() + ": is a socket, which cannot be written as a file; name a "
+                                  "file, a device or a FIFO");
+    if (code != ENOENT && code != ENOTDIR)
+      fail(file, "cannot write", code);
+    replace(file, file, text, nullptr); // a new file (or a missing directory, which it reports)
+    return;
+  }
+  struct stat existing {};
+  if (::fstat(fd, &existing) != 0)
+    finish(file, fd, errno, "cannot write");
+  // A device or a FIFO is written through: /dev/null takes it, /dev/full says why not.
+  if (!S_ISREG(existing.st_mode)) {
+    finish(file, fd, write_all(fd, text), "cannot write");
+    return;
+  }
+  if (existing.st_nlink > 1) {
+    rewrite_in_place(file, fd, text, existing);
+    return;
+  }
+  ::close(fd);
+  // The one name of a regular file: a new file renamed over it. Through a symbolic link, over
+  // its target (the link stays a link), where the kernel has just let us open it.
+  std::filesystem::path target = file;
+  struct stat named {};
+  if (::lstat(file.c_str(), &named) == 0 && S_ISLNK(named.st_mode)) {
+    std::error_code ec;
+    target = std::filesystem::canonical(file, ec);
+    if (ec)
+      fail(file, "cannot follow its symbolic link", ec.value());
+    if (::stat(target.c_str(), &named) != 0 || named.st_dev != existing.st_dev ||
+        named.st_ino != existing.st_ino)
+      throw error(file.string() + ": its symbolic link changed while it was written; try again");
+  }
+  replace(file, target, text, &existing);
 }
 
 } // namespace roofline

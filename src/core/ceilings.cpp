@@ -211,7 +211,7 @@ std::optional<measured_ceilings> load_cached_ceilings(const std::string &uuid) {
 }
 
 void save_ceilings(const measured_ceilings &ceilings) {
-  write_file_atomically(ceilings_cache_file(ceilings.uuid), to_json_text(ceilings) + "\n", true);
+  write_cache_file(ceilings_cache_file(ceilings.uuid), to_json_text(ceilings) + "\n");
 }
 
 } // namespace roofline

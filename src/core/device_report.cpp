@@ -35,7 +35,7 @@ std::optional<all_reduce_table> load_cached_all_reduce(const std::string &gpus_k
 }
 
 void save_all_reduce(const std::string &gpus_key, const all_reduce_table &table) {
-  write_file_atomically(all_reduce_cache_file(gpus_key), to_json_text(table) + "\n", true);
+  write_cache_file(all_reduce_cache_file(gpus_key), to_json_text(table) + "\n");
 }
 
 local_gpu local_gpu_of(const device_report &r) {

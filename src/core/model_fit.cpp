@@ -306,7 +306,7 @@ void save_calibration(const std::string &uuid, const parameter_overrides &calibr
                            {"uuid", uuid},
                            {"origin", calibration.origin},
                            {"parameters", values}};
-  write_file_atomically(calibration_cache_file(uuid), doc.dump(2) + "\n", true);
+  write_cache_file(calibration_cache_file(uuid), doc.dump(2) + "\n");
 }
 
 std::optional<parameter_overrides> load_calibration(const std::string &uuid) {

@@ -58,12 +58,16 @@ const gpu_spec *spec_catalog::find(std::string_view name) const {
   return nullptr;
 }
 
+bool is_spec_path(std::string_view name_or_path) {
+  const std::string text(name_or_path);
+  return text.find('/') != std::string::npos ||
+         (text.size() > 5 && (text.rfind(".yaml") == text.size() - 5)) ||
+         (text.size() > 4 && (text.rfind(".yml") == text.size() - 4));
+}
+
 gpu_spec spec_catalog::resolve(std::string_view name_or_path) const {
   const std::string text(name_or_path);
-  const bool looks_like_path = text.find('/') != std::string::npos ||
-                               (text.size() > 5 && (text.rfind(".yaml") == text.size() - 5)) ||
-                               (text.size() > 4 && (text.rfind(".yml") == text.size() - 4));
-  if (looks_like_path)
+  if (is_spec_path(text))
     return inherit(load_gpu_spec(text));
   if (const gpu_spec *spec = find(text))
     return *spec;

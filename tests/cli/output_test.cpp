@@ -8,11 +8,19 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace fs = std::filesystem;
@@ -156,6 +164,153 @@ TEST_CASE("every --output failure says why") {
   CHECK(r.status == 2);
   CHECK(contains(r.err, "cannot write: Is a directory"));
   CHECK(dir.files().size() == 2); // plain and r.json: no temporary file
+}
+
+// ------------------------------------------------------------------ what a file may replace
+
+TEST_CASE("an output naming an input or another output is refused before any work, by any name") {
+  // Before: `--emit-yaml cfg.json` replaced the config it read with YAML, and `--output r.json
+  // --emit-yaml r.json` wrote the report then replaced it, both exit 0.
+  temp_dir dir;
+  const std::string config = dir / "cfg.json";
+  const std::string config_text = read_text(source_path("examples/configs/gpt2.json"));
+  std::ofstream(config, std::ios::binary) << config_text;
+  fs::create_symlink(config, dir / "link.json");
+  REQUIRE(::link(config.c_str(), (dir / "hard.json").c_str()) == 0);
+  const std::string spec = dir / "gpu.yaml";
+  std::ofstream(spec) << read_text(source_path("specs/h100-sxm5.yaml"));
+  fs::create_directory(dir / "sub");
+  struct refused {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::string same_input = ": writing it would replace what is read; name another file";
+  const std::string same_output = " are the same file: one would replace the other";
+  for (const refused &c : std::vector<refused>{
+           {{config, "--emit-yaml", config},
+            "--emit-yaml " + config + " is the network file " + config + same_input},
+           {{config, "--emit-yaml", dir / "sub/../cfg.json"}, "is the network file"},
+           {{config, "--emit-yaml", dir / "link.json"}, "is the network file"},
+           {{config, "--emit-yaml", dir / "hard.json"}, "is the network file"},
+           {{dir / "link.json", "--output", dir / "./cfg.json"}, "--output"},
+           {{config, "--gpu", spec, "--emit-yaml", spec},
+            "--emit-yaml " + spec + " is the --gpu spec file " + spec + same_input},
+           {{"compare", config, "--gpus", "h100," + spec, "--emit-yaml", spec},
+            "is the --gpus spec file"},
+           {{config, "--output", dir / "r.json", "--emit-yaml", dir / "./r.json"},
+            "--output " + (dir / "r.json") + " and --emit-yaml " + (dir / "./r.json") +
+                same_output},
+           {{"gemm", "8", "8", "8", "--output", dir / "p.html", "--html", dir / "sub/../p.html"},
+            "--output " + (dir / "p.html") + " and --html"},
+           {{"gemm", "8", "8", "8", "--output", dir / "c.svg", "--plot", dir / "c.svg"},
+            "and --plot"}}) {
+    CAPTURE(c.args);
+    const cli_result r = run_cli(c.args);
+    INFO("stderr: " << r.err);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty()); // refused before any work
+    CHECK(contains(r.err, c.message));
+    CHECK(read_text(config) == config_text);
+    CHECK(fs::is_symlink(dir / "link.json"));
+    CHECK_FALSE(fs::exists(dir / "r.json"));
+    CHECK_FALSE(fs::exists(dir / "p.html"));
+    CHECK_FALSE(fs::exists(dir / "c.svg"));
+  }
+  // Different files are fine.
+  const cli_result ok = run_cli({config, "--gpu", spec, "--output", dir / "r.json", "--emit-yaml",
+                                 dir / "net.yaml", "--plot", dir / "c.svg"});
+  INFO("stderr: " << ok.err);
+  CHECK(ok.status == 0);
+  CHECK(read_text(config) == config_text);
+}
+
+TEST_CASE("--output through a symbolic link writes its target; a 0600 report stays 0600; a hard "
+          "link keeps its other name") {
+  // Before: the link became a regular file (its target stale), the report 0644, the other name
+  // of a hard-linked report kept the old one.
+  temp_dir dir;
+  fs::create_directory(dir / "reports");
+  std::ofstream(dir / "reports/r.json") << "old";
+  fs::permissions(dir / "reports/r.json", fs::perms::owner_read | fs::perms::owner_write);
+  fs::create_symlink("reports/r.json", dir / "latest.json");
+  fs::create_hard_link(dir / "reports/r.json", dir / "reports/also.json");
+  const cli_result r = run_cli({alexnet, "--gpu", "h100", "--output", dir / "latest.json"});
+  INFO("stderr: " << r.err);
+  CHECK(r.status == 0);
+  CHECK(fs::is_symlink(dir / "latest.json"));
+  const std::string report = read_text(dir / "reports/r.json");
+  CHECK_FALSE(nlohmann::json::parse(report, nullptr, false).is_discarded());
+  CHECK(read_text(dir / "reports/also.json") == report);
+  CHECK(fs::status(dir / "reports/r.json").permissions() ==
+        (fs::perms::owner_read | fs::perms::owner_write));
+  CHECK(fs::hard_link_count(dir / "reports/r.json") == 2);
+
+  // One name only: renamed over, and still 0600.
+  fs::remove(dir / "reports/also.json");
+  const cli_result again = run_cli({alexnet, "--gpu", "h100", "--output", dir / "latest.json"});
+  CHECK(again.status == 0);
+  CHECK(read_text(dir / "reports/r.json") == report);
+  CHECK(fs::status(dir / "reports/r.json").permissions() ==
+        (fs::perms::owner_read | fs::perms::owner_write));
+  CHECK(dir.files().size() == 2); // reports and latest.json: no temporary file
+}
+
+TEST_CASE("--output to a FIFO writes through to its reader; the FIFO stays") {
+  // Before: the FIFO was replaced by a regular file and its reader got nothing.
+  temp_dir dir;
+  const std::string fifo = dir / "fifo.json";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK); // no wait for a writer
+  REQUIRE(reader >= 0);
+  std::atomic<bool> finished{false};
+  std::string received;
+  // Read while the report is written: it is larger than a pipe holds.
+  std::thread drain([&] {
+    char buffer[65536];
+    for (bool last = false; !last;) {
+      last = finished.load();
+      for (ssize_t n; (n = ::read(reader, buffer, sizeof buffer)) > 0;)
+        received.append(buffer, static_cast<std::size_t>(n));
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  });
+  const cli_result r = run_cli({alexnet, "--gpu", "h100", "--output", fifo});
+  finished = true;
+  drain.join();
+  ::close(reader);
+  INFO("stderr: " << r.err);
+  CHECK(r.status == 0);
+  CHECK(fs::is_fifo(fifo));
+  CHECK_FALSE(nlohmann::json::parse(received, nullptr, false).is_discarded());
+}
+
+TEST_CASE("--emit-yaml to a device writes through: the null device takes it, the full one fails "
+          "with the OS's reason and a non-zero status; the node stays") {
+  // Before, as root: the node was replaced by a regular file, exit 0.
+  temp_dir dir;
+  std::string null = dir / "null", full = dir / "full";
+  const bool made = ::mknod(null.c_str(), S_IFCHR | 0666, makedev(1, 3)) == 0 &&
+                    ::mknod(full.c_str(), S_IFCHR | 0666, makedev(1, 7)) == 0 &&
+                    fs::is_character_file(null);
+  if (!made) {
+    if (::geteuid() == 0) { // never risk the system's own nodes as root
+      MESSAGE("root, but no device nodes can be made here; skipped");
+      return;
+    }
+    // Not root: the system's own, which we could not clobber (before, no temporary in /dev).
+    null = "/dev/null";
+    full = "/dev/full";
+  }
+  const std::string config = source_path("examples/configs/gpt2.json");
+  const cli_result ok = run_cli({config, "--gpu", "h100", "--emit-yaml", null});
+  INFO("stderr: " << ok.err);
+  CHECK(ok.status == 0);
+  CHECK(fs::is_character_file(null));
+  const cli_result r = run_cli({config, "--gpu", "h100", "--emit-yaml", full});
+  INFO("stderr: " << r.err);
+  CHECK(r.status == 2);
+  CHECK(contains(r.err, "--emit-yaml " + full + ": cannot write: No space left on device"));
+  CHECK(fs::is_character_file(full));
 }
 
 // ------------------------------------------------------------------ names
