@@ -60,6 +60,8 @@ struct comparison {
   std::int64_t seq_len = 1;
   std::vector<gpu_result> gpus;
   roofline::verdict verdict;
+  /// The network the baseline (the first GPU) ran: at this batch, sharded as it was.
+  network baseline_network;
 };
 
 /// What compare() needs per GPU: its model, and (for the measured local GPU) its measurements.
@@ -89,10 +91,12 @@ comparison compare(const network &net, const std::vector<compared_gpu> &gpus,
 struct compare_request {
   network net;
   /// GPU names, aliases or spec files, the first the baseline; `local`: the local GPU, measured
-  /// (through the measurement layer), the others scaled from its measurements.
+  /// (through the measurement layer), the others scaled from its measurements. Two that resolve
+  /// to the same spec are refused.
   std::vector<std::string> gpus;
-  std::vector<std::int64_t> batches;    ///< empty: the network's own
-  std::map<std::string, double> prices; ///< USD per hour by GPU as named in `gpus`
+  std::vector<std::int64_t> batches; ///< empty: the network's own
+  /// USD per hour by GPU as named (in `gpus` or not); two names of the same spec are refused.
+  std::map<std::string, double> prices;
   bool sparse = false;
   progress_callback progress; ///< while the local GPU measures
   /// Tensor-parallel degrees to set beside every GPU (`--tp 1,2,4`); empty: the network as it is.
@@ -106,6 +110,13 @@ struct compare_request {
 /// tensor-parallel degree) times its batches. Two GPUs of the largest network (max_ops): about
 /// 25 s and 4 GB.
 inline constexpr std::int64_t max_compared_ops = 600'000;
+
+/// The spec each GPU `request` names resolves to (in `gpus` and in `prices`, `local` left out: it
+/// is found when measured), by the name given. Throws input_error for none named, an unknown GPU,
+/// two names of one spec in `gpus` (`h100`, `H100` and `h100-sxm5`: a GPU compared with itself)
+/// and two prices of one spec. compare_gpus() checks the same first; this tells before the
+/// network is read.
+std::map<std::string, gpu_spec> resolve_compared_gpus(const compare_request &request);
 
 /// Resolves the GPUs (each with its own parameters, all with this machine's host floor), measures
 /// the local one where asked, and compares them at every batch. Throws input_error, before any

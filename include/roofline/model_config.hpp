@@ -13,9 +13,6 @@
 // network it runs (docs/network-format.md, "Model configs").
 namespace roofline {
 
-/// "prefill" or "decode"; nullopt otherwise.
-std::optional<inference_phase> parse_inference_phase(std::string_view name);
-
 /// How the transformer blocks' linear layers run: weight-only int8 or int4 weights with the
 /// config's 16-bit activations (W8A16: one scale per output column; W4A16: one per group of 128,
 /// AWQ's and GPTQ's), or fp8 GEMMs (W8A8).

@@ -135,6 +135,11 @@ struct layer {
 /// Which step of serving a language model a network is: the prompt at once, or one new token.
 enum class inference_phase { prefill, decode };
 
+/// "prefill" or "decode".
+std::string_view to_string(inference_phase p);
+/// "prefill" or "decode"; nullopt otherwise.
+std::optional<inference_phase> parse_inference_phase(std::string_view name);
+
 /// A network as described in its YAML file (docs/network-format.md).
 struct network {
   std::string name;
@@ -150,13 +155,18 @@ struct network {
   /// What the reader must know of how it was built (a model config: what was left out); the
   /// analysis repeats them.
   std::vector<std::string> notes;
-  /// Weights held in memory that no layer runs (a model config's token embedding table).
+  /// Weights held in memory that no layer runs (a model config's token embedding table), at
+  /// most max_resident_weight_bytes.
   double resident_weight_bytes = 0;
   /// Set for a language model's step (a model config): its time then answers time to first
   /// token (prefill) or time per output token (decode).
   std::optional<inference_phase> phase;
   std::int64_t kv_len = 0; ///< decode: the KV cache each new token attends to
 };
+
+/// The most bytes of weights a network may hold that no layer runs
+/// (network::resident_weight_bytes): 2^63, as every size is a 64-bit integer.
+inline constexpr double max_resident_weight_bytes = 9223372036854775808.0;
 
 /// The most ops one network may lower to: the forward pass's and, in training, the backward
 /// passes' (a repeat block's ops count once: its repeats are counted, not expanded). The work

@@ -402,13 +402,14 @@ int run_compare(const std::string &file, const config_choice &config,
     request.build = [&file, config](int tp, std::int64_t batch) {
       config_choice sharded = config;
       sharded.tensor_parallel = tp;
-      sharded.emit_yaml.clear(); // the baseline's network is the one written
+      sharded.emit_yaml.clear(); // written from the comparison, below
       output_choice unused;
       return read_network(file, sharded, batch, unused);
     };
   request.gpus = gpus;
   request.sparse = sparse;
   request.progress = show_op_progress;
+  std::map<std::string, std::string> given; // GPU → its --price entry
   for (const std::string &entry : prices) {
     const auto equals = entry.find('=');
     if (equals == std::string::npos)
@@ -424,13 +425,23 @@ int run_compare(const std::string &file, const config_choice &config,
           fmt::format("--price `{}`: the price must be a number of USD per GPU-hour from {:g} to "
                       "{:g}",
                       entry, roofline::min_price_per_hour_usd, roofline::max_price_per_hour_usd));
-    request.prices[entry.substr(0, equals)] = value;
+    const std::string gpu = entry.substr(0, equals);
+    if (const auto [earlier, fresh] = given.emplace(gpu, entry); !fresh)
+      throw roofline::input_error("--price `" + earlier->second + "` and `" + entry +
+                                  "`: the same GPU priced twice; give it one price");
+    request.prices[gpu] = value;
   }
   for (const std::string &b : batches)
     request.batches.push_back(positive_from(b, "--batch"));
+  roofline::resolve_compared_gpus(request); // unknown or repeated GPUs, before the network
   output_choice written = output;
-  request.net = read_network(file, config, 0, written);
+  config_choice unemitted = config;
+  unemitted.emit_yaml.clear(); // the network written is the one the baseline ran, below
+  request.net = read_network(file, unemitted, 0, written);
+  written.network_yaml_file = config.emit_yaml;
   const std::vector<roofline::comparison> comparisons = roofline::compare_gpus(request);
+  if (!config.emit_yaml.empty())
+    written.network_yaml = roofline::to_network_yaml(comparisons.front().baseline_network);
   emit(written, [&](roofline::output_format format, std::ostream &out,
                     const roofline::write_options &options) {
     roofline::write_comparison(comparisons, format, out, options);
@@ -648,6 +659,10 @@ int run(int argc, char **argv) {
   compare->add_option("network", compare_file, "network YAML file, or a model's config.json")
       ->required();
   add_config_options(*compare);
+  compare->get_option("--emit-yaml")
+      ->description("with a config.json: also write the baseline's network as YAML to this file "
+                    "(the first GPU's, at the first --tp degree and the first --batch, as it was "
+                    "analysed)");
   compare
       ->add_option("--gpus", gpu_list,
                    "GPUs to compare, the first is the baseline; `local`: the measured GPU")

@@ -279,22 +279,64 @@ comparison compare(const network &net, const std::vector<compared_gpu> &gpus,
         g.op_speedups.push_back(c.gpus.front().op_times_s[i] / g.op_times_s[i]);
   }
   c.verdict = decide(c, net.precision);
+  c.baseline_network = gpus.front().sharded ? *gpus.front().sharded : net;
   return c;
 }
 
-std::vector<comparison> compare_gpus(const compare_request &request) {
+namespace {
+
+/// Remembers the name given for each spec (by the name its results carry): a second name of one
+/// spec (an alias, another case) is refused, as `what` (--gpus: a GPU compared with itself;
+/// --price: a price silently replaced).
+class spelled_once {
+public:
+  explicit spelled_once(std::string what) : m_what(std::move(what)) {}
+  void add(const std::string &spec, const std::string &given) {
+    const auto [first, fresh] = m_given.emplace(spec, given);
+    if (!fresh)
+      throw input_error(
+          fmt::format("{}: `{}` and `{}` are the same GPU ({}); {}", m_what, first->second, given,
+                      spec, m_what == "--gpus" ? "name each GPU once" : "give it one price"));
+  }
+
+private:
+  std::string m_what;
+  std::map<std::string, std::string> m_given; // spec name → the name given
+};
+
+} // namespace
+
+std::map<std::string, gpu_spec> resolve_compared_gpus(const compare_request &request) {
   if (request.gpus.empty())
     throw input_error("--gpus: name at least one GPU");
   for (std::size_t i = 0; i < request.gpus.size(); ++i)
     if (std::find(request.gpus.begin(), request.gpus.begin() + static_cast<std::ptrdiff_t>(i),
                   request.gpus[i]) != request.gpus.begin() + static_cast<std::ptrdiff_t>(i))
       throw input_error("--gpus: `" + request.gpus[i] + "` is named twice");
+  const spec_catalog &catalog = spec_catalog::builtin();
+  std::map<std::string, gpu_spec> specs;
+  const auto spec_of = [&](const std::string &name) -> const gpu_spec & {
+    const auto found = specs.find(name);
+    return found != specs.end() ? found->second
+                                : specs.emplace(name, catalog.resolve(name)).first->second;
+  };
+  spelled_once gpus("--gpus"), prices("--price");
+  for (const std::string &name : request.gpus)
+    if (name != "local")
+      gpus.add(spec_of(name).name, name);
+  for (const auto &[name, price] : request.prices)
+    if (name != "local")
+      prices.add(spec_of(name).name, name);
+  return specs;
+}
+
+std::vector<comparison> compare_gpus(const compare_request &request) {
+  const std::map<std::string, gpu_spec> specs = resolve_compared_gpus(request);
   for (const auto &[name, price] : request.prices)
     if (!(price >= min_price_per_hour_usd && price <= max_price_per_hour_usd))
       throw input_error(fmt::format("--price {}={}: a GPU's price must be from {:g} to {:g} USD "
                                     "per hour",
                                     name, price, min_price_per_hour_usd, max_price_per_hour_usd));
-  const spec_catalog &catalog = spec_catalog::builtin();
   // Each GPU runs with its own parameters (its architecture's, overridden by what was fitted on
   // it) and all with this machine's host floor: the host does not change with the GPU.
   const model_options options{request.sparse, false, {}, cached_host_floor()};
@@ -315,7 +357,7 @@ std::vector<comparison> compare_gpus(const compare_request &request) {
   std::vector<compared_gpu> gpus;
   std::optional<std::size_t> local; ///< the side measured on the local GPU
   const measurement_layer *layer = nullptr;
-  std::map<std::string, double> prices;
+  std::string local_name = "local"; // the local GPU's spec, once found
   for (const std::string &name : request.gpus) {
     std::optional<gpu_spec> spec;
     std::string selection = "--gpus " + name;
@@ -330,18 +372,21 @@ std::vector<comparison> compare_gpus(const compare_request &request) {
       spec = local_gpu->datasheet;
       selection = "local: " + local_gpu->selection;
       local = gpus.size();
+      local_name = spec->name;
     } else {
-      spec = catalog.resolve(name);
+      spec = specs.at(name);
     }
-    if (auto price = request.prices.find(name); price != request.prices.end())
-      prices[spec->name] = price->second;
     // Each GPU at every tensor-parallel degree asked for, in the order given.
     for (int tp : sharding ? request.tensor_parallel : std::vector<int>{1})
       gpus.push_back({perf_model(*spec, options), selection, std::nullopt, tp, std::nullopt});
   }
-  for (const auto &[name, price] : request.prices)
-    if (std::find(request.gpus.begin(), request.gpus.end(), name) == request.gpus.end())
-      prices[name == "local" ? "local" : catalog.resolve(name).name] = price;
+  std::map<std::string, double> prices; // by spec name
+  spelled_once priced("--price");       // the local GPU's spec too, now that it is known
+  for (const auto &[name, price] : request.prices) {
+    const std::string spec = name == "local" ? local_name : specs.at(name).name;
+    priced.add(spec, name);
+    prices[spec] = price;
+  }
 
   std::vector<std::int64_t> batches = request.batches;
   if (batches.empty())

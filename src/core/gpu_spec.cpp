@@ -2,7 +2,6 @@
 #include "roofline/gpu_spec.hpp"
 
 #include "roofline/error.hpp"
-#include "utf8.hpp"
 #include "yaml_reader.hpp"
 
 #include <fmt/format.h>
@@ -33,48 +32,6 @@ double gpu_spec::ridge_intensity(precision p, bool sparse) const {
 }
 
 namespace {
-
-/// The UTF-8 character of `text` at `at`, advancing past it; U+FFFD where there is none (for each
-/// byte that starts no valid UTF-8) and for the noncharacters YAML cannot hold (U+FFFE, U+FFFF).
-char32_t next_code_point(std::string_view text, std::size_t &at) {
-  const std::size_t length = detail::utf8_sequence(text.substr(at));
-  if (length == 0) {
-    ++at;
-    return 0xFFFD;
-  }
-  const std::uint32_t code = detail::utf8_code_point(text.substr(at), length);
-  at += length;
-  return code == 0xFFFE || code == 0xFFFF ? 0xFFFD : code;
-}
-
-/// `text` as a double-quoted YAML scalar, escaped as the files written so far are (calibrations
-/// keep their form), plus DEL, which libyaml refuses to read raw.
-std::string double_quoted(std::string_view text) {
-  std::string out = "\"";
-  for (std::size_t at = 0; at < text.size();) {
-    const std::size_t start = at;
-    const char32_t code = next_code_point(text, at);
-    switch (code) {
-    case '"': out += "\\\""; break;
-    case '\\': out += "\\\\"; break;
-    case '\n': out += "\\n"; break;
-    case '\t': out += "\\t"; break;
-    case '\r': out += "\\r"; break;
-    case '\b': out += "\\b"; break;
-    case '\f': out += "\\f"; break;
-    default:
-      if (code < 0x20 || code == 0x7F || (code >= 0x80 && code <= 0xA0))
-        out += fmt::format("\\x{:02x}", static_cast<std::uint32_t>(code));
-      else if (code == 0xFEFF) // a byte order mark
-        out += "\\ufeff";
-      else if (code == 0xFFFD) // also where the text was not UTF-8
-        out += "\xEF\xBF\xBD";
-      else
-        out.append(text, start, at - start);
-    }
-  }
-  return out + '"';
-}
 
 /// The `model:` keys: "origin", then each group ("efficiency") or scalar name, in table order.
 std::vector<std::string> model_keys() {
@@ -276,7 +233,7 @@ gpu_spec with_architecture(gpu_spec spec, const architecture_parameters *archite
 }
 
 std::string to_yaml(const parameter_overrides &overrides) {
-  std::string out = "model:\n  origin: " + double_quoted(overrides.origin);
+  std::string out = "model:\n  origin: " + detail::yaml_double_quoted(overrides.origin);
   // Groups ("efficiency.fp16") as one flow mapping each, in table order.
   std::string open_group;
   for (const parameter_info &row : parameter_table()) {

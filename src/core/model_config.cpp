@@ -20,14 +20,6 @@
 
 namespace roofline {
 
-std::optional<inference_phase> parse_inference_phase(std::string_view name) {
-  if (name == "prefill")
-    return inference_phase::prefill;
-  if (name == "decode")
-    return inference_phase::decode;
-  return std::nullopt;
-}
-
 std::optional<quantization> parse_quantization(std::string_view name) {
   if (name == "w8a16")
     return quantization::w8a16;
@@ -539,8 +531,13 @@ network network_from_config(std::string_view json_text, const std::string &origi
                         : s.family == "gpt2" || s.family == "gemma";
   const bool head_as_matmul = !decode && options.last_logits && !s.encoder;
   const int tables = s.encoder ? 1 : (tied ? 0 : 1) + (head_as_matmul ? 1 : 0);
-  net.resident_weight_bytes = tables * static_cast<double>(s.vocab) *
-                              static_cast<double>(s.hidden) * element_bytes(s.precision);
+  // In 64 bits, as every size: the network YAML holds it so (max_resident_weight_bytes).
+  const auto resident = detail::checked_product(
+      {tables, s.vocab, s.hidden, static_cast<std::int64_t>(element_bytes(s.precision))});
+  if (!resident)
+    config.map().fail("vocab_size", "the embedding table's bytes (`vocab_size` × the hidden "
+                                    "size × the element size) overflow a 64-bit integer");
+  net.resident_weight_bytes = static_cast<double>(*resident);
   if (config.optional_string("torch_dtype").empty())
     net.notes.push_back("the config names no `torch_dtype`: fp16 assumed");
   net.notes.insert(net.notes.end(), sharding_notes.begin(), sharding_notes.end());
@@ -575,23 +572,24 @@ network load_model_config(const std::filesystem::path &file, const config_option
 
 namespace {
 
+/// A name as YAML reads it back: plain where it is a simple identifier (every name a config
+/// gives its layers), else double-quoted with escapes.
 std::string yaml_name(const std::string &name) {
-  const bool plain = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-           c == '-' || c == '.' || c == '/';
-  });
-  if (plain)
-    return name;
-  std::string quoted = "\"";
-  for (char c : name) {
-    if (c == '"' || c == '\\')
-      quoted += '\\';
-    if (static_cast<unsigned char>(c) < 0x20)
-      quoted += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
-    else
-      quoted += c;
-  }
-  return quoted + "\"";
+  const auto letter = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+  };
+  const bool plain = !name.empty() && letter(name.front()) &&
+                     std::all_of(name.begin(), name.end(),
+                                 [&](char c) { return letter(c) || (c >= '0' && c <= '9'); }) &&
+                     name != "null" && name != "Null" && name != "NULL"; // read as null
+  return plain ? name : detail::yaml_double_quoted(name);
+}
+
+/// `text` for a comment line: escaped as in a double-quoted scalar, line breaks included (a raw
+/// one would end the comment and start a key).
+std::string comment_text(const std::string &text) {
+  const std::string quoted = detail::yaml_double_quoted(text);
+  return quoted.substr(1, quoted.size() - 2);
 }
 
 /// `, weights: int4, weight_group: 128`, or "" for none.
@@ -678,18 +676,28 @@ void write_layers(std::string &out, const std::vector<layer> &layers, int indent
 } // namespace
 
 std::string to_network_yaml(const network &net) {
-  std::string out = fmt::format("# Written by roofline-advise from {}.\n", net.origin);
+  std::string out = fmt::format("# Written by roofline-advise from {}.\n",
+                                detail::yaml_double_quoted(net.origin));
   for (const std::string &note : net.notes)
-    out += "# Note: " + note + ".\n";
+    out += "# Note: " + comment_text(note) + ".\n";
   out += fmt::format("name: {}\n", yaml_name(net.name));
   if (!net.description.empty())
-    out += fmt::format("description: {}\n", yaml_name(net.description));
+    out += fmt::format("description: {}\n", detail::yaml_double_quoted(net.description));
   out += fmt::format("precision: {}\n", to_string(net.precision));
   if (net.weights)
     out += fmt::format("weights: int{}\nweight_group: {}\n", net.weights->bits,
                        net.weights->group_size);
-  out += fmt::format("batch: {}\nseq_len: {}\nmode: {}\nlayers:\n", net.batch, net.seq_len,
+  out += fmt::format("batch: {}\nseq_len: {}\nmode: {}\n", net.batch, net.seq_len,
                      to_string(net.mode));
+  if (net.phase)
+    out += fmt::format("phase: {}\nkv_len: {}\n", to_string(*net.phase), net.kv_len);
+  // The shortest text that reads back as the same double.
+  if (net.resident_weight_bytes != 0)
+    out += fmt::format("# Weights held in memory that no layer counts: the token embedding "
+                       "table, and the LM head's where a matmul runs it.\n"
+                       "resident_weight_bytes: {}\n",
+                       net.resident_weight_bytes);
+  out += "layers:\n";
   write_layers(out, net.layers, 2);
   return out;
 }

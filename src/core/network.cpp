@@ -18,6 +18,18 @@ std::string_view to_string(run_mode m) {
   return m == run_mode::training ? "training" : "inference";
 }
 
+std::string_view to_string(inference_phase p) {
+  return p == inference_phase::decode ? "decode" : "prefill";
+}
+
+std::optional<inference_phase> parse_inference_phase(std::string_view name) {
+  if (name == "prefill")
+    return inference_phase::prefill;
+  if (name == "decode")
+    return inference_phase::decode;
+  return std::nullopt;
+}
+
 std::string layer_path(const std::string &prefix, const std::string &name) {
   return prefix.empty() ? name : name.empty() ? prefix : prefix + "/" + name;
 }
@@ -158,7 +170,7 @@ public:
   network parse(const detail::yaml_node &root) {
     const yaml_map doc(root, m_file, "network",
                        {"name", "description", "precision", "weights", "weight_group", "batch",
-                        "seq_len", "mode", "layers"});
+                        "seq_len", "mode", "phase", "kv_len", "resident_weight_bytes", "layers"});
     network net;
     net.origin = m_file;
     net.name = doc.string("name");
@@ -176,6 +188,26 @@ public:
                            detail::did_you_mean(mode, {"inference", "training"}));
     if (!detail::checked_product({net.batch, net.seq_len}))
       doc.fail("seq_len", "batch × seq_len overflows a 64-bit integer");
+    if (doc.has("phase")) {
+      const std::string phase = doc.string("phase");
+      net.phase = parse_inference_phase(phase);
+      if (!net.phase)
+        doc.fail("phase", "`phase` must be `prefill` or `decode`, got `" + phase + "`" +
+                              detail::did_you_mean(phase, {"prefill", "decode"}));
+      net.kv_len = doc.positive_int_or("kv_len", net.seq_len);
+    } else if (doc.has("kv_len")) {
+      doc.fail("kv_len", "`kv_len` is the KV cache a language model's step reads: give `phase` "
+                         "(prefill or decode) with it");
+    }
+    if (doc.has("resident_weight_bytes")) {
+      const detail::yaml_node bytes = doc.required("resident_weight_bytes");
+      const std::optional<double> value = detail::finite_number(bytes);
+      if (!value || !(*value >= 0 && *value <= max_resident_weight_bytes))
+        doc.fail("resident_weight_bytes",
+                 "`resident_weight_bytes` must be a number of bytes from 0 to 2^63, got " +
+                     detail::describe(bytes));
+      net.resident_weight_bytes = *value;
+    }
     m_network_seq_len = net.seq_len;
     m_mode = net.mode;
     net.layers = parse_layers(doc, "layers", 0, "");

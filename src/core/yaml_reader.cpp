@@ -942,4 +942,49 @@ std::vector<std::string> yaml_map::strings_or_empty(const std::string &key) cons
   return items;
 }
 
+namespace {
+
+/// The UTF-8 character of `text` at `at`, advancing past it; U+FFFD where there is none (for each
+/// byte that starts no valid UTF-8) and for the noncharacters YAML cannot hold (U+FFFE, U+FFFF).
+char32_t next_code_point(std::string_view text, std::size_t &at) {
+  const std::size_t length = utf8_sequence(text.substr(at));
+  if (length == 0) {
+    ++at;
+    return 0xFFFD;
+  }
+  const std::uint32_t code = utf8_code_point(text.substr(at), length);
+  at += length;
+  return code == 0xFFFE || code == 0xFFFF ? 0xFFFD : code;
+}
+
+} // namespace
+
+// The escapes as the calibration files written so far have them (they keep their form).
+std::string yaml_double_quoted(std::string_view text) {
+  std::string out = "\"";
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t start = at;
+    const char32_t code = next_code_point(text, at);
+    switch (code) {
+    case '"': out += "\\\""; break;
+    case '\\': out += "\\\\"; break;
+    case '\n': out += "\\n"; break;
+    case '\t': out += "\\t"; break;
+    case '\r': out += "\\r"; break;
+    case '\b': out += "\\b"; break;
+    case '\f': out += "\\f"; break;
+    default:
+      if (code < 0x20 || code == 0x7F || (code >= 0x80 && code <= 0xA0))
+        out += fmt::format("\\x{:02x}", static_cast<std::uint32_t>(code));
+      else if (code == 0x2028 || code == 0x2029 || code == 0xFEFF)
+        out += fmt::format("\\u{:04x}", static_cast<std::uint32_t>(code));
+      else if (code == 0xFFFD) // also where the text was not UTF-8
+        out += "\xEF\xBF\xBD";
+      else
+        out.append(text, start, at - start);
+    }
+  }
+  return out + '"';
+}
+
 } // namespace roofline::detail

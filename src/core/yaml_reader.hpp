@@ -161,4 +161,11 @@ private:
   std::unordered_map<std::string_view, std::uint32_t> m_keys;
 };
 
+/// `text` as a double-quoted YAML scalar that parse_yaml reads back as `text`: quotes,
+/// backslashes, every control character, DEL, the C1 controls (NEL among them), the line and
+/// paragraph separators (U+2028, U+2029: line breaks to libyaml) and a byte order mark escaped;
+/// U+FFFD for the noncharacters YAML cannot hold (U+FFFE, U+FFFF) and for each byte that is not
+/// UTF-8. What any text from outside (a name, a path) is written as in a YAML file.
+std::string yaml_double_quoted(std::string_view text);
+
 } // namespace roofline::detail

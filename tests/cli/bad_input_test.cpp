@@ -493,6 +493,33 @@ TEST_CASE("a model config analyses, and --emit-yaml writes the network it built"
   CHECK(total(again.out) == total(r.out));
 }
 
+TEST_CASE("compare --emit-yaml writes the network the baseline ran: its batch, its shard") {
+  temp_dir dir;
+  const std::string llama = source_path("examples/configs/llama-3-8b.json");
+  const cli_result compared =
+      run_cli({"compare", llama, "--gpus", "h100,h200", "--tp", "2,1", "--batch", "8,16",
+               "--emit-yaml", dir / "baseline.yaml", "--format", "json"});
+  REQUIRE(compared.status == 0);
+  const cli_result alone = run_cli({dir / "baseline.yaml", "--gpu", "h100", "--format", "json"});
+  REQUIRE(alone.status == 0);
+  const nlohmann::json baseline = nlohmann::json::parse(compared.out)["gpus"][0];
+  const nlohmann::json analysed = nlohmann::json::parse(alone.out);
+  CHECK(baseline["name"] == "h100-sxm5 ×2");
+  CHECK(analysed["network"]["batch"] == 8);
+  CHECK(baseline["memory"] == analysed["memory"]);
+  REQUIRE(baseline["ops"].size() == analysed["ops"].size());
+  int all_reduces = 0;
+  for (std::size_t i = 0; i < baseline["ops"].size(); ++i) {
+    const nlohmann::json &a = baseline["ops"][i], &b = analysed["ops"][i];
+    for (const char *field : {"layer", "kind", "flops", "bytes", "count", "m", "n", "k"})
+      CHECK_MESSAGE(a[field] == b[field], "op " << i << " " << field);
+    all_reduces += a["kind"] == "all_reduce";
+  }
+  CHECK(all_reduces == 3);
+  // The help says which side is written.
+  CHECK(run_cli({"compare", "--help"}).out.find("the baseline's network") != std::string::npos);
+}
+
 TEST_CASE("a document without a chart says so for --format svg") {
   check_usage_error(run_cli({"specs", "--format", "svg"}), {"no roofline chart"});
 }

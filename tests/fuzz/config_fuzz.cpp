@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // Fuzz target: the model config importer (network_from_config: a config.json built into a
 // network), then the analysis of the network and its YAML (to_network_yaml, what --emit-yaml
-// writes), which must parse again.
+// writes), which must parse again into a network that lowers to the same ops, with the same
+// step, precision and resident weights (a faithful round trip: abort on any difference).
 //
 // An input may start with a line of options, `#phase=decode batch=8 seq=4096 kv=8192 tp=2
 // quant=fp8 kvdtype=fp8 last unfused`; the rest is the config.
 #include "fuzz_support.hpp"
 
+#include "roofline/lowering.hpp"
 #include "roofline/model_config.hpp"
 
 #include <charconv>
@@ -14,6 +16,7 @@
 #include <cstdlib>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -60,6 +63,41 @@ roofline::config_options options_of(std::string_view &text) {
   return options;
 }
 
+/// What differs between the network a config built and the one its YAML reads back as, outside
+/// the layers: "" when nothing does.
+std::string different_step(const roofline::network &a, const roofline::network &b) {
+  if (a.name != b.name || a.description != b.description)
+    return "its name or description";
+  if (a.precision != b.precision || !(a.weights == b.weights))
+    return "its precision or weights";
+  if (a.batch != b.batch || a.seq_len != b.seq_len || a.mode != b.mode)
+    return "its batch, seq_len or mode";
+  if (a.phase != b.phase || (a.phase && a.kv_len != b.kv_len))
+    return "its phase or KV length";
+  if (a.resident_weight_bytes != b.resident_weight_bytes)
+    return "its resident weights";
+  return {};
+}
+
+/// The first op that differs (its place in the file aside), or "" when none does.
+std::string different_ops(const std::vector<roofline::op> &a, const std::vector<roofline::op> &b) {
+  if (a.size() != b.size())
+    return "its op count";
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const roofline::op &x = a[i], &y = b[i];
+    const bool same_gemm =
+        x.gemm.has_value() == y.gemm.has_value() &&
+        (!x.gemm ||
+         (x.gemm->m == y.gemm->m && x.gemm->n == y.gemm->n && x.gemm->k == y.gemm->k &&
+          x.gemm->batch_count == y.gemm->batch_count && x.gemm->weights == y.gemm->weights));
+    if (!same_gemm || x.layer != y.layer || x.pass != y.pass || x.kind != y.kind ||
+        x.precision != y.precision || x.elements != y.elements || x.count != y.count ||
+        x.flops != y.flops || x.bytes != y.bytes || x.routed != y.routed || x.gpus != y.gpus)
+      return "op " + std::to_string(i) + " (" + x.layer + ")";
+  }
+  return {};
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size) {
@@ -72,11 +110,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
     if (fuzz::layer_count(net) > fuzz::max_analysed_layers)
       return;
     const std::string yaml = to_network_yaml(net);
+    std::string difference;
     try {
-      parse_network(yaml, "emitted.yaml");
+      const network back = parse_network(yaml, "emitted.yaml");
+      difference = different_step(net, back);
+      if (difference.empty())
+        difference = different_ops(lower(net), lower(back));
     } catch (const input_error &e) {
-      std::fprintf(stderr, "the network a config built does not parse again: %s\n%s\n", e.what(),
-                   yaml.c_str());
+      difference = std::string("it does not analyse again: ") + e.what();
+    }
+    if (!difference.empty()) {
+      std::fprintf(stderr, "the YAML of the network a config built is not that network: %s\n%s\n",
+                   difference.c_str(), yaml.c_str());
       std::abort();
     }
   });

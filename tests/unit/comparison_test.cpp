@@ -3,6 +3,7 @@
 // quantization the model sees on each GPU's SM count. Checked by hand on V100 → A100 (SXM4 80GB),
 // two GPUs of architectures without fitted parameters: both use the generic defaults.
 #include "roofline/comparison.hpp"
+#include "roofline/lowering.hpp"
 #include "roofline/model_config.hpp"
 #include "roofline/spec_catalog.hpp"
 #include "roofline/writers.hpp"
@@ -406,5 +407,47 @@ TEST_CASE("compare builds a config anew at every batch: its last-position LM hea
                                    [](const analysed_op &o) { return o.op.layer == "lm_head"; });
     REQUIRE(head != ops.end());
     CHECK(head->op.gemm->m == c.batch);
+  }
+}
+
+TEST_CASE("compare refuses a GPU named twice in any spelling, and a GPU priced twice") {
+  compare_request request;
+  request.net =
+      parse_network("name: x\nlayers:\n  - {name: fc, type: linear, in: 64, out: 64}\n", "x.yaml");
+  for (const std::vector<std::string> &gpus : {std::vector<std::string>{"h100", "h100-sxm5"},
+                                               {"h100", "H100"},
+                                               {"a100", "H100", "h100"}}) {
+    request.gpus = gpus;
+    CAPTURE(gpus.back());
+    const std::string message = "--gpus: `" + gpus[gpus.size() - 2] + "` and `" + gpus.back() +
+                                "` are the same GPU (h100-sxm5)";
+    CHECK_THROWS_WITH_AS(compare_gpus(request), doctest::Contains(message.c_str()), input_error);
+  }
+  request.gpus = {"h100", "a100"};
+  request.prices = {{"h100", 2.0}, {"H100", 3.0}};
+  CHECK_THROWS_WITH_AS(compare_gpus(request),
+                       doctest::Contains("--price: `H100` and `h100` are the same GPU (h100-sxm5)"),
+                       input_error);
+  request.prices = {{"h100-sxm5", 2.0}};
+  CHECK(compare_gpus(request).front().gpus.front().usd_per_hour == 2.0);
+}
+
+TEST_CASE("compare keeps the network its baseline ran: its batch, its shard and all-reduces") {
+  const std::string config = roofline::test::config_path("llama-3-8b.json");
+  compare_request request;
+  request.net = roofline::load_model_config(config);
+  request.gpus = {"h100", "h200"};
+  request.tensor_parallel = {2, 1};
+  request.batches = {8};
+  request.build = config_builder(config, {});
+  const comparison c = compare_gpus(request).front();
+  const network &ran = c.baseline_network;
+  CHECK(ran.batch == 8);
+  const std::vector<op> ops = lower(ran);
+  CHECK(std::count_if(ops.begin(), ops.end(), [](const op &o) { return o.is_all_reduce(); }) == 3);
+  REQUIRE(ops.size() == c.gpus.front().analysis.ops.size());
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    CHECK(ops[i].layer == c.gpus.front().analysis.ops[i].op.layer);
+    CHECK(ops[i].bytes == c.gpus.front().analysis.ops[i].op.bytes);
   }
 }

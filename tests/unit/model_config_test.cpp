@@ -1,19 +1,28 @@
 // SPDX-License-Identifier: Apache-2.0
 // Model configs (config.json) built into networks: hand-checked shapes for every family shipped in
 // examples/configs, grouped-query attention's KV traffic, the YAML they write, and located errors.
+#include "roofline/advisor.hpp"
+#include "roofline/analysis.hpp"
 #include "roofline/error.hpp"
 #include "roofline/lowering.hpp"
 #include "roofline/memory_fit.hpp"
 #include "roofline/model_config.hpp"
 #include "roofline/network.hpp"
 #include "roofline/op.hpp"
+#include "roofline/report.hpp"
+#include "roofline/spec_catalog.hpp"
+#include "roofline/writers.hpp"
 
 #include "test_support.hpp"
 
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
+#include <filesystem>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -32,6 +41,45 @@ std::map<std::string, std::vector<std::int64_t>> gemms(const network &net) {
     if (o.is_gemm())
       shapes[o.layer] = {o.gemm->m, o.gemm->n, o.gemm->k, o.gemm->batch_count, o.count};
   return shapes;
+}
+
+/// The JSON report of `net` on an H100 with its advice, flattened (JSON pointer → value), less
+/// what says where the network came from: its origin, its notes (a YAML's are comments) and the
+/// ops' lines in their files.
+std::map<std::string, nlohmann::json> analysis_json(const network &net) {
+  const gpu_spec *h100 = spec_catalog::builtin().find("h100");
+  REQUIRE(h100 != nullptr);
+  const analysis analysed = analyze(net, perf_model(*h100), "--gpu h100");
+  std::ostringstream out;
+  write_report(assemble_report(analysed, advise(net, analysed)), output_format::json, out);
+  std::map<std::string, nlohmann::json> fields;
+  const nlohmann::json flat = nlohmann::json::parse(out.str()).flatten();
+  for (const auto &[pointer, value] : flat.items())
+    if (!contains(pointer, "origin") && !contains(pointer, "/notes/") &&
+        (pointer.size() < 5 || pointer.compare(pointer.size() - 5, 5, "/line") != 0))
+      fields.emplace(pointer, value);
+  return fields;
+}
+
+/// The fields of `b` that differ from `a`'s (at most 5, for the message); "" when none do.
+std::string differences(const std::map<std::string, nlohmann::json> &a,
+                        const std::map<std::string, nlohmann::json> &b) {
+  std::string text;
+  int shown = 0;
+  for (const auto &[pointer, value] : a)
+    if (const auto other = b.find(pointer); other == b.end() || other->second != value)
+      if (shown++ < 5)
+        text += pointer + ": " + value.dump() + " became " +
+                (other == b.end() ? std::string("nothing") : other->second.dump()) + "\n";
+  for (const auto &[pointer, value] : b)
+    if (a.count(pointer) == 0 && shown++ < 5)
+      text += pointer + ": new, " + value.dump() + "\n";
+  return text;
+}
+
+/// The network `net` emits (to_network_yaml), read back.
+network round_trip(const network &net) {
+  return parse_network(to_network_yaml(net), "emitted.yaml");
 }
 
 } // namespace
@@ -416,4 +464,107 @@ TEST_CASE("a NUL or an escape sequence in a config string is quoted escaped, the
   CHECK(contains(message, "unknown `model_type` `ll\\x00ama\\x1b[2J`; expected"));
   CHECK(contains(config_error("{\"model_type\": \"llama\", \"torch_dtype\": \"f\\u0000\"}"),
                  "`torch_dtype` `f\\x00` is not one this tool runs"));
+}
+
+TEST_CASE("--emit-yaml: every example config, with every option, analyses as the config does") {
+  // Embedding tables, phase, KV cache, quantization, precision, sharding: what was lost before
+  // (the embedding table: a 16.5 GB GPU "fit" a model it does not).
+  std::vector<config_options> choices(10);
+  choices[1].phase = inference_phase::decode;
+  choices[1].batch = 8;
+  choices[1].kv_len = 4096;
+  choices[2].last_logits = true;
+  choices[2].batch = 4;
+  choices[3].fused_attention = false;
+  choices[3].seq_len = 512;
+  choices[4].quantization = quantization::w4a16;
+  choices[5].quantization = quantization::fp8;
+  choices[5].phase = inference_phase::decode;
+  choices[6].phase = inference_phase::decode;
+  choices[6].kv_cache = precision::fp8;
+  choices[7].tensor_parallel = 2;
+  choices[7].batch = 8;
+  choices[8].tensor_parallel = 4;
+  choices[8].phase = inference_phase::decode;
+  choices[8].quantization = quantization::w8a16;
+  choices[9].tensor_parallel = 2;
+  choices[9].last_logits = true;
+  int trips = 0;
+  for (const auto &entry :
+       std::filesystem::directory_iterator(std::string(ROOFLINE_SOURCE_DIR) + "/examples/configs"))
+    for (std::size_t i = 0; i < choices.size(); ++i) {
+      if (entry.path().extension() != ".json")
+        continue;
+      CAPTURE(entry.path().filename().string());
+      CAPTURE(i);
+      network net;
+      try {
+        net = load_model_config(entry.path(), choices[i]);
+      } catch (const input_error &) {
+        continue; // BERT has no decode phase; heads that do not split
+      }
+      const network back = round_trip(net);
+      CHECK(back.resident_weight_bytes == net.resident_weight_bytes);
+      CHECK(back.phase == net.phase);
+      CHECK(differences(analysis_json(net), analysis_json(back)) == "");
+      ++trips;
+    }
+  CHECK(trips >= 70);
+}
+
+TEST_CASE("--emit-yaml escapes the config's path and names: no newline starts a key") {
+  const std::string config = R"({"model_type": "llama", "hidden_size": 256,
+    "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 512,
+    "vocab_size": 1000})";
+  for (const std::string breaks : {"\n", "\r", "\xC2\x85", "\xE2\x80\xA8", "\xE2\x80\xA9"}) {
+    const std::string origin =
+        "dir" + breaks + "weights: int4" + breaks + "x: \"y\\" + breaks + "c.json";
+    const network net = network_from_config(config, origin);
+    const std::string yaml = to_network_yaml(net);
+    const network back = parse_network(yaml, "emitted.yaml");
+    CHECK_FALSE(back.weights.has_value());
+    CHECK(back.name == net.name);
+    CHECK(back.description == net.description);
+    CHECK(differences(analysis_json(net), analysis_json(back)) == "");
+  }
+  // Names YAML would read as something else, and text it cannot hold raw.
+  network odd =
+      parse_network("name: x\nlayers:\n  - {name: fc, type: linear, in: 8, out: 8}\n", "odd.yaml");
+  for (const std::string name : {"null", "~", "- a", "a: b", "#c", "[d]", "'e'", "\x7f\xC2\x9b"}) {
+    odd.name = name;
+    odd.layers.front().name = name;
+    const network back = round_trip(odd);
+    CHECK(back.name == name);
+    CHECK(back.layers.front().name == name);
+  }
+}
+
+TEST_CASE("a network YAML's phase, KV length and resident weights: read, and refused when bad") {
+  const network net = parse_network("name: x\nphase: decode\nkv_len: 4096\n"
+                                    "resident_weight_bytes: 1e9\nlayers:\n"
+                                    "  - {name: fc, type: linear, in: 8, out: 8}\n",
+                                    "x.yaml");
+  CHECK(net.phase == inference_phase::decode);
+  CHECK(net.kv_len == 4096);
+  CHECK(net.resident_weight_bytes == 1e9);
+  const auto refused = [](const std::string &top) {
+    try {
+      parse_network("name: x\n" + top + "\nlayers:\n  - {name: fc, type: linear, in: 8, out: 8}\n",
+                    "bad.yaml");
+    } catch (const input_error &e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  CHECK(contains(refused("phase: generate"),
+                 "bad.yaml:2:8: network: `phase` must be `prefill` or `decode`"));
+  CHECK(contains(refused("kv_len: 8"), "bad.yaml:2:9: network: `kv_len` is the KV cache"));
+  CHECK(contains(refused("resident_weight_bytes: -1"), "from 0 to 2^63, got '-1'"));
+  CHECK(contains(refused("resident_weight_bytes: 1e300"), "from 0 to 2^63"));
+  CHECK(contains(refused("resident_weight_bytes: .nan"), "from 0 to 2^63"));
+  // A config whose embedding table's bytes pass 64 bits is refused where the YAML would be.
+  CHECK(contains(config_error(R"({"model_type": "bert", "hidden_size": 4294967296,
+    "num_hidden_layers": 1, "num_attention_heads": 1, "intermediate_size": 1,
+    "vocab_size": 4294967296})"),
+                 "the embedding table's bytes"));
 }
