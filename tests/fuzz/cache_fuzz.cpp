@@ -53,22 +53,27 @@ void expect_numbers(const host_floor &floor) {
   expect_number(floor.kernel_launch_s, "the kernel launch");
 }
 
-/// A scratch cache directory of this process, as ROOFLINE_CACHE_DIR.
-const std::filesystem::path &scratch_cache() {
-  static const std::filesystem::path dir = [] {
-    std::filesystem::path path = std::filesystem::temp_directory_path() /
-                                 ("roofline-cache-fuzz-" + std::to_string(::getpid()));
+/// A scratch cache directory of this process, as ROOFLINE_CACHE_DIR, removed as it ends.
+struct scratch_dir {
+  std::filesystem::path path = std::filesystem::temp_directory_path() /
+                               ("roofline-cache-fuzz-" + std::to_string(::getpid()));
+  scratch_dir() {
     std::filesystem::create_directories(path);
     std::filesystem::permissions(path, std::filesystem::perms::owner_all,
                                  std::filesystem::perm_options::replace);
     ::setenv("ROOFLINE_CACHE_DIR", path.c_str(), 1);
-    std::atexit([] {
-      std::error_code ec;
-      std::filesystem::remove_all(scratch_cache(), ec);
-    });
-    return path;
-  }();
-  return dir;
+  }
+  ~scratch_dir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  scratch_dir(const scratch_dir &) = delete;
+  scratch_dir &operator=(const scratch_dir &) = delete;
+};
+
+const std::filesystem::path &scratch_cache() {
+  static const scratch_dir dir;
+  return dir.path;
 }
 
 } // namespace
