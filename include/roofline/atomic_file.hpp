@@ -22,10 +22,10 @@ namespace roofline {
 /// when a signal ends the process.
 void write_file_atomically(const std::filesystem::path &file, std::string_view text);
 
-/// Writes a cache entry of ours whole or not at all: creates its missing directories, then
-/// renames a new 0644 file over whatever is at `file`. Unlike an output, nothing there is
-/// followed or written through: a link or a FIFO in the cache directory is damage, not a choice.
-/// Throws roofline::error naming the file and the system's reason.
-void write_cache_file(const std::filesystem::path &file, std::string_view text);
+/// Writes `file` whole or not at all by renaming a new 0644 file over whatever is there, in a
+/// directory that must exist: how our own cache entries are written (write_cache_file), where a
+/// link or a FIFO found in the cache directory is damage, not a choice, and is never followed
+/// or written through. Throws roofline::error naming the file and the system's reason.
+void replace_file_atomically(const std::filesystem::path &file, std::string_view text);
 
 } // namespace roofline

@@ -4,6 +4,7 @@
 #include "roofline/gpu_spec.hpp"
 #include "roofline/precision.hpp"
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -33,6 +34,19 @@ std::string_view to_string(ceiling_kind kind);
 std::optional<ceiling_kind> parse_ceiling_kind(std::string_view name);
 /// Whether the kind's value is seconds (latency, the host floors) rather than a rate.
 bool is_time(ceiling_kind kind);
+
+/// The seconds a host call (a cuBLAS call, a kernel launch) may take in a measured floor or
+/// latency: 0.1 µs to 1 s. A cached time outside is damaged: hosts take a few µs.
+inline constexpr double min_host_call_s = 1e-7;
+inline constexpr double max_host_call_s = 1.0;
+
+/// The values a measured ceiling of a kind may hold, in its SI unit: the spec loader's bounds
+/// for bandwidths (bytes/s) and peak rates (FLOP/s), min_/max_host_call_s for the times.
+struct ceiling_range {
+  double min, max;
+  const char *unit; ///< "bytes/s", "FLOP/s" or "s"
+};
+ceiling_range ceiling_value_range(ceiling_kind kind);
 
 /// One measured ceiling: the median of repeated timed runs and its spread.
 struct ceiling_result {
@@ -76,19 +90,54 @@ gpu_spec apply_ceilings(gpu_spec spec, const measured_ceilings &ceilings);
 std::string to_json_text(const measured_ceilings &ceilings);
 /// Reads a cache document of format_version 2, or of version 1 (written before host floors were
 /// measured: it has none). Throws input_error naming `origin` when the text is not a ceilings
-/// document of either version.
+/// document of either version, or a value lies outside what its kind may take
+/// (ceiling_value_range; a failed result's value: finite and non-negative).
 measured_ceilings parse_ceilings(const std::string &json_text, const std::string &origin);
 
-/// $ROOFLINE_CACHE_DIR, else $XDG_CACHE_HOME/roofline-advise, else ~/.cache/roofline-advise.
-std::filesystem::path cache_directory();
-/// The text of a file in the cache; nullopt when there is none (what every cache loader reads).
-std::optional<std::string> read_cache_file(const std::filesystem::path &file);
-std::filesystem::path ceilings_cache_file(const std::string &uuid);
+/// The largest cache file read, in bytes: a cache holds a few kB, so a larger one is damaged
+/// (and reading it whole could take any amount of memory).
+inline constexpr std::uintmax_t max_cache_file_bytes = 1 << 20;
 
-/// The cached ceilings of a GPU, or nullopt when none are saved (a damaged file throws
-/// input_error).
+/// This user's cache directory: $ROOFLINE_CACHE_DIR when set; else
+/// $XDG_CACHE_HOME/roofline-advise when XDG_CACHE_HOME is an absolute path; else
+/// $HOME/.cache/roofline-advise when HOME is one; else nullopt, no cache at all (never a folder
+/// other users share, such as /tmp).
+std::optional<std::filesystem::path> cache_directory();
+/// cache_directory() when it exists and can be trusted; nullopt when there is none. Throws
+/// input_error naming it when it is not a directory, belongs to another user, or others (its
+/// group included) may write to it: what they put there would be read as this user's.
+std::optional<std::filesystem::path> readable_cache_directory();
+/// The file `name` in cache_directory(); nullopt when there is none.
+std::optional<std::filesystem::path> cache_file(const std::string &name);
+/// The text of a cache file (what every cache loader reads); nullopt when it, or its directory,
+/// does not exist. Throws input_error naming the file when it cannot be used: not a regular file
+/// (a symbolic link, a FIFO or a device: never followed, opened or waited on), larger than
+/// max_cache_file_bytes, or unreadable; or naming its directory as readable_cache_directory().
+std::optional<std::string> read_cache_file(const std::filesystem::path &file);
+/// The cache file `name` read (read_cache_file) and parsed by `parse(text, path)`; nullopt when
+/// there is no such file, or no cache directory. Throws what they throw.
+template <class Parse>
+auto load_cache_file(const std::string &name, Parse parse)
+    -> std::optional<decltype(parse(std::string(), std::string()))> {
+  const std::optional<std::filesystem::path> file = cache_file(name);
+  const std::optional<std::string> text = file ? read_cache_file(*file) : std::nullopt;
+  if (!text)
+    return std::nullopt;
+  return parse(*text, file->string());
+}
+/// Writes the cache file `name` atomically, creating cache_directory() with mode 0700 where it
+/// is missing; returns its path. Throws roofline::error when there is no cache directory (HOME
+/// and XDG_CACHE_HOME unset or not absolute), it cannot be trusted, or the file cannot be written.
+std::filesystem::path write_cache_file(const std::string &name, const std::string &text);
+
+/// The ceilings cache file of the GPU `uuid`; nullopt when there is no cache directory.
+std::optional<std::filesystem::path> ceilings_cache_file(const std::string &uuid);
+
+/// The cached ceilings of a GPU, or nullopt when none are saved (a damaged file, or one that
+/// cannot be used: read_cache_file, throws input_error).
 std::optional<measured_ceilings> load_cached_ceilings(const std::string &uuid);
-/// Writes the cache file atomically (temporary file + rename). Throws roofline::error on failure.
-void save_ceilings(const measured_ceilings &ceilings);
+/// Writes the cache file (write_cache_file) and returns its path. Throws roofline::error on
+/// failure.
+std::filesystem::path save_ceilings(const measured_ceilings &ceilings);
 
 } // namespace roofline

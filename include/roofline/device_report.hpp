@@ -19,19 +19,23 @@ struct device_report {
   gpu_spec theoretical;              ///< theoretical_spec(device)
   std::optional<gpu_spec> datasheet; ///< matching_spec(), where the catalog has it
   std::optional<measured_ceilings> ceilings;
-  std::string ceilings_source; ///< "measured now", "cache <file>", or empty
+  /// "measured now, saved to <file>", "cache <file>", "cache not used: <why>", or empty
+  std::string ceilings_source;
   /// NCCL's all-reduce over the host's GPUs (two or more), measured or cached.
   std::optional<all_reduce_table> all_reduce;
   std::string all_reduce_source; ///< as ceilings_source; or why it was not measured
 };
 
 /// The host's all-reduce table in the cache, under `gpus_key`: what names the set of GPUs it
-/// spans (the measurement layer's: GPU 0's UUID, their count and a hash of every UUID).
-std::filesystem::path all_reduce_cache_file(const std::string &gpus_key);
-/// The cached table, or nullopt when none is saved (a damaged file throws input_error).
+/// spans (the measurement layer's: GPU 0's UUID, their count and a hash of every UUID); nullopt
+/// when there is no cache directory.
+std::optional<std::filesystem::path> all_reduce_cache_file(const std::string &gpus_key);
+/// The cached table, or nullopt when none is saved (a damaged file, or one that cannot be used:
+/// read_cache_file, throws input_error).
 std::optional<all_reduce_table> load_cached_all_reduce(const std::string &gpus_key);
-/// Writes the cache file atomically. Throws roofline::error on failure.
-void save_all_reduce(const std::string &gpus_key, const all_reduce_table &table);
+/// Writes the cache file (write_cache_file) and returns its path. Throws roofline::error on
+/// failure.
+std::filesystem::path save_all_reduce(const std::string &gpus_key, const all_reduce_table &table);
 
 /// The GPU on paper: its catalog match, else the theoretical spec with its architecture's model
 /// parameters.

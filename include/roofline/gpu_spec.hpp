@@ -24,6 +24,14 @@ struct peak_rate {
 /// take: anything outside is a slip of units, refused rather than priced (docs/spec-format.md).
 inline constexpr double min_price_per_hour_usd = 0.001;
 inline constexpr double max_price_per_hour_usd = 10000;
+/// The DRAM bandwidths (bytes/s) a spec may give and a measured ceiling (DRAM or L2) may hold:
+/// 1 GB/s to 1 PB/s.
+inline constexpr double min_bandwidth_bytes_per_s = 1e9;
+inline constexpr double max_bandwidth_bytes_per_s = 1e15;
+/// The peak rates (FLOP/s) a spec may give and a measured ceiling may hold: 1 GFLOP/s to
+/// 1 EFLOP/s.
+inline constexpr double min_peak_flop_per_s = 1e9;
+inline constexpr double max_peak_flop_per_s = 1e18;
 
 /// A GPU as its datasheet (or a device query, or a measurement) describes it. SI units throughout.
 struct gpu_spec {

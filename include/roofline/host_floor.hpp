@@ -39,7 +39,9 @@ host_floor typical_host_floor();
 host_floor measured_host_floor(const measured_ceilings &ceilings);
 
 /// This machine's floor without touching a GPU: the newest one `device --measure` cached (of any
-/// of its GPUs), else typical_host_floor().
+/// of its GPUs), else typical_host_floor(). Cache files that cannot be used (damaged, out of
+/// range, not regular files, in a directory that is not this user's own: read_cache_file) are
+/// skipped, and its origin names them.
 host_floor cached_host_floor();
 
 } // namespace roofline

@@ -22,7 +22,8 @@ struct calibration_result {
   parameter_overrides fitted;  ///< what the fit moved from the architecture's: what is saved
   std::size_t measured = 0;    ///< GEMM timings the fit used (stopped: the GEMMs measured)
   double median_error = 0, p90_error = 0; ///< |predicted − measured| / measured on them
-  std::string saved_to;
+  std::string saved_to;                   ///< the calibration cache file; empty when not saved
+  std::string not_saved; ///< why it was not saved (no cache directory, a write that failed)
   /// False when the sweep was stopped before its end: then nothing was fitted or saved, and
   /// `measured` of `total` GEMMs had been measured.
   bool complete = true;

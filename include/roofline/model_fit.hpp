@@ -46,13 +46,17 @@ model_parameters fit_cold_operands(const std::vector<timed_gemm> &samples, const
                                    model_parameters start);
 
 /// The model fitted on a GPU, saved beside its measured ceilings (cache_directory()), keyed by
-/// UUID.
-std::filesystem::path calibration_cache_file(const std::string &uuid);
-/// Writes what a calibration fitted (changed() against its start) atomically; throws
-/// roofline::error on failure.
-void save_calibration(const std::string &uuid, const parameter_overrides &calibration);
-/// nullopt when none is saved; a damaged file, or one from before device-time fitting, throws
-/// input_error.
+/// UUID; nullopt when there is no cache directory.
+std::optional<std::filesystem::path> calibration_cache_file(const std::string &uuid);
+/// Writes what a calibration fitted (changed() against its start) atomically (write_cache_file)
+/// and returns the file's path; throws roofline::error on failure.
+std::filesystem::path save_calibration(const std::string &uuid,
+                                       const parameter_overrides &calibration);
+/// A calibration cache document. Throws input_error naming `origin` when it is damaged, from
+/// before device-time fitting, or names a parameter unknown or out of its table's bounds.
+parameter_overrides parse_calibration(const std::string &json_text, const std::string &origin);
+/// nullopt when none is saved; a damaged file (parse_calibration), or one that cannot be used
+/// (read_cache_file), throws input_error.
 std::optional<parameter_overrides> load_calibration(const std::string &uuid);
 
 } // namespace roofline

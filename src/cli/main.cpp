@@ -464,8 +464,10 @@ int run_calibrate() {
   summary << "fitted the GEMM model to " << result.measured << " cuBLAS timings: median error "
           << std::fixed << std::setprecision(1) << result.median_error * 100 << "%, p90 "
           << result.p90_error * 100 << "%\n"
-          << std::defaultfloat << "saved to " << result.saved_to
-          << " (used by --gpu auto); as a spec file section:\n\n"
+          << std::defaultfloat
+          << (result.saved_to.empty() ? "not saved (" + result.not_saved + ")"
+                                      : "saved to " + result.saved_to + " (used by --gpu auto)")
+          << "; as a spec file section:\n\n"
           << roofline::to_yaml(result.fitted);
   write_stdout(summary.str());
   return 0;

@@ -127,12 +127,7 @@ void rewrite_in_place(const std::filesystem::path &file, int fd, std::string_vie
 
 } // namespace
 
-void write_cache_file(const std::filesystem::path &file, std::string_view text) {
-  const std::filesystem::path dir = file.has_parent_path() ? file.parent_path() : ".";
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec)
-    fail(file, "cannot create its directory", ec.value());
+void replace_file_atomically(const std::filesystem::path &file, std::string_view text) {
   replace(file, file, text, nullptr);
 }
 

@@ -2,17 +2,21 @@
 #include "roofline/ceilings.hpp"
 
 #include "roofline/atomic_file.hpp"
-
 #include "roofline/error.hpp"
 
 #include "json_reader.hpp"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <array>
+#include <cerrno>
+#include <cmath>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace roofline {
 
@@ -30,15 +34,23 @@ struct ceiling_kind_entry {
   ceiling_kind kind;
   std::string_view name;
   bool is_time;
+  ceiling_range range;
 };
 
+constexpr ceiling_range bandwidth_range{min_bandwidth_bytes_per_s, max_bandwidth_bytes_per_s,
+                                        "bytes/s"};
+constexpr ceiling_range time_range{min_host_call_s, max_host_call_s, "s"};
+
 constexpr std::array<ceiling_kind_entry, 6> ceiling_kinds{{
-    {ceiling_kind::dram_bandwidth, "dram_bandwidth", false},
-    {ceiling_kind::l2_bandwidth, "l2_bandwidth", false},
-    {ceiling_kind::flop_rate, "flop_rate", false},
-    {ceiling_kind::latency, "latency", true},
-    {ceiling_kind::host_floor, "host_floor", true},
-    {ceiling_kind::fallback_host_floor, "fallback_host_floor", true},
+    {ceiling_kind::dram_bandwidth, "dram_bandwidth", false, bandwidth_range},
+    {ceiling_kind::l2_bandwidth, "l2_bandwidth", false, bandwidth_range},
+    {ceiling_kind::flop_rate,
+     "flop_rate",
+     false,
+     {min_peak_flop_per_s, max_peak_flop_per_s, "FLOP/s"}},
+    {ceiling_kind::latency, "latency", true, time_range},
+    {ceiling_kind::host_floor, "host_floor", true, time_range},
+    {ceiling_kind::fallback_host_floor, "fallback_host_floor", true, time_range},
 }};
 
 } // namespace
@@ -62,6 +74,13 @@ bool is_time(ceiling_kind kind) {
     if (entry.kind == kind)
       return entry.is_time;
   return false;
+}
+
+ceiling_range ceiling_value_range(ceiling_kind kind) {
+  for (const auto &entry : ceiling_kinds)
+    if (entry.kind == kind)
+      return entry.range;
+  return {0, 0, "?"};
 }
 
 std::optional<double> measured_ceilings::dram_bytes_per_s() const {
@@ -169,10 +188,17 @@ measured_ceilings parse_ceilings(const std::string &json_text, const std::string
       r.spread = entry.at("spread").get<double>();
       r.method = entry.at("method").get<std::string>();
       r.failure = entry.at("failure").get<std::string>();
-      // JSON holds no infinity: a measured value is only ever out of sign (or 0 where it worked).
-      if (r.value < 0 || r.spread < 0 || (r.failure.empty() && !(r.value > 0)))
-        throw input_error({origin}, "damaged ceilings cache (re-measure with --refresh): `" +
-                                        r.name + "` has a value or spread out of range");
+      // A number past a double's range reads as infinity; one in range may still be none a GPU
+      // or host gives (a host floor of 1e308 s would make every time infinite).
+      const ceiling_range range = ceiling_value_range(r.kind);
+      const bool value_ok = r.failure.empty() ? r.value >= range.min && r.value <= range.max
+                                              : std::isfinite(r.value) && r.value >= 0;
+      if (!value_ok || !(std::isfinite(r.spread) && r.spread >= 0))
+        throw input_error({origin},
+                          fmt::format("damaged ceilings cache (re-measure with --refresh): `{}` "
+                                      "has a value or spread out of range (a {} is from {:g} to "
+                                      "{:g} {}; a spread is finite and non-negative)",
+                                      r.name, to_string(r.kind), range.min, range.max, range.unit));
       ceilings.results.push_back(r);
     }
     return ceilings;
@@ -182,36 +208,174 @@ measured_ceilings parse_ceilings(const std::string &json_text, const std::string
   }
 }
 
-std::filesystem::path cache_directory() {
-  if (const char *dir = std::getenv("ROOFLINE_CACHE_DIR"); dir && *dir)
-    return dir;
-  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
-    return std::filesystem::path(xdg) / "roofline-advise";
-  const char *home = std::getenv("HOME");
-  return std::filesystem::path(home && *home ? home : "/tmp") / ".cache" / "roofline-advise";
+namespace {
+
+/// The path in an environment variable when it is set to an absolute one.
+std::optional<std::filesystem::path> absolute_path_in(const char *name) {
+  const char *value = std::getenv(name);
+  if (!value || !*value || value[0] != '/')
+    return std::nullopt;
+  return std::filesystem::path(value);
 }
 
-std::filesystem::path ceilings_cache_file(const std::string &uuid) {
-  return cache_directory() / ("ceilings-" + uuid + ".json");
+/// Why a cache directory of status `st` is not to be trusted; nullopt when it is.
+std::optional<std::string> distrust(const struct stat &st) {
+  if (!S_ISDIR(st.st_mode))
+    return std::string("not a directory");
+  if (st.st_uid != ::geteuid())
+    return fmt::format("owned by another user (uid {})", st.st_uid);
+  if (st.st_mode & (S_IWGRP | S_IWOTH))
+    return std::string("others may write to it (`chmod 700` it)");
+  return std::nullopt;
+}
+
+/// The type of a file that is not a regular one, in words.
+std::string file_type(mode_t mode) {
+  if (S_ISLNK(mode))
+    return "a symbolic link";
+  if (S_ISFIFO(mode))
+    return "a FIFO";
+  if (S_ISSOCK(mode))
+    return "a socket";
+  if (S_ISCHR(mode))
+    return "a character device";
+  if (S_ISBLK(mode))
+    return "a block device";
+  if (S_ISDIR(mode))
+    return "a directory";
+  return "not a regular file";
+}
+
+/// `dir` when it exists and can be trusted (distrust()); nullopt when it does not exist.
+std::optional<std::filesystem::path> trusted(const std::filesystem::path &dir) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) {
+    if (errno == ENOENT || errno == ENOTDIR)
+      return std::nullopt;
+    throw input_error({dir.string()},
+                      std::string("cache directory not used: ") + std::strerror(errno));
+  }
+  if (const auto why = distrust(st))
+    throw input_error({dir.string()}, "cache directory not used: " + *why);
+  return dir;
+}
+
+std::string ceilings_cache_name(const std::string &uuid) {
+  return "ceilings-" + uuid + ".json";
+}
+
+/// Closes a file descriptor at the end of its scope.
+struct fd_closer {
+  int fd;
+  ~fd_closer() { ::close(fd); }
+};
+
+} // namespace
+
+std::optional<std::filesystem::path> cache_directory() {
+  if (const char *dir = std::getenv("ROOFLINE_CACHE_DIR"); dir && *dir)
+    return std::filesystem::path(dir);
+  // XDG's base directory rules: a relative XDG_CACHE_HOME is invalid and ignored.
+  if (auto xdg = absolute_path_in("XDG_CACHE_HOME"))
+    return *xdg / "roofline-advise";
+  if (auto home = absolute_path_in("HOME"))
+    return *home / ".cache" / "roofline-advise";
+  return std::nullopt;
+}
+
+std::optional<std::filesystem::path> readable_cache_directory() {
+  const std::optional<std::filesystem::path> dir = cache_directory();
+  return dir ? trusted(*dir) : std::nullopt;
+}
+
+std::optional<std::filesystem::path> cache_file(const std::string &name) {
+  const std::optional<std::filesystem::path> dir = cache_directory();
+  return dir ? std::optional(*dir / name) : std::nullopt;
+}
+
+std::optional<std::filesystem::path> ceilings_cache_file(const std::string &uuid) {
+  return cache_file(ceilings_cache_name(uuid));
 }
 
 std::optional<std::string> read_cache_file(const std::filesystem::path &file) {
-  std::ifstream in(file);
-  if (!in)
+  if (!trusted(file.has_parent_path() ? file.parent_path() : "."))
     return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  const auto unusable = [&](const std::string &why) {
+    return input_error({file.string()},
+                       fmt::format("cache file not used: {} (a cache file is a regular file of at "
+                                   "most {} bytes)",
+                                   why, max_cache_file_bytes));
+  };
+  // The type first, from the name: a FIFO or a device is never opened (opening one may block,
+  // or do something), a symbolic link never followed.
+  struct stat st {};
+  if (::lstat(file.c_str(), &st) != 0) {
+    if (errno == ENOENT)
+      return std::nullopt;
+    throw unusable(std::strerror(errno));
+  }
+  if (!S_ISREG(st.st_mode))
+    throw unusable(file_type(st.st_mode));
+  // Then again from the open file, should it have been replaced in between.
+  const int fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT)
+      return std::nullopt;
+    throw unusable(errno == ELOOP ? "a symbolic link" : std::strerror(errno));
+  }
+  const fd_closer closer{fd};
+  if (::fstat(fd, &st) != 0)
+    throw unusable(std::strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    throw unusable(file_type(st.st_mode));
+  if (static_cast<std::uintmax_t>(st.st_size) > max_cache_file_bytes)
+    throw unusable(fmt::format("{} bytes", st.st_size));
+  // At most one byte past the bound: a file growing while it is read is cut there.
+  std::string text;
+  char buffer[8192];
+  while (text.size() <= max_cache_file_bytes) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      throw unusable(std::strerror(errno));
+    if (n == 0)
+      return text;
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
+  throw unusable(fmt::format("more than {} bytes", max_cache_file_bytes));
+}
+
+std::filesystem::path write_cache_file(const std::string &name, const std::string &text) {
+  const std::optional<std::filesystem::path> dir = cache_directory();
+  if (!dir)
+    throw error("no cache directory: neither XDG_CACHE_HOME nor HOME is an absolute path (set "
+                "one, or ROOFLINE_CACHE_DIR), so nothing is cached");
+  // Each missing directory made private (XDG's rule: 0700), parents included.
+  std::filesystem::path made;
+  for (const std::filesystem::path &part : *dir) {
+    made /= part;
+    if (::mkdir(made.c_str(), 0700) != 0 && errno != EEXIST)
+      throw error(fmt::format("{}: cannot create the cache directory: {}", made.string(),
+                              std::strerror(errno)));
+  }
+  try {
+    if (!trusted(*dir))
+      throw error(dir->string() + ": cannot create the cache directory");
+  } catch (const input_error &e) {
+    throw error(e.what());
+  }
+  const std::filesystem::path file = *dir / name;
+  replace_file_atomically(file, text);
+  return file;
 }
 
 std::optional<measured_ceilings> load_cached_ceilings(const std::string &uuid) {
-  const std::filesystem::path file = ceilings_cache_file(uuid);
-  const std::optional<std::string> text = read_cache_file(file);
-  return text ? std::optional(parse_ceilings(*text, file.string())) : std::nullopt;
+  return load_cache_file(ceilings_cache_name(uuid), parse_ceilings);
 }
 
-void save_ceilings(const measured_ceilings &ceilings) {
-  write_cache_file(ceilings_cache_file(ceilings.uuid), to_json_text(ceilings) + "\n");
+std::filesystem::path save_ceilings(const measured_ceilings &ceilings) {
+  return write_cache_file(ceilings_cache_name(ceilings.uuid), to_json_text(ceilings) + "\n");
 }
 
 } // namespace roofline

@@ -167,7 +167,8 @@ std::vector<std::string> footer(const device_report &r) {
           r.ceilings
               ? "ceilings: " + r.ceilings_source + " (measured " + r.ceilings->measured_at + ")"
               : "no measured ceilings yet: `roofline-advise device --measure` measures and "
-                "caches them"};
+                "caches them" +
+                    (r.ceilings_source.empty() ? "" : " (" + r.ceilings_source + ")")};
 }
 
 json device_report_json(const device_report &r) {

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "roofline/device_report.hpp"
 
-#include "roofline/atomic_file.hpp"
 #include "roofline/ceilings.hpp"
 #include "roofline/error.hpp"
 #include "roofline/model_fit.hpp"
@@ -24,18 +23,24 @@ gpu_spec local_spec(const device_report &r) {
   return r.ceilings ? apply_ceilings(spec, *r.ceilings) : spec;
 }
 
-std::filesystem::path all_reduce_cache_file(const std::string &gpus_key) {
-  return cache_directory() / ("all-reduce-" + gpus_key + ".json");
+namespace {
+
+std::string all_reduce_cache_name(const std::string &gpus_key) {
+  return "all-reduce-" + gpus_key + ".json";
+}
+
+} // namespace
+
+std::optional<std::filesystem::path> all_reduce_cache_file(const std::string &gpus_key) {
+  return cache_file(all_reduce_cache_name(gpus_key));
 }
 
 std::optional<all_reduce_table> load_cached_all_reduce(const std::string &gpus_key) {
-  const std::filesystem::path file = all_reduce_cache_file(gpus_key);
-  const std::optional<std::string> text = read_cache_file(file);
-  return text ? std::optional(parse_all_reduce_table(*text, file.string())) : std::nullopt;
+  return load_cache_file(all_reduce_cache_name(gpus_key), parse_all_reduce_table);
 }
 
-void save_all_reduce(const std::string &gpus_key, const all_reduce_table &table) {
-  write_cache_file(all_reduce_cache_file(gpus_key), to_json_text(table) + "\n");
+std::filesystem::path save_all_reduce(const std::string &gpus_key, const all_reduce_table &table) {
+  return write_cache_file(all_reduce_cache_name(gpus_key), to_json_text(table) + "\n");
 }
 
 local_gpu local_gpu_of(const device_report &r) {
@@ -56,6 +61,11 @@ local_gpu local_gpu_of(const device_report &r) {
           ? ", ceilings measured " + r.ceilings->measured_at
           : ", " + std::string(r.datasheet ? "datasheet " + r.datasheet->name : "theoretical") +
                 " roofline: `roofline-advise device --measure` measures it";
+  // A cache file left out, and why.
+  if (!r.ceilings && !r.ceilings_source.empty())
+    local.selection += "; ceilings " + r.ceilings_source;
+  if (!r.all_reduce && !r.all_reduce_source.empty())
+    local.selection += "; all-reduce table " + r.all_reduce_source;
   return local;
 }
 

@@ -98,12 +98,14 @@ struct spec_range {
 constexpr spec_range sm_range{1, 1000, "SMs"};
 constexpr spec_range clock_range{100, 10000, "MHz"};
 constexpr spec_range memory_range{0.1, 10000, "GB"};
-constexpr spec_range dram_range{1, 1e6, "GB/s (1 GB/s to 1 PB/s)"};
+constexpr spec_range dram_range{min_bandwidth_bytes_per_s / 1e9, max_bandwidth_bytes_per_s / 1e9,
+                                "GB/s (1 GB/s to 1 PB/s)"};
 constexpr spec_range l2_range{0.1, 10000, "MB"};
 constexpr spec_range tdp_range{1, 10000, "W"};
 constexpr spec_range price_range{min_price_per_hour_usd, max_price_per_hour_usd, "USD per hour"};
 constexpr spec_range link_range{0.1, 1e6, "GB/s (100 MB/s to 1 PB/s)"};
-constexpr spec_range peak_range{0.001, 1e6, "TFLOP/s (1 GFLOP/s to 1 EFLOP/s)"};
+constexpr spec_range peak_range{min_peak_flop_per_s / 1e12, max_peak_flop_per_s / 1e12,
+                                "TFLOP/s (1 GFLOP/s to 1 EFLOP/s)"};
 
 /// `key`'s positive number scaled by `scale` to SI units, refused (located at its value) unless
 /// the value lies in `range` once scaled.

@@ -4,7 +4,12 @@
 #include "roofline/ceilings.hpp"
 #include "roofline/error.hpp"
 
+#include <fmt/format.h>
+
 #include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
 
 namespace roofline {
 
@@ -63,26 +68,40 @@ host_floor measured_host_floor(const measured_ceilings &ceilings) {
 host_floor cached_host_floor() {
   // The host is the same whichever of its GPUs measured it: the newest measurement stands.
   std::optional<measured_ceilings> newest;
-  std::error_code ec;
-  for (std::filesystem::directory_iterator it(cache_directory(), ec), end; !ec && it != end;
-       it.increment(ec)) {
-    const std::filesystem::directory_entry &entry = *it;
-    const std::string name = entry.path().filename().string();
-    if (name.rfind("ceilings-", 0) != 0 || entry.path().extension() != ".json")
-      continue;
-    const std::optional<std::string> text = read_cache_file(entry.path());
-    if (!text)
-      continue;
-    try {
-      measured_ceilings ceilings = parse_ceilings(*text, entry.path().string());
-      if (ceilings.host_floor_s(precision::fp16) &&
-          (!newest || ceilings.measured_at > newest->measured_at))
-        newest = std::move(ceilings);
-    } catch (const input_error &) {
-      // a damaged cache holds no floor; `device --measure --refresh` rewrites it
+  std::vector<std::string> skipped; // `device --measure --refresh` rewrites a damaged file
+  try {
+    if (const std::optional<std::filesystem::path> dir = readable_cache_directory()) {
+      std::error_code ec;
+      for (std::filesystem::directory_iterator it(*dir, ec), end; !ec && it != end;
+           it.increment(ec)) {
+        const std::filesystem::path &file = it->path();
+        const std::string name = file.filename().string();
+        if (name.rfind("ceilings-", 0) != 0 || file.extension() != ".json")
+          continue;
+        try {
+          const std::optional<std::string> text = read_cache_file(file);
+          if (!text)
+            continue;
+          measured_ceilings ceilings = parse_ceilings(*text, file.string());
+          if (ceilings.host_floor_s(precision::fp16) &&
+              (!newest || ceilings.measured_at > newest->measured_at))
+            newest = std::move(ceilings);
+        } catch (const input_error &e) {
+          skipped.push_back(e.what());
+        }
+      }
     }
+  } catch (const input_error &e) { // the directory itself
+    skipped.push_back(e.what());
   }
-  return newest ? measured_host_floor(*newest) : typical_host_floor();
+  host_floor floor = newest ? measured_host_floor(*newest) : typical_host_floor();
+  // A few named, the rest counted: the origin stays a line.
+  constexpr std::size_t named = 3;
+  for (std::size_t i = 0; i < skipped.size() && i < named; ++i)
+    floor.origin += "; skipped: " + skipped[i];
+  if (skipped.size() > named)
+    floor.origin += fmt::format("; and {} more cache files skipped", skipped.size() - named);
+  return floor;
 }
 
 } // namespace roofline

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "roofline/model_fit.hpp"
 
-#include "roofline/atomic_file.hpp"
-
 #include "json_reader.hpp"
 #include "kernel_choice.hpp"
 #include "roofline/ceilings.hpp"
@@ -294,11 +292,20 @@ model_parameters fit_cold_operands(const std::vector<timed_gemm> &samples, const
                   {std::begin(cold_operand_parameters), std::end(cold_operand_parameters)});
 }
 
-std::filesystem::path calibration_cache_file(const std::string &uuid) {
-  return cache_directory() / ("model-" + uuid + ".json");
+namespace {
+
+std::string calibration_cache_name(const std::string &uuid) {
+  return "model-" + uuid + ".json";
 }
 
-void save_calibration(const std::string &uuid, const parameter_overrides &calibration) {
+} // namespace
+
+std::optional<std::filesystem::path> calibration_cache_file(const std::string &uuid) {
+  return cache_file(calibration_cache_name(uuid));
+}
+
+std::filesystem::path save_calibration(const std::string &uuid,
+                                       const parameter_overrides &calibration) {
   nlohmann::json values = nlohmann::json::object();
   for (const auto &[id, value] : calibration.values)
     values[info(id).name] = value;
@@ -306,20 +313,16 @@ void save_calibration(const std::string &uuid, const parameter_overrides &calibr
                            {"uuid", uuid},
                            {"origin", calibration.origin},
                            {"parameters", values}};
-  write_cache_file(calibration_cache_file(uuid), doc.dump(2) + "\n");
+  return write_cache_file(calibration_cache_name(uuid), doc.dump(2) + "\n");
 }
 
-std::optional<parameter_overrides> load_calibration(const std::string &uuid) {
-  const std::filesystem::path file = calibration_cache_file(uuid);
-  const std::optional<std::string> text = read_cache_file(file);
-  if (!text)
-    return std::nullopt;
+parameter_overrides parse_calibration(const std::string &json_text, const std::string &origin) {
   const auto damaged = [&](const std::string &why) {
-    return input_error({file.string()}, "damaged model calibration (re-run calibrate): " + why);
+    return input_error({origin}, "damaged model calibration (re-run calibrate): " + why);
   };
   try {
     const nlohmann::json doc = detail::parse_json_once_per_key(
-        *text, [&](const std::string &why) -> void { throw damaged(why); });
+        json_text, [&](const std::string &why) -> void { throw damaged(why); });
     if (doc.at("format_version").get<int>() != calibration_format_version)
       throw damaged("written by an older version, which fitted eager times");
     parameter_overrides calibration;
@@ -336,6 +339,10 @@ std::optional<parameter_overrides> load_calibration(const std::string &uuid) {
   } catch (const nlohmann::json::exception &e) {
     throw damaged(e.what());
   }
+}
+
+std::optional<parameter_overrides> load_calibration(const std::string &uuid) {
+  return load_cache_file(calibration_cache_name(uuid), parse_calibration);
 }
 
 } // namespace roofline

@@ -66,8 +66,11 @@ calibration_result calibrate_local_gpu(const progress_callback &progress,
   const std::vector<double> errors = relative_errors(samples, spec, result.parameters);
   result.median_error = errors[errors.size() / 2];
   result.p90_error = errors[errors.size() * 9 / 10];
-  save_calibration(device.device.uuid, result.fitted);
-  result.saved_to = calibration_cache_file(device.device.uuid).string();
+  try {
+    result.saved_to = save_calibration(device.device.uuid, result.fitted).string();
+  } catch (const roofline::error &e) { // the fit still stands, for this run's output
+    result.not_saved = e.what();
+  }
   return result;
 }
 

@@ -4,6 +4,7 @@
 #include "roofline/ceilings.hpp"
 #include "roofline/cuda/ceiling_probe.hpp"
 #include "roofline/cuda/device.hpp"
+#include "roofline/error.hpp"
 #include "roofline/interconnect.hpp"
 #include "roofline/spec_catalog.hpp"
 
@@ -39,14 +40,23 @@ device_report local_device_report(int ordinal) {
   r.theoretical = theoretical_spec(r.device);
   if (const gpu_spec *match = matching_spec(spec_catalog::builtin(), r.device))
     r.datasheet = *match;
-  r.ceilings = load_cached_ceilings(r.device.uuid);
-  if (r.ceilings)
-    r.ceilings_source = "cache " + ceilings_cache_file(r.device.uuid).string();
+  // A cache file that cannot be used is left out, with why: `device --measure` measures again.
+  try {
+    r.ceilings = load_cached_ceilings(r.device.uuid);
+    if (r.ceilings)
+      r.ceilings_source = "cache " + ceilings_cache_file(r.device.uuid)->string();
+  } catch (const roofline::input_error &e) {
+    r.ceilings_source = std::string("cache not used: ") + e.what();
+  }
   if (const int gpus = device_count(); gpus >= 2) {
     const std::string key = all_reduce_key(r.device, gpus);
-    r.all_reduce = load_cached_all_reduce(key);
-    if (r.all_reduce)
-      r.all_reduce_source = "cache " + all_reduce_cache_file(key).string();
+    try {
+      r.all_reduce = load_cached_all_reduce(key);
+      if (r.all_reduce)
+        r.all_reduce_source = "cache " + all_reduce_cache_file(key)->string();
+    } catch (const roofline::input_error &e) {
+      r.all_reduce_source = std::string("cache not used: ") + e.what();
+    }
   }
   return r;
 }
@@ -56,8 +66,12 @@ device_report measured_device_report(int ordinal, bool refresh,
   device_report r = local_device_report(ordinal);
   if (!r.ceilings || refresh) {
     r.ceilings = measure_ceilings(ordinal, {progress});
-    save_ceilings(*r.ceilings);
-    r.ceilings_source = "measured now, saved to " + ceilings_cache_file(r.device.uuid).string();
+    // Without a cache directory the measurement still stands, for this report.
+    try {
+      r.ceilings_source = "measured now, saved to " + save_ceilings(*r.ceilings).string();
+    } catch (const roofline::error &e) {
+      r.ceilings_source = std::string("measured now, not saved: ") + e.what();
+    }
   }
   // A host of several GPUs: NCCL's all-reduce over all of them too. Without NCCL the ceilings
   // stand, and the report says why the table is missing.
@@ -65,8 +79,12 @@ device_report measured_device_report(int ordinal, bool refresh,
     try {
       r.all_reduce = measure_all_reduce(default_all_reduce_sizes(), progress);
       const std::string key = all_reduce_key(r.device, device_count());
-      save_all_reduce(key, *r.all_reduce);
-      r.all_reduce_source = "measured now, saved to " + all_reduce_cache_file(key).string();
+      try {
+        r.all_reduce_source =
+            "measured now, saved to " + save_all_reduce(key, *r.all_reduce).string();
+      } catch (const roofline::error &e) {
+        r.all_reduce_source = std::string("measured now, not saved: ") + e.what();
+      }
     } catch (const std::exception &e) {
       r.all_reduce_source = std::string("not measured: ") + e.what();
     }

@@ -68,6 +68,11 @@ cli_result run_cli(const std::vector<std::string> &args, const cli_setup &setup)
     setenv("NO_COLOR", "1", 1);
     // No machine's cached ceilings or calibration (a GPU machine has them): the typical host floor.
     setenv("ROOFLINE_CACHE_DIR", "/nonexistent/roofline-cli-tests", 1);
+    for (const auto &[name, value] : setup.environment)
+      if (value)
+        setenv(name.c_str(), value->c_str(), 1);
+      else
+        unsetenv(name.c_str());
     execv(exe.c_str(), argv.data());
     _exit(127);
   }

@@ -7,9 +7,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 namespace roofline::test {
@@ -39,6 +41,9 @@ struct cli_setup {
   output out = output::captured; ///< closed: `>&-`; dev_full: a full disk (ENOSPC)
   /// RLIMIT_FSIZE in bytes, 0 for none; SIGXFSZ ignored, so that a write past it fails (EFBIG).
   std::uint64_t file_size_limit = 0;
+  /// Environment variables set (a value) or unset (nullopt) after the defaults
+  /// (ROOFLINE_CACHE_DIR names a directory that does not exist).
+  std::vector<std::pair<std::string, std::optional<std::string>>> environment;
 };
 
 /// Runs roofline-advise with `args` (no shell involved) and captures both streams, with stdout

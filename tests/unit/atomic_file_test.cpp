@@ -288,16 +288,17 @@ TEST_CASE("a cache entry replaces whatever is there: a planted link or FIFO is n
   scratch_dir dir;
   const fs::path victim = dir.path / "victim.txt", cache = dir.path / "cache" / "entry.json";
   write_file_atomically(victim, "keep");
-  write_cache_file(cache, "first"); // creates the directory
+  fs::create_directory(cache.parent_path());
+  replace_file_atomically(cache, "first");
   fs::remove(cache);
   fs::create_symlink(victim, cache);
-  write_cache_file(cache, "second");
+  replace_file_atomically(cache, "second");
   CHECK_FALSE(fs::is_symlink(cache));
   CHECK(read_text(cache) == "second");
   CHECK(read_text(victim) == "keep");
   fs::remove(cache);
   REQUIRE(::mkfifo(cache.c_str(), 0600) == 0);
-  write_cache_file(cache, "third");
+  replace_file_atomically(cache, "third");
   CHECK(fs::is_regular_file(cache));
   CHECK(read_text(cache) == "third");
   CHECK((status_of(cache).st_mode & 07777) == 0644);

@@ -18,6 +18,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace roofline;
@@ -362,6 +363,56 @@ TEST_CASE("parse_ceilings rejects damaged documents with input_error naming the 
     CHECK(contains(error_text(document_with("spread", -1), origin), "out of range"));
     CHECK(contains(error_text(document_with("value", 0), origin), "out of range"));
   }
+  SUBCASE("a value outside what its kind may take, or past a double's range") {
+    // Each kind's bounds, and its largest value, still accepted.
+    measured_ceilings c = h200_ceilings_with_host_floors();
+    c.results.push_back(result("cuBLAS fallback call host floor fp16",
+                               ceiling_kind::fallback_host_floor, precision::fp16, 7.9e-6));
+    const auto index_of = [&](ceiling_kind kind) {
+      for (std::size_t i = 0; i < c.results.size(); ++i)
+        if (c.results[i].kind == kind && c.results[i].failure.empty())
+          return i;
+      FAIL("no result of kind " << to_string(kind));
+      return std::size_t{0};
+    };
+    for (const ceiling_kind kind :
+         {ceiling_kind::dram_bandwidth, ceiling_kind::l2_bandwidth, ceiling_kind::flop_rate,
+          ceiling_kind::latency, ceiling_kind::host_floor, ceiling_kind::fallback_host_floor}) {
+      const ceiling_range range = ceiling_value_range(kind);
+      for (const double bad : {1e308, range.max * 1.01, range.min * 0.99, -range.min}) {
+        CAPTURE(to_string(kind));
+        CAPTURE(bad);
+        json doc = json::parse(to_json_text(c));
+        doc["results"][index_of(kind)]["value"] = bad;
+        const std::string what = error_text(doc.dump(), origin);
+        CHECK(contains(what, "out of range"));
+        CHECK(contains(what, "--refresh"));
+        doc["results"][index_of(kind)]["value"] = range.max;
+        CHECK_NOTHROW(parse_ceilings(doc.dump(), origin));
+      }
+    }
+    CHECK(ceiling_value_range(ceiling_kind::host_floor).min == min_host_call_s);
+    CHECK(ceiling_value_range(ceiling_kind::dram_bandwidth).max == max_bandwidth_bytes_per_s);
+    CHECK(ceiling_value_range(ceiling_kind::flop_rate).max == max_peak_flop_per_s);
+    // 1e999 and NaN are no numbers (nlohmann-json refuses both).
+    std::string text = document_with("value", 0);
+    const std::string zero = "\"value\":0";
+    REQUIRE(text.find(zero) != std::string::npos);
+    CHECK(contains(
+        error_text(std::string(text).replace(text.find(zero), zero.size(), "\"value\": 1e999"),
+                   origin),
+        "damaged"));
+    CHECK(contains(
+        error_text(std::string(text).replace(text.find(zero), zero.size(), "\"value\": NaN"),
+                   origin),
+        "damaged"));
+    text = document_with("spread", 0);
+    const std::string spread = "\"spread\":0";
+    CHECK(contains(
+        error_text(std::string(text).replace(text.find(spread), spread.size(), "\"spread\": 1e999"),
+                   origin),
+        "damaged"));
+  }
   SUBCASE("a key given twice (nlohmann-json would keep the last)") {
     std::string text = to_json_text(h200_ceilings());
     text.replace(text.find("\"uuid\""), 0, "\"uuid\": \"GPU-other\", ");
@@ -376,8 +427,8 @@ TEST_CASE("parse_ceilings rejects damaged documents with input_error naming the 
   }
 }
 
-TEST_CASE(
-    "cache_directory: ROOFLINE_CACHE_DIR, else XDG_CACHE_HOME/roofline-advise, else HOME/.cache") {
+TEST_CASE("cache_directory: ROOFLINE_CACHE_DIR, else XDG_CACHE_HOME/roofline-advise, else "
+          "HOME/.cache, else none") {
   SUBCASE("ROOFLINE_CACHE_DIR wins") {
     const scoped_env a("ROOFLINE_CACHE_DIR", "/srv/roofline-cache");
     const scoped_env b("XDG_CACHE_HOME", "/xdg");
@@ -399,11 +450,111 @@ TEST_CASE(
     const scoped_env c("HOME", "/home/u");
     CHECK(cache_directory() == fs::path("/home/u/.cache/roofline-advise"));
   }
-  SUBCASE("no HOME either: /tmp/.cache/roofline-advise") {
+  SUBCASE("a relative XDG_CACHE_HOME is ignored (XDG's rule)") {
+    const scoped_env a("ROOFLINE_CACHE_DIR", nullptr);
+    const scoped_env b("XDG_CACHE_HOME", "relative/cache");
+    const scoped_env c("HOME", "/home/u");
+    CHECK(cache_directory() == fs::path("/home/u/.cache/roofline-advise"));
+  }
+  // Never a shared folder such as /tmp, which another user could make and fill first.
+  for (const char *home : {static_cast<const char *>(nullptr), "", "relative-home"}) {
+    CAPTURE(home ? home : "(unset)");
     const scoped_env a("ROOFLINE_CACHE_DIR", nullptr);
     const scoped_env b("XDG_CACHE_HOME", nullptr);
-    const scoped_env c("HOME", nullptr);
-    CHECK(cache_directory() == fs::path("/tmp/.cache/roofline-advise"));
+    const scoped_env c("HOME", home);
+    CHECK_FALSE(cache_directory().has_value());
+    CHECK_FALSE(ceilings_cache_file("GPU-1").has_value());
+    CHECK_FALSE(load_cached_ceilings("GPU-1").has_value());
+    CHECK_FALSE(readable_cache_directory().has_value());
+    try {
+      (void)save_ceilings(h200_ceilings());
+      FAIL("saved with no cache directory");
+    } catch (const error &e) {
+      CHECK(contains(e.what(), "no cache directory"));
+    }
+  }
+}
+
+TEST_CASE("write_cache_file makes the cache directory, and its missing parents, private (0700)") {
+  const temp_dir dir("mode");
+  const fs::path cache = dir.path / "xdg" / "roofline-advise";
+  const scoped_env a("ROOFLINE_CACHE_DIR", nullptr);
+  const scoped_env b("XDG_CACHE_HOME", (dir.path / "xdg").string().c_str());
+  REQUIRE(cache_directory() == cache);
+  const fs::path file = save_ceilings(h200_ceilings());
+  CHECK(file == cache / ("ceilings-" + h200_ceilings().uuid + ".json"));
+  for (const fs::path &made : {dir.path, dir.path / "xdg", cache}) {
+    struct stat st {};
+    REQUIRE(::stat(made.c_str(), &st) == 0);
+    CAPTURE(made);
+    CHECK((st.st_mode & 0777) == 0700);
+  }
+  REQUIRE(load_cached_ceilings(h200_ceilings().uuid).has_value());
+}
+
+TEST_CASE("a cache directory others may write to, or another user owns, is not read") {
+  const temp_dir dir("shared");
+  fs::create_directories(dir.path);
+  const scoped_env env("ROOFLINE_CACHE_DIR", dir.path.string().c_str());
+  (void)save_ceilings(h200_ceilings());
+  fs::permissions(dir.path, fs::perms::all); // 0777, as a folder in /tmp would be
+  CHECK_THROWS_WITH_AS(readable_cache_directory(), doctest::Contains("others may write"),
+                       input_error);
+  CHECK_THROWS_WITH_AS(load_cached_ceilings(h200_ceilings().uuid),
+                       doctest::Contains("cache directory not used"), input_error);
+  CHECK_THROWS_AS(save_ceilings(h200_ceilings()), error);
+  if (::geteuid() == 0) { // only root can give a folder away
+    fs::permissions(dir.path, fs::perms::owner_all, fs::perm_options::replace);
+    REQUIRE(::chown(dir.path.c_str(), 65534, 65534) == 0);
+    CHECK_THROWS_WITH_AS(readable_cache_directory(), doctest::Contains("owned by another user"),
+                         input_error);
+  }
+}
+
+TEST_CASE("read_cache_file reads regular files only, of at most max_cache_file_bytes") {
+  const temp_dir dir("entries");
+  fs::create_directories(dir.path);
+  const scoped_env env("ROOFLINE_CACHE_DIR", dir.path.string().c_str());
+  const fs::path file = dir.path / "ceilings-GPU-x.json";
+  const auto refusal = [&] {
+    try {
+      (void)read_cache_file(file);
+    } catch (const input_error &e) {
+      CHECK(e.where().file == file.string());
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  SUBCASE("absent: nullopt; a regular file: its text") {
+    CHECK_FALSE(read_cache_file(file).has_value());
+    std::ofstream(file) << "{}";
+    CHECK(read_cache_file(file) == std::optional<std::string>("{}"));
+  }
+  SUBCASE("a FIFO is never opened (opening one blocks until a writer comes)") {
+    REQUIRE(::mkfifo(file.c_str(), 0600) == 0);
+    CHECK(contains(refusal(), "a FIFO"));
+    CHECK_THROWS_AS(load_cached_ceilings("GPU-x"), input_error);
+  }
+  SUBCASE("a symbolic link is not followed: to /dev/zero it would read for ever") {
+    fs::create_symlink("/dev/zero", file);
+    CHECK(contains(refusal(), "a symbolic link"));
+    fs::remove(file);
+    const fs::path real = dir.path / "elsewhere.json";
+    std::ofstream(real) << to_json_text(h200_ceilings());
+    fs::create_symlink(real, file);
+    CHECK(contains(refusal(), "a symbolic link"));
+  }
+  SUBCASE("a directory") {
+    fs::create_directory(file);
+    CHECK(contains(refusal(), "a directory"));
+  }
+  SUBCASE("larger than the bound") {
+    std::ofstream(file) << std::string(max_cache_file_bytes, ' ') << "{}";
+    const std::string what = refusal();
+    CHECK(contains(what, std::to_string(max_cache_file_bytes + 2) + " bytes"));
+    CHECK(contains(what, "at most " + std::to_string(max_cache_file_bytes) + " bytes"));
+    fs::resize_file(file, max_cache_file_bytes);
+    CHECK(read_cache_file(file).has_value()); // the bound itself is read
   }
 }
 
@@ -417,6 +568,7 @@ TEST_CASE("save_ceilings / load_cached_ceilings round trip under ROOFLINE_CACHE_
   save_ceilings(c);
   const fs::path file = cache / ("ceilings-" + c.uuid + ".json");
   CHECK(ceilings_cache_file(c.uuid) == file);
+  CHECK(save_ceilings(c) == file);
   CHECK(fs::is_regular_file(file));
   CHECK_FALSE(fs::exists(file.string() + ".tmp")); // renamed into place
   const auto loaded = load_cached_ceilings(c.uuid);
@@ -440,7 +592,7 @@ TEST_CASE("load_cached_ceilings of a damaged cache file throws input_error namin
   const temp_dir dir("damaged");
   fs::create_directories(dir.path);
   const scoped_env env("ROOFLINE_CACHE_DIR", dir.path.string().c_str());
-  const fs::path file = ceilings_cache_file("GPU-bad");
+  const fs::path file = *ceilings_cache_file("GPU-bad");
   std::ofstream(file) << "{ not json";
   try {
     (void)load_cached_ceilings("GPU-bad");

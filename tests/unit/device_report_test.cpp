@@ -397,3 +397,18 @@ TEST_CASE("device report ridge_intensity is the ridge of local_spec, the rooflin
       }
     }
 }
+
+TEST_CASE(
+    "local_gpu_of: a cache file left out says so in the selection, and the local GPU stands") {
+  // The local calibration is looked up: no cache for it here.
+  const scoped_env cache("ROOFLINE_CACHE_DIR", "/nonexistent/roofline-device-report-test");
+  device_report r = h200_report(true, false);
+  r.ceilings_source = "cache not used: /c/ceilings-GPU-x.json: cache file not used: a FIFO";
+  r.all_reduce_source = "cache not used: /c/all-reduce-x.json: cache file not used: 2000000 bytes";
+  const local_gpu local = local_gpu_of(r);
+  CHECK(contains(local.selection, "ceilings cache not used: /c/ceilings-GPU-x.json"));
+  CHECK(contains(local.selection, "a FIFO"));
+  CHECK(contains(local.selection, "all-reduce table cache not used"));
+  CHECK_FALSE(local.host.measured);
+  CHECK(contains(written(r, output_format::table), "a FIFO")); // `device` says it too
+}

@@ -15,8 +15,14 @@
 #include "test_support.hpp"
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
+#include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <string>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <vector>
 
 using namespace roofline;
@@ -261,4 +267,123 @@ TEST_CASE("misaligned rows pay the fallback kernels' own host floor") {
   // A cache from before fallback floors: the aligned call's floor stands in.
   const host_floor older = measured_host_floor(h200_ceilings_with_host_floors());
   CHECK(older.fallback_call_s == older.gemm_call_s);
+}
+
+namespace {
+
+/// A fresh cache directory (0700), set as ROOFLINE_CACHE_DIR for its scope.
+struct scratch_cache {
+  std::filesystem::path path = std::filesystem::temp_directory_path() /
+                               ("roofline-host-floor-test-" + std::to_string(::getpid()));
+  scoped_env env{"ROOFLINE_CACHE_DIR", path.c_str()};
+  scratch_cache() {
+    std::filesystem::remove_all(path);
+    std::filesystem::create_directories(path);
+    std::filesystem::permissions(path, std::filesystem::perms::owner_all,
+                                 std::filesystem::perm_options::replace);
+  }
+  ~scratch_cache() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  void write(const std::string &name, const std::string &text) const {
+    std::ofstream(path / name) << text;
+  }
+};
+
+/// h200_ceilings_with_host_floors() as cached, with every result of `kind` worth `value`.
+std::string ceilings_with(ceiling_kind kind, double value) {
+  measured_ceilings c = h200_ceilings_with_host_floors();
+  c.results.push_back(result("cuBLAS fallback call host floor fp16",
+                             ceiling_kind::fallback_host_floor, precision::fp16, 7.9e-6));
+  nlohmann::json doc = nlohmann::json::parse(to_json_text(c));
+  for (nlohmann::json &r : doc["results"])
+    if (r["kind"] == to_string(kind))
+      r["value"] = value;
+  return doc.dump();
+}
+
+bool finite_floor(const host_floor &h) {
+  for (precision p : all_precisions)
+    if (!(std::isfinite(h.gemm(p, 3)) && std::isfinite(h.gemm(p, 1, true)) && h.gemm(p) > 0))
+      return false;
+  return std::isfinite(h.kernel_launch_s) && h.kernel_launch_s > 0;
+}
+
+} // namespace
+
+TEST_CASE("cached_host_floor: the newest cached floor; a damaged file is skipped, named in the "
+          "origin") {
+  const scratch_cache cache;
+  SUBCASE("no cache: the typical floor, no note") {
+    CHECK(cached_host_floor().origin == typical_host_floor().origin);
+  }
+  SUBCASE("a good cache is used") {
+    cache.write("ceilings-GPU-good.json", to_json_text(h200_ceilings_with_host_floors()));
+    const host_floor h = cached_host_floor();
+    CHECK(h.measured);
+    CHECK(h.gemm(precision::fp16) == 6.1e-6);
+    CHECK_FALSE(contains(h.origin, "skipped"));
+  }
+  // 1e308 s passed the old check (its sign alone) and made every time infinite.
+  SUBCASE("a host floor or launch latency out of range") {
+    for (const ceiling_kind kind :
+         {ceiling_kind::host_floor, ceiling_kind::fallback_host_floor, ceiling_kind::latency}) {
+      for (const double value : {1e308, 2.0, 1e-9, -6e-6}) {
+        CAPTURE(to_string(kind));
+        CAPTURE(value);
+        cache.write("ceilings-GPU-bad.json", ceilings_with(kind, value));
+        const host_floor h = cached_host_floor();
+        CHECK_FALSE(h.measured);
+        CHECK(finite_floor(h));
+        CHECK(contains(h.origin, typical_host_floor().origin));
+        CHECK(contains(h.origin, "skipped"));
+        CHECK(contains(h.origin, (cache.path / "ceilings-GPU-bad.json").string()));
+        CHECK(contains(h.origin, "out of range"));
+      }
+    }
+  }
+  SUBCASE("a damaged file beside a good one: the good one, and a note") {
+    cache.write("ceilings-GPU-good.json", to_json_text(h200_ceilings_with_host_floors()));
+    cache.write("ceilings-GPU-bad.json", "{ not json");
+    const host_floor h = cached_host_floor();
+    CHECK(h.measured);
+    CHECK(contains(h.origin, "ceilings-GPU-bad.json"));
+  }
+  SUBCASE("a FIFO named like a cache file: skipped at once, never waited on") {
+    REQUIRE(::mkfifo((cache.path / "ceilings-GPU-fifo.json").c_str(), 0600) == 0);
+    const host_floor h = cached_host_floor();
+    CHECK_FALSE(h.measured);
+    CHECK(contains(h.origin, "a FIFO"));
+  }
+  SUBCASE("a symbolic link to /dev/zero: skipped, never read") {
+    std::filesystem::create_symlink("/dev/zero", cache.path / "ceilings-GPU-zero.json");
+    CHECK(contains(cached_host_floor().origin, "a symbolic link"));
+  }
+  SUBCASE("an oversized file: skipped") {
+    cache.write("ceilings-GPU-big.json", std::string(max_cache_file_bytes + 1, ' '));
+    CHECK(contains(cached_host_floor().origin, "bytes"));
+  }
+  SUBCASE("many damaged files: three named, the rest counted") {
+    for (int i = 0; i < 5; ++i)
+      cache.write("ceilings-GPU-" + std::to_string(i) + ".json", "x");
+    const std::string origin = cached_host_floor().origin;
+    CHECK(contains(origin, "and 2 more cache files skipped"));
+  }
+  SUBCASE("a directory others may write to: not read, and said so") {
+    cache.write("ceilings-GPU-good.json", to_json_text(h200_ceilings_with_host_floors()));
+    std::filesystem::permissions(cache.path, std::filesystem::perms::all);
+    const host_floor h = cached_host_floor();
+    CHECK_FALSE(h.measured);
+    CHECK(contains(h.origin, "others may write"));
+  }
+}
+
+TEST_CASE("cached_host_floor with no cache directory (HOME unset or empty): the typical floor") {
+  for (const char *home : {static_cast<const char *>(nullptr), ""}) {
+    const scoped_env a("ROOFLINE_CACHE_DIR", nullptr);
+    const scoped_env b("XDG_CACHE_HOME", nullptr);
+    const scoped_env c("HOME", home);
+    CHECK(cached_host_floor().origin == typical_host_floor().origin); // no note: nothing to save
+  }
 }

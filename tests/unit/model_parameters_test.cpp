@@ -26,6 +26,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <sys/stat.h>
 #include <vector>
 
 using namespace roofline;
@@ -507,18 +508,14 @@ TEST_CASE("calibrations round-trip through the cache; older or damaged files are
                                   {{parameter_at(parameter::efficiency, precision::fp16), 0.8123},
                                    {parameter::kernel_overhead_s, 2.5e-6}}};
   save_calibration(uuid, saved);
-  CHECK(calibration_cache_file(uuid).parent_path() == dir);
+  CHECK(calibration_cache_file(uuid)->parent_path() == dir);
   const std::optional<parameter_overrides> loaded = load_calibration(uuid);
   REQUIRE(loaded.has_value());
   CHECK(loaded->origin == saved.origin);
   CHECK(apply(model_parameters{}, *loaded) == apply(model_parameters{}, saved));
   CHECK(loaded->values.size() == saved.values.size());
 
-  const auto refused = [&](const std::string &text) {
-    {
-      std::ofstream out(calibration_cache_file(uuid));
-      out << text;
-    }
+  const auto refused_as_is = [&] {
     try {
       (void)load_calibration(uuid);
     } catch (const input_error &e) {
@@ -526,11 +523,18 @@ TEST_CASE("calibrations round-trip through the cache; older or damaged files are
     }
     return std::string("accepted");
   };
+  const auto refused = [&](const std::string &text) {
+    {
+      std::ofstream out(*calibration_cache_file(uuid));
+      out << text;
+    }
+    return refused_as_is();
+  };
   // format_version 1 held eager times with launch floors: refused as damaged.
   const std::string v1 = refused(R"({"format_version": 1, "uuid": "x", "origin": "old",
                                      "parameters": {"launch_floor_s": 5e-6}})");
   CHECK(contains(v1, "damaged"));
-  CHECK(contains(v1, calibration_cache_file(uuid).string()));
+  CHECK(contains(v1, calibration_cache_file(uuid)->string()));
   CHECK(contains(refused(R"({"format_version": 2, "uuid": "x", "origin": "o",
                             "parameters": {"launch_floor_s": 5e-6}})"),
                  "launch_floor_s"));
@@ -542,9 +546,24 @@ TEST_CASE("calibrations round-trip through the cache; older or damaged files are
   CHECK(contains(refused(R"({"format_version": 2, "uuid": "x", "origin": "o",
                             "parameters": {"dram_efficiency": 0.5, "dram_efficiency": 0.9}})"),
                  "duplicate key `dram_efficiency`"));
-  // A number past a double's range is no number.
+  // A number past a double's range is no number; nor is NaN (not JSON); huge or negative
+  // values lie outside the table's bounds.
   CHECK(contains(refused(R"({"format_version": 2, "uuid": "x", "origin": "o",
                             "parameters": {"dram_efficiency": 1e999}})"),
                  "damaged"));
+  CHECK(contains(refused(R"({"format_version": 2, "uuid": "x", "origin": "o",
+                            "parameters": {"dram_efficiency": NaN}})"),
+                 "damaged"));
+  for (const char *value : {"1e308", "-1e-6", "-0.5"}) {
+    CAPTURE(value);
+    CHECK(contains(refused(std::string(R"({"format_version": 2, "uuid": "x", "origin": "o",
+                            "parameters": {"kernel_overhead_s": )") +
+                           value + "}}"),
+                   "kernel_overhead_s"));
+  }
+  // A calibration that is not a regular file is never opened: a FIFO would block for ever.
+  fs::remove(*calibration_cache_file(uuid));
+  REQUIRE(::mkfifo(calibration_cache_file(uuid)->c_str(), 0600) == 0);
+  CHECK(contains(refused_as_is(), "a FIFO"));
   fs::remove_all(dir);
 }

@@ -229,7 +229,8 @@ TEST_CASE("write_file_atomically: whole files, replaced in place, no temporary f
   std::filesystem::remove_all(dir);
   const std::filesystem::path file = dir / "sub" / "report.json";
   CHECK_THROWS_WITH_AS(write_file_atomically(file, "x"), doctest::Contains("cannot write"), error);
-  write_cache_file(file, "first");
+  std::filesystem::create_directories(file.parent_path());
+  write_file_atomically(file, "first");
   write_file_atomically(file, "second");
   std::ifstream in(file);
   std::stringstream text;
