@@ -17,9 +17,12 @@ struct source_location {
 };
 
 /// Every error roofline-advise's libraries throw derives from this.
+/// what() is the whole message: a NUL byte in it (from a name or a value quoted) is written
+/// `\x00`, as printable_text writes it, so that no C string ends it early.
 class error : public std::runtime_error {
 public:
-  using std::runtime_error::runtime_error;
+  explicit error(const std::string &message);
+  explicit error(const char *message) : std::runtime_error(message) {}
 };
 
 /// The user's input is wrong (a file, a YAML key, a size, a GPU name): the CLI exits with status 2.

@@ -3,10 +3,10 @@
 
 #include "roofline/error.hpp"
 #include "roofline/memory_op.hpp"
-#include "roofline/output_format.hpp"
 
 #include "checked_math.hpp"
 #include "suggest.hpp"
+#include "text_table.hpp"
 #include "yaml_reader.hpp"
 
 #include <fmt/format.h>
@@ -176,7 +176,7 @@ roofline::precision precision_of(const config_reader &config) {
     return precision::bf16;
   if (dtype == "float32")
     return precision::fp32;
-  config.map().fail("torch_dtype", "`torch_dtype` `" + printable_text(dtype) +
+  config.map().fail("torch_dtype", "`torch_dtype` `" + detail::shown_value(dtype) +
                                        "` is not one this tool runs; expected float16, bfloat16 "
                                        "or float32");
 }
@@ -192,7 +192,7 @@ memory_op_kind activation_of(const config_reader &config, const char *key,
     return memory_op_kind::gelu;
   if (name == "relu")
     return memory_op_kind::relu;
-  config.map().fail(key, "`" + std::string(key) + "` `" + printable_text(name) +
+  config.map().fail(key, "`" + std::string(key) + "` `" + detail::shown_value(name) +
                              "` is not an activation this tool knows; expected silu, gelu or relu");
 }
 
@@ -206,7 +206,7 @@ transformer_shape shape_of(config_reader &config) {
                              "through a low-rank latent) is not modelled; describe the network "
                              "in YAML (docs/network-format.md)");
   if (std::find(model_types.begin(), model_types.end(), type) == model_types.end())
-    map.fail("model_type", "unknown `model_type` `" + printable_text(type) + "`" +
+    map.fail("model_type", "unknown `model_type` `" + detail::shown_value(type) + "`" +
                                detail::did_you_mean(type, model_types) + "; expected " +
                                detail::quoted_list(model_types));
   config.set_family(type);
@@ -214,7 +214,7 @@ transformer_shape shape_of(config_reader &config) {
   for (const char *key : expert_keys)
     if (!moe && map.has(key))
       map.fail(key, "`" + std::string(key) + "` gives experts, but `model_type` `" +
-                        printable_text(type) +
+                        detail::shown_value(type) +
                         "` has none; a mixture of experts is read for `mixtral` and `qwen2_moe`");
   s.precision = precision_of(config);
   if (type == "gpt2") {
@@ -331,7 +331,7 @@ linear_quantization quantization_of(const config_reader &config,
     const yaml_map map(config.map().required("quantization_config"), config.map().file(),
                        "config `quantization_config`", yaml_map::any_keys{});
     const std::string method = map.string("quant_method");
-    source = "its `quantization_config` (" + printable_text(method) + ")";
+    source = "its `quantization_config` (" + detail::shown_value(method) + ")";
     if (method == "fp8") {
       q.fp8 = true;
     } else if (method == "awq" || method == "gptq") {
@@ -348,7 +348,7 @@ linear_quantization quantization_of(const config_reader &config,
                 : map.non_negative_int_or("group_size", 128);
       q.weights = quantized_weights{static_cast<int>(bits), group};
     } else {
-      map.fail("quant_method", "`quant_method` `" + printable_text(method) +
+      map.fail("quant_method", "`quant_method` `" + detail::shown_value(method) +
                                    "` is not modelled; expected awq, gptq or fp8 (or choose with "
                                    "--quantization w8a16, w4a16 or fp8)");
     }

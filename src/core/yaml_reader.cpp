@@ -4,6 +4,7 @@
 #include "roofline/output_format.hpp"
 
 #include "suggest.hpp"
+#include "text_table.hpp"
 #include "utf8.hpp"
 
 #include <fmt/format.h>
@@ -352,6 +353,13 @@ private:
     if (is_null_scalar(event)) {
       index = m_tree.add_null(mark_of(event.start_mark));
     } else {
+      // libyaml reads YAML 1.1's merge key `<<` as an ordinary key: the keys it would merge
+      // would be missing, and the message would blame them, not it.
+      if (scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+          std::string_view(reinterpret_cast<const char *>(scalar.value), scalar.length) == "<<")
+        throw input_error(location(event.start_mark),
+                          "YAML merge keys (`<<: *anchor`) are not read: write the keys out "
+                          "(an alias `*anchor` of a whole layer or block is read)");
       const std::size_t first = m_tree.text().size();
       m_tree.text().append(reinterpret_cast<const char *>(scalar.value), scalar.length);
       index = m_tree.add_scalar(mark_of(event.start_mark), first,
@@ -737,7 +745,7 @@ std::string describe(const yaml_node &node) {
   case yaml_node::kind::null: return "nothing";
   case yaml_node::kind::sequence: return "a list";
   case yaml_node::kind::map: return "a mapping";
-  case yaml_node::kind::scalar: return "'" + printable_text(node.scalar()) + "'";
+  case yaml_node::kind::scalar: return "'" + shown_value(node.scalar()) + "'";
   }
   return "?";
 }
@@ -777,23 +785,24 @@ void yaml_map::read_entries(const std::vector<std::string> *allowed) {
   m_keys.reserve(entries);
   for (std::size_t i = 0; i < entries; ++i) {
     const yaml_node key_node = m_node.key(i);
+    if (!key_node.is_scalar() && !key_node.is_null()) // `? [a, b]: 1`: no name to look up
+      throw input_error(location_of(key_node, m_file),
+                        m_context + ": a key must be a name, got " + describe(key_node));
     // key_text's spelling, as a view into the document (which m_node keeps alive).
-    const std::string_view key = key_node.is_scalar() ? key_node.scalar()
-                                 : key_node.is_null() ? std::string_view("null")
-                                                      : std::string_view();
+    const std::string_view key = key_node.is_scalar() ? key_node.scalar() : "null";
     // One hash lookup a key: a config.json of a million keys is read in linear time.
     const auto [first, added] = m_keys.emplace(key, static_cast<std::uint32_t>(i));
     if (!added)
       throw input_error(location_of(key_node, m_file),
-                        m_context + ": duplicate key `" + printable_text(key) +
+                        m_context + ": duplicate key `" + shown_value(key) +
                             "` (first given at line " +
                             std::to_string(m_node.key(first->second).mark()->line + 1) + ")");
     if (!allowed || std::find(allowed->begin(), allowed->end(), key) != allowed->end())
       continue;
-    const std::string hint = did_you_mean(key, *allowed);
+    const std::string hint = key.empty() ? "" : did_you_mean(key, *allowed);
     throw input_error(
         location_of(key_node, m_file),
-        m_context + ": unknown key `" + printable_text(key) + "`" +
+        m_context + (key.empty() ? ": an empty key" : ": unknown key `" + shown_value(key) + "`") +
             (hint.empty() ? "; expected one of " + quoted_list(*allowed, " or ") : hint));
   }
 }
@@ -848,7 +857,7 @@ std::int64_t yaml_map::integer(const yaml_node &value, const std::string &key,
                                    [](char c) { return c >= '0' && c <= '9'; });
   if (!digits_only || text == "-" || text == "+")
     throw input_error(location_of(value, m_file), m_context + ": `" + key + "` must be " +
-                                                      expected + ", got '" + printable_text(text) +
+                                                      expected + ", got '" + shown_value(text) +
                                                       "'");
   errno = 0;
   char *end = nullptr;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // printable_text and the human formats' escaping of names: no control sequence of a layer's name
 // reaches a terminal, a Markdown renderer or a CSV reader; any other UTF-8 is shown as it is.
+#include "roofline/error.hpp"
 #include "roofline/output_format.hpp"
 
 #include "text_table.hpp"
@@ -65,4 +66,12 @@ TEST_CASE("shown_value: a message's quote of a value, escaped and cut to a reada
     kept += "\xC3\xA9";
   CHECK(shown_value(accents) == kept + "… (122 bytes)");
   CHECK(shown_value(std::string(60, 'y')) == std::string(60, 'y'));
+}
+
+TEST_CASE("an error's what() is its whole message: a NUL in it is written \\x00") {
+  const std::string with_nul("layer `a\0b`: unknown key", 24);
+  CHECK(std::string(error(with_nul).what()) == "layer `a\\x00b`: unknown key");
+  const input_error located({"net.yaml", 3, 5}, with_nul);
+  CHECK(std::string(located.what()) == "net.yaml:3:5: layer `a\\x00b`: unknown key");
+  CHECK(located.message() == "layer `a\\x00b`: unknown key");
 }
