@@ -20,6 +20,7 @@
 
 #include <cerrno>
 #include <charconv>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
@@ -203,6 +204,13 @@ void refuse_overlapping_files(const std::vector<named_file> &inputs,
     if (output.path.empty())
       continue;
     const file_identity identity(output.path);
+    // Refused now, as the writer would refuse it later: a link's missing target is a file that
+    // another output may create first, which the link's write would then replace.
+    if (struct stat link{};
+        !identity.exists && ::lstat(output.path.c_str(), &link) == 0 && S_ISLNK(link.st_mode))
+      throw roofline::input_error(output.name + " " + output.path +
+                                  " is a symbolic link to a file that does not exist; name the "
+                                  "file to write, or create it first");
     for (std::size_t i = 0; i < seen.size(); ++i) {
       const auto &[earlier, earlier_identity] = seen[i];
       if (!identity.overlaps(earlier_identity))
@@ -316,8 +324,9 @@ roofline::network read_network(const std::string &file, const config_choice &con
       if (given)
         throw roofline::input_error(std::string(option) +
                                     " applies to a model config (a .json file), not to a network "
-                                    "YAML, whose layers say it themselves "
-                                    "(docs/network-format.md)");
+                                    "YAML such as " +
+                                    file +
+                                    ", whose layers say it themselves (docs/network-format.md)");
     roofline::network net = roofline::load_network(file);
     if (batch > 0)
       net.batch = batch;
@@ -435,12 +444,9 @@ int run_compare(const std::string &file, const config_choice &config,
     request.batches.push_back(positive_from(b, "--batch"));
   roofline::resolve_compared_gpus(request); // unknown or repeated GPUs, before the network
   output_choice written = output;
-  config_choice unemitted = config;
-  unemitted.emit_yaml.clear(); // the network written is the one the baseline ran, below
-  request.net = read_network(file, unemitted, 0, written);
-  written.network_yaml_file = config.emit_yaml;
+  request.net = read_network(file, config, 0, written); // refuses --emit-yaml for a network YAML
   const std::vector<roofline::comparison> comparisons = roofline::compare_gpus(request);
-  if (!config.emit_yaml.empty())
+  if (!config.emit_yaml.empty()) // the network the baseline ran, not the one read
     written.network_yaml = roofline::to_network_yaml(comparisons.front().baseline_network);
   emit(written, [&](roofline::output_format format, std::ostream &out,
                     const roofline::write_options &options) {
@@ -765,6 +771,9 @@ int main(int argc, char **argv) {
         return exit_failure;
       stdout_was_closed = stdout_was_closed || fd == STDOUT_FILENO;
     }
+  // A write past the file size limit (ulimit -f) fails with EFBIG, said and cleaned up, instead
+  // of killing the process with a temporary file left beside the report.
+  std::signal(SIGXFSZ, SIG_IGN);
   // Messages name files and layers: no control sequence of theirs reaches the terminal.
   try {
     return run(argc, argv);

@@ -5,8 +5,10 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <fstream>
 #include <pthread.h>
 #include <string>
 #include <sys/stat.h>
@@ -65,9 +67,20 @@ void finish(const std::filesystem::path &file, int fd, int code, const std::stri
     fail(file, what, code);
 }
 
+/// The process's umask, read without setting it (which would race other threads): Linux shows
+/// it in /proc/self/status; 022, the usual one, where it does not.
+mode_t current_umask() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("Umask:", 0) == 0)
+      return static_cast<mode_t>(std::strtoul(line.c_str() + 6, nullptr, 8) & 0777);
+  return 022;
+}
+
 /// `text` into a temporary file beside `target`, renamed over it; errors name `file`, the name
 /// given (a link to `target`, or `target` itself). `existing`: the regular file there now, whose
-/// mode (and owner, where the system allows) the new one takes; nullptr for a new 0644 file.
+/// mode (and owner, where the system allows) the new one takes; nullptr for a new file, made as
+/// any program makes one (0666 less the umask).
 void replace(const std::filesystem::path &file, const std::filesystem::path &target,
              std::string_view text, const struct stat *existing) {
   const std::filesystem::path dir = target.has_parent_path() ? target.parent_path() : ".";
@@ -84,13 +97,12 @@ void replace(const std::filesystem::path &file, const std::filesystem::path &tar
   };
   if (const int code = write_all(fd, text))
     abandon("cannot write", code);
-  // mkstemp makes the file private. A new report or cache is readable like most new files
-  // (reading the umask means setting it, which is not safe beside other threads); a replaced one
-  // keeps its owner where the system lets us give it (a user who is not root cannot: the file is
-  // then theirs), then its mode (a change of owner clears set-user-ID bits).
+  // mkstemp makes the file private. A replaced one keeps its owner (only root may give it: the
+  // caller rewrites another user's file in place instead), then its mode (a change of owner
+  // clears set-user-ID bits).
   if (existing && (existing->st_uid != ::geteuid() || existing->st_gid != ::getegid()))
     (void)::fchown(fd, existing->st_uid, existing->st_gid);
-  if (::fchmod(fd, existing ? existing->st_mode & 07777 : 0644) != 0)
+  if (::fchmod(fd, existing ? existing->st_mode & 07777 : 0666 & ~current_umask()) != 0)
     abandon("cannot set its permissions", errno);
   if (::close(fd) != 0) {
     const int code = errno;
@@ -159,24 +171,34 @@ void write_file_atomically(const std::filesystem::path &file, std::string_view t
     finish(file, fd, write_all(fd, text), "cannot write");
     return;
   }
-  if (existing.st_nlink > 1) {
+  // Written into where a new file renamed over it would change what it is: another name would
+  // be split from it, or another user's file would become ours.
+  if (existing.st_nlink > 1 || (existing.st_uid != ::geteuid() && ::geteuid() != 0)) {
     rewrite_in_place(file, fd, text, existing);
     return;
   }
-  ::close(fd);
   // The one name of a regular file: a new file renamed over it. Through a symbolic link, over
-  // its target (the link stays a link), where the kernel has just let us open it.
+  // its target (the link stays a link), where the kernel has just let us open it; in place where
+  // its directory takes no new file.
   std::filesystem::path target = file;
   struct stat named {};
   if (::lstat(file.c_str(), &named) == 0 && S_ISLNK(named.st_mode)) {
     std::error_code ec;
     target = std::filesystem::canonical(file, ec);
     if (ec)
-      fail(file, "cannot follow its symbolic link", ec.value());
+      finish(file, fd, ec.value(), "cannot follow its symbolic link");
     if (::stat(target.c_str(), &named) != 0 || named.st_dev != existing.st_dev ||
-        named.st_ino != existing.st_ino)
+        named.st_ino != existing.st_ino) {
+      ::close(fd);
       throw error(file.string() + ": its symbolic link changed while it was written; try again");
+    }
   }
+  const std::filesystem::path dir = target.has_parent_path() ? target.parent_path() : ".";
+  if (::faccessat(AT_FDCWD, dir.c_str(), W_OK, AT_EACCESS) != 0) {
+    rewrite_in_place(file, fd, text, existing);
+    return;
+  }
+  ::close(fd);
   replace(file, target, text, &existing);
 }
 

@@ -290,17 +290,17 @@ namespace {
 /// --price: a price silently replaced).
 class spelled_once {
 public:
-  explicit spelled_once(std::string what) : m_what(std::move(what)) {}
+  spelled_once(std::string what, std::string advice)
+      : m_what(std::move(what)), m_advice(std::move(advice)) {}
   void add(const std::string &spec, const std::string &given) {
     const auto [first, fresh] = m_given.emplace(spec, given);
     if (!fresh)
-      throw input_error(
-          fmt::format("{}: `{}` and `{}` are the same GPU ({}); {}", m_what, first->second, given,
-                      spec, m_what == "--gpus" ? "name each GPU once" : "give it one price"));
+      throw input_error(fmt::format("{}: `{}` and `{}` are the same GPU ({}); {}", m_what,
+                                    first->second, given, spec, m_advice));
   }
 
 private:
-  std::string m_what;
+  std::string m_what, m_advice;
   std::map<std::string, std::string> m_given; // spec name → the name given
 };
 
@@ -320,7 +320,7 @@ std::map<std::string, gpu_spec> resolve_compared_gpus(const compare_request &req
     return found != specs.end() ? found->second
                                 : specs.emplace(name, catalog.resolve(name)).first->second;
   };
-  spelled_once gpus("--gpus"), prices("--price");
+  spelled_once gpus("--gpus", "name each GPU once"), prices("--price", "give it one price");
   for (const std::string &name : request.gpus)
     if (name != "local")
       gpus.add(spec_of(name).name, name);
@@ -381,7 +381,8 @@ std::vector<comparison> compare_gpus(const compare_request &request) {
       gpus.push_back({perf_model(*spec, options), selection, std::nullopt, tp, std::nullopt});
   }
   std::map<std::string, double> prices; // by spec name
-  spelled_once priced("--price");       // the local GPU's spec too, now that it is known
+  spelled_once priced("--price",
+                      "give it one price"); // the local GPU's spec too, now that it is known
   for (const auto &[name, price] : request.prices) {
     const std::string spec = name == "local" ? local_name : specs.at(name).name;
     priced.add(spec, name);

@@ -155,7 +155,10 @@ public:
     return std::string(value.scalar());
   }
 
+  /// The boolean under `key`; `fallback` when absent or null (as every field reads null).
   bool boolean_or(const char *key, bool fallback) const {
+    if (!m_map.has(key) || m_map.required(key).is_null())
+      return fallback;
     refuse_string(m_map, key, "true or false");
     return m_map.boolean_or(key, fallback);
   }

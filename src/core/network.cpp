@@ -5,6 +5,7 @@
 
 #include "checked_math.hpp"
 #include "suggest.hpp"
+#include "text_table.hpp"
 #include "yaml_reader.hpp"
 
 #include <fmt/format.h>
@@ -135,8 +136,9 @@ precision parse_precision_key(const yaml_map &map, const std::string &key) {
   const std::string name = map.string(key);
   if (auto p = parse_precision(name))
     return *p;
-  map.fail(key, "unknown precision `" + name + "`" + detail::did_you_mean(name, precision_names()) +
-                    "; expected " + detail::quoted_list(precision_names()));
+  map.fail(key, "unknown precision `" + detail::shown_value(name) + "`" +
+                    detail::did_you_mean(name, precision_names()) + "; expected " +
+                    detail::quoted_list(precision_names()));
 }
 
 /// `weights: int8 | int4` and `weight_group` (scales per group of K; 0: one per output column)
@@ -184,7 +186,8 @@ public:
     if (mode == "training")
       net.mode = run_mode::training;
     else if (mode != "inference")
-      doc.fail("mode", "`mode` must be `inference` or `training`, got `" + mode + "`" +
+      doc.fail("mode", "`mode` must be `inference` or `training`, got `" +
+                           detail::shown_value(mode) + "`" +
                            detail::did_you_mean(mode, {"inference", "training"}));
     if (!detail::checked_product({net.batch, net.seq_len}))
       doc.fail("seq_len", "batch × seq_len overflows a 64-bit integer");
@@ -192,7 +195,8 @@ public:
       const std::string phase = doc.string("phase");
       net.phase = parse_inference_phase(phase);
       if (!net.phase)
-        doc.fail("phase", "`phase` must be `prefill` or `decode`, got `" + phase + "`" +
+        doc.fail("phase", "`phase` must be `prefill` or `decode`, got `" +
+                              detail::shown_value(phase) + "`" +
                               detail::did_you_mean(phase, {"prefill", "decode"}));
       net.kv_len = doc.positive_int_or("kv_len", net.seq_len);
     } else if (doc.has("kv_len")) {
@@ -208,9 +212,13 @@ public:
                      detail::describe(bytes));
       net.resident_weight_bytes = *value;
     }
+    if (net.phase && net.mode == run_mode::training)
+      doc.fail("phase", "`phase` is a served language model's step: not one of `mode: training`");
     m_network_seq_len = net.seq_len;
     m_mode = net.mode;
     net.layers = parse_layers(doc, "layers", 0, "");
+    if (net.phase)
+      check_kv_len(net.layers, net.kv_len);
     return net;
   }
 
@@ -259,7 +267,8 @@ private:
           where, "the network has more than " + std::to_string(max_layers) +
                      " layers (YAML aliases expanded); describe repeated blocks with `repeat`");
     const std::string name = scalar_or_empty(name_node);
-    const std::string context = name.empty() ? "layer" : "layer `" + name + "`";
+    const std::string context =
+        name.empty() ? "layer" : "layer `" + detail::shown_value(name) + "`";
     if (!type_node)
       throw input_error(where, context + ": missing required key `type`; expected one of " +
                                    detail::quoted_list(layer_types));
@@ -375,6 +384,19 @@ private:
     m_ops += op_count(result, m_mode);
     check_layer_limits(layer_path(prefix, result.name), m_ops, where);
     return result;
+  }
+
+  /// The report's cache (the network's `kv_len`) is the one its attention layers read: one fact.
+  void check_kv_len(const std::vector<layer> &layers, std::int64_t kv_len) const {
+    for (const layer &l : layers)
+      if (const auto *block = std::get_if<repeat_block>(&l.body))
+        check_kv_len(block->layers, kv_len);
+      else if (const auto *attention = std::get_if<attention_layer>(&l.body);
+               attention && attention->kv_len != kv_len)
+        throw input_error(l.where,
+                          fmt::format("layer `{}` (attention): its `kv_len` = {} is not the "
+                                      "network's `kv_len` = {}, the KV cache its `phase` reads",
+                                      detail::shown_value(l.name), attention->kv_len, kv_len));
   }
 
   void finish(layer &result, const yaml_map &map) const {

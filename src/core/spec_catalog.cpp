@@ -4,6 +4,7 @@
 #include "builtin_specs.hpp"
 #include "roofline/error.hpp"
 #include "suggest.hpp"
+#include "text_table.hpp"
 
 #include <algorithm>
 
@@ -77,7 +78,7 @@ gpu_spec spec_catalog::resolve(std::string_view name_or_path) const {
     names.insert(names.end(), spec.aliases.begin(), spec.aliases.end());
   }
   const std::vector<std::string> close = detail::closest_names(text, names);
-  std::string message = "unknown GPU `" + text + "`";
+  std::string message = "unknown GPU `" + detail::shown_value(text) + "`";
   message += close.empty() ? "; known GPUs: " + detail::quoted_list(names, " and ")
                            : "; closest known: " + detail::quoted_list(close);
   message += " (`roofline-advise specs` lists them; a path to a spec file also works)";

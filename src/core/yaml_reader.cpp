@@ -863,11 +863,12 @@ std::int64_t yaml_map::integer(const yaml_node &value, const std::string &key,
   char *end = nullptr;
   const long long parsed = std::strtoll(text.c_str(), &end, 10);
   if (errno == ERANGE)
-    throw input_error(location_of(value, m_file), m_context + ": `" + key + "` = " + text +
+    throw input_error(location_of(value, m_file), m_context + ": `" + key +
+                                                      "` = " + shown_value(text) +
                                                       " does not fit in a 64-bit integer");
   if (parsed < minimum)
-    throw input_error(location_of(value, m_file),
-                      m_context + ": `" + key + "` must be " + expected + ", got " + text);
+    throw input_error(location_of(value, m_file), m_context + ": `" + key + "` must be " +
+                                                      expected + ", got " + shown_value(text));
   return parsed;
 }
 

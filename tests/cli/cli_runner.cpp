@@ -53,8 +53,7 @@ cli_result run_cli(const std::vector<std::string> &args, const cli_setup &setup)
       dup2(out_fd, STDOUT_FILENO);
     }
     dup2(err_fd, STDERR_FILENO);
-    if (setup.file_size_limit > 0) {
-      signal(SIGXFSZ, SIG_IGN);
+    if (setup.file_size_limit > 0) { // SIGXFSZ left as a shell leaves it: the CLI ignores it
       const rlimit limit{setup.file_size_limit, setup.file_size_limit};
       setrlimit(RLIMIT_FSIZE, &limit);
     }

@@ -39,7 +39,8 @@ inline std::string read_text(const std::filesystem::path &path) {
 struct cli_setup {
   enum class output { captured, closed, dev_full };
   output out = output::captured; ///< closed: `>&-`; dev_full: a full disk (ENOSPC)
-  /// RLIMIT_FSIZE in bytes, 0 for none; SIGXFSZ ignored, so that a write past it fails (EFBIG).
+  /// RLIMIT_FSIZE in bytes, 0 for none (SIGXFSZ at its default: roofline-advise must ignore it
+  /// itself, so that a write past the limit fails with EFBIG and leaves no temporary file).
   std::uint64_t file_size_limit = 0;
   /// Environment variables set (a value) or unset (nullopt) after the defaults
   /// (ROOFLINE_CACHE_DIR names a directory that does not exist).

@@ -180,6 +180,7 @@ TEST_CASE("an output naming an input or another output is refused before any wor
   const std::string spec = dir / "gpu.yaml";
   std::ofstream(spec) << read_text(source_path("specs/h100-sxm5.yaml"));
   fs::create_directory(dir / "sub");
+  fs::create_symlink(dir / "r.json", dir / "dangling.yaml"); // r.json is made by --output
   struct refused {
     std::vector<std::string> args;
     std::string message;
@@ -203,7 +204,10 @@ TEST_CASE("an output naming an input or another output is refused before any wor
            {{"gemm", "8", "8", "8", "--output", dir / "p.html", "--html", dir / "sub/../p.html"},
             "--output " + (dir / "p.html") + " and --html"},
            {{"gemm", "8", "8", "8", "--output", dir / "c.svg", "--plot", dir / "c.svg"},
-            "and --plot"}}) {
+            "and --plot"},
+           {{config, "--output", dir / "r.json", "--emit-yaml", dir / "dangling.yaml"},
+            "--emit-yaml " + (dir / "dangling.yaml") +
+                " is a symbolic link to a file that does not exist"}}) {
     CAPTURE(c.args);
     const cli_result r = run_cli(c.args);
     INFO("stderr: " << r.err);

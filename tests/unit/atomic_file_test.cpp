@@ -126,12 +126,19 @@ TEST_CASE("SIGTERM while a large file is written leaves it whole or absent, neve
   }
 }
 
-TEST_CASE("a replaced file keeps its mode; a new one is 0644") {
-  // Before: always 0644, a private 0600 report became readable by everyone.
+TEST_CASE("a replaced file keeps its mode; a new one is 0666 less the umask") {
+  // Before: always 0644, a private 0600 report became readable by everyone, and a user's umask
+  // 077 was ignored.
   scratch_dir dir;
   const fs::path file = dir.path / "r.json";
+  const mode_t previous = ::umask(077);
+  write_file_atomically(dir.path / "private.json", "new");
+  ::umask(022);
   write_file_atomically(file, "new");
+  ::umask(previous);
+  CHECK((status_of(dir.path / "private.json").st_mode & 07777) == 0600);
   CHECK((status_of(file).st_mode & 07777) == 0644);
+  fs::remove(dir.path / "private.json");
   for (const mode_t mode : {0600, 0640, 0444, 0755}) {
     CAPTURE(mode);
     REQUIRE(::chmod(file.c_str(), mode) == 0);
@@ -298,7 +305,9 @@ TEST_CASE("a cache entry replaces whatever is there: a planted link or FIFO is n
   CHECK(read_text(victim) == "keep");
   fs::remove(cache);
   REQUIRE(::mkfifo(cache.c_str(), 0600) == 0);
+  const mode_t previous = ::umask(022);
   replace_file_atomically(cache, "third");
+  ::umask(previous);
   CHECK(fs::is_regular_file(cache));
   CHECK(read_text(cache) == "third");
   CHECK((status_of(cache).st_mode & 07777) == 0644);

@@ -442,6 +442,8 @@ TEST_CASE(
   CHECK(contains(refused("mistral", "\"sliding_window\": \"4096\""),
                  "bad.json:2:20: config: `sliding_window` must be a positive integer, got the "
                  "string '4096'"));
+  CHECK(contains(refused("llama", "\"tie_word_embeddings\": null"), "no error"));
+  CHECK(contains(refused("qwen2", "\"use_sliding_window\": null"), "no error"));
   CHECK(contains(refused("llama", "\"tie_word_embeddings\": \"false\""),
                  "`tie_word_embeddings` must be true or false, got the string 'false'"));
   CHECK(contains(refused("qwen2", "\"use_sliding_window\": [true]"),
