@@ -3,9 +3,9 @@
 // calls, a device synchronisation, then exactly one call inside the NVTX range "measured", which
 // ncu selects with --nvtx --nvtx-include "measured/" (bench/ncu_check.sh).
 //   gemm_once M N K [precision=fp16] [batch_count=1] [warmup=3]
-#include "kernels.hpp"
 #include "cuda_check.hpp"
 #include "device_buffer.hpp"
+#include "kernels.hpp"
 #include "lt_gemm.hpp"
 
 #include <nvtx3/nvToolsExt.h>

@@ -31,6 +31,8 @@
 #include "roofline/model_fit.hpp"
 #include "roofline/spec_catalog.hpp"
 
+#include "csv_fields.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -64,45 +66,16 @@ std::vector<std::string> split(const std::string &text, char separator) {
   return parts;
 }
 
-/// CSV fields; quoted fields (kernel names hold commas) kept whole.
-std::vector<std::string> csv_fields(const std::string &line) {
-  std::vector<std::string> fields(1);
-  bool quoted = false;
-  for (char c : line) {
-    if (c == '"')
-      quoted = !quoted;
-    else if (c == ',' && !quoted)
-      fields.emplace_back();
-    else
-      fields.back() += c;
-  }
-  return fields;
-}
-
 std::vector<row> read_rows(const std::string &file) {
-  std::ifstream in(file);
-  if (!in)
-    throw error("cannot open " + file);
-  std::string line;
-  std::getline(in, line);
-  const std::vector<std::string> header = csv_fields(line);
-  const auto column = [&](const std::string &name) {
-    const auto at = std::find(header.begin(), header.end(), name);
-    if (at == header.end())
-      throw error(file + " has no column `" + name +
-                  "` (not a bench/gemm_sweep CSV with graph "
-                  "replay?)");
-    return static_cast<std::size_t>(at - header.begin());
-  };
-  const std::size_t set = column("set"), category = column("category"), m = column("m"),
-                    n = column("n"), k = column("k"), batch = column("batch_count"),
-                    prec = column("precision"), status = column("status"),
-                    eager = column("time_us"), device = column("device_time_us"),
-                    launches = column("launches");
+  bench::csv_file csv(file, "a bench/gemm_sweep CSV with graph replay");
+  const std::size_t set = csv.column("set"), category = csv.column("category"), m = csv.column("m"),
+                    n = csv.column("n"), k = csv.column("k"), batch = csv.column("batch_count"),
+                    prec = csv.column("precision"), status = csv.column("status"),
+                    eager = csv.column("time_us"), device = csv.column("device_time_us"),
+                    launches = csv.column("launches");
   std::vector<row> rows;
-  while (std::getline(in, line)) {
-    const std::vector<std::string> f = csv_fields(line);
-    if (f.size() < header.size() || f[status] != "measured" || std::stod(f[device]) <= 0)
+  for (std::vector<std::string> f; csv.next(f);) {
+    if (f[status] != "measured" || std::stod(f[device]) <= 0)
       continue;
     row r;
     r.set = f[set];

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "roofline/attention_shape.hpp"
 #include "roofline/gemm.hpp"
 #include "roofline/gemm_model.hpp"
 #include "roofline/gpu_spec.hpp"
@@ -25,9 +26,19 @@ struct timed_gemm {
   cache_state operands = cache_state::warm;
 };
 
+/// One measured fused attention call: its shape, precision, minimum DRAM bytes and device time.
+struct timed_attention {
+  attention_shape shape;
+  precision prec = precision::fp16;
+  std::int64_t bytes = 0;
+  double time_s = 0; ///< device time: back-to-back calls replayed from a CUDA graph
+};
+
 /// |predicted − measured| / measured of each sample, sorted ascending.
 std::vector<double> relative_errors(const std::vector<timed_gemm> &samples, const gpu_spec &gpu,
                                     const model_parameters &parameters);
+std::vector<double> relative_errors(const std::vector<timed_attention> &samples,
+                                    const gpu_spec &gpu, const model_parameters &parameters);
 
 /// The parameters that make the GEMM model fit `samples` on `gpu` best, from `start`. cuBLAS's
 /// split-K rule (reduces_split_k) is fitted first, to the launch counts the samples recorded (it
@@ -44,6 +55,12 @@ model_parameters fit_model(const std::vector<timed_gemm> &samples, const gpu_spe
 /// was fitted on, only where their operands come from differs.
 model_parameters fit_cold_operands(const std::vector<timed_gemm> &samples, const gpu_spec &gpu,
                                    model_parameters start);
+
+/// The parameters that make the fused attention model (estimate_attention) fit `samples` on
+/// `gpu` best, from `start`: those of parameter_fit::attention that the samples decide, by the
+/// same search as fit_model's. Deterministic.
+model_parameters fit_attention(const std::vector<timed_attention> &samples, const gpu_spec &gpu,
+                               model_parameters start);
 
 /// The model fitted on a GPU, saved beside its measured ceilings (cache_directory()), keyed by
 /// UUID; nullopt when there is no cache directory.

@@ -16,10 +16,13 @@ namespace roofline {
 inline constexpr int precision_count = static_cast<int>(all_precisions.size());
 /// The row alignments below 16 bytes that have a slowdown of their own, widest first.
 inline constexpr std::array<int, 4> misaligned_row_bytes{8, 4, 2, 1};
+/// The head dims fused attention has an efficiency of its own for (others interpolate).
+inline constexpr std::array<int, 3> attention_head_dims{64, 128, 256};
 
-/// The GEMM device-time model's parameters. Groups of one value per precision (or per misaligned
-/// row width) take consecutive slots: `parameter_at(parameter::efficiency, precision::fp16)`.
-/// parameter_table() holds each one's name, default, bounds, unit and meaning.
+/// The device-time model's parameters: the GEMM model's, then fused attention's. Groups of one
+/// value per precision (or per misaligned row width) take consecutive slots:
+/// `parameter_at(parameter::efficiency, precision::fp16)`. parameter_table() holds each one's name,
+/// default, bounds, unit and meaning.
 enum class parameter : int {
   efficiency = 0,
   wave_overhead_s = efficiency + precision_count,
@@ -41,6 +44,21 @@ enum class parameter : int {
   misaligned_gemv_bandwidth_slowdown,
   cold_dram_efficiency,
   cold_dram_latency_s,
+  attention_efficiency,
+  attention_backward_efficiency =
+      attention_efficiency + static_cast<int>(attention_head_dims.size()),
+  attention_tile_overhead_s =
+      attention_backward_efficiency + static_cast<int>(attention_head_dims.size()),
+  attention_wave_quantization,
+  attention_kernel_overhead_s,
+  attention_dram_efficiency,
+  attention_decode_chunk,
+  attention_decode_overhead_s,
+  attention_decode_floor_s,
+  attention_causal_imbalance,
+  attention_backward_dram_efficiency,
+  attention_masked_block_cost,
+  attention_backward_tile_overhead_s,
   count
 };
 inline constexpr std::size_t parameter_count = static_cast<std::size_t>(parameter::count);
@@ -49,12 +67,16 @@ inline constexpr std::size_t parameter_count = static_cast<std::size_t>(paramete
 parameter parameter_at(parameter group, precision p);
 /// The slot of misalignment_slowdown for rows aligned to `alignment_bytes` (8, 4, 2 or 1).
 parameter misalignment_slowdown_at(int alignment_bytes);
+/// The slot of `group`'s value (attention_efficiency or attention_backward_efficiency) for
+/// `head_dim` (one of attention_head_dims).
+parameter attention_efficiency_at(int head_dim, parameter group = parameter::attention_efficiency);
 
 /// How calibrate treats a parameter.
 enum class parameter_fit {
-  none,     ///< a fixed property of cuBLAS's kernels: never fitted
-  time,     ///< fitted to measured device times
-  launches, ///< fitted to the kernel counts calls launched (cuBLAS's split-K rule)
+  none,      ///< a fixed property of cuBLAS's kernels: never fitted
+  time,      ///< fitted to measured GEMM device times
+  launches,  ///< fitted to the kernel counts calls launched (cuBLAS's split-K rule)
+  attention, ///< fitted to measured fused-attention device times (bench/attention_fit)
 };
 
 /// One row of the parameter table: the single home of a parameter's name, default and bounds.

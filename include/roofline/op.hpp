@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "roofline/attention_shape.hpp"
 #include "roofline/error.hpp"
 #include "roofline/gemm.hpp"
 #include "roofline/precision.hpp"
@@ -30,12 +31,13 @@ struct op {
   roofline::pass pass = pass::forward;
   std::string kind; ///< "gemm", or the memory op's type ("relu", "softmax", ...)
   roofline::precision precision = precision::fp16;
-  std::optional<gemm_shape> gemm; ///< set for GEMMs
-  std::int64_t elements = 0;      ///< memory-bound ops: output elements
-  std::int64_t count = 1;         ///< how many times it runs per step (repeat blocks)
-  std::int64_t flops = 0;         ///< per run
-  std::int64_t bytes = 0;         ///< minimum DRAM bytes per run
-  source_location where;          ///< the layer in the network file
+  std::optional<gemm_shape> gemm;           ///< set for GEMMs
+  std::optional<attention_shape> attention; ///< set for fused attention
+  std::int64_t elements = 0;                ///< memory-bound ops: output elements
+  std::int64_t count = 1;                   ///< how many times it runs per step (repeat blocks)
+  std::int64_t flops = 0;                   ///< per run
+  std::int64_t bytes = 0;                   ///< minimum DRAM bytes per run
+  source_location where;                    ///< the layer in the network file
   /// A mixture of experts' expert GEMM: its M and batch_count follow the routing (the experts a
   /// batch reaches), not the batch alone.
   bool routed = false;

@@ -242,11 +242,14 @@ private:
   /// FlashAttention-style: Q, K and V read once, the output written once, the S × kv scores
   /// kept on chip; under a causal mask each query attends only to the keys up to its own
   /// position (the last `seq_len` of the `kv_len`), so the masked products are skipped.
+  /// In training, the backward kernel too (FlashAttention 2's and cuDNN's: dQ, dK and dV in one
+  /// pass that recomputes the scores): 5 products of the forward's 2; Q, K, V, O and dO read,
+  /// dQ, dK and dV written.
   void lower_fused(const context &ctx, const attention_layer &attention) {
-    if (training())
+    if (training() && attention.kv_precision && *attention.kv_precision != ctx.prec)
       throw input_error(ctx.where, "layer `" + ctx.path +
-                                       "`: fused attention is modelled for inference only; set "
-                                       "`fused: false` in training mode");
+                                       "`: a KV cache of another precision is modelled for "
+                                       "inference only");
     const std::int64_t s = attention.seq_len;
     const std::int64_t pairs = attended_pairs(ctx, attention);
     op result;
@@ -271,6 +274,27 @@ private:
         {product(ctx, {2, queries, element_bytes(ctx.prec)}, "its byte count"),
          product(ctx, {cache, element_bytes(attention.kv_storage(ctx.prec))}, "its byte count")},
         "its byte count");
+    result.attention = attention_shape{m_net.batch,
+                                       attention.heads,
+                                       attention.key_value_heads(),
+                                       s,
+                                       attention.kv_len,
+                                       attention.head_dim,
+                                       attention.causal,
+                                       attention.window};
+    if (training()) {
+      op backward = result;
+      backward.pass = pass::data_grad;
+      backward.attention->backward = true;
+      // 2.5 × the forward's: the forward's FLOPs are a multiple of 4.
+      backward.flops = product(ctx, {5, result.flops / 2}, "its backward FLOP count");
+      backward.bytes =
+          sum(ctx,
+              {product(ctx, {4, queries, element_bytes(ctx.prec)}, "its backward byte count"),
+               product(ctx, {2, cache, element_bytes(ctx.prec)}, "its backward byte count")},
+              "its backward byte count");
+      m_backward.push_back({std::move(backward)});
+    }
     m_forward.push_back(std::move(result));
     m_previous = {queries};
   }

@@ -3,6 +3,7 @@
 
 #include "json_reader.hpp"
 #include "kernel_choice.hpp"
+#include "roofline/attention_model.hpp"
 #include "roofline/ceilings.hpp"
 #include "roofline/error.hpp"
 #include "roofline/gemm_model.hpp"
@@ -12,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <iterator>
 #include <memory>
 #include <random>
@@ -31,14 +33,22 @@ double predicted(const timed_gemm &sample, const gpu_spec &gpu,
       .device_time_s;
 }
 
+double predicted(const timed_attention &sample, const gpu_spec &gpu,
+                 const model_parameters &parameters) {
+  return estimate_attention(sample.shape, sample.prec, sample.bytes, gpu, parameters,
+                            reasons::without)
+      .device_time_s;
+}
+
 /// Median plus mean of |log(predicted / measured)|: the median for the typical shape, the mean so
 /// that the tail is not ignored; logs so that ×2 too slow and ×2 too fast weigh the same.
-double loss(const std::vector<timed_gemm> &samples, const gpu_spec &gpu,
+template <class Sample>
+double loss(const std::vector<Sample> &samples, const gpu_spec &gpu,
             const model_parameters &parameters) {
   std::vector<double> errors;
   errors.reserve(samples.size());
   double sum = 0;
-  for (const timed_gemm &sample : samples) {
+  for (const Sample &sample : samples) {
     const double error = std::fabs(std::log(predicted(sample, gpu, parameters) / sample.time_s));
     errors.push_back(error);
     sum += error;
@@ -48,15 +58,32 @@ double loss(const std::vector<timed_gemm> &samples, const gpu_spec &gpu,
   return errors[errors.size() / 2] + sum / static_cast<double>(errors.size());
 }
 
+template <class Sample>
+std::function<double(const model_parameters &)> samples_loss(const std::vector<Sample> &samples,
+                                                             const gpu_spec &gpu) {
+  return [&samples, &gpu](const model_parameters &p) { return loss(samples, gpu, p); };
+}
+
+template <class Sample>
+std::vector<double> errors_of(const std::vector<Sample> &samples, const gpu_spec &gpu,
+                              const model_parameters &parameters) {
+  std::vector<double> errors;
+  for (const Sample &sample : samples)
+    errors.push_back(std::fabs(predicted(sample, gpu, parameters) - sample.time_s) / sample.time_s);
+  std::sort(errors.begin(), errors.end());
+  return errors;
+}
+
 } // namespace
 
 std::vector<double> relative_errors(const std::vector<timed_gemm> &samples, const gpu_spec &gpu,
                                     const model_parameters &parameters) {
-  std::vector<double> errors;
-  for (const timed_gemm &sample : samples)
-    errors.push_back(std::fabs(predicted(sample, gpu, parameters) - sample.time_s) / sample.time_s);
-  std::sort(errors.begin(), errors.end());
-  return errors;
+  return errors_of(samples, gpu, parameters);
+}
+
+std::vector<double> relative_errors(const std::vector<timed_attention> &samples,
+                                    const gpu_spec &gpu, const model_parameters &parameters) {
+  return errors_of(samples, gpu, parameters);
 }
 
 namespace {
@@ -68,26 +95,27 @@ double bounded(parameter id, double value) {
   return std::clamp(value, row.min, row.max);
 }
 
+/// What a fit minimises: a loss of the parameters over its samples.
+using objective = std::function<double(const model_parameters &)>;
+
 /// NLopt's subplex from `p` (a bounded Nelder-Mead on subspaces: no gradient, and tolerant of
 /// the loss's jumps where a tile or split-K choice flips), each free parameter in log space
 /// between its bounds (a lower bound of 0 taken as 1e-4 of the upper one). Returns the loss.
-double descend(model_parameters &p, const std::vector<parameter> &free,
-               const std::vector<timed_gemm> &samples, const gpu_spec &gpu) {
+double descend(model_parameters &p, const std::vector<parameter> &free, const objective &loss) {
   struct context {
     const model_parameters &start;
     const std::vector<parameter> &free;
-    const std::vector<timed_gemm> &samples;
-    const gpu_spec &gpu;
+    const objective &loss;
     model_parameters at(const double *x) const {
       model_parameters trial = start;
       for (std::size_t i = 0; i < free.size(); ++i)
         trial.set(free[i], bounded(free[i], std::exp(x[i])));
       return trial;
     }
-  } const problem{p, free, samples, gpu};
-  const auto objective = [](unsigned, const double *x, double *, void *data) {
+  } const problem{p, free, loss};
+  const auto evaluate = [](unsigned, const double *x, double *, void *data) {
     const auto &c = *static_cast<const context *>(data);
-    return loss(c.samples, c.gpu, c.at(x));
+    return c.loss(c.at(x));
   };
   const unsigned n = static_cast<unsigned>(free.size());
   std::vector<double> x(n), lower(n), upper(n), step(n, 0.2);
@@ -109,7 +137,7 @@ double descend(model_parameters &p, const std::vector<parameter> &free,
     throw error("NLopt: cannot create the optimizer");
   check(nlopt_set_lower_bounds(opt.get(), lower.data()), "set_lower_bounds");
   check(nlopt_set_upper_bounds(opt.get(), upper.data()), "set_upper_bounds");
-  check(nlopt_set_min_objective(opt.get(), objective, const_cast<context *>(&problem)),
+  check(nlopt_set_min_objective(opt.get(), evaluate, const_cast<context *>(&problem)),
         "set_min_objective");
   check(nlopt_set_initial_step(opt.get(), step.data()), "set_initial_step");
   check(nlopt_set_xtol_rel(opt.get(), 1e-3), "set_xtol_rel");
@@ -202,10 +230,9 @@ namespace {
 
 /// `start` with `free` fitted to `samples`: a descent, restarts from perturbed optima, and what
 /// the samples barely decide returned to where it started.
-model_parameters fit_free(const std::vector<timed_gemm> &samples, const gpu_spec &gpu,
-                          const model_parameters &start, model_parameters best,
-                          const std::vector<parameter> &free) {
-  double best_loss = descend(best, free, samples, gpu);
+model_parameters fit_free(const objective &loss, const model_parameters &start,
+                          model_parameters best, const std::vector<parameter> &free) {
+  double best_loss = descend(best, free, loss);
   // The loss is piecewise (tile and split-K choices jump): restart from perturbed optima so that
   // one shallow valley does not decide (on the H200's sweep 8 restarts still ended in valleys
   // that differ by seed; 24 rarely do). Seeded: calibration is reproducible.
@@ -221,7 +248,7 @@ model_parameters fit_free(const std::vector<timed_gemm> &samples, const gpu_spec
     model_parameters trial = best;
     for (parameter id : free)
       trial.set(id, bounded(id, best[id] * std::exp(jitter())));
-    if (const double l = descend(trial, free, samples, gpu); l < best_loss) {
+    if (const double l = descend(trial, free, loss); l < best_loss) {
       best_loss = l;
       best = trial;
     }
@@ -231,7 +258,7 @@ model_parameters fit_free(const std::vector<timed_gemm> &samples, const gpu_spec
   for (parameter id : free) {
     model_parameters trial = best;
     trial.set(id, start[id]);
-    if (const double l = loss(samples, gpu, trial); l <= best_loss + 1e-4) {
+    if (const double l = loss(trial); l <= best_loss + 1e-4) {
       best_loss = std::min(best_loss, l);
       best = trial;
     }
@@ -281,15 +308,70 @@ model_parameters fit_model(const std::vector<timed_gemm> &samples, const gpu_spe
   for (const parameter_info &row : parameter_table())
     if (row.fit == parameter_fit::time && decided(row.id))
       free.push_back(row.id);
-  return fit_free(samples, gpu, start, best, free);
+  return fit_free(samples_loss(samples, gpu), start, best, free);
 }
 
 model_parameters fit_cold_operands(const std::vector<timed_gemm> &samples, const gpu_spec &gpu,
                                    model_parameters start) {
   if (samples.empty())
     return start;
-  return fit_free(samples, gpu, start, start,
+  return fit_free(samples_loss(samples, gpu), start, start,
                   {std::begin(cold_operand_parameters), std::end(cold_operand_parameters)});
+}
+
+model_parameters fit_attention(const std::vector<timed_attention> &samples, const gpu_spec &gpu,
+                               model_parameters start) {
+  // Two stages: the forward kernels' parameters on the forward calls, then the backward's own on
+  // the backward calls, the forward's kept (its tiling and efficiency are the backward's base).
+  // Only what some sample depends on moves: the efficiencies of the head dims present and of
+  // their neighbours (interpolation), the decode ones with a decode call.
+  std::vector<timed_attention> forward, backward;
+  for (const timed_attention &sample : samples)
+    (sample.shape.backward ? backward : forward).push_back(sample);
+  const auto head_dims_of = [](const std::vector<timed_attention> &set, parameter group) {
+    std::set<parameter> decided;
+    for (const timed_attention &sample : set)
+      for (std::size_t i = 0; i < attention_head_dims.size(); ++i) {
+        const bool above = i == 0 || sample.shape.head_dim > attention_head_dims[i - 1];
+        const bool below = i + 1 == attention_head_dims.size() ||
+                           sample.shape.head_dim < attention_head_dims[i + 1];
+        if (above && below)
+          decided.insert(attention_efficiency_at(attention_head_dims[i], group));
+      }
+    return decided;
+  };
+  const bool decode = std::any_of(forward.begin(), forward.end(), [](const timed_attention &x) {
+    return x.shape.q_len < attention_decode_below_q_len;
+  });
+  const bool prefill = std::any_of(forward.begin(), forward.end(), [](const timed_attention &x) {
+    return x.shape.q_len >= attention_decode_below_q_len;
+  });
+  model_parameters best = start;
+  if (!forward.empty()) {
+    std::vector<parameter> free;
+    for (const parameter id : head_dims_of(forward, parameter::attention_efficiency))
+      free.push_back(id);
+    free.insert(free.end(),
+                {parameter::attention_kernel_overhead_s, parameter::attention_dram_efficiency});
+    if (prefill)
+      free.insert(free.end(),
+                  {parameter::attention_tile_overhead_s, parameter::attention_wave_quantization,
+                   parameter::attention_causal_imbalance, parameter::attention_masked_block_cost});
+    if (decode)
+      free.insert(free.end(),
+                  {parameter::attention_decode_chunk, parameter::attention_decode_overhead_s,
+                   parameter::attention_decode_floor_s});
+    best = fit_free(samples_loss(forward, gpu), start, best, free);
+  }
+  if (!backward.empty()) {
+    std::vector<parameter> free;
+    for (const parameter id : head_dims_of(backward, parameter::attention_backward_efficiency))
+      free.push_back(id);
+    free.insert(free.end(), {parameter::attention_backward_dram_efficiency,
+                             parameter::attention_backward_tile_overhead_s});
+    best = fit_free(samples_loss(backward, gpu), start, best, free);
+  }
+  return best;
 }
 
 namespace {

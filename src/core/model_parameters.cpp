@@ -21,6 +21,13 @@ parameter misalignment_slowdown_at(int alignment_bytes) {
       fmt::format("no misalignment slowdown for {}-byte rows", alignment_bytes));
 }
 
+parameter attention_efficiency_at(int head_dim, parameter group) {
+  for (std::size_t i = 0; i < attention_head_dims.size(); ++i)
+    if (attention_head_dims[i] == head_dim)
+      return static_cast<parameter>(static_cast<int>(group) + static_cast<int>(i));
+  throw std::out_of_range(fmt::format("no attention efficiency for head dim {}", head_dim));
+}
+
 namespace {
 
 /// A row, or a group of rows (one per precision or per misaligned row width) sharing it.
@@ -61,6 +68,16 @@ constexpr row misalignment_group{
     "slowdown against the peak"};
 constexpr double misalignment_defaults[] = {2.0, 3.0, 5.0, 8.0}; // 8-, 4-, 2-, 1-byte rows
 
+constexpr row attention_head_dim_groups[] = {
+    {parameter::attention_efficiency, "attention_efficiency", 0.6, 0.05, 1, "fraction of peak",
+     parameter_fit::attention,
+     "fraction of the dense tensor peak a fused attention kernel's tiles reach, by head dim"},
+    {parameter::attention_backward_efficiency, "attention_backward_efficiency", 0.7, 0.05, 1,
+     "fraction", parameter_fit::attention,
+     "the backward kernel's rate (2.5x the forward's products) as a fraction of the forward's, "
+     "by head dim"},
+};
+
 constexpr row scalars[] = {
     {parameter::dram_efficiency, "dram_efficiency", 0.9, 0.05, 1, "fraction", parameter_fit::time,
      "fraction of the DRAM bandwidth a GEMM's streaming reaches"},
@@ -98,6 +115,43 @@ constexpr row scalars[] = {
      "per call with cold operands: the wait before DRAM streams at that rate"},
 };
 
+constexpr row attention_scalars[] = {
+    {parameter::attention_tile_overhead_s, "attention_tile_overhead_s", 1e-6, 0, 50e-6, "s",
+     parameter_fit::attention, "per wave of query tiles: loading Q, writing O and its statistics"},
+    {parameter::attention_wave_quantization, "attention_wave_quantization", 1, 0, 1, "fraction",
+     parameter_fit::attention,
+     "how much of a partial last wave of query tiles costs a whole one (persistent kernels blunt "
+     "it)"},
+    {parameter::attention_kernel_overhead_s, "attention_kernel_overhead_s", 3e-6, 0, 50e-6, "s",
+     parameter_fit::attention, "per fused attention call on the GPU: its kernels' fill and drain"},
+    {parameter::attention_dram_efficiency, "attention_dram_efficiency", 0.85, 0.05, 1, "fraction",
+     parameter_fit::attention,
+     "fraction of the DRAM bandwidth fused attention streams Q, K, V and O at"},
+    {parameter::attention_decode_chunk, "attention_decode_chunk", 256, 16, 65536, "keys",
+     parameter_fit::attention,
+     "decode: the keys one CTA streams at least (FlashDecoding's split of the KV cache)"},
+    {parameter::attention_decode_overhead_s, "attention_decode_overhead_s", 1e-6, 0, 50e-6, "s",
+     parameter_fit::attention, "decode: the split's combine kernel, after the keys stream"},
+    {parameter::attention_decode_floor_s, "attention_decode_floor_s", 5e-6, 0, 50e-6, "s",
+     parameter_fit::attention, "decode: the least a call takes, however few keys it reads"},
+    {parameter::attention_causal_imbalance, "attention_causal_imbalance", 1, 0, 8, "x",
+     parameter_fit::attention,
+     "causal prefill: how many times the longest query tile's excess over the mean is paid (its "
+     "tiles are not scheduled longest first)"},
+    {parameter::attention_backward_dram_efficiency, "attention_backward_dram_efficiency", 0.5, 0.05,
+     1, "fraction", parameter_fit::attention,
+     "backward: fraction of the DRAM bandwidth its reads and writes reach, on top of its "
+     "products (dQ accumulated in fp32, the pre- and post-processing kernels)"},
+    {parameter::attention_masked_block_cost, "attention_masked_block_cost", 1, 1, 4, "blocks",
+     parameter_fit::attention,
+     "causal prefill: what a key block the mask cuts through (one a query tile) costs, in whole "
+     "blocks"},
+    {parameter::attention_backward_tile_overhead_s, "attention_backward_tile_overhead_s", 5e-6, 0,
+     100e-6, "s", parameter_fit::attention,
+     "backward: per wave of tiles, loading and writing what the forward's tiles do not (dK, dV, "
+     "the fp32 dQ)"},
+};
+
 std::vector<parameter_info> build_table() {
   std::vector<parameter_info> table;
   for (const row &group : precision_groups)
@@ -112,6 +166,13 @@ std::vector<parameter_info> build_table() {
          misalignment_defaults[i], misalignment_group.min, misalignment_group.max,
          misalignment_group.unit, misalignment_group.fit, misalignment_group.doc});
   for (const row &r : scalars)
+    table.push_back({r.id, r.name, r.default_value, r.min, r.max, r.unit, r.fit, r.doc});
+  for (const row &g : attention_head_dim_groups)
+    for (const int head_dim : attention_head_dims)
+      table.push_back({attention_efficiency_at(head_dim, g.id),
+                       std::string(g.name) + "." + std::to_string(head_dim), g.default_value, g.min,
+                       g.max, g.unit, g.fit, g.doc});
+  for (const row &r : attention_scalars)
     table.push_back({r.id, r.name, r.default_value, r.min, r.max, r.unit, r.fit, r.doc});
   for (std::size_t i = 0; i < table.size(); ++i)
     if (static_cast<std::size_t>(table[i].id) != i)

@@ -46,7 +46,8 @@ struct op_counter {
   std::int64_t operator()(const matmul_layer &) const { return gemm(); }
   std::int64_t operator()(const conv2d_layer &) const { return gemm(); }
   std::int64_t operator()(const attention_layer &a) const {
-    return a.fused ? 1 : 2 * gemm() + (training ? 2 : 1); // Q·Kᵀ, softmax, P·V
+    // Fused: the kernel (and its backward); else Q·Kᵀ, softmax, P·V.
+    return a.fused ? (training ? 2 : 1) : 2 * gemm() + (training ? 2 : 1);
   }
   // Router GEMM, top-k, the experts' GEMMs and activation (gated: gate, up, act, mul, down),
   // combine (inference only).

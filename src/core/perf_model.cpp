@@ -2,6 +2,7 @@
 #include "roofline/perf_model.hpp"
 
 #include "hashing.hpp"
+#include "roofline/attention_model.hpp"
 
 #include <fmt/format.h>
 
@@ -34,6 +35,7 @@ struct op_key {
   std::int64_t all_reduce_gpus = 0;               ///< an all-reduce's; 0: not one
   precision p = precision::fp16;
   bool gemm = false, attention = false;
+  attention_shape attended; ///< a fused attention's shape (default for other ops)
   cache_state operands = cache_state::warm;
   reasons why = reasons::with;
 
@@ -41,7 +43,8 @@ struct op_key {
     return m == o.m && n == o.n && k == o.k && batch_count == o.batch_count && flops == o.flops &&
            bytes == o.bytes && weight_bits == o.weight_bits && weight_group == o.weight_group &&
            all_reduce_gpus == o.all_reduce_gpus && p == o.p && gemm == o.gemm &&
-           attention == o.attention && operands == o.operands && why == o.why;
+           attention == o.attention && attended == o.attended && operands == o.operands &&
+           why == o.why;
   }
 };
 
@@ -50,11 +53,17 @@ struct op_key_hash {
     const std::uint64_t kind = static_cast<std::uint64_t>(key.p) * 16 +
                                (key.operands == cache_state::cold) * 8 + key.attention * 4 +
                                key.gemm * 2 + (key.why == reasons::with);
+    const attention_shape &a = key.attended;
+    const std::uint64_t attention_kind = a.causal * 2 + a.backward;
     return detail::hash_integers(std::initializer_list<std::uint64_t>{
-        static_cast<std::uint64_t>(key.m), static_cast<std::uint64_t>(key.n),
-        static_cast<std::uint64_t>(key.k), static_cast<std::uint64_t>(key.batch_count),
-        static_cast<std::uint64_t>(key.flops), static_cast<std::uint64_t>(key.bytes),
-        static_cast<std::uint64_t>(key.weight_bits), static_cast<std::uint64_t>(key.weight_group),
+        static_cast<std::uint64_t>(a.batch), static_cast<std::uint64_t>(a.heads),
+        static_cast<std::uint64_t>(a.kv_heads), static_cast<std::uint64_t>(a.q_len),
+        static_cast<std::uint64_t>(a.kv_len), static_cast<std::uint64_t>(a.head_dim),
+        static_cast<std::uint64_t>(a.window), attention_kind, static_cast<std::uint64_t>(key.m),
+        static_cast<std::uint64_t>(key.n), static_cast<std::uint64_t>(key.k),
+        static_cast<std::uint64_t>(key.batch_count), static_cast<std::uint64_t>(key.flops),
+        static_cast<std::uint64_t>(key.bytes), static_cast<std::uint64_t>(key.weight_bits),
+        static_cast<std::uint64_t>(key.weight_group),
         static_cast<std::uint64_t>(key.all_reduce_gpus), kind});
   }
 };
@@ -83,6 +92,8 @@ op_key key_of(const op &o, cache_state operands, reasons why) {
   key.operands = operands;
   key.why = why;
   key.attention = o.is_fused_attention();
+  if (o.attention)
+    key.attended = *o.attention;
   key.all_reduce_gpus = o.is_all_reduce() ? o.gpus : 0;
   key.flops = o.flops;
   key.bytes = o.bytes;
@@ -210,20 +221,20 @@ prediction perf_model::compute(const op &o, reasons why) const {
                                       result.gemm->family == kernel_family::fallback);
     result.factors.insert(result.factors.end(), result.gemm->factors.begin(),
                           result.gemm->factors.end());
+  } else if (o.attention) {
+    attention_estimate estimate =
+        estimate_attention(*o.attention, o.precision, o.bytes, m_basis, m_parameters, why);
+    result.device_time_s = estimate.device_time_s;
+    result.host_floor_s = m_host.kernel_launch_s;
+    result.factors.insert(result.factors.end(), std::make_move_iterator(estimate.factors.begin()),
+                          std::make_move_iterator(estimate.factors.end()));
   } else {
+    // A memory-bound op's few FLOPs at the bound, its bytes at the GEMMs' streaming rate.
     const double streaming_s =
         static_cast<double>(o.bytes) /
         (m_parameters[parameter::dram_efficiency] * m_basis.dram_bytes_per_s);
-    // A fused attention kernel's products run on tensor cores as a GEMM's do: at the fraction of
-    // the dense peak the GEMM model has fitted (no attention kernel has been timed; a note says
-    // so). A memory-bound op's few FLOPs at the bound.
-    const double math_s =
-        o.is_fused_attention()
-            ? static_cast<double>(o.flops) /
-                  (m_parameters.efficiency(o.precision) * m_basis.peak_flop_per_s(unit))
-            : compute_s;
     result.device_time_s =
-        std::max(math_s, streaming_s) + m_parameters[parameter::kernel_overhead_s];
+        std::max(compute_s, streaming_s) + m_parameters[parameter::kernel_overhead_s];
     result.host_floor_s = m_host.kernel_launch_s;
   }
   result.launch_bound = result.host_floor_s > result.device_time_s;
@@ -309,10 +320,11 @@ std::vector<std::string> model_notes(const perf_model &model, const std::vector<
   std::vector<std::string> notes;
   if (std::any_of(ops.begin(), ops.end(), [](const op &o) { return o.is_fused_attention(); }))
     notes.push_back(
-        "fused attention (one FlashAttention-style kernel per layer): device time is the "
-        "roofline of its FLOPs at the GEMM model's fitted share of the tensor peak and of its "
-        "bytes at the achievable DRAM bandwidth, plus a kernel's fixed cost; no attention kernel "
-        "has been timed to fit it");
+        "fused attention (one FlashAttention-style kernel per layer, cuDNN's as PyTorch runs it): "
+        "prefill as query tiles of 128 rows in waves over the SMs, the key blocks a causal or "
+        "windowed mask hides skipped; decode as the KV cache split over the SMs and streamed; "
+        "training's backward as one more kernel of 2.5x the products; parameters: " +
+        model.parameters().origin);
   if (std::any_of(ops.begin(), ops.end(), [](const op &o) { return o.is_all_reduce(); })) {
     const std::optional<all_reduce_table> &table = model.options().all_reduce;
     const interconnect_spec *links =

@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: Apache-2.0
+// Fits the fused attention model (estimate_attention) to timed SDPA calls and scores it on calls
+// it never saw. No GPU needed: the timings come from bench/sweep_kernels.py on the GPU machine.
+//
+//   attention_fit --gpu h100-sxm5 --fit ATTENTION.csv [--score ATTENTION.csv ...]
+//                 [--backend default] [--dump FILE]
+//
+// Rows of one backend (`default`: what PyTorch picks, cuDNN's kernel on Hopper), timed by graph
+// replay (decode calls whose KV cache fits in L2 left out: replayed, they read it from there, which
+// no step does). --fit: its rows of split `fit` fit the parameters; its
+// rows of split `score` and every --score file's rows (another run, another GPU) score them. Each
+// sample is lowered from a one-layer network, so its bytes and shape are the analysis's own. Prints
+// the errors before (the architecture's parameters) and after, by kind of call, then the fitted
+// parameters as a `model:` section for specs/arch/. --dump writes every scored call, measured and
+// predicted with the fitted parameters, as CSV.
+#include "roofline/attention_model.hpp"
+#include "roofline/error.hpp"
+#include "roofline/lowering.hpp"
+#include "roofline/model_fit.hpp"
+#include "roofline/network.hpp"
+#include "roofline/spec_catalog.hpp"
+
+#include "csv_fields.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace roofline;
+
+struct sample {
+  std::string kind; ///< "prefill causal", "prefill", "decode", "backward causal", "backward"
+  bool fit = false; ///< split `fit` of the --fit file
+  timed_attention timed;
+};
+
+/// The fused attention op a network of one attention layer lowers to (the backward one for
+/// `backward`): the analysis's own bytes and shape for the call.
+op lowered(const attention_shape &s, precision p, bool backward) {
+  attention_layer a;
+  a.heads = s.heads;
+  a.kv_heads = s.kv_heads;
+  a.head_dim = s.head_dim;
+  a.seq_len = s.q_len;
+  a.kv_len = s.kv_len;
+  a.causal = s.causal;
+  a.fused = true;
+  network net;
+  net.name = "sdpa";
+  net.precision = p;
+  net.batch = s.batch;
+  net.seq_len = s.q_len;
+  net.mode = backward ? run_mode::training : run_mode::inference;
+  net.layers.push_back({"attention", std::nullopt, std::nullopt, {}, a});
+  for (const op &o : lower(net))
+    if (o.attention && o.attention->backward == backward)
+      return o;
+  throw error("no fused attention op lowered");
+}
+
+std::vector<sample> read_samples(const std::string &file, const std::string &backend,
+                                 bool fitting) {
+  bench::csv_file csv(file, "bench/sweep_kernels.py's attention.csv");
+  const std::size_t c_backend = csv.column("backend"), c_dtype = csv.column("dtype"),
+                    c_batch = csv.column("batch"), c_heads = csv.column("q_heads"),
+                    c_kv_heads = csv.column("kv_heads"), c_q = csv.column("q_len"),
+                    c_kv = csv.column("kv_len"), c_d = csv.column("head_dim"),
+                    c_causal = csv.column("causal"), c_pass = csv.column("pass"),
+                    c_time = csv.column("time_us"), c_split = csv.column("split"),
+                    c_timing = csv.column("timing"), c_l2 = csv.column("l2_resident");
+  std::vector<sample> samples;
+  for (std::vector<std::string> f; csv.next(f);) {
+    if (f[c_backend] != backend || f[c_timing] != "graph")
+      continue;
+    double time_us = 0;
+    try {
+      time_us = std::stod(f[c_time]);
+    } catch (const std::exception &) {
+      continue; // "unsupported", or no time
+    }
+    if (!(time_us > 0))
+      continue;
+    attention_shape s;
+    s.batch = std::stoll(f[c_batch]);
+    s.heads = std::stoll(f[c_heads]);
+    s.kv_heads = std::stoll(f[c_kv_heads]);
+    s.q_len = std::stoll(f[c_q]);
+    s.kv_len = std::stoll(f[c_kv]);
+    s.head_dim = std::stoll(f[c_d]);
+    s.causal = f[c_causal] == "1";
+    const bool backward = f[c_pass] == "bwd";
+    // A decode call whose KV cache fits in L2 streams it from there when replayed back to back;
+    // in a step the other layers have evicted it: such calls time what no step runs.
+    if (!backward && s.q_len < attention_decode_below_q_len && f[c_l2] == "1")
+      continue;
+    const precision p = f[c_dtype] == "bfloat16" ? precision::bf16 : precision::fp16;
+    const op o = lowered(s, p, backward);
+    sample x;
+    x.timed = {*o.attention, p, o.bytes, time_us * 1e-6};
+    x.fit = fitting && f[c_split] == "fit";
+    x.kind = std::string(backward                                 ? "backward"
+                         : s.q_len < attention_decode_below_q_len ? "decode"
+                                                                  : "prefill") +
+             (s.causal ? " causal" : "");
+    samples.push_back(x);
+  }
+  return samples;
+}
+
+void report(const std::string &title, const std::vector<sample> &samples, const gpu_spec &gpu,
+            const model_parameters &before, const model_parameters &after) {
+  std::map<std::string, std::vector<timed_attention>> by_kind;
+  for (const sample &x : samples) {
+    by_kind[x.kind].push_back(x.timed);
+    by_kind["all"].push_back(x.timed);
+  }
+  std::printf("%s\n%-18s %5s  %22s  %22s\n", title.c_str(), "calls", "n", "before: median p90 max",
+              "fitted: median p90 max");
+  for (const auto &[kind, timed] : by_kind) {
+    const auto line = [&](const model_parameters &p) {
+      const std::vector<double> e = relative_errors(timed, gpu, p);
+      return fmt::format("{:6.1f}% {:6.1f}% {:6.0f}%", 100 * e[e.size() / 2],
+                         100 * e[std::min(e.size() - 1, e.size() * 9 / 10)], 100 * e.back());
+    };
+    std::printf("%-18s %5zu  %22s  %22s\n", kind.c_str(), timed.size(), line(before).c_str(),
+                line(after).c_str());
+  }
+  std::printf("\n");
+}
+
+void dump(const std::string &file,
+          const std::vector<std::pair<std::string, std::vector<sample>>> &scored,
+          const gpu_spec &gpu, const model_parameters &params) {
+  std::ofstream out(file);
+  out << "file,kind,split,dtype,batch,heads,kv_heads,q_len,kv_len,head_dim,measured_us,"
+         "predicted_us,math_us,stream_us,overhead_us,waves\n";
+  for (const auto &[name, samples] : scored)
+    for (const sample &x : samples) {
+      const attention_shape &s = x.timed.shape;
+      const attention_estimate e =
+          estimate_attention(s, x.timed.prec, x.timed.bytes, gpu, params, reasons::without);
+      out << fmt::format(
+          "{},{},{},{},{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f}\n", name, x.kind,
+          x.fit ? "fit" : "score", to_string(x.timed.prec), s.batch, s.heads, s.kv_heads, s.q_len,
+          s.kv_len, s.head_dim, x.timed.time_s * 1e6, e.device_time_s * 1e6, e.math_s * 1e6,
+          e.stream_s * 1e6, e.overhead_s * 1e6, e.waves);
+    }
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  try {
+    std::string gpu_name, fit_file, dump_file, backend = "default";
+    std::vector<std::string> score_files;
+    for (int i = 1; i + 1 < argc; i += 2) {
+      const std::string flag = argv[i], value = argv[i + 1];
+      if (flag == "--gpu")
+        gpu_name = value;
+      else if (flag == "--fit")
+        fit_file = value;
+      else if (flag == "--score")
+        score_files.push_back(value);
+      else if (flag == "--backend")
+        backend = value;
+      else if (flag == "--dump")
+        dump_file = value;
+      else
+        throw error("unknown option " + flag);
+    }
+    if (gpu_name.empty() || fit_file.empty())
+      throw error("usage: attention_fit --gpu GPU --fit ATTENTION.csv [--score ATTENTION.csv ...] "
+                  "[--backend default]");
+    const gpu_spec spec = spec_catalog::builtin().resolve(gpu_name);
+    const gpu_spec basis = model_basis(spec);
+    const std::vector<sample> all = read_samples(fit_file, backend, true);
+    std::vector<timed_attention> fit_set;
+    std::vector<sample> held_out;
+    for (const sample &x : all)
+      (x.fit ? fit_set.push_back(x.timed) : held_out.push_back(x));
+    // The fit starts from the table's defaults for fused attention (the GPU's for the rest), so
+    // that it gives the same values whatever the architecture file holds now.
+    const model_parameters before = spec.parameters;
+    model_parameters start = before;
+    for (const parameter_info &row : parameter_table())
+      if (row.fit == parameter_fit::attention)
+        start.set(row.id, row.default_value);
+    const model_parameters after = fit_attention(fit_set, basis, start);
+    std::vector<sample> fitted_on;
+    for (const sample &x : all)
+      if (x.fit)
+        fitted_on.push_back(x);
+    report("fitted on (" + fit_file + ", split fit):", fitted_on, basis, before, after);
+    report("held out (" + fit_file + ", split score):", held_out, basis, before, after);
+    std::vector<std::pair<std::string, std::vector<sample>>> scored{{fit_file, all}};
+    for (const std::string &file : score_files) {
+      scored.emplace_back(file, read_samples(file, backend, false));
+      report("held out (" + file + ", every row):", scored.back().second, basis, before, after);
+    }
+    if (!dump_file.empty())
+      dump(dump_file, scored, basis, after);
+    std::printf("%s", to_yaml(changed(start, after,
+                                      fmt::format("fused attention fitted by bench/attention_fit "
+                                                  "on {} SDPA timings ({} backend) of {}",
+                                                  fit_set.size(), backend, fit_file)))
+                          .c_str());
+    return 0;
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "attention_fit: %s\n", e.what());
+    return 2;
+  }
+}

@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "roofline/attention_shape.hpp"
+#include "roofline/gemm_model.hpp"
+#include "roofline/gpu_spec.hpp"
+#include "roofline/model_parameters.hpp"
+#include "roofline/precision.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace roofline {
+
+/// How the model sees one fused attention call on one GPU.
+struct attention_estimate {
+  /// The GPU's time per call with no host gap (every kernel of the call).
+  double device_time_s = 0;
+  bool decode = false;              ///< the decode kernel (attention_decode_below_q_len)
+  double math_s = 0;                ///< the tiles' tensor-core work, as scheduled over the SMs
+  double stream_s = 0;              ///< Q, K, V and O through DRAM at the kernel's achieved rate
+  double overhead_s = 0;            ///< fixed costs: the kernel's, and each wave's tile prologues
+  std::int64_t tiles = 0;           ///< prefill: query tiles × heads × batch; decode: key splits
+  double waves = 0;                 ///< tiles / SMs
+  double skipped = 0;               ///< causal or windowed: the share of key blocks never visited
+  std::vector<std::string> factors; ///< the effects above, in words
+};
+
+/// Device time of a fused attention call, as cuDNN's (and FlashAttention's) kernels run it on
+/// `gpu` (the model's basis: model_basis()):
+/// - prefill: tiles of 128 query rows per head, each walking the key blocks (128 keys; 64 above
+///   a head dim of 128) its queries may see (causal and windowed masks skip whole blocks), at
+///   `attention_efficiency` (by head dim) of the dense tensor peak per SM; tiles scheduled in
+///   waves over the SMs (a partial last wave costs `attention_wave_quantization` of a whole one,
+///   the longest tile at least its own length), each wave paying `attention_tile_overhead_s`;
+///   never faster than streaming Q, K, V and O at `attention_dram_efficiency` of DRAM;
+/// - decode: the keys split over the SMs in chunks of `attention_decode_chunk`, streamed at
+///   `attention_dram_efficiency` of DRAM when the batch × key/value heads × chunks fill every SM,
+///   proportionally less when they do not, plus the split's combine
+///   (`attention_decode_overhead_s`);
+/// - backward: the prefill tiling with 2.5× the forward's products at
+///   `attention_backward_efficiency` of the forward's rate;
+/// plus `attention_kernel_overhead_s` a call. `bytes`: the call's minimum DRAM traffic (the op's).
+attention_estimate estimate_attention(const attention_shape &shape, precision p, std::int64_t bytes,
+                                      const gpu_spec &gpu, const model_parameters &params,
+                                      reasons why = reasons::with);
+
+} // namespace roofline
