@@ -4,15 +4,17 @@
 //
 //   attention_fit --gpu h100-sxm5 --fit ATTENTION.csv [--score ATTENTION.csv ...]
 //                 [--backend default] [--dump FILE]
+//   attention_fit --gpu h200-sxm --score ATTENTION.csv     # the GPU's parameters as they are
 //
 // Rows of one backend (`default`: what PyTorch picks, cuDNN's kernel on Hopper), timed by graph
-// replay (decode calls whose KV cache fits in L2 left out: replayed, they read it from there, which
-// no step does). --fit: its rows of split `fit` fit the parameters; its
-// rows of split `score` and every --score file's rows (another run, another GPU) score them. Each
-// sample is lowered from a one-layer network, so its bytes and shape are the analysis's own. Prints
-// the errors before (the architecture's parameters) and after, by kind of call, then the fitted
-// parameters as a `model:` section for specs/arch/. --dump writes every scored call, measured and
-// predicted with the fitted parameters, as CSV.
+// replay. A decode call whose KV cache fits in L2 reads it from there when replayed back to back;
+// they are kept: a small decode is bound by its fill of the SMs more than by DRAM, and in a
+// Llama decode step (issue 28's profile) the batch-1 kernel took as long as here. --fit: its rows
+// of split `fit` fit the parameters; its rows of split `score` and every --score file's rows
+// (another run, another GPU) score them. Each sample is lowered from a one-layer network, so its
+// bytes and shape are the analysis's own. Prints the errors before (the architecture's parameters)
+// and after, by kind of call, then the fitted parameters as a `model:` section for specs/arch/.
+// --dump writes every scored call, measured and predicted with the fitted parameters, as CSV.
 #include "roofline/attention_model.hpp"
 #include "roofline/error.hpp"
 #include "roofline/lowering.hpp"
@@ -75,7 +77,7 @@ std::vector<sample> read_samples(const std::string &file, const std::string &bac
                     c_kv = csv.column("kv_len"), c_d = csv.column("head_dim"),
                     c_causal = csv.column("causal"), c_pass = csv.column("pass"),
                     c_time = csv.column("time_us"), c_split = csv.column("split"),
-                    c_timing = csv.column("timing"), c_l2 = csv.column("l2_resident");
+                    c_timing = csv.column("timing");
   std::vector<sample> samples;
   for (std::vector<std::string> f; csv.next(f);) {
     if (f[c_backend] != backend || f[c_timing] != "graph")
@@ -97,10 +99,7 @@ std::vector<sample> read_samples(const std::string &file, const std::string &bac
     s.head_dim = std::stoll(f[c_d]);
     s.causal = f[c_causal] == "1";
     const bool backward = f[c_pass] == "bwd";
-    // A decode call whose KV cache fits in L2 streams it from there when replayed back to back;
-    // in a step the other layers have evicted it: such calls time what no step runs.
-    if (!backward && s.q_len < attention_decode_below_q_len && f[c_l2] == "1")
-      continue;
+
     const precision p = f[c_dtype] == "bfloat16" ? precision::bf16 : precision::fp16;
     const op o = lowered(s, p, backward);
     sample x;
@@ -176,42 +175,49 @@ int main(int argc, char **argv) {
       else
         throw error("unknown option " + flag);
     }
-    if (gpu_name.empty() || fit_file.empty())
-      throw error("usage: attention_fit --gpu GPU --fit ATTENTION.csv [--score ATTENTION.csv ...] "
-                  "[--backend default]");
+    if (gpu_name.empty() || (fit_file.empty() && score_files.empty()))
+      throw error("usage: attention_fit --gpu GPU [--fit ATTENTION.csv] [--score ATTENTION.csv "
+                  "...] [--backend default] [--dump FILE]");
     const gpu_spec spec = spec_catalog::builtin().resolve(gpu_name);
     const gpu_spec basis = model_basis(spec);
-    const std::vector<sample> all = read_samples(fit_file, backend, true);
-    std::vector<timed_attention> fit_set;
-    std::vector<sample> held_out;
-    for (const sample &x : all)
-      (x.fit ? fit_set.push_back(x.timed) : held_out.push_back(x));
     // The fit starts from the table's defaults for fused attention (the GPU's for the rest), so
-    // that it gives the same values whatever the architecture file holds now.
+    // that it gives the same values whatever the architecture file holds now. Without --fit the
+    // files are scored with the GPU's parameters alone.
     const model_parameters before = spec.parameters;
-    model_parameters start = before;
-    for (const parameter_info &row : parameter_table())
-      if (row.fit == parameter_fit::attention)
-        start.set(row.id, row.default_value);
-    const model_parameters after = fit_attention(fit_set, basis, start);
-    std::vector<sample> fitted_on;
-    for (const sample &x : all)
-      if (x.fit)
-        fitted_on.push_back(x);
-    report("fitted on (" + fit_file + ", split fit):", fitted_on, basis, before, after);
-    report("held out (" + fit_file + ", split score):", held_out, basis, before, after);
-    std::vector<std::pair<std::string, std::vector<sample>>> scored{{fit_file, all}};
+    model_parameters start = before, after = before;
+    std::vector<std::pair<std::string, std::vector<sample>>> scored;
+    std::size_t fitted = 0;
+    if (!fit_file.empty()) {
+      const std::vector<sample> all = read_samples(fit_file, backend, true);
+      std::vector<timed_attention> fit_set;
+      std::vector<sample> fitted_on, held_out;
+      for (const sample &x : all) {
+        (x.fit ? fitted_on : held_out).push_back(x);
+        if (x.fit)
+          fit_set.push_back(x.timed);
+      }
+      for (const parameter_info &row : parameter_table())
+        if (row.fit == parameter_fit::attention)
+          start.set(row.id, row.default_value);
+      after = fit_attention(fit_set, basis, start);
+      fitted = fit_set.size();
+      report("fitted on (" + fit_file + ", split fit):", fitted_on, basis, before, after);
+      report("held out (" + fit_file + ", split score):", held_out, basis, before, after);
+      scored.emplace_back(fit_file, all);
+    }
     for (const std::string &file : score_files) {
       scored.emplace_back(file, read_samples(file, backend, false));
-      report("held out (" + file + ", every row):", scored.back().second, basis, before, after);
+      report((fit_file.empty() ? "scored (" : "held out (") + file + ", every row):",
+             scored.back().second, basis, before, after);
     }
     if (!dump_file.empty())
       dump(dump_file, scored, basis, after);
-    std::printf("%s", to_yaml(changed(start, after,
-                                      fmt::format("fused attention fitted by bench/attention_fit "
-                                                  "on {} SDPA timings ({} backend) of {}",
-                                                  fit_set.size(), backend, fit_file)))
-                          .c_str());
+    if (!fit_file.empty())
+      std::printf("%s", to_yaml(changed(start, after,
+                                        fmt::format("fused attention fitted by bench/attention_fit "
+                                                    "on {} SDPA timings ({} backend) of {}",
+                                                    fitted, backend, fit_file)))
+                            .c_str());
     return 0;
   } catch (const std::exception &e) {
     std::fprintf(stderr, "attention_fit: %s\n", e.what());

@@ -28,20 +28,25 @@ struct attention_estimate {
 };
 
 /// Device time of a fused attention call, as cuDNN's (and FlashAttention's) kernels run it on
-/// `gpu` (the model's basis: model_basis()):
-/// - prefill: tiles of 128 query rows per head, each walking the key blocks (128 keys; 64 above
-///   a head dim of 128) its queries may see (causal and windowed masks skip whole blocks), at
-///   `attention_efficiency` (by head dim) of the dense tensor peak per SM; tiles scheduled in
-///   waves over the SMs (a partial last wave costs `attention_wave_quantization` of a whole one,
-///   the longest tile at least its own length), each wave paying `attention_tile_overhead_s`;
-///   never faster than streaming Q, K, V and O at `attention_dram_efficiency` of DRAM;
-/// - decode: the keys split over the SMs in chunks of `attention_decode_chunk`, streamed at
-///   `attention_dram_efficiency` of DRAM when the batch × key/value heads × chunks fill every SM,
-///   proportionally less when they do not, plus the split's combine
-///   (`attention_decode_overhead_s`);
-/// - backward: the prefill tiling with 2.5× the forward's products at
-///   `attention_backward_efficiency` of the forward's rate;
-/// plus `attention_kernel_overhead_s` a call. `bytes`: the call's minimum DRAM traffic (the op's).
+/// `gpu` (the model's basis: model_basis()); `bytes`: the call's minimum DRAM traffic (the op's).
+/// - prefill (q_len ≥ attention_decode_below_q_len): tiles of 128 query rows per head, each
+///   walking the key blocks (128 keys; 64 above a head dim of 128) its queries may see (a causal
+///   or windowed mask skips whole blocks; the block a causal mask cuts through costs
+///   `attention_masked_block_cost` blocks), at `attention_efficiency` (by head dim) of the dense
+///   tensor peak per SM. The tiles run in waves over the SMs: a partial last wave costs
+///   `attention_wave_quantization` of a whole one, the longest tile's excess over the mean is
+///   paid `attention_causal_imbalance` times, and no call is shorter than its longest tile; each
+///   wave pays `attention_tile_overhead_s`. Never faster than streaming its bytes at
+///   `attention_dram_efficiency` of DRAM; plus `attention_kernel_overhead_s`.
+/// - decode: the keys of every (sample, key/value head) split in as many chunks as fill the SMs,
+///   none shorter than `attention_decode_chunk` keys, streamed at
+///   `attention_decode_dram_efficiency` (by head dim) of DRAM once the chunks fill every SM,
+///   proportionally slower while they do not; plus the split's combine
+///   (`attention_decode_overhead_s`); never below `attention_decode_floor_s`.
+/// - backward: the prefill's tiling with 2.5× the forward's products at
+///   `attention_backward_efficiency` (by head dim) of the forward's rate, plus (not overlapped)
+///   its bytes at `attention_backward_dram_efficiency` of DRAM, each wave paying
+///   `attention_backward_tile_overhead_s`; plus `attention_kernel_overhead_s`.
 attention_estimate estimate_attention(const attention_shape &shape, precision p, std::int64_t bytes,
                                       const gpu_spec &gpu, const model_parameters &params,
                                       reasons why = reasons::with);

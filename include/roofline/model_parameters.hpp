@@ -47,8 +47,10 @@ enum class parameter : int {
   attention_efficiency,
   attention_backward_efficiency =
       attention_efficiency + static_cast<int>(attention_head_dims.size()),
-  attention_tile_overhead_s =
+  attention_decode_dram_efficiency =
       attention_backward_efficiency + static_cast<int>(attention_head_dims.size()),
+  attention_tile_overhead_s =
+      attention_decode_dram_efficiency + static_cast<int>(attention_head_dims.size()),
   attention_wave_quantization,
   attention_kernel_overhead_s,
   attention_dram_efficiency,
@@ -67,8 +69,8 @@ inline constexpr std::size_t parameter_count = static_cast<std::size_t>(paramete
 parameter parameter_at(parameter group, precision p);
 /// The slot of misalignment_slowdown for rows aligned to `alignment_bytes` (8, 4, 2 or 1).
 parameter misalignment_slowdown_at(int alignment_bytes);
-/// The slot of `group`'s value (attention_efficiency or attention_backward_efficiency) for
-/// `head_dim` (one of attention_head_dims).
+/// The slot of `group`'s value (attention_efficiency, attention_backward_efficiency or
+/// attention_decode_dram_efficiency) for `head_dim` (one of attention_head_dims).
 parameter attention_efficiency_at(int head_dim, parameter group = parameter::attention_efficiency);
 
 /// How calibrate treats a parameter.

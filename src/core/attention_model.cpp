@@ -22,8 +22,9 @@ std::int64_t key_block(std::int64_t head_dim) {
 /// recomputing S = Q·Kᵀ: 5 products of the forward's 2.
 constexpr double backward_products = 2.5;
 
-/// attention_efficiency at `head_dim`: its own where fitted (64, 128, 256), else interpolated in
-/// log2 of the head dim between the neighbours, the end values outside.
+/// A by-head-dim group's value (attention_efficiency by default) at `head_dim`: its own where
+/// fitted (64, 128, 256), else interpolated in log2 of the head dim between the neighbours, the
+/// end values outside.
 double efficiency(const model_parameters &params, std::int64_t head_dim,
                   parameter group = parameter::attention_efficiency) {
   const double x = std::log2(static_cast<double>(std::max<std::int64_t>(head_dim, 1)));
@@ -107,15 +108,20 @@ attention_estimate estimate_attention(const attention_shape &s, precision p, std
   e.decode = s.q_len < attention_decode_below_q_len && !s.backward;
   e.overhead_s = params[parameter::attention_kernel_overhead_s];
   if (e.decode) {
-    // The keys split into chunks, one CTA each, over every (sample, key/value head): the
-    // queries of a GQA group share their head's chunk.
+    // The keys split into chunks, one CTA each, over every (sample, key/value head) (the
+    // queries of a GQA group share their head's chunk): as many as fill the SMs, none shorter
+    // than attention_decode_chunk keys (FlashDecoding's rule).
     const double chunk = params[parameter::attention_decode_chunk];
-    const double chunks = std::ceil(static_cast<double>(s.kv_len) / chunk);
-    e.tiles = static_cast<std::int64_t>(
-        std::min(9e18, static_cast<double>(s.batch) * static_cast<double>(s.kv_heads) * chunks));
+    const double heads = static_cast<double>(s.batch) * static_cast<double>(s.kv_heads);
+    const double chunks = std::max(
+        1.0, std::min(std::ceil(static_cast<double>(s.kv_len) / chunk), std::ceil(sms / heads)));
+    e.tiles = static_cast<std::int64_t>(std::min(9e18, heads * chunks));
     e.waves = static_cast<double>(e.tiles) / sms;
     const double fill = std::min(1.0, e.waves);
-    e.stream_s = static_cast<double>(bytes) / (bandwidth * fill);
+    const double decode_bandwidth =
+        efficiency(params, s.head_dim, parameter::attention_decode_dram_efficiency) *
+        gpu.dram_bytes_per_s;
+    e.stream_s = static_cast<double>(bytes) / (decode_bandwidth * fill);
     const double flops = 4.0 * static_cast<double>(s.batch) * static_cast<double>(s.heads) *
                          static_cast<double>(s.q_len) * static_cast<double>(s.kv_len) *
                          static_cast<double>(s.head_dim);
@@ -125,10 +131,9 @@ attention_estimate estimate_attention(const attention_shape &s, precision p, std
                                params[parameter::attention_decode_floor_s]);
     if (why == reasons::with)
       e.factors.push_back(fmt::format(
-          "decode kernel: keys in {} chunks of {:.0f} over {} SMs ({:.2f} waves{}), KV streamed "
-          "at {:.0f}% of DRAM",
-          e.tiles, chunk, gpu.sm_count, e.waves, fill < 1 ? ", SMs idle" : "",
-          100 * params[parameter::attention_dram_efficiency]));
+          "decode kernel: the keys in {} chunks over {} SMs ({:.2f} waves{}), KV streamed at "
+          "{:.3g} TB/s",
+          e.tiles, gpu.sm_count, e.waves, fill < 1 ? ", SMs idle" : "", decode_bandwidth / 1e12));
     return e;
   }
   const visited_blocks blocks = blocks_of(s, params[parameter::attention_masked_block_cost]);

@@ -357,10 +357,17 @@ model_parameters fit_attention(const std::vector<timed_attention> &samples, cons
       free.insert(free.end(),
                   {parameter::attention_tile_overhead_s, parameter::attention_wave_quantization,
                    parameter::attention_causal_imbalance, parameter::attention_masked_block_cost});
-    if (decode)
+    if (decode) {
+      std::vector<timed_attention> decodes;
+      std::copy_if(
+          forward.begin(), forward.end(), std::back_inserter(decodes),
+          [](const timed_attention &x) { return x.shape.q_len < attention_decode_below_q_len; });
+      for (const parameter id : head_dims_of(decodes, parameter::attention_decode_dram_efficiency))
+        free.push_back(id);
       free.insert(free.end(),
                   {parameter::attention_decode_chunk, parameter::attention_decode_overhead_s,
                    parameter::attention_decode_floor_s});
+    }
     best = fit_free(samples_loss(forward, gpu), start, best, free);
   }
   if (!backward.empty()) {

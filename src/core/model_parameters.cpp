@@ -76,6 +76,10 @@ constexpr row attention_head_dim_groups[] = {
      "fraction", parameter_fit::attention,
      "the backward kernel's rate (2.5x the forward's products) as a fraction of the forward's, "
      "by head dim"},
+    {parameter::attention_decode_dram_efficiency, "attention_decode_dram_efficiency", 0.85, 0.05, 1,
+     "fraction", parameter_fit::attention,
+     "decode: fraction of the DRAM bandwidth the KV cache streams at once every SM has a chunk, "
+     "by head dim"},
 };
 
 constexpr row scalars[] = {
@@ -126,10 +130,11 @@ constexpr row attention_scalars[] = {
      parameter_fit::attention, "per fused attention call on the GPU: its kernels' fill and drain"},
     {parameter::attention_dram_efficiency, "attention_dram_efficiency", 0.85, 0.05, 1, "fraction",
      parameter_fit::attention,
-     "fraction of the DRAM bandwidth fused attention streams Q, K, V and O at"},
+     "prefill: fraction of the DRAM bandwidth fused attention streams Q, K, V and O at"},
     {parameter::attention_decode_chunk, "attention_decode_chunk", 256, 16, 65536, "keys",
      parameter_fit::attention,
-     "decode: the keys one CTA streams at least (FlashDecoding's split of the KV cache)"},
+     "decode: the fewest keys one CTA streams (FlashDecoding splits the KV cache to fill the SMs, "
+     "not finer)"},
     {parameter::attention_decode_overhead_s, "attention_decode_overhead_s", 1e-6, 0, 50e-6, "s",
      parameter_fit::attention, "decode: the split's combine kernel, after the keys stream"},
     {parameter::attention_decode_floor_s, "attention_decode_floor_s", 5e-6, 0, 50e-6, "s",

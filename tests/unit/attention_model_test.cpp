@@ -25,6 +25,7 @@ model_parameters plain() {
   for (const int d : attention_head_dims) {
     p.set(attention_efficiency_at(d), 0.5);
     p.set(attention_efficiency_at(d, parameter::attention_backward_efficiency), 0.5);
+    p.set(attention_efficiency_at(d, parameter::attention_decode_dram_efficiency), 1);
   }
   p.set(parameter::attention_tile_overhead_s, 0);
   p.set(parameter::attention_backward_tile_overhead_s, 0);
@@ -139,6 +140,11 @@ TEST_CASE("decode: the KV cache streamed by its chunks, slower when they do not 
   CHECK(estimate_attention(two, precision::fp16, static_cast<std::int64_t>(2 * bytes), h100(),
                            plain())
             .stream_s == doctest::Approx(2 * bytes / h100().dram_bytes_per_s));
+  // Its own streaming rate by head dim: half the rate, twice the time.
+  model_parameters slow = plain();
+  slow.set(attention_efficiency_at(128, parameter::attention_decode_dram_efficiency), 0.5);
+  CHECK(estimate_attention(two, precision::fp16, static_cast<std::int64_t>(2 * bytes), h100(), slow)
+            .stream_s == doctest::Approx(4 * bytes / h100().dram_bytes_per_s));
   // The floor holds a tiny call; the combine is added to a long one.
   model_parameters p = plain();
   p.set(parameter::attention_decode_floor_s, 5e-6);
