@@ -23,6 +23,7 @@
 #include "roofline/spec_catalog.hpp"
 
 #include "csv_fields.hpp"
+#include "fit_report.hpp"
 
 #include <fmt/format.h>
 
@@ -114,27 +115,6 @@ std::vector<sample> read_samples(const std::string &file, const std::string &bac
   return samples;
 }
 
-void report(const std::string &title, const std::vector<sample> &samples, const gpu_spec &gpu,
-            const model_parameters &before, const model_parameters &after) {
-  std::map<std::string, std::vector<timed_attention>> by_kind;
-  for (const sample &x : samples) {
-    by_kind[x.kind].push_back(x.timed);
-    by_kind["all"].push_back(x.timed);
-  }
-  std::printf("%s\n%-18s %5s  %22s  %22s\n", title.c_str(), "calls", "n", "before: median p90 max",
-              "fitted: median p90 max");
-  for (const auto &[kind, timed] : by_kind) {
-    const auto line = [&](const model_parameters &p) {
-      const std::vector<double> e = relative_errors(timed, gpu, p);
-      return fmt::format("{:6.1f}% {:6.1f}% {:6.0f}%", 100 * e[e.size() / 2],
-                         100 * e[std::min(e.size() - 1, e.size() * 9 / 10)], 100 * e.back());
-    };
-    std::printf("%-18s %5zu  %22s  %22s\n", kind.c_str(), timed.size(), line(before).c_str(),
-                line(after).c_str());
-  }
-  std::printf("\n");
-}
-
 void dump(const std::string &file,
           const std::vector<std::pair<std::string, std::vector<sample>>> &scored,
           const gpu_spec &gpu, const model_parameters &params) {
@@ -201,14 +181,14 @@ int main(int argc, char **argv) {
           start.set(row.id, row.default_value);
       after = fit_attention(fit_set, basis, start);
       fitted = fit_set.size();
-      report("fitted on (" + fit_file + ", split fit):", fitted_on, basis, before, after);
-      report("held out (" + fit_file + ", split score):", held_out, basis, before, after);
+      bench::report("fitted on (" + fit_file + ", split fit):", fitted_on, basis, before, after);
+      bench::report("held out (" + fit_file + ", split score):", held_out, basis, before, after);
       scored.emplace_back(fit_file, all);
     }
     for (const std::string &file : score_files) {
       scored.emplace_back(file, read_samples(file, backend, false));
-      report((fit_file.empty() ? "scored (" : "held out (") + file + ", every row):",
-             scored.back().second, basis, before, after);
+      bench::report((fit_file.empty() ? "scored (" : "held out (") + file + ", every row):",
+                    scored.back().second, basis, before, after);
     }
     if (!dump_file.empty())
       dump(dump_file, scored, basis, after);

@@ -21,6 +21,8 @@ enum class memory_op_kind {
   maxpool,
   avgpool
 };
+/// How many memory op kinds there are.
+inline constexpr int memory_op_kind_count = static_cast<int>(memory_op_kind::avgpool) + 1;
 
 /// The work an op does per output element, forward and backward. These are estimates of what a
 /// straightforward kernel does; the ops are memory-bound by far, so the bytes decide their time.

@@ -5,6 +5,7 @@
 #include "roofline/gemm.hpp"
 #include "roofline/gemm_model.hpp"
 #include "roofline/gpu_spec.hpp"
+#include "roofline/memory_op.hpp"
 #include "roofline/model_parameters.hpp"
 #include "roofline/sweep_shapes.hpp"
 
@@ -34,10 +35,19 @@ struct timed_attention {
   double time_s = 0; ///< device time: back-to-back calls replayed from a CUDA graph
 };
 
+/// One measured memory-bound kernel: its kind, minimum DRAM bytes and device time.
+struct timed_memory_op {
+  memory_op_kind kind = memory_op_kind::relu;
+  std::int64_t bytes = 0;
+  double time_s = 0; ///< device time: back-to-back calls replayed from a CUDA graph
+};
+
 /// |predicted − measured| / measured of each sample, sorted ascending.
 std::vector<double> relative_errors(const std::vector<timed_gemm> &samples, const gpu_spec &gpu,
                                     const model_parameters &parameters);
 std::vector<double> relative_errors(const std::vector<timed_attention> &samples,
+                                    const gpu_spec &gpu, const model_parameters &parameters);
+std::vector<double> relative_errors(const std::vector<timed_memory_op> &samples,
                                     const gpu_spec &gpu, const model_parameters &parameters);
 
 /// The parameters that make the GEMM model fit `samples` on `gpu` best, from `start`. cuBLAS's
@@ -61,6 +71,12 @@ model_parameters fit_cold_operands(const std::vector<timed_gemm> &samples, const
 /// same search as fit_model's. Deterministic.
 model_parameters fit_attention(const std::vector<timed_attention> &samples, const gpu_spec &gpu,
                                model_parameters start);
+
+/// The memory-bound ops' parameters (memory_floor_s, memory_efficiency) of the kinds `samples`
+/// hold, fitted to them on `gpu` from `start` by the same search as fit_model's, each kind on its
+/// own samples. Deterministic.
+model_parameters fit_memory_ops(const std::vector<timed_memory_op> &samples, const gpu_spec &gpu,
+                                model_parameters start);
 
 /// The model fitted on a GPU, saved beside its measured ceilings (cache_directory()), keyed by
 /// UUID; nullopt when there is no cache directory.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "roofline/memory_op.hpp"
 #include "roofline/precision.hpp"
 
 #include <array>
@@ -19,7 +20,8 @@ inline constexpr std::array<int, 4> misaligned_row_bytes{8, 4, 2, 1};
 /// The head dims fused attention has an efficiency of its own for (others interpolate).
 inline constexpr std::array<int, 3> attention_head_dims{64, 128, 256};
 
-/// The device-time model's parameters: the GEMM model's, then fused attention's. Groups of one
+/// The device-time model's parameters: the GEMM model's, fused attention's, then the memory-bound
+/// ops'. Groups of one
 /// value per precision (or per misaligned row width) take consecutive slots:
 /// `parameter_at(parameter::efficiency, precision::fp16)`. parameter_table() holds each one's name,
 /// default, bounds, unit and meaning.
@@ -61,7 +63,9 @@ enum class parameter : int {
   attention_backward_dram_efficiency,
   attention_masked_block_cost,
   attention_backward_tile_overhead_s,
-  count
+  memory_floor_s,
+  memory_efficiency = memory_floor_s + memory_op_kind_count,
+  count = memory_efficiency + memory_op_kind_count
 };
 inline constexpr std::size_t parameter_count = static_cast<std::size_t>(parameter::count);
 
@@ -73,12 +77,16 @@ parameter misalignment_slowdown_at(int alignment_bytes);
 /// attention_decode_dram_efficiency) for `head_dim` (one of attention_head_dims).
 parameter attention_efficiency_at(int head_dim, parameter group = parameter::attention_efficiency);
 
+/// The slot of `group`'s value (memory_floor_s or memory_efficiency) for memory ops of `kind`.
+parameter memory_parameter_at(parameter group, memory_op_kind kind);
+
 /// How calibrate treats a parameter.
 enum class parameter_fit {
   none,      ///< a fixed property of cuBLAS's kernels: never fitted
   time,      ///< fitted to measured GEMM device times
   launches,  ///< fitted to the kernel counts calls launched (cuBLAS's split-K rule)
   attention, ///< fitted to measured fused-attention device times (bench/attention_fit)
+  memory,    ///< fitted to measured memory-bound kernels' device times (bench/memory_op_fit)
 };
 
 /// One row of the parameter table: the single home of a parameter's name, default and bounds.

@@ -7,6 +7,7 @@
 #include "roofline/ceilings.hpp"
 #include "roofline/error.hpp"
 #include "roofline/gemm_model.hpp"
+#include "roofline/memory_op_model.hpp"
 
 #include <nlohmann/json.hpp>
 #include <nlopt.h>
@@ -38,6 +39,11 @@ double predicted(const timed_attention &sample, const gpu_spec &gpu,
   return estimate_attention(sample.shape, sample.prec, sample.bytes, gpu, parameters,
                             reasons::without)
       .device_time_s;
+}
+
+double predicted(const timed_memory_op &sample, const gpu_spec &gpu,
+                 const model_parameters &parameters) {
+  return memory_op_time_s(sample.kind, sample.bytes, gpu, parameters);
 }
 
 /// Median plus mean of |log(predicted / measured)|: the median for the typical shape, the mean so
@@ -82,6 +88,11 @@ std::vector<double> relative_errors(const std::vector<timed_gemm> &samples, cons
 }
 
 std::vector<double> relative_errors(const std::vector<timed_attention> &samples,
+                                    const gpu_spec &gpu, const model_parameters &parameters) {
+  return errors_of(samples, gpu, parameters);
+}
+
+std::vector<double> relative_errors(const std::vector<timed_memory_op> &samples,
                                     const gpu_spec &gpu, const model_parameters &parameters) {
   return errors_of(samples, gpu, parameters);
 }
@@ -377,6 +388,23 @@ model_parameters fit_attention(const std::vector<timed_attention> &samples, cons
     free.insert(free.end(), {parameter::attention_backward_dram_efficiency,
                              parameter::attention_backward_tile_overhead_s});
     best = fit_free(samples_loss(backward, gpu), start, best, free);
+  }
+  return best;
+}
+
+model_parameters fit_memory_ops(const std::vector<timed_memory_op> &samples, const gpu_spec &gpu,
+                                model_parameters start) {
+  // The kinds share no parameter: each is fitted on its own samples, two parameters at a time.
+  model_parameters best = start;
+  for (const std::string_view name : memory_op_names()) {
+    const memory_op_kind kind = *parse_memory_op_kind(name);
+    std::vector<timed_memory_op> own;
+    std::copy_if(samples.begin(), samples.end(), std::back_inserter(own),
+                 [&](const timed_memory_op &x) { return x.kind == kind; });
+    if (!own.empty())
+      best = fit_free(samples_loss(own, gpu), start, best,
+                      {memory_parameter_at(parameter::memory_floor_s, kind),
+                       memory_parameter_at(parameter::memory_efficiency, kind)});
   }
   return best;
 }

@@ -28,6 +28,10 @@ parameter attention_efficiency_at(int head_dim, parameter group) {
   throw std::out_of_range(fmt::format("no attention efficiency for head dim {}", head_dim));
 }
 
+parameter memory_parameter_at(parameter group, memory_op_kind kind) {
+  return static_cast<parameter>(static_cast<int>(group) + static_cast<int>(kind));
+}
+
 namespace {
 
 /// A row, or a group of rows (one per precision or per misaligned row width) sharing it.
@@ -157,6 +161,16 @@ constexpr row attention_scalars[] = {
      "the fp32 dQ)"},
 };
 
+constexpr row memory_groups[] = {
+    {parameter::memory_floor_s, "memory_floor_s", 2e-6, 0, 100e-6, "s", parameter_fit::memory,
+     "a memory-bound kernel's least time, however few bytes it moves (launch, a wave's latency), "
+     "by op kind"},
+    {parameter::memory_efficiency, "memory_efficiency", 0.8, 0.02, 1, "fraction",
+     parameter_fit::memory,
+     "fraction of the bandwidth a memory-bound kernel streams at (DRAM's, nearer L2's the more "
+     "of L2 its bytes leave free), by op kind"},
+};
+
 std::vector<parameter_info> build_table() {
   std::vector<parameter_info> table;
   for (const row &group : precision_groups)
@@ -179,6 +193,11 @@ std::vector<parameter_info> build_table() {
                        g.max, g.unit, g.fit, g.doc});
   for (const row &r : attention_scalars)
     table.push_back({r.id, r.name, r.default_value, r.min, r.max, r.unit, r.fit, r.doc});
+  for (const row &g : memory_groups)
+    for (const std::string_view kind : memory_op_names())
+      table.push_back({memory_parameter_at(g.id, *parse_memory_op_kind(kind)),
+                       std::string(g.name) + "." + std::string(kind), g.default_value, g.min, g.max,
+                       g.unit, g.fit, g.doc});
   for (std::size_t i = 0; i < table.size(); ++i)
     if (static_cast<std::size_t>(table[i].id) != i)
       throw std::logic_error("parameter table out of slot order at " + table[i].name);

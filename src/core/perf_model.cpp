@@ -3,6 +3,7 @@
 
 #include "hashing.hpp"
 #include "roofline/attention_model.hpp"
+#include "roofline/memory_op_model.hpp"
 
 #include <fmt/format.h>
 
@@ -229,12 +230,14 @@ prediction perf_model::compute(const op &o, reasons why) const {
     result.factors.insert(result.factors.end(), std::make_move_iterator(estimate.factors.begin()),
                           std::make_move_iterator(estimate.factors.end()));
   } else {
-    // A memory-bound op's few FLOPs at the bound, its bytes at the GEMMs' streaming rate.
+    // A memory-bound op as its kernel runs (memory_op_time_s); its few FLOPs never bind.
+    const std::optional<memory_op_kind> kind = parse_memory_op_kind(o.kind);
     const double streaming_s =
-        static_cast<double>(o.bytes) /
-        (m_parameters[parameter::dram_efficiency] * m_basis.dram_bytes_per_s);
-    result.device_time_s =
-        std::max(compute_s, streaming_s) + m_parameters[parameter::kernel_overhead_s];
+        kind ? memory_op_time_s(*kind, o.bytes, m_basis, m_parameters)
+             : static_cast<double>(o.bytes) /
+                       (m_parameters[parameter::dram_efficiency] * m_basis.dram_bytes_per_s) +
+                   m_parameters[parameter::kernel_overhead_s];
+    result.device_time_s = std::max(compute_s, streaming_s);
     result.host_floor_s = m_host.kernel_launch_s;
   }
   result.launch_bound = result.host_floor_s > result.device_time_s;

@@ -4,6 +4,7 @@
 #include "roofline/error.hpp"
 #include "roofline/host_floor.hpp"
 #include "roofline/lowering.hpp"
+#include "roofline/memory_op_model.hpp"
 #include "roofline/network.hpp"
 #include "roofline/op.hpp"
 #include "roofline/perf_model.hpp"
@@ -420,31 +421,41 @@ perf_model v100_model() {
 
 } // namespace
 
-TEST_CASE("a memory-bound op: device time streams at dram_efficiency plus one kernel's fill and "
-          "drain; its host floor is one kernel launch") {
+namespace {
+
+/// A ReLU kernel moving `bytes` on the V100 at the generic defaults: the memory-op model's time
+/// (memory_op_model_test holds it against hand computations).
+double relu_device_s(std::int64_t bytes) {
+  return memory_op_time_s(memory_op_kind::relu, bytes, model_basis(builtin_gpu("v100")),
+                          model_parameters{});
+}
+
+} // namespace
+
+TEST_CASE("a memory-bound op: device time as its kernel runs (memory_op_time_s); its host floor "
+          "is one kernel launch") {
   const perf_model model = v100_model();
   SUBCASE("a small ReLU is launch-bound") {
-    // ReLU over 1000 fp16 elements: 4000 bytes, 1000 FLOPs.
-    // streaming = 4000 / (0.9 · 900e9) = 4000 / 810e9 = 4.938271605 ns
-    // compute   = 1000 / 15.7e12 = 0.0637 ns (the fp32 peak), below it
-    // device    = 4.938271605 ns + 1 µs = 1.004938271605 µs; floor = 4 µs > device
+    // ReLU over 1000 fp16 elements: 4000 bytes, 1000 FLOPs (0.0637 ns at the fp32 peak: below
+    // it); the kernel's 2 µs floor and a few ns of streaming; floor = 4 µs > device.
     const std::vector<op> ops =
         lower_yaml("name: t\nlayers:\n  - {name: r, type: relu, features: 1000}\n");
     const prediction p = model.predict(ops.at(0));
     CHECK(p.roofline_time_s == doctest::Approx(4000 / 900e9).epsilon(1e-12)); // unchanged
-    CHECK(p.device_time_s == doctest::Approx(1.004938271605e-6).epsilon(1e-9));
+    CHECK(p.device_time_s == doctest::Approx(relu_device_s(4000)).epsilon(1e-12));
+    CHECK(p.device_time_s == doctest::Approx(2e-6).epsilon(1e-2));
     CHECK(p.host_floor_s == 4e-6);
     CHECK(p.launch_bound);
     CHECK(p.time_s == 4e-6);
     CHECK_FALSE(p.gemm.has_value());
   }
   SUBCASE("a large ReLU is not") {
-    // ReLU over 512 · 4096 = 2,097,152 fp16 elements: 8,388,608 bytes.
-    // streaming = 8,388,608 / 810e9 = 10.356306173 µs; device = 11.356306173 µs > floor 4 µs
+    // ReLU over 512 · 4096 = 2,097,152 fp16 elements: 8,388,608 bytes, more than the V100's
+    // 6 MB of L2: 2 µs + 8,388,608 / (0.8 · 900e9) = 13.650844 µs > floor 4 µs.
     const std::vector<op> ops =
         lower_yaml("name: t\nbatch: 512\nlayers:\n  - {name: r, type: relu, features: 4096}\n");
     const prediction p = model.predict(ops.at(0));
-    CHECK(p.device_time_s == doctest::Approx(11.356306173e-6).epsilon(1e-9));
+    CHECK(p.device_time_s == doctest::Approx(13.650844444e-6).epsilon(1e-9));
     CHECK(p.host_floor_s == 4e-6);
     CHECK_FALSE(p.launch_bound);
     CHECK(p.time_s == p.device_time_s);
@@ -453,7 +464,7 @@ TEST_CASE("a memory-bound op: device time streams at dram_efficiency plus one ke
     const std::vector<op> ops =
         lower_yaml("name: t\nlayers:\n  - {name: r, type: relu, features: 1000}\n");
     const prediction p = perf_model(builtin_gpu("v100")).predict(ops.at(0));
-    CHECK(p.device_time_s == doctest::Approx(1.004938271605e-6).epsilon(1e-9));
+    CHECK(p.device_time_s == doctest::Approx(relu_device_s(4000)).epsilon(1e-12));
     CHECK(p.host_floor_s == typical_host_floor().kernel_launch_s);
     CHECK(p.time_s == std::max(p.device_time_s, p.host_floor_s));
   }
@@ -462,8 +473,8 @@ TEST_CASE("a memory-bound op: device time streams at dram_efficiency plus one ke
 TEST_CASE("analyze with the GEMM model: eager totals, device totals and the launch-bound share") {
   // The two-layer network of the roofline test above, now with the model and the hand host:
   // fc (512 × 4096 × 1024, compute-bound, far above the 6 µs floor) once;
-  // act: ReLU over 2,097,152 elements, device 11.356306173 µs each (see above), 3 runs
-  //      = 34.068918519 µs, above its 4 µs floor.
+  // act: ReLU over 2,097,152 elements, device 13.650844444 µs each (see above), 3 runs
+  //      = 40.952533333 µs, above its 4 µs floor.
   const network two = parse_network("name: two\nbatch: 512\nlayers:\n"
                                     "  - {name: fc, type: linear, in: 1024, out: 4096}\n"
                                     "  - repeat: 3\n"
@@ -479,17 +490,17 @@ TEST_CASE("analyze with the GEMM model: eager totals, device totals and the laun
   CHECK(r.parameters == model_parameters{});
   CHECK_FALSE(fc.prediction.launch_bound);
   CHECK(fc.prediction.time_s == fc.prediction.device_time_s);
-  CHECK(act.total_time_s == doctest::Approx(34.068918519e-6).epsilon(1e-9));
-  CHECK(r.totals.time_s == doctest::Approx(fc.prediction.time_s + 34.068918519e-6).epsilon(1e-9));
+  CHECK(act.total_time_s == doctest::Approx(40.952533333e-6).epsilon(1e-9));
+  CHECK(r.totals.time_s == doctest::Approx(fc.prediction.time_s + 40.952533333e-6).epsilon(1e-9));
   CHECK(r.totals.device_time_s == doctest::Approx(r.totals.time_s).epsilon(1e-12)); // no floor
-  CHECK(r.totals.memory_bound_time_s == doctest::Approx(34.068918519e-6).epsilon(1e-9));
+  CHECK(r.totals.memory_bound_time_s == doctest::Approx(40.952533333e-6).epsilon(1e-9));
   CHECK(r.totals.launch_bound_ops == 0);
   CHECK(r.totals.launch_bound_time_s == 0);
   CHECK(r.totals.launch_bound_share == 0);
 
   // At batch 1: fc is a GEMV streaming 8,398,848 bytes, far above its floor; act: ReLU over 4096
-  // elements, 16,384 bytes / 810e9 = 20.227 ns + 1 µs = 1.020227 µs on the GPU, 3 runs of the
-  // 4 µs floor: 12 µs launch-bound, 3.060682 µs on the GPU.
+  // elements (16,384 bytes: its kernel's 2 µs floor and a few ns), 3 runs of the 4 µs floor:
+  // 12 µs launch-bound.
   const network one = parse_network("name: one\nbatch: 1\nlayers:\n"
                                     "  - {name: fc, type: linear, in: 1024, out: 4096}\n"
                                     "  - repeat: 3\n"
@@ -503,12 +514,12 @@ TEST_CASE("analyze with the GEMM model: eager totals, device totals and the laun
   const prediction &relu = small.ops[1].prediction;
   CHECK_FALSE(gemv.launch_bound);
   CHECK(relu.launch_bound);
-  CHECK(relu.device_time_s == doctest::Approx(1.020227160e-6).epsilon(1e-9));
+  CHECK(relu.device_time_s == doctest::Approx(relu_device_s(16384)).epsilon(1e-12));
   CHECK(small.totals.launch_bound_ops == 1);
   CHECK(small.totals.launch_bound_time_s == doctest::Approx(12e-6).epsilon(1e-12));
   CHECK(small.totals.time_s == doctest::Approx(gemv.time_s + 12e-6).epsilon(1e-12));
   CHECK(small.totals.device_time_s ==
-        doctest::Approx(gemv.device_time_s + 3 * 1.020227160e-6).epsilon(1e-9));
+        doctest::Approx(gemv.device_time_s + 3 * relu_device_s(16384)).epsilon(1e-9));
   CHECK(small.totals.launch_bound_share ==
         doctest::Approx(12e-6 / small.totals.time_s).epsilon(1e-12));
 }

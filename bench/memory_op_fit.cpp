@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: Apache-2.0
+// Fits the memory-bound ops' model (memory_op_time_s) to timed PyTorch kernels and scores it on
+// kernels it never saw. No GPU needed: the timings come from bench/sweep_kernels.py.
+//
+//   memory_op_fit --gpu h100-sxm5 --fit MEMOPS.csv [--score MEMOPS.csv ...]
+//   memory_op_fit --gpu h200-sxm --score MEMOPS.csv     # the GPU's parameters as they are
+//
+// The rows of the ops the tool models (relu, gelu and its tanh form, silu, add, mul, layer_norm,
+// rms_norm, softmax; batch_norm, max_pool2d and adaptive_avg_pool2d in NCHW, PyTorch's default
+// layout), timed by graph replay, each with the sweep's minimum bytes (inputs read, output
+// written once, as the tool counts them). --fit: its rows of split `fit` fit each kind's floor
+// and efficiency from the table's defaults; its rows of split `score` and every --score file's
+// rows score them. Prints the errors before (the architecture's parameters) and after, by kind,
+// then the fitted parameters as a `model:` section for specs/arch/.
+#include "roofline/error.hpp"
+#include "roofline/memory_op.hpp"
+#include "roofline/model_fit.hpp"
+#include "roofline/spec_catalog.hpp"
+
+#include "csv_fields.hpp"
+#include "fit_report.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace roofline;
+
+struct sample {
+  std::string kind; ///< the tool's op kind
+  bool fit = false; ///< split `fit` of the --fit file
+  timed_memory_op timed;
+};
+
+/// The sweep's op names of the kernels the tool models, with the layout they are read in.
+const std::map<std::string, std::pair<memory_op_kind, std::string>> &modelled() {
+  static const std::map<std::string, std::pair<memory_op_kind, std::string>> ops{
+      {"relu", {memory_op_kind::relu, "contiguous"}},
+      {"gelu", {memory_op_kind::gelu, "contiguous"}},
+      {"gelu_tanh", {memory_op_kind::gelu, "contiguous"}},
+      {"silu", {memory_op_kind::silu, "contiguous"}},
+      {"add", {memory_op_kind::add, "contiguous"}},
+      {"mul", {memory_op_kind::mul, "contiguous"}},
+      {"layer_norm", {memory_op_kind::layernorm, "contiguous"}},
+      {"rms_norm", {memory_op_kind::rmsnorm, "contiguous"}},
+      {"softmax", {memory_op_kind::softmax, "contiguous"}},
+      {"batch_norm", {memory_op_kind::batchnorm, "nchw"}},
+      {"max_pool2d", {memory_op_kind::maxpool, "nchw"}},
+      {"adaptive_avg_pool2d", {memory_op_kind::avgpool, "nchw"}},
+  };
+  return ops;
+}
+
+std::vector<sample> read_samples(const std::string &file, bool fitting) {
+  bench::csv_file csv(file, "bench/sweep_kernels.py's memops.csv");
+  const std::size_t c_op = csv.column("op"), c_bytes = csv.column("bytes"),
+                    c_time = csv.column("time_us"), c_split = csv.column("split"),
+                    c_layout = csv.column("layout"), c_timing = csv.column("timing");
+  std::vector<sample> samples;
+  for (std::vector<std::string> f; csv.next(f);) {
+    const auto op = modelled().find(f[c_op]);
+    if (op == modelled().end() || f[c_layout] != op->second.second || f[c_timing] != "graph")
+      continue;
+    double time_us = 0;
+    try {
+      time_us = std::stod(f[c_time]);
+    } catch (const std::exception &) {
+      continue; // no time
+    }
+    if (!(time_us > 0))
+      continue;
+    sample x;
+    x.kind = std::string(to_string(op->second.first));
+    x.fit = fitting && f[c_split] == "fit";
+    x.timed = {op->second.first, std::stoll(f[c_bytes]), time_us * 1e-6};
+    samples.push_back(x);
+  }
+  return samples;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  try {
+    std::string gpu_name, fit_file;
+    std::vector<std::string> score_files;
+    for (int i = 1; i + 1 < argc; i += 2) {
+      const std::string flag = argv[i], value = argv[i + 1];
+      if (flag == "--gpu")
+        gpu_name = value;
+      else if (flag == "--fit")
+        fit_file = value;
+      else if (flag == "--score")
+        score_files.push_back(value);
+      else
+        throw error("unknown option " + flag);
+    }
+    if (gpu_name.empty() || (fit_file.empty() && score_files.empty()))
+      throw error("usage: memory_op_fit --gpu GPU [--fit MEMOPS.csv] [--score MEMOPS.csv ...]");
+    const gpu_spec spec = spec_catalog::builtin().resolve(gpu_name);
+    const gpu_spec basis = model_basis(spec);
+    const model_parameters before = spec.parameters;
+    model_parameters start = before, after = before;
+    std::size_t fitted = 0;
+    if (!fit_file.empty()) {
+      const std::vector<sample> all = read_samples(fit_file, true);
+      std::vector<timed_memory_op> fit_set;
+      std::vector<sample> fitted_on, held_out;
+      for (const sample &x : all) {
+        (x.fit ? fitted_on : held_out).push_back(x);
+        if (x.fit)
+          fit_set.push_back(x.timed);
+      }
+      for (const parameter_info &row : parameter_table())
+        if (row.fit == parameter_fit::memory)
+          start.set(row.id, row.default_value);
+      after = fit_memory_ops(fit_set, basis, start);
+      fitted = fit_set.size();
+      bench::report("fitted on (" + fit_file + ", split fit):", fitted_on, basis, before, after);
+      bench::report("held out (" + fit_file + ", split score):", held_out, basis, before, after);
+    }
+    for (const std::string &file : score_files)
+      bench::report((fit_file.empty() ? "scored (" : "held out (") + file + ", every row):",
+                    read_samples(file, false), basis, before, after);
+    if (!fit_file.empty())
+      std::printf("%s", to_yaml(changed(start, after,
+                                        fmt::format("memory-bound ops fitted by "
+                                                    "bench/memory_op_fit on {} PyTorch kernels "
+                                                    "of {}",
+                                                    fitted, fit_file)))
+                            .c_str());
+    return 0;
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "memory_op_fit: %s\n", e.what());
+    return 2;
+  }
+}

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: Apache-2.0
+// The memory-bound ops' model (memory_op_time_s) against hand computations on an H100's basis.
+#include "roofline/gemm_model.hpp"
+#include "roofline/memory_op_model.hpp"
+#include "roofline/spec_catalog.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace roofline;
+
+namespace {
+
+const gpu_spec &h100() {
+  static const gpu_spec basis = model_basis(spec_catalog::builtin().resolve("h100"));
+  return basis;
+}
+
+model_parameters with(memory_op_kind kind, double floor_s, double efficiency) {
+  model_parameters p;
+  p.set(memory_parameter_at(parameter::memory_floor_s, kind), floor_s);
+  p.set(memory_parameter_at(parameter::memory_efficiency, kind), efficiency);
+  return p;
+}
+
+} // namespace
+
+TEST_CASE("a memory-bound kernel: its floor plus its bytes, from L2 when small, DRAM when not") {
+  const model_parameters p = with(memory_op_kind::rmsnorm, 3e-6, 0.5);
+  const double dram = h100().dram_bytes_per_s, l2 = l2_bytes_per_s(h100(), p);
+  const double l2_size = static_cast<double>(h100().l2_bytes);
+  REQUIRE(l2 > dram);
+  // Bytes that fill L2 or more: DRAM's rate.
+  const std::int64_t big = 4 * h100().l2_bytes;
+  CHECK(memory_op_time_s(memory_op_kind::rmsnorm, big, h100(), p) ==
+        doctest::Approx(3e-6 + static_cast<double>(big) / (0.5 * dram)));
+  // A quarter of L2: three quarters of the way from DRAM's rate to L2's.
+  const double quarter = l2_size / 4;
+  CHECK(memory_op_time_s(memory_op_kind::rmsnorm, static_cast<std::int64_t>(quarter), h100(), p) ==
+        doctest::Approx(3e-6 + quarter / (0.5 * (dram + 0.75 * (l2 - dram)))).epsilon(1e-6));
+  // No bytes: the floor alone.
+  CHECK(memory_op_time_s(memory_op_kind::rmsnorm, 0, h100(), p) == doctest::Approx(3e-6));
+  // Each kind has its own: another kind's parameters are not read.
+  CHECK(memory_op_time_s(memory_op_kind::relu, 0, h100(), p) ==
+        doctest::Approx(p[memory_parameter_at(parameter::memory_floor_s, memory_op_kind::relu)]));
+}
