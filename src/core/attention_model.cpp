@@ -51,7 +51,9 @@ struct visited_blocks {
   double longest = 0;
 };
 
-visited_blocks blocks_of(const attention_shape &s, double masked_block_cost) {
+visited_blocks blocks_of(attention_shape s, double masked_block_cost) {
+  // Fewer keys than queries: no mask (as lowering's attended_pairs counts them).
+  s.causal = s.causal && s.kv_len >= s.q_len;
   const std::int64_t block = key_block(s.head_dim);
   const std::int64_t tiles = (s.q_len + query_tile - 1) / query_tile;
   const std::int64_t offset = s.kv_len - s.q_len; // the keys before the first query
@@ -78,7 +80,10 @@ visited_blocks blocks_of(const attention_shape &s, double masked_block_cost) {
   // Tiles differ: summed exactly up to 4096 tiles (512k queries), beyond from 4096 samples.
   const std::int64_t samples = std::min<std::int64_t>(tiles, 4096);
   for (std::int64_t i = 0; i < samples; ++i) {
-    const std::int64_t tile = samples == tiles ? i : i * tiles / samples;
+    const std::int64_t tile = samples == tiles
+                                  ? i
+                                  : static_cast<std::int64_t>(static_cast<double>(i) *
+                                                              static_cast<double>(tiles) / samples);
     const double b =
         blocks_of_tile(tile * query_tile, std::min(s.q_len, (tile + 1) * query_tile) - 1);
     v.total += b;
@@ -112,9 +117,11 @@ attention_estimate estimate_attention(const attention_shape &s, precision p, std
     // queries of a GQA group share their head's chunk): as many as fill the SMs, none shorter
     // than attention_decode_chunk keys (FlashDecoding's rule).
     const double chunk = params[parameter::attention_decode_chunk];
+    // Under a sliding window only the cache's last keys are read (network.hpp's keys_read()).
+    const double keys =
+        static_cast<double>(s.window > 0 ? std::min(s.kv_len, s.window + s.q_len - 1) : s.kv_len);
     const double heads = static_cast<double>(s.batch) * static_cast<double>(s.kv_heads);
-    const double chunks = std::max(
-        1.0, std::min(std::ceil(static_cast<double>(s.kv_len) / chunk), std::ceil(sms / heads)));
+    const double chunks = std::max(1.0, std::min(std::ceil(keys / chunk), std::ceil(sms / heads)));
     e.tiles = static_cast<std::int64_t>(std::min(9e18, heads * chunks));
     e.waves = static_cast<double>(e.tiles) / sms;
     const double fill = std::min(1.0, e.waves);
@@ -123,8 +130,7 @@ attention_estimate estimate_attention(const attention_shape &s, precision p, std
         gpu.dram_bytes_per_s;
     e.stream_s = static_cast<double>(bytes) / (decode_bandwidth * fill);
     const double flops = 4.0 * static_cast<double>(s.batch) * static_cast<double>(s.heads) *
-                         static_cast<double>(s.q_len) * static_cast<double>(s.kv_len) *
-                         static_cast<double>(s.head_dim);
+                         static_cast<double>(s.q_len) * keys * static_cast<double>(s.head_dim);
     e.math_s = flops / (forward_rate * fill);
     e.overhead_s = params[parameter::attention_decode_overhead_s];
     e.device_time_s = std::max(std::max(e.math_s, e.stream_s) + e.overhead_s,

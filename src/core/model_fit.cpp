@@ -362,11 +362,10 @@ model_parameters fit_attention(const std::vector<timed_attention> &samples, cons
     std::vector<parameter> free;
     for (const parameter id : head_dims_of(forward, parameter::attention_efficiency))
       free.push_back(id);
-    free.insert(free.end(),
-                {parameter::attention_kernel_overhead_s, parameter::attention_dram_efficiency});
     if (prefill)
       free.insert(free.end(),
-                  {parameter::attention_tile_overhead_s, parameter::attention_wave_quantization,
+                  {parameter::attention_kernel_overhead_s, parameter::attention_dram_efficiency,
+                   parameter::attention_tile_overhead_s, parameter::attention_wave_quantization,
                    parameter::attention_causal_imbalance, parameter::attention_masked_block_cost});
     if (decode) {
       std::vector<timed_attention> decodes;

@@ -131,7 +131,8 @@ constexpr row attention_scalars[] = {
      "how much of a partial last wave of query tiles costs a whole one (persistent kernels blunt "
      "it)"},
     {parameter::attention_kernel_overhead_s, "attention_kernel_overhead_s", 3e-6, 0, 50e-6, "s",
-     parameter_fit::attention, "per fused attention call on the GPU: its kernels' fill and drain"},
+     parameter_fit::attention,
+     "per prefill or backward call of fused attention: its kernels' fill and drain"},
     {parameter::attention_dram_efficiency, "attention_dram_efficiency", 0.85, 0.05, 1, "fraction",
      parameter_fit::attention,
      "prefill: fraction of the DRAM bandwidth fused attention streams Q, K, V and O at"},

@@ -27,9 +27,9 @@ std::string_view to_string(bound b) {
 
 namespace {
 
-/// What a prediction depends on: the GEMM's shape (none for memory ops), whether a fused
-/// attention kernel runs it, the precision, the FLOPs, the bytes and where the operands are.
-/// Names, counts and places do not change it.
+/// What a prediction depends on: the GEMM's shape (none for memory ops), a fused attention's
+/// shape, a memory op's kind (each has parameters of its own), the precision, the FLOPs, the
+/// bytes and where the operands are. Names, counts and places do not change it.
 struct op_key {
   std::int64_t m = 0, n = 0, k = 0, batch_count = 0, flops = 0, bytes = 0;
   std::int64_t weight_bits = 0, weight_group = 0; ///< quantized weights; 0: none
@@ -37,6 +37,7 @@ struct op_key {
   precision p = precision::fp16;
   bool gemm = false, attention = false;
   attention_shape attended; ///< a fused attention's shape (default for other ops)
+  int memory_kind = -1;     ///< a memory op's memory_op_kind; -1: not one
   cache_state operands = cache_state::warm;
   reasons why = reasons::with;
 
@@ -44,8 +45,8 @@ struct op_key {
     return m == o.m && n == o.n && k == o.k && batch_count == o.batch_count && flops == o.flops &&
            bytes == o.bytes && weight_bits == o.weight_bits && weight_group == o.weight_group &&
            all_reduce_gpus == o.all_reduce_gpus && p == o.p && gemm == o.gemm &&
-           attention == o.attention && attended == o.attended && operands == o.operands &&
-           why == o.why;
+           attention == o.attention && attended == o.attended && memory_kind == o.memory_kind &&
+           operands == o.operands && why == o.why;
   }
 };
 
@@ -56,15 +57,16 @@ struct op_key_hash {
                                key.gemm * 2 + (key.why == reasons::with);
     const attention_shape &a = key.attended;
     const std::uint64_t attention_kind = a.causal * 2 + a.backward;
+    const std::uint64_t memory_kind = static_cast<std::uint64_t>(key.memory_kind + 1);
     return detail::hash_integers(std::initializer_list<std::uint64_t>{
         static_cast<std::uint64_t>(a.batch), static_cast<std::uint64_t>(a.heads),
         static_cast<std::uint64_t>(a.kv_heads), static_cast<std::uint64_t>(a.q_len),
         static_cast<std::uint64_t>(a.kv_len), static_cast<std::uint64_t>(a.head_dim),
-        static_cast<std::uint64_t>(a.window), attention_kind, static_cast<std::uint64_t>(key.m),
-        static_cast<std::uint64_t>(key.n), static_cast<std::uint64_t>(key.k),
-        static_cast<std::uint64_t>(key.batch_count), static_cast<std::uint64_t>(key.flops),
-        static_cast<std::uint64_t>(key.bytes), static_cast<std::uint64_t>(key.weight_bits),
-        static_cast<std::uint64_t>(key.weight_group),
+        static_cast<std::uint64_t>(a.window), attention_kind, memory_kind,
+        static_cast<std::uint64_t>(key.m), static_cast<std::uint64_t>(key.n),
+        static_cast<std::uint64_t>(key.k), static_cast<std::uint64_t>(key.batch_count),
+        static_cast<std::uint64_t>(key.flops), static_cast<std::uint64_t>(key.bytes),
+        static_cast<std::uint64_t>(key.weight_bits), static_cast<std::uint64_t>(key.weight_group),
         static_cast<std::uint64_t>(key.all_reduce_gpus), kind});
   }
 };
@@ -95,6 +97,8 @@ op_key key_of(const op &o, cache_state operands, reasons why) {
   key.attention = o.is_fused_attention();
   if (o.attention)
     key.attended = *o.attention;
+  if (const std::optional<memory_op_kind> kind = parse_memory_op_kind(o.kind))
+    key.memory_kind = static_cast<int>(*kind);
   key.all_reduce_gpus = o.is_all_reduce() ? o.gpus : 0;
   key.flops = o.flops;
   key.bytes = o.bytes;

@@ -189,3 +189,29 @@ TEST_CASE("training lowers fused attention to its kernel and its backward kernel
   CHECK(forward.attention->kv_heads == 2);
   CHECK(forward.attention->q_len == 256);
 }
+
+TEST_CASE("decode under a sliding window reads only the window's keys") {
+  // 1M cached keys, a window of 4096: the same call as 4096 keys (the review's reproducer).
+  const attention_shape windowed{1, 32, 4, 1, 1 << 20, 128, false, 4096};
+  const attention_shape short_cache{1, 32, 4, 1, 4096, 128, false};
+  const std::int64_t bytes = 2LL * 4 * 4096 * 128 * 2;
+  CHECK(
+      estimate_attention(windowed, precision::fp16, bytes, h100(), plain()).device_time_s ==
+      doctest::Approx(
+          estimate_attention(short_cache, precision::fp16, bytes, h100(), plain()).device_time_s));
+}
+
+TEST_CASE("causal with fewer keys than queries is unmasked, as lowering counts its pairs") {
+  const attention_shape causal{1, 8, 8, 16384, 1024, 128, true};
+  const attention_shape plain_call{1, 8, 8, 16384, 1024, 128, false};
+  CHECK(estimate_attention(causal, precision::fp16, 1000, h100(), plain()).math_s ==
+        doctest::Approx(
+            estimate_attention(plain_call, precision::fp16, 1000, h100(), plain()).math_s));
+}
+
+TEST_CASE("extreme shapes give finite times (the tiles sampled without overflow)") {
+  const attention_shape huge{1, 1, 1, std::int64_t{1} << 59, std::int64_t{1} << 59, 1, true, 1};
+  const attention_estimate e = estimate_attention(huge, precision::fp16, 1000, h100(), plain());
+  CHECK(std::isfinite(e.device_time_s));
+  CHECK(e.device_time_s > 0);
+}

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The memory-bound ops' model (memory_op_time_s) against hand computations on an H100's basis.
 #include "roofline/gemm_model.hpp"
+#include "roofline/lowering.hpp"
 #include "roofline/memory_op_model.hpp"
+#include "roofline/network.hpp"
+#include "roofline/perf_model.hpp"
 #include "roofline/spec_catalog.hpp"
 
 #include <doctest/doctest.h>
@@ -42,4 +45,20 @@ TEST_CASE("a memory-bound kernel: its floor plus its bytes, from L2 when small, 
   // Each kind has its own: another kind's parameters are not read.
   CHECK(memory_op_time_s(memory_op_kind::relu, 0, h100(), p) ==
         doctest::Approx(p[memory_parameter_at(parameter::memory_floor_s, memory_op_kind::relu)]));
+}
+
+TEST_CASE("two kinds of one size are predicted each with its own parameters (the memo keeps them "
+          "apart)") {
+  // layernorm and gelu cost alike per element: the memo once gave the second layernorm gelu's time.
+  const network net = parse_network("name: t\nbatch: 512\nlayers:\n"
+                                    "  - {name: ln, type: layernorm, features: 4096}\n"
+                                    "  - {name: ge, type: gelu, features: 4096}\n"
+                                    "  - {name: ln2, type: layernorm, features: 4096}\n",
+                                    "t.yaml");
+  const std::vector<op> ops = lower(net);
+  REQUIRE(ops.size() == 3);
+  const perf_model model(spec_catalog::builtin().resolve("h100"));
+  const double ln = model.predict(ops[0]).device_time_s, ge = model.predict(ops[1]).device_time_s;
+  CHECK(ln != ge);
+  CHECK(model.predict(ops[2]).device_time_s == ln);
 }
