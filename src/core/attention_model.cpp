@@ -18,6 +18,11 @@ std::int64_t key_block(std::int64_t head_dim) {
   return head_dim <= 128 ? 128 : 64;
 }
 
+/// ⌈a / b⌉ for a ≥ 0, b > 0, without the overflow of (a + b − 1) / b.
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return a / b + (a % b != 0);
+}
+
 /// The backward pass computes dS = dO·Vᵀ, dP, dQ = dS·K and dK, dV = dSᵀ·Q, Pᵀ·dO besides
 /// recomputing S = Q·Kᵀ: 5 products of the forward's 2.
 constexpr double backward_products = 2.5;
@@ -55,7 +60,7 @@ visited_blocks blocks_of(attention_shape s, double masked_block_cost) {
   // Fewer keys than queries: no mask (as lowering's attended_pairs counts them).
   s.causal = s.causal && s.kv_len >= s.q_len;
   const std::int64_t block = key_block(s.head_dim);
-  const std::int64_t tiles = (s.q_len + query_tile - 1) / query_tile;
+  const std::int64_t tiles = ceil_div(s.q_len, query_tile);
   const std::int64_t offset = s.kv_len - s.q_len; // the keys before the first query
   const auto blocks_of_tile = [&](std::int64_t first_row, std::int64_t last_row) {
     std::int64_t end = s.kv_len; // one past the last key seen
@@ -67,7 +72,7 @@ visited_blocks blocks_of(attention_shape s, double masked_block_cost) {
     if (end <= begin)
       return 0.0;
     // Under a causal mask the tile's last block is cut through by it: computed, then masked.
-    return static_cast<double>((end + block - 1) / block - begin / block) +
+    return static_cast<double>(ceil_div(end, block) - begin / block) +
            (s.causal ? masked_block_cost - 1 : 0.0);
   };
   visited_blocks v;
@@ -84,8 +89,9 @@ visited_blocks blocks_of(attention_shape s, double masked_block_cost) {
                                   ? i
                                   : static_cast<std::int64_t>(static_cast<double>(i) *
                                                               static_cast<double>(tiles) / samples);
+    const std::int64_t first_row = tile * query_tile;
     const double b =
-        blocks_of_tile(tile * query_tile, std::min(s.q_len, (tile + 1) * query_tile) - 1);
+        blocks_of_tile(first_row, first_row + std::min(query_tile, s.q_len - first_row) - 1);
     v.total += b;
     v.longest = std::max(v.longest, b);
   }
@@ -119,7 +125,9 @@ attention_estimate estimate_attention(const attention_shape &s, precision p, std
     const double chunk = params[parameter::attention_decode_chunk];
     // Under a sliding window only the cache's last keys are read (network.hpp's keys_read()).
     const double keys =
-        static_cast<double>(s.window > 0 ? std::min(s.kv_len, s.window + s.q_len - 1) : s.kv_len);
+        s.window > 0 ? std::min(static_cast<double>(s.kv_len),
+                                static_cast<double>(s.window) + static_cast<double>(s.q_len) - 1)
+                     : static_cast<double>(s.kv_len);
     const double heads = static_cast<double>(s.batch) * static_cast<double>(s.kv_heads);
     const double chunks = std::max(1.0, std::min(std::ceil(keys / chunk), std::ceil(sms / heads)));
     e.tiles = static_cast<std::int64_t>(std::min(9e18, heads * chunks));
@@ -149,7 +157,8 @@ attention_estimate estimate_attention(const attention_shape &s, precision p, std
   e.waves = static_cast<double>(e.tiles) / sms;
   const double all_blocks = q_tiles * std::ceil(static_cast<double>(s.kv_len) /
                                                 static_cast<double>(key_block(s.head_dim)));
-  e.skipped = all_blocks > 0 ? 1 - blocks.total / all_blocks : 0;
+  // (The cut blocks' extra cost is no block visited: never below none skipped.)
+  e.skipped = all_blocks > 0 ? std::max(0.0, 1 - blocks.total / all_blocks) : 0;
   // One SM's time for one key block of one query tile.
   double block_s = 4.0 * query_tile * static_cast<double>(key_block(s.head_dim)) *
                    static_cast<double>(s.head_dim) / (forward_rate / sms);
