@@ -174,31 +174,38 @@ constexpr row memory_groups[] = {
 
 std::vector<parameter_info> build_table() {
   std::vector<parameter_info> table;
-  for (const row &group : precision_groups)
-    for (precision p : all_precisions)
-      table.push_back(
-          {parameter_at(group.id, p), std::string(group.name) + "." + std::string(to_string(p)),
-           group.default_value, group.min, group.max, group.unit, group.fit, group.doc});
-  for (std::size_t i = 0; i < misaligned_row_bytes.size(); ++i)
-    table.push_back(
-        {misalignment_slowdown_at(misaligned_row_bytes[i]),
-         std::string(misalignment_group.name) + "." + std::to_string(misaligned_row_bytes[i]),
-         misalignment_defaults[i], misalignment_group.min, misalignment_group.max,
-         misalignment_group.unit, misalignment_group.fit, misalignment_group.doc});
+  const auto add = [&](const row &r) {
+    table.push_back({r.id, r.name, r.default_value, r.min, r.max, r.unit, r.fit, r.doc});
+  };
+  // A group's rows take consecutive slots from its id, one per key ("efficiency.fp16").
+  const auto add_group = [&](const row &g, const std::vector<std::string> &keys,
+                             const double *defaults = nullptr) {
+    for (std::size_t i = 0; i < keys.size(); ++i)
+      table.push_back({static_cast<parameter>(static_cast<int>(g.id) + static_cast<int>(i)),
+                       std::string(g.name) + "." + keys[i],
+                       defaults ? defaults[i] : g.default_value, g.min, g.max, g.unit, g.fit,
+                       g.doc});
+  };
+  std::vector<std::string> precisions, row_widths, head_dims, memory_kinds;
+  for (const precision p : all_precisions)
+    precisions.emplace_back(to_string(p));
+  for (const int bytes : misaligned_row_bytes)
+    row_widths.push_back(std::to_string(bytes));
+  for (const int head_dim : attention_head_dims)
+    head_dims.push_back(std::to_string(head_dim));
+  for (const std::string_view kind : memory_op_names())
+    memory_kinds.emplace_back(kind);
+  for (const row &g : precision_groups)
+    add_group(g, precisions);
+  add_group(misalignment_group, row_widths, misalignment_defaults);
   for (const row &r : scalars)
-    table.push_back({r.id, r.name, r.default_value, r.min, r.max, r.unit, r.fit, r.doc});
+    add(r);
   for (const row &g : attention_head_dim_groups)
-    for (const int head_dim : attention_head_dims)
-      table.push_back({attention_efficiency_at(head_dim, g.id),
-                       std::string(g.name) + "." + std::to_string(head_dim), g.default_value, g.min,
-                       g.max, g.unit, g.fit, g.doc});
+    add_group(g, head_dims);
   for (const row &r : attention_scalars)
-    table.push_back({r.id, r.name, r.default_value, r.min, r.max, r.unit, r.fit, r.doc});
+    add(r);
   for (const row &g : memory_groups)
-    for (const std::string_view kind : memory_op_names())
-      table.push_back({memory_parameter_at(g.id, *parse_memory_op_kind(kind)),
-                       std::string(g.name) + "." + std::string(kind), g.default_value, g.min, g.max,
-                       g.unit, g.fit, g.doc});
+    add_group(g, memory_kinds);
   for (std::size_t i = 0; i < table.size(); ++i)
     if (static_cast<std::size_t>(table[i].id) != i)
       throw std::logic_error("parameter table out of slot order at " + table[i].name);

@@ -567,3 +567,19 @@ TEST_CASE("calibrations round-trip through the cache; older or damaged files are
   CHECK(contains(refused_as_is(), "a FIFO"));
   fs::remove_all(dir);
 }
+
+TEST_CASE("each group's row is named for the key its slot serves") {
+  for (const precision p : all_precisions)
+    CHECK(info(parameter_at(parameter::efficiency, p)).name ==
+          "efficiency." + std::string(to_string(p)));
+  for (const int bytes : misaligned_row_bytes)
+    CHECK(info(misalignment_slowdown_at(bytes)).name ==
+          "misalignment_slowdown." + std::to_string(bytes));
+  for (const int head_dim : attention_head_dims)
+    CHECK(info(attention_efficiency_at(head_dim, parameter::attention_backward_efficiency)).name ==
+          "attention_backward_efficiency." + std::to_string(head_dim));
+  for (const std::string_view name : memory_op_names())
+    CHECK(
+        info(memory_parameter_at(parameter::memory_efficiency, *parse_memory_op_kind(name))).name ==
+        "memory_efficiency." + std::string(name));
+}
