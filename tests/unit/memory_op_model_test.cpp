@@ -33,7 +33,7 @@ TEST_CASE("a memory-bound kernel: its floor plus its bytes, from L2 when small, 
   const double l2_size = static_cast<double>(h100().l2_bytes);
   REQUIRE(l2 > dram);
   // Bytes that fill L2 or more: DRAM's rate.
-  const std::int64_t big = 4 * h100().l2_bytes;
+  const auto big = static_cast<std::int64_t>(4 * h100().l2_bytes);
   CHECK(memory_op_time_s(memory_op_kind::rmsnorm, big, h100(), p) ==
         doctest::Approx(3e-6 + static_cast<double>(big) / (0.5 * dram)));
   // A quarter of L2: three quarters of the way from DRAM's rate to L2's.
