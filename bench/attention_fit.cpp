@@ -23,7 +23,7 @@
 #include "roofline/spec_catalog.hpp"
 
 #include "csv_fields.hpp"
-#include "fit_report.hpp"
+#include "fit_bench.hpp"
 
 #include <fmt/format.h>
 
@@ -138,65 +138,24 @@ void dump(const std::string &file,
 
 int main(int argc, char **argv) {
   try {
-    std::string gpu_name, fit_file, dump_file, backend = "default";
-    std::vector<std::string> score_files;
-    for (int i = 1; i + 1 < argc; i += 2) {
-      const std::string flag = argv[i], value = argv[i + 1];
-      if (flag == "--gpu")
-        gpu_name = value;
-      else if (flag == "--fit")
-        fit_file = value;
-      else if (flag == "--score")
-        score_files.push_back(value);
-      else if (flag == "--backend")
-        backend = value;
-      else if (flag == "--dump")
-        dump_file = value;
-      else
-        throw error("unknown option " + flag);
-    }
-    if (gpu_name.empty() || (fit_file.empty() && score_files.empty()))
-      throw error("usage: attention_fit --gpu GPU [--fit ATTENTION.csv] [--score ATTENTION.csv "
-                  "...] [--backend default] [--dump FILE]");
-    const gpu_spec spec = spec_catalog::builtin().resolve(gpu_name);
+    const bench::fit_command c = bench::parse_fit_command(
+        argc, argv, {{"--backend", "default"}, {"--dump", ""}},
+        "attention_fit --gpu GPU [--fit ATTENTION.csv] [--score ATTENTION.csv ...] "
+        "[--backend default] [--dump FILE]");
+    const std::string &backend = c.extra.at("--backend");
+    const gpu_spec spec = spec_catalog::builtin().resolve(c.gpu);
     const gpu_spec basis = model_basis(spec);
-    // The fit starts from the table's defaults for fused attention (the GPU's for the rest), so
-    // that it gives the same values whatever the architecture file holds now. Without --fit the
-    // files are scored with the GPU's parameters alone.
-    const model_parameters before = spec.parameters;
-    model_parameters start = before, after = before;
-    std::vector<std::pair<std::string, std::vector<sample>>> scored;
-    std::size_t fitted = 0;
-    if (!fit_file.empty()) {
-      const std::vector<sample> all = read_samples(fit_file, backend, true);
-      std::vector<timed_attention> fit_set;
-      std::vector<sample> fitted_on, held_out;
-      for (const sample &x : all) {
-        (x.fit ? fitted_on : held_out).push_back(x);
-        if (x.fit)
-          fit_set.push_back(x.timed);
-      }
-      for (const parameter_info &row : parameter_table())
-        if (row.fit == parameter_fit::attention)
-          start.set(row.id, row.default_value);
-      after = fit_attention(fit_set, basis, start);
-      fitted = fit_set.size();
-      bench::report("fitted on (" + fit_file + ", split fit):", fitted_on, basis, before, after);
-      bench::report("held out (" + fit_file + ", split score):", held_out, basis, before, after);
-      scored.emplace_back(fit_file, all);
-    }
-    for (const std::string &file : score_files) {
-      scored.emplace_back(file, read_samples(file, backend, false));
-      bench::report((fit_file.empty() ? "scored (" : "held out (") + file + ", every row):",
-                    scored.back().second, basis, before, after);
-    }
-    if (!dump_file.empty())
-      dump(dump_file, scored, basis, after);
-    if (!fit_file.empty())
-      std::printf("%s", to_yaml(changed(start, after,
+    const auto run = bench::fit_and_score<sample>(
+        c, basis, spec.parameters, parameter_fit::attention,
+        [&](const std::string &file, bool fitting) { return read_samples(file, backend, fitting); },
+        fit_attention);
+    if (!c.extra.at("--dump").empty())
+      dump(c.extra.at("--dump"), run.scored, basis, run.after);
+    if (!c.fit_file.empty())
+      std::printf("%s", to_yaml(changed(run.start, run.after,
                                         fmt::format("fused attention fitted by bench/attention_fit "
                                                     "on {} SDPA timings ({} backend) of {}",
-                                                    fitted, backend, fit_file)))
+                                                    run.fitted, backend, c.fit_file)))
                             .c_str());
     return 0;
   } catch (const std::exception &e) {

@@ -18,7 +18,7 @@
 #include "roofline/spec_catalog.hpp"
 
 #include "csv_fields.hpp"
-#include "fit_report.hpp"
+#include "fit_bench.hpp"
 
 #include <fmt/format.h>
 
@@ -87,52 +87,17 @@ std::vector<sample> read_samples(const std::string &file, bool fitting) {
 
 int main(int argc, char **argv) {
   try {
-    std::string gpu_name, fit_file;
-    std::vector<std::string> score_files;
-    for (int i = 1; i + 1 < argc; i += 2) {
-      const std::string flag = argv[i], value = argv[i + 1];
-      if (flag == "--gpu")
-        gpu_name = value;
-      else if (flag == "--fit")
-        fit_file = value;
-      else if (flag == "--score")
-        score_files.push_back(value);
-      else
-        throw error("unknown option " + flag);
-    }
-    if (gpu_name.empty() || (fit_file.empty() && score_files.empty()))
-      throw error("usage: memory_op_fit --gpu GPU [--fit MEMOPS.csv] [--score MEMOPS.csv ...]");
-    const gpu_spec spec = spec_catalog::builtin().resolve(gpu_name);
-    const gpu_spec basis = model_basis(spec);
-    const model_parameters before = spec.parameters;
-    model_parameters start = before, after = before;
-    std::size_t fitted = 0;
-    if (!fit_file.empty()) {
-      const std::vector<sample> all = read_samples(fit_file, true);
-      std::vector<timed_memory_op> fit_set;
-      std::vector<sample> fitted_on, held_out;
-      for (const sample &x : all) {
-        (x.fit ? fitted_on : held_out).push_back(x);
-        if (x.fit)
-          fit_set.push_back(x.timed);
-      }
-      for (const parameter_info &row : parameter_table())
-        if (row.fit == parameter_fit::memory)
-          start.set(row.id, row.default_value);
-      after = fit_memory_ops(fit_set, basis, start);
-      fitted = fit_set.size();
-      bench::report("fitted on (" + fit_file + ", split fit):", fitted_on, basis, before, after);
-      bench::report("held out (" + fit_file + ", split score):", held_out, basis, before, after);
-    }
-    for (const std::string &file : score_files)
-      bench::report((fit_file.empty() ? "scored (" : "held out (") + file + ", every row):",
-                    read_samples(file, false), basis, before, after);
-    if (!fit_file.empty())
-      std::printf("%s", to_yaml(changed(start, after,
+    const bench::fit_command c = bench::parse_fit_command(
+        argc, argv, {}, "memory_op_fit --gpu GPU [--fit MEMOPS.csv] [--score MEMOPS.csv ...]");
+    const gpu_spec spec = spec_catalog::builtin().resolve(c.gpu);
+    const auto run = bench::fit_and_score<sample>(
+        c, model_basis(spec), spec.parameters, parameter_fit::memory, read_samples, fit_memory_ops);
+    if (!c.fit_file.empty())
+      std::printf("%s", to_yaml(changed(run.start, run.after,
                                         fmt::format("memory-bound ops fitted by "
                                                     "bench/memory_op_fit on {} PyTorch kernels "
                                                     "of {}",
-                                                    fitted, fit_file)))
+                                                    run.fitted, c.fit_file)))
                             .c_str());
     return 0;
   } catch (const std::exception &e) {
