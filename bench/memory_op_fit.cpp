@@ -52,6 +52,13 @@ const std::map<std::string, std::pair<memory_op_kind, std::string>> &modelled() 
       {"batch_norm", {memory_op_kind::batchnorm, "nchw"}},
       {"max_pool2d", {memory_op_kind::maxpool, "nchw"}},
       {"adaptive_avg_pool2d", {memory_op_kind::avgpool, "nchw"}},
+      // The glue as transformers runs it: apply_rotary_pos_emb on q and k (a dozen kernels,
+      // costed at a fused kernel's bytes), StaticCache's index_copy_, the embedding gather, and
+      // attention's output made contiguous.
+      {"rope", {memory_op_kind::rope, "q,k transposed views"}},
+      {"kv_append", {memory_op_kind::kv_append, "index_copy_"}},
+      {"embedding", {memory_op_kind::embedding, "gather"}},
+      {"transpose_copy", {memory_op_kind::copy, "transpose(1,2)"}},
   };
   return ops;
 }

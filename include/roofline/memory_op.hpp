@@ -19,10 +19,24 @@ enum class memory_op_kind {
   batchnorm,
   softmax,
   maxpool,
-  avgpool
+  avgpool,
+  // The glue a framework runs around the layers.
+  rope,      ///< rotary position embedding of the queries and keys
+  kv_append, ///< the new tokens' keys and values written into the KV cache
+  embedding, ///< the token embedding lookup: one table row gathered per token
+  copy       ///< a layout change (attention's output transposed to contiguous rows)
 };
 /// How many memory op kinds there are.
-inline constexpr int memory_op_kind_count = static_cast<int>(memory_op_kind::avgpool) + 1;
+inline constexpr int memory_op_kind_count = static_cast<int>(memory_op_kind::copy) + 1;
+
+/// An op as a framework writes it in separate kernels rather than one, each reading its input
+/// and writing its output through DRAM (Hugging Face transformers' RMSNorm: a cast to fp32, the
+/// square, the mean, eps and the reciprocal root, the scaling, a cast back and the weight).
+struct unfused_form {
+  int launches;          ///< kernels per call
+  int activation_passes; ///< element passes at the activations' size (read or write)
+  int fp32_passes;       ///< element passes at fp32 (the intermediates)
+};
 
 /// The work an op does per output element, forward and backward. These are estimates of what a
 /// straightforward kernel does; the ops are memory-bound by far, so the bytes decide their time.
@@ -32,6 +46,8 @@ struct memory_op_cost {
   int tensors_written;
   int backward_flops_per_element;
   int backward_tensors; ///< read + written in the backward pass; 0: no backward kernel
+  /// How a framework runs it unfused, where it does (memory_layer::unfused).
+  std::optional<unfused_form> unfused = std::nullopt;
 };
 
 std::string_view to_string(memory_op_kind kind);

@@ -15,7 +15,9 @@ namespace roofline {
 /// (the GEMM model's rate) for a kernel of no bytes down to DRAM's for one whose bytes fill L2.
 /// A network's activations are written by one kernel and read by the next: what fits in L2 is
 /// read from there, as in a benchmark's replay.
+/// `launches` > 1: the op run unfused (op::launches), as that many elementwise kernels (`mul`'s
+/// floor and efficiency: each one streams a tensor or two) sharing its bytes equally.
 double memory_op_time_s(memory_op_kind kind, std::int64_t bytes, const gpu_spec &gpu,
-                        const model_parameters &params);
+                        const model_parameters &params, int launches = 1);
 
 } // namespace roofline

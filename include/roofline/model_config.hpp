@@ -21,6 +21,24 @@ enum class quantization { w8a16, w4a16, fp8 };
 /// "w8a16", "w4a16" or "fp8"; nullopt otherwise.
 std::optional<quantization> parse_quantization(std::string_view name);
 
+/// How the work around the layers (norms, rotary embeddings, the KV-cache write, layout copies)
+/// runs: the kernels a framework launches for it.
+enum class glue_style {
+  /// PyTorch eager running Hugging Face transformers' code: RMSNorm unfused through fp32, RoPE
+  /// as apply_rotary_pos_emb, attention's output copied to contiguous rows, each new token's
+  /// keys and values written by index_copy_ (a StaticCache; a prefill keeps its own as the cache).
+  eager,
+  /// A serving engine's kernels (vLLM's, TensorRT-LLM's): one kernel per norm, RoPE and the cache
+  /// write as one kernel (in prefill too), attention writing its output where the next GEMM reads
+  /// it.
+  fused
+};
+
+/// "eager" or "fused".
+std::string_view to_string(glue_style g);
+/// "eager" or "fused"; nullopt otherwise.
+std::optional<glue_style> parse_glue_style(std::string_view name);
+
 struct config_options {
   inference_phase phase = inference_phase::prefill;
   std::int64_t batch = 1;
@@ -43,12 +61,15 @@ struct config_options {
   /// Tensor parallelism over this many GPUs (Megatron's split of each block): the network is
   /// one GPU's share, with the all-reduces between them.
   int tensor_parallel = 1;
+  /// The kernels the glue around the layers runs as.
+  glue_style glue = glue_style::eager;
 };
 
 /// The network of a config (`model_type` llama, mistral, mixtral, qwen2, qwen2_moe, gemma, gpt2
 /// or bert): its decoder (or encoder) blocks with grouped-query attention, the MLP or the
-/// mixture of experts, norms and residual adds, and the LM head; the embedding lookup is left out,
-/// with a note. Throws input_error, located in `origin`, for an unknown `model_type`, a missing or
+/// mixture of experts, norms and residual adds, the LM head, and the glue around them as
+/// `options.glue` runs it (the embedding lookup, rotary embeddings, the KV-cache write, layout
+/// copies). Throws input_error, located in `origin`, for an unknown `model_type`, a missing or
 /// malformed field, or a model it cannot build (DeepSeek's latent attention, a quantization method
 /// it does not model).
 network network_from_config(std::string_view json_text, const std::string &origin,

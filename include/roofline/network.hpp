@@ -95,6 +95,9 @@ struct moe_layer {
 struct memory_layer {
   memory_op_kind kind{};
   std::optional<std::int64_t> features; ///< elements per row (rows = batch·seq_len)
+  /// Run as a framework writes it, in separate kernels (memory_op_cost::unfused): only for kinds
+  /// that have such a form.
+  bool unfused = false;
 };
 
 /// The sum of one tensor over the `gpus` a tensor-parallel layer is sharded over (Megatron's

@@ -42,6 +42,9 @@ struct op {
   /// batch reaches), not the batch alone.
   bool routed = false;
   int gpus = 1; ///< an all-reduce: the GPUs it spans (its `bytes`: the message, per GPU)
+  /// A memory-bound op run unfused (memory_layer::unfused): the kernels one run launches, each
+  /// an elementwise pass over its share of `bytes`; 1 for every other op.
+  int launches = 1;
 
   bool is_gemm() const noexcept { return gemm.has_value(); }
   /// A fused attention kernel (its kind: fused_attention_kind).

@@ -302,7 +302,7 @@ bool is_model_config(const std::string &file) {
 
 /// What the command line says of a model config (a .json network file).
 struct config_choice {
-  std::string phase, emit_yaml, quantization, kv_cache_dtype;
+  std::string phase, emit_yaml, quantization, kv_cache_dtype, glue;
   std::int64_t seq_len = 0, kv_len = 0, tensor_parallel = 0;
   bool last_logits = false, unfused_attention = false;
 };
@@ -320,7 +320,7 @@ roofline::network read_network(const std::string &file, const config_choice &con
           std::pair{config.unfused_attention, "--unfused-attention"},
           std::pair{!config.quantization.empty(), "--quantization"},
           std::pair{!config.kv_cache_dtype.empty(), "--kv-cache-dtype"},
-          std::pair{config.tensor_parallel > 0, "--tp"}})
+          std::pair{!config.glue.empty(), "--glue"}, std::pair{config.tensor_parallel > 0, "--tp"}})
       if (given)
         throw roofline::input_error(std::string(option) +
                                     " applies to a model config (a .json file), not to a network "
@@ -378,6 +378,12 @@ roofline::network read_network(const std::string &file, const config_choice &con
       throw roofline::input_error("--kv-cache-dtype needs fused attention: the unfused GEMMs "
                                   "read keys and values in the layer's precision");
     options.kv_cache = p;
+  }
+  if (!config.glue.empty()) {
+    const auto glue = roofline::parse_glue_style(config.glue);
+    if (!glue)
+      throw roofline::input_error("unknown --glue `" + config.glue + "`; expected eager or fused");
+    options.glue = *glue;
   }
   if (config.tensor_parallel > 1024)
     throw roofline::input_error("--tp " + std::to_string(config.tensor_parallel) +
@@ -625,6 +631,10 @@ int run(int argc, char **argv) {
                        "(weight-only int8 or int4) or fp8 GEMMs, whatever the config says");
     command.add_option("--kv-cache-dtype", config.kv_cache_dtype,
                        "with a config.json: the KV cache's format (fp16, bf16, fp8, int8)");
+    command.add_option("--glue", config.glue,
+                       "with a config.json: the kernels around the layers (norms, rotary "
+                       "embeddings, cache writes, copies) as PyTorch eager runs transformers' "
+                       "code (eager, default) or as a serving engine fuses them (fused)");
     command.add_option("--emit-yaml", config.emit_yaml,
                        "with a config.json: also write the network it builds as YAML to this file");
   };

@@ -408,6 +408,17 @@ private:
         product(ctx, {elements, cost.tensors_read + cost.tensors_written}, "its traffic");
     const std::int64_t backward = product(ctx, {elements, cost.backward_tensors}, "its traffic");
     add_memory_op(ctx, ctx.path, layer.kind, elements, traffic, backward);
+    if (layer.unfused && cost.unfused) {
+      // Its forward kernels: the activations' passes at their size, the intermediates' at fp32.
+      op &forward = m_forward.back();
+      const unfused_form &form = *cost.unfused;
+      forward.launches = form.launches;
+      forward.bytes = sum(
+          ctx,
+          {product(ctx, {elements, form.activation_passes, element_bytes(ctx.prec)}, "its bytes"),
+           product(ctx, {elements, form.fp32_passes, element_bytes(precision::fp32)}, "its bytes")},
+          "its bytes");
+    }
     if (layer.features)
       m_previous = {elements};
   }

@@ -81,10 +81,14 @@ void add_layers(const network &net, const std::vector<layer> &layers, precision 
 
 /// What an op holds that is neither a weight nor the cache: a GEMM's B operand is one of them
 /// (a layer's weights, attention's keys or values), so its A and C; fused attention's query and
-/// output; every other op all it moves.
+/// output; an unfused op its input and two fp32 intermediates at a time (its kernels' passes are
+/// traffic, not all held at once); every other op all it moves.
 double activation_bytes_of(const op &o) {
   if (o.is_fused_attention()) // Q in, the output out: its keys and values are the cache
     return 2.0 * static_cast<double>(o.elements) * element_bytes(o.precision);
+  if (o.launches > 1)
+    return static_cast<double>(o.elements) *
+           (element_bytes(o.precision) + 2 * element_bytes(precision::fp32));
   if (!o.is_gemm())
     return static_cast<double>(o.bytes);
   const gemm_shape &s = *o.gemm;

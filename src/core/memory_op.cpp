@@ -18,19 +18,31 @@ struct memory_op_entry {
 // scale; softmax: max, subtract, exp, sum, divide; layernorm: mean, variance, normalise, affine).
 // Backward passes read the output gradient and the saved input (or output) and write the input
 // gradient: 3 tensors; mul's backward writes both operands' gradients; add's gradient is the output
-// gradient itself, so no kernel runs. Pools are costed per window in lowering.
-constexpr std::array<memory_op_entry, 11> memory_ops{{
+// gradient itself, so no kernel runs. Pools are costed per window in lowering. The glue: RoPE
+// multiplies by cos and sin and adds (its elements: the queries' and keys'; cos and sin are one
+// head's worth, left out); a cache write, a gather and a copy only move elements; the
+// embedding's gradient is scattered into the table's rows.
+// Unfused RMSNorm as transformers writes it (LlamaRMSNorm, also Mistral's, Qwen2's, Gemma's):
+// x.to(fp32) reads the activations and writes fp32; pow, the mean, the scaling each pass over
+// fp32 (the mean writes one value per row; eps and rsqrt run on those: 2 launches of no bytes);
+// the cast back reads fp32 and writes activations; the weight reads and writes activations.
+// 8 launches; activation passes 1 + 1 + 2, fp32 passes 1 + 2 + 1 + 2 + 1.
+constexpr std::array<memory_op_entry, memory_op_kind_count> memory_ops{{
     {memory_op_kind::relu, "relu", {1, 1, 1, 1, 3}},
     {memory_op_kind::gelu, "gelu", {8, 1, 1, 12, 3}},
     {memory_op_kind::silu, "silu", {4, 1, 1, 8, 3}},
     {memory_op_kind::add, "add", {1, 2, 1, 0, 0}},
     {memory_op_kind::mul, "mul", {1, 2, 1, 2, 5}},
     {memory_op_kind::layernorm, "layernorm", {8, 1, 1, 12, 3}},
-    {memory_op_kind::rmsnorm, "rmsnorm", {4, 1, 1, 8, 3}},
+    {memory_op_kind::rmsnorm, "rmsnorm", {4, 1, 1, 8, 3, unfused_form{8, 4, 7}}},
     {memory_op_kind::batchnorm, "batchnorm", {2, 1, 1, 8, 3}},
     {memory_op_kind::softmax, "softmax", {5, 1, 1, 4, 3}},
     {memory_op_kind::maxpool, "maxpool", {1, 1, 1, 1, 3}},
     {memory_op_kind::avgpool, "avgpool", {1, 1, 1, 1, 3}},
+    {memory_op_kind::rope, "rope", {3, 1, 1, 3, 2}},
+    {memory_op_kind::kv_append, "kv_append", {0, 1, 1, 0, 0}},
+    {memory_op_kind::embedding, "embedding", {0, 1, 1, 1, 2}},
+    {memory_op_kind::copy, "copy", {0, 1, 1, 0, 2}},
 }};
 
 } // namespace

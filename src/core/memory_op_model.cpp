@@ -8,7 +8,9 @@
 namespace roofline {
 
 double memory_op_time_s(memory_op_kind kind, std::int64_t bytes, const gpu_spec &gpu,
-                        const model_parameters &params) {
+                        const model_parameters &params, int launches) {
+  if (launches > 1)
+    return launches * memory_op_time_s(memory_op_kind::mul, bytes / launches, gpu, params);
   const double moved = static_cast<double>(bytes);
   // The share of its bytes L2 can hold beside them: 1 for a few bytes, 0 once they fill it.
   const double in_l2 =

@@ -30,6 +30,18 @@ std::optional<quantization> parse_quantization(std::string_view name) {
   return std::nullopt;
 }
 
+std::string_view to_string(glue_style g) {
+  return g == glue_style::eager ? "eager" : "fused";
+}
+
+std::optional<glue_style> parse_glue_style(std::string_view name) {
+  if (name == "eager")
+    return glue_style::eager;
+  if (name == "fused")
+    return glue_style::fused;
+  return std::nullopt;
+}
+
 namespace {
 
 using detail::yaml_map;
@@ -44,8 +56,11 @@ struct transformer_shape {
   bool gated_mlp = true; ///< gate and up projections, then down (Llama's SwiGLU)
   memory_op_kind activation = memory_op_kind::silu;
   memory_op_kind norm = memory_op_kind::rmsnorm;
-  bool encoder = false;    ///< BERT: bidirectional, norms after the adds, no LM head
-  bool fused_qkv = false;  ///< GPT-2's c_attn: one linear of 3 × hidden outputs
+  bool encoder = false;   ///< BERT: bidirectional, norms after the adds, no LM head
+  bool fused_qkv = false; ///< GPT-2's c_attn: one linear of 3 × hidden outputs
+  /// Rotary position embeddings on the queries and keys (GPT-2 and BERT learn absolute ones,
+  /// added to the token embeddings instead).
+  bool rotary = true;
   std::int64_t window = 0; ///< sliding-window attention's window (Mistral); 0: none
   /// A mixture of experts in place of the MLP: `experts` of `expert_intermediate` width, `top_k`
   /// per token, and (Qwen2-MoE) a shared expert every token runs; none when `experts` is 0.
@@ -230,6 +245,7 @@ transformer_shape shape_of(config_reader &config) {
     s.activation = activation_of(config, "activation_function", memory_op_kind::gelu);
     s.norm = memory_op_kind::layernorm;
     s.fused_qkv = true;
+    s.rotary = false;
   } else {
     s.hidden = config.required_int({"hidden_size"});
     s.layers = config.required_int({"num_hidden_layers"});
@@ -239,6 +255,7 @@ transformer_shape shape_of(config_reader &config) {
     if (type == "bert") {
       s.gated_mlp = false;
       s.encoder = true;
+      s.rotary = false;
       s.norm = memory_op_kind::layernorm;
       s.activation = activation_of(config, "hidden_act", memory_op_kind::gelu);
     } else {
@@ -397,14 +414,40 @@ layer linear(std::string name, std::int64_t in, std::int64_t out) {
   return make(std::move(name), linear_layer{in, out});
 }
 
-layer memory(std::string name, memory_op_kind kind, std::int64_t features) {
-  return make(std::move(name), memory_layer{kind, features});
+layer memory(std::string name, memory_op_kind kind, std::int64_t features, bool unfused = false) {
+  return make(std::move(name), memory_layer{kind, features, unfused});
 }
 
-std::vector<layer> block_of(const transformer_shape &s, const attention_layer &attention) {
+/// A norm as `glue` runs it: transformers writes RMSNorm unfused (its kernels through fp32);
+/// LayerNorm is PyTorch's one kernel.
+layer norm_layer(std::string name, const transformer_shape &s, glue_style glue) {
+  return memory(std::move(name), s.norm, s.hidden,
+                glue == glue_style::eager && cost_of(s.norm).unfused.has_value());
+}
+
+/// The token embedding lookup, and the learned positions (and BERT's token types) added to it.
+std::vector<layer> embedding_of(const transformer_shape &s, glue_style glue) {
+  std::vector<layer> layers{memory("embed_tokens", memory_op_kind::embedding, s.hidden)};
+  // Megatron's vocabulary-parallel embedding sums its shares of the looked-up rows.
+  if (s.tensor_parallel > 1)
+    layers.push_back(make("embed_all_reduce", all_reduce_layer{s.tensor_parallel, s.hidden}));
+  if (s.rotary)
+    return layers;
+  layers.push_back(memory("embed_positions", memory_op_kind::embedding, s.hidden));
+  layers.push_back(memory("embed_add", memory_op_kind::add, s.hidden));
+  if (s.encoder) {
+    layers.push_back(memory("embed_token_types", memory_op_kind::embedding, s.hidden));
+    layers.push_back(memory("embed_types_add", memory_op_kind::add, s.hidden));
+    layers.push_back(norm_layer("embed_norm", s, glue));
+  }
+  return layers;
+}
+
+std::vector<layer> block_of(const transformer_shape &s, const attention_layer &attention,
+                            glue_style glue, bool decode) {
   const std::int64_t q_width = s.heads * s.head_dim, kv_width = s.kv_heads * s.head_dim;
   std::vector<layer> block;
-  const auto norm = [&](std::string name) { block.push_back(memory(name, s.norm, s.hidden)); };
+  const auto norm = [&](std::string name) { block.push_back(norm_layer(name, s, glue)); };
   if (!s.encoder)
     norm(s.fused_qkv ? "ln_1" : "input_norm");
   if (s.fused_qkv) {
@@ -414,7 +457,23 @@ std::vector<layer> block_of(const transformer_shape &s, const attention_layer &a
     block.push_back(linear("k_proj", s.hidden, kv_width));
     block.push_back(linear("v_proj", s.hidden, kv_width));
   }
+  // Positions into the queries and keys, and the keys and values into the cache: eager, RoPE
+  // and (decoding) index_copy_ of the new token; a serving engine writes the cache in prefill
+  // too, in the kernel that rotates (its queries, keys and values, each read and written once).
+  if (glue == glue_style::eager) {
+    if (s.rotary)
+      block.push_back(memory("rotary", memory_op_kind::rope, q_width + kv_width));
+    if (decode)
+      block.push_back(memory("kv_append", memory_op_kind::kv_append, 2 * kv_width));
+  } else if (!s.encoder) { // costed as a copy: one pass in, one out, no scattered rows
+    block.push_back(memory(s.rotary ? "rotary_kv_append" : "kv_append", memory_op_kind::copy,
+                           (s.rotary ? q_width : 0) + 2 * kv_width));
+  }
   block.push_back(make("self_attn", attention));
+  // transformers' SDPA path returns [batch, heads, tokens, head_dim], made contiguous as
+  // [batch, tokens, heads · head_dim] for the output projection.
+  if (glue == glue_style::eager)
+    block.push_back(memory("attn_transpose", memory_op_kind::copy, q_width));
   block.push_back(linear("o_proj", q_width, s.hidden));
   // Row-parallel layers leave partial sums on every GPU: summed before the residual add.
   const auto all_reduce = [&](std::string name) {
@@ -507,12 +566,10 @@ network network_from_config(std::string_view json_text, const std::string &origi
                                   quantized.weights->bits, to_string(s.precision)));
   if (options.kv_cache)
     attention.kv_precision = options.kv_cache;
-  // Megatron's vocabulary-parallel embedding sums its shares of the looked-up rows.
-  if (s.tensor_parallel > 1)
-    net.layers.push_back(make("embed_all_reduce", all_reduce_layer{s.tensor_parallel, s.hidden}));
+  net.layers = embedding_of(s, options.glue);
   repeat_block blocks;
   blocks.times = s.layers;
-  blocks.layers = block_of(s, attention);
+  blocks.layers = block_of(s, attention, options.glue, decode);
   if (quantized.fp8)
     for (layer &l : blocks.layers)
       if (std::holds_alternative<linear_layer>(l.body) || std::holds_alternative<moe_layer>(l.body))
@@ -524,8 +581,13 @@ network network_from_config(std::string_view json_text, const std::string &origi
   if (options.kv_cache)
     net.notes.push_back(fmt::format("the KV cache is stored as {}", to_string(*options.kv_cache)));
   net.layers.push_back(std::move(repeated));
-  net.notes.push_back("the token embedding lookup (no GEMM) is left out, as are rotary or learned "
-                      "position embeddings");
+  net.notes.push_back(options.glue == glue_style::eager
+                          ? "the glue as PyTorch eager runs transformers' code: norms, rotary "
+                            "embeddings and layout copies in its kernels (--glue fused: a "
+                            "serving engine's)"
+                          : "the glue as a serving engine runs it: one kernel per norm, rotary "
+                            "embedding and cache write in one; the residual adds and the "
+                            "activations' products kept apart");
   // The embedding table is held in memory all the same, unless the LM head is the same matrix
   // and a linear layer counts it; an LM head for the last position only is a matmul, whose
   // operand no layer counts as weights.
@@ -545,7 +607,7 @@ network network_from_config(std::string_view json_text, const std::string &origi
     net.notes.push_back("the config names no `torch_dtype`: fp16 assumed");
   net.notes.insert(net.notes.end(), sharding_notes.begin(), sharding_notes.end());
   if (!s.encoder) {
-    net.layers.push_back(memory("final_norm", s.norm, s.hidden));
+    net.layers.push_back(norm_layer("final_norm", s, options.glue));
     if (!decode && options.last_logits)
       net.layers.push_back(make("lm_head", matmul_layer{net.batch, s.vocab, s.hidden, 1}));
     else
@@ -560,9 +622,6 @@ network network_from_config(std::string_view json_text, const std::string &origi
     net.notes.push_back(fmt::format("a sliding window of {} tokens: each query meets at most that "
                                     "many keys, and a decode step's cache holds no more",
                                     s.window));
-  if (decode)
-    net.notes.push_back("decode: appending the new token's key and value to the cache is left "
-                        "out; attention reads the whole cache");
   locate(net.layers, {origin});
   return net;
 }
@@ -654,6 +713,8 @@ void write_layers(std::string &out, const std::vector<layer> &layers, int indent
             out += fmt::format("{}- {{name: {}, type: {}", pad, name, to_string(body.kind));
             if (body.features)
               out += fmt::format(", features: {}", *body.features);
+            if (body.unfused)
+              out += ", unfused: true";
             out += precision + "}\n";
           } else if constexpr (std::is_same_v<body_type, conv2d_layer>) {
             out += fmt::format("{}- {{name: {}, type: conv2d, in_channels: {}, out_channels: {}, "

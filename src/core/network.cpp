@@ -372,8 +372,14 @@ private:
       result.body = pool;
       finish(result, map);
     } else if (auto kind = parse_memory_op_kind(type)) {
-      const yaml_map map(item, m_file, typed_context, with_common_keys({"features"}));
-      result.body = memory_layer{*kind, map.optional_positive_int("features")};
+      const yaml_map map(item, m_file, typed_context, with_common_keys({"features", "unfused"}));
+      memory_layer memory{*kind, map.optional_positive_int("features"),
+                          map.boolean_or("unfused", false)};
+      if (memory.unfused && !cost_of(*kind).unfused)
+        map.fail("unfused", "`" + std::string(type) +
+                                "` has no unfused form; `unfused: true` is for rmsnorm (as "
+                                "transformers writes it: 8 kernels through fp32)");
+      result.body = memory;
       finish(result, map);
     } else {
       throw input_error(detail::location_of(*type_node, m_file),

@@ -38,6 +38,7 @@ struct op_key {
   bool gemm = false, attention = false;
   attention_shape attended; ///< a fused attention's shape (default for other ops)
   int memory_kind = -1;     ///< a memory op's memory_op_kind; -1: not one
+  int launches = 1;         ///< an unfused memory op's kernels
   cache_state operands = cache_state::warm;
   reasons why = reasons::with;
 
@@ -46,7 +47,7 @@ struct op_key {
            bytes == o.bytes && weight_bits == o.weight_bits && weight_group == o.weight_group &&
            all_reduce_gpus == o.all_reduce_gpus && p == o.p && gemm == o.gemm &&
            attention == o.attention && attended == o.attended && memory_kind == o.memory_kind &&
-           operands == o.operands && why == o.why;
+           launches == o.launches && operands == o.operands && why == o.why;
   }
 };
 
@@ -57,7 +58,8 @@ struct op_key_hash {
                                key.gemm * 2 + (key.why == reasons::with);
     const attention_shape &a = key.attended;
     const std::uint64_t attention_kind = a.causal * 2 + a.backward;
-    const std::uint64_t memory_kind = static_cast<std::uint64_t>(key.memory_kind + 1);
+    const std::uint64_t memory_kind = static_cast<std::uint64_t>(key.memory_kind + 1) +
+                                      (static_cast<std::uint64_t>(key.launches) << 32);
     return detail::hash_integers(std::initializer_list<std::uint64_t>{
         static_cast<std::uint64_t>(a.batch), static_cast<std::uint64_t>(a.heads),
         static_cast<std::uint64_t>(a.kv_heads), static_cast<std::uint64_t>(a.q_len),
@@ -99,6 +101,7 @@ op_key key_of(const op &o, cache_state operands, reasons why) {
     key.attended = *o.attention;
   if (const std::optional<memory_op_kind> kind = parse_memory_op_kind(o.kind))
     key.memory_kind = static_cast<int>(*kind);
+  key.launches = o.launches;
   key.all_reduce_gpus = o.is_all_reduce() ? o.gpus : 0;
   key.flops = o.flops;
   key.bytes = o.bytes;
@@ -237,12 +240,16 @@ prediction perf_model::compute(const op &o, reasons why) const {
     // A memory-bound op as its kernel runs (memory_op_time_s); its few FLOPs never bind.
     const std::optional<memory_op_kind> kind = parse_memory_op_kind(o.kind);
     const double streaming_s =
-        kind ? memory_op_time_s(*kind, o.bytes, m_basis, m_parameters)
+        kind ? memory_op_time_s(*kind, o.bytes, m_basis, m_parameters, o.launches)
              : static_cast<double>(o.bytes) /
                        (m_parameters[parameter::dram_efficiency] * m_basis.dram_bytes_per_s) +
                    m_parameters[parameter::kernel_overhead_s];
     result.device_time_s = std::max(compute_s, streaming_s);
-    result.host_floor_s = m_host.kernel_launch_s;
+    result.host_floor_s = o.launches * m_host.kernel_launch_s;
+    if (o.launches > 1 && why == reasons::with)
+      result.factors.push_back(fmt::format(
+          "unfused, as the framework writes it: {} kernels, its intermediates through DRAM",
+          o.launches));
   }
   result.launch_bound = result.host_floor_s > result.device_time_s;
   result.time_s = std::max(result.device_time_s, result.host_floor_s);

@@ -62,3 +62,19 @@ TEST_CASE("two kinds of one size are predicted each with its own parameters (the
   CHECK(ln != ge);
   CHECK(model.predict(ops[2]).device_time_s == ln);
 }
+
+TEST_CASE("an op run unfused: its kernels, each an elementwise pass over its share of the bytes") {
+  model_parameters p = with(memory_op_kind::mul, 1.5e-6, 0.9);
+  p.set(memory_parameter_at(parameter::memory_floor_s, memory_op_kind::rmsnorm), 3e-6);
+  const auto big = static_cast<std::int64_t>(8 * h100().l2_bytes); // each kernel's share: 1 × L2
+  const double share = static_cast<double>(big / 8);
+  // 8 kernels at mul's floor, each streaming one L2's worth from DRAM at mul's efficiency; the
+  // rmsnorm's own parameters play no part.
+  CHECK(memory_op_time_s(memory_op_kind::rmsnorm, big, h100(), p, 8) ==
+        doctest::Approx(8 * (1.5e-6 + share / (0.9 * h100().dram_bytes_per_s))));
+  CHECK(memory_op_time_s(memory_op_kind::rmsnorm, big, h100(), p, 8) ==
+        doctest::Approx(8 * memory_op_time_s(memory_op_kind::mul, big / 8, h100(), p)));
+  // Unfused, a small op pays 8 floors where the fused kernel pays one.
+  CHECK(memory_op_time_s(memory_op_kind::rmsnorm, 1024, h100(), p, 8) > 8 * 1.5e-6);
+  CHECK(memory_op_time_s(memory_op_kind::rmsnorm, 1024, h100(), p) < 3.1e-6);
+}

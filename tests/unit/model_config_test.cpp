@@ -101,7 +101,7 @@ TEST_CASE("Llama-2-7B's config builds the network of examples/llama2-7b-prefill.
     CHECK(a[i].count == b[i].count);
     CHECK(a[i].precision == b[i].precision);
   }
-  CHECK(contains(from_config.notes.front(), "embedding lookup"));
+  CHECK(contains(from_config.notes.front(), "PyTorch eager runs transformers' code"));
 }
 
 TEST_CASE("Llama-3-8B decode: 8 key/value heads, 131,072 bytes of KV cache per token") {
@@ -471,7 +471,7 @@ TEST_CASE("a NUL or an escape sequence in a config string is quoted escaped, the
 TEST_CASE("--emit-yaml: every example config, with every option, analyses as the config does") {
   // Embedding tables, phase, KV cache, quantization, precision, sharding: what was lost before
   // (the embedding table: a 16.5 GB GPU "fit" a model it does not).
-  std::vector<config_options> choices(10);
+  std::vector<config_options> choices(12);
   choices[1].phase = inference_phase::decode;
   choices[1].batch = 8;
   choices[1].kv_len = 4096;
@@ -491,6 +491,9 @@ TEST_CASE("--emit-yaml: every example config, with every option, analyses as the
   choices[8].quantization = quantization::w8a16;
   choices[9].tensor_parallel = 2;
   choices[9].last_logits = true;
+  choices[10].glue = glue_style::fused;
+  choices[11].glue = glue_style::fused;
+  choices[11].phase = inference_phase::decode;
   int trips = 0;
   for (const auto &entry :
        std::filesystem::directory_iterator(std::string(ROOFLINE_SOURCE_DIR) + "/examples/configs"))
@@ -511,7 +514,7 @@ TEST_CASE("--emit-yaml: every example config, with every option, analyses as the
       CHECK(differences(analysis_json(net), analysis_json(back)) == "");
       ++trips;
     }
-  CHECK(trips >= 70);
+  CHECK(trips >= 80);
 }
 
 TEST_CASE("--emit-yaml escapes the config's path and names: no newline starts a key") {
@@ -569,4 +572,80 @@ TEST_CASE("a network YAML's phase, KV length and resident weights: read, and ref
     "num_hidden_layers": 1, "num_attention_heads": 1, "intermediate_size": 1,
     "vocab_size": 4294967296})"),
                  "the embedding table's bytes"));
+}
+
+namespace {
+
+/// The ops of `net` by layer name (repeat blocks' ops once).
+std::map<std::string, op> ops_by_layer(const network &net) {
+  std::map<std::string, op> ops;
+  for (const op &o : lower(net))
+    if (o.pass == pass::forward)
+      ops.emplace(o.layer, o);
+  return ops;
+}
+
+} // namespace
+
+TEST_CASE("the glue by hand: Llama-3-8B decode, batch 4, as transformers runs it and as fused") {
+  config_options decode;
+  decode.phase = inference_phase::decode;
+  decode.batch = 4;
+  decode.kv_len = 1024;
+  const network eager = load_model_config(config_path("llama-3-8b.json"), decode);
+  auto ops = ops_by_layer(eager);
+  // 4 tokens; bf16: 2 bytes. The gather reads 4 rows of the table and writes them.
+  CHECK(ops.at("embed_tokens").kind == "embedding");
+  CHECK(ops.at("embed_tokens").bytes == 2 * 4 * 4096 * 2);
+  // RoPE on 32 query heads and 8 key heads of 128: 4 × 5120 elements in and out.
+  CHECK(ops.at("decoder_layer/rotary").kind == "rope");
+  CHECK(ops.at("decoder_layer/rotary").elements == 4 * 5120);
+  CHECK(ops.at("decoder_layer/rotary").bytes == 2 * 4 * 5120 * 2);
+  // index_copy_ of the new token's K and V: 4 × 2 × 1024 elements.
+  CHECK(ops.at("decoder_layer/kv_append").kind == "kv_append");
+  CHECK(ops.at("decoder_layer/kv_append").elements == 4 * 2048);
+  CHECK(ops.at("decoder_layer/attn_transpose").kind == "copy");
+  CHECK(ops.at("decoder_layer/attn_transpose").bytes == 2 * 4 * 4096 * 2);
+  // transformers' RMSNorm: 8 kernels, 4 passes at bf16 and 7 at fp32 over 4 × 4096 elements.
+  const op &norm = ops.at("decoder_layer/input_norm");
+  CHECK(norm.launches == 8);
+  CHECK(norm.bytes == 4 * 4096 * (4 * 2 + 7 * 4));
+  CHECK(ops.at("final_norm").launches == 8);
+  CHECK(ops.at("decoder_layer/silu").launches == 1);
+
+  decode.glue = glue_style::fused;
+  const network fused = load_model_config(config_path("llama-3-8b.json"), decode);
+  ops = ops_by_layer(fused);
+  CHECK(ops.count("decoder_layer/rotary") == 0);
+  CHECK(ops.count("decoder_layer/attn_transpose") == 0);
+  // One kernel rotates Q and K and writes K and V to the cache: Q, K, V in, Q, K, V out.
+  const op &rotate = ops.at("decoder_layer/rotary_kv_append");
+  CHECK(rotate.kind == "copy");
+  CHECK(rotate.bytes == 2 * 4 * (4096 + 2 * 1024) * 2);
+  CHECK(ops.at("decoder_layer/input_norm").launches == 1);
+  CHECK(ops.at("decoder_layer/input_norm").bytes == 2 * 4 * 4096 * 2);
+  // The same GEMMs and attention either way; only the glue differs.
+  const analysis a = analyze(eager, perf_model(spec_catalog::builtin().resolve("h100")), "t");
+  const analysis b = analyze(fused, perf_model(spec_catalog::builtin().resolve("h100")), "t");
+  CHECK(a.totals.gemm_time_s == doctest::Approx(b.totals.gemm_time_s));
+  CHECK(a.totals.device_time_s > b.totals.device_time_s);
+}
+
+TEST_CASE("the glue by hand: learned positions (GPT-2), and BERT's token types and norm") {
+  const auto gpt2 = ops_by_layer(load_model_config(config_path("gpt2.json"), {}));
+  for (const char *name : {"embed_tokens", "embed_positions"})
+    CHECK(gpt2.at(name).kind == "embedding");
+  CHECK(gpt2.at("embed_add").kind == "add");
+  CHECK(gpt2.count("decoder_layer/rotary") == 0);
+  CHECK(gpt2.at("decoder_layer/ln_1").launches == 1); // PyTorch's LayerNorm is one kernel
+  CHECK(gpt2.count("decoder_layer/attn_transpose") == 1);
+  const auto bert = ops_by_layer(load_model_config(config_path("bert-base-uncased.json"), {}));
+  CHECK(bert.at("embed_token_types").kind == "embedding");
+  CHECK(bert.at("embed_norm").kind == "layernorm");
+  CHECK(bert.count("layer/kv_append") == 0);
+  config_options fused;
+  fused.glue = glue_style::fused;
+  // An encoder keeps no cache: nothing to write, fused or not.
+  CHECK(ops_by_layer(load_model_config(config_path("bert-base-uncased.json"), fused))
+            .count("layer/kv_append") == 0);
 }

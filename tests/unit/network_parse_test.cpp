@@ -60,6 +60,19 @@ std::string one_layer(const std::string &layer) {
 
 // ------------------------------------------------------------------ good input
 
+TEST_CASE("a norm run unfused: 8 kernels over its passes at the activations' size and fp32's") {
+  const std::vector<op> ops =
+      lower(parse_network("name: t\nbatch: 2\nseq_len: 3\nprecision: bf16\nlayers:\n"
+                          "  - {name: n, type: rmsnorm, features: 64, unfused: true}\n"
+                          "  - {name: f, type: rmsnorm}\n",
+                          "t.yaml"));
+  REQUIRE(ops.size() == 2);
+  CHECK(ops[0].launches == 8);
+  CHECK(ops[0].bytes == 6 * 64 * (4 * 2 + 7 * 4));
+  CHECK(ops[1].launches == 1); // the same op, fused: in and out once
+  CHECK(ops[1].bytes == 6 * 64 * 2 * 2);
+}
+
 TEST_CASE("parse_network reads the top-level keys and each layer's body") {
   const network net =
       parse_network("name: demo\n"
@@ -357,7 +370,9 @@ TEST_CASE(
       const analysis r = analyze(net, perf_model(*gpu), "test");
       CHECK(r.totals.time_s > 0);
       for (const op &o : ops) {
-        CHECK(o.flops > 0);
+        // Only what moves data and computes nothing (a copy, a gather) runs no FLOPs.
+        const auto kind = parse_memory_op_kind(o.kind);
+        CHECK((o.flops > 0 || (kind && cost_of(*kind).flops_per_element == 0)));
         CHECK(o.bytes > 0);
         CHECK(o.count > 0);
       }
@@ -396,6 +411,9 @@ TEST_CASE("a mixture of experts, a sliding window and a KV cache format: read, a
   check_error(parse_error(one_layer("{name: a, type: attention, heads: 2, head_dim: 8, "
                                     "window: 0}")),
               3, 63, "`window`");
+  // Only a kind a framework runs unfused has an unfused form.
+  check_error(parse_error(one_layer("{name: r, type: relu, features: 8, unfused: true}")), 3, 49,
+              "`relu` has no unfused form");
   // An fp8 cache beside unfused GEMMs, and experts in training, fail where they are lowered.
   CHECK_THROWS_WITH_AS(lower(parse_network(one_layer("{name: a, type: attention, heads: 2, "
                                                      "head_dim: 8, kv_precision: fp8}"),
