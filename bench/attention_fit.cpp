@@ -83,13 +83,8 @@ std::vector<sample> read_samples(const std::string &file, const std::string &bac
   for (std::vector<std::string> f; csv.next(f);) {
     if (f[c_backend] != backend || f[c_timing] != "graph")
       continue;
-    double time_us = 0;
-    try {
-      time_us = std::stod(f[c_time]);
-    } catch (const std::exception &) {
-      continue; // "unsupported", or no time
-    }
-    if (!(time_us > 0))
+    const std::optional<double> time_us = bench::positive_time(f[c_time]);
+    if (!time_us)
       continue;
     attention_shape s;
     s.batch = std::stoll(f[c_batch]);
@@ -104,7 +99,7 @@ std::vector<sample> read_samples(const std::string &file, const std::string &bac
     const precision p = f[c_dtype] == "bfloat16" ? precision::bf16 : precision::fp16;
     const op o = lowered(s, p, backward);
     sample x;
-    x.timed = {*o.attention, p, o.bytes, time_us * 1e-6};
+    x.timed = {*o.attention, p, o.bytes, *time_us * 1e-6};
     x.fit = fitting && f[c_split] == "fit";
     x.kind = std::string(backward                                 ? "backward"
                          : s.q_len < attention_decode_below_q_len ? "decode"

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,16 @@ inline std::vector<std::string> csv_fields(const std::string &line) {
       fields.back() += c;
   }
   return fields;
+}
+
+/// A field's positive time; nullopt where it holds none ("unsupported", empty, 0).
+inline std::optional<double> positive_time(const std::string &field) {
+  try {
+    const double value = std::stod(field);
+    return value > 0 ? std::optional<double>(value) : std::nullopt;
+  } catch (const std::exception &) {
+    return std::nullopt;
+  }
 }
 
 /// A CSV file read row by row, its columns found by name in its header.

@@ -73,18 +73,13 @@ std::vector<sample> read_samples(const std::string &file, bool fitting) {
     const auto op = modelled().find(f[c_op]);
     if (op == modelled().end() || f[c_layout] != op->second.second || f[c_timing] != "graph")
       continue;
-    double time_us = 0;
-    try {
-      time_us = std::stod(f[c_time]);
-    } catch (const std::exception &) {
-      continue; // no time
-    }
-    if (!(time_us > 0))
+    const std::optional<double> time_us = bench::positive_time(f[c_time]);
+    if (!time_us)
       continue;
     sample x;
     x.kind = std::string(to_string(op->second.first));
     x.fit = fitting && f[c_split] == "fit";
-    x.timed = {op->second.first, std::stoll(f[c_bytes]), time_us * 1e-6};
+    x.timed = {op->second.first, std::stoll(f[c_bytes]), *time_us * 1e-6};
     samples.push_back(x);
   }
   return samples;

@@ -59,9 +59,12 @@ double l2_bytes_per_s(const gpu_spec &gpu, const model_parameters &params);
 /// and wave quantization, split-K, the K loop's latency and L2 residency (warm) or DRAM's cold
 /// rate (cold). The host's cost of issuing the call is not in it (host_floor).
 /// `peak_flop_per_s` is the precision's peak to hold it to. With reasons::without, `factors` stay
-/// empty.
+/// empty. `streamed_bytes`, where positive, replaces the operands' bytes the call streams
+/// through DRAM or L2 (a convolution's implicit GEMM reads the real tensors, not the R·S-times
+/// larger im2col matrix); its tiles still load their K-deep operands as the shape says.
 gemm_estimate estimate_gemm(const gemm_shape &shape, precision p, double peak_flop_per_s,
                             const gpu_spec &gpu, const model_parameters &parameters,
-                            cache_state operands = cache_state::warm, reasons why = reasons::with);
+                            cache_state operands = cache_state::warm, reasons why = reasons::with,
+                            double streamed_bytes = 0);
 
 } // namespace roofline

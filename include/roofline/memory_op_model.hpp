@@ -9,12 +9,15 @@
 
 namespace roofline {
 
+/// The bandwidth a memory-bound kernel moving `bytes` streams against on `gpu` (the model's
+/// basis): L2's (the GEMM model's rate) for a kernel of no bytes, down to DRAM's for one whose
+/// bytes fill L2. A network's activations are written by one kernel and read by the next: what
+/// fits in L2 is read from there, as in a benchmark's replay.
+double memory_bytes_per_s(std::int64_t bytes, const gpu_spec &gpu, const model_parameters &params);
+
 /// Device time of one memory-bound kernel of `kind` moving `bytes` (its minimum traffic: inputs
 /// read, output written once) on `gpu` (the model's basis: model_basis()): its floor
-/// (`memory_floor_s`) plus its bytes at `memory_efficiency` of a bandwidth that runs from L2's
-/// (the GEMM model's rate) for a kernel of no bytes down to DRAM's for one whose bytes fill L2.
-/// A network's activations are written by one kernel and read by the next: what fits in L2 is
-/// read from there, as in a benchmark's replay.
+/// (`memory_floor_s`) plus its bytes at `memory_efficiency` of memory_bytes_per_s().
 /// `launches` > 1: the op run unfused (op::launches), as that many elementwise kernels (`mul`'s
 /// floor and efficiency: each one streams a tensor or two) sharing its bytes equally.
 double memory_op_time_s(memory_op_kind kind, std::int64_t bytes, const gpu_spec &gpu,

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "roofline/attention_shape.hpp"
+#include "roofline/conv_shape.hpp"
 #include "roofline/gemm.hpp"
 #include "roofline/gemm_model.hpp"
 #include "roofline/gpu_spec.hpp"
@@ -42,6 +43,16 @@ struct timed_memory_op {
   double time_s = 0; ///< device time: back-to-back calls replayed from a CUDA graph
 };
 
+/// One measured convolution pass: its shape, the implicit GEMM lowering gives it, its precision,
+/// minimum DRAM bytes and device time.
+struct timed_conv {
+  conv_shape shape;
+  gemm_shape implicit;
+  precision prec = precision::fp16;
+  std::int64_t bytes = 0;
+  double time_s = 0; ///< device time: back-to-back calls replayed from a CUDA graph
+};
+
 /// |predicted − measured| / measured of each sample, sorted ascending.
 std::vector<double> relative_errors(const std::vector<timed_gemm> &samples, const gpu_spec &gpu,
                                     const model_parameters &parameters);
@@ -49,6 +60,8 @@ std::vector<double> relative_errors(const std::vector<timed_attention> &samples,
                                     const gpu_spec &gpu, const model_parameters &parameters);
 std::vector<double> relative_errors(const std::vector<timed_memory_op> &samples,
                                     const gpu_spec &gpu, const model_parameters &parameters);
+std::vector<double> relative_errors(const std::vector<timed_conv> &samples, const gpu_spec &gpu,
+                                    const model_parameters &parameters);
 
 /// The parameters that make the GEMM model fit `samples` on `gpu` best, from `start`. cuBLAS's
 /// split-K rule (reduces_split_k) is fitted first, to the launch counts the samples recorded (it
@@ -77,6 +90,14 @@ model_parameters fit_attention(const std::vector<timed_attention> &samples, cons
 /// own samples. Deterministic.
 model_parameters fit_memory_ops(const std::vector<timed_memory_op> &samples, const gpu_spec &gpu,
                                 model_parameters start);
+
+/// The convolutions' parameters (parameter_fit::conv) that `samples` decide, fitted to them on
+/// `gpu` from `start` by the same search as fit_model's: the implicit-GEMM variants' slowdowns
+/// and their shared overhead on those forward samples, the grouped kernel's three on the grouped
+/// ones, then the gradients' slowdowns on the gradient passes, the forward's kept.
+/// Deterministic.
+model_parameters fit_conv(const std::vector<timed_conv> &samples, const gpu_spec &gpu,
+                          model_parameters start);
 
 /// The model fitted on a GPU, saved beside its measured ceilings (cache_directory()), keyed by
 /// UUID; nullopt when there is no cache directory.

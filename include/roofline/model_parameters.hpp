@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "roofline/conv_shape.hpp"
 #include "roofline/memory_op.hpp"
 #include "roofline/precision.hpp"
 
@@ -20,8 +21,8 @@ inline constexpr std::array<int, 4> misaligned_row_bytes{8, 4, 2, 1};
 /// The head dims fused attention has an efficiency of its own for (others interpolate).
 inline constexpr std::array<int, 3> attention_head_dims{64, 128, 256};
 
-/// The device-time model's parameters: the GEMM model's, fused attention's, then the memory-bound
-/// ops'. Groups of one
+/// The device-time model's parameters: the GEMM model's, fused attention's, the memory-bound
+/// ops', then the convolutions'. Groups of one
 /// value per precision (or per misaligned row width) take consecutive slots:
 /// `parameter_at(parameter::efficiency, precision::fp16)`. parameter_table() holds each one's name,
 /// default, bounds, unit and meaning.
@@ -65,7 +66,14 @@ enum class parameter : int {
   attention_backward_tile_overhead_s,
   memory_floor_s,
   memory_efficiency = memory_floor_s + memory_op_kind_count,
-  count = memory_efficiency + memory_op_kind_count
+  conv_slowdown = memory_efficiency + memory_op_kind_count,
+  conv_data_grad_slowdown = conv_slowdown + conv_gemm_variant_count,
+  conv_weight_grad_slowdown,
+  conv_overhead_s,
+  conv_grouped_floor_s,
+  conv_grouped_efficiency,
+  conv_grouped_dram_efficiency,
+  count
 };
 inline constexpr std::size_t parameter_count = static_cast<std::size_t>(parameter::count);
 
@@ -80,6 +88,9 @@ parameter attention_efficiency_at(int head_dim, parameter group = parameter::att
 /// The slot of `group`'s value (memory_floor_s or memory_efficiency) for memory ops of `kind`.
 parameter memory_parameter_at(parameter group, memory_op_kind kind);
 
+/// The slot of conv_slowdown for convolutions of `variant` (one costed as an implicit GEMM).
+parameter conv_slowdown_at(conv_variant variant);
+
 /// How calibrate treats a parameter.
 enum class parameter_fit {
   none,      ///< a fixed property of cuBLAS's kernels: never fitted
@@ -87,6 +98,7 @@ enum class parameter_fit {
   launches,  ///< fitted to the kernel counts calls launched (cuBLAS's split-K rule)
   attention, ///< fitted to measured fused-attention device times (bench/attention_fit)
   memory,    ///< fitted to measured memory-bound kernels' device times (bench/memory_op_fit)
+  conv,      ///< fitted to measured cuDNN convolutions' device times (bench/conv_fit)
 };
 
 /// One row of the parameter table: the single home of a parameter's name, default and bounds.

@@ -34,13 +34,15 @@ struct matmul_layer {
   std::int64_t batch_count = 1;
 };
 
-/// A 2-D convolution, lowered to its implicit GEMM.
+/// A 2-D convolution, lowered to its implicit GEMM (one per group).
 struct conv2d_layer {
   std::int64_t in_channels = 0, out_channels = 0;
   std::int64_t kernel_h = 0, kernel_w = 0;
   std::int64_t stride_h = 1, stride_w = 1;
   std::int64_t padding_h = 0, padding_w = 0;
   std::int64_t input_h = 0, input_w = 0;
+  /// Channel groups (depthwise: as many as channels); divides both channel counts.
+  std::int64_t groups = 1;
 };
 
 /// Multi-head attention's two batched GEMMs (Q·Kᵀ and P·V) and the softmax between them.

@@ -2,8 +2,10 @@
 #pragma once
 
 #include "roofline/attention_shape.hpp"
+#include "roofline/conv_shape.hpp"
 #include "roofline/error.hpp"
 #include "roofline/gemm.hpp"
+#include "roofline/pass.hpp"
 #include "roofline/precision.hpp"
 
 #include <cstdint>
@@ -13,19 +15,13 @@
 
 namespace roofline {
 
-/// Which pass of training an op belongs to (inference has only the forward pass).
-enum class pass { forward, data_grad, weight_grad };
-
-/// "forward", "data-grad", "weight-grad".
-std::string_view to_string(pass p);
-
 /// The kind of a fused attention op.
 inline constexpr std::string_view fused_attention_kind = "attention";
 /// The kind of an all-reduce between the GPUs a layer is sharded over (tensor parallelism).
 inline constexpr std::string_view all_reduce_kind = "all_reduce";
 
-/// One kernel-sized piece of work a network lowers to: a GEMM, a memory-bound op, or a fused
-/// attention kernel.
+/// One kernel-sized piece of work a network lowers to: a GEMM (a convolution's implicit one
+/// among them), a memory-bound op, or a fused attention kernel.
 struct op {
   std::string layer; ///< "block/attn/qk": the layer's path in the network
   roofline::pass pass = pass::forward;
@@ -33,11 +29,13 @@ struct op {
   roofline::precision precision = precision::fp16;
   std::optional<gemm_shape> gemm;           ///< set for GEMMs
   std::optional<attention_shape> attention; ///< set for fused attention
-  std::int64_t elements = 0;                ///< memory-bound ops: output elements
-  std::int64_t count = 1;                   ///< how many times it runs per step (repeat blocks)
-  std::int64_t flops = 0;                   ///< per run
-  std::int64_t bytes = 0;                   ///< minimum DRAM bytes per run
-  source_location where;                    ///< the layer in the network file
+  /// set for convolutions (their `gemm`: the pass's implicit GEMM)
+  std::optional<conv_shape> conv;
+  std::int64_t elements = 0; ///< memory-bound ops: output elements
+  std::int64_t count = 1;    ///< how many times it runs per step (repeat blocks)
+  std::int64_t flops = 0;    ///< per run
+  std::int64_t bytes = 0;    ///< minimum DRAM bytes per run
+  source_location where;     ///< the layer in the network file
   /// A mixture of experts' expert GEMM: its M and batch_count follow the routing (the experts a
   /// batch reaches), not the batch alone.
   bool routed = false;

@@ -58,7 +58,7 @@ double l2_bytes_per_s(const gpu_spec &gpu, const model_parameters &params) {
 
 gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_per_s,
                             const gpu_spec &gpu, const model_parameters &params,
-                            cache_state operands, reasons why_too) {
+                            cache_state operands, reasons why_too, double streamed_bytes) {
   const double element = element_bytes(p);
   const double sms = gpu.sm_count;
   // The narrower of the rows of A, B (K long) and C (N long) decides the kernel.
@@ -68,7 +68,10 @@ gemm_estimate estimate_gemm(const gemm_shape &s, precision p, double peak_flop_p
   // network's, where nothing lowered them).
   const double m = static_cast<double>(s.m), n = static_cast<double>(s.n),
                k_depth = static_cast<double>(s.k), instances = static_cast<double>(s.batch_count);
-  const double bytes = (element * (m * k_depth + m * n) + weight_element * k_depth * n) * instances;
+  const double bytes =
+      streamed_bytes > 0
+          ? streamed_bytes
+          : (element * (m * k_depth + m * n) + weight_element * k_depth * n) * instances;
   const bool cold = operands == cache_state::cold;
   const bool l2_resident = !cold && bytes <= params[parameter::l2_resident_fraction] * gpu.l2_bytes;
   const detail::kernel_kinds kinds = detail::kernels_for(s, p, alignment, gpu, params);

@@ -180,9 +180,11 @@ private:
                             " kernel is larger than the padded " + std::to_string(conv.input_h) +
                             "×" + std::to_string(conv.input_w) + " input");
     const std::int64_t batch = m_net.batch;
+    // Grouped: one GEMM per group, of its share of the channels (the reader checked they divide).
     const gemm_shape shape{
-        product(ctx, {batch, p, q}, "M = batch·P·Q"), conv.out_channels,
-        product(ctx, {conv.in_channels, conv.kernel_h, conv.kernel_w}, "K = C·R·S"), 1};
+        product(ctx, {batch, p, q}, "M = batch·P·Q"), conv.out_channels / conv.groups,
+        product(ctx, {conv.in_channels / conv.groups, conv.kernel_h, conv.kernel_w}, "K = C·R·S"),
+        conv.groups};
     const std::int64_t input =
         product(ctx, {batch, conv.in_channels, conv.input_h, conv.input_w}, "its input size");
     const std::int64_t input_read =
@@ -206,10 +208,17 @@ private:
     const std::size_t first = m_forward.size();
     const std::size_t first_backward = m_backward.size();
     add_gemm(ctx, "", shape);
+    conv_shape cs{
+        batch, conv.in_channels, conv.out_channels, conv.input_h,  conv.input_w,  p,
+        q,     conv.kernel_h,    conv.kernel_w,     conv.stride_h, conv.stride_w, conv.groups};
     m_forward[first].bytes = bytes(input_read);
+    m_forward[first].conv = cs;
     for (std::size_t g = first_backward; g < m_backward.size(); ++g)
-      for (op &grad : m_backward[g])
+      for (op &grad : m_backward[g]) {
         grad.bytes = bytes(grad.pass == pass::data_grad ? input : input_read);
+        cs.pass = grad.pass;
+        grad.conv = cs;
+      }
     m_previous = {output, conv.out_channels, p, q};
   }
 

@@ -45,7 +45,7 @@ void add_layers(const network &net, const std::vector<layer> &layers, precision 
             sum.weights += times * weight_element_bytes({1, body.out, body.in, 1, weights}, p) *
                            static_cast<double>(body.in) * static_cast<double>(body.out);
           } else if constexpr (std::is_same_v<body_type, conv2d_layer>) {
-            sum.weights += times * element * static_cast<double>(body.in_channels) *
+            sum.weights += times * element * static_cast<double>(body.in_channels / body.groups) *
                            static_cast<double>(body.out_channels) *
                            static_cast<double>(body.kernel_h) * static_cast<double>(body.kernel_w);
           } else if constexpr (std::is_same_v<body_type, moe_layer>) {

@@ -7,18 +7,23 @@
 
 namespace roofline {
 
-double memory_op_time_s(memory_op_kind kind, std::int64_t bytes, const gpu_spec &gpu,
-                        const model_parameters &params, int launches) {
-  if (launches > 1)
-    return launches * memory_op_time_s(memory_op_kind::mul, bytes / launches, gpu, params);
+double memory_bytes_per_s(std::int64_t bytes, const gpu_spec &gpu, const model_parameters &params) {
   const double moved = static_cast<double>(bytes);
   // The share of its bytes L2 can hold beside them: 1 for a few bytes, 0 once they fill it.
   const double in_l2 =
       gpu.l2_bytes > 0 ? std::clamp(1 - moved / static_cast<double>(gpu.l2_bytes), 0.0, 1.0) : 0;
   const double dram = gpu.dram_bytes_per_s;
-  const double rate = dram + in_l2 * std::max(0.0, l2_bytes_per_s(gpu, params) - dram);
+  return dram + in_l2 * std::max(0.0, l2_bytes_per_s(gpu, params) - dram);
+}
+
+double memory_op_time_s(memory_op_kind kind, std::int64_t bytes, const gpu_spec &gpu,
+                        const model_parameters &params, int launches) {
+  if (launches > 1)
+    return launches * memory_op_time_s(memory_op_kind::mul, bytes / launches, gpu, params);
   return params[memory_parameter_at(parameter::memory_floor_s, kind)] +
-         moved / (params[memory_parameter_at(parameter::memory_efficiency, kind)] * rate);
+         static_cast<double>(bytes) /
+             (params[memory_parameter_at(parameter::memory_efficiency, kind)] *
+              memory_bytes_per_s(bytes, gpu, params));
 }
 
 } // namespace roofline

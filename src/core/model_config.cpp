@@ -719,10 +719,12 @@ void write_layers(std::string &out, const std::vector<layer> &layers, int indent
           } else if constexpr (std::is_same_v<body_type, conv2d_layer>) {
             out += fmt::format("{}- {{name: {}, type: conv2d, in_channels: {}, out_channels: {}, "
                                "kernel: [{}, {}], stride: [{}, {}], padding: [{}, {}], "
-                               "input: [{}, {}]{}}}\n",
+                               "input: [{}, {}]{}{}}}\n",
                                pad, name, body.in_channels, body.out_channels, body.kernel_h,
                                body.kernel_w, body.stride_h, body.stride_w, body.padding_h,
-                               body.padding_w, body.input_h, body.input_w, precision);
+                               body.padding_w, body.input_h, body.input_w,
+                               body.groups > 1 ? fmt::format(", groups: {}", body.groups) : "",
+                               precision);
           } else if constexpr (std::is_same_v<body_type, pool_layer>) {
             out += fmt::format("{}- {{name: {}, type: {}, kernel: {}, stride: {}, padding: {}", pad,
                                name, to_string(body.kind), body.kernel, body.stride, body.padding);

@@ -5,6 +5,7 @@
 #include "kernel_choice.hpp"
 #include "roofline/attention_model.hpp"
 #include "roofline/ceilings.hpp"
+#include "roofline/conv_model.hpp"
 #include "roofline/error.hpp"
 #include "roofline/gemm_model.hpp"
 #include "roofline/memory_op_model.hpp"
@@ -44,6 +45,13 @@ double predicted(const timed_attention &sample, const gpu_spec &gpu,
 double predicted(const timed_memory_op &sample, const gpu_spec &gpu,
                  const model_parameters &parameters) {
   return memory_op_time_s(sample.kind, sample.bytes, gpu, parameters);
+}
+
+double predicted(const timed_conv &sample, const gpu_spec &gpu,
+                 const model_parameters &parameters) {
+  return estimate_conv(sample.shape, sample.implicit, sample.prec, sample.bytes, gpu, parameters,
+                       cache_state::warm, reasons::without)
+      .device_time_s;
 }
 
 /// Median plus mean of |log(predicted / measured)|: the median for the typical shape, the mean so
@@ -94,6 +102,11 @@ std::vector<double> relative_errors(const std::vector<timed_attention> &samples,
 
 std::vector<double> relative_errors(const std::vector<timed_memory_op> &samples,
                                     const gpu_spec &gpu, const model_parameters &parameters) {
+  return errors_of(samples, gpu, parameters);
+}
+
+std::vector<double> relative_errors(const std::vector<timed_conv> &samples, const gpu_spec &gpu,
+                                    const model_parameters &parameters) {
   return errors_of(samples, gpu, parameters);
 }
 
@@ -404,6 +417,49 @@ model_parameters fit_memory_ops(const std::vector<timed_memory_op> &samples, con
       best = fit_free(samples_loss(own, gpu), start, best,
                       {memory_parameter_at(parameter::memory_floor_s, kind),
                        memory_parameter_at(parameter::memory_efficiency, kind)});
+  }
+  return best;
+}
+
+model_parameters fit_conv(const std::vector<timed_conv> &samples, const gpu_spec &gpu,
+                          model_parameters start) {
+  // The forward variants share no parameter: each on its own samples. The gradients' slowdowns
+  // scale their variant's rate, so they come after it.
+  const auto of = [&](auto keep) {
+    std::vector<timed_conv> own;
+    std::copy_if(samples.begin(), samples.end(), std::back_inserter(own), keep);
+    return own;
+  };
+  model_parameters best = start;
+  const std::vector<timed_conv> implicit = of([](const timed_conv &x) {
+    return x.shape.pass == pass::forward && variant_of(x.shape) != conv_variant::grouped;
+  });
+  if (!implicit.empty()) {
+    // The variants share the per-call overhead: fitted together, each slowdown only where a
+    // sample of its variant decides it.
+    std::vector<parameter> free{parameter::conv_overhead_s};
+    for (int v = 0; v < conv_gemm_variant_count; ++v)
+      if (std::any_of(implicit.begin(), implicit.end(), [&](const timed_conv &x) {
+            return variant_of(x.shape) == static_cast<conv_variant>(v);
+          }))
+        free.push_back(conv_slowdown_at(static_cast<conv_variant>(v)));
+    best = fit_free(samples_loss(implicit, gpu), start, best, free);
+  }
+  const std::vector<timed_conv> grouped = of([](const timed_conv &x) {
+    return x.shape.pass == pass::forward && variant_of(x.shape) == conv_variant::grouped;
+  });
+  if (!grouped.empty())
+    best = fit_free(samples_loss(grouped, gpu), start, best,
+                    {parameter::conv_grouped_floor_s, parameter::conv_grouped_efficiency,
+                     parameter::conv_grouped_dram_efficiency});
+  for (const auto &[p, slowdown] :
+       {std::pair{pass::data_grad, parameter::conv_data_grad_slowdown},
+        std::pair{pass::weight_grad, parameter::conv_weight_grad_slowdown}}) {
+    const std::vector<timed_conv> own = of([&, p = p](const timed_conv &x) {
+      return x.shape.pass == p && variant_of(x.shape) != conv_variant::grouped;
+    });
+    if (!own.empty())
+      best = fit_free(samples_loss(own, gpu), start, best, {slowdown});
   }
   return best;
 }

@@ -32,6 +32,14 @@ parameter memory_parameter_at(parameter group, memory_op_kind kind) {
   return static_cast<parameter>(static_cast<int>(group) + static_cast<int>(kind));
 }
 
+parameter conv_slowdown_at(conv_variant variant) {
+  if (static_cast<int>(variant) >= conv_gemm_variant_count)
+    throw std::out_of_range(
+        fmt::format("no conv slowdown for {} convolutions", to_string(variant)));
+  return static_cast<parameter>(static_cast<int>(parameter::conv_slowdown) +
+                                static_cast<int>(variant));
+}
+
 namespace {
 
 /// A row, or a group of rows (one per precision or per misaligned row width) sharing it.
@@ -172,6 +180,41 @@ constexpr row memory_groups[] = {
      "of L2 its bytes leave free), by op kind"},
 };
 
+constexpr row conv_slowdown_group{
+    parameter::conv_slowdown,
+    "conv_slowdown",
+    1,
+    0.2,
+    100,
+    "x",
+    parameter_fit::conv,
+    "a forward convolution's time against the GEMM model's time for its implicit GEMM, by "
+    "variant (cuDNN's kernels gather their operands from NHWC tensors; 1: as a GEMM)"};
+
+constexpr row conv_scalars[] = {
+    {parameter::conv_data_grad_slowdown, "conv_data_grad_slowdown", 1, 0.2, 100, "x",
+     parameter_fit::conv,
+     "a data-gradient convolution's time against its forward variant's rate for its own implicit "
+     "GEMM"},
+    {parameter::conv_weight_grad_slowdown, "conv_weight_grad_slowdown", 1, 0.2, 100, "x",
+     parameter_fit::conv,
+     "a weight-gradient convolution's time against its forward variant's rate for its own "
+     "implicit GEMM"},
+    {parameter::conv_overhead_s, "conv_overhead_s", 0, 0, 50e-6, "s", parameter_fit::conv,
+     "per implicit-GEMM convolution, beyond the GEMM's fixed costs: cuDNN's kernel computes its "
+     "filter offsets and output coordinates before its K loop"},
+    {parameter::conv_grouped_floor_s, "conv_grouped_floor_s", 3e-6, 0, 100e-6, "s",
+     parameter_fit::conv,
+     "a grouped (depthwise) convolution's least time, however small (launch, a wave's latency)"},
+    {parameter::conv_grouped_efficiency, "conv_grouped_efficiency", 0.3, 0.01, 1,
+     "fraction of peak", parameter_fit::conv,
+     "fraction of the fp32 CUDA-core peak a grouped convolution's direct kernel computes at"},
+    {parameter::conv_grouped_dram_efficiency, "conv_grouped_dram_efficiency", 0.8, 0.02, 1,
+     "fraction", parameter_fit::conv,
+     "fraction of the bandwidth (memory_bytes_per_s: DRAM's, nearer L2's for small tensors) a "
+     "grouped convolution streams its tensors at"},
+};
+
 std::vector<parameter_info> build_table() {
   std::vector<parameter_info> table;
   const auto add = [&](const row &r) {
@@ -186,7 +229,7 @@ std::vector<parameter_info> build_table() {
                        defaults ? defaults[i] : g.default_value, g.min, g.max, g.unit, g.fit,
                        g.doc});
   };
-  std::vector<std::string> precisions, row_widths, head_dims, memory_kinds;
+  std::vector<std::string> precisions, row_widths, head_dims, memory_kinds, conv_variants;
   for (const precision p : all_precisions)
     precisions.emplace_back(to_string(p));
   for (const int bytes : misaligned_row_bytes)
@@ -195,6 +238,8 @@ std::vector<parameter_info> build_table() {
     head_dims.push_back(std::to_string(head_dim));
   for (const std::string_view kind : memory_op_names())
     memory_kinds.emplace_back(kind);
+  for (const std::string_view variant : conv_gemm_variant_names())
+    conv_variants.emplace_back(variant);
   for (const row &g : precision_groups)
     add_group(g, precisions);
   add_group(misalignment_group, row_widths, misalignment_defaults);
@@ -206,6 +251,9 @@ std::vector<parameter_info> build_table() {
     add(r);
   for (const row &g : memory_groups)
     add_group(g, memory_kinds);
+  add_group(conv_slowdown_group, conv_variants);
+  for (const row &r : conv_scalars)
+    add(r);
   for (std::size_t i = 0; i < table.size(); ++i)
     if (static_cast<std::size_t>(table[i].id) != i)
       throw std::logic_error("parameter table out of slot order at " + table[i].name);

@@ -293,7 +293,7 @@ private:
     } else if (type == "conv2d") {
       const yaml_map map(item, m_file, typed_context,
                          with_common_keys({"in_channels", "out_channels", "kernel", "stride",
-                                           "padding", "input", "bias"}));
+                                           "padding", "input", "bias", "groups"}));
       conv2d_layer conv;
       conv.in_channels = map.positive_int("in_channels");
       conv.out_channels = map.positive_int("out_channels");
@@ -301,6 +301,12 @@ private:
       std::tie(conv.stride_h, conv.stride_w) = map.int_pair_or("stride", false, 1);
       std::tie(conv.padding_h, conv.padding_w) = map.int_pair_or("padding", true, 0);
       std::tie(conv.input_h, conv.input_w) = map.int_pair("input", false);
+      conv.groups = map.positive_int_or("groups", 1);
+      if (conv.in_channels % conv.groups != 0 || conv.out_channels % conv.groups != 0)
+        map.fail("groups",
+                 fmt::format("`groups` = {} must divide `in_channels` = {} and `out_channels` = {} "
+                             "(each group convolves its share of the channels)",
+                             conv.groups, conv.in_channels, conv.out_channels));
       result.body = conv;
       finish(result, map);
     } else if (type == "attention") {

@@ -3,6 +3,7 @@
 
 #include "hashing.hpp"
 #include "roofline/attention_model.hpp"
+#include "roofline/conv_model.hpp"
 #include "roofline/memory_op_model.hpp"
 
 #include <fmt/format.h>
@@ -36,9 +37,10 @@ struct op_key {
   std::int64_t all_reduce_gpus = 0;               ///< an all-reduce's; 0: not one
   precision p = precision::fp16;
   bool gemm = false, attention = false;
-  attention_shape attended; ///< a fused attention's shape (default for other ops)
-  int memory_kind = -1;     ///< a memory op's memory_op_kind; -1: not one
-  int launches = 1;         ///< an unfused memory op's kernels
+  attention_shape attended;       ///< a fused attention's shape (default for other ops)
+  std::optional<conv_shape> conv; ///< a convolution's (its GEMM: the pass's implicit one)
+  int memory_kind = -1;           ///< a memory op's memory_op_kind; -1: not one
+  int launches = 1;               ///< an unfused memory op's kernels
   cache_state operands = cache_state::warm;
   reasons why = reasons::with;
 
@@ -46,8 +48,9 @@ struct op_key {
     return m == o.m && n == o.n && k == o.k && batch_count == o.batch_count && flops == o.flops &&
            bytes == o.bytes && weight_bits == o.weight_bits && weight_group == o.weight_group &&
            all_reduce_gpus == o.all_reduce_gpus && p == o.p && gemm == o.gemm &&
-           attention == o.attention && attended == o.attended && memory_kind == o.memory_kind &&
-           launches == o.launches && operands == o.operands && why == o.why;
+           attention == o.attention && attended == o.attended && conv == o.conv &&
+           memory_kind == o.memory_kind && launches == o.launches && operands == o.operands &&
+           why == o.why;
   }
 };
 
@@ -60,16 +63,35 @@ struct op_key_hash {
     const std::uint64_t attention_kind = a.causal * 2 + a.backward;
     const std::uint64_t memory_kind = static_cast<std::uint64_t>(key.memory_kind + 1) +
                                       (static_cast<std::uint64_t>(key.launches) << 32);
-    return detail::hash_integers(std::initializer_list<std::uint64_t>{
-        static_cast<std::uint64_t>(a.batch), static_cast<std::uint64_t>(a.heads),
-        static_cast<std::uint64_t>(a.kv_heads), static_cast<std::uint64_t>(a.q_len),
-        static_cast<std::uint64_t>(a.kv_len), static_cast<std::uint64_t>(a.head_dim),
-        static_cast<std::uint64_t>(a.window), attention_kind, memory_kind,
-        static_cast<std::uint64_t>(key.m), static_cast<std::uint64_t>(key.n),
-        static_cast<std::uint64_t>(key.k), static_cast<std::uint64_t>(key.batch_count),
-        static_cast<std::uint64_t>(key.flops), static_cast<std::uint64_t>(key.bytes),
-        static_cast<std::uint64_t>(key.weight_bits), static_cast<std::uint64_t>(key.weight_group),
-        static_cast<std::uint64_t>(key.all_reduce_gpus), kind});
+    // The implicit GEMM's shape is in the key already: the conv's geometry that it leaves out.
+    const conv_shape c = key.conv.value_or(conv_shape{});
+    const std::uint64_t conv_geometry = detail::hash_integers(std::initializer_list<std::uint64_t>{
+        static_cast<std::uint64_t>(key.conv.has_value()), static_cast<std::uint64_t>(c.in_channels),
+        static_cast<std::uint64_t>(c.input_h), static_cast<std::uint64_t>(c.input_w),
+        static_cast<std::uint64_t>(c.kernel_h), static_cast<std::uint64_t>(c.kernel_w),
+        static_cast<std::uint64_t>(c.stride_h), static_cast<std::uint64_t>(c.stride_w),
+        static_cast<std::uint64_t>(c.groups), static_cast<std::uint64_t>(c.pass)});
+    return detail::hash_integers(
+        std::initializer_list<std::uint64_t>{static_cast<std::uint64_t>(a.batch),
+                                             static_cast<std::uint64_t>(a.heads),
+                                             static_cast<std::uint64_t>(a.kv_heads),
+                                             static_cast<std::uint64_t>(a.q_len),
+                                             static_cast<std::uint64_t>(a.kv_len),
+                                             static_cast<std::uint64_t>(a.head_dim),
+                                             static_cast<std::uint64_t>(a.window),
+                                             attention_kind,
+                                             memory_kind,
+                                             static_cast<std::uint64_t>(key.m),
+                                             static_cast<std::uint64_t>(key.n),
+                                             static_cast<std::uint64_t>(key.k),
+                                             static_cast<std::uint64_t>(key.batch_count),
+                                             static_cast<std::uint64_t>(key.flops),
+                                             static_cast<std::uint64_t>(key.bytes),
+                                             static_cast<std::uint64_t>(key.weight_bits),
+                                             static_cast<std::uint64_t>(key.weight_group),
+                                             static_cast<std::uint64_t>(key.all_reduce_gpus),
+                                             conv_geometry,
+                                             kind});
   }
 };
 
@@ -99,6 +121,7 @@ op_key key_of(const op &o, cache_state operands, reasons why) {
   key.attention = o.is_fused_attention();
   if (o.attention)
     key.attended = *o.attention;
+  key.conv = o.conv;
   if (const std::optional<memory_op_kind> kind = parse_memory_op_kind(o.kind))
     key.memory_kind = static_cast<int>(*kind);
   key.launches = o.launches;
@@ -222,7 +245,18 @@ prediction perf_model::compute(const op &o, reasons why) const {
     result.flop_per_s = static_cast<double>(o.flops) / result.time_s;
     return result;
   }
-  if (o.is_gemm()) {
+  if (o.conv) {
+    conv_estimate estimate = estimate_conv(*o.conv, *o.gemm, o.precision, o.bytes, m_basis,
+                                           m_parameters, operand_cache(), why);
+    result.device_time_s = estimate.device_time_s;
+    result.gemm = std::move(estimate.gemm);
+    // cuDNN's call: one kernel (a grouped one on the CUDA cores), issued like cuBLAS's.
+    result.host_floor_s = result.gemm ? m_host.gemm(o.precision, result.gemm->launches,
+                                                    result.gemm->family == kernel_family::fallback)
+                                      : m_host.kernel_launch_s;
+    result.factors.insert(result.factors.end(), std::make_move_iterator(estimate.factors.begin()),
+                          std::make_move_iterator(estimate.factors.end()));
+  } else if (o.is_gemm()) {
     result.gemm = estimate_once(*o.gemm, o.precision, why);
     result.device_time_s = result.gemm->device_time_s;
     result.host_floor_s = m_host.gemm(o.precision, result.gemm->launches,

@@ -649,3 +649,20 @@ TEST_CASE("the glue by hand: learned positions (GPT-2), and BERT's token types a
   CHECK(ops_by_layer(load_model_config(config_path("bert-base-uncased.json"), fused))
             .count("layer/kv_append") == 0);
 }
+
+TEST_CASE("--emit-yaml keeps a conv2d's groups (and writes none where there is one group)") {
+  const network net = parse_network(
+      "name: t\nlayers:\n"
+      "  - {name: dw, type: conv2d, in_channels: 96, out_channels: 96, kernel: 7, padding: 3, "
+      "groups: 96, input: [56, 56]}\n"
+      "  - {name: pw, type: conv2d, in_channels: 96, out_channels: 384, kernel: 1, "
+      "input: [56, 56]}\n",
+      "t.yaml");
+  const std::string yaml = to_network_yaml(net);
+  CHECK(contains(yaml, "groups: 96"));
+  CHECK(yaml.find("groups") == yaml.rfind("groups"));
+  const network read = round_trip(net);
+  CHECK(std::get<conv2d_layer>(read.layers.at(0).body).groups == 96);
+  CHECK(std::get<conv2d_layer>(read.layers.at(1).body).groups == 1);
+  CHECK(lower(read).at(0).gemm->batch_count == 96);
+}

@@ -456,3 +456,23 @@ TEST_CASE("weight-only quantization in a network YAML: inherited by linear layer
                                            "bad.yaml")),
                        doctest::Contains("inference only"), input_error);
 }
+
+TEST_CASE("conv2d `groups`: 1 by default, a divisor of both channel counts, else refused at it") {
+  const auto conv_of = [](const std::string &yaml) {
+    return std::get<conv2d_layer>(parse_network(one_layer(yaml), "g.yaml").layers.at(0).body);
+  };
+  CHECK(conv_of("{name: c, type: conv2d, in_channels: 8, out_channels: 8, kernel: 3, input: 7}")
+            .groups == 1);
+  CHECK(conv_of("{name: c, type: conv2d, in_channels: 96, out_channels: 192, kernel: 7, "
+                "groups: 96, input: 7}")
+            .groups == 96);
+  check_error(parse_error(one_layer("{name: c, type: conv2d, in_channels: 96, out_channels: 96, "
+                                    "kernel: 7, groups: 5, input: 7}")),
+              3, 83, "`groups` = 5 must divide `in_channels` = 96 and `out_channels` = 96");
+  check_error(parse_error(one_layer("{name: c, type: conv2d, in_channels: 96, out_channels: 100, "
+                                    "kernel: 7, groups: 96, input: 7}")),
+              3, 84, "must divide");
+  check_error(parse_error(one_layer("{name: c, type: conv2d, in_channels: 8, out_channels: 8, "
+                                    "kernel: 1, groups: 0, input: 7}")),
+              3, 81, "`groups` must be a positive integer");
+}
