@@ -2,6 +2,7 @@
 #pragma once
 
 #include "roofline/attention_shape.hpp"
+#include "roofline/conv_shape.hpp"
 #include "roofline/error.hpp"
 #include "roofline/gemm.hpp"
 #include "roofline/precision.hpp"
@@ -34,10 +35,17 @@ struct op {
   std::optional<gemm_shape> gemm;           ///< set for GEMMs
   std::optional<attention_shape> attention; ///< set for fused attention
   std::int64_t elements = 0;                ///< memory-bound ops: output elements
-  std::int64_t count = 1;                   ///< how many times it runs per step (repeat blocks)
-  std::int64_t flops = 0;                   ///< per run
-  std::int64_t bytes = 0;                   ///< minimum DRAM bytes per run
-  source_location where;                    ///< the layer in the network file
+  /// Memory-bound ops: the innermost (contiguous) extent of their tensor: the width a norm or a
+  /// softmax reduces over, a batchnorm's channels (NHWC); 0: not known.
+  std::int64_t row = 0;
+  /// A convolution's forward GEMM: the convolution it was lowered from (op::gemm holds its
+  /// implicit GEMM shape).
+  std::optional<conv_shape> conv;
+  std::optional<pool_shape> pool; ///< maxpool and avgpool: the window and the map it slides over
+  std::int64_t count = 1;         ///< how many times it runs per step (repeat blocks)
+  std::int64_t flops = 0;         ///< per run
+  std::int64_t bytes = 0;         ///< minimum DRAM bytes per run
+  source_location where;          ///< the layer in the network file
   /// A mixture of experts' expert GEMM: its M and batch_count follow the routing (the experts a
   /// batch reaches), not the batch alone.
   bool routed = false;
