@@ -32,7 +32,9 @@ struct counter_readings {
 
 /// What running one op on the GPU showed.
 struct measurement {
-  std::string engine; ///< "cublas", "naive", "tiled", "tensorcore"
+  /// "cublas", "naive", "tiled", "tensorcore" (GEMMs), "cudnn" (convolutions, fused attention),
+  /// "roofline-kernels" (memory-bound ops, our own kernels)
+  std::string engine;
   measurement_status status = measurement_status::measured;
   /// Why skipped or failed, or, for a measured op, why device_time_s is missing; else empty.
   std::string note;
@@ -57,19 +59,21 @@ struct measurement {
   double kernel_time_s = 0;
 };
 
-/// What measuring a list of ops showed: one entry per op, in order (nullopt for ops that are not
-/// GEMMs), and what the reader must know of the whole run (e.g. counters not permitted).
+/// What measuring a list of ops showed: one entry per op, in order (nullopt for ops the run did
+/// not take up: all-reduces unless every GPU was measured), and what the reader must know of the
+/// whole run (e.g. counters not permitted).
 struct measurements {
   std::vector<std::optional<measurement>> ops;
   std::vector<std::string> notes;
   /// False when the run was stopped (measure_options::stop) before it had measured every op: the
-  /// GEMMs it did not reach are marked (not_reached()), what it measured stands.
+  /// ops it did not reach are marked (not_reached()), what it measured stands.
   bool complete = true;
   /// With measure_options::every_gpu: each local GPU's entries, as `ops` (GPU 0's) holds them.
   std::vector<std::vector<std::optional<measurement>>> per_gpu;
 };
 
-/// Which implementation runs the GEMMs.
+/// Which implementation runs the GEMMs (convolutions run through cuDNN with `cublas`, the library
+/// default, and as their implicit GEMMs with the others).
 enum class gemm_engine { cublas, naive, tiled, tensorcore };
 
 std::string_view to_string(gemm_engine e);
@@ -84,7 +88,7 @@ using progress_callback = std::function<void(std::size_t, std::size_t, const std
 /// read something thread-safe, e.g. an atomic flag a SIGINT handler sets.
 using stop_callback = std::function<bool()>;
 
-/// The entry of a GEMM that a stopped run did not reach: skipped, and the note says so. Inline:
+/// The entry of an op that a stopped run did not reach: skipped, and the note says so. Inline:
 /// a measurement layer that links none of the core's symbols marks its GEMMs so too.
 inline measurement not_reached(std::string engine) {
   measurement m;

@@ -28,6 +28,9 @@ struct calibration_result {
   /// `measured` of `total` GEMMs had been measured.
   bool complete = true;
   std::size_t total = 0; ///< GEMMs in the sweep
+  /// Memory-bound kernels (our own, every kind at three sizes) whose timings fitted their kinds'
+  /// parameters beside the GEMM model's.
+  std::size_t memory_ops_measured = 0;
 };
 
 /// roofline::measure as the rest of the tool sees it: everything that needs a GPU, behind one
@@ -49,7 +52,8 @@ public:
   virtual device_report
   describe_local_gpu(bool measure, bool refresh,
                      const std::function<void(const std::string &)> &progress) const = 0;
-  /// Runs every GEMM of `ops` on GPU 0: checked against a reference, timed (eager and graph
+  /// Runs the ops of `ops` on GPU 0 (roofline::cuda::measure says which, and how): checked
+  /// against a reference, timed (eager and graph
   /// replayed) and, with options.counters, read through hardware counters. One entry per op.
   virtual measurements measure(const std::vector<op> &ops,
                                const measure_options &options) const = 0;

@@ -29,13 +29,18 @@ struct op {
   roofline::precision precision = precision::fp16;
   std::optional<gemm_shape> gemm;           ///< set for GEMMs
   std::optional<attention_shape> attention; ///< set for fused attention
-  /// set for convolutions (their `gemm`: the pass's implicit GEMM)
+  std::int64_t elements = 0;                ///< memory-bound ops: output elements
+  /// Memory-bound ops: the innermost (contiguous) extent of their tensor: the width a norm or a
+  /// softmax reduces over, a batchnorm's channels (NHWC); 0: not known.
+  std::int64_t row = 0;
+  /// Convolutions: the convolution and pass it was lowered from (op::gemm holds the pass's
+  /// implicit GEMM shape).
   std::optional<conv_shape> conv;
-  std::int64_t elements = 0; ///< memory-bound ops: output elements
-  std::int64_t count = 1;    ///< how many times it runs per step (repeat blocks)
-  std::int64_t flops = 0;    ///< per run
-  std::int64_t bytes = 0;    ///< minimum DRAM bytes per run
-  source_location where;     ///< the layer in the network file
+  std::optional<pool_shape> pool; ///< maxpool and avgpool: the window and the map it slides over
+  std::int64_t count = 1;         ///< how many times it runs per step (repeat blocks)
+  std::int64_t flops = 0;         ///< per run
+  std::int64_t bytes = 0;         ///< minimum DRAM bytes per run
+  source_location where;          ///< the layer in the network file
   /// A mixture of experts' expert GEMM: its M and batch_count follow the routing (the experts a
   /// batch reaches), not the batch alone.
   bool routed = false;

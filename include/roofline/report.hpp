@@ -23,6 +23,7 @@ struct padding_timing {
 /// them.
 struct measured_totals {
   int ops = 0;                 ///< distinct ops measured
+  int skipped = 0, failed = 0; ///< distinct ops that were not: their notes say why
   double time_s = 0;           ///< eager, measured
   double predicted_time_s = 0; ///< eager, predicted, of the same ops
   double roofline_time_s = 0;  ///< the roofline bound of the same ops
@@ -46,8 +47,8 @@ struct gpu_step {
 struct report {
   roofline::analysis analysis;
   std::optional<roofline::advice> advice;
-  /// Per op of analysis.ops when the ops were measured (nullopt for ops that are not GEMMs); empty
-  /// when they were not.
+  /// Per op of analysis.ops when the ops were measured (nullopt for ops the run did not take up,
+  /// e.g. all-reduces on one GPU); empty when they were not.
   std::vector<std::optional<measurement>> measured;
   /// Per advice->padding when they were measured: nullopt where either GEMM did not run.
   std::vector<std::optional<roofline::padding_timing>> measured_padding;

@@ -476,7 +476,8 @@ int run_calibrate() {
   summary << "fitted the GEMM model to " << result.measured << " cuBLAS timings: median error "
           << std::fixed << std::setprecision(1) << result.median_error * 100 << "%, p90 "
           << result.p90_error * 100 << "%\n"
-          << std::defaultfloat
+          << std::defaultfloat << "fitted the memory-bound ops' floors and bandwidths to "
+          << result.memory_ops_measured << " timings of our kernels\n"
           << (result.saved_to.empty() ? "not saved (" + result.not_saved + ")"
                                       : "saved to " + result.saved_to + " (used by --gpu auto)")
           << "; as a spec file section:\n\n"

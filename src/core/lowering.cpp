@@ -16,6 +16,7 @@ namespace {
 /// The output of the previous layer, which memory-bound ops act on by default.
 struct activation {
   std::int64_t elements = 0;                  ///< over the whole batch
+  std::int64_t row = 0;                       ///< its innermost extent (op::row)
   std::optional<std::int64_t> channels, h, w; ///< per sample, after a conv or a pool
 };
 
@@ -93,9 +94,10 @@ private:
     m_backward.push_back(std::move(grads));
   }
 
-  /// A memory-bound op; `bytes` and `backward_bytes` in elements (scaled by the element size here).
+  /// A memory-bound op over rows of `row` elements (op::row); `bytes` and `backward_bytes` in
+  /// elements (scaled by the element size here).
   void add_memory_op(const context &ctx, const std::string &name, memory_op_kind kind,
-                     std::int64_t output_elements, std::int64_t element_traffic,
+                     std::int64_t output_elements, std::int64_t row, std::int64_t element_traffic,
                      std::int64_t backward_element_traffic) {
     const memory_op_cost &cost = cost_of(kind);
     const auto make = [&](pass p, int flops_per_element, std::int64_t traffic) {
@@ -105,6 +107,7 @@ private:
       result.kind = std::string(to_string(kind));
       result.precision = ctx.prec;
       result.elements = output_elements;
+      result.row = row;
       result.count = ctx.count;
       result.flops = product(ctx, {flops_per_element, output_elements}, "its FLOP count");
       result.bytes = product(ctx, {traffic, element_bytes(ctx.prec)}, "its byte count");
@@ -135,12 +138,13 @@ private:
 
   void lower(const context &ctx, const linear_layer &linear) {
     add_gemm(ctx, "", {m_rows, linear.out, linear.in, 1, weights_of(ctx)});
-    m_previous = {product(ctx, {m_rows, linear.out}, "its output size")};
+    m_previous = {product(ctx, {m_rows, linear.out}, "its output size"), linear.out};
   }
 
   void lower(const context &ctx, const matmul_layer &matmul) {
     add_gemm(ctx, "", {matmul.m, matmul.n, matmul.k, matmul.batch_count});
-    m_previous = {product(ctx, {matmul.m, matmul.n, matmul.batch_count}, "its output size")};
+    m_previous = {product(ctx, {matmul.m, matmul.n, matmul.batch_count}, "its output size"),
+                  matmul.n};
   }
 
   /// Output positions of a window sliding over a padded input; 0 when the window does not fit.
@@ -208,9 +212,10 @@ private:
     const std::size_t first = m_forward.size();
     const std::size_t first_backward = m_backward.size();
     add_gemm(ctx, "", shape);
-    conv_shape cs{
-        batch, conv.in_channels, conv.out_channels, conv.input_h,  conv.input_w,  p,
-        q,     conv.kernel_h,    conv.kernel_w,     conv.stride_h, conv.stride_w, conv.groups};
+    conv_shape cs{batch,         conv.in_channels, conv.out_channels, conv.input_h,
+                  conv.input_w,  p,                q,                 conv.kernel_h,
+                  conv.kernel_w, conv.stride_h,    conv.stride_w,     conv.groups,
+                  pass::forward, conv.padding_h,   conv.padding_w};
     m_forward[first].bytes = bytes(input_read);
     m_forward[first].conv = cs;
     for (std::size_t g = first_backward; g < m_backward.size(); ++g)
@@ -219,7 +224,7 @@ private:
         cs.pass = grad.pass;
         grad.conv = cs;
       }
-    m_previous = {output, conv.out_channels, p, q};
+    m_previous = {output, conv.out_channels, conv.out_channels, p, q}; // NHWC
   }
 
   /// Query-key pairs per head that a fused kernel computes. The queries are the last `seq_len`
@@ -305,7 +310,7 @@ private:
       m_backward.push_back({std::move(backward)});
     }
     m_forward.push_back(std::move(result));
-    m_previous = {queries};
+    m_previous = {queries, product(ctx, {attention.heads, attention.head_dim}, "its row")};
   }
 
   void lower(const context &ctx, const attention_layer &attention) {
@@ -330,11 +335,12 @@ private:
     const std::int64_t instances = product(ctx, {m_net.batch, kv_heads}, "batch × kv_heads");
     add_gemm(ctx, "qk", {rows, keys, attention.head_dim, instances});
     const std::int64_t scores = product(ctx, {instances, rows, keys}, "its score count");
-    add_memory_op(ctx, ctx.path + "/softmax", memory_op_kind::softmax, scores,
+    add_memory_op(ctx, ctx.path + "/softmax", memory_op_kind::softmax, scores, keys,
                   product(ctx, {2, scores}, "its softmax traffic"),
                   product(ctx, {3, scores}, "its softmax traffic"));
     add_gemm(ctx, "pv", {rows, attention.head_dim, keys, instances});
-    m_previous = {product(ctx, {instances, rows, attention.head_dim}, "its output size")};
+    m_previous = {product(ctx, {instances, rows, attention.head_dim}, "its output size"),
+                  attention.head_dim};
   }
 
   /// Mixture of experts under uniform routing (stated in routing_notes): the T tokens' T·k rows
@@ -352,7 +358,7 @@ private:
     const std::int64_t rows = routed / reached + (routed % reached != 0);
     add_gemm(ctx, "router", {tokens, moe.experts, moe.in, 1});
     const std::int64_t scores = product(ctx, {tokens, moe.experts}, "its router scores");
-    add_memory_op(ctx, ctx.path + "/router/topk", memory_op_kind::softmax, scores,
+    add_memory_op(ctx, ctx.path + "/router/topk", memory_op_kind::softmax, scores, moe.experts,
                   product(ctx, {2, scores}, "its router traffic"), 0);
     const int element = element_bytes(ctx.prec);
     const std::optional<quantized_weights> weights = weights_of(ctx);
@@ -382,7 +388,7 @@ private:
           product(ctx, {routed, moe.intermediate}, "its expert activations");
       const memory_op_cost &cost = cost_of(kind);
       add_memory_op(
-          ctx, ctx.path + "/experts/" + suffix, kind, elements,
+          ctx, ctx.path + "/experts/" + suffix, kind, elements, moe.intermediate,
           product(ctx, {elements, cost.tensors_read + cost.tensors_written}, "its traffic"), 0);
     };
     if (moe.gated) {
@@ -397,10 +403,10 @@ private:
     expert_gemm("down", moe.in, moe.intermediate);
     // Each token's k outputs, weighted and summed.
     const std::int64_t outputs = product(ctx, {tokens, moe.in}, "its output size");
-    add_memory_op(ctx, ctx.path + "/experts/combine", memory_op_kind::add, outputs,
+    add_memory_op(ctx, ctx.path + "/experts/combine", memory_op_kind::add, outputs, moe.in,
                   sum(ctx, {product(ctx, {routed, moe.in}, "its traffic"), outputs}, "its traffic"),
                   0);
-    m_previous = {outputs};
+    m_previous = {outputs, moe.in};
   }
 
   void lower(const context &ctx, const memory_layer &layer) {
@@ -416,7 +422,8 @@ private:
     const std::int64_t traffic =
         product(ctx, {elements, cost.tensors_read + cost.tensors_written}, "its traffic");
     const std::int64_t backward = product(ctx, {elements, cost.backward_tensors}, "its traffic");
-    add_memory_op(ctx, ctx.path, layer.kind, elements, traffic, backward);
+    add_memory_op(ctx, ctx.path, layer.kind, elements,
+                  layer.features ? *layer.features : m_previous.row, traffic, backward);
     if (layer.unfused && cost.unfused) {
       // Its forward kernels: the activations' passes at their size, the intermediates' at fp32.
       op &forward = m_forward.back();
@@ -429,7 +436,7 @@ private:
           "its bytes");
     }
     if (layer.features)
-      m_previous = {elements};
+      m_previous = {elements, *layer.features};
   }
 
   void lower(const context &ctx, const all_reduce_layer &layer) {
@@ -456,7 +463,7 @@ private:
       m_backward.push_back({result});
     }
     if (layer.features)
-      m_previous = {elements};
+      m_previous = {elements, *layer.features};
   }
 
   void lower(const context &ctx, const pool_layer &pool) {
@@ -479,10 +486,14 @@ private:
     const std::int64_t output = product(ctx, {m_net.batch, *channels, p, q}, "its output size");
     // Forward reads the input and writes the output; backward reads the output gradient and the
     // input (max: its positions) and writes the input gradient.
-    add_memory_op(ctx, ctx.path, pool.kind, output, sum(ctx, {input, output}, "its traffic"),
+    add_memory_op(ctx, ctx.path, pool.kind, output, *channels,
+                  sum(ctx, {input, output}, "its traffic"),
                   sum(ctx, {output, product(ctx, {2, input}, "its traffic")}, "its traffic"));
-    m_forward.back().flops = product(ctx, {output, pool.kernel, pool.kernel}, "its FLOP count");
-    m_previous = {output, *channels, p, q};
+    op &forward = m_forward.back();
+    forward.flops = product(ctx, {output, pool.kernel, pool.kernel}, "its FLOP count");
+    forward.pool =
+        pool_shape{m_net.batch, *channels, *h, *w, p, q, pool.kernel, pool.stride, pool.padding};
+    m_previous = {output, *channels, *channels, p, q}; // NHWC
   }
 
   void lower(const context &ctx, const repeat_block &block) {

@@ -77,6 +77,10 @@ report assemble_report(analysis a, std::optional<roofline::advice> advice,
     measured_totals t;
     for (std::size_t i = 0; i < a.ops.size(); ++i) {
       const measurement *m = r.measured_op(i);
+      if (m && m->status == measurement_status::skipped)
+        ++t.skipped;
+      if (m && m->status == measurement_status::failed)
+        ++t.failed;
       if (!m || m->status != measurement_status::measured)
         continue;
       const prediction &p = a.ops[i].prediction;

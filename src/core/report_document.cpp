@@ -240,10 +240,14 @@ text_table with_measured_columns(const report &r) {
 
 std::string measured_line(const measured_totals &t) {
   return fmt::format(
-      "measured: {} GEMMs, {} per step eager (predicted {}), {} replayed from a CUDA graph "
+      "measured: {} ops{}, {} per step eager (predicted {}), {} replayed from a CUDA graph "
       "(predicted device time {}); the roofline bound is {} (of the replayed ops: {} of their "
       "device time){}",
-      t.ops, duration(t.time_s), duration(t.predicted_time_s),
+      t.ops,
+      t.skipped + t.failed > 0
+          ? fmt::format(" ({} skipped, {} failed: their notes say why)", t.skipped, t.failed)
+          : std::string(),
+      duration(t.time_s), duration(t.predicted_time_s),
       t.device_time_s > 0 ? duration(t.device_time_s) : "—", duration(t.predicted_device_time_s),
       duration(t.roofline_time_s),
       t.device_time_s > 0 ? percent(t.roofline_of_device_s / t.device_time_s) : "—",

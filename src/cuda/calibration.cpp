@@ -6,8 +6,11 @@
 #include "roofline/device_report.hpp"
 #include "roofline/error.hpp"
 #include "roofline/gpu_spec.hpp"
+#include "roofline/lowering.hpp"
+#include "roofline/memory_op.hpp"
 #include "roofline/model_fit.hpp"
 #include "roofline/model_parameters.hpp"
+#include "roofline/network.hpp"
 #include "roofline/op.hpp"
 #include "roofline/precision.hpp"
 #include "roofline/sweep_shapes.hpp"
@@ -16,6 +19,34 @@
 #include <vector>
 
 namespace roofline::cuda {
+
+namespace {
+
+/// Every memory-bound op kind at three sizes, from a launch-bound 64 KiB tensor to a 64 MiB one
+/// (past any L2), fp16, lowered as a network's are: their bytes are the model's.
+std::vector<op> memory_op_sweep() {
+  std::vector<op> ops;
+  for (const std::int64_t rows : {8, 512, 8192}) {
+    network net;
+    net.name = "calibration";
+    net.batch = rows;
+    for (const std::string_view name : memory_op_names()) {
+      const memory_op_kind kind = *parse_memory_op_kind(name);
+      layer l;
+      l.name = std::string(name) + "-" + std::to_string(rows);
+      if (kind == memory_op_kind::maxpool || kind == memory_op_kind::avgpool)
+        l.body = pool_layer{kind, 3, 2, 1, 64, 8, 8}; // ResNet's stem pool on 8×8 maps
+      else
+        l.body = memory_layer{kind, 4096}; // a 4096-wide row: a 7B model's hidden size
+      net.layers.push_back(std::move(l));
+    }
+    for (op &o : lower(net))
+      ops.push_back(std::move(o));
+  }
+  return ops;
+}
+
+} // namespace
 
 calibration_result calibrate_local_gpu(const progress_callback &progress,
                                        const stop_callback &stop) {
@@ -28,6 +59,9 @@ calibration_result calibrate_local_gpu(const progress_callback &progress,
     if (s.calibration)
       for (precision p : calibration_precisions)
         ops.push_back(make_gemm_op(s.category, s.shape, p));
+  const std::size_t gemm_ops = ops.size();
+  for (op &o : memory_op_sweep())
+    ops.push_back(std::move(o));
   measure_options options;
   options.counters = false;
   options.trace_kernels = true; // launch counts: the fit learns cuBLAS's split-K rule from them
@@ -39,30 +73,42 @@ calibration_result calibrate_local_gpu(const progress_callback &progress,
   if (!measured.complete) { // interrupted: a fit of part of the sweep is not saved
     calibration_result stopped;
     stopped.complete = false;
-    stopped.total = ops.size();
-    for (const auto &m : measured.ops)
-      stopped.measured += m && m->status == measurement_status::measured ? 1 : 0;
+    stopped.total = gemm_ops;
+    for (std::size_t i = 0; i < gemm_ops; ++i)
+      stopped.measured +=
+          measured.ops[i] && measured.ops[i]->status == measurement_status::measured ? 1 : 0;
     return stopped;
   }
   // The model predicts device time (the GPU's time per call, no host gap): calls that could not
   // be replayed from a graph have none, and are left out rather than fitted to their eager time.
   std::vector<timed_gemm> samples;
-  for (std::size_t i = 0; i < ops.size(); ++i)
-    if (const auto &m = measured.ops[i];
-        m && m->status == measurement_status::measured && m->device_time_s > 0)
+  std::vector<timed_memory_op> memory_samples;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const auto &m = measured.ops[i];
+    if (!m || m->status != measurement_status::measured || m->device_time_s <= 0)
+      continue;
+    if (ops[i].is_gemm())
       samples.push_back({*ops[i].gemm, ops[i].precision, m->device_time_s, m->launches});
+    else if (const auto kind = parse_memory_op_kind(ops[i].kind))
+      memory_samples.push_back({*kind, ops[i].bytes, m->device_time_s});
+  }
   if (samples.size() < 20)
     throw roofline::error("calibration measured only " + std::to_string(samples.size()) +
                           " GEMMs; not enough to fit");
   calibration_result result;
   result.parameters = fit_model(samples, spec, spec.parameters);
-  result.fitted =
-      changed(spec.parameters, result.parameters,
-              "calibrated on " + device.device.name + " " + device.device.uuid + ", " +
-                  std::to_string(samples.size()) + " cuBLAS timings (graph-replayed device time)");
+  // The memory-bound kinds share no parameter with the GEMMs: fitted after them, each on its own.
+  if (!memory_samples.empty())
+    result.parameters = fit_memory_ops(memory_samples, spec, result.parameters);
+  result.fitted = changed(spec.parameters, result.parameters,
+                          "calibrated on " + device.device.name + " " + device.device.uuid + ", " +
+                              std::to_string(samples.size()) + " cuBLAS timings and " +
+                              std::to_string(memory_samples.size()) +
+                              " memory-bound kernel timings (graph-replayed device time)");
   result.parameters = apply(spec.parameters, result.fitted);
   result.measured = samples.size();
-  result.total = ops.size();
+  result.total = gemm_ops;
+  result.memory_ops_measured = memory_samples.size();
   const std::vector<double> errors = relative_errors(samples, spec, result.parameters);
   result.median_error = errors[errors.size() / 2];
   result.p90_error = errors[errors.size() * 9 / 10];

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "cuda_check.hpp"
 #include "kernels.hpp"
 
 #include <cuda_bf16.h>
@@ -9,6 +10,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 namespace roofline::cuda::detail {
 
@@ -52,6 +54,20 @@ inline double element_value(const unsigned char *p, kernels::element_type type) 
   }
   }
   return 0;
+}
+
+/// Elements [first, first + count) of a device array of `type`, as doubles. Throws cuda_error.
+inline std::vector<double> fetch_elements(const void *base, std::size_t first, std::size_t count,
+                                          kernels::element_type type) {
+  const std::size_t size = kernels::element_size(type);
+  std::vector<unsigned char> bytes(count * size);
+  ROOFLINE_CUDA_CHECK(cudaMemcpy(bytes.data(),
+                                 static_cast<const unsigned char *>(base) + first * size,
+                                 bytes.size(), cudaMemcpyDeviceToHost));
+  std::vector<double> values(count);
+  for (std::size_t i = 0; i < count; ++i)
+    values[i] = element_value(bytes.data() + i * size, type);
+  return values;
 }
 
 } // namespace roofline::cuda::detail

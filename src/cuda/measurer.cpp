@@ -4,6 +4,7 @@
 #include "counter_session.hpp"
 #include "cuda_check.hpp"
 #include "cuda_graph.hpp"
+#include "cudnn_conv.hpp"
 #include "device_buffer.hpp"
 #include "event_timer.hpp"
 #include "fault_injection.hpp"
@@ -12,6 +13,7 @@
 #include "kernel_trace.hpp"
 #include "kernels.hpp"
 #include "lt_gemm.hpp"
+#include "memory_op_call.hpp"
 #include "nccl_all_reduce.hpp"
 #include "roofline/cuda/cuda_error.hpp"
 
@@ -61,15 +63,8 @@ double tolerance(precision p) {
 /// One row of a device matrix, as doubles.
 std::vector<double> fetch_row(const void *base, std::size_t row, std::int64_t length,
                               element_type type) {
-  const std::size_t size = kernels::element_size(type);
-  std::vector<unsigned char> bytes(static_cast<std::size_t>(length) * size);
-  ROOFLINE_CUDA_CHECK(cudaMemcpy(bytes.data(),
-                                 static_cast<const unsigned char *>(base) + row * length * size,
-                                 bytes.size(), cudaMemcpyDeviceToHost));
-  std::vector<double> values(static_cast<std::size_t>(length));
-  for (std::size_t i = 0; i < values.size(); ++i)
-    values[i] = detail::element_value(bytes.data() + i * size, type);
-  return values;
+  const auto count = static_cast<std::size_t>(length);
+  return detail::fetch_elements(base, row * count, count, type);
 }
 
 /// ‖out − ref‖/‖ref‖ over randomly sampled outputs of C = A·Bᵀ, reference in double.
@@ -189,6 +184,7 @@ public:
   }
   ~runner() {
     m_counters.reset();
+    m_cudnn.reset();
     cublasLtDestroy(m_lt);
     cudaStreamDestroy(m_stream);
   }
@@ -243,7 +239,31 @@ public:
       return m;
     }
     try {
-      run(o, m, reach, fault);
+      if (o.is_fused_attention()) {
+        m.engine = "cudnn";
+        throw detail::op_skipped("fused attention needs cuDNN's graph API: not built yet");
+      } else if (o.conv && o.pass == pass::forward && m_options.engine == gemm_engine::cublas &&
+                 convolutions()) {
+        m.engine = "cudnn";
+        run_call(m, reach, fault, [&] {
+          return detail::make_conv_call(
+              *m_cudnn, *o.conv, o.precision,
+              [&](std::size_t bytes) { return operand_sets(bytes); }, m_stream);
+        });
+      } else if (o.is_gemm()) {
+        run(o, m, reach, fault);
+        if (o.conv && o.pass == pass::forward && !m_cudnn_missing.empty())
+          add_note(m.note, "measured as its implicit GEMM: " + m_cudnn_missing);
+      } else {
+        m.engine = detail::memory_op_engine;
+        run_call(m, reach, fault, [&] {
+          return detail::make_memory_op_call(
+              o, [&](std::size_t bytes) { return operand_sets(bytes); }, m_stream);
+        });
+      }
+    } catch (const detail::op_skipped &e) {
+      m.status = measurement_status::skipped;
+      m.note = e.what();
     } catch (const std::exception &e) {
       cudaGetLastError(); // a non-sticky error must not fail the next op too
       const bool memory = out_of_memory(e);
@@ -268,6 +288,23 @@ private:
     return std::make_unique<kernel_call>(kernel_engine(m_options.engine), input, s);
   }
 
+  /// Whether cuDNN runs this runner's convolutions: loaded and given a handle on the first call;
+  /// when it cannot be, m_cudnn_missing says why, and convolutions run as their implicit GEMMs.
+  bool convolutions() {
+    if (m_cudnn)
+      return true;
+    if (!m_cudnn_missing.empty())
+      return false;
+    try {
+      m_cudnn = std::make_unique<detail::cudnn_handle>(m_stream);
+      return true;
+    } catch (const std::exception &e) {
+      cudaGetLastError();
+      m_cudnn_missing = e.what();
+      return false;
+    }
+  }
+
   void run(const op &o, measurement &m, scope reach, injected_fault fault) {
     const gemm_shape &s = *o.gemm;
     const detail::gemm_types types = detail::types_for(o.precision);
@@ -281,19 +318,7 @@ private:
         elements(s.n, s.k, s.batch_count) * kernels::element_size(types.input);
     const std::size_t c_bytes =
         elements(s.m, s.n, s.batch_count) * kernels::element_size(types.output);
-    const std::size_t set_bytes = a_bytes + b_bytes + c_bytes;
-    // Cold L2: enough operand sets that each call's are evicted by the calls between its turns.
-    const std::size_t sets =
-        m_options.cold_l2 ? std::max<std::size_t>(2, 2 * m_l2_bytes / set_bytes + 2) : 1;
-    std::size_t free_bytes = 0, total_bytes = 0;
-    ROOFLINE_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-    const double needed = static_cast<double>(set_bytes) * static_cast<double>(sets);
-    if (needed > 0.9 * static_cast<double>(free_bytes)) {
-      m.status = measurement_status::skipped;
-      m.note = "needs " + gib(needed) + " of GPU memory, " + gib(static_cast<double>(free_bytes)) +
-               " free";
-      return;
-    }
+    const std::size_t sets = operand_sets(a_bytes + b_bytes + c_bytes);
     // Memory can still run out below (another process, cuBLAS's own allocations): measure()
     // records that as a skipped op.
     if (fault == injected_fault::oom)
@@ -337,12 +362,54 @@ private:
       }
     }
 
-    // Steady state: batches of back-to-back calls between two events; the median batch per call.
     std::size_t turn = 0;
-    const auto one_call = [&] {
+    time_and_count(m, sets, reach, fault, [&] {
       const std::size_t i = turn++ % sets;
       call->run(a(i), b(i), c(i), m_stream);
-    };
+    });
+  }
+
+  /// An op other than cuBLAS's GEMMs (made by `make`): checked against its reference, then timed
+  /// and counted as a GEMM is.
+  void run_call(measurement &m, scope reach, injected_fault fault,
+                const std::function<std::unique_ptr<detail::op_call>()> &make) {
+    const std::unique_ptr<detail::op_call> call = make();
+    if (reach != scope::timing_only) {
+      m.relative_error = call->check(m_stream);
+      if (!(m.relative_error <= call->tolerance())) {
+        m.status = measurement_status::failed;
+        m.note = "wrong result: relative error " + std::to_string(m.relative_error) + " > " +
+                 std::to_string(call->tolerance());
+        return;
+      }
+    }
+    std::size_t turn = 0;
+    const std::size_t sets = call->sets();
+    time_and_count(m, sets, reach, fault, [&] { call->run(turn++ % sets, m_stream); });
+  }
+
+  /// How many copies of an op's operands to allocate (detail::operand_sets): cold L2, enough that
+  /// each call's are evicted by the calls between its turns. Throws op_skipped when they do not
+  /// fit in free memory.
+  std::size_t operand_sets(std::size_t set_bytes) const {
+    const std::size_t sets =
+        m_options.cold_l2
+            ? std::max<std::size_t>(2, 2 * m_l2_bytes / std::max<std::size_t>(set_bytes, 1) + 2)
+            : 1;
+    std::size_t free_bytes = 0, total_bytes = 0;
+    ROOFLINE_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    const double needed = static_cast<double>(set_bytes) * static_cast<double>(sets);
+    if (needed > 0.9 * static_cast<double>(free_bytes))
+      throw detail::op_skipped("needs " + gib(needed) + " of GPU memory, " +
+                               gib(static_cast<double>(free_bytes)) + " free");
+    return sets;
+  }
+
+  /// Times `one_call` (a call on the next operand set of `sets`) eagerly and graph-replayed into
+  /// `m`, then, as `reach` says, reads its counters or traces its kernels.
+  void time_and_count(measurement &m, std::size_t sets, scope reach, injected_fault fault,
+                      const std::function<void()> &one_call) {
+    // Steady state: batches of back-to-back calls between two events; the median batch per call.
     const detail::run_timing probe = detail::time_runs(m_stream, 2, 3, one_call);
     const int per_sample =
         static_cast<int>(std::clamp(1e-3 / std::max(probe.median_s, 1e-7), 1.0, 200.0));
@@ -465,8 +532,15 @@ private:
   bool m_counters_wanted = false;
   std::optional<precision> m_counted; ///< the tensor precision m_counters reads
   std::unique_ptr<detail::counter_session> m_counters;
+  std::unique_ptr<detail::cudnn_handle> m_cudnn; ///< made for the first convolution
+  std::string m_cudnn_missing; ///< why cuDNN cannot run convolutions here; empty: not known yet
   std::vector<std::string> m_notes; ///< for the whole run, raised while measuring an op
 };
+
+/// Whether measure() runs `o` on one GPU: every op but the all-reduces, which need all of them.
+bool measured_here(const op &o) {
+  return !o.is_all_reduce();
+}
 
 } // namespace
 
@@ -580,17 +654,20 @@ measurements measure(const std::vector<op> &ops, const measure_options &options)
   result.ops.resize(ops.size());
   runner gemms(options);
   std::size_t total = 0, done = 0;
-  std::optional<precision> first;
+  std::optional<precision> first; // the first op's on tensor cores; fp32 adds no tensor family
   for (const op &o : ops)
-    if (o.is_gemm()) {
+    if (measured_here(o)) {
       ++total;
-      first = first ? first : o.precision;
+      if (!first && (o.is_gemm() || o.is_fused_attention()))
+        first = o.precision;
     }
+  if (total > 0 && !first)
+    first = precision::fp32; // memory-bound ops only: DRAM and L2 counters, no tensor ones
   if (options.counters && first) {
     if (auto warning = gemms.enable_counters(*first))
       result.notes.push_back(*warning);
   }
-  const std::size_t gemm_count = total;
+  const std::size_t op_count = total;
   const int rounds = std::max(1, options.rounds);
   total *= static_cast<std::size_t>(rounds);
   // Stopping is asked before each op, never inside one; once stopped, nothing more is started.
@@ -600,9 +677,9 @@ measurements measure(const std::vector<op> &ops, const measure_options &options)
       stopped_in_round = round;
     return stopped_in_round != 0;
   };
-  std::size_t measured_count = 0; // GEMMs started (and finished) in the first round
+  std::size_t measured_count = 0; // ops started (and finished) in the first round
   for (std::size_t i = 0; i < ops.size(); ++i) {
-    if (!ops[i].is_gemm())
+    if (!measured_here(ops[i]))
       continue;
     if (stop_now(1)) {
       result.ops[i] = not_reached(std::string(to_string(options.engine)));
@@ -610,8 +687,10 @@ measurements measure(const std::vector<op> &ops, const measure_options &options)
     }
     if (options.progress)
       options.progress(done++, total, ops[i].layer);
-    if (auto warning = gemms.count_precision(ops[i].precision))
-      result.notes.push_back(*warning);
+    // Memory-bound ops keep whichever tensor family is counted: they use none.
+    if (ops[i].is_gemm() || ops[i].is_fused_attention())
+      if (auto warning = gemms.count_precision(ops[i].precision))
+        result.notes.push_back(*warning);
     const injected_fault fault = faults.at(i);
     if (fault == injected_fault::sigint && options.device == 0)
       std::raise(SIGINT); // a test's Ctrl-C while this op is in flight (once: GPU 0's thread)
@@ -623,7 +702,7 @@ measurements measure(const std::vector<op> &ops, const measure_options &options)
   std::vector<std::vector<double>> round_times(ops.size()), round_device_times(ops.size());
   for (int round = 1; round < rounds && stopped_in_round == 0; ++round)
     for (std::size_t i = 0; i < ops.size(); ++i) {
-      if (!ops[i].is_gemm())
+      if (!measured_here(ops[i]))
         continue;
       if (stop_now(round + 1))
         break;
@@ -673,11 +752,11 @@ measurements measure(const std::vector<op> &ops, const measure_options &options)
     result.notes.push_back("counters: CUPTI range profiler, user range around one call, " +
                            std::to_string(gemms.counter_passes()) + " replay passes per op");
   if (stopped_in_round == 1)
-    result.notes.push_back(fmt::format("interrupted: stopped after {} of {} GEMMs, the others "
+    result.notes.push_back(fmt::format("interrupted: stopped after {} of {} ops, the others "
                                        "are marked not measured",
-                                       measured_count, gemm_count));
+                                       measured_count, op_count));
   else if (stopped_in_round > 1)
-    result.notes.push_back(fmt::format("interrupted in round {} of {}: every GEMM was measured "
+    result.notes.push_back(fmt::format("interrupted in round {} of {}: every op was measured "
                                        "once, each time is the median of the rounds that ran",
                                        stopped_in_round, rounds));
   result.complete = stopped_in_round == 0;

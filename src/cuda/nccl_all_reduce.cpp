@@ -8,11 +8,10 @@
 #include "roofline/cuda/cuda_error.hpp"
 #include "roofline/cuda/device.hpp"
 #include "roofline/error.hpp"
+#include "shared_library.hpp"
 #include "utc_time.hpp"
 
 #include <cuda_runtime_api.h>
-#include <dlfcn.h>
-#include <link.h>
 #include <nccl.h> // the types and prototypes only: libnccl is loaded at run time, never linked
 
 #include <algorithm>
@@ -93,84 +92,31 @@ std::string joined(const std::vector<std::string> &parts, const char *separator)
   return text;
 }
 
-/// The files to try after the loader's own search: libnccl.so.2 in each library directory of the
-/// CUDA toolkit this was built with (ROOFLINE_CUDA_LIBRARY_DIRS, ':'-separated, from CMake).
-std::vector<std::string> toolkit_candidates() {
-  std::vector<std::string> files;
-  const std::string directories = ROOFLINE_CUDA_LIBRARY_DIRS;
-  std::size_t begin = 0;
-  while (begin <= directories.size()) {
-    const std::size_t end = std::min(directories.find(':', begin), directories.size());
-    if (end > begin)
-      files.push_back(directories.substr(begin, end - begin) + "/libnccl.so.2");
-    begin = end + 1;
-  }
-  return files;
-}
-
 template <class Function>
-void resolve(void *library, const std::string &path, const char *name, Function &function) {
-  function = reinterpret_cast<Function>(dlsym(library, name));
-  if (!function)
-    throw error(path + " has no " + name + ": measuring an all-reduce needs NCCL 2.13 or newer");
+void resolve(const detail::loaded_library &library, const char *name, Function &function) {
+  function = reinterpret_cast<Function>(
+      library.symbol(name, "measuring an all-reduce needs NCCL 2.13 or newer"));
 }
 
-/// Loads NCCL and resolves what is used. The library is never closed: NCCL keeps threads and
-/// thread-local state, and unloading it from under them would crash the process later.
+/// Loads NCCL and resolves what is used.
 nccl_api open_nccl() {
-  std::vector<std::string> tried;
-  auto open = [&tried](const std::string &file) -> void * {
-    dlerror();
-    void *library = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!library) {
-      // dlerror names the file it failed on: ours, or a library ours needs.
-      const char *reason = dlerror();
-      const std::string text = reason ? reason : "unknown dlopen error";
-      tried.push_back(text.rfind(file, 0) == 0 ? text : file + ": " + text);
-    }
-    return library;
-  };
-  void *library = nullptr;
-  std::string file;
-  if (const char *chosen = std::getenv("ROOFLINE_NCCL_LIBRARY"); chosen && *chosen) {
-    // A library named by the user is that one or none: falling back would measure another NCCL.
-    file = chosen;
-    library = open(file);
-    if (!library)
-      throw error("cannot load NCCL from ROOFLINE_NCCL_LIBRARY: " + tried.front());
-  } else {
-    std::vector<std::string> candidates{"libnccl.so.2"}; // the loader's path, LD_LIBRARY_PATH
-    for (std::string &candidate : toolkit_candidates())
-      candidates.push_back(std::move(candidate));
-    for (const std::string &candidate : candidates)
-      if ((library = open(candidate))) {
-        file = candidate;
-        break;
-      }
-    if (!library)
-      throw error("cannot load NCCL, which measuring an all-reduce needs; tried " +
-                  joined(tried, "; ") +
-                  ". Set ROOFLINE_NCCL_LIBRARY to a libnccl.so.2 (e.g. a pip wheel's "
-                  "nvidia/nccl/lib/libnccl.so.2)");
-  }
-
+  const detail::loaded_library library =
+      detail::load_library({"NCCL", "measuring an all-reduce", "ROOFLINE_NCCL_LIBRARY",
+                            "libnccl.so.2", "nvidia/nccl/lib"});
   nccl_api api;
-  api.path = file;
-  link_map *map = nullptr;
-  if (dlinfo(library, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name && *map->l_name)
-    api.path = map->l_name; // where the loader found it
-  resolve(library, api.path, "ncclGetVersion", api.get_version);
+  api.path = library.path;
+  resolve(library, "ncclGetVersion", api.get_version);
   if (api.get_version(&api.version) != ncclSuccess)
     throw error("ncclGetVersion failed in " + api.path);
-  resolve(library, api.path, "ncclGetErrorString", api.get_error_string);
-  resolve(library, api.path, "ncclGetLastError", api.get_last_error);
-  resolve(library, api.path, "ncclCommInitAll", api.comm_init_all);
-  resolve(library, api.path, "ncclCommDestroy", api.comm_destroy);
-  resolve(library, api.path, "ncclCommAbort", api.comm_abort);
-  resolve(library, api.path, "ncclCommGetAsyncError", api.comm_get_async_error);
-  resolve(library, api.path, "ncclGroupStart", api.group_start);
-  resolve(library, api.path, "ncclGroupEnd", api.group_end);
-  resolve(library, api.path, "ncclAllReduce", api.all_reduce);
+  resolve(library, "ncclGetErrorString", api.get_error_string);
+  resolve(library, "ncclGetLastError", api.get_last_error);
+  resolve(library, "ncclCommInitAll", api.comm_init_all);
+  resolve(library, "ncclCommDestroy", api.comm_destroy);
+  resolve(library, "ncclCommAbort", api.comm_abort);
+  resolve(library, "ncclCommGetAsyncError", api.comm_get_async_error);
+  resolve(library, "ncclGroupStart", api.group_start);
+  resolve(library, "ncclGroupEnd", api.group_end);
+  resolve(library, "ncclAllReduce", api.all_reduce);
   return api;
 }
 

@@ -44,8 +44,9 @@ enum class all_reduce_timing {
 /// (may be empty) receives a line when NCCL is up and one per size.
 ///
 /// NCCL is loaded at run time (dlopen), so that programs that use one GPU never need it: from
-/// $ROOFLINE_NCCL_LIBRARY when set (that file only), else libnccl.so.2 on the loader's path, else
-/// the CUDA toolkit's library directories this was built with. NVLink multicast (NVLS) stays off:
+/// $ROOFLINE_NCCL_LIBRARY when set (that file only), else libnccl.so.2 on the loader's path, in
+/// the CUDA toolkit's library directories this was built with, or in a pip wheel's nvidia/nccl/lib
+/// (shared_library.hpp). NVLink multicast (NVLS) stays off:
 /// NCCL_NVLS_ENABLE is set to 0 when unset.
 ///
 /// Throws roofline::error when NCCL cannot be loaded, when the host has fewer than two GPUs, when a

@@ -27,9 +27,10 @@ std::vector<op> small_gemms(int count) {
     ops.push_back(
         make_gemm_op("gemm" + std::to_string(i), {256, 256 + 64 * i, 256, 1}, precision::fp16));
     if (i == 0) {
-      op relu; // not a GEMM: the measurer leaves it alone
+      op relu; // a memory-bound op: our kernel runs it, whatever the GEMM engine
       relu.layer = relu.kind = "relu";
       relu.elements = 1 << 20;
+      relu.row = 1024;
       ops.push_back(relu);
     }
   }
@@ -72,7 +73,9 @@ TEST_CASE("an injected fault marks its op only: cuBLAS error failed, out of memo
     const measurements r = cuda::measure(ops, quick(engine));
     CHECK(r.complete);
     REQUIRE(r.ops.size() == ops.size());
-    CHECK_FALSE(r.ops[1].has_value()); // the ReLU is not a GEMM
+    const measurement &relu = entry(r, 1); // no fault injected into it
+    check_measured(relu);
+    CHECK(relu.engine == "roofline-kernels");
 
     const measurement &failed = entry(r, 0);
     CAPTURE(failed.note);
@@ -134,14 +137,15 @@ TEST_CASE("a CUPTI error inside a counter replay pass: the op keeps its times, t
   }
 }
 
-TEST_CASE("a stopped run keeps what it measured and marks the GEMMs it did not reach") {
+TEST_CASE("a stopped run keeps what it measured and marks the ops it did not reach") {
   const std::vector<op> ops = small_gemms(4);
   measure_options options = quick();
   int asked = 0;
-  options.stop = [&asked] { return ++asked > 2; }; // stop before the third GEMM
+  options.stop = [&asked] { return ++asked > 3; }; // stop before the fourth op (gemm2)
   const measurements r = cuda::measure(ops, options);
   CHECK_FALSE(r.complete);
   check_measured(entry(r, 0));
+  check_measured(entry(r, 1));
   check_measured(entry(r, 2));
   for (std::size_t i : {std::size_t{3}, std::size_t{4}}) {
     const measurement &m = entry(r, i);
@@ -149,15 +153,15 @@ TEST_CASE("a stopped run keeps what it measured and marks the GEMMs it did not r
     CHECK(contains(m.note, "interrupted"));
   }
   REQUIRE_FALSE(r.notes.empty());
-  CHECK(contains(r.notes.back(), "stopped after 2 of 4 GEMMs"));
+  CHECK(contains(r.notes.back(), "stopped after 3 of 5 ops"));
 
-  // Stopped in a later round: every GEMM measured once, the run still not complete.
+  // Stopped in a later round: every op measured once, the run still not complete.
   asked = 0;
   options.rounds = 3;
-  options.stop = [&asked] { return ++asked > 5; }; // round 1's four GEMMs, then one of round 2
+  options.stop = [&asked] { return ++asked > 6; }; // round 1's five ops, then one of round 2
   const measurements later = cuda::measure(ops, options);
   CHECK_FALSE(later.complete);
-  for (std::size_t i : {std::size_t{0}, std::size_t{2}, std::size_t{3}, std::size_t{4}})
+  for (std::size_t i = 0; i < ops.size(); ++i)
     check_measured(entry(later, i));
   REQUIRE_FALSE(later.notes.empty());
   CHECK(contains(later.notes.back(), "interrupted in round 2 of 3"));

@@ -732,3 +732,56 @@ TEST_CASE("YAML aliases that expand past max_ops are refused as the file is read
     CHECK(contains(e.message(), "more than 300000 ops"));
   }
 }
+
+// What --measure needs to run an op for real: a memory op's row, a pool's window and map, a
+// convolution's geometry.
+TEST_CASE("a memory op's row is its innermost extent: features, the layer before's output width, "
+          "a conv's channels (NHWC), an unfused attention's keys") {
+  const std::vector<op> ops =
+      lower_yaml("name: t\nbatch: 2\nseq_len: 8\nlayers:\n"
+                 "  - {name: norm, type: layernorm, features: 96}\n"
+                 "  - {name: fc, type: linear, in: 96, out: 40}\n"
+                 "  - {name: act, type: gelu}\n"
+                 "  - {name: attn, type: attention, heads: 4, head_dim: 10, kv_len: 24}\n");
+  // norm, fc, gelu, qk, softmax, pv
+  REQUIRE(ops.size() == 6);
+  CHECK(ops[0].row == 96);
+  CHECK(ops[0].elements == 2 * 8 * 96);
+  CHECK(ops[1].row == 0);  // a GEMM has none
+  CHECK(ops[2].row == 40); // the linear's out
+  CHECK(ops[4].kind == "softmax");
+  CHECK(ops[4].row == 24); // each query's scores over the 24 keys
+  CHECK(ops[4].elements % ops[4].row == 0);
+
+  const std::vector<op> conv = lower_yaml(
+      "name: t\nbatch: 2\nlayers:\n"
+      "  - {name: c, type: conv2d, in_channels: 3, out_channels: 16, kernel: 3, stride: 2,"
+      " padding: 1, input: [9, 9]}\n"
+      "  - {name: bn, type: batchnorm}\n"
+      "  - {name: pool, type: maxpool, kernel: 3, stride: 2, padding: 1}\n"
+      "  - {name: r, type: relu}\n");
+  REQUIRE(conv.size() == 4);
+  // P = Q = floor((9 + 2 − 3) / 2) + 1 = 5
+  REQUIRE(conv[0].conv);
+  CHECK(*conv[0].conv ==
+        conv_shape{2, 3, 16, 9, 9, 5, 5, 3, 3, 2, 2, 1, pass::forward, 1, 1});
+  CHECK(conv[1].row == 16); // batchnorm's channels
+  REQUIRE(conv[2].pool);
+  // 5×5 → floor((5 + 2 − 3) / 2) + 1 = 3
+  CHECK(*conv[2].pool == pool_shape{2, 16, 5, 5, 3, 3, 3, 2, 1});
+  CHECK(conv[2].elements == 2 * 16 * 3 * 3);
+  CHECK(conv[2].row == 16);
+  CHECK(conv[3].row == 16); // the pool's output keeps the channels innermost
+}
+
+TEST_CASE("in training every pass of a conv carries its convolution, marked with its pass") {
+  const std::vector<op> ops = lower_yaml(
+      "name: t\nbatch: 2\nmode: training\nlayers:\n"
+      "  - {name: c, type: conv2d, in_channels: 4, out_channels: 8, kernel: 3, padding: 1,"
+      " input: [6, 6]}\n");
+  REQUIRE(ops.size() == 3);
+  for (const op &o : ops) {
+    REQUIRE(o.conv);
+    CHECK(o.conv->pass == o.pass); // the measurer runs the forward one through cuDNN only
+  }
+}

@@ -8,13 +8,17 @@
 
 namespace roofline::cuda {
 
-/// Runs every GEMM of `ops` on GPU 0 and returns what each showed (nullopt for ops that are not
-/// GEMMs): the result is first checked against a double-precision reference on sampled outputs,
-/// then timed twice, as back-to-back calls issued eagerly (time_s) and as the same calls captured
-/// into a CUDA graph and replayed (device_time_s: the GPU's time per call, no host gap; 0 when the
-/// engine's calls cannot be captured), each the median of its timed samples (with `rounds`, each
-/// the median round), then profiled under CUPTI counters (one user range around one call,
-/// replayed once per pass). An op that does not fit in free memory, or whose allocations fail
+/// Runs every op of `ops` on GPU 0 and returns what each showed (nullopt for all-reduces, which
+/// measure_options::every_gpu runs): GEMMs through cuBLAS (or the engine asked for), forward
+/// convolutions through cuDNN (loaded at run time; without it, as their implicit GEMMs, the note
+/// says why), memory-bound ops through our own kernels (kernels/memory_ops.cu; a kind or pass no
+/// kernel runs is skipped with the reason), fused attention skipped with the reason (cuDNN's graph
+/// API is not built yet). Each result is first checked against a double-precision reference on
+/// sampled outputs, then timed twice, as back-to-back calls issued eagerly (time_s) and as the same
+/// calls captured into a CUDA graph and replayed (device_time_s: the GPU's time per call, no host
+/// gap; 0 when the engine's calls cannot be captured), each the median of its timed samples (with
+/// `rounds`, each the median round), then profiled under CUPTI counters (one user range around one
+/// call, replayed once per pass). An op that does not fit in free memory, or whose allocations fail
 /// (out of memory all the same), is recorded as skipped with the reason; an op whose engine fails
 /// (a cuBLAS or CUDA error, a wrong result) is recorded as failed; an op whose counters or kernel
 /// trace CUPTI fails to read keeps its times, its note saying what is missing (the next op gets a

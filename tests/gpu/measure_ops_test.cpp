@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: Apache-2.0
+// --measure beyond GEMMs: every memory-bound op kind through our kernels (kernels/memory_ops.cu)
+// in fp16, bf16 and fp32, each checked against a double reference on sampled outputs of random
+// data; convolutions through cuDNN (loaded at run time; as their implicit GEMMs when it is not on
+// the machine); fused attention and kinds no kernel runs skipped with the reason.
+#include "roofline/cuda/measurer.hpp"
+#include "roofline/lowering.hpp"
+#include "roofline/memory_op.hpp"
+#include "roofline/network.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
+
+using namespace roofline;
+
+namespace {
+
+bool contains(const std::string &text, const std::string &part) {
+  return text.find(part) != std::string::npos;
+}
+
+measure_options quick() {
+  measure_options options;
+  options.counters = false;
+  options.time_budget_s = 0.002;
+  return options;
+}
+
+/// Every memory op kind, with tails after the 16-byte packs (4·63·1001 elements), a row that is
+/// not a power of two, and pools over a conv's NHWC map.
+std::string every_kind(const char *precision) {
+  return std::string("name: every-kind\nbatch: 4\nseq_len: 63\nprecision: ") + precision +
+         "\nlayers:\n"
+         "  - {name: fc, type: linear, in: 64, out: 1001}\n"
+         "  - {name: relu, type: relu}\n"
+         "  - {name: gelu, type: gelu}\n"
+         "  - {name: silu, type: silu}\n"
+         "  - {name: add, type: add}\n"
+         "  - {name: mul, type: mul}\n"
+         "  - {name: layernorm, type: layernorm}\n"
+         "  - {name: rmsnorm, type: rmsnorm, features: 4096}\n"
+         "  - {name: softmax, type: softmax, features: 333}\n"
+         "  - {name: conv, type: conv2d, in_channels: 16, out_channels: 24, kernel: 3,"
+         " padding: 1, input: [14, 14]}\n"
+         "  - {name: batchnorm, type: batchnorm}\n"
+         "  - {name: maxpool, type: maxpool, kernel: 3, stride: 2, padding: 1}\n"
+         "  - {name: avgpool, type: avgpool, kernel: 2, stride: 2}\n";
+}
+
+} // namespace
+
+TEST_CASE("every memory op kind runs through our kernels, checked against the reference") {
+  for (const char *precision : {"fp16", "bf16", "fp32"}) {
+    CAPTURE(precision);
+    const std::vector<op> ops = lower(parse_network(every_kind(precision), "every-kind.yaml"));
+    const measurements r = cuda::measure(ops, quick());
+    REQUIRE(r.ops.size() == ops.size());
+    std::set<std::string> kinds;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      if (ops[i].is_gemm())
+        continue;
+      CAPTURE(ops[i].layer);
+      REQUIRE(r.ops[i]);
+      const measurement &m = *r.ops[i];
+      INFO("note: " << m.note);
+      CHECK(m.engine == "roofline-kernels");
+      REQUIRE(m.status == measurement_status::measured);
+      // Exact kinds (relu, maxpool) may match to the bit; none may be off.
+      CHECK(m.relative_error >= 0);
+      CHECK(m.relative_error < (std::string(precision) == "fp32" ? 1e-4 : 2e-2));
+      CHECK(m.time_s > 0);
+      CHECK(m.device_time_s > 0);
+      kinds.insert(ops[i].kind);
+    }
+    CHECK(kinds.size() == memory_op_names().size()); // every kind was among them
+  }
+}
+
+TEST_CASE("a network with a norm, an activation, a conv and fused attention: each op measured, "
+          "attention skipped with the reason") {
+  const std::vector<op> ops = lower(parse_network(
+      "name: mixed\nbatch: 2\nseq_len: 128\nprecision: fp16\nlayers:\n"
+      "  - {name: norm, type: rmsnorm, features: 512}\n"
+      "  - {name: qkv, type: linear, in: 512, out: 1536}\n"
+      "  - {name: attn, type: attention, heads: 8, head_dim: 64, causal: true, fused: true}\n"
+      "  - {name: act, type: silu, features: 512}\n"
+      "  - {name: conv, type: conv2d, in_channels: 64, out_channels: 64, kernel: 3, padding: 1,"
+      " input: [28, 28]}\n",
+      "mixed.yaml"));
+  measure_options options = quick();
+  options.trace_kernels = true;
+  const measurements r = cuda::measure(ops, options);
+  REQUIRE(r.ops.size() == ops.size());
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    CAPTURE(ops[i].layer);
+    REQUIRE(r.ops[i]);
+    const measurement &m = *r.ops[i];
+    INFO("note: " << m.note);
+    if (ops[i].is_fused_attention()) {
+      CHECK(m.status == measurement_status::skipped);
+      CHECK(contains(m.note, "cuDNN's graph API"));
+      continue;
+    }
+    REQUIRE(m.status == measurement_status::measured);
+    CHECK(m.relative_error < 2e-2);
+    CHECK(m.device_time_s > 0);
+    CHECK_FALSE(m.kernels.empty()); // traced: the kernels the call launched
+    if (ops[i].conv) {
+      // cuDNN where it loads; else the implicit GEMM through cuBLAS, and the note says why.
+      if (m.engine == "cudnn")
+        CHECK(m.note.empty());
+      else
+        CHECK(contains(m.note, "measured as its implicit GEMM"));
+      MESSAGE("conv engine: " << m.engine << (m.note.empty() ? "" : ": " + m.note));
+    }
+  }
+}
+
+TEST_CASE("convolutions through cuDNN match the reference in fp16, bf16 and fp32, strided and "
+          "1×1 too") {
+  for (const char *precision : {"fp16", "bf16", "fp32"}) {
+    CAPTURE(precision);
+    const std::vector<op> ops = lower(parse_network(
+        std::string("name: convs\nbatch: 3\nprecision: ") + precision +
+            "\nlayers:\n"
+            "  - {name: stem, type: conv2d, in_channels: 3, out_channels: 32, kernel: 7,"
+            " stride: 2, padding: 3, input: [57, 57]}\n"
+            "  - {name: down, type: conv2d, in_channels: 32, out_channels: 48, kernel: 1,"
+            " stride: 2, input: [29, 29]}\n"
+            "  - {name: wide, type: conv2d, in_channels: 48, out_channels: 40, kernel: [3, 5],"
+            " padding: [1, 2], input: [15, 15]}\n",
+        "convs.yaml"));
+    const measurements r = cuda::measure(ops, quick());
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      CAPTURE(ops[i].layer);
+      REQUIRE(r.ops[i]);
+      const measurement &m = *r.ops[i];
+      INFO("engine " << m.engine << ", note: " << m.note);
+      REQUIRE(m.status == measurement_status::measured);
+      CHECK(m.relative_error > 0); // random operands, rounded outputs
+      CHECK(m.relative_error < (std::string(precision) == "bf16" ? 2e-2 : 5e-3));
+      CHECK(m.device_time_s > 0);
+    }
+  }
+}
+
+TEST_CASE("a kind no kernel runs, and a backward memory op, are skipped with the reason") {
+  op unknown;
+  unknown.layer = "rope";
+  unknown.kind = "rope"; // a kind the model may learn before a kernel here runs it
+  unknown.elements = 4096;
+  unknown.row = 128;
+  const std::vector<op> trained =
+      lower(parse_network("name: t\nbatch: 8\nseq_len: 16\nmode: training\nprecision: bf16\n"
+                          "layers:\n  - {name: act, type: gelu, features: 256}\n",
+                          "t.yaml"));
+  std::vector<op> ops{unknown};
+  ops.insert(ops.end(), trained.begin(), trained.end());
+  REQUIRE(ops.size() == 3); // rope, gelu forward, gelu backward
+  const measurements r = cuda::measure(ops, quick());
+  REQUIRE(r.ops[0]);
+  CHECK(r.ops[0]->status == measurement_status::skipped);
+  CHECK(contains(r.ops[0]->note, "no kernel here runs `rope` ops"));
+  REQUIRE(r.ops[1]);
+  CHECK(r.ops[1]->status == measurement_status::measured);
+  REQUIRE(r.ops[2]);
+  CHECK(r.ops[2]->status == measurement_status::skipped);
+  CHECK(contains(r.ops[2]->note, "forward pass only"));
+}
