@@ -114,6 +114,8 @@ def eager_ms(fn, reps):
     return statistics.median(times)
 
 def graph_ms(fn, reps):
+    """(ms per replay, the graph): the median over `reps` samples of 5 replays issued back to back
+    between two events (a replay's launch overlaps the one before, as a serving loop's do)."""
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(s):  # warm-up on a side stream, as the CUDA graph recipe asks
@@ -130,12 +132,12 @@ def graph_ms(fn, reps):
     times = []
     for _ in range(reps):
         a.record()
-        g.replay()
+        for _ in range(5):
+            g.replay()
         b.record()
         b.synchronize()
-        times.append(a.elapsed_time(b))
-    del g
-    return statistics.median(times)
+        times.append(a.elapsed_time(b) / 5)
+    return statistics.median(times), g
 
 def kernel_events(prof):
     """(name, category, microseconds) of every GPU activity: chrome trace, else prof.events()."""
@@ -204,9 +206,22 @@ def measure(rec, fn, notes):
     if left() < 15:
         return notes.append("graph skipped: time budget")
     try:  # graph last: a failed capture may leave state behind
-        gr = int(max(5, min(20, 1.5 / est)))
-        rec["graph_ms"] = round(graph_ms(fn, gr), 4)
-        notes.append(f"graph: median of {gr} replays of one captured step")
+        gr = int(max(3, min(10, 0.3 / est)))
+        ms, g = graph_ms(fn, gr)
+        rec["graph_ms"] = round(ms, 4)
+        notes.append(f"graph: median of {gr} samples of 5 back-to-back replays of one captured "
+                     f"step")
+        if left() > 10:  # what the replay runs: its kernels by class (CUPTI sees graph kernels)
+            try:
+                replay = profile_classes(g.replay)
+                rec["graph_kernels_per_step"] = replay["kernels_per_step"]
+                rec["graph_kernel_sum_ms"] = replay["kernel_sum_ms"]
+                rec["graph_by_class_ms"] = replay["by_class_ms"]
+            except Budget:
+                raise
+            except Exception as e:
+                notes.append(f"graph profile failed: {type(e).__name__}: {str(e)[:120]}")
+        del g
     except Budget:
         raise
     except Exception as e:
@@ -243,25 +258,30 @@ def llama2():
 def attn_of(m):
     return getattr(m.config, "_attn_implementation", "?")
 
-def prefill(which):
+def llama3(layers):
+    key = f"l3-{layers}"
+    if key not in MODELS:
+        MODELS[key] = build("LlamaForCausalLM", "LlamaConfig", torch.float16,
+                            **dict(LLAMA3, num_hidden_layers=layers)).eval()
+    return MODELS[key]
+
+def describe(m, label, layers):
+    c = m.config
+    return (f"{label}: {layers}L h{c.hidden_size} ffn{c.intermediate_size} "
+            f"{c.num_attention_heads}h/{c.num_key_value_heads}kv vocab{c.vocab_size} "
+            f"attn={attn_of(m)}")
+
+def prefill(which, batch, tokens):
     def f(rec, notes):
         if which == 2:
             m, layers, label = llama2(), 32, "Llama-2-7B"
         else:
-            free_gib = torch.cuda.mem_get_info()[0] / 2**30
-            layers = 32 if (free_gib > 30 and left() > 90) else 16
-            if layers < 32:
-                notes.append(f"16 layers, not 32 (free {free_gib:.0f} GiB, {left():.0f} s left)")
-            m = build("LlamaForCausalLM", "LlamaConfig", torch.float16,
-                      **dict(LLAMA3, num_hidden_layers=layers)).eval()
-            label = "Llama-3-8B-like GQA"
+            m, layers, label = llama3(32), 32, "Llama-3-8B-like GQA"
         kw, how = keep_kw(m)
         notes.append(how)
-        c = m.config
-        rec.update(config=f"{label}: {layers}L h{c.hidden_size} ffn{c.intermediate_size} "
-                          f"{c.num_attention_heads}h/{c.num_key_value_heads}kv vocab{c.vocab_size} "
-                          f"attn={attn_of(m)} use_cache=False", dtype="fp16", batch=1, tokens=2048)
-        ids = torch.randint(0, c.vocab_size, (1, 2048), device="cuda")
+        rec.update(config=describe(m, label, layers) + " use_cache=False", dtype="fp16",
+                   batch=batch, tokens=tokens)
+        ids = torch.randint(0, m.config.vocab_size, (batch, tokens), device="cuda")
         def fn():
             with torch.inference_mode():
                 return m(input_ids=ids, use_cache=False, **kw)
@@ -281,44 +301,23 @@ def make_static(cfg, batch, length):
             err = e
     raise err
 
-def decode(batch):
+def decode(which, batch, kv):
+    """One new token per sequence written at position `kv` of a StaticCache of kv + 1 positions:
+    attention reads kv + 1 keys (a static cache is read whole, masked), the tool's --kv-len.
+    The cache holds zeros, not a prefill's keys: the work is the same, and no prefill of
+    batch x kv tokens has to fit beside it."""
     def f(rec, notes):
-        m = llama2()
-        kw, how = keep_kw(m)
-        prompt = torch.randint(0, m.config.vocab_size, (batch, 2048), device="cuda")
+        m, label = (llama2(), "Llama-2-7B") if which == 2 else (llama3(32), "Llama-3-8B-like GQA")
         tok = torch.randint(0, m.config.vocab_size, (batch, 1), device="cuda")
-        rec.update(dtype="fp16", batch=batch, tokens=1, config=(
-            f"Llama-2-7B decode, 1 new token per sequence, KV cache 2048 tokens (filled by a "
-            f"prefill outside timing, {how}), attn={attn_of(m)}"))
-        try:
-            cache = make_static(m.config, batch, 4096)
+        rec.update(dtype="fp16", batch=batch, tokens=1, kv_len=kv + 1, config=(
+            describe(m, label, 32) + f" decode, 1 new token per sequence into a StaticCache of "
+            f"{kv + 1} positions (written at {kv}, zeros before it)"))
+        cache = make_static(m.config, batch, kv + 1)
+        cp = torch.tensor([kv], device="cuda")
+        def fn():
             with torch.inference_mode():
-                m(input_ids=prompt, past_key_values=cache,
-                  cache_position=torch.arange(2048, device="cuda"), use_cache=True, **kw)
-            cp = torch.tensor([2048], device="cuda")
-            def fn():
-                with torch.inference_mode():
-                    return m(input_ids=tok, past_key_values=cache, cache_position=cp,
-                             use_cache=True)
-            fn()
-            sync()
-            notes.append("StaticCache(max_cache_len=4096), new token written at position 2048")
-        except Budget:
-            raise
-        except Exception as e:
-            notes.append(f"StaticCache path failed ({type(e).__name__}: {str(e)[:160]}), "
-                         f"using the prefill's own cache")
-            cache = fn = None
-            free()
-            with torch.inference_mode():
-                pkv = m(input_ids=prompt, use_cache=True, **kw).past_key_values
-            notes.append(f"{type(pkv).__name__} from the prefill, cropped to 2048 after each call")
-            def fn():
-                with torch.inference_mode():
-                    out = m(input_ids=tok, past_key_values=pkv, use_cache=True)
-                if hasattr(pkv, "crop"):
-                    pkv.crop(2048)
-                return out
+                return m(input_ids=tok, past_key_values=cache, cache_position=cp, use_cache=True)
+        fn()
         sync()
         return fn
     return f
@@ -335,17 +334,21 @@ def bert(rec, notes):
             return m(input_ids=ids)
     return fn
 
-def resnet(rec, notes):
-    import torchvision
-    torch.backends.cudnn.benchmark = True
-    m = torchvision.models.resnet50(weights=None).cuda().half().eval()
-    rec.update(config=f"torchvision {torchvision.__version__} resnet50(weights=None), eval, NCHW, "
-                      f"cudnn.benchmark=True", dtype="fp16", batch=64, tokens=None)
-    x = torch.randn(64, 3, 224, 224, device="cuda", dtype=torch.float16)
-    def fn():
-        with torch.inference_mode():
-            return m(x)
-    return fn
+def resnet(layout):
+    def f(rec, notes):
+        import torchvision
+        torch.backends.cudnn.benchmark = True
+        fmt = torch.channels_last if layout == "channels_last" else torch.contiguous_format
+        m = torchvision.models.resnet50(weights=None).cuda().half().eval().to(memory_format=fmt)
+        rec.update(config=f"torchvision {torchvision.__version__} resnet50(weights=None), eval, "
+                          f"{layout}, cudnn.benchmark=True", dtype="fp16", batch=64, tokens=None)
+        x = torch.randn(64, 3, 224, 224, device="cuda", dtype=torch.float16)
+        x = x.contiguous(memory_format=fmt)
+        def fn():
+            with torch.inference_mode():
+                return m(x)
+        return fn
+    return f
 
 def gpt2_train(rec, notes):
     m = build("GPT2LMHeadModel", "GPT2Config", torch.bfloat16).train()
@@ -365,9 +368,16 @@ def gpt2_train(rec, notes):
 
 FIELDS = ("name", "config", "dtype", "batch", "tokens", "graph_ms", "eager_ms", "timing_note",
           "kernels_per_step", "by_class_ms", "kernel_sum_ms", "finite", "error")
-STEPS = [("Llama-2-7B prefill", prefill(2)), ("Llama-2-7B decode b1", decode(1)),
-         ("Llama-2-7B decode b32", decode(32)), ("Llama-3-8B GQA prefill", prefill(3)),
-         ("BERT-base", bert), ("ResNet-50", resnet), ("GPT-2 small train", gpt2_train)]
+STEPS = [("Llama-2-7B prefill 1x2048", prefill(2, 1, 2048)),
+         ("Llama-2-7B prefill 4x1024", prefill(2, 4, 1024)),
+         ("Llama-2-7B decode b1 kv2048", decode(2, 1, 2048)),
+         ("Llama-2-7B decode b32 kv2048", decode(2, 32, 2048)),
+         ("Llama-3-8B GQA prefill 1x2048", prefill(3, 1, 2048)),
+         ("Llama-3-8B GQA decode b8 kv4096", decode(3, 8, 4096)),
+         ("BERT-base 8x512", bert),
+         ("ResNet-50 b64 NCHW", resnet("nchw")),
+         ("ResNet-50 b64 channels_last", resnet("channels_last")),
+         ("GPT-2 small train 8x1024", gpt2_train)]
 
 def main():
     global ARGS
@@ -391,8 +401,9 @@ def main():
         RESULTS.append(rec)
         notes, fn, t = [], None, time.time()
         try:
-            if "Llama-2" not in name:
+            if MODELS.get("family") != name.split()[0]:  # keep a model for its next steps
                 MODELS.clear()
+                MODELS["family"] = name.split()[0]
             free()
             if left() < 20:
                 raise Budget(f"skipped: {left():.0f} s of the budget left")

@@ -7,9 +7,10 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 out=${OUT:-/tmp/roofline-out}
 mkdir -p "$out"
-steps=("Llama-2-7B prefill" "decode b1" "decode b32" "Llama-3-8B" "BERT" "ResNet" "GPT-2")
+steps=("prefill 1x2048" "prefill 4x1024" "decode b1 kv" "decode b32" "GQA prefill" "GQA decode"
+       "BERT" "NCHW" "channels_last" "GPT-2")
 for i in "${!steps[@]}"; do
-  timeout -k 10 150 python3 bench/step_check.py --steps "${steps[$i]}" --budget-s 140 \
+  timeout -k 10 100 python3 bench/step_check.py --steps "${steps[$i]}" --budget-s 90 \
     --out "$out/part$i" > "$out/part$i.log" 2>&1
   tail -3 "$out/part$i.log"
 done
