@@ -7,7 +7,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 out=${OUT:-/tmp/roofline-out}
 mkdir -p "$out"
-steps=("prefill 1x2048" "prefill 4x1024" "decode b1 kv" "decode b32" "GQA prefill" "GQA decode"
+steps=("Llama-2-7B prefill 1x2048" "prefill 4x1024" "decode b1 kv" "decode b32" "GQA prefill" "GQA decode"
        "BERT" "NCHW" "channels_last" "GPT-2")
 for i in "${!steps[@]}"; do
   timeout -k 10 100 python3 bench/step_check.py --steps "${steps[$i]}" --budget-s 90 \
