@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // Memory-bound ops as a framework's eager kernels run them: elementwise ops in 16-byte packs over
 // a grid-stride loop, row reductions one block a row (re-reads of the row hit L1/L2, so DRAM sees
-// it once), pools one thread an output. fp32 arithmetic whatever the storage type.
+// it once), pools one thread an output, copies and gathers in 16-byte packs where the rows
+// allow. fp32 arithmetic whatever the storage type.
 #include "memory_ops.hpp"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <type_traits>
 
 namespace roofline::kernels {
 
@@ -184,6 +186,55 @@ __global__ void pool_kernel(bool average, const T *x, T *out, memory_kernel_shap
   }
 }
 
+// ---------------------------------------------------------------- rope
+
+// One thread a pair (x[i], x[i + head_dim/2]): each element read once, written once.
+template <class T> __global__ void rope_kernel(const T *x, T *out, memory_kernel_shape s) {
+  extern __shared__ float inverse_frequency[]; // one head's, once a block: pow is costly
+  const std::int64_t half = s.head_dim / 2;
+  for (std::int64_t p = threadIdx.x; p < half; p += blockDim.x)
+    inverse_frequency[p] = rope_inverse_frequency(p, s.head_dim);
+  __syncthreads();
+  const std::int64_t pairs = s.elements / 2, row_pairs = s.row / 2;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t q = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; q < pairs;
+       q += stride) {
+    const std::int64_t r = q / row_pairs, c = q % row_pairs, p = c % half;
+    const std::int64_t i = r * s.row + c / half * s.head_dim + p;
+    float sine, cosine;
+    sincosf(rope_angle(r, inverse_frequency[p]), &sine, &cosine);
+    const float a = to_float(x[i]), b = to_float(x[i + half]);
+    // rotate_half(x) = (−second half, first half)
+    out[i] = from_float<T>(a * cosine - b * sine);
+    out[i + half] = from_float<T>(b * cosine + a * sine);
+  }
+}
+
+// ---------------------------------------------------------------- copies and gathers
+
+/// kv_append, embedding and transpose: element runs moved unchanged, `Packed`: 16 bytes at a time
+/// (the run a kernel keeps together, a row or a head, is a whole number of packs).
+template <class T, bool Packed>
+__global__ void move_kernel(memory_kernel kernel, const T *x, const std::int32_t *ids, T *out,
+                            memory_kernel_shape s) {
+  using unit = std::conditional_t<Packed, pack<T>, T>;
+  constexpr std::int64_t width = Packed ? pack<T>::size : 1;
+  const std::int64_t units = s.elements / width;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t u = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; u < units;
+       u += stride) {
+    const std::int64_t i = u * width;
+    std::int64_t from = i, to = i;
+    if (kernel == memory_kernel::kv_append)
+      to = memory_kernel_output_index(kernel, s, i);
+    else if (kernel == memory_kernel::embedding)
+      from = ids[i / s.row] * s.row + i % s.row;
+    else
+      from = transpose_source(s, i);
+    reinterpret_cast<unit *>(out)[to / width] = reinterpret_cast<const unit *>(x)[from / width];
+  }
+}
+
 // ---------------------------------------------------------------- launch
 
 constexpr int threads = 256;
@@ -239,6 +290,23 @@ cudaError_t launch(memory_kernel kernel, const memory_kernel_shape &s,
     pool_kernel<T>
         <<<grid_for(s.elements), threads, 0, stream>>>(kernel == memory_kernel::avgpool, x, out, s);
     return cudaGetLastError();
+  case memory_kernel::rope:
+    rope_kernel<T><<<grid_for(s.elements / 2), threads,
+                     static_cast<std::size_t>(s.head_dim / 2) * sizeof(float), stream>>>(x, out, s);
+    return cudaGetLastError();
+  case memory_kernel::kv_append:
+  case memory_kernel::embedding:
+  case memory_kernel::transpose: {
+    if (kernel == memory_kernel::embedding && !o.ids)
+      return cudaErrorInvalidValue;
+    const std::int64_t run = kernel == memory_kernel::transpose ? s.head_dim : s.row;
+    if (run % pack<T>::size == 0)
+      move_kernel<T, true>
+          <<<grid_for(s.elements / pack<T>::size), threads, 0, stream>>>(kernel, x, o.ids, out, s);
+    else
+      move_kernel<T, false><<<grid_for(s.elements), threads, 0, stream>>>(kernel, x, o.ids, out, s);
+    return cudaGetLastError();
+  }
   }
   return cudaErrorInvalidValue;
 }
@@ -247,19 +315,41 @@ bool is_pool(memory_kernel kernel) {
   return kernel == memory_kernel::maxpool || kernel == memory_kernel::avgpool;
 }
 
+// The most shared memory a block gets without opting in: rope's table of inverse frequencies.
+constexpr std::int64_t default_shared_bytes = 48 * 1024;
+
 } // namespace
 
 std::int64_t memory_kernel_inputs(memory_kernel kernel, const memory_kernel_shape &shape) {
+  if (kernel == memory_kernel::embedding)
+    return shape.table_rows * shape.row;
   return is_pool(kernel) ? shape.batch * shape.input_h * shape.input_w * shape.row : shape.elements;
+}
+
+std::int64_t memory_kernel_outputs(memory_kernel kernel, const memory_kernel_shape &shape) {
+  return kernel == memory_kernel::kv_append ? shape.elements * shape.cache_slots : shape.elements;
 }
 
 cudaError_t memory_op(memory_kernel kernel, element_type type, const memory_kernel_shape &shape,
                       const memory_kernel_operands &operands, cudaStream_t stream) {
   if (shape.elements <= 0 || !operands.x || !operands.out)
     return cudaErrorInvalidValue;
-  const bool rows = kernel == memory_kernel::layernorm || kernel == memory_kernel::rmsnorm ||
-                    kernel == memory_kernel::softmax || kernel == memory_kernel::batchnorm;
+  const bool rows = !is_pool(kernel) && kernel != memory_kernel::relu &&
+                    kernel != memory_kernel::gelu && kernel != memory_kernel::silu &&
+                    kernel != memory_kernel::add && kernel != memory_kernel::mul;
   if (rows && (shape.row <= 0 || shape.elements % shape.row != 0))
+    return cudaErrorInvalidValue;
+  const bool heads = kernel == memory_kernel::rope || kernel == memory_kernel::transpose;
+  if (heads && (shape.head_dim <= 0 || shape.row % shape.head_dim != 0))
+    return cudaErrorInvalidValue;
+  if (kernel == memory_kernel::rope &&
+      (shape.head_dim % 2 != 0 ||
+       shape.head_dim / 2 * static_cast<std::int64_t>(sizeof(float)) > default_shared_bytes))
+    return cudaErrorInvalidValue;
+  if (kernel == memory_kernel::kv_append && (shape.cache_slots <= 0 || shape.cache_position < 0 ||
+                                             shape.cache_position >= shape.cache_slots))
+    return cudaErrorInvalidValue;
+  if (kernel == memory_kernel::embedding && shape.table_rows <= 0)
     return cudaErrorInvalidValue;
   if (is_pool(kernel) &&
       (shape.row <= 0 || shape.window <= 0 || shape.stride <= 0 ||

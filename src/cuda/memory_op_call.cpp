@@ -39,7 +39,19 @@ constexpr kernel_entry kernel_table[] = {
     {memory_op_kind::softmax, memory_kernel::softmax},
     {memory_op_kind::maxpool, memory_kernel::maxpool},
     {memory_op_kind::avgpool, memory_kernel::avgpool},
+    {memory_op_kind::rope, memory_kernel::rope},
+    {memory_op_kind::kv_append, memory_kernel::kv_append},
+    {memory_op_kind::embedding, memory_kernel::embedding},
+    {memory_op_kind::copy, memory_kernel::transpose},
 };
+
+// The glue's shapes where the op does not carry them: Llama's head width; a cache of 4 positions
+// a sequence, the new token written at the last; a vocabulary of Llama's 32000 rows, fewer where
+// the table would pass 256 MiB (it is shared by every operand set, so its size barely matters).
+constexpr std::int64_t default_head_dim = 128;
+constexpr std::int64_t cache_slots = 4;
+constexpr std::int64_t vocabulary = 32000;
+constexpr std::int64_t table_bytes = std::int64_t{256} << 20;
 
 constexpr int reference_samples = 48;
 
@@ -63,6 +75,11 @@ bool by_row(memory_kernel k) {
 bool pooling(memory_kernel k) {
   return k == memory_kernel::maxpool || k == memory_kernel::avgpool;
 }
+/// Whole rows: the row kernels and the glue's.
+bool needs_rows(memory_kernel k) {
+  return by_row(k) || k == memory_kernel::rope || k == memory_kernel::kv_append ||
+         k == memory_kernel::embedding || k == memory_kernel::transpose;
+}
 bool has_scale(memory_kernel k) {
   return k == memory_kernel::layernorm || k == memory_kernel::rmsnorm ||
          k == memory_kernel::batchnorm;
@@ -84,14 +101,22 @@ public:
       : m_kernel(kernel), m_type(type), m_shape(shape) {
     const std::size_t size = kernels::element_size(type);
     const auto inputs = static_cast<std::size_t>(kernels::memory_kernel_inputs(kernel, shape));
-    const auto outputs = static_cast<std::size_t>(shape.elements);
+    const auto outputs = static_cast<std::size_t>(kernels::memory_kernel_outputs(kernel, shape));
     // Every operand at a 256-byte boundary: the kernels load 16-byte packs.
     const auto stride = [](std::size_t bytes) { return (bytes + 255) / 256 * 256; };
     m_x_stride = stride(inputs * size);
     m_y_stride = binary(kernel) ? m_x_stride : 0;
     m_out_stride = stride(outputs * size);
-    m_sets = sets(m_x_stride + m_y_stride + m_out_stride);
-    m_x = device_buffer(m_x_stride * m_sets);
+    const bool gather = kernel == memory_kernel::embedding;
+    const auto tokens = static_cast<std::size_t>(gather ? shape.elements / shape.row : 0);
+    m_ids_stride = stride(tokens * sizeof(std::int32_t));
+    // One table for every set: each set's own ids gather other rows of it, and a set's bytes
+    // are the rows it reads, its ids and its output.
+    m_sets = gather ? sets(m_ids_stride + 2 * m_out_stride)
+                    : sets(m_x_stride + m_y_stride + m_out_stride);
+    if (gather)
+      m_x_stride = 0;
+    m_x = device_buffer(gather ? stride(inputs * size) : m_x_stride * m_sets);
     m_out = device_buffer(m_out_stride * m_sets);
     // Uniform in [-1, 1]: never zero everywhere, and within every activation's interesting range.
     ROOFLINE_CUDA_CHECK(
@@ -100,6 +125,16 @@ public:
       m_y = device_buffer(m_y_stride * m_sets);
       ROOFLINE_CUDA_CHECK(
           kernels::fill_random(m_y.get(), m_y.bytes() / size, type, 12, 1.0f, stream));
+    }
+    if (gather) {
+      // Uniform over the table's rows, from the host: the reference reads them back from here.
+      std::mt19937_64 random(15);
+      m_host_ids.resize(m_ids_stride / sizeof(std::int32_t) * m_sets);
+      for (std::int32_t &id : m_host_ids)
+        id = static_cast<std::int32_t>(random() % static_cast<std::uint64_t>(shape.table_rows));
+      m_ids = device_buffer(m_host_ids.size() * sizeof(std::int32_t));
+      ROOFLINE_CUDA_CHECK(
+          cudaMemcpy(m_ids.get(), m_host_ids.data(), m_ids.bytes(), cudaMemcpyHostToDevice));
     }
     if (has_scale(kernel)) {
       // One set of parameters for every operand set: they are `row` long, noise beside the tensors.
@@ -122,13 +157,15 @@ public:
     operands.y = binary(m_kernel) ? m_y.as<unsigned char>() + set * m_y_stride : nullptr;
     operands.scale = m_scale.as<float>();
     operands.shift = m_shift.as<float>();
+    operands.ids = m_ids.as<std::int32_t>() + set * (m_ids_stride / sizeof(std::int32_t));
     operands.out = m_out.as<unsigned char>() + set * m_out_stride;
     ROOFLINE_CUDA_CHECK(kernels::memory_op(m_kernel, m_type, m_shape, operands, stream));
   }
 
   double check(cudaStream_t stream) override {
     ROOFLINE_CUDA_CHECK(kernels::fill_constant(
-        m_out.get(), static_cast<std::size_t>(m_shape.elements), m_type, NAN, stream));
+        m_out.get(), static_cast<std::size_t>(kernels::memory_kernel_outputs(m_kernel, m_shape)),
+        m_type, NAN, stream));
     run(0, stream);
     ROOFLINE_CUDA_CHECK(cudaStreamSynchronize(stream));
     std::mt19937_64 random(12345);
@@ -136,7 +173,9 @@ public:
     for (int s = 0; s < reference_samples; ++s) {
       const auto i =
           static_cast<std::int64_t>(random() % static_cast<std::uint64_t>(m_shape.elements));
-      const double got = fetch_elements(m_out.get(), static_cast<std::size_t>(i), 1, m_type)[0];
+      const auto at =
+          static_cast<std::size_t>(kernels::memory_kernel_output_index(m_kernel, m_shape, i));
+      const double got = fetch_elements(m_out.get(), at, 1, m_type)[0];
       if (!std::isfinite(got))
         return INFINITY;
       const double expected = reference(i);
@@ -154,9 +193,25 @@ private:
     return fetch_elements(m_x.get(), static_cast<std::size_t>(i), 1, m_type)[0];
   }
 
-  /// Output `i` of set 0, in double, from the inputs the kernel read.
+  /// Output `i` of set 0 (kv_append: the one of input `i`), in double, from the inputs the kernel
+  /// read.
   double reference(std::int64_t i) const {
     const kernels::memory_kernel_shape &s = m_shape;
+    switch (m_kernel) {
+    case memory_kernel::rope: {
+      const std::int64_t r = i / s.row, j = i % s.head_dim, half = s.head_dim / 2;
+      const double angle =
+          kernels::rope_angle(r, kernels::rope_inverse_frequency(j % half, s.head_dim));
+      // rotate_half(x) = (−second half, first half)
+      const double rotated = j < half ? -x_at(i + half) : x_at(i - half);
+      return x_at(i) * std::cos(angle) + rotated * std::sin(angle);
+    }
+    case memory_kernel::kv_append: return x_at(i);
+    case memory_kernel::embedding:
+      return x_at(m_host_ids[static_cast<std::size_t>(i / s.row)] * s.row + i % s.row);
+    case memory_kernel::transpose: return x_at(kernels::transpose_source(s, i));
+    default: break;
+    }
     if (pooling(m_kernel)) {
       const std::int64_t c = i % s.row, q = i / s.row % s.output_w,
                          p = i / (s.row * s.output_w) % s.output_h,
@@ -226,9 +281,10 @@ private:
   memory_kernel m_kernel;
   element_type m_type;
   kernels::memory_kernel_shape m_shape;
-  std::size_t m_x_stride = 0, m_y_stride = 0, m_out_stride = 0, m_sets = 1;
-  device_buffer m_x, m_y, m_out, m_scale, m_shift;
+  std::size_t m_x_stride = 0, m_y_stride = 0, m_out_stride = 0, m_ids_stride = 0, m_sets = 1;
+  device_buffer m_x, m_y, m_out, m_scale, m_shift, m_ids;
   std::vector<double> m_host_scale, m_host_shift;
+  std::vector<std::int32_t> m_host_ids; ///< every set's, set 0's first
 };
 
 } // namespace
@@ -266,9 +322,30 @@ std::unique_ptr<op_call> make_memory_op_call(const op &o, const operand_sets &se
     shape.window = o.pool->kernel;
     shape.stride = o.pool->stride;
     shape.padding = o.pool->padding;
-  } else if (by_row(*kernel) && (o.row <= 0 || o.elements % o.row != 0)) {
-    throw op_skipped("its row width is not known (" + std::to_string(o.row) + " for " +
+  } else if (*kernel == memory_kernel::rope && (o.row <= 0 || o.elements % o.row != 0)) {
+    shape.row = default_head_dim; // queries and keys of unknown width: Llama's heads
+  }
+  if (!pooling(*kernel) && needs_rows(*kernel) && (shape.row <= 0 || o.elements % shape.row != 0))
+    throw op_skipped("its row width is not known (" + std::to_string(shape.row) + " for " +
                      std::to_string(o.elements) + " elements)");
+  if (*kernel == memory_kernel::rope) {
+    shape.head_dim = shape.row % default_head_dim == 0 ? default_head_dim : shape.row;
+    if (shape.head_dim % 2 != 0)
+      throw op_skipped("an odd row (" + std::to_string(shape.row) + ") has no pairs to rotate");
+  } else if (*kernel == memory_kernel::transpose) {
+    // Attention's heads: 128 or 64 wide where the row holds them, else one head (a plain copy).
+    shape.head_dim = shape.row;
+    for (const std::int64_t width : {default_head_dim, std::int64_t{64}})
+      if (shape.row % width == 0) {
+        shape.head_dim = width;
+        break;
+      }
+  } else if (*kernel == memory_kernel::kv_append) {
+    shape.cache_slots = cache_slots;
+    shape.cache_position = cache_slots - 1;
+  } else if (*kernel == memory_kernel::embedding) {
+    const auto row_bytes = shape.row * static_cast<std::int64_t>(kernels::element_size(*type));
+    shape.table_rows = std::clamp<std::int64_t>(table_bytes / row_bytes, 1, vocabulary);
   }
   if (o.elements <= 0)
     throw op_skipped("it has no elements");
