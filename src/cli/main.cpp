@@ -588,7 +588,9 @@ int run(int argc, char **argv) {
                      "hold GEMMs against 2:4-sparse tensor peaks where the GPU has them");
     command.add_flag(
         "--measure", measuring.enabled,
-        "run every GEMM on the local GPU: checked, timed and read through hardware counters");
+        "run every op it predicts on the local GPU (GEMMs through cuBLAS, convolutions through "
+        "cuDNN, memory-bound ops through our kernels): checked, timed and read through "
+        "hardware counters");
     command
         .add_option("--engine", measuring.engine,
                     "with --measure: cublas, naive, tiled or tensorcore")

@@ -85,10 +85,11 @@ visited_blocks blocks_of(attention_shape s, double masked_block_cost) {
   // Tiles differ: summed exactly up to 4096 tiles (512k queries), beyond from 4096 samples.
   const std::int64_t samples = std::min<std::int64_t>(tiles, 4096);
   for (std::int64_t i = 0; i < samples; ++i) {
-    const std::int64_t tile = samples == tiles
-                                  ? i
-                                  : static_cast<std::int64_t>(static_cast<double>(i) *
-                                                              static_cast<double>(tiles) / samples);
+    const std::int64_t tile =
+        samples == tiles
+            ? i
+            : static_cast<std::int64_t>(static_cast<double>(i) * static_cast<double>(tiles) /
+                                        static_cast<double>(samples));
     const std::int64_t first_row = tile * query_tile;
     const double b =
         blocks_of_tile(first_row, first_row + std::min(query_tile, s.q_len - first_row) - 1);
