@@ -139,7 +139,7 @@ TEST_CASE("a depthwise conv: its floor plus the longer of its FMAs on the CUDA c
   CHECK(e.device_time_s == doctest::Approx(5e-6 + compute_s));
   // Few FMAs per byte (a 1×1 grouped conv): the bytes bind.
   p.set(parameter::conv_grouped_efficiency, 1);
-  const op &pointwise =
+  const op pointwise = // a copy: the vector conv_ops returns is gone after this line
       conv_ops("in_channels: 96, out_channels: 96, kernel: 1, groups: 96, input: [56, 56]", 32)
           .at(0);
   const double bytes_s =
