@@ -169,18 +169,21 @@ def profile_classes(fn, n=3):
         for _ in range(n):
             fn()
         sync()
-    by, names, nk = dict.fromkeys(CLASSES, 0.0), {}, 0
+    by, names, calls, nk = dict.fromkeys(CLASSES, 0.0), {}, {}, 0
     for name, cat, us in kernel_events(prof):
         by["copy" if cat != "kernel" else classify(name)] += us
         names[name] = names.get(name, 0.0) + us
+        calls[name] = calls.get(name, 0) + 1
         nk += cat == "kernel"
     if nk == 0:
         raise RuntimeError("profiler recorded no kernels")
     ms = lambda us: round(us / n / 1e3, 4)
-    top = sorted(names.items(), key=lambda kv: -kv[1])[:10]
+    top = sorted(names.items(), key=lambda kv: -kv[1])[:40]
     return dict(kernels_per_step=round(nk / n, 1), by_class_ms={k: ms(v) for k, v in by.items()},
                 kernel_sum_ms=ms(sum(by.values())),
-                top_kernels=[[k[:160], classify(k), ms(v)] for k, v in top])
+                # [name, class, ms per step, calls per step]: what each class is made of
+                top_kernels=[[k[:160], classify(k), ms(v), round(calls[k] / n, 1)]
+                             for k, v in top])
 
 def measure(rec, fn, notes):
     out = fn()

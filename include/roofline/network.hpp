@@ -65,6 +65,10 @@ struct attention_layer {
   /// Keys and values stored in another format than the layer's (an fp8 KV cache); fused
   /// attention reads them at its size.
   std::optional<roofline::precision> kv_precision;
+  /// Fused, grouped-query: the keys and values copied out to every query head before the kernel
+  /// (transformers' repeat_kv, which its SDPA path runs whenever it passes a mask: decoding into
+  /// a StaticCache), so the kernel reads `heads` of them; the cache still holds `kv_heads`.
+  bool expanded_kv = false;
 
   /// `kv_heads`, or `heads` where none was given.
   std::int64_t key_value_heads() const noexcept { return kv_heads > 0 ? kv_heads : heads; }

@@ -212,10 +212,21 @@ private:
     const std::size_t first = m_forward.size();
     const std::size_t first_backward = m_backward.size();
     add_gemm(ctx, "", shape);
-    conv_shape cs{batch,         conv.in_channels, conv.out_channels, conv.input_h,
-                  conv.input_w,  p,                q,                 conv.kernel_h,
-                  conv.kernel_w, conv.stride_h,    conv.stride_w,     conv.groups,
-                  pass::forward, conv.padding_h,   conv.padding_w};
+    conv_shape cs{batch,
+                  conv.in_channels,
+                  conv.out_channels,
+                  conv.input_h,
+                  conv.input_w,
+                  p,
+                  q,
+                  conv.kernel_h,
+                  conv.kernel_w,
+                  conv.stride_h,
+                  conv.stride_w,
+                  conv.groups,
+                  pass::forward,
+                  conv.padding_h,
+                  conv.padding_w};
     m_forward[first].bytes = bytes(input_read);
     m_forward[first].conv = cs;
     for (std::size_t g = first_backward; g < m_backward.size(); ++g)
@@ -266,6 +277,19 @@ private:
                                        "inference only");
     const std::int64_t s = attention.seq_len;
     const std::int64_t pairs = attended_pairs(ctx, attention);
+    // The heads whose keys and values the kernel reads: every query head's once repeat_kv has
+    // copied them out (reading kv_heads, writing heads; its gradient sums them back).
+    std::int64_t read_heads = attention.key_value_heads();
+    if (attention.expanded_kv && read_heads < attention.heads) {
+      const std::int64_t per_head = product(
+          ctx, {2, m_net.batch, attention.keys_read(), attention.head_dim}, "its K and V size");
+      const std::int64_t traffic =
+          product(ctx, {per_head, read_heads + attention.heads}, "its repeat_kv traffic");
+      add_memory_op(ctx, ctx.path + "/repeat_kv", memory_op_kind::copy,
+                    product(ctx, {per_head, attention.heads}, "its repeat_kv size"),
+                    attention.head_dim, traffic, traffic);
+      read_heads = attention.heads;
+    }
     op result;
     result.layer = ctx.path;
     result.kind = std::string(fused_attention_kind);
@@ -279,23 +303,17 @@ private:
                            "its FLOP count");
     const std::int64_t queries = result.elements; // Q read, O written: the same size
     // Keys and values: those some query meets, each read once.
-    const std::int64_t cache = product(
-        ctx,
-        {2, m_net.batch, attention.key_value_heads(), attention.keys_read(), attention.head_dim},
-        "its K and V size");
+    const std::int64_t cache =
+        product(ctx, {2, m_net.batch, read_heads, attention.keys_read(), attention.head_dim},
+                "its K and V size");
     result.bytes = sum(
         ctx,
         {product(ctx, {2, queries, element_bytes(ctx.prec)}, "its byte count"),
          product(ctx, {cache, element_bytes(attention.kv_storage(ctx.prec))}, "its byte count")},
         "its byte count");
-    result.attention = attention_shape{m_net.batch,
-                                       attention.heads,
-                                       attention.key_value_heads(),
-                                       s,
-                                       attention.kv_len,
-                                       attention.head_dim,
-                                       attention.causal,
-                                       attention.window};
+    result.attention =
+        attention_shape{m_net.batch,      attention.heads,    read_heads,       s,
+                        attention.kv_len, attention.head_dim, attention.causal, attention.window};
     if (training()) {
       op backward = result;
       backward.pass = pass::data_grad;

@@ -552,6 +552,10 @@ network network_from_config(std::string_view json_text, const std::string &origi
   attention.causal = !decode && !s.encoder;
   attention.fused = options.fused_attention;
   attention.window = s.window;
+  // transformers passes SDPA a mask when decoding into a static cache, and then expands the
+  // grouped keys and values to every query head rather than using SDPA's grouped-query mode.
+  attention.expanded_kv =
+      options.glue == glue_style::eager && decode && attention.fused && s.kv_heads < s.heads;
   net.kv_len = attention.kv_len;
   net.description = decode ? fmt::format("{} decode step, KV cache {}, batch {} (from {})",
                                          s.family, attention.kv_len, net.batch, origin)
@@ -697,6 +701,8 @@ void write_layers(std::string &out, const std::vector<layer> &layers, int indent
               out += fmt::format(", window: {}", body.window);
             if (body.kv_precision)
               out += fmt::format(", kv_precision: {}", to_string(*body.kv_precision));
+            if (body.expanded_kv)
+              out += ", expanded_kv: true";
             out += precision + "}\n";
           } else if constexpr (std::is_same_v<body_type, all_reduce_layer>) {
             out += fmt::format("{}- {{name: {}, type: all_reduce, gpus: {}", pad, name, body.gpus);

@@ -47,7 +47,8 @@ struct op_counter {
   std::int64_t operator()(const conv2d_layer &) const { return gemm(); }
   std::int64_t operator()(const attention_layer &a) const {
     // Fused: the kernel (and its backward); else Q·Kᵀ, softmax, P·V.
-    return a.fused ? (training ? 2 : 1) : 2 * gemm() + (training ? 2 : 1);
+    const std::int64_t pass_ops = training ? 2 : 1; // forward, and its backward
+    return a.fused ? pass_ops * (a.expanded_kv ? 2 : 1) : 2 * gemm() + pass_ops;
   }
   // Router GEMM, top-k, the experts' GEMMs and activation (gated: gate, up, act, mul, down),
   // combine (inference only).
@@ -310,9 +311,10 @@ private:
       result.body = conv;
       finish(result, map);
     } else if (type == "attention") {
-      const yaml_map map(item, m_file, typed_context,
-                         with_common_keys({"heads", "kv_heads", "head_dim", "seq_len", "kv_len",
-                                           "causal", "fused", "window", "kv_precision"}));
+      const yaml_map map(
+          item, m_file, typed_context,
+          with_common_keys({"heads", "kv_heads", "head_dim", "seq_len", "kv_len", "causal", "fused",
+                            "window", "kv_precision", "expanded_kv"}));
       attention_layer attention;
       attention.heads = map.positive_int("heads");
       attention.kv_heads = map.positive_int_or("kv_heads", attention.heads);
@@ -328,6 +330,11 @@ private:
       attention.window = map.positive_int_or("window", 0);
       if (map.has("kv_precision"))
         attention.kv_precision = parse_precision_key(map, "kv_precision");
+      attention.expanded_kv = map.boolean_or("expanded_kv", false);
+      if (attention.expanded_kv && (!attention.fused || attention.kv_heads == attention.heads))
+        map.fail("expanded_kv", "`expanded_kv` copies grouped-query keys and values out to every "
+                                "query head before a fused kernel: it needs `fused: true` and "
+                                "`kv_heads` below `heads`");
       result.body = attention;
       finish(result, map);
     } else if (type == "moe") {

@@ -633,6 +633,8 @@ TEST_CASE("op_count says how many ops lower() makes of every layer type, in both
       "{name: l, type: conv2d, in_channels: 3, out_channels: 8, kernel: 3, input: 8}",
       "{name: l, type: attention, heads: 2, head_dim: 8, seq_len: 4}",
       "{name: l, type: attention, heads: 2, head_dim: 8, seq_len: 4, fused: true}",
+      "{name: l, type: attention, heads: 4, kv_heads: 2, head_dim: 8, seq_len: 4, fused: true, "
+      "expanded_kv: true}",
       "{name: l, type: moe, experts: 4, top_k: 2, in: 8, intermediate: 16}",
       "{name: l, type: moe, experts: 4, top_k: 2, in: 8, intermediate: 16, gated: false}",
       "{name: l, type: relu, features: 8}",
@@ -763,8 +765,7 @@ TEST_CASE("a memory op's row is its innermost extent: features, the layer before
   REQUIRE(conv.size() == 4);
   // P = Q = floor((9 + 2 − 3) / 2) + 1 = 5
   REQUIRE(conv[0].conv);
-  CHECK(*conv[0].conv ==
-        conv_shape{2, 3, 16, 9, 9, 5, 5, 3, 3, 2, 2, 1, pass::forward, 1, 1});
+  CHECK(*conv[0].conv == conv_shape{2, 3, 16, 9, 9, 5, 5, 3, 3, 2, 2, 1, pass::forward, 1, 1});
   CHECK(conv[1].row == 16); // batchnorm's channels
   REQUIRE(conv[2].pool);
   // 5×5 → floor((5 + 2 − 3) / 2) + 1 = 3

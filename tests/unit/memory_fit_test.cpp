@@ -24,6 +24,8 @@ analysis decode_step(const std::string &config, const std::string &gpu) {
   decode.phase = inference_phase::decode;
   decode.batch = 16;
   decode.kv_len = 4096;
+  // A serving engine's kernels: no grouped keys and values copied out per query head.
+  decode.glue = glue_style::fused;
   const network net = load_model_config(roofline::test::config_path(config), decode);
   return analyze(net, perf_model(spec_catalog::builtin().resolve(gpu)), "--gpu " + gpu);
 }

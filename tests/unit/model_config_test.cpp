@@ -246,11 +246,13 @@ TEST_CASE("fused attention by hand: Llama-3-8B, prefill (causal) and decode (the
   CHECK(attention->bytes == 2 * (2 * (2LL * 32 * 2048 * 128) + 2 * (2LL * 8 * 2048 * 128)));
   CHECK(std::none_of(ops.begin(), ops.end(), [](const op &o) { return o.kind == "softmax"; }));
 
-  // Decode against 4096 cached tokens, batch 16: no mask; the cache is read whole.
+  // Decode against 4096 cached tokens, batch 16: no mask; the cache is read whole, each key/value
+  // head once, as a serving engine's kernel reads it (--glue fused; eager: the next test case).
   config_options decode;
   decode.phase = inference_phase::decode;
   decode.batch = 16;
   decode.kv_len = 4096;
+  decode.glue = glue_style::fused;
   const std::vector<op> step = lower(load_model_config(config_path("llama-3-8b.json"), decode));
   const auto read =
       std::find_if(step.begin(), step.end(), [](const op &o) { return o.is_fused_attention(); });
@@ -259,6 +261,19 @@ TEST_CASE("fused attention by hand: Llama-3-8B, prefill (causal) and decode (the
   // bytes = 2 × kv_heads × head_dim × kv_len × batch × 2 B (the cache), plus Q and O.
   const std::int64_t cache = 2LL * 8 * 128 * 4096 * 16 * 2;
   CHECK(read->bytes == cache + 2 * (16LL * 32 * 128 * 2));
+
+  // As transformers decodes into a StaticCache (--glue eager): repeat_kv copies the 8 heads'
+  // keys and values out to all 32 (reads a quarter of what it writes), and the kernel reads 32.
+  decode.glue = glue_style::eager;
+  const std::vector<op> eager = lower(load_model_config(config_path("llama-3-8b.json"), decode));
+  const op &expand = op_named(eager, "decoder_layer/self_attn/repeat_kv");
+  CHECK(expand.kind == "copy");
+  CHECK(expand.elements == 2LL * 16 * 4096 * 128 * 32);
+  CHECK(expand.bytes == cache + cache * 4);
+  const op &expanded = op_named(eager, "decoder_layer/self_attn");
+  CHECK(expanded.attention->kv_heads == 32);
+  CHECK(expanded.bytes == 4 * cache + 2 * (16LL * 32 * 128 * 2));
+  CHECK(expanded.flops == read->flops);
 }
 
 TEST_CASE("Mixtral-8x7B by hand: top-2 of 8 experts, the experts a step reaches, every weight") {
@@ -331,10 +346,12 @@ TEST_CASE("Mistral's sliding window: a prompt past the window, and decoding beyo
   const std::vector<op> ops = lower(load_model_config(config_path("mistral-7b.json"), prefill));
   CHECK(op_named(ops, "decoder_layer/self_attn").flops == 4LL * 32 * 25'167'872 * 128);
 
-  // Decoding against 8192 cached tokens reads the window's 4096, and the cache holds no more.
+  // Decoding against 8192 cached tokens reads the window's 4096, and the cache holds no more
+  // (each key/value head once: --glue fused).
   config_options decode;
   decode.phase = inference_phase::decode;
   decode.kv_len = 8192;
+  decode.glue = glue_style::fused;
   const network net = load_model_config(config_path("mistral-7b.json"), decode);
   const std::vector<op> step = lower(net);
   const op &read = op_named(step, "decoder_layer/self_attn");
@@ -352,6 +369,7 @@ TEST_CASE("weight-only int4 by hand: Llama-3-8B's decode reads a quarter of the 
   decode.kv_len = 4096;
   decode.quantization = quantization::w4a16;
   decode.kv_cache = precision::fp8;
+  decode.glue = glue_style::fused; // the kernel reads the fp8 cache's 8 heads
   const network net = load_model_config(config_path("llama-3-8b.json"), decode);
   const std::vector<op> step = lower(net);
   // q_proj, 4096 × 4096 int4 in groups of 128 along K, an fp16 scale each; bf16 activations.

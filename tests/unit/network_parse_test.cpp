@@ -411,6 +411,9 @@ TEST_CASE("a mixture of experts, a sliding window and a KV cache format: read, a
   check_error(parse_error(one_layer("{name: a, type: attention, heads: 2, head_dim: 8, "
                                     "window: 0}")),
               3, 63, "`window`");
+  check_error(parse_error(one_layer("{name: a, type: attention, heads: 4, kv_heads: 4, "
+                                    "head_dim: 8, fused: true, expanded_kv: true}")),
+              3, 94, "it needs `fused: true` and `kv_heads` below `heads`");
   // Only a kind a framework runs unfused has an unfused form.
   check_error(parse_error(one_layer("{name: r, type: relu, features: 8, unfused: true}")), 3, 49,
               "`relu` has no unfused form");
