@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -29,14 +31,28 @@ enum class memory_op_kind {
 /// How many memory op kinds there are.
 inline constexpr int memory_op_kind_count = static_cast<int>(memory_op_kind::copy) + 1;
 
+/// One kernel of an op run unfused: its passes over the op's elements (each a read or a write
+/// of them all) at the activations' size and at fp32 (the intermediates). A kernel of no passes
+/// works on one value per row (a norm's eps and reciprocal root).
+struct unfused_kernel {
+  int activation_passes = 0;
+  int fp32_passes = 0;
+};
+
+/// The most kernels an unfused form has.
+inline constexpr int max_unfused_kernels = 8;
+
 /// An op as a framework writes it in separate kernels rather than one, each reading its input
 /// and writing its output through DRAM (Hugging Face transformers' RMSNorm: a cast to fp32, the
 /// square, the mean, eps and the reciprocal root, the scaling, a cast back and the weight).
 struct unfused_form {
-  int launches;          ///< kernels per call
-  int activation_passes; ///< element passes at the activations' size (read or write)
-  int fp32_passes;       ///< element passes at fp32 (the intermediates)
+  int launches = 0; ///< kernels per call: the first `launches` of `kernels`
+  std::array<unfused_kernel, max_unfused_kernels> kernels{};
 };
+
+/// A kernel's bytes over `elements` elements whose activations are `activation_bytes` each.
+std::int64_t unfused_kernel_bytes(const unfused_kernel &k, std::int64_t elements,
+                                  int activation_bytes);
 
 /// The work an op does per output element, forward and backward. These are estimates of what a
 /// straightforward kernel does; the ops are memory-bound by far, so the bytes decide their time.

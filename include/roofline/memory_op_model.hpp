@@ -18,9 +18,13 @@ double memory_bytes_per_s(std::int64_t bytes, const gpu_spec &gpu, const model_p
 /// Device time of one memory-bound kernel of `kind` moving `bytes` (its minimum traffic: inputs
 /// read, output written once) on `gpu` (the model's basis: model_basis()): its floor
 /// (`memory_floor_s`) plus its bytes at `memory_efficiency` of memory_bytes_per_s().
-/// `launches` > 1: the op run unfused (op::launches), as that many elementwise kernels (`mul`'s
-/// floor and efficiency: each one streams a tensor or two) sharing its bytes equally.
 double memory_op_time_s(memory_op_kind kind, std::int64_t bytes, const gpu_spec &gpu,
-                        const model_parameters &params, int launches = 1);
+                        const model_parameters &params);
+
+/// Device time of an op run unfused (memory_layer::unfused) over `elements` elements of
+/// `activation_bytes` each: its kernels one after the other, each an elementwise kernel (`mul`'s
+/// floor and efficiency: each streams a tensor or two) moving its own bytes.
+double unfused_time_s(const unfused_form &form, std::int64_t elements, int activation_bytes,
+                      const gpu_spec &gpu, const model_parameters &params);
 
 } // namespace roofline

@@ -447,11 +447,16 @@ private:
       op &forward = m_forward.back();
       const unfused_form &form = *cost.unfused;
       forward.launches = form.launches;
-      forward.bytes = sum(
-          ctx,
-          {product(ctx, {elements, form.activation_passes, element_bytes(ctx.prec)}, "its bytes"),
-           product(ctx, {elements, form.fp32_passes, element_bytes(precision::fp32)}, "its bytes")},
-          "its bytes");
+      int activation_passes = 0, fp32_passes = 0;
+      for (int i = 0; i < form.launches; ++i) {
+        activation_passes += form.kernels[i].activation_passes;
+        fp32_passes += form.kernels[i].fp32_passes;
+      }
+      forward.bytes =
+          sum(ctx,
+              {product(ctx, {elements, activation_passes, element_bytes(ctx.prec)}, "its bytes"),
+               product(ctx, {elements, fp32_passes, element_bytes(precision::fp32)}, "its bytes")},
+              "its bytes");
     }
     if (layer.features)
       m_previous = {elements, *layer.features};

@@ -22,11 +22,13 @@ struct memory_op_entry {
 // multiplies by cos and sin and adds (its elements: the queries' and keys'; cos and sin are one
 // head's worth, left out); a cache write, a gather and a copy only move elements; the
 // embedding's gradient is scattered into the table's rows.
-// Unfused RMSNorm as transformers writes it (LlamaRMSNorm, also Mistral's, Qwen2's, Gemma's):
-// x.to(fp32) reads the activations and writes fp32; pow, the mean, the scaling each pass over
-// fp32 (the mean writes one value per row; eps and rsqrt run on those: 2 launches of no bytes);
-// the cast back reads fp32 and writes activations; the weight reads and writes activations.
-// 8 launches; activation passes 1 + 1 + 2, fp32 passes 1 + 2 + 1 + 2 + 1.
+// Unfused RMSNorm as transformers writes it (LlamaRMSNorm, also Mistral's, Qwen2's, Gemma's),
+// kernel by kernel: x.to(fp32) reads the activations and writes fp32; pow reads and writes fp32;
+// the mean reads fp32 and writes one value per row; eps and rsqrt run on those values; the
+// scaling reads and writes fp32; the cast back reads fp32 and writes activations; the weight
+// reads and writes activations.
+constexpr unfused_form unfused_rmsnorm{
+    8, {{{1, 1}, {0, 2}, {0, 1}, {0, 0}, {0, 0}, {0, 2}, {1, 1}, {2, 0}}}};
 constexpr std::array<memory_op_entry, memory_op_kind_count> memory_ops{{
     {memory_op_kind::relu, "relu", {1, 1, 1, 1, 3}},
     {memory_op_kind::gelu, "gelu", {8, 1, 1, 12, 3}},
@@ -34,7 +36,7 @@ constexpr std::array<memory_op_entry, memory_op_kind_count> memory_ops{{
     {memory_op_kind::add, "add", {1, 2, 1, 0, 0}},
     {memory_op_kind::mul, "mul", {1, 2, 1, 2, 5}},
     {memory_op_kind::layernorm, "layernorm", {8, 1, 1, 12, 3}},
-    {memory_op_kind::rmsnorm, "rmsnorm", {4, 1, 1, 8, 3, unfused_form{8, 4, 7}}},
+    {memory_op_kind::rmsnorm, "rmsnorm", {4, 1, 1, 8, 3, unfused_rmsnorm}},
     {memory_op_kind::batchnorm, "batchnorm", {2, 1, 1, 8, 3}},
     {memory_op_kind::softmax, "softmax", {5, 1, 1, 4, 3}},
     {memory_op_kind::maxpool, "maxpool", {1, 1, 1, 1, 3}},
@@ -46,6 +48,11 @@ constexpr std::array<memory_op_entry, memory_op_kind_count> memory_ops{{
 }};
 
 } // namespace
+
+std::int64_t unfused_kernel_bytes(const unfused_kernel &k, std::int64_t elements,
+                                  int activation_bytes) {
+  return elements * (k.activation_passes * activation_bytes + k.fp32_passes * 4);
+}
 
 std::vector<std::string_view> memory_op_names() {
   std::vector<std::string_view> names;

@@ -17,13 +17,21 @@ double memory_bytes_per_s(std::int64_t bytes, const gpu_spec &gpu, const model_p
 }
 
 double memory_op_time_s(memory_op_kind kind, std::int64_t bytes, const gpu_spec &gpu,
-                        const model_parameters &params, int launches) {
-  if (launches > 1)
-    return launches * memory_op_time_s(memory_op_kind::mul, bytes / launches, gpu, params);
+                        const model_parameters &params) {
   return params[memory_parameter_at(parameter::memory_floor_s, kind)] +
          static_cast<double>(bytes) /
              (params[memory_parameter_at(parameter::memory_efficiency, kind)] *
               memory_bytes_per_s(bytes, gpu, params));
+}
+
+double unfused_time_s(const unfused_form &form, std::int64_t elements, int activation_bytes,
+                      const gpu_spec &gpu, const model_parameters &params) {
+  double total = 0;
+  for (int i = 0; i < form.launches; ++i)
+    total += memory_op_time_s(memory_op_kind::mul,
+                              unfused_kernel_bytes(form.kernels[i], elements, activation_bytes),
+                              gpu, params);
+  return total;
 }
 
 } // namespace roofline

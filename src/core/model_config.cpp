@@ -469,11 +469,9 @@ std::vector<layer> block_of(const transformer_shape &s, const attention_layer &a
     block.push_back(memory(s.rotary ? "rotary_kv_append" : "kv_append", memory_op_kind::copy,
                            (s.rotary ? q_width : 0) + 2 * kv_width));
   }
+  // SDPA writes its output in the queries' layout, [batch, tokens, heads, head_dim] under
+  // transformers' transposed views: making it contiguous for the output projection copies nothing.
   block.push_back(make("self_attn", attention));
-  // transformers' SDPA path returns [batch, heads, tokens, head_dim], made contiguous as
-  // [batch, tokens, heads · head_dim] for the output projection.
-  if (glue == glue_style::eager)
-    block.push_back(memory("attn_transpose", memory_op_kind::copy, q_width));
   block.push_back(linear("o_proj", q_width, s.hidden));
   // Row-parallel layers leave partial sums on every GPU: summed before the residual add.
   const auto all_reduce = [&](std::string name) {
@@ -587,7 +585,7 @@ network network_from_config(std::string_view json_text, const std::string &origi
   net.layers.push_back(std::move(repeated));
   net.notes.push_back(options.glue == glue_style::eager
                           ? "the glue as PyTorch eager runs transformers' code: norms, rotary "
-                            "embeddings and layout copies in its kernels (--glue fused: a "
+                            "embeddings and cache writes in its kernels (--glue fused: a "
                             "serving engine's)"
                           : "the glue as a serving engine runs it: one kernel per norm, rotary "
                             "embedding and cache write in one; the residual adds and the "

@@ -63,18 +63,24 @@ TEST_CASE("two kinds of one size are predicted each with its own parameters (the
   CHECK(model.predict(ops[2]).device_time_s == ln);
 }
 
-TEST_CASE("an op run unfused: its kernels, each an elementwise pass over its share of the bytes") {
+TEST_CASE(
+    "an op run unfused: its kernels one after the other, each an elementwise pass over its bytes") {
   model_parameters p = with(memory_op_kind::mul, 1.5e-6, 0.9);
   p.set(memory_parameter_at(parameter::memory_floor_s, memory_op_kind::rmsnorm), 3e-6);
-  const auto big = static_cast<std::int64_t>(8 * h100().l2_bytes); // each kernel's share: 1 × L2
-  const double share = static_cast<double>(big / 8);
-  // 8 kernels at mul's floor, each streaming one L2's worth from DRAM at mul's efficiency; the
-  // rmsnorm's own parameters play no part.
-  CHECK(memory_op_time_s(memory_op_kind::rmsnorm, big, h100(), p, 8) ==
-        doctest::Approx(8 * (1.5e-6 + share / (0.9 * h100().dram_bytes_per_s))));
-  CHECK(memory_op_time_s(memory_op_kind::rmsnorm, big, h100(), p, 8) ==
-        doctest::Approx(8 * memory_op_time_s(memory_op_kind::mul, big / 8, h100(), p)));
-  // Unfused, a small op pays 8 floors where the fused kernel pays one.
-  CHECK(memory_op_time_s(memory_op_kind::rmsnorm, 1024, h100(), p, 8) > 8 * 1.5e-6);
-  CHECK(memory_op_time_s(memory_op_kind::rmsnorm, 1024, h100(), p) < 3.1e-6);
+  const double dram = h100().dram_bytes_per_s;
+  // Elements enough that every kernel's bytes fill L2: each streams from DRAM.
+  const std::int64_t elements = h100().l2_bytes;
+  const auto e = static_cast<double>(elements);
+  const unfused_form &rmsnorm = *cost_of(memory_op_kind::rmsnorm).unfused;
+  REQUIRE(rmsnorm.launches == 8);
+  // bf16 (2 bytes) in fp32: cast 2 + 4, pow 8, mean 4, eps and rsqrt nothing, scale 8,
+  // cast back 4 + 2, weight 2 + 2 bytes per element; 8 of mul's floors, the rmsnorm's own unused.
+  const double bytes_per_element = 6 + 8 + 4 + 0 + 0 + 8 + 6 + 4;
+  const double zero_bytes_kernels = 2 * memory_op_time_s(memory_op_kind::mul, 0, h100(), p);
+  CHECK(unfused_time_s(rmsnorm, elements, 2, h100(), p) ==
+        doctest::Approx(6 * 1.5e-6 + zero_bytes_kernels + bytes_per_element * e / (0.9 * dram)));
+  CHECK(zero_bytes_kernels == doctest::Approx(2 * 1.5e-6));
+  // The same bytes as one fused kernel's share would take less: the unfused kernels each pay
+  // their floor and stream their own tensors.
+  CHECK(unfused_time_s(rmsnorm, 1024, 2, h100(), p) > 8 * 1.5e-6);
 }
