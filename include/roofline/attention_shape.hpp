@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "roofline/precision.hpp"
+
 #include <cstdint>
+#include <optional>
 
 namespace roofline {
 
@@ -14,11 +17,14 @@ struct attention_shape {
   std::int64_t window = 0; ///< sliding window: the keys each query may meet; 0: all
   /// The backward pass (dQ, dK and dV in one kernel, as FlashAttention 2 and cuDNN run it).
   bool backward = false;
+  /// The KV cache's number format where it is not the op's (an fp8 cache beside bf16 queries).
+  std::optional<roofline::precision> kv_precision;
 
   friend bool operator==(const attention_shape &a, const attention_shape &b) {
     return a.batch == b.batch && a.heads == b.heads && a.kv_heads == b.kv_heads &&
            a.q_len == b.q_len && a.kv_len == b.kv_len && a.head_dim == b.head_dim &&
-           a.causal == b.causal && a.window == b.window && a.backward == b.backward;
+           a.causal == b.causal && a.window == b.window && a.backward == b.backward &&
+           a.kv_precision == b.kv_precision;
   }
 };
 

@@ -314,6 +314,8 @@ private:
     result.attention =
         attention_shape{m_net.batch,      attention.heads,    read_heads,       s,
                         attention.kv_len, attention.head_dim, attention.causal, attention.window};
+    if (attention.kv_precision && *attention.kv_precision != ctx.prec)
+      result.attention->kv_precision = attention.kv_precision;
     if (training()) {
       op backward = result;
       backward.pass = pass::data_grad;

@@ -6,10 +6,9 @@
 #include "host_elements.hpp"
 #include "kernels.hpp"
 #include "roofline/cuda/cuda_error.hpp"
-#include "shared_library.hpp"
 
 #if ROOFLINE_HAVE_CUDNN_HEADER
-#include <cudnn.h> // the types and prototypes only: libcudnn is loaded at run time, never linked
+#include "cudnn_library.hpp"
 #endif
 
 #include <cmath>
@@ -22,16 +21,6 @@ namespace roofline::cuda::detail {
 #if !ROOFLINE_HAVE_CUDNN_HEADER
 
 // Built where CMake found no cudnn.h: convolutions run as their implicit GEMMs, and say why.
-struct cudnn_handle::impl {};
-
-cudnn_handle::cudnn_handle(cudaStream_t) {
-  throw error("this roofline-advise was built without cuDNN's header (cudnn.h)");
-}
-cudnn_handle::~cudnn_handle() = default;
-const std::string &cudnn_handle::description() const {
-  static const std::string none = "cuDNN (not built)";
-  return none;
-}
 std::unique_ptr<op_call> make_conv_call(const cudnn_handle &, const conv_shape &, precision,
                                         const operand_sets &, cudaStream_t) {
   throw op_skipped("this roofline-advise was built without cuDNN's header (cudnn.h)");
@@ -39,86 +28,9 @@ std::unique_ptr<op_call> make_conv_call(const cudnn_handle &, const conv_shape &
 
 #else
 
-/// cuDNN's statuses go through ROOFLINE_CUDA_CHECK like the rest of the CUDA family (defined
-/// below; only cuDNN's functions return one, so cuDNN is loaded whenever it is called).
-void check(cudnnStatus_t status, const char *expression, const char *file, int line);
-
 namespace {
 
 using kernels::element_type;
-
-/// The cuDNN functions used here, resolved from the library loaded.
-struct cudnn_api {
-  std::string description;
-  decltype(&cudnnGetVersion) get_version = nullptr;
-  decltype(&cudnnGetErrorString) get_error_string = nullptr;
-  decltype(&cudnnCreate) create = nullptr;
-  decltype(&cudnnDestroy) destroy = nullptr;
-  decltype(&cudnnSetStream) set_stream = nullptr;
-  decltype(&cudnnCreateTensorDescriptor) create_tensor = nullptr;
-  decltype(&cudnnDestroyTensorDescriptor) destroy_tensor = nullptr;
-  decltype(&cudnnSetTensor4dDescriptor) set_tensor_4d = nullptr;
-  decltype(&cudnnCreateFilterDescriptor) create_filter = nullptr;
-  decltype(&cudnnDestroyFilterDescriptor) destroy_filter = nullptr;
-  decltype(&cudnnSetFilter4dDescriptor) set_filter_4d = nullptr;
-  decltype(&cudnnCreateConvolutionDescriptor) create_convolution = nullptr;
-  decltype(&cudnnDestroyConvolutionDescriptor) destroy_convolution = nullptr;
-  decltype(&cudnnSetConvolution2dDescriptor) set_convolution_2d = nullptr;
-  decltype(&cudnnSetConvolutionMathType) set_math_type = nullptr;
-  decltype(&cudnnSetConvolutionGroupCount) set_group_count = nullptr;
-  decltype(&cudnnGetConvolution2dForwardOutputDim) output_dim = nullptr;
-  decltype(&cudnnGetConvolutionForwardAlgorithm_v7) forward_algorithms = nullptr;
-  decltype(&cudnnGetConvolutionForwardWorkspaceSize) forward_workspace = nullptr;
-  decltype(&cudnnConvolutionForward) forward = nullptr;
-};
-
-template <class Function>
-void resolve(const loaded_library &library, const char *name, Function &function) {
-  function = reinterpret_cast<Function>(
-      library.symbol(name, "running a convolution needs cuDNN 9 (its legacy convolution API)"));
-}
-
-cudnn_api open_cudnn() {
-  const loaded_library library =
-      load_library({"cuDNN", "running a convolution through cuDNN", "ROOFLINE_CUDNN_LIBRARY",
-                    "libcudnn.so." + std::to_string(CUDNN_MAJOR), "nvidia/cudnn/lib"});
-  cudnn_api api;
-  resolve(library, "cudnnGetVersion", api.get_version);
-  const std::size_t version = api.get_version();
-  // A cuDNN of another major version has other structures behind the same names.
-  if (version / 10000 != CUDNN_MAJOR)
-    throw error(library.path + " is cuDNN " + std::to_string(version) + ", built against " +
-                std::to_string(CUDNN_MAJOR) + ".x");
-  api.description = "cuDNN " + std::to_string(version / 10000) + "." +
-                    std::to_string(version / 100 % 100) + "." + std::to_string(version % 100) +
-                    " (" + library.path + ")";
-  resolve(library, "cudnnGetErrorString", api.get_error_string);
-  resolve(library, "cudnnCreate", api.create);
-  resolve(library, "cudnnDestroy", api.destroy);
-  resolve(library, "cudnnSetStream", api.set_stream);
-  resolve(library, "cudnnCreateTensorDescriptor", api.create_tensor);
-  resolve(library, "cudnnDestroyTensorDescriptor", api.destroy_tensor);
-  resolve(library, "cudnnSetTensor4dDescriptor", api.set_tensor_4d);
-  resolve(library, "cudnnCreateFilterDescriptor", api.create_filter);
-  resolve(library, "cudnnDestroyFilterDescriptor", api.destroy_filter);
-  resolve(library, "cudnnSetFilter4dDescriptor", api.set_filter_4d);
-  resolve(library, "cudnnCreateConvolutionDescriptor", api.create_convolution);
-  resolve(library, "cudnnDestroyConvolutionDescriptor", api.destroy_convolution);
-  resolve(library, "cudnnSetConvolution2dDescriptor", api.set_convolution_2d);
-  resolve(library, "cudnnSetConvolutionMathType", api.set_math_type);
-  resolve(library, "cudnnSetConvolutionGroupCount", api.set_group_count);
-  resolve(library, "cudnnGetConvolution2dForwardOutputDim", api.output_dim);
-  resolve(library, "cudnnGetConvolutionForwardAlgorithm_v7", api.forward_algorithms);
-  resolve(library, "cudnnGetConvolutionForwardWorkspaceSize", api.forward_workspace);
-  resolve(library, "cudnnConvolutionForward", api.forward);
-  return api;
-}
-
-/// cuDNN, loaded on first use (once per process; a failed load is tried again on the next call).
-const cudnn_api &cudnn() {
-  static const cudnn_api api = open_cudnn();
-  return api;
-}
 
 // The owner of one cuDNN descriptor, made and destroyed by the api's `Create` and `Destroy`. A
 // destructor cannot report a failure: the status is dropped.
@@ -180,8 +92,8 @@ public:
       : m_handle(handle), m_shape(s), m_types(types) {
     const cudnn_api &api = cudnn();
     ROOFLINE_CUDA_CHECK(api.set_tensor_4d(m_input.get(), CUDNN_TENSOR_NHWC, types.data,
-                                          extent(s.batch), extent(s.in_channels),
-                                          extent(s.input_h), extent(s.input_w)));
+                                          extent(s.batch), extent(s.in_channels), extent(s.input_h),
+                                          extent(s.input_w)));
     // A grouped convolution's filters each see their group's channels.
     ROOFLINE_CUDA_CHECK(api.set_filter_4d(m_filter.get(), types.data, CUDNN_TENSOR_NHWC,
                                           extent(s.out_channels), extent(group_channels()),
@@ -275,11 +187,11 @@ public:
           if (h < 0 || h >= s.input_h || w < 0 || w >= s.input_w)
             continue;
           // Output channel k reads its group's slice of the pixel's channels.
-          const std::vector<double> pixel = fetch_elements(
-              m_x.get(),
-              static_cast<std::size_t>((n * s.input_h + h) * s.input_w + w) * c_all +
-                  k / k_group * c,
-              c, m_types.element);
+          const std::vector<double> pixel =
+              fetch_elements(m_x.get(),
+                             static_cast<std::size_t>((n * s.input_h + h) * s.input_w + w) * c_all +
+                                 k / k_group * c,
+                             c, m_types.element);
           const std::size_t base = static_cast<std::size_t>(r * s.kernel_w + t) * c;
           for (std::size_t j = 0; j < c; ++j)
             expected += pixel[j] * filter[base + j];
@@ -321,37 +233,6 @@ private:
 };
 
 } // namespace
-
-void check(cudnnStatus_t status, const char *expression, const char *file, int line) {
-  if (status != CUDNN_STATUS_SUCCESS)
-    throw cuda_error("cuDNN", status,
-                     std::string("cuDNN error ") + cudnn().get_error_string(status) + " in " +
-                         expression + " at " + file + ":" + std::to_string(line));
-}
-
-struct cudnn_handle::impl {
-  cudnnHandle_t handle = nullptr;
-};
-
-cudnn_handle::cudnn_handle(cudaStream_t stream) : m_impl(std::make_unique<impl>()) {
-  const cudnn_api &api = cudnn();
-  ROOFLINE_CUDA_CHECK(api.create(&m_impl->handle));
-  try {
-    ROOFLINE_CUDA_CHECK(api.set_stream(m_impl->handle, stream));
-  } catch (...) {
-    api.destroy(m_impl->handle);
-    throw;
-  }
-}
-
-cudnn_handle::~cudnn_handle() {
-  if (m_impl && m_impl->handle)
-    cudnn().destroy(m_impl->handle); // in a destructor: nothing to report to
-}
-
-const std::string &cudnn_handle::description() const {
-  return cudnn().description;
-}
 
 std::unique_ptr<op_call> make_conv_call(const cudnn_handle &handle, const conv_shape &shape,
                                         precision p, const operand_sets &sets,

@@ -4,6 +4,7 @@
 #include "counter_session.hpp"
 #include "cuda_check.hpp"
 #include "cuda_graph.hpp"
+#include "cudnn_attention.hpp"
 #include "cudnn_conv.hpp"
 #include "device_buffer.hpp"
 #include "event_timer.hpp"
@@ -240,10 +241,17 @@ public:
     }
     try {
       if (o.is_fused_attention()) {
+        // No engine of ours runs fused attention: cuDNN's flash kernel, whichever GEMM engine.
         m.engine = "cudnn";
-        throw detail::op_skipped("fused attention needs cuDNN's graph API: not built yet");
+        if (!cudnn_loaded())
+          throw detail::op_skipped("fused attention runs through cuDNN: " + m_cudnn_missing);
+        run_call(m, reach, fault, [&] {
+          return detail::make_attention_call(
+              *m_cudnn, *o.attention, o.precision, detail::attention_layout::bshd,
+              [&](std::size_t bytes) { return operand_sets(bytes); }, m_stream);
+        });
       } else if (o.conv && o.pass == pass::forward && m_options.engine == gemm_engine::cublas &&
-                 convolutions()) {
+                 cudnn_loaded()) {
         m.engine = "cudnn";
         run_call(m, reach, fault, [&] {
           return detail::make_conv_call(
@@ -288,9 +296,10 @@ private:
     return std::make_unique<kernel_call>(kernel_engine(m_options.engine), input, s);
   }
 
-  /// Whether cuDNN runs this runner's convolutions: loaded and given a handle on the first call;
-  /// when it cannot be, m_cudnn_missing says why, and convolutions run as their implicit GEMMs.
-  bool convolutions() {
+  /// Whether cuDNN runs this runner's convolutions and fused attention: loaded and given a handle
+  /// on the first call; when it cannot be, m_cudnn_missing says why, convolutions run as their
+  /// implicit GEMMs and fused attention is skipped.
+  bool cudnn_loaded() {
     if (m_cudnn)
       return true;
     if (!m_cudnn_missing.empty())
@@ -532,8 +541,8 @@ private:
   bool m_counters_wanted = false;
   std::optional<precision> m_counted; ///< the tensor precision m_counters reads
   std::unique_ptr<detail::counter_session> m_counters;
-  std::unique_ptr<detail::cudnn_handle> m_cudnn; ///< made for the first convolution
-  std::string m_cudnn_missing; ///< why cuDNN cannot run convolutions here; empty: not known yet
+  std::unique_ptr<detail::cudnn_handle> m_cudnn; ///< made for the first convolution or attention
+  std::string m_cudnn_missing;      ///< why cuDNN cannot run here; empty: not known yet
   std::vector<std::string> m_notes; ///< for the whole run, raised while measuring an op
 };
 

@@ -2,7 +2,9 @@
 // --measure beyond GEMMs: every memory-bound op kind through our kernels (kernels/memory_ops.cu)
 // in fp16, bf16 and fp32, each checked against a double reference on sampled outputs of random
 // data; convolutions through cuDNN (loaded at run time; as their implicit GEMMs when it is not on
-// the machine); fused attention and kinds no kernel runs skipped with the reason.
+// the machine); fused attention through cuDNN's graph API, checked the same way; kinds no kernel
+// runs skipped with the reason.
+#include "cudnn_attention.hpp"
 #include "roofline/cuda/measurer.hpp"
 #include "roofline/lowering.hpp"
 #include "roofline/memory_op.hpp"
@@ -10,7 +12,10 @@
 
 #include <doctest/doctest.h>
 
+#include <cuda_runtime_api.h>
+
 #include <algorithm>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -28,6 +33,16 @@ measure_options quick() {
   options.counters = false;
   options.time_budget_s = 0.002;
   return options;
+}
+
+/// A result measured, checked against the reference within `precision`'s bound (as the GEMMs'
+/// and the conv's: 2e-2 for bf16, 5e-3 else) and timed graph-replayed.
+void checked_and_timed(const measurement &m, const std::string &precision) {
+  INFO("engine " << m.engine << ", note: " << m.note);
+  REQUIRE(m.status == measurement_status::measured);
+  CHECK(m.relative_error > 0); // random operands, rounded outputs
+  CHECK(m.relative_error < (precision == "bf16" ? 2e-2 : 5e-3));
+  CHECK(m.device_time_s > 0);
 }
 
 /// Every memory op kind, with tails after the 16-byte packs (4·63·1001 elements), a row that is
@@ -92,7 +107,7 @@ TEST_CASE("every memory op kind runs through our kernels, checked against the re
 }
 
 TEST_CASE("a network with a norm, an activation, a conv and fused attention: each op measured, "
-          "attention skipped with the reason") {
+          "attention through cuDNN") {
   const std::vector<op> ops = lower(parse_network(
       "name: mixed\nbatch: 2\nseq_len: 128\nprecision: fp16\nlayers:\n"
       "  - {name: norm, type: rmsnorm, features: 512}\n"
@@ -111,12 +126,9 @@ TEST_CASE("a network with a norm, an activation, a conv and fused attention: eac
     REQUIRE(r.ops[i]);
     const measurement &m = *r.ops[i];
     INFO("note: " << m.note);
-    if (ops[i].is_fused_attention()) {
-      CHECK(m.status == measurement_status::skipped);
-      CHECK(contains(m.note, "cuDNN's graph API"));
-      continue;
-    }
     REQUIRE(m.status == measurement_status::measured);
+    if (ops[i].is_fused_attention())
+      CHECK(m.engine == "cudnn");
     CHECK(m.relative_error < 2e-2);
     CHECK(m.device_time_s > 0);
     CHECK_FALSE(m.kernels.empty()); // traced: the kernels the call launched
@@ -149,14 +161,87 @@ TEST_CASE("convolutions through cuDNN match the reference in fp16, bf16 and fp32
     for (std::size_t i = 0; i < ops.size(); ++i) {
       CAPTURE(ops[i].layer);
       REQUIRE(r.ops[i]);
-      const measurement &m = *r.ops[i];
-      INFO("engine " << m.engine << ", note: " << m.note);
-      REQUIRE(m.status == measurement_status::measured);
-      CHECK(m.relative_error > 0); // random operands, rounded outputs
-      CHECK(m.relative_error < (std::string(precision) == "bf16" ? 2e-2 : 5e-3));
-      CHECK(m.device_time_s > 0);
+      checked_and_timed(*r.ops[i], precision);
     }
   }
+}
+
+TEST_CASE("fused attention through cuDNN matches the reference in fp16 and bf16: causal and not, "
+          "grouped-query, queries after a KV cache") {
+  for (const char *precision : {"fp16", "bf16"}) {
+    CAPTURE(precision);
+    const std::vector<op> ops = lower(parse_network(
+        std::string("name: attention\nbatch: 2\nseq_len: 128\nprecision: ") + precision +
+            "\nlayers:\n"
+            "  - {name: full, type: attention, heads: 8, head_dim: 64, fused: true}\n"
+            "  - {name: causal, type: attention, heads: 4, head_dim: 128, causal: true,"
+            " fused: true}\n"
+            "  - {name: gqa, type: attention, heads: 8, kv_heads: 2, head_dim: 64, causal: true,"
+            " fused: true}\n"
+            "  - {name: cached, type: attention, heads: 8, kv_heads: 2, head_dim: 128, kv_len: 300,"
+            " causal: true, fused: true}\n"
+            "  - {name: decode, type: attention, heads: 8, kv_heads: 1, head_dim: 64, seq_len: 1,"
+            " kv_len: 777, causal: true, fused: true}\n",
+        "attention.yaml"));
+    const measurements r = cuda::measure(ops, quick());
+    int attention = 0;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      if (!ops[i].is_fused_attention())
+        continue;
+      ++attention;
+      CAPTURE(ops[i].layer);
+      REQUIRE(r.ops[i]);
+      CHECK(r.ops[i]->engine == "cudnn");
+      checked_and_timed(*r.ops[i], precision);
+    }
+    CHECK(attention == 5);
+  }
+}
+
+TEST_CASE("fused attention in BHSD as in BSHD; the backward pass, a window and an fp8 KV cache "
+          "skipped with the reason") {
+  cudaStream_t stream = nullptr;
+  REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess);
+  std::unique_ptr<cuda::detail::cudnn_handle> cudnn;
+  try {
+    cudnn = std::make_unique<cuda::detail::cudnn_handle>(stream);
+  } catch (const std::exception &e) {
+    cudaStreamDestroy(stream);
+    FAIL("cuDNN does not load: " << e.what());
+  }
+  const cuda::detail::operand_sets one = [](std::size_t) { return std::size_t{1}; };
+  // batch, heads, kv_heads, q_len, kv_len, head_dim, causal: grouped, after a KV cache.
+  const attention_shape s{3, 6, 2, 70, 200, 64, true};
+  for (const auto layout :
+       {cuda::detail::attention_layout::bshd, cuda::detail::attention_layout::bhsd}) {
+    CAPTURE(static_cast<int>(layout));
+    const auto call =
+        cuda::detail::make_attention_call(*cudnn, s, precision::bf16, layout, one, stream);
+    const double error = call->check(stream);
+    CHECK(error > 0);
+    CHECK(error < call->tolerance());
+  }
+  const auto skipped = [&](attention_shape shape, precision p) -> std::string {
+    try {
+      cuda::detail::make_attention_call(*cudnn, shape, p, cuda::detail::attention_layout::bshd, one,
+                                        stream);
+    } catch (const cuda::detail::op_skipped &e) {
+      return e.what();
+    }
+    return "not skipped";
+  };
+  attention_shape backward = s;
+  backward.backward = true;
+  CHECK(contains(skipped(backward, precision::bf16), "forward (inference) only"));
+  attention_shape window = s;
+  window.window = 64;
+  CHECK(contains(skipped(window, precision::bf16), "sliding window"));
+  attention_shape fp8_cache = s;
+  fp8_cache.kv_precision = precision::fp8;
+  CHECK(contains(skipped(fp8_cache, precision::bf16), "KV cache stored as fp8"));
+  CHECK(contains(skipped(s, precision::fp32), "fp16 or bf16"));
+  cudnn.reset();
+  cudaStreamDestroy(stream);
 }
 
 TEST_CASE("a kind no kernel runs, and a backward memory op, are skipped with the reason") {
