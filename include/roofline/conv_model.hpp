@@ -30,8 +30,9 @@ struct conv_estimate {
 /// gradients); `bytes` the pass's minimum DRAM traffic (the op's).
 /// - variants costed as an implicit GEMM (conv_variant below grouped): the GEMM model's time for
 ///   `implicit` streaming `bytes` (estimate_gemm, with `operands` where they are; small-channel
-///   ones with their channels padded to 16-byte loads), times `conv_slowdown` of the variant,
-///   times `conv_data_grad_slowdown` or `conv_weight_grad_slowdown` for a gradient, plus
+///   ones with their channels padded to 16-byte loads), times `conv_slowdown` of the variant
+///   (times `conv_small_channel_bf16_slowdown` for a bf16 small-channel forward), times the
+///   variant's `conv_data_grad_slowdown` or `conv_weight_grad_slowdown` for a gradient, plus
 ///   `conv_overhead_s`;
 /// - grouped: `conv_grouped_floor_s` plus the longer of its FLOPs at `conv_grouped_efficiency` of
 ///   the fp32 CUDA-core peak and its bytes at `conv_grouped_dram_efficiency` of

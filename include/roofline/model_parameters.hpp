@@ -68,8 +68,9 @@ enum class parameter : int {
   memory_efficiency = memory_floor_s + memory_op_kind_count,
   conv_slowdown = memory_efficiency + memory_op_kind_count,
   conv_data_grad_slowdown = conv_slowdown + conv_gemm_variant_count,
-  conv_weight_grad_slowdown,
-  conv_overhead_s,
+  conv_weight_grad_slowdown = conv_data_grad_slowdown + conv_gemm_variant_count,
+  conv_overhead_s = conv_weight_grad_slowdown + conv_gemm_variant_count,
+  conv_small_channel_bf16_slowdown,
   conv_grouped_floor_s,
   conv_grouped_efficiency,
   conv_grouped_dram_efficiency,
@@ -88,8 +89,10 @@ parameter attention_efficiency_at(int head_dim, parameter group = parameter::att
 /// The slot of `group`'s value (memory_floor_s or memory_efficiency) for memory ops of `kind`.
 parameter memory_parameter_at(parameter group, memory_op_kind kind);
 
-/// The slot of conv_slowdown for convolutions of `variant` (one costed as an implicit GEMM).
-parameter conv_slowdown_at(conv_variant variant);
+/// The slot of `group`'s value (conv_slowdown, conv_data_grad_slowdown or
+/// conv_weight_grad_slowdown) for convolutions of `variant`. Throws std::out_of_range for a
+/// variant not costed as an implicit GEMM (grouped).
+parameter conv_slowdown_at(conv_variant variant, parameter group = parameter::conv_slowdown);
 
 /// How calibrate treats a parameter.
 enum class parameter_fit {

@@ -50,11 +50,19 @@ conv_estimate estimate_conv(const conv_shape &shape, const gemm_shape &implicit,
   // The implicit GEMM streams the real tensors (`bytes`), not the im2col matrix.
   result.gemm = estimate_gemm(padded, p, gpu.peak_flop_per_s(p), gpu, params, operands, why,
                               static_cast<double>(bytes));
-  const double variant_slowdown = params[conv_slowdown_at(result.variant)];
+  // cuDNN's forward kernels for C = 3 stems run fp16 2-3x faster than bf16 (their gradients do
+  // not): conv_slowdown's small_channel is fp16's.
+  const double variant_slowdown = params[conv_slowdown_at(result.variant)] *
+                                  (result.variant == conv_variant::small_channel &&
+                                           shape.pass == pass::forward && p == precision::bf16
+                                       ? params[parameter::conv_small_channel_bf16_slowdown]
+                                       : 1.0);
   const double pass_slowdown =
-      shape.pass == pass::data_grad     ? params[parameter::conv_data_grad_slowdown]
-      : shape.pass == pass::weight_grad ? params[parameter::conv_weight_grad_slowdown]
-                                        : 1.0;
+      shape.pass == pass::data_grad
+          ? params[conv_slowdown_at(result.variant, parameter::conv_data_grad_slowdown)]
+      : shape.pass == pass::weight_grad
+          ? params[conv_slowdown_at(result.variant, parameter::conv_weight_grad_slowdown)]
+          : 1.0;
   result.device_time_s = result.gemm->device_time_s * variant_slowdown * pass_slowdown +
                          params[parameter::conv_overhead_s];
   if (why == reasons::with) {

@@ -443,6 +443,10 @@ model_parameters fit_conv(const std::vector<timed_conv> &samples, const gpu_spec
             return variant_of(x.shape) == static_cast<conv_variant>(v);
           }))
         free.push_back(conv_slowdown_at(static_cast<conv_variant>(v)));
+    if (std::any_of(implicit.begin(), implicit.end(), [](const timed_conv &x) {
+          return variant_of(x.shape) == conv_variant::small_channel && x.prec == precision::bf16;
+        }))
+      free.push_back(parameter::conv_small_channel_bf16_slowdown);
     best = fit_free(samples_loss(implicit, gpu), start, best, free);
   }
   const std::vector<timed_conv> grouped = of([](const timed_conv &x) {
@@ -455,11 +459,16 @@ model_parameters fit_conv(const std::vector<timed_conv> &samples, const gpu_spec
   for (const auto &[p, slowdown] :
        {std::pair{pass::data_grad, parameter::conv_data_grad_slowdown},
         std::pair{pass::weight_grad, parameter::conv_weight_grad_slowdown}}) {
-    const std::vector<timed_conv> own = of([&, p = p](const timed_conv &x) {
-      return x.shape.pass == p && variant_of(x.shape) != conv_variant::grouped;
-    });
-    if (!own.empty())
-      best = fit_free(samples_loss(own, gpu), start, best, {slowdown});
+    // Each variant's gradient kernels are cuDNN's own (a strided dgrad scatters, a C = 3 wgrad
+    // has no padded loads to slow it): each slowdown on its own variant's samples.
+    for (int v = 0; v < conv_gemm_variant_count; ++v) {
+      const std::vector<timed_conv> own = of([&, p = p](const timed_conv &x) {
+        return x.shape.pass == p && variant_of(x.shape) == static_cast<conv_variant>(v);
+      });
+      if (!own.empty())
+        best = fit_free(samples_loss(own, gpu), start, best,
+                        {conv_slowdown_at(static_cast<conv_variant>(v), slowdown)});
+    }
   }
   return best;
 }

@@ -32,12 +32,11 @@ parameter memory_parameter_at(parameter group, memory_op_kind kind) {
   return static_cast<parameter>(static_cast<int>(group) + static_cast<int>(kind));
 }
 
-parameter conv_slowdown_at(conv_variant variant) {
+parameter conv_slowdown_at(conv_variant variant, parameter group) {
   if (static_cast<int>(variant) >= conv_gemm_variant_count)
     throw std::out_of_range(
         fmt::format("no conv slowdown for {} convolutions", to_string(variant)));
-  return static_cast<parameter>(static_cast<int>(parameter::conv_slowdown) +
-                                static_cast<int>(variant));
+  return static_cast<parameter>(static_cast<int>(group) + static_cast<int>(variant));
 }
 
 namespace {
@@ -180,29 +179,28 @@ constexpr row memory_groups[] = {
      "of L2 its bytes leave free), by op kind"},
 };
 
-constexpr row conv_slowdown_group{
-    parameter::conv_slowdown,
-    "conv_slowdown",
-    1,
-    0.2,
-    100,
-    "x",
-    parameter_fit::conv,
-    "a forward convolution's time against the GEMM model's time for its implicit GEMM, by "
-    "variant (cuDNN's kernels gather their operands from NHWC tensors; 1: as a GEMM)"};
-
-constexpr row conv_scalars[] = {
+constexpr row conv_variant_groups[] = {
+    {parameter::conv_slowdown, "conv_slowdown", 1, 0.2, 100, "x", parameter_fit::conv,
+     "a forward convolution's time against the GEMM model's time for its implicit GEMM, by "
+     "variant (cuDNN's kernels gather their operands from NHWC tensors; 1: as a GEMM)"},
     {parameter::conv_data_grad_slowdown, "conv_data_grad_slowdown", 1, 0.2, 100, "x",
      parameter_fit::conv,
      "a data-gradient convolution's time against its forward variant's rate for its own implicit "
-     "GEMM"},
+     "GEMM, by variant (a strided one scatters into an input larger than its GEMM's M)"},
     {parameter::conv_weight_grad_slowdown, "conv_weight_grad_slowdown", 1, 0.2, 100, "x",
      parameter_fit::conv,
      "a weight-gradient convolution's time against its forward variant's rate for its own "
-     "implicit GEMM"},
+     "implicit GEMM, by variant"},
+};
+
+constexpr row conv_scalars[] = {
     {parameter::conv_overhead_s, "conv_overhead_s", 0, 0, 50e-6, "s", parameter_fit::conv,
      "per implicit-GEMM convolution, beyond the GEMM's fixed costs: cuDNN's kernel computes its "
      "filter offsets and output coordinates before its K loop"},
+    {parameter::conv_small_channel_bf16_slowdown, "conv_small_channel_bf16_slowdown", 1, 0.2, 10,
+     "x", parameter_fit::conv,
+     "a bf16 small-channel forward convolution's time against an fp16 one's (cuDNN runs fp16 "
+     "C = 3 stems 2-3x faster than bf16 ones)"},
     {parameter::conv_grouped_floor_s, "conv_grouped_floor_s", 3e-6, 0, 100e-6, "s",
      parameter_fit::conv,
      "a grouped (depthwise) convolution's least time, however small (launch, a wave's latency)"},
@@ -251,7 +249,8 @@ std::vector<parameter_info> build_table() {
     add(r);
   for (const row &g : memory_groups)
     add_group(g, memory_kinds);
-  add_group(conv_slowdown_group, conv_variants);
+  for (const row &g : conv_variant_groups)
+    add_group(g, conv_variants);
   for (const row &r : conv_scalars)
     add(r);
   for (std::size_t i = 0; i < table.size(); ++i)

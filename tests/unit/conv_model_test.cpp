@@ -22,20 +22,22 @@ const gpu_spec &h100() {
 }
 
 /// The ops of a network of one conv2d layer `body` (a flow mapping's keys) at `batch`.
-std::vector<op> conv_ops(const std::string &body, std::int64_t batch, bool training = false) {
-  return lower(parse_network("name: t\nbatch: " + std::to_string(batch) +
-                                 (training ? "\nmode: training" : "") +
-                                 "\nlayers:\n  - {name: c, type: conv2d, " + body + "}\n",
-                             "t.yaml"));
+std::vector<op> conv_ops(const std::string &body, std::int64_t batch, bool training = false,
+                         const std::string &precision = "fp16") {
+  return lower(parse_network(
+      "name: t\nbatch: " + std::to_string(batch) + (training ? "\nmode: training" : "") +
+          "\nprecision: " + precision + "\nlayers:\n  - {name: c, type: conv2d, " + body + "}\n",
+      "t.yaml"));
 }
 
 std::vector<std::int64_t> dims(const gemm_shape &s) {
   return {s.m, s.n, s.k, s.batch_count};
 }
 
-double gemm_s(const gemm_shape &s, std::int64_t bytes, const model_parameters &p) {
-  return estimate_gemm(s, precision::fp16, h100().peak_flop_per_s(precision::fp16), h100(), p,
-                       cache_state::warm, reasons::without, static_cast<double>(bytes))
+double gemm_s(const gemm_shape &s, std::int64_t bytes, const model_parameters &p,
+              precision prec = precision::fp16) {
+  return estimate_gemm(s, prec, h100().peak_flop_per_s(prec), h100(), p, cache_state::warm,
+                       reasons::without, static_cast<double>(bytes))
       .device_time_s;
 }
 
@@ -56,6 +58,11 @@ TEST_CASE("conv variants: grouped first, then small channel counts, then by the 
   CHECK(to_string(conv_variant::strided_pointwise) == "strided_pointwise");
   CHECK(conv_gemm_variant_names().size() == static_cast<std::size_t>(conv_gemm_variant_count));
   CHECK_THROWS_AS(conv_slowdown_at(conv_variant::grouped), std::out_of_range);
+  // The gradients' slowdowns are groups by variant too, in the same order.
+  CHECK(conv_slowdown_at(conv_variant::spatial, parameter::conv_data_grad_slowdown) ==
+        static_cast<parameter>(static_cast<int>(parameter::conv_data_grad_slowdown) + 2));
+  CHECK(info(conv_slowdown_at(conv_variant::small_channel, parameter::conv_weight_grad_slowdown))
+            .name == "conv_weight_grad_slowdown.small_channel");
 }
 
 TEST_CASE("an implicit-GEMM conv: the GEMM's time streaming the real tensors, times its variant's "
@@ -72,8 +79,11 @@ TEST_CASE("an implicit-GEMM conv: the GEMM's time streaming the real tensors, ti
   CHECK(fwd.bytes == 2 * (8 * 64 * 56 * 56 + 64 * 576 + 8 * 56 * 56 * 64));
   model_parameters p;
   p.set(conv_slowdown_at(conv_variant::spatial), 1.5);
-  p.set(parameter::conv_data_grad_slowdown, 2);
-  p.set(parameter::conv_weight_grad_slowdown, 3);
+  p.set(conv_slowdown_at(conv_variant::spatial, parameter::conv_data_grad_slowdown), 2);
+  p.set(conv_slowdown_at(conv_variant::spatial, parameter::conv_weight_grad_slowdown), 3);
+  // Other variants' gradient slowdowns leave a spatial conv's alone.
+  p.set(conv_slowdown_at(conv_variant::pointwise, parameter::conv_data_grad_slowdown), 7);
+  p.set(conv_slowdown_at(conv_variant::strided_pointwise, parameter::conv_weight_grad_slowdown), 7);
   p.set(parameter::conv_overhead_s, 1e-6);
   const auto time = [&](const op &o) {
     return estimate_conv(*o.conv, *o.gemm, o.precision, o.bytes, h100(), p).device_time_s;
@@ -112,6 +122,33 @@ TEST_CASE("a small-channel conv pads its channels to 16-byte loads: an RGB stem'
   CHECK(e.device_time_s == doctest::Approx(4 * gemm_s(padded, o.bytes, p)));
   REQUIRE(e.gemm);
   CHECK(e.gemm->alignment_bytes == 16);
+}
+
+TEST_CASE("a bf16 small-channel forward conv: fp16's slowdown times the bf16 factor; its "
+          "gradients and other variants without it") {
+  const std::string stem = "in_channels: 3, out_channels: 64, kernel: 7, stride: 2, padding: 3, "
+                           "input: [224, 224]";
+  model_parameters p;
+  p.set(conv_slowdown_at(conv_variant::small_channel), 1.5);
+  p.set(conv_slowdown_at(conv_variant::small_channel, parameter::conv_data_grad_slowdown), 3);
+  p.set(parameter::conv_small_channel_bf16_slowdown, 2.5);
+  const auto time = [&](const op &o) {
+    return estimate_conv(*o.conv, *o.gemm, o.precision, o.bytes, h100(), p).device_time_s;
+  };
+  const std::vector<op> bf16 = conv_ops(stem, 4, true, "bf16"),
+                        fp16 = conv_ops(stem, 4, true, "fp16");
+  REQUIRE(bf16.size() == 3);
+  REQUIRE(bf16[1].conv->pass == pass::data_grad);
+  gemm_shape padded = *bf16[0].gemm;
+  padded.k = 8 * 49; // bf16 loads 8 elements in 16 bytes, as fp16
+  CHECK(time(bf16[0]) ==
+        doctest::Approx(1.5 * 2.5 * gemm_s(padded, bf16[0].bytes, p, precision::bf16)));
+  CHECK(time(fp16[0]) == doctest::Approx(1.5 * gemm_s(padded, fp16[0].bytes, p)));
+  // The data gradient: its N (C·R·S) padded, at the variant's rate times its own, no bf16 factor.
+  gemm_shape dgrad = *bf16[1].gemm;
+  dgrad.n = 8 * 49;
+  CHECK(time(bf16[1]) ==
+        doctest::Approx(1.5 * 3 * gemm_s(dgrad, bf16[1].bytes, p, precision::bf16)));
 }
 
 TEST_CASE("a depthwise conv: its floor plus the longer of its FMAs on the CUDA cores and its "
