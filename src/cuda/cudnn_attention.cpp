@@ -207,6 +207,21 @@ public:
     add_operation(op);
   }
 
+#if CUDNN_VERSION >= 91301
+  /// o = softmax(q·kᵀ·scale)·v as cuDNN's single SDPA forward operation.
+  void sdpa_forward(cudnnBackendDescriptor_t q, cudnnBackendDescriptor_t k,
+                    cudnnBackendDescriptor_t v, cudnnBackendDescriptor_t o,
+                    cudnnBackendDescriptor_t scale) {
+    const backend_descriptor &op = own(CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR);
+    ROOFLINE_CUDA_CHECK(set(op, CUDNN_ATTR_OPERATION_SDPA_FWD_QDESC, q));
+    ROOFLINE_CUDA_CHECK(set(op, CUDNN_ATTR_OPERATION_SDPA_FWD_KDESC, k));
+    ROOFLINE_CUDA_CHECK(set(op, CUDNN_ATTR_OPERATION_SDPA_FWD_VDESC, v));
+    ROOFLINE_CUDA_CHECK(set(op, CUDNN_ATTR_OPERATION_SDPA_FWD_ODESC, o));
+    ROOFLINE_CUDA_CHECK(set(op, CUDNN_ATTR_OPERATION_SDPA_FWD_SCALEDESC, scale));
+    add_operation(op);
+  }
+#endif
+
   /// The operation graph of every node added, finalized.
   const backend_descriptor &finish(cudnnHandle_t handle) {
     const backend_descriptor &graph = own(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
@@ -306,7 +321,18 @@ public:
     // One variant pack per operand set, made here: a call only executes.
     for (std::size_t i = 0; i < m_sets; ++i)
       m_packs.push_back(variant_pack(i));
+    // The fills' faults show here, in this op, not in the next op's first call.
+    ROOFLINE_CUDA_CHECK(cudaStreamSynchronize(stream));
+    m_stream = stream;
   }
+  ~attention_call() override {
+    // cuDNN's kernels may still read the operands, the workspace and the plan: wait before any
+    // of them is freed (a destructor reports nothing).
+    if (m_stream)
+      cudaStreamSynchronize(m_stream);
+  }
+  attention_call(const attention_call &) = delete;
+  attention_call &operator=(const attention_call &) = delete;
 
   void run(std::size_t set, cudaStream_t) override {
     ROOFLINE_CUDA_CHECK(cudnn().backend_execute(m_handle, m_plan->get(), m_packs[set].get()));
@@ -385,10 +411,9 @@ private:
   /// The graph cudnn-frontend's SDPA node builds for inference, as cuDNN's fused flash-attention
   /// engine recognizes it: S = Q·Kᵀ, S·scale, (causal: keep row + kv_len − q_len ≥ column, else
   /// −∞), softmax as max, subtract, exp, sum, divide (P rounded to the inputs' type), O = P·V.
-  void build_plan(cudnnDataType_t io) {
+  const backend_descriptor &composite_graph(graph_builder &g, cudnnDataType_t io) {
     const attention_shape &s = m_shape;
     using storage = graph_builder::storage;
-    graph_builder &g = m_graph;
     const extents scalar{1, 1, 1, 1};
     const cudnnBackendDescriptor_t q =
         g.tensor(q_uid, io, {s.batch, s.heads, s.q_len, s.head_dim}, m_q_strides, storage::memory);
@@ -448,59 +473,142 @@ private:
     g.pointwise(CUDNN_POINTWISE_EXP, CUDNN_DATA_FLOAT, centred, nullptr, weights);
     const cudnnBackendDescriptor_t total = g.intermediate(CUDNN_DATA_FLOAT, rows, row_strides);
     g.reduction(CUDNN_REDUCE_TENSOR_ADD, weights, total);
+    // The softmax statistics max + log(sum), virtual: cudnn-frontend's composite softmax builds
+    // them even for inference, and cuDNN's fused engines match the graph with them (without them
+    // heuristics offered no engine at all).
+    const cudnnBackendDescriptor_t log_total = g.intermediate(CUDNN_DATA_FLOAT, rows, row_strides);
+    g.pointwise(CUDNN_POINTWISE_LOG, CUDNN_DATA_FLOAT, total, nullptr, log_total);
+    g.pointwise(CUDNN_POINTWISE_ADD, CUDNN_DATA_FLOAT, highest, log_total,
+                g.intermediate(CUDNN_DATA_FLOAT, rows, row_strides));
     // P·V's A operand is of the inputs' type (cuDNN's rule for the second matmul).
     const cudnnBackendDescriptor_t probabilities = score_tensor(io);
     g.pointwise(CUDNN_POINTWISE_DIV, CUDNN_DATA_FLOAT, weights, total, probabilities);
     g.matmul(probabilities, v, o);
-    const backend_descriptor &graph = g.finish(m_handle);
+    return g.finish(m_handle);
+  }
 
-    // Heuristics mode A's ranking, best first: the first engine configuration whose plan builds
-    // within the workspace we grant (what cudnn-frontend's default policy picks).
-    backend_descriptor heuristics(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
-    ROOFLINE_CUDA_CHECK(set(heuristics, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph.get()));
-    ROOFLINE_CUDA_CHECK(set(heuristics, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_HEUR_MODE_A));
-    ROOFLINE_CUDA_CHECK(finalize(heuristics));
-    std::int64_t available = 0;
-    ROOFLINE_CUDA_CHECK(cudnn().backend_get(heuristics.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                                            CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &available, nullptr));
-    std::vector<backend_descriptor> configs;
-    std::vector<cudnnBackendDescriptor_t> handles;
-    for (std::int64_t i = 0; i < available; ++i) {
-      configs.emplace_back(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
-      handles.push_back(configs.back().get());
-    }
-    std::int64_t returned = 0;
-    if (available > 0)
-      ROOFLINE_CUDA_CHECK(cudnn().backend_get(heuristics.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                                              CUDNN_TYPE_BACKEND_DESCRIPTOR, available, &returned,
-                                              handles.data()));
-    std::string first_failure;
-    for (std::int64_t i = 0; i < returned && !m_plan; ++i) {
-      auto plan = std::make_unique<backend_descriptor>(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
-      ROOFLINE_CUDA_CHECK(set(*plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, m_handle));
-      ROOFLINE_CUDA_CHECK(set(*plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
-                              handles[static_cast<std::size_t>(i)]));
-      // An engine that cannot build this plan (its own limits) gives way to the next.
-      if (const cudnnStatus_t status = finalize(*plan); status != CUDNN_STATUS_SUCCESS) {
-        if (first_failure.empty())
-          first_failure = cudnn().get_error_string(status);
+  /// The same attention as cuDNN's single SDPA forward operation (cuDNN 9.13.1 and later, what
+  /// cudnn-frontend picks first where the mask allows): Q, K and V as they lie in memory (K not
+  /// transposed), the scale by value. cuDNN 9.19 takes no mask in it: unmasked attention only.
+  const backend_descriptor *unified_graph(graph_builder &g, cudnnDataType_t io) {
+#if CUDNN_VERSION >= 91301
+    if (masked() || cudnn().get_version() < 91301)
+      return nullptr;
+    const attention_shape &s = m_shape;
+    using storage = graph_builder::storage;
+    const extents scalar{1, 1, 1, 1};
+    const cudnnBackendDescriptor_t q =
+        g.tensor(q_uid, io, {s.batch, s.heads, s.q_len, s.head_dim}, m_q_strides, storage::memory);
+    const cudnnBackendDescriptor_t k = g.tensor(
+        k_uid, io, {s.batch, s.kv_heads, s.kv_len, s.head_dim}, m_kv_strides, storage::memory);
+    const cudnnBackendDescriptor_t v = g.tensor(
+        v_uid, io, {s.batch, s.kv_heads, s.kv_len, s.head_dim}, m_kv_strides, storage::memory);
+    const cudnnBackendDescriptor_t o =
+        g.tensor(o_uid, io, {s.batch, s.heads, s.q_len, s.head_dim}, m_q_strides, storage::memory);
+    const cudnnBackendDescriptor_t scale =
+        g.tensor(scale_uid, CUDNN_DATA_FLOAT, scalar, scalar, storage::host_scalar);
+    g.sdpa_forward(q, k, v, o, scale);
+    return &g.finish(m_handle);
+#else
+    (void)g;
+    (void)io;
+    return nullptr;
+#endif
+  }
+
+  /// Heuristics' engine configurations for `graph`, best first, mode by mode (A, then B, then
+  /// FALLBACK, as cudnn-frontend may try them): the first whose plan builds within the workspace
+  /// we grant becomes m_plan. Returns what each mode said when none does.
+  std::string choose_plan(const backend_descriptor &graph) {
+    std::string said;
+    const auto note = [&](const std::string &what) { said += (said.empty() ? "" : "; ") + what; };
+    for (const auto &[mode, name] :
+         {std::pair{CUDNN_HEUR_MODE_A, "mode A"}, std::pair{CUDNN_HEUR_MODE_B, "mode B"},
+          std::pair{CUDNN_HEUR_MODE_FALLBACK, "fallback"}}) {
+      backend_descriptor heuristics(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+      ROOFLINE_CUDA_CHECK(set(heuristics, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph.get()));
+      ROOFLINE_CUDA_CHECK(set(heuristics, CUDNN_ATTR_ENGINEHEUR_MODE, mode));
+      // A mode that cannot rank this graph says so in its status: kept for the skip note.
+      if (const cudnnStatus_t status = finalize(heuristics); status != CUDNN_STATUS_SUCCESS) {
+        note(std::string(name) + ": " + cudnn().get_error_string(status));
         continue;
       }
-      std::int64_t workspace = 0, count = 0;
-      ROOFLINE_CUDA_CHECK(cudnn().backend_get(plan->get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
-                                              CUDNN_TYPE_INT64, 1, &count, &workspace));
-      if (workspace < 0 || static_cast<std::size_t>(workspace) > workspace_limit)
+      std::int64_t available = 0;
+      if (const cudnnStatus_t status =
+              cudnn().backend_get(heuristics.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                  CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &available, nullptr);
+          status != CUDNN_STATUS_SUCCESS) {
+        note(std::string(name) + ": " + cudnn().get_error_string(status));
         continue;
-      if (workspace > 0)
-        m_workspace = device_buffer(static_cast<std::size_t>(workspace));
-      m_plan = std::move(plan);
-      m_config = std::make_unique<backend_descriptor>(
-          std::move(configs[static_cast<std::size_t>(i)])); // the plan was built from it
+      }
+      std::vector<backend_descriptor> configs;
+      std::vector<cudnnBackendDescriptor_t> handles;
+      for (std::int64_t i = 0; i < available; ++i) {
+        configs.emplace_back(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+        handles.push_back(configs.back().get());
+      }
+      std::int64_t returned = 0;
+      if (available > 0)
+        ROOFLINE_CUDA_CHECK(cudnn().backend_get(heuristics.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                                CUDNN_TYPE_BACKEND_DESCRIPTOR, available, &returned,
+                                                handles.data()));
+      std::string first_failure;
+      std::int64_t too_large = 0;
+      for (std::int64_t i = 0; i < returned; ++i) {
+        auto plan = std::make_unique<backend_descriptor>(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+        ROOFLINE_CUDA_CHECK(set(*plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, m_handle));
+        ROOFLINE_CUDA_CHECK(set(*plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
+                                handles[static_cast<std::size_t>(i)]));
+        // An engine that cannot build this plan (its own limits) gives way to the next.
+        if (const cudnnStatus_t status = finalize(*plan); status != CUDNN_STATUS_SUCCESS) {
+          if (first_failure.empty())
+            first_failure = cudnn().get_error_string(status);
+          continue;
+        }
+        std::int64_t workspace = 0, count = 0;
+        ROOFLINE_CUDA_CHECK(cudnn().backend_get(plan->get(),
+                                                CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
+                                                CUDNN_TYPE_INT64, 1, &count, &workspace));
+        if (workspace < 0 || static_cast<std::size_t>(workspace) > workspace_limit) {
+          ++too_large;
+          continue;
+        }
+        if (workspace > 0)
+          m_workspace = device_buffer(static_cast<std::size_t>(workspace));
+        m_plan = std::move(plan);
+        m_config = std::make_unique<backend_descriptor>(
+            std::move(configs[static_cast<std::size_t>(i)])); // the plan was built from it
+        return {};
+      }
+      note(std::string(name) + ": " + std::to_string(returned) + " tried" +
+           (first_failure.empty() ? "" : ", the first failed: " + first_failure) +
+           (too_large > 0 ? ", " + std::to_string(too_large) + " over the workspace limit" : ""));
     }
+    return said;
+  }
+
+  /// The unified SDPA operation where it applies, else (or when no engine builds it) the
+  /// composite graph. Throws op_skipped, with what heuristics said of each, when neither builds.
+  void build_plan(cudnnDataType_t io) {
+    std::string why;
+    try {
+      if (const backend_descriptor *graph = unified_graph(m_graphs.emplace_back(), io)) {
+        why = choose_plan(*graph);
+        if (m_plan)
+          return;
+        why = "as one SDPA operation (" + why + "); ";
+      }
+    } catch (const cuda_error &e) {
+      // This cuDNN may not build the operation at all (its GPU, its version): the graph below
+      // still may.
+      if (e.library() != "cuDNN")
+        throw;
+      why = std::string("as one SDPA operation (") + e.what() + "); ";
+    }
+    why += "as a graph of matmuls, pointwise and reductions (" +
+           choose_plan(composite_graph(m_graphs.emplace_back(), io)) + ")";
     if (!m_plan)
-      throw op_skipped("cuDNN's heuristics offer no engine that builds this attention graph (" +
-                       std::to_string(returned) + " tried" +
-                       (first_failure.empty() ? "" : ", the first: " + first_failure) + ")");
+      throw op_skipped("cuDNN's heuristics offer no engine that builds this attention " + why);
   }
 
   /// The pointers of operand set `set` (and the host scalars) for the plan.
@@ -532,15 +640,16 @@ private:
   }
 
   cudnnHandle_t m_handle;
+  cudaStream_t m_stream = nullptr; ///< set once the operands are filled: waited for at the end
   attention_shape m_shape;
   element_type m_element;
   double m_tolerance;
   extents m_q_strides, m_kv_strides;
   // Host scalars the variant packs point at (read by each execution).
   float m_scale;
-  float m_masked = -INFINITY;     ///< a masked score: its exp is 0
-  std::int32_t m_kv_len, m_q_len; ///< the causal diagonal's shift, kv_len − q_len
-  graph_builder m_graph;
+  float m_masked = -INFINITY;         ///< a masked score: its exp is 0
+  std::int32_t m_kv_len, m_q_len;     ///< the causal diagonal's shift, kv_len − q_len
+  std::deque<graph_builder> m_graphs; ///< every graph tried: a plan refers to its own
   std::unique_ptr<backend_descriptor> m_config, m_plan;
   device_buffer m_workspace;
   std::size_t m_q_stride = 0, m_kv_stride = 0, m_sets = 1;
@@ -556,9 +665,19 @@ std::unique_ptr<op_call> make_attention_call(const cudnn_handle &handle,
                                              cudaStream_t stream) {
   if (const std::string why = not_run(shape, p); !why.empty())
     throw op_skipped(why);
+  // A skip must leave the stream as it found it: a fault found here fails this op with its CUDA
+  // error rather than the next op's first call.
+  const auto healthy = [&] {
+    ROOFLINE_CUDA_CHECK(cudaStreamSynchronize(stream));
+    ROOFLINE_CUDA_CHECK(cudaGetLastError());
+  };
   try {
     return std::make_unique<attention_call>(handle.get().handle, shape, p, layout, sets, stream);
+  } catch (const op_skipped &) {
+    healthy();
+    throw;
   } catch (const cuda_error &e) {
+    healthy();
     // cuDNN's "not supported" family: this shape (head_dim, alignment, GPU) has no engine here.
     if (e.library() == "cuDNN" && CUDNN_STATUS_CATEGORY(e.status()) == CUDNN_STATUS_NOT_SUPPORTED)
       throw op_skipped(std::string("cuDNN does not run this attention here: ") + e.what());
