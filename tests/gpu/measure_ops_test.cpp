@@ -191,6 +191,8 @@ TEST_CASE("fused attention through cuDNN matches the reference in fp16 and bf16:
       ++attention;
       CAPTURE(ops[i].layer);
       REQUIRE(r.ops[i]);
+      // Every op's outcome in the log: one that faults must not hide the others'.
+      MESSAGE(ops[i].layer << ": " << to_string(r.ops[i]->status) << ", " << r.ops[i]->note);
       CHECK(r.ops[i]->engine == "cudnn");
       checked_and_timed(*r.ops[i], precision);
     }
