@@ -29,15 +29,15 @@ def config(name, **changes):
     return path
 
 
-def gpt2_training(tool):
+def gpt2_training(tool, glue):
     """GPT-2 small's training step as bench/step_check.py runs it: the config's network in
     training, bf16, batch 8 x 1024, and the loss its logits go through (log-softmax over the
     vocabulary in fp32, forward and backward) as a softmax layer."""
     fd, path = tempfile.mkstemp(suffix=".yaml", prefix="gpt2-train-")
     os.close(fd)
     subprocess.run([tool, config("gpt2.json"), "--gpu", "h100", "--batch", "8", "--seq-len",
-                    "1024", "--emit-yaml", path, "--format", "json"], check=True,
-                   capture_output=True)
+                    "1024", "--emit-yaml", path, "--format", "json"] +
+                   (["--glue", glue] if glue else []), check=True, capture_output=True)
     text = open(path).read()
     text = text.replace("mode: inference", "mode: training").replace("precision: fp16",
                                                                      "precision: bf16")
@@ -48,7 +48,7 @@ def gpt2_training(tool):
     return [path]
 
 
-def command(step, tool):
+def command(step, tool, glue):
     """The tool's arguments for a step of bench/step_check.py (None: not predicted)."""
     name = step["name"]
     b = str(step["batch"])
@@ -56,6 +56,8 @@ def command(step, tool):
         cfg = (config("llama-2-7b.json") if "Llama-2" in name
                else config("llama-3-8b.json", torch_dtype="float16"))
         if "decode" in name:
+            if "kv_len" not in step:  # runs 1 and 2 did not record the cache each step read
+                return None
             return [cfg, "--phase", "decode", "--batch", b, "--kv-len", str(step["kv_len"])]
         return [cfg, "--batch", b, "--seq-len", str(step["tokens"]), "--last-logits"]
     if name.startswith("BERT"):
@@ -64,12 +66,12 @@ def command(step, tool):
     if name.startswith("ResNet"):
         return ["examples/resnet50.yaml", "--batch", b]
     if name.startswith("GPT-2"):
-        return gpt2_training(tool)  # its batch and length are in the YAML
+        return gpt2_training(tool, glue)  # its batch, length and glue are in the YAML
     return None
 
 
 def predict(step, tool, gpu, glue):
-    args = command(step, tool)
+    args = command(step, tool, glue)
     if args is None:
         return None
     if glue and args[0].endswith(".json"):
@@ -94,9 +96,10 @@ def measured(step):
     gemm = by["gemm"] + by["conv"]
     classes = {"gemm": gemm, "attention": by["attention"],
                "other": step["kernel_sum_ms"] - gemm - by["attention"]}
-    same = abs(step["graph_by_class_ms"]["attention"] - by["attention"]) <= 0.05 * max(
-        by["attention"], 0.01)
-    if same:
+    graph = step.get("graph_by_class_ms")
+    if step.get("graph_ms") is None or graph is None or not step.get("graph_kernels_per_step"):
+        return step["kernel_sum_ms"], "kernel sum (no graph)", classes
+    if abs(graph["attention"] - by["attention"]) <= 0.05 * max(by["attention"], 0.01):
         return step["graph_ms"], "graph", classes
     gap = (step["graph_ms"] - step["graph_kernel_sum_ms"]) / step["graph_kernels_per_step"]
     return (step["kernel_sum_ms"] + max(gap, 0) * step["kernels_per_step"],
@@ -115,6 +118,8 @@ def main():
         if not s.get("error") and s["name"] not in seen:
             seen.add(s["name"])
             steps.append(s)
+    if not steps:
+        sys.exit(f"{args.steps}: no step without an error to score")
     print(f"# {steps[0]['gpu']}: {args.steps}; tool --gpu {args.gpu}"
           f"{' --glue ' + args.glue if args.glue else ''}; ms per step, measured / predicted")
     print("| step | measured as | step | GEMM + conv | attention | everything else |")

@@ -53,6 +53,9 @@ struct unfused_form {
 /// A kernel's bytes over `elements` elements whose activations are `activation_bytes` each.
 std::int64_t unfused_kernel_bytes(const unfused_kernel &k, std::int64_t elements,
                                   int activation_bytes);
+/// The bytes of all of `form`'s kernels (unfused_kernel_bytes summed); nullopt on overflow.
+std::optional<std::int64_t> unfused_bytes(const unfused_form &form, std::int64_t elements,
+                                          int activation_bytes);
 
 /// The work an op does per output element, forward and backward. These are estimates of what a
 /// straightforward kernel does; the ops are memory-bound by far, so the bytes decide their time.

@@ -445,20 +445,15 @@ private:
     add_memory_op(ctx, ctx.path, layer.kind, elements,
                   layer.features ? *layer.features : m_previous.row, traffic, backward);
     if (layer.unfused && cost.unfused) {
-      // Its forward kernels: the activations' passes at their size, the intermediates' at fp32.
+      // Its forward kernels' bytes: the activations' passes at their size, the rest at fp32.
       op &forward = m_forward.back();
       const unfused_form &form = *cost.unfused;
       forward.launches = form.launches;
-      int activation_passes = 0, fp32_passes = 0;
-      for (int i = 0; i < form.launches; ++i) {
-        activation_passes += form.kernels[i].activation_passes;
-        fp32_passes += form.kernels[i].fp32_passes;
-      }
-      forward.bytes =
-          sum(ctx,
-              {product(ctx, {elements, activation_passes, element_bytes(ctx.prec)}, "its bytes"),
-               product(ctx, {elements, fp32_passes, element_bytes(precision::fp32)}, "its bytes")},
-              "its bytes");
+      const std::optional<std::int64_t> bytes =
+          unfused_bytes(form, elements, element_bytes(ctx.prec));
+      forward.bytes = bytes ? *bytes
+                            : detail::require_no_overflow(bytes, ctx.where,
+                                                          "layer `" + ctx.path + "`", "its bytes");
     }
     if (layer.features)
       m_previous = {elements, *layer.features};

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "roofline/memory_op.hpp"
 
+#include "checked_math.hpp"
+
 #include <array>
 #include <utility>
 
@@ -52,6 +54,14 @@ constexpr std::array<memory_op_entry, memory_op_kind_count> memory_ops{{
 std::int64_t unfused_kernel_bytes(const unfused_kernel &k, std::int64_t elements,
                                   int activation_bytes) {
   return elements * (k.activation_passes * activation_bytes + k.fp32_passes * 4);
+}
+
+std::optional<std::int64_t> unfused_bytes(const unfused_form &form, std::int64_t elements,
+                                          int activation_bytes) {
+  std::int64_t passes = 0; // element passes' bytes per element, all kernels
+  for (int i = 0; i < form.launches; ++i)
+    passes += unfused_kernel_bytes(form.kernels[i], 1, activation_bytes);
+  return detail::checked_product({elements, passes});
 }
 
 std::vector<std::string_view> memory_op_names() {

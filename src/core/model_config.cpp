@@ -466,7 +466,7 @@ std::vector<layer> block_of(const transformer_shape &s, const attention_layer &a
     if (decode)
       block.push_back(memory("kv_append", memory_op_kind::kv_append, 2 * kv_width));
   } else if (!s.encoder) { // costed as a copy: one pass in, one out, no scattered rows
-    block.push_back(memory(s.rotary ? "rotary_kv_append" : "kv_append", memory_op_kind::copy,
+    block.push_back(memory(s.rotary ? "rotary_kv_write" : "kv_write", memory_op_kind::copy,
                            (s.rotary ? q_width : 0) + 2 * kv_width));
   }
   // SDPA writes its output in the queries' layout, [batch, tokens, heads, head_dim] under

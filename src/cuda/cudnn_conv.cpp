@@ -11,9 +11,12 @@
 #include "cudnn_library.hpp"
 #endif
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <optional>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 namespace roofline::cuda::detail {
@@ -106,6 +109,11 @@ public:
     int n = 0, k = 0;
     ROOFLINE_CUDA_CHECK(api.output_dim(m_convolution.get(), m_input.get(), m_filter.get(), &n, &k,
                                        &m_output_h, &m_output_w));
+    // One fact: the output the lowering sized (and the model costed) is the one cuDNN writes.
+    if (n != s.batch || k != s.out_channels || m_output_h != s.out_h || m_output_w != s.out_w)
+      throw std::logic_error(
+          fmt::format("cuDNN's output {}×{}×{}×{} is not the convolution's {}×{}×{}×{}", n, k,
+                      m_output_h, m_output_w, s.batch, s.out_channels, s.out_h, s.out_w));
     ROOFLINE_CUDA_CHECK(api.set_tensor_4d(m_output.get(), CUDNN_TENSOR_NHWC, types.data, n, k,
                                           m_output_h, m_output_w));
 

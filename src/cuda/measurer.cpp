@@ -252,12 +252,21 @@ public:
         });
       } else if (o.conv && o.pass == pass::forward && m_options.engine == gemm_engine::cublas &&
                  cudnn_loaded()) {
-        m.engine = "cudnn";
-        run_call(m, reach, fault, [&] {
-          return detail::make_conv_call(
-              *m_cudnn, *o.conv, o.precision,
-              [&](std::size_t bytes) { return operand_sets(bytes); }, m_stream);
-        });
+        const measurement before = m;
+        try {
+          m.engine = "cudnn";
+          run_call(m, reach, fault, [&] {
+            return detail::make_conv_call(
+                *m_cudnn, *o.conv, o.precision,
+                [&](std::size_t bytes) { return operand_sets(bytes); }, m_stream);
+          });
+        } catch (const detail::op_skipped &e) {
+          // What cuDNN does not convolve here (int8, fp8, fp64; sizes past its int limits) is
+          // still timed, as its implicit GEMM.
+          m = before;
+          run(o, m, reach, fault);
+          add_note(m.note, std::string("measured as its implicit GEMM: ") + e.what());
+        }
       } else if (o.is_gemm()) {
         run(o, m, reach, fault);
         if (o.conv && o.pass == pass::forward && !m_cudnn_missing.empty())

@@ -161,9 +161,26 @@ TEST_CASE("convolutions through cuDNN match the reference in fp16, bf16 and fp32
     for (std::size_t i = 0; i < ops.size(); ++i) {
       CAPTURE(ops[i].layer);
       REQUIRE(r.ops[i]);
+      CHECK(r.ops[i]->engine == "cudnn");
       checked_and_timed(*r.ops[i], precision);
     }
   }
+}
+
+TEST_CASE("a convolution cuDNN does not run here (int8) is still timed, as its implicit GEMM") {
+  const std::vector<op> ops = lower(parse_network(
+      "name: int8\nbatch: 2\nprecision: int8\nlayers:\n"
+      "  - {name: c, type: conv2d, in_channels: 32, out_channels: 64, kernel: 3, padding: 1,"
+      " input: [14, 14]}\n",
+      "int8.yaml"));
+  const measurements r = cuda::measure(ops, quick());
+  REQUIRE(r.ops.at(0));
+  const measurement &m = *r.ops[0];
+  INFO("engine " << m.engine << ", note: " << m.note);
+  CHECK(m.status == measurement_status::measured);
+  CHECK(m.engine == "cublas");
+  CHECK(contains(m.note, "measured as its implicit GEMM"));
+  CHECK(m.device_time_s > 0);
 }
 
 TEST_CASE("fused attention through cuDNN matches the reference in fp16 and bf16: causal and not, "

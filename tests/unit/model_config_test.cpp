@@ -644,7 +644,7 @@ TEST_CASE("the glue by hand: Llama-3-8B decode, batch 4, as transformers runs it
   ops = ops_by_layer(fused);
   CHECK(ops.count("decoder_layer/rotary") == 0);
   // One kernel rotates Q and K and writes K and V to the cache: Q, K, V in, Q, K, V out.
-  const op &rotate = ops.at("decoder_layer/rotary_kv_append");
+  const op &rotate = ops.at("decoder_layer/rotary_kv_write");
   CHECK(rotate.kind == "copy");
   CHECK(rotate.bytes == 2 * 4 * (4096 + 2 * 1024) * 2);
   CHECK(ops.at("decoder_layer/input_norm").launches == 1);
