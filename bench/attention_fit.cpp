@@ -146,12 +146,10 @@ int main(int argc, char **argv) {
         fit_attention);
     if (!c.extra.at("--dump").empty())
       dump(c.extra.at("--dump"), run.scored, basis, run.after);
-    if (!c.fit_file.empty())
-      std::printf("%s", to_yaml(changed(run.start, run.after,
-                                        fmt::format("fused attention fitted by bench/attention_fit "
-                                                    "on {} SDPA timings ({} backend) of {}",
-                                                    run.fitted, backend, c.fit_file)))
-                            .c_str());
+    bench::print_fitted(c, run,
+                        fmt::format("fused attention fitted by bench/attention_fit on {} SDPA "
+                                    "timings ({} backend) of {}",
+                                    run.fitted, backend, c.fit_file));
     return 0;
   } catch (const std::exception &e) {
     std::fprintf(stderr, "attention_fit: %s\n", e.what());

@@ -180,12 +180,10 @@ int main(int argc, char **argv) {
     }
     if (!c.extra.at("--dump").empty())
       dump(c.extra.at("--dump"), run.scored, basis, run.after);
-    if (!c.fit_file.empty())
-      std::printf("%s", to_yaml(changed(run.start, run.after,
-                                        fmt::format("convolutions fitted by bench/conv_fit on {} "
-                                                    "cuDNN timings of {}",
-                                                    run.fitted, c.fit_file)))
-                            .c_str());
+    bench::print_fitted(c, run,
+                        fmt::format("convolutions fitted by bench/conv_fit on {} cuDNN timings "
+                                    "of {}",
+                                    run.fitted, c.fit_file));
     return 0;
   } catch (const std::exception &e) {
     std::fprintf(stderr, "conv_fit: %s\n", e.what());

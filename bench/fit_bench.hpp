@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// What the fitting benches (attention_fit, memory_op_fit) share: their command line, the fit of
-// one file's `fit` half and the scoring of the rest, and the error table they print.
+// What the fitting benches (attention_fit, memory_op_fit, conv_fit) share: their command line,
+// the fit of one file's `fit` half and the scoring of the rest, the error table they print, and
+// the fitted values they print last.
 
 #include "roofline/error.hpp"
 #include "roofline/gpu_spec.hpp"
@@ -118,6 +119,14 @@ fit_run<Sample> fit_and_score(const fit_command &c, const gpu_spec &basis,
            run.scored.back().second, basis, run.before, run.after);
   }
   return run;
+}
+
+/// With --fit, prints what the fit moved from its start as a spec file's `model:` section whose
+/// origin is `origin`.
+template <class Sample>
+void print_fitted(const fit_command &c, const fit_run<Sample> &run, const std::string &origin) {
+  if (!c.fit_file.empty())
+    std::printf("%s", to_yaml(changed(run.start, run.after, origin)).c_str());
 }
 
 } // namespace roofline::bench

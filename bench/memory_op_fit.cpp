@@ -94,13 +94,10 @@ int main(int argc, char **argv) {
     const gpu_spec spec = spec_catalog::builtin().resolve(c.gpu);
     const auto run = bench::fit_and_score<sample>(
         c, model_basis(spec), spec.parameters, parameter_fit::memory, read_samples, fit_memory_ops);
-    if (!c.fit_file.empty())
-      std::printf("%s", to_yaml(changed(run.start, run.after,
-                                        fmt::format("memory-bound ops fitted by "
-                                                    "bench/memory_op_fit on {} PyTorch kernels "
-                                                    "of {}",
-                                                    run.fitted, c.fit_file)))
-                            .c_str());
+    bench::print_fitted(c, run,
+                        fmt::format("memory-bound ops fitted by bench/memory_op_fit on {} "
+                                    "PyTorch kernels of {}",
+                                    run.fitted, c.fit_file));
     return 0;
   } catch (const std::exception &e) {
     std::fprintf(stderr, "memory_op_fit: %s\n", e.what());

@@ -272,15 +272,20 @@ prediction perf_model::compute(const op &o, reasons why) const {
                           std::make_move_iterator(estimate.factors.end()));
   } else {
     // A memory-bound op as its kernel runs (memory_op_time_s); its few FLOPs never bind.
+    // Run unfused (op::launches), its kernels one after the other (unfused_time_s).
     const std::optional<memory_op_kind> kind = parse_memory_op_kind(o.kind);
-    const double streaming_s =
-        kind && o.launches > 1 && cost_of(*kind).unfused
-            ? unfused_time_s(*cost_of(*kind).unfused, o.elements, element_bytes(o.precision),
-                             m_basis, m_parameters)
-        : kind ? memory_op_time_s(*kind, o.bytes, m_basis, m_parameters)
-               : static_cast<double>(o.bytes) /
-                         (m_parameters[parameter::dram_efficiency] * m_basis.dram_bytes_per_s) +
-                     m_parameters[parameter::kernel_overhead_s];
+    const std::optional<unfused_form> unfused =
+        kind && o.launches > 1 ? cost_of(*kind).unfused : std::nullopt;
+    double streaming_s = 0;
+    if (unfused)
+      streaming_s =
+          unfused_time_s(*unfused, o.elements, element_bytes(o.precision), m_basis, m_parameters);
+    else if (kind)
+      streaming_s = memory_op_time_s(*kind, o.bytes, m_basis, m_parameters);
+    else
+      streaming_s = static_cast<double>(o.bytes) /
+                        (m_parameters[parameter::dram_efficiency] * m_basis.dram_bytes_per_s) +
+                    m_parameters[parameter::kernel_overhead_s];
     result.device_time_s = std::max(compute_s, streaming_s);
     result.host_floor_s = o.launches * m_host.kernel_launch_s;
     if (o.launches > 1 && why == reasons::with)
