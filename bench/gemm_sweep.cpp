@@ -13,9 +13,11 @@
 // calibrated model on. `cold` rotates every call's operands through buffers larger than L2 (as
 // `--cold-l2` does), for the model's cold-operand parameters; it times fp16 and bf16 only (what
 // networks' weights are stored in; the rotation makes each op several times dearer to time).
+// A precision in place of `cold` (`fp8`) times that precision alone, through cuBLASLt, on the
+// shapes whose rows meet its 16-byte rule (cuBLASLt has no fp8 kernel for the others).
 // SIGTERM (what `timeout` sends) or SIGINT stops the sweep after the op in flight, and the rows
 // are written all the same: those it did not reach say so (status skipped).
-//   gemm_sweep OUT.csv [calibration|scoring|fresh|all [cold]]   (all: calibration + scoring)
+//   gemm_sweep OUT.csv [calibration|scoring|fresh|all [cold|PRECISION]]   (all: calibration + scoring)
 #include "roofline/cuda/measurer.hpp"
 #include "roofline/spec_catalog.hpp"
 #include "roofline/sweep_shapes.hpp"
@@ -26,6 +28,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -73,20 +76,28 @@ int main(int argc, char **argv) {
   using namespace roofline;
   const std::string which = argc >= 3 ? argv[2] : "all";
   const bool cold = argc == 4 && std::string(argv[3]) == "cold";
+  const std::optional<precision> only =
+      argc == 4 && !cold ? parse_precision(argv[3]) : std::nullopt;
   std::vector<selected_shape> list;
-  if (argc == 2 || argc == 3 || cold)
+  if (argc == 2 || argc == 3 || cold || only)
     list = select(which);
   if (list.empty()) {
-    std::fprintf(stderr, "usage: gemm_sweep OUT.csv [calibration|scoring|fresh|all [cold]]\n");
+    std::fprintf(stderr,
+                 "usage: gemm_sweep OUT.csv [calibration|scoring|fresh|all [cold|PRECISION]]\n");
     return 2;
   }
   try {
     std::vector<op> ops;
     std::vector<const selected_shape *> origin;
     // Precision outermost, as calibrate measures them.
-    for (precision p : calibration_precisions)
+    std::vector<precision> precisions(calibration_precisions.begin(), calibration_precisions.end());
+    if (only)
+      precisions = {*only};
+    for (precision p : precisions)
       for (const selected_shape &s : list) {
         if (cold && p != precision::fp16 && p != precision::bf16)
+          continue;
+        if (only && row_alignment_bytes(s.shape.shape, p) < 16)
           continue;
         ops.push_back(make_gemm_op(s.shape.category, s.shape.shape, p));
         origin.push_back(&s);
