@@ -17,7 +17,8 @@
 // shapes whose rows meet its 16-byte rule (cuBLASLt has no fp8 kernel for the others).
 // SIGTERM (what `timeout` sends) or SIGINT stops the sweep after the op in flight, and the rows
 // are written all the same: those it did not reach say so (status skipped).
-//   gemm_sweep OUT.csv [calibration|scoring|fresh|all [cold|PRECISION]]   (all: calibration + scoring)
+//   gemm_sweep OUT.csv [calibration|scoring|fresh|all [cold|PRECISION]]   (all: calibration +
+//   scoring)
 #include "roofline/cuda/measurer.hpp"
 #include "roofline/spec_catalog.hpp"
 #include "roofline/sweep_shapes.hpp"

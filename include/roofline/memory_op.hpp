@@ -26,10 +26,13 @@ enum class memory_op_kind {
   rope,      ///< rotary position embedding of the queries and keys
   kv_append, ///< the new tokens' keys and values written into the KV cache
   embedding, ///< the token embedding lookup: one table row gathered per token
-  copy       ///< a layout change (attention's output transposed to contiguous rows)
+  copy,      ///< a layout change (attention's output transposed to contiguous rows)
+  /// An fp8 layer's dynamic per-tensor quantization of its activations on entry: their largest
+  /// magnitude, then each scaled and cast to fp8 (two passes over the activations).
+  quantize
 };
 /// How many memory op kinds there are.
-inline constexpr int memory_op_kind_count = static_cast<int>(memory_op_kind::copy) + 1;
+inline constexpr int memory_op_kind_count = static_cast<int>(memory_op_kind::quantize) + 1;
 
 /// One kernel of an op run unfused: its passes over the op's elements (each a read or a write
 /// of them all) at the activations' size and at fp32 (the intermediates). A kernel of no passes

@@ -25,6 +25,11 @@ std::optional<precision> parse_precision(std::string_view name);
 /// Bytes per element in memory: tf32 is stored as fp32 (4 bytes).
 int element_bytes(precision p);
 
+/// Bytes per element of the activations between the layers of a network of precision `p`: fp8
+/// and int8 networks keep them in bf16 (their GEMMs quantize on entry, as TensorRT-LLM, vLLM and
+/// SGLang run fp8 models); every other precision in its own format.
+int activation_bytes(precision p);
+
 /// Whether GEMMs of `p` run on tensor cores (all but fp32 and fp64, which run on the SIMT units).
 constexpr bool runs_on_tensor_cores(precision p) {
   return p != precision::fp32 && p != precision::fp64;

@@ -95,7 +95,7 @@ private:
   }
 
   /// A memory-bound op over rows of `row` elements (op::row); `bytes` and `backward_bytes` in
-  /// elements (scaled by the element size here).
+  /// elements (scaled by the activations' size here: activation_bytes).
   void add_memory_op(const context &ctx, const std::string &name, memory_op_kind kind,
                      std::int64_t output_elements, std::int64_t row, std::int64_t element_traffic,
                      std::int64_t backward_element_traffic) {
@@ -110,7 +110,7 @@ private:
       result.row = row;
       result.count = ctx.count;
       result.flops = product(ctx, {flops_per_element, output_elements}, "its FLOP count");
-      result.bytes = product(ctx, {traffic, element_bytes(ctx.prec)}, "its byte count");
+      result.bytes = product(ctx, {traffic, activation_bytes(ctx.prec)}, "its byte count");
       result.where = ctx.where;
       return result;
     };
@@ -136,7 +136,21 @@ private:
     return ctx.weights;
   }
 
+  /// An fp8 layer's dynamic per-tensor quantization of its `elements` input activations: read
+  /// twice at their size (the largest magnitude, then the scaling), written once at fp8.
+  void add_activation_quantization(const context &ctx, std::int64_t elements, std::int64_t row) {
+    add_memory_op(ctx, ctx.path + "/quantize", memory_op_kind::quantize, elements, row, 0, 0);
+    m_forward.back().bytes =
+        product(ctx, {elements, 2 * activation_bytes(ctx.prec) + element_bytes(precision::fp8)},
+                "its byte count");
+  }
+
   void lower(const context &ctx, const linear_layer &linear) {
+    // fp8 linears quantize their activations on every call (dynamic scaling); a matmul's
+    // operands are the GEMM's alone.
+    if (ctx.prec == precision::fp8)
+      add_activation_quantization(ctx, product(ctx, {m_rows, linear.in}, "its input size"),
+                                  linear.in);
     add_gemm(ctx, "", {m_rows, linear.out, linear.in, 1, weights_of(ctx)});
     m_previous = {product(ctx, {m_rows, linear.out}, "its output size"), linear.out};
   }
@@ -450,7 +464,7 @@ private:
       const unfused_form &form = *cost.unfused;
       forward.launches = form.launches;
       const std::optional<std::int64_t> bytes =
-          unfused_bytes(form, elements, element_bytes(ctx.prec));
+          unfused_bytes(form, elements, activation_bytes(ctx.prec));
       forward.bytes = bytes ? *bytes
                             : detail::require_no_overflow(bytes, ctx.where,
                                                           "layer `" + ctx.path + "`", "its bytes");
@@ -474,7 +488,7 @@ private:
     result.elements = elements;
     result.count = ctx.count;
     result.gpus = layer.gpus;
-    result.bytes = product(ctx, {elements, element_bytes(ctx.prec)}, "its byte count");
+    result.bytes = product(ctx, {elements, activation_bytes(ctx.prec)}, "its byte count");
     result.where = ctx.where;
     m_forward.push_back(result);
     if (training()) { // the backward pass all-reduces the input gradient of the column-parallel

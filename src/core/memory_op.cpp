@@ -23,7 +23,9 @@ struct memory_op_entry {
 // gradient itself, so no kernel runs. Pools are costed per window in lowering. The glue: RoPE
 // multiplies by cos and sin and adds (its elements: the queries' and keys'; cos and sin are one
 // head's worth, left out); a cache write, a gather and a copy only move elements; the
-// embedding's gradient is scattered into the table's rows.
+// embedding's gradient is scattered into the table's rows. Quantizing reads the activations twice
+// (the largest magnitude, then the scaling) and writes them once, at fp8: lowering counts its
+// bytes (activation_quantization_bytes); training runs no quantize kernel backward here.
 // Unfused RMSNorm as transformers writes it (LlamaRMSNorm, also Mistral's, Qwen2's, Gemma's),
 // kernel by kernel: x.to(fp32) reads the activations and writes fp32; pow reads and writes fp32;
 // the mean reads fp32 and writes one value per row; eps and rsqrt run on those values; the
@@ -47,6 +49,7 @@ constexpr std::array<memory_op_entry, memory_op_kind_count> memory_ops{{
     {memory_op_kind::kv_append, "kv_append", {0, 1, 1, 0, 0}},
     {memory_op_kind::embedding, "embedding", {0, 1, 1, 1, 2}},
     {memory_op_kind::copy, "copy", {0, 1, 1, 0, 2}},
+    {memory_op_kind::quantize, "quantize", {3, 2, 1, 0, 0}},
 }};
 
 } // namespace

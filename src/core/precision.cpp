@@ -37,6 +37,11 @@ int element_bytes(precision p) {
   return 0;
 }
 
+int activation_bytes(precision p) {
+  return p == precision::fp8 || p == precision::int8 ? element_bytes(precision::bf16)
+                                                     : element_bytes(p);
+}
+
 std::string peak_name(precision p) {
   return runs_on_tensor_cores(p) ? std::string(to_string(p)) + " tensor"
                                  : std::string(to_string(p));

@@ -212,9 +212,10 @@ TEST_CASE("advice near 2^63: a padded size or a doubled batch that would overflo
                                   h100());
   CHECK(huge.batch.empty());
   CHECK_FALSE(huge.network_compute_bound_batch);
-  // Batch 2^61 − 1 (fp8) doubles once; the search for full waves runs past twice the batch, to
-  // shapes nothing lowered (M past 2^62, M·K + M·N past 2^63), and estimates them without overflow.
-  const advice edge = advise_yaml("name: edge\nprecision: fp8\nbatch: 2305843009213693951\n"
+  // Batch 2^61 − 1 (int8: 1-byte elements, and no fp8 quantize op whose 5 bytes per input would
+  // overflow first) doubles once; the search for full waves runs past twice the batch, to shapes
+  // nothing lowered (M past 2^62, M·K + M·N past 2^63), and estimates them without overflow.
+  const advice edge = advise_yaml("name: edge\nprecision: int8\nbatch: 2305843009213693951\n"
                                   "layers:\n"
                                   "  - {name: fc, type: linear, in: 1, out: 1}\n",
                                   h100());

@@ -429,19 +429,53 @@ TEST_CASE("precision: network default, per-block override, per-layer override") 
                  "      - {name: c, type: linear, in: 8, out: 8, precision: fp8}\n"
                  "      - {name: r, type: relu}\n"
                  "  - {name: d, type: linear, in: 8, out: 8, precision: fp32}\n");
-  REQUIRE(ops.size() == 5);
+  REQUIRE(ops.size() == 6);
   CHECK(ops[0].precision == precision::fp16);
   CHECK(ops[0].bytes == 160);
   CHECK(ops[1].layer == "block/b");
   CHECK(ops[1].precision == precision::bf16);
   CHECK(ops[1].bytes == 160);
-  CHECK(ops[2].layer == "block/c");
-  CHECK(ops[2].precision == precision::fp8);
-  CHECK(ops[2].bytes == 80);
-  CHECK(ops[3].precision == precision::bf16); // the block's, for a memory op too
-  CHECK(ops[3].bytes == 32);                  // relu on c's 8 outputs: 2 · 8 · 2
-  CHECK(ops[4].precision == precision::fp32);
-  CHECK(ops[4].bytes == 320);
+  CHECK(ops[2].layer == "block/c/quantize"); // fp8: its activations quantized on entry
+  CHECK(ops[3].layer == "block/c");
+  CHECK(ops[3].precision == precision::fp8);
+  CHECK(ops[3].bytes == 80);
+  CHECK(ops[4].precision == precision::bf16); // the block's, for a memory op too
+  CHECK(ops[4].bytes == 32);                  // relu on c's 8 outputs: 2 · 8 · 2
+  CHECK(ops[5].precision == precision::fp32);
+  CHECK(ops[5].bytes == 320);
+}
+
+TEST_CASE("fp8: a linear quantizes its activations on every call, a matmul does not; the "
+          "activations between layers stay bf16") {
+  const std::vector<op> ops = lower_yaml("name: t\nprecision: fp8\nbatch: 4\nlayers:\n"
+                                         "  - {name: fc, type: linear, in: 64, out: 32}\n"
+                                         "  - {name: act, type: silu}\n"
+                                         "  - {name: mm, type: matmul, m: 4, n: 8, k: 32}\n");
+  REQUIRE(ops.size() == 4);
+  const op &quantize = ops[0];
+  CHECK(quantize.layer == "fc/quantize");
+  CHECK(quantize.kind == "quantize");
+  CHECK(quantize.elements == 4 * 64);
+  CHECK(quantize.row == 64);
+  // Read twice in bf16 (the largest magnitude, then the scaling), written once in fp8.
+  CHECK(quantize.bytes == 4 * 64 * (2 * 2 + 1));
+  CHECK(quantize.flops == 3 * 4 * 64);
+  CHECK(ops[1].is_gemm());
+  CHECK(ops[1].bytes == 4 * 64 + 64 * 32 + 4 * 32); // the GEMM's operands at 1 byte
+  CHECK(ops[2].kind == "silu");
+  CHECK(ops[2].bytes == 2 * 4 * 32 * 2); // read and written in bf16
+  CHECK(ops[3].is_gemm());               // no quantize op before a matmul
+}
+
+TEST_CASE("fp8 training: the forward pass quantizes, no quantize kernel runs backward") {
+  const std::vector<op> ops =
+      lower_yaml("name: t\nprecision: fp8\nmode: training\nbatch: 4\nlayers:\n"
+                 "  - {name: fc, type: linear, in: 64, out: 32}\n");
+  REQUIRE(ops.size() == 4); // quantize, forward GEMM, data- and weight-gradient GEMMs
+  CHECK(ops[0].kind == "quantize");
+  CHECK(ops[0].pass == pass::forward);
+  for (std::size_t i = 1; i < ops.size(); ++i)
+    CHECK(ops[i].is_gemm());
 }
 
 // ------------------------------------------------------------------ training
