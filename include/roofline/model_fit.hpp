@@ -28,6 +28,13 @@ struct timed_gemm {
   cache_state operands = cache_state::warm;
 };
 
+/// One measured linear layer as a framework runs it: its GEMM and, where the layer quantizes its
+/// activations on entry (fp8 with dynamic scaling), that quantize op's bytes (lowering's).
+struct timed_linear {
+  timed_gemm gemm;                 ///< time_s: the whole layer's, quantization included
+  std::int64_t quantize_bytes = 0; ///< 0: no quantize op
+};
+
 /// One measured fused attention call: its shape, precision, minimum DRAM bytes and device time.
 struct timed_attention {
   attention_shape shape;
@@ -56,6 +63,8 @@ struct timed_conv {
 /// |predicted − measured| / measured of each sample, sorted ascending.
 std::vector<double> relative_errors(const std::vector<timed_gemm> &samples, const gpu_spec &gpu,
                                     const model_parameters &parameters);
+std::vector<double> relative_errors(const std::vector<timed_linear> &samples, const gpu_spec &gpu,
+                                    const model_parameters &parameters);
 std::vector<double> relative_errors(const std::vector<timed_attention> &samples,
                                     const gpu_spec &gpu, const model_parameters &parameters);
 std::vector<double> relative_errors(const std::vector<timed_memory_op> &samples,
@@ -72,6 +81,17 @@ std::vector<double> relative_errors(const std::vector<timed_conv> &samples, cons
 /// Deterministic.
 model_parameters fit_model(const std::vector<timed_gemm> &samples, const gpu_spec &gpu,
                            model_parameters start);
+
+/// The predicted time of a linear layer: its GEMM's (estimate_gemm) plus its quantize op's
+/// (memory_op_time_s), as an analysis sums them.
+double linear_time_s(const timed_linear &sample, const gpu_spec &gpu,
+                     const model_parameters &parameters);
+
+/// `start` with only `free` fitted to `samples` (linear layers: a precision's GEMM parameters,
+/// its quantize op's) by the same search as fit_model's. For a precision or an op new to an
+/// architecture whose other parameters are fitted: they stay as they are. Deterministic.
+model_parameters fit_linear(const std::vector<timed_linear> &samples, const gpu_spec &gpu,
+                            model_parameters start, const std::vector<parameter> &free);
 
 /// `start` with only the cold-operand parameters (cold_dram_efficiency, cold_dram_latency_s) fitted
 /// to `samples`, timed with operands cold, as fit_model fits: the kernels are the ones `start`

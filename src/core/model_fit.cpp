@@ -31,8 +31,13 @@ constexpr int calibration_format_version = 2;
 double predicted(const timed_gemm &sample, const gpu_spec &gpu,
                  const model_parameters &parameters) {
   return estimate_gemm(sample.shape, sample.prec, gpu.peak_flop_per_s(sample.prec), gpu, parameters,
-                       sample.operands)
+                       sample.operands, reasons::without)
       .device_time_s;
+}
+
+double predicted(const timed_linear &sample, const gpu_spec &gpu,
+                 const model_parameters &parameters) {
+  return linear_time_s(sample, gpu, parameters);
 }
 
 double predicted(const timed_attention &sample, const gpu_spec &gpu,
@@ -54,6 +59,14 @@ double predicted(const timed_conv &sample, const gpu_spec &gpu,
       .device_time_s;
 }
 
+/// A sample's measured device time.
+template <class Sample> double measured(const Sample &sample) {
+  return sample.time_s;
+}
+double measured(const timed_linear &sample) {
+  return sample.gemm.time_s;
+}
+
 /// Median plus mean of |log(predicted / measured)|: the median for the typical shape, the mean so
 /// that the tail is not ignored; logs so that ×2 too slow and ×2 too fast weigh the same.
 template <class Sample>
@@ -63,7 +76,7 @@ double loss(const std::vector<Sample> &samples, const gpu_spec &gpu,
   errors.reserve(samples.size());
   double sum = 0;
   for (const Sample &sample : samples) {
-    const double error = std::fabs(std::log(predicted(sample, gpu, parameters) / sample.time_s));
+    const double error = std::fabs(std::log(predicted(sample, gpu, parameters) / measured(sample)));
     errors.push_back(error);
     sum += error;
   }
@@ -83,7 +96,8 @@ std::vector<double> errors_of(const std::vector<Sample> &samples, const gpu_spec
                               const model_parameters &parameters) {
   std::vector<double> errors;
   for (const Sample &sample : samples)
-    errors.push_back(std::fabs(predicted(sample, gpu, parameters) - sample.time_s) / sample.time_s);
+    errors.push_back(std::fabs(predicted(sample, gpu, parameters) - measured(sample)) /
+                     measured(sample));
   std::sort(errors.begin(), errors.end());
   return errors;
 }
@@ -91,6 +105,11 @@ std::vector<double> errors_of(const std::vector<Sample> &samples, const gpu_spec
 } // namespace
 
 std::vector<double> relative_errors(const std::vector<timed_gemm> &samples, const gpu_spec &gpu,
+                                    const model_parameters &parameters) {
+  return errors_of(samples, gpu, parameters);
+}
+
+std::vector<double> relative_errors(const std::vector<timed_linear> &samples, const gpu_spec &gpu,
                                     const model_parameters &parameters) {
   return errors_of(samples, gpu, parameters);
 }
@@ -333,6 +352,24 @@ model_parameters fit_model(const std::vector<timed_gemm> &samples, const gpu_spe
     if (row.fit == parameter_fit::time && decided(row.id))
       free.push_back(row.id);
   return fit_free(samples_loss(samples, gpu), start, best, free);
+}
+
+double linear_time_s(const timed_linear &sample, const gpu_spec &gpu,
+                     const model_parameters &parameters) {
+  const timed_gemm &g = sample.gemm;
+  const double gemm = estimate_gemm(g.shape, g.prec, gpu.peak_flop_per_s(g.prec), gpu, parameters,
+                                    g.operands, reasons::without)
+                          .device_time_s;
+  return sample.quantize_bytes > 0 ? gemm + memory_op_time_s(memory_op_kind::quantize,
+                                                             sample.quantize_bytes, gpu, parameters)
+                                   : gemm;
+}
+
+model_parameters fit_linear(const std::vector<timed_linear> &samples, const gpu_spec &gpu,
+                            model_parameters start, const std::vector<parameter> &free) {
+  if (samples.empty() || free.empty())
+    return start;
+  return fit_free(samples_loss(samples, gpu), start, start, free);
 }
 
 model_parameters fit_cold_operands(const std::vector<timed_gemm> &samples, const gpu_spec &gpu,

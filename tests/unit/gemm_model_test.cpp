@@ -6,12 +6,14 @@
 #include "kernel_choice.hpp"
 #include "roofline/gemm_model.hpp"
 #include "roofline/host_floor.hpp"
+#include "roofline/memory_op_model.hpp"
 #include "roofline/model_fit.hpp"
 #include "roofline/op.hpp"
 #include "roofline/perf_model.hpp"
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -791,4 +793,52 @@ TEST_CASE("sweep shapes: fixed, disjoint calibration and scoring sets") {
   }
   CHECK(calibration * 3 >= a.size() - 2);
   CHECK(calibration * 3 <= a.size() + 2);
+}
+
+TEST_CASE("an fp8 linear's time is its GEMM's plus its quantize op's; fit_linear recovers both "
+          "and moves nothing else") {
+  gpu_spec g = easy_gpu();
+  g.peaks[precision::fp8].dense_flop_per_s = 200e12;
+  const parameter quantize_floor =
+      memory_parameter_at(parameter::memory_floor_s, memory_op_kind::quantize);
+  const parameter quantize_efficiency =
+      memory_parameter_at(parameter::memory_efficiency, memory_op_kind::quantize);
+  model_parameters truth = ideal();
+  truth.set(parameter_at(parameter::efficiency, precision::fp8), 0.7);
+  truth.set(quantize_floor, 8e-6);
+  truth.set(quantize_efficiency, 0.5);
+  // Hand-computed: M·K = 4096 · 4096 elements quantized at 5 bytes each (bigger than this GPU's
+  // L2, so at DRAM's rate): 8 µs + 83,886,080 B / (0.5 · 1 TB/s) = 175.77216 µs on top of the
+  // GEMM's own time; a sample of no quantize bytes is its GEMM alone.
+  const gemm_shape s{4096, 4096, 4096, 1};
+  const std::int64_t bytes = 4096LL * 4096 * 5;
+  REQUIRE(static_cast<double>(bytes) > g.l2_bytes);
+  const double gemm =
+      estimate_gemm(s, precision::fp8, g.peak_flop_per_s(precision::fp8), g, truth).device_time_s;
+  timed_linear with{{s, precision::fp8, 0}, bytes}, without{{s, precision::fp8, 0}, 0};
+  CHECK(linear_time_s(with, g, truth) * 1e6 ==
+        doctest::Approx(gemm * 1e6 + 8 + 83886080.0 / 0.5e12 * 1e6));
+  CHECK(linear_time_s(without, g, truth) == doctest::Approx(gemm));
+
+  std::vector<timed_linear> samples;
+  for (std::int64_t m : {1, 2, 4, 8, 16, 256, 4096})
+    for (std::int64_t n : {1024, 8192})
+      for (std::int64_t k : {1024, 8192}) {
+        timed_linear x{{{m, n, k, 1}, precision::fp8, 0}, m * k * 5};
+        x.gemm.time_s = linear_time_s(x, g, truth);
+        samples.push_back(x);
+      }
+  model_parameters start = ideal(); // the rest as the truth has it: only the free ones differ
+  start.set(parameter_at(parameter::efficiency, precision::fp8), 0.9);
+  const std::vector<parameter> free{parameter_at(parameter::efficiency, precision::fp8),
+                                    quantize_floor, quantize_efficiency};
+  const model_parameters fitted = fit_linear(samples, g, start, free);
+  CHECK(fitted.efficiency(precision::fp8) == doctest::Approx(0.7).epsilon(0.05));
+  CHECK(fitted[quantize_floor] * 1e6 == doctest::Approx(8.0).epsilon(0.1));
+  CHECK(fitted[quantize_efficiency] == doctest::Approx(0.5).epsilon(0.1));
+  for (const parameter_info &row : parameter_table())
+    if (std::find(free.begin(), free.end(), row.id) == free.end())
+      CHECK_MESSAGE(fitted[row.id] == start[row.id], row.name);
+  const std::vector<double> errors = relative_errors(samples, g, fitted);
+  CHECK(errors[errors.size() / 2] < 0.03);
 }
