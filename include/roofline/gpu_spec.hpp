@@ -42,6 +42,8 @@ struct gpu_spec {
   std::string compute_capability;   ///< "9.0"
   int sm_count = 0;
   double boost_clock_hz = 0;
+  /// The device memory the card reports (nvidia-smi's total: a spec's `memory_mib` × 2²⁰), else
+  /// its datasheet's GB × 10⁹.
   double memory_bytes = 0;
   std::string memory_type;
   double dram_bytes_per_s = 0;

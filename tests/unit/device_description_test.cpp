@@ -301,13 +301,13 @@ TEST_CASE("theoretical_spec of an unknown compute capability throws roofline::er
 }
 
 TEST_CASE("matching_spec finds the catalog's datasheet spec of a queried device") {
-  SUBCASE("H200 (132 SMs, cc 9.0, 150.1e9 B: within 15% of 141 GB) → h200-sxm") {
+  SUBCASE("H200 (132 SMs, cc 9.0, 150.1e9 B: within 15% of the 150.8e9 it reports) → h200-sxm") {
     CHECK(matched_name(h200_description()) == "h200-sxm");
     // The pointer is into the catalog itself.
     const gpu_spec *spec = matching_spec(spec_catalog::builtin(), h200_description());
     CHECK(spec == spec_catalog::builtin().find("h200"));
   }
-  SUBCASE("H100 (132 SMs, cc 9.0, 80e9 B: 61 GB from 141, the H200's window is ±21.15 GB) → "
+  SUBCASE("H100 (132 SMs, cc 9.0, 80e9 B: 70.8 GB from the H200's 150.8, its window ±22.6 GB) → "
           "h100-sxm5") {
     CHECK(matched_name(h100_description()) == "h100-sxm5");
   }
@@ -321,10 +321,10 @@ TEST_CASE("matching_spec finds the catalog's datasheet spec of a queried device"
     d.cc_major = 8;
     CHECK(matching_spec(spec_catalog::builtin(), d) == nullptr);
   }
-  SUBCASE("132 SMs, cc 9.0 but 94 GB (H100 NVL): 14 GB from 80 (> 12), 47 from 141 (> 21.15) → "
-          "nullptr") {
+  SUBCASE("132 SMs, cc 9.0 but 64 GB: 21.5 GB from the H100's 85.5 (> 12.8), 86.8 from the "
+          "H200's 150.8 (> 22.6) → nullptr") {
     device_description d = h200_description();
-    d.memory_bytes = 94e9;
+    d.memory_bytes = 64e9;
     CHECK(matching_spec(spec_catalog::builtin(), d) == nullptr);
   }
   SUBCASE("an empty catalog matches nothing") {

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -112,6 +113,7 @@ TEST_CASE(
   CHECK(catalog.resolve("a100").name == "a100-sxm4-80gb");
   CHECK(catalog.resolve("h100").name == "h100-sxm5");
   CHECK(catalog.resolve("h200").name == "h200-sxm");
+  CHECK(catalog.resolve("a100-40gb").name == "a100-sxm4-40gb");
   // A full name resolves to itself.
   CHECK(catalog.resolve("a100-sxm4-40gb").name == "a100-sxm4-40gb");
 }
@@ -363,4 +365,59 @@ TEST_CASE("a catalog built with an architecture resolves its GPUs against it") {
   // Everything neither names keeps its default.
   CHECK(a.parameters[parameter::kernel_overhead_s] ==
         info(parameter::kernel_overhead_s).default_value);
+}
+
+TEST_CASE("memory_mib is the card's reported capacity, refused beyond 10% of memory_gb") {
+  // spec_yaml's memory_gb is 8: 7,629 MiB (8.0e9 B) and 8,192 MiB (8.6e9 B) are both a card's.
+  const gpu_spec mib = parse_gpu_spec(spec_yaml("card") + "memory_mib: 8192\n", "card.yaml");
+  CHECK(mib.memory_bytes == 8192.0 * 1024 * 1024);
+  const gpu_spec gb = parse_gpu_spec(spec_yaml("card"), "card.yaml");
+  CHECK(gb.memory_bytes == 8e9);
+  for (const char *slip : {"8", "6800", "9000", "8192000"}) {
+    CAPTURE(slip);
+    try {
+      (void)parse_gpu_spec(spec_yaml("card") + "memory_mib: " + slip + "\n", "card.yaml");
+      FAIL("accepted");
+    } catch (const input_error &e) {
+      CHECK(e.where().file == "card.yaml");
+      CHECK(e.where().line == 12);
+      CHECK(contains(e.what(), "memory_mib"));
+    }
+  }
+}
+
+namespace {
+
+/// The number a spec file gives `key` (the first `key: N` at the start of a line); nullopt when
+/// the file gives none.
+std::optional<double> file_number(const fs::path &file, const std::string &key) {
+  std::ifstream in(file);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind(key + ":", 0) == 0)
+      return std::stod(line.substr(key.size() + 1));
+  return std::nullopt;
+}
+
+} // namespace
+
+TEST_CASE("every catalog spec loads, and its capacity is what the card reports where the file "
+          "says, within 10% of the datasheet's GB") {
+  const spec_catalog &catalog = spec_catalog::builtin();
+  for (const fs::path &file : spec_files()) {
+    CAPTURE(file.string());
+    const gpu_spec spec = load_gpu_spec(file);
+    const gpu_spec *built_in = catalog.find(spec.name);
+    REQUIRE(built_in != nullptr);
+    const std::optional<double> gb = file_number(file, "memory_gb");
+    REQUIRE(gb);
+    const std::optional<double> mib = file_number(file, "memory_mib");
+    // Every GPU of the catalog has a reported size on record.
+    REQUIRE(mib);
+    CHECK(built_in->memory_bytes == *mib * 1024 * 1024);
+    CHECK(built_in->memory_bytes == doctest::Approx(*gb * 1e9).epsilon(0.10));
+    // An "80 GB" H100 reports 81,559 MiB; nothing reports less than about 1% under its GB.
+    CHECK(built_in->memory_bytes >= 0.99 * *gb * 1e9);
+  }
+  CHECK(catalog.find("h100-sxm5")->memory_bytes == 81559.0 * 1024 * 1024);
 }
