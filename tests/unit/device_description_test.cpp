@@ -241,19 +241,31 @@ TEST_CASE("sm_rates_for: the rate table by compute capability") {
     REQUIRE(blackwell);
     CHECK(blackwell->architecture == "blackwell");
     CHECK(per_clock(blackwell, precision::fp16) == 8192);
+    // B300 and GB300 (10.3) are sm_100's family too.
+    REQUIRE(sm_rates_for(10, 3, false));
+    CHECK(sm_rates_for(10, 3, false)->architecture == "blackwell");
+  }
+  SUBCASE("RTX Blackwell 12.0: its own architecture, Ada's per-SM rates") {
+    // RTX PRO 6000: 188 · 1024 · 2.617 GHz = 503.8 dense fp16 TFLOPS (RTX Blackwell whitepaper).
+    const auto sm120 = sm_rates_for(12, 0, false);
+    REQUIRE(sm120);
+    CHECK(sm120->architecture == "blackwell-sm120");
+    CHECK(per_clock(sm120, precision::fp16) == 1024);
+    CHECK(per_clock(sm120, precision::fp8) == 2048);
+    CHECK(per_clock(sm120, precision::fp32) == 256);
   }
   SUBCASE("unknown architectures: nullopt") {
     CHECK_FALSE(sm_rates_for(6, 1, false).has_value());  // Pascal
     CHECK_FALSE(sm_rates_for(5, 2, false).has_value());  // Maxwell
-    CHECK_FALSE(sm_rates_for(12, 0, false).has_value()); // consumer Blackwell: not in the table
-    CHECK_FALSE(sm_rates_for(12, 0, true).has_value());
+    CHECK_FALSE(sm_rates_for(11, 0, false).has_value()); // Thor: not in the table
     CHECK_FALSE(sm_rates_for(0, 0, false).has_value());
   }
 }
 
 TEST_CASE("GeForce halves tf32/fp16/bf16/fp8 but not fp32, fp64 or int8, on every architecture") {
-  for (const std::pair<int, int> &cc : {std::pair{7, 5}, std::pair{8, 0}, std::pair{8, 6},
-                                        std::pair{8, 9}, std::pair{9, 0}, std::pair{10, 0}}) {
+  for (const std::pair<int, int> &cc :
+       {std::pair{7, 5}, std::pair{8, 0}, std::pair{8, 6}, std::pair{8, 9}, std::pair{9, 0},
+        std::pair{10, 0}, std::pair{12, 0}}) {
     const int major = cc.first, minor = cc.second;
     CAPTURE(major);
     CAPTURE(minor);
@@ -282,7 +294,7 @@ TEST_CASE("GeForce halves tf32/fp16/bf16/fp8 but not fp32, fp64 or int8, on ever
 }
 
 TEST_CASE("theoretical_spec of an unknown compute capability throws roofline::error naming it") {
-  for (const std::pair<int, int> &cc : {std::pair{6, 1}, std::pair{12, 0}}) {
+  for (const std::pair<int, int> &cc : {std::pair{6, 1}, std::pair{11, 0}}) {
     const int major = cc.first, minor = cc.second;
     CAPTURE(major);
     device_description d = description("NVIDIA Mystery GPU", major, minor, 28, 1.5e9, 12e9);
@@ -321,11 +333,21 @@ TEST_CASE("matching_spec finds the catalog's datasheet spec of a queried device"
     d.cc_major = 8;
     CHECK(matching_spec(spec_catalog::builtin(), d) == nullptr);
   }
-  SUBCASE("132 SMs, cc 9.0 but 64 GB: 21.5 GB from the H100's 85.5 (> 12.8), 86.8 from the "
-          "H200's 150.8 (> 22.6) → nullptr") {
+  SUBCASE("132 SMs, cc 9.0 but 64 GB: 21.5 GB from the H100's 85.5 (> 12.8), 36.5 from the H100 "
+          "NVL's 100.5 (> 15.1) → nullptr") {
     device_description d = h200_description();
     d.memory_bytes = 64e9;
     CHECK(matching_spec(spec_catalog::builtin(), d) == nullptr);
+  }
+  SUBCASE("H100 NVL (95,830 MiB, 1785 MHz, 2·2539 MHz·6144/8 = 3.9 TB/s) → h100-nvl, not the "
+          "GH200 of nearly the same memory (97,871 MiB, 1980 MHz, 4 TB/s)") {
+    device_description d = h200_description();
+    d.name = "NVIDIA H100 NVL";
+    d.memory_bytes = 95830.0 * 1024 * 1024;
+    d.sm_clock_hz = 1785e6;
+    d.memory_clock_hz = 2539e6;
+    d.memory_bus_width_bits = 6144;
+    CHECK(matched_name(d) == "h100-nvl");
   }
   SUBCASE("an empty catalog matches nothing") {
     const spec_catalog empty({});
