@@ -24,7 +24,13 @@ double gpu_spec::peak_flop_per_s(precision p, bool sparse) const {
   if (found == peaks.end())
     throw input_error(unsupported_message(p));
   const peak_rate &rate = found->second;
-  return sparse && rate.sparse_flop_per_s ? *rate.sparse_flop_per_s : rate.dense_flop_per_s;
+  const double printed =
+      sparse && rate.sparse_flop_per_s ? *rate.sparse_flop_per_s : rate.dense_flop_per_s;
+  // A datasheet's peaks assume the boost clock, which a power-capped card does not hold under
+  // tensor load: the rate per clock stays, the clock is the one it holds.
+  if (rate.measured || !sustained_clock_hz)
+    return printed;
+  return printed * (*sustained_clock_hz / boost_clock_hz);
 }
 
 double gpu_spec::ridge_intensity(precision p, bool sparse) const {
@@ -127,6 +133,19 @@ std::optional<double> optional_scaled_number(const detail::yaml_map &map, const 
   return scaled_number(map, key, scale, range);
 }
 
+/// `sustained_clock_mhz`, where the spec gives one: a clock above the boost clock would credit
+/// the card with more than its datasheet's peaks, so it is refused.
+std::optional<double> sustained_clock_of(const detail::yaml_map &doc, double boost_clock_hz) {
+  const std::optional<double> sustained =
+      optional_scaled_number(doc, "sustained_clock_mhz", 1e6, clock_range);
+  if (sustained && *sustained > boost_clock_hz)
+    doc.fail("sustained_clock_mhz",
+             fmt::format("`sustained_clock_mhz` = {} exceeds `boost_clock_mhz` ({:g}): the clock a "
+                         "card holds under load is at most its boost clock",
+                         doc.required("sustained_clock_mhz").scalar(), boost_clock_hz / 1e6));
+  return sustained;
+}
+
 /// How far a card's reported memory may lie from its datasheet's GB. Cards report 0-8% more
 /// bytes than the GB printed ("80 GB" H100: 81,559 MiB = 85.5e9 bytes; a T4's 16 GB: 15,360 MiB),
 /// since a marketed GB is often a GiB less what the driver reserves; a MiB count outside ±10%
@@ -157,9 +176,9 @@ gpu_spec parse_gpu_spec(std::string_view yaml_text, const std::string &origin) {
   using detail::yaml_map;
   const yaml_map doc(detail::parse_yaml(yaml_text, origin), origin, "GPU spec",
                      {"name", "aliases", "display_name", "architecture", "compute_capability",
-                      "sm_count", "boost_clock_mhz", "memory_gb", "memory_mib", "memory_type",
-                      "dram_bandwidth_gb_per_s", "l2_cache_mb", "tdp_w", "price_per_hour_usd",
-                      "interconnect", "peak_tflop_per_s", "model"});
+                      "sm_count", "boost_clock_mhz", "sustained_clock_mhz", "memory_gb",
+                      "memory_mib", "memory_type", "dram_bandwidth_gb_per_s", "l2_cache_mb",
+                      "tdp_w", "price_per_hour_usd", "interconnect", "peak_tflop_per_s", "model"});
   gpu_spec spec;
   spec.origin = origin;
   spec.name = doc.string("name");
@@ -174,6 +193,7 @@ gpu_spec parse_gpu_spec(std::string_view yaml_text, const std::string &origin) {
                                      sm_count, sm_range.min, sm_range.max, sm_range.unit));
   spec.sm_count = static_cast<int>(sm_count);
   spec.boost_clock_hz = scaled_number(doc, "boost_clock_mhz", 1e6, clock_range);
+  spec.sustained_clock_hz = sustained_clock_of(doc, spec.boost_clock_hz);
   spec.memory_bytes = memory_bytes_of(doc);
   spec.memory_type = doc.string_or("memory_type", "");
   spec.dram_bytes_per_s = scaled_number(doc, "dram_bandwidth_gb_per_s", 1e9, dram_range);

@@ -404,6 +404,58 @@ TEST_CASE("a catalog built with an architecture resolves its GPUs against it") {
         info(parameter::kernel_overhead_s).default_value);
 }
 
+TEST_CASE("sustained_clock_mhz is parsed and scales the peaks the analysis uses, not the printed "
+          "ones") {
+  // boost 1000 MHz, held at 600 under load: every datasheet peak at 0.6.
+  const gpu_spec spec = parse_gpu_spec(
+      spec_yaml("capped", "  fp32: {dense: 10}\n  fp16: {dense: 80, sparse: 160}\n") +
+          "sustained_clock_mhz: 600\n",
+      "capped.yaml");
+  REQUIRE(spec.sustained_clock_hz);
+  CHECK(*spec.sustained_clock_hz == doctest::Approx(600e6).epsilon(1e-12));
+  CHECK(spec.clock_hz() == doctest::Approx(600e6).epsilon(1e-12));
+  CHECK(spec.clock_basis() == "sustained");
+  // The datasheet's figures stay as printed ...
+  CHECK(spec.peaks.at(precision::fp16).dense_flop_per_s == doctest::Approx(80e12).epsilon(1e-12));
+  // ... and the rates the analysis holds ops against are at the held clock, ridge included.
+  CHECK(spec.peak_flop_per_s(precision::fp16) == doctest::Approx(48e12).epsilon(1e-12));
+  CHECK(spec.peak_flop_per_s(precision::fp16, true) == doctest::Approx(96e12).epsilon(1e-12));
+  CHECK(spec.peak_flop_per_s(precision::fp32) == doctest::Approx(6e12).epsilon(1e-12));
+  CHECK(spec.ridge_intensity(precision::fp16) ==
+        doctest::Approx(96.0).epsilon(1e-12)); // 48e12/500e9
+  // Without one: the boost clock, peaks as printed.
+  const gpu_spec plain = parse_gpu_spec(spec_yaml("plain"), "plain.yaml");
+  CHECK_FALSE(plain.sustained_clock_hz);
+  CHECK(plain.clock_basis() == "boost");
+  CHECK(plain.clock_hz() == plain.boost_clock_hz);
+  CHECK(plain.peak_flop_per_s(precision::fp32) == doctest::Approx(10e12).epsilon(1e-12));
+  // Equal to the boost clock: allowed, and scales nothing.
+  const gpu_spec equal =
+      parse_gpu_spec(spec_yaml("equal") + "sustained_clock_mhz: 1000\n", "equal.yaml");
+  CHECK(equal.peak_flop_per_s(precision::fp32) == doctest::Approx(10e12).epsilon(1e-12));
+}
+
+TEST_CASE("sustained_clock_mhz is refused above the boost clock, at zero or below, or not a "
+          "number: an input error naming the file and line") {
+  const auto refused = [](const std::string &value, const std::string &fragment) {
+    const std::string yaml = spec_yaml("bad") + "sustained_clock_mhz: " + value + "\n";
+    CAPTURE(yaml);
+    try {
+      (void)parse_gpu_spec(yaml, "capped.yaml");
+      FAIL("accepted");
+    } catch (const input_error &e) {
+      CHECK(e.where().file == "capped.yaml");
+      CHECK(e.where().line == 12); // the key's own line, after spec_yaml's eleven
+      CHECK(contains(e.what(), fragment));
+    }
+  };
+  refused("1001", "`sustained_clock_mhz` = 1001 exceeds `boost_clock_mhz` (1000)");
+  refused("0", "`sustained_clock_mhz` must be a positive number");
+  refused("-900", "`sustained_clock_mhz` must be a positive number");
+  refused("fast", "`sustained_clock_mhz` must be a positive number");
+  refused("1e-300", "[100, 10000] MHz");
+}
+
 TEST_CASE("memory_mib is the card's reported capacity, refused beyond 10% of memory_gb") {
   // spec_yaml's memory_gb is 8: 7,629 MiB (8.0e9 B) and 8,192 MiB (8.6e9 B) are both a card's.
   const gpu_spec mib = parse_gpu_spec(spec_yaml("card") + "memory_mib: 8192\n", "card.yaml");
@@ -455,6 +507,28 @@ TEST_CASE("every catalog spec loads, and its capacity is what the card reports w
     CHECK(built_in->memory_bytes == doctest::Approx(*gb * 1e9).epsilon(0.10));
     // An "80 GB" H100 reports 81,559 MiB; nothing reports less than about 1% under its GB.
     CHECK(built_in->memory_bytes >= 0.99 * *gb * 1e9);
+    // And every clock it is held at lies in (0, boost].
+    CHECK(built_in->clock_hz() > 0);
+    CHECK(built_in->clock_hz() <= built_in->boost_clock_hz);
   }
   CHECK(catalog.find("h100-sxm5")->memory_bytes == 81559.0 * 1024 * 1024);
+}
+
+TEST_CASE("power-capped cards hold a sustained clock; GPUs fitted at the clock they hold do not") {
+  const spec_catalog &catalog = spec_catalog::builtin();
+  // Documented to throttle under full tensor load at their power limit.
+  for (const char *name : {"t4", "l4", "a10"}) {
+    CAPTURE(name);
+    const gpu_spec &spec = *catalog.find(name);
+    REQUIRE(spec.sustained_clock_hz);
+    CHECK(*spec.sustained_clock_hz < spec.boost_clock_hz);
+    CHECK(spec.peak_flop_per_s(precision::fp16) < spec.peaks.at(precision::fp16).dense_flop_per_s);
+  }
+  // Their model parameters are (or will be) fitted to timings at the clock they hold, so the
+  // fitted efficiency already absorbs it: a sustained clock would count it twice.
+  for (const char *name : {"a100-sxm4-40gb", "a100-sxm4-80gb", "h100-sxm5", "h200-sxm", "b200",
+                           "b300", "gb200", "gb300", "l40s", "rtx-pro-6000"}) {
+    CAPTURE(name);
+    CHECK_FALSE(catalog.find(name)->sustained_clock_hz.has_value());
+  }
 }
