@@ -18,6 +18,9 @@ namespace roofline {
 struct peak_rate {
   double dense_flop_per_s = 0;
   std::optional<double> sparse_flop_per_s; ///< with 2:4 structured sparsity, where the GPU has it
+  /// Measured on the GPU itself (apply_ceilings): taken at whatever clock it held, so
+  /// gpu_spec::peak_flop_per_s never scales it by a sustained clock.
+  bool measured = false;
 };
 
 /// The hourly prices (USD per GPU) a spec's `price_per_hour_usd` and a comparison's prices may
@@ -42,6 +45,12 @@ struct gpu_spec {
   std::string compute_capability;   ///< "9.0"
   int sm_count = 0;
   double boost_clock_hz = 0;
+  /// The SM clock a power-capped card holds under full tensor load, where its spec gives one
+  /// (`sustained_clock_mhz`, at most the boost clock): peak_flop_per_s scales the datasheet's
+  /// peaks, printed at the boost clock, down to it.
+  std::optional<double> sustained_clock_hz;
+  /// The device memory the card reports (nvidia-smi's total: a spec's `memory_mib` × 2²⁰), else
+  /// its datasheet's GB × 10⁹.
   double memory_bytes = 0;
   std::string memory_type;
   double dram_bytes_per_s = 0;
@@ -74,8 +83,17 @@ struct gpu_spec {
   /// analysed.
   std::string unsupported_message(precision p) const;
 
-  /// The peak for `p`: the 2:4-sparse one when `sparse` and the GPU has one, else the dense one.
-  /// Throws input_error naming the precisions the GPU has when it has none for `p`.
+  /// The SM clock (Hz) the peaks are held at: sustained_clock_hz where the spec gives one, else
+  /// boost_clock_hz.
+  double clock_hz() const { return sustained_clock_hz ? *sustained_clock_hz : boost_clock_hz; }
+
+  /// "sustained" when the peaks are held at sustained_clock_hz, else "boost".
+  std::string_view clock_basis() const { return sustained_clock_hz ? "sustained" : "boost"; }
+
+  /// The peak the analysis holds `p` against, in FLOP/s: the 2:4-sparse one when `sparse` and the
+  /// GPU has one, else the dense one; a datasheet peak scaled by sustained_clock_hz /
+  /// boost_clock_hz where the spec gives a sustained clock (a measured one as it is). Throws
+  /// input_error naming the precisions the GPU has when it has none for `p`.
   double peak_flop_per_s(precision p, bool sparse = false) const;
 
   /// Ops:byte ridge point: peak_flop_per_s(p, sparse) / dram_bytes_per_s.

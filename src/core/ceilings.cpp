@@ -138,6 +138,7 @@ gpu_spec apply_ceilings(gpu_spec spec, const measured_ceilings &ceilings) {
     if (rate.sparse_flop_per_s)
       rate.sparse_flop_per_s = *rate.sparse_flop_per_s * (*measured / rate.dense_flop_per_s);
     rate.dense_flop_per_s = *measured;
+    rate.measured = true;
   }
   spec.origin += " + ceilings measured " + ceilings.measured_at;
   return spec;

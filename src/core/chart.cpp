@@ -54,12 +54,12 @@ std::vector<chart_roof> roofs_of(const gpu_spec &gpu, const std::set<precision> 
     const std::string unit = runs_on_tensor_cores(precisions.front()) ? " tensor" : "";
     roofs.push_back({fmt::format("{}{}{} {}FLOP/s", prefix, names, unit, si(peak)), peak,
                      gpu.ridge_intensity(precisions.front()), colour, false, true, index});
-    const peak_rate &rate = gpu.peaks.at(precisions.front());
-    if (sparse && rate.sparse_flop_per_s)
-      roofs.push_back({fmt::format("{}{}{} 2:4 sparse {}FLOP/s", prefix, names, unit,
-                                   si(*rate.sparse_flop_per_s)),
-                       *rate.sparse_flop_per_s, gpu.ridge_intensity(precisions.front(), true),
-                       colour, true, true, index});
+    if (sparse && gpu.peaks.at(precisions.front()).sparse_flop_per_s) {
+      const double sparse_peak = gpu.peak_flop_per_s(precisions.front(), true);
+      roofs.push_back(
+          {fmt::format("{}{}{} 2:4 sparse {}FLOP/s", prefix, names, unit, si(sparse_peak)),
+           sparse_peak, gpu.ridge_intensity(precisions.front(), true), colour, true, true, index});
+    }
   }
   return roofs;
 }

@@ -14,7 +14,8 @@ using p = precision;
 // Dense FLOP per clock per SM (FMA = 2). Hopper's row was read from the counters' peak_sustained
 // values (CUPTI) on an H200; the others are datasheet totals
 // divided by SMs × clock, cross-checked: V100 80×1024×1.53 GHz = 125 TF, A100 108×2048×1.41 GHz =
-// 312 TF. Blackwell (sm_100) is derived from B200 datasheet totals and not verified on hardware.
+// 312 TF. Blackwell (sm_100) is derived from B200 datasheet totals and not verified on hardware;
+// sm_120 from the RTX PRO 6000 table of the RTX Blackwell whitepaper, not verified either.
 const sm_rates volta{"volta", {{p::fp64, 64}, {p::fp32, 128}, {p::fp16, 1024}}};
 const sm_rates turing{"turing", {{p::fp64, 4}, {p::fp32, 128}, {p::fp16, 1024}, {p::int8, 2048}}};
 const sm_rates ampere{"ampere",
@@ -55,6 +56,10 @@ const sm_rates blackwell{"blackwell",
                           {p::bf16, 8192},
                           {p::fp8, 16384},
                           {p::int8, 16384}}};
+// sm_120 (RTX PRO 6000 Blackwell, RTX 50): Ada's per-SM rates (RTX PRO 6000: 503.8 dense fp16
+// TFLOPS = 188 · 1024 · 2.617 GHz). An architecture of its own: it lacks sm_100's TMEM and 2-CTA
+// MMA, so it must not inherit sm_100's model parameters.
+const sm_rates blackwell_sm120{"blackwell-sm120", ada.flop_per_clock};
 
 } // namespace
 
@@ -74,6 +79,8 @@ std::optional<sm_rates> sm_rates_for(int cc_major, int cc_minor, bool geforce) {
     rates = hopper;
   else if (cc_major == 10)
     rates = blackwell;
+  else if (cc_major == 12)
+    rates = blackwell_sm120;
   if (rates && geforce) // GeForce tensor cores accumulate in fp32 at half rate (fp16/bf16/tf32/fp8)
     for (precision half_rate : {p::tf32, p::fp16, p::bf16, p::fp8})
       if (rates->flop_per_clock.count(half_rate))

@@ -24,7 +24,13 @@ double gpu_spec::peak_flop_per_s(precision p, bool sparse) const {
   if (found == peaks.end())
     throw input_error(unsupported_message(p));
   const peak_rate &rate = found->second;
-  return sparse && rate.sparse_flop_per_s ? *rate.sparse_flop_per_s : rate.dense_flop_per_s;
+  const double printed =
+      sparse && rate.sparse_flop_per_s ? *rate.sparse_flop_per_s : rate.dense_flop_per_s;
+  // A datasheet's peaks assume the boost clock, which a power-capped card does not hold under
+  // tensor load: the rate per clock stays, the clock is the one it holds.
+  if (rate.measured || !sustained_clock_hz)
+    return printed;
+  return printed * (*sustained_clock_hz / boost_clock_hz);
 }
 
 double gpu_spec::ridge_intensity(precision p, bool sparse) const {
@@ -98,6 +104,7 @@ struct spec_range {
 constexpr spec_range sm_range{1, 1000, "SMs"};
 constexpr spec_range clock_range{100, 10000, "MHz"};
 constexpr spec_range memory_range{0.1, 10000, "GB"};
+constexpr spec_range memory_mib_range{100, 1e7, "MiB"};
 constexpr spec_range dram_range{min_bandwidth_bytes_per_s / 1e9, max_bandwidth_bytes_per_s / 1e9,
                                 "GB/s (1 GB/s to 1 PB/s)"};
 constexpr spec_range l2_range{0.1, 10000, "MB"};
@@ -126,15 +133,52 @@ std::optional<double> optional_scaled_number(const detail::yaml_map &map, const 
   return scaled_number(map, key, scale, range);
 }
 
+/// `sustained_clock_mhz`, where the spec gives one: a clock above the boost clock would credit
+/// the card with more than its datasheet's peaks, so it is refused.
+std::optional<double> sustained_clock_of(const detail::yaml_map &doc, double boost_clock_hz) {
+  const std::optional<double> sustained =
+      optional_scaled_number(doc, "sustained_clock_mhz", 1e6, clock_range);
+  if (sustained && *sustained > boost_clock_hz)
+    doc.fail("sustained_clock_mhz",
+             fmt::format("`sustained_clock_mhz` = {} exceeds `boost_clock_mhz` ({:g}): the clock a "
+                         "card holds under load is at most its boost clock",
+                         doc.required("sustained_clock_mhz").scalar(), boost_clock_hz / 1e6));
+  return sustained;
+}
+
+/// How far a card's reported memory may lie from its datasheet's GB. Cards report 0-8% more
+/// bytes than the GB printed ("80 GB" H100: 81,559 MiB = 85.5e9 bytes; a T4's 16 GB: 15,360 MiB),
+/// since a marketed GB is often a GiB less what the driver reserves; a MiB count outside ±10%
+/// is a slip of units (GiB or MB written as MiB) and is refused.
+constexpr double reported_memory_tolerance = 0.10;
+
+/// The bytes of device memory an analysis fits a network into: what the card reports
+/// (`memory_mib`) where the spec gives it, as that is what allocations can use; else the
+/// datasheet's `memory_gb`, which every spec gives.
+double memory_bytes_of(const detail::yaml_map &doc) {
+  const double datasheet = scaled_number(doc, "memory_gb", 1e9, memory_range);
+  const std::optional<double> reported =
+      optional_scaled_number(doc, "memory_mib", 1024.0 * 1024.0, memory_mib_range);
+  if (!reported)
+    return datasheet;
+  if (std::fabs(*reported / datasheet - 1) > reported_memory_tolerance)
+    doc.fail("memory_mib",
+             fmt::format("`memory_mib` = {} ({:.4g} GB) is not within {:g}% of `memory_gb` ({:g} "
+                         "GB): the card's reported MiB and the datasheet's GB describe one memory",
+                         doc.required("memory_mib").scalar(), *reported / 1e9,
+                         reported_memory_tolerance * 100, datasheet / 1e9));
+  return *reported;
+}
+
 } // namespace
 
 gpu_spec parse_gpu_spec(std::string_view yaml_text, const std::string &origin) {
   using detail::yaml_map;
   const yaml_map doc(detail::parse_yaml(yaml_text, origin), origin, "GPU spec",
                      {"name", "aliases", "display_name", "architecture", "compute_capability",
-                      "sm_count", "boost_clock_mhz", "memory_gb", "memory_type",
-                      "dram_bandwidth_gb_per_s", "l2_cache_mb", "tdp_w", "price_per_hour_usd",
-                      "interconnect", "peak_tflop_per_s", "model"});
+                      "sm_count", "boost_clock_mhz", "sustained_clock_mhz", "memory_gb",
+                      "memory_mib", "memory_type", "dram_bandwidth_gb_per_s", "l2_cache_mb",
+                      "tdp_w", "price_per_hour_usd", "interconnect", "peak_tflop_per_s", "model"});
   gpu_spec spec;
   spec.origin = origin;
   spec.name = doc.string("name");
@@ -149,7 +193,8 @@ gpu_spec parse_gpu_spec(std::string_view yaml_text, const std::string &origin) {
                                      sm_count, sm_range.min, sm_range.max, sm_range.unit));
   spec.sm_count = static_cast<int>(sm_count);
   spec.boost_clock_hz = scaled_number(doc, "boost_clock_mhz", 1e6, clock_range);
-  spec.memory_bytes = scaled_number(doc, "memory_gb", 1e9, memory_range);
+  spec.sustained_clock_hz = sustained_clock_of(doc, spec.boost_clock_hz);
+  spec.memory_bytes = memory_bytes_of(doc);
   spec.memory_type = doc.string_or("memory_type", "");
   spec.dram_bytes_per_s = scaled_number(doc, "dram_bandwidth_gb_per_s", 1e9, dram_range);
   // NVIDIA's "MB" of cache are MiB.

@@ -31,6 +31,9 @@ json device_json(const gpu_spec &d) {
               {"peaks", peaks},
               {"origin", d.origin}};
   device["price_per_hour_usd"] = d.price_per_hour_usd ? json(*d.price_per_hour_usd) : json(nullptr);
+  device["sustained_clock_hz"] = d.sustained_clock_hz ? json(*d.sustained_clock_hz) : json(nullptr);
+  device["clock_hz"] = d.clock_hz();
+  device["clock_basis"] = std::string(d.clock_basis());
   return device;
 }
 

@@ -37,6 +37,19 @@ std::string raw(std::int64_t value) {
 
 // ------------------------------------------------------------------ the analysis as a table
 
+/// The clock the peak of `p` is held at: "boost clock" (the datasheet's), "sustained 900 MHz
+/// under its 70 W limit" for a power-capped card, or "measured" for a peak measured on the GPU.
+std::string clock_phrase(const gpu_spec &d, precision p) {
+  if (d.peaks.at(p).measured)
+    return "measured";
+  if (!d.sustained_clock_hz)
+    return "boost clock";
+  std::string text = fmt::format("sustained {:.0f} MHz", *d.sustained_clock_hz / 1e6);
+  if (d.tdp_w > 0)
+    text += fmt::format(" under its {:g} W limit", d.tdp_w);
+  return text;
+}
+
 /// One line on the GPU and how it was chosen, one on the roof the network's precision meets.
 std::vector<std::string> header_lines(const analysis &r) {
   const gpu_spec &d = r.device;
@@ -46,9 +59,9 @@ std::vector<std::string> header_lines(const analysis &r) {
   std::string roof = fmt::format("DRAM {} GB/s", significant(d.dram_bytes_per_s / 1e9));
   if (d.supports(r.precision)) {
     const bool sparse = r.options.sparse && d.peaks.at(r.precision).sparse_flop_per_s;
-    roof = fmt::format("{} peak {} TFLOP/s {} · {} · ridge {} FLOP/B", peak_name(r.precision),
+    roof = fmt::format("{} peak {} TFLOP/s {} at {} · {} · ridge {} FLOP/B", peak_name(r.precision),
                        significant(d.peak_flop_per_s(r.precision, r.options.sparse) / 1e12, 4),
-                       sparse ? "(2:4 sparse)" : "dense", roof,
+                       sparse ? "(2:4 sparse)" : "dense", clock_phrase(d, r.precision), roof,
                        significant(d.ridge_intensity(r.precision, r.options.sparse)));
   }
   lines.push_back(

@@ -5,6 +5,8 @@
 #include "roofline/gpu_spec.hpp"
 #include "roofline/writers.hpp"
 
+#include <fmt/format.h>
+
 namespace roofline {
 
 namespace {
@@ -16,12 +18,21 @@ using detail::significant;
 using detail::text_table;
 using detail::tone;
 
+/// The SM clock the peaks are held at: "1590" (boost), "900 sustained" for a power-capped card.
+cell clock_cell(const gpu_spec &s) {
+  std::string text = fmt::format("{:.0f}", s.clock_hz() / 1e6);
+  if (s.sustained_clock_hz)
+    text += " sustained";
+  return {text, raw(s.clock_hz())};
+}
+
 text_table spec_table(const std::vector<gpu_spec> &specs) {
   text_table table;
   table.columns = {{"name", "name", align::left},
                    {"aliases", "aliases", align::left},
                    {"arch", "architecture", align::left},
                    {"SMs", "sm_count"},
+                   {"MHz", "clock_hz"},
                    {"TB/s", "dram_bytes_per_s"}};
   const std::vector<precision> shown{precision::fp64, precision::fp32, precision::tf32,
                                      precision::fp16, precision::bf16, precision::fp8,
@@ -33,11 +44,10 @@ text_table spec_table(const std::vector<gpu_spec> &specs) {
     std::string aliases;
     for (const std::string &alias : s.aliases)
       aliases += (aliases.empty() ? "" : ",") + alias;
-    std::vector<cell> row{{s.name},
-                          {aliases.empty() ? "—" : aliases, aliases},
-                          {s.architecture},
-                          {std::to_string(s.sm_count)},
-                          {significant(s.dram_bytes_per_s / 1e12), raw(s.dram_bytes_per_s)}};
+    std::vector<cell> row{
+        {s.name},         {aliases.empty() ? "—" : aliases, aliases},
+        {s.architecture}, {std::to_string(s.sm_count)},
+        clock_cell(s),    {significant(s.dram_bytes_per_s / 1e12), raw(s.dram_bytes_per_s)}};
     for (precision p : shown) {
       if (!s.supports(p)) {
         row.push_back({"—", "", tone::dim});
@@ -52,10 +62,11 @@ text_table spec_table(const std::vector<gpu_spec> &specs) {
   return table;
 }
 
-constexpr std::string_view spec_note = "dense peaks in TFLOP/s · ridge = peak / DRAM bandwidth in "
-                                       "FLOP/B; fp16/bf16/tf32/fp8/int8 are tensor-core "
-                                       "rates with fp32 accumulate; 2:4-sparse peaks (twice the "
-                                       "dense tensor rates) are in --format json";
+constexpr std::string_view spec_note =
+    "dense peaks in TFLOP/s, as the datasheet prints them (at the boost clock) · ridge = peak at "
+    "the MHz column's clock / DRAM bandwidth in FLOP/B: a power-capped card's sustained clock "
+    "where its spec gives one, as analyses use it; fp16/bf16/tf32/fp8/int8 are tensor-core rates "
+    "with fp32 accumulate; 2:4-sparse peaks (twice the dense tensor rates) are in --format json";
 
 class spec_list_document final : public detail::document {
 public:

@@ -213,6 +213,23 @@ TEST_CASE("apply_ceilings on the H200 datasheet: measured roofs replace the data
   CHECK(spec.origin == sheet.origin + " + ceilings measured 2025-01-02T03:04:05Z");
 }
 
+TEST_CASE("a measured peak is not scaled by a sustained clock; the datasheet's peaks still are") {
+  // An H200 held at 1485 of its 1980 MHz: its datasheet peaks at three quarters.
+  gpu_spec sheet = h200_sheet();
+  sheet.sustained_clock_hz = 1485e6;
+  const gpu_spec spec = apply_ceilings(sheet, h200_ceilings());
+  // fp16 was measured (7.0e14, at whatever clock the card held): as measured, dense and sparse.
+  CHECK(spec.peaks.at(precision::fp16).measured);
+  CHECK(spec.peak_flop_per_s(precision::fp16) == 7.0e14);
+  CHECK(spec.peak_flop_per_s(precision::fp16, true) ==
+        *spec.peaks.at(precision::fp16).sparse_flop_per_s);
+  // bf16 was not: 989.4e12 · 0.75.
+  CHECK_FALSE(spec.peaks.at(precision::bf16).measured);
+  CHECK(spec.peak_flop_per_s(precision::bf16) == doctest::Approx(989.4e12 * 0.75));
+  // The GEMM model runs on the datasheet's peaks, held at the sustained clock.
+  CHECK(model_basis(spec).peak_flop_per_s(precision::fp16) == doctest::Approx(989.4e12 * 0.75));
+}
+
 TEST_CASE(
     "measured ceilings move the roofline, not the GEMM model: it keeps the datasheet's roofs") {
   // The model's efficiencies are fractions of the datasheet's roofs (fitted so); a measured fp16

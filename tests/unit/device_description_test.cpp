@@ -154,8 +154,9 @@ TEST_CASE("A100 and L4 cross-checks: theoretical peaks agree with the datasheets
       const precision p = entry.first;
       CAPTURE(to_string(p));
       REQUIRE(sheet->supports(p));
+      // The datasheet's peak as printed: the L4's spec holds it at its sustained clock.
       CHECK(entry.second.dense_flop_per_s ==
-            doctest::Approx(sheet->peak_flop_per_s(p)).epsilon(0.01));
+            doctest::Approx(sheet->peaks.at(p).dense_flop_per_s).epsilon(0.01));
     }
   }
 }
@@ -241,19 +242,31 @@ TEST_CASE("sm_rates_for: the rate table by compute capability") {
     REQUIRE(blackwell);
     CHECK(blackwell->architecture == "blackwell");
     CHECK(per_clock(blackwell, precision::fp16) == 8192);
+    // B300 and GB300 (10.3) are sm_100's family too.
+    REQUIRE(sm_rates_for(10, 3, false));
+    CHECK(sm_rates_for(10, 3, false)->architecture == "blackwell");
+  }
+  SUBCASE("RTX Blackwell 12.0: its own architecture, Ada's per-SM rates") {
+    // RTX PRO 6000: 188 · 1024 · 2.617 GHz = 503.8 dense fp16 TFLOPS (RTX Blackwell whitepaper).
+    const auto sm120 = sm_rates_for(12, 0, false);
+    REQUIRE(sm120);
+    CHECK(sm120->architecture == "blackwell-sm120");
+    CHECK(per_clock(sm120, precision::fp16) == 1024);
+    CHECK(per_clock(sm120, precision::fp8) == 2048);
+    CHECK(per_clock(sm120, precision::fp32) == 256);
   }
   SUBCASE("unknown architectures: nullopt") {
     CHECK_FALSE(sm_rates_for(6, 1, false).has_value());  // Pascal
     CHECK_FALSE(sm_rates_for(5, 2, false).has_value());  // Maxwell
-    CHECK_FALSE(sm_rates_for(12, 0, false).has_value()); // consumer Blackwell: not in the table
-    CHECK_FALSE(sm_rates_for(12, 0, true).has_value());
+    CHECK_FALSE(sm_rates_for(11, 0, false).has_value()); // Thor: not in the table
     CHECK_FALSE(sm_rates_for(0, 0, false).has_value());
   }
 }
 
 TEST_CASE("GeForce halves tf32/fp16/bf16/fp8 but not fp32, fp64 or int8, on every architecture") {
-  for (const std::pair<int, int> &cc : {std::pair{7, 5}, std::pair{8, 0}, std::pair{8, 6},
-                                        std::pair{8, 9}, std::pair{9, 0}, std::pair{10, 0}}) {
+  for (const std::pair<int, int> &cc :
+       {std::pair{7, 5}, std::pair{8, 0}, std::pair{8, 6}, std::pair{8, 9}, std::pair{9, 0},
+        std::pair{10, 0}, std::pair{12, 0}}) {
     const int major = cc.first, minor = cc.second;
     CAPTURE(major);
     CAPTURE(minor);
@@ -282,7 +295,7 @@ TEST_CASE("GeForce halves tf32/fp16/bf16/fp8 but not fp32, fp64 or int8, on ever
 }
 
 TEST_CASE("theoretical_spec of an unknown compute capability throws roofline::error naming it") {
-  for (const std::pair<int, int> &cc : {std::pair{6, 1}, std::pair{12, 0}}) {
+  for (const std::pair<int, int> &cc : {std::pair{6, 1}, std::pair{11, 0}}) {
     const int major = cc.first, minor = cc.second;
     CAPTURE(major);
     device_description d = description("NVIDIA Mystery GPU", major, minor, 28, 1.5e9, 12e9);
@@ -301,13 +314,13 @@ TEST_CASE("theoretical_spec of an unknown compute capability throws roofline::er
 }
 
 TEST_CASE("matching_spec finds the catalog's datasheet spec of a queried device") {
-  SUBCASE("H200 (132 SMs, cc 9.0, 150.1e9 B: within 15% of 141 GB) → h200-sxm") {
+  SUBCASE("H200 (132 SMs, cc 9.0, 150.1e9 B: within 15% of the 150.8e9 it reports) → h200-sxm") {
     CHECK(matched_name(h200_description()) == "h200-sxm");
     // The pointer is into the catalog itself.
     const gpu_spec *spec = matching_spec(spec_catalog::builtin(), h200_description());
     CHECK(spec == spec_catalog::builtin().find("h200"));
   }
-  SUBCASE("H100 (132 SMs, cc 9.0, 80e9 B: 61 GB from 141, the H200's window is ±21.15 GB) → "
+  SUBCASE("H100 (132 SMs, cc 9.0, 80e9 B: 70.8 GB from the H200's 150.8, its window ±22.6 GB) → "
           "h100-sxm5") {
     CHECK(matched_name(h100_description()) == "h100-sxm5");
   }
@@ -321,11 +334,21 @@ TEST_CASE("matching_spec finds the catalog's datasheet spec of a queried device"
     d.cc_major = 8;
     CHECK(matching_spec(spec_catalog::builtin(), d) == nullptr);
   }
-  SUBCASE("132 SMs, cc 9.0 but 94 GB (H100 NVL): 14 GB from 80 (> 12), 47 from 141 (> 21.15) → "
-          "nullptr") {
+  SUBCASE("132 SMs, cc 9.0 but 64 GB: 21.5 GB from the H100's 85.5 (> 12.8), 36.5 from the H100 "
+          "NVL's 100.5 (> 15.1) → nullptr") {
     device_description d = h200_description();
-    d.memory_bytes = 94e9;
+    d.memory_bytes = 64e9;
     CHECK(matching_spec(spec_catalog::builtin(), d) == nullptr);
+  }
+  SUBCASE("H100 NVL (95,830 MiB, 1785 MHz, 2·2539 MHz·6144/8 = 3.9 TB/s) → h100-nvl, not the "
+          "GH200 of nearly the same memory (97,871 MiB, 1980 MHz, 4 TB/s)") {
+    device_description d = h200_description();
+    d.name = "NVIDIA H100 NVL";
+    d.memory_bytes = 95830.0 * 1024 * 1024;
+    d.sm_clock_hz = 1785e6;
+    d.memory_clock_hz = 2539e6;
+    d.memory_bus_width_bits = 6144;
+    CHECK(matched_name(d) == "h100-nvl");
   }
   SUBCASE("an empty catalog matches nothing") {
     const spec_catalog empty({});

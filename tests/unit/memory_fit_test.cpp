@@ -44,15 +44,17 @@ TEST_CASE("Llama-2-7B decode, batch 16, 4096 cached tokens: fits an H100, not a 
   // The largest op's own tensors: the LM head's input and logits, 16 × (4096 + 32000) × 2.
   CHECK(m.activation_bytes == 1'155'072.0);
   CHECK(m.total_bytes == 47'837'192'192.0);
-  CHECK(m.capacity_bytes == 80e9);
+  // What an "80 GB" H100 reports: 81,559 MiB.
+  CHECK(m.capacity_bytes == 81559.0 * 1024 * 1024);
   CHECK(m.fits);
-  // Per sequence: 34,360,893,440 / 16 bytes; (80e9 − 13,476,298,752) / 2,147,555,840 = 30.98.
+  // Per sequence: 34,360,893,440 / 16 bytes; (85,521,661,952 − 13,476,298,752) / 2,147,555,840
+  // = 33.55.
   REQUIRE(m.max_batch);
-  CHECK(*m.max_batch == 30);
+  CHECK(*m.max_batch == 33);
 
   const analysis t4 = decode_step("llama-2-7b.json", "t4");
   REQUIRE(t4.memory);
-  CHECK(t4.memory->capacity_bytes == 16e9);
+  CHECK(t4.memory->capacity_bytes == 15360.0 * 1024 * 1024);
   CHECK_FALSE(t4.memory->fits);
   CHECK(t4.memory->total_bytes == 47'837'192'192.0);
   CHECK(*t4.memory->max_batch == 1);
@@ -69,18 +71,21 @@ TEST_CASE("Llama-3-8B decode: a quarter of the cache, an H100 holds it and an A1
   CHECK(m.kv_cache_bytes == 8'589'934'592.0);
   CHECK(m.activation_bytes == 16.0 * (4096 + 128256) * 2);
   CHECK(m.fits);
-  // The longest cache at batch 16: (80e9 − weights − activations) / (131,072 B × 16) per token.
+  // The longest cache at batch 16: (81,559 MiB − weights − activations) / (131,072 B × 16) per
+  // token.
   REQUIRE(m.max_kv_len);
   CHECK(*m.max_kv_len ==
-        static_cast<std::int64_t>((80e9 - 16'059'990'016.0 - 4'227'072.0) / (131'072.0 * 16)));
-  // An A10's 24 GB: 16.06 + 8.59 + 0.004 = 24.65 GB does not fit; 14 sequences would:
-  // (24e9 − 16,059,990,016) / ((8,589,934,592 + 4,227,072) / 16) = 14.8.
+        static_cast<std::int64_t>((81559.0 * 1024 * 1024 - 16'059'990'016.0 - 4'227'072.0) /
+                                  (131'072.0 * 16)));
+  // An A10's 23,028 MiB (24.15e9 B, ECC on): 16.06 + 8.59 + 0.004 = 24.65 GB does not fit; 15
+  // sequences would: (24,146,608,128 − 16,059,990,016) / ((8,589,934,592 + 4,227,072) / 16)
+  // = 15.05.
   const analysis a10 = decode_step("llama-3-8b.json", "a10");
   REQUIRE(a10.memory);
-  CHECK(a10.memory->capacity_bytes == 24e9);
+  CHECK(a10.memory->capacity_bytes == 23028.0 * 1024 * 1024);
   CHECK_FALSE(a10.memory->fits);
   REQUIRE(a10.memory->max_batch);
-  CHECK(*a10.memory->max_batch == 14);
+  CHECK(*a10.memory->max_batch == 15);
 }
 
 TEST_CASE("compare names the GPUs a network does not fit, and never picks one") {
@@ -96,7 +101,7 @@ TEST_CASE("compare names the GPUs a network does not fit, and never picks one") 
   request.gpus = {"h100", "a10"};
   const comparison one = compare_gpus(request).front();
   CHECK(one.verdict.fastest == "h100-sxm5");
-  CHECK(one.verdict.text.find("Does not fit: a10 (47.8 GB needed of 24.0 GB)") !=
+  CHECK(one.verdict.text.find("Does not fit: a10 (47.8 GB needed of 24.1 GB)") !=
         std::string::npos);
   request.gpus = {"t4", "a10"};
   const comparison none = compare_gpus(request).front();

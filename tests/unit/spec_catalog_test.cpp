@@ -15,8 +15,10 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace roofline;
@@ -112,8 +114,45 @@ TEST_CASE(
   CHECK(catalog.resolve("a100").name == "a100-sxm4-80gb");
   CHECK(catalog.resolve("h100").name == "h100-sxm5");
   CHECK(catalog.resolve("h200").name == "h200-sxm");
+  CHECK(catalog.resolve("a100-40gb").name == "a100-sxm4-40gb");
+  CHECK(catalog.resolve("rtx-pro-6000-server").name == "rtx-pro-6000");
+  CHECK(catalog.resolve("gh200-96gb").name == "gh200");
   // A full name resolves to itself.
   CHECK(catalog.resolve("a100-sxm4-40gb").name == "a100-sxm4-40gb");
+}
+
+TEST_CASE("the GPUs people choose between are in the catalog, each of its architecture") {
+  const spec_catalog &catalog = spec_catalog::builtin();
+  const std::vector<std::pair<std::string, std::string>> expected{
+      {"b300", "blackwell"},  {"gb200", "blackwell"},
+      {"gb300", "blackwell"}, {"gh200", "hopper"},
+      {"h20", "hopper"},      {"h100-nvl", "hopper"},
+      {"l40", "ada"},         {"a10g", "ampere"},
+      {"a30", "ampere"},      {"rtx-pro-6000", "blackwell-sm120"}};
+  for (const auto &[name, architecture] : expected) {
+    CAPTURE(name);
+    const gpu_spec *spec = catalog.find(name);
+    REQUIRE(spec != nullptr);
+    CHECK(spec->architecture == architecture);
+    CHECK(spec->interconnect.has_value());
+  }
+  CHECK(catalog.find("b300")->compute_capability == "10.3");
+  CHECK(catalog.find("gb300")->compute_capability == "10.3");
+  CHECK(catalog.find("gb200")->compute_capability == "10.0");
+  CHECK(catalog.find("rtx-pro-6000")->compute_capability == "12.0");
+}
+
+TEST_CASE("an sm_120 GPU does not inherit the parameters fitted for sm_100 Blackwell") {
+  // RTX PRO 6000 lacks sm_100's TMEM and 2-CTA MMA: what B200-class timings teach does not hold.
+  architecture_parameters blackwell{"blackwell", {"fitted on a B200", {}}};
+  blackwell.parameters.values.emplace_back(parameter::dram_efficiency, 0.5);
+  const spec_catalog &builtin = spec_catalog::builtin();
+  const spec_catalog catalog({*builtin.find("b200"), *builtin.find("rtx-pro-6000")}, {blackwell});
+  CHECK(catalog.find("b200")->parameters[parameter::dram_efficiency] == 0.5);
+  const gpu_spec &rtx = *catalog.find("rtx-pro-6000");
+  CHECK(rtx.parameters[parameter::dram_efficiency] ==
+        info(parameter::dram_efficiency).default_value);
+  CHECK(contains(rtx.parameters.origin, "generic defaults"));
 }
 
 TEST_CASE("names and aliases match case-insensitively") {
@@ -129,15 +168,15 @@ TEST_CASE("names and aliases match case-insensitively") {
 TEST_CASE("an unknown GPU name is an input_error listing the closest known names") {
   const spec_catalog &catalog = spec_catalog::builtin();
   try {
-    (void)catalog.resolve("h20");
-    FAIL("h20 resolved");
+    (void)catalog.resolve("h210");
+    FAIL("h210 resolved");
   } catch (const input_error &e) {
     const std::string what = e.what();
     CAPTURE(what);
-    CHECK(contains(what, "unknown GPU `h20`"));
+    CHECK(contains(what, "unknown GPU `h210`"));
     CHECK(contains(what, "closest known"));
     CHECK(contains(what, "`h200`"));
-    CHECK(contains(what, "`h200-sxm`"));
+    CHECK(contains(what, "`h20`"));
   }
   try {
     (void)catalog.resolve("a100-sxm4-80");
@@ -363,4 +402,133 @@ TEST_CASE("a catalog built with an architecture resolves its GPUs against it") {
   // Everything neither names keeps its default.
   CHECK(a.parameters[parameter::kernel_overhead_s] ==
         info(parameter::kernel_overhead_s).default_value);
+}
+
+TEST_CASE("sustained_clock_mhz is parsed and scales the peaks the analysis uses, not the printed "
+          "ones") {
+  // boost 1000 MHz, held at 600 under load: every datasheet peak at 0.6.
+  const gpu_spec spec = parse_gpu_spec(
+      spec_yaml("capped", "  fp32: {dense: 10}\n  fp16: {dense: 80, sparse: 160}\n") +
+          "sustained_clock_mhz: 600\n",
+      "capped.yaml");
+  REQUIRE(spec.sustained_clock_hz);
+  CHECK(*spec.sustained_clock_hz == doctest::Approx(600e6).epsilon(1e-12));
+  CHECK(spec.clock_hz() == doctest::Approx(600e6).epsilon(1e-12));
+  CHECK(spec.clock_basis() == "sustained");
+  // The datasheet's figures stay as printed ...
+  CHECK(spec.peaks.at(precision::fp16).dense_flop_per_s == doctest::Approx(80e12).epsilon(1e-12));
+  // ... and the rates the analysis holds ops against are at the held clock, ridge included.
+  CHECK(spec.peak_flop_per_s(precision::fp16) == doctest::Approx(48e12).epsilon(1e-12));
+  CHECK(spec.peak_flop_per_s(precision::fp16, true) == doctest::Approx(96e12).epsilon(1e-12));
+  CHECK(spec.peak_flop_per_s(precision::fp32) == doctest::Approx(6e12).epsilon(1e-12));
+  CHECK(spec.ridge_intensity(precision::fp16) ==
+        doctest::Approx(96.0).epsilon(1e-12)); // 48e12/500e9
+  // Without one: the boost clock, peaks as printed.
+  const gpu_spec plain = parse_gpu_spec(spec_yaml("plain"), "plain.yaml");
+  CHECK_FALSE(plain.sustained_clock_hz);
+  CHECK(plain.clock_basis() == "boost");
+  CHECK(plain.clock_hz() == plain.boost_clock_hz);
+  CHECK(plain.peak_flop_per_s(precision::fp32) == doctest::Approx(10e12).epsilon(1e-12));
+  // Equal to the boost clock: allowed, and scales nothing.
+  const gpu_spec equal =
+      parse_gpu_spec(spec_yaml("equal") + "sustained_clock_mhz: 1000\n", "equal.yaml");
+  CHECK(equal.peak_flop_per_s(precision::fp32) == doctest::Approx(10e12).epsilon(1e-12));
+}
+
+TEST_CASE("sustained_clock_mhz is refused above the boost clock, at zero or below, or not a "
+          "number: an input error naming the file and line") {
+  const auto refused = [](const std::string &value, const std::string &fragment) {
+    const std::string yaml = spec_yaml("bad") + "sustained_clock_mhz: " + value + "\n";
+    CAPTURE(yaml);
+    try {
+      (void)parse_gpu_spec(yaml, "capped.yaml");
+      FAIL("accepted");
+    } catch (const input_error &e) {
+      CHECK(e.where().file == "capped.yaml");
+      CHECK(e.where().line == 12); // the key's own line, after spec_yaml's eleven
+      CHECK(contains(e.what(), fragment));
+    }
+  };
+  refused("1001", "`sustained_clock_mhz` = 1001 exceeds `boost_clock_mhz` (1000)");
+  refused("0", "`sustained_clock_mhz` must be a positive number");
+  refused("-900", "`sustained_clock_mhz` must be a positive number");
+  refused("fast", "`sustained_clock_mhz` must be a positive number");
+  refused("1e-300", "[100, 10000] MHz");
+}
+
+TEST_CASE("memory_mib is the card's reported capacity, refused beyond 10% of memory_gb") {
+  // spec_yaml's memory_gb is 8: 7,629 MiB (8.0e9 B) and 8,192 MiB (8.6e9 B) are both a card's.
+  const gpu_spec mib = parse_gpu_spec(spec_yaml("card") + "memory_mib: 8192\n", "card.yaml");
+  CHECK(mib.memory_bytes == 8192.0 * 1024 * 1024);
+  const gpu_spec gb = parse_gpu_spec(spec_yaml("card"), "card.yaml");
+  CHECK(gb.memory_bytes == 8e9);
+  for (const char *slip : {"8", "6800", "9000", "8192000"}) {
+    CAPTURE(slip);
+    try {
+      (void)parse_gpu_spec(spec_yaml("card") + "memory_mib: " + slip + "\n", "card.yaml");
+      FAIL("accepted");
+    } catch (const input_error &e) {
+      CHECK(e.where().file == "card.yaml");
+      CHECK(e.where().line == 12);
+      CHECK(contains(e.what(), "memory_mib"));
+    }
+  }
+}
+
+namespace {
+
+/// The number a spec file gives `key` (the first `key: N` at the start of a line); nullopt when
+/// the file gives none.
+std::optional<double> file_number(const fs::path &file, const std::string &key) {
+  std::ifstream in(file);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind(key + ":", 0) == 0)
+      return std::stod(line.substr(key.size() + 1));
+  return std::nullopt;
+}
+
+} // namespace
+
+TEST_CASE("every catalog spec loads, and its capacity is what the card reports where the file "
+          "says, within 10% of the datasheet's GB") {
+  const spec_catalog &catalog = spec_catalog::builtin();
+  for (const fs::path &file : spec_files()) {
+    CAPTURE(file.string());
+    const gpu_spec spec = load_gpu_spec(file);
+    const gpu_spec *built_in = catalog.find(spec.name);
+    REQUIRE(built_in != nullptr);
+    const std::optional<double> gb = file_number(file, "memory_gb");
+    REQUIRE(gb);
+    const std::optional<double> mib = file_number(file, "memory_mib");
+    // Every GPU of the catalog has a reported size on record.
+    REQUIRE(mib);
+    CHECK(built_in->memory_bytes == *mib * 1024 * 1024);
+    CHECK(built_in->memory_bytes == doctest::Approx(*gb * 1e9).epsilon(0.10));
+    // An "80 GB" H100 reports 81,559 MiB; nothing reports less than about 1% under its GB.
+    CHECK(built_in->memory_bytes >= 0.99 * *gb * 1e9);
+    // And every clock it is held at lies in (0, boost].
+    CHECK(built_in->clock_hz() > 0);
+    CHECK(built_in->clock_hz() <= built_in->boost_clock_hz);
+  }
+  CHECK(catalog.find("h100-sxm5")->memory_bytes == 81559.0 * 1024 * 1024);
+}
+
+TEST_CASE("power-capped cards hold a sustained clock; GPUs fitted at the clock they hold do not") {
+  const spec_catalog &catalog = spec_catalog::builtin();
+  // Documented to throttle under full tensor load at their power limit.
+  for (const char *name : {"t4", "l4", "a10"}) {
+    CAPTURE(name);
+    const gpu_spec &spec = *catalog.find(name);
+    REQUIRE(spec.sustained_clock_hz);
+    CHECK(*spec.sustained_clock_hz < spec.boost_clock_hz);
+    CHECK(spec.peak_flop_per_s(precision::fp16) < spec.peaks.at(precision::fp16).dense_flop_per_s);
+  }
+  // Their model parameters are (or will be) fitted to timings at the clock they hold, so the
+  // fitted efficiency already absorbs it: a sustained clock would count it twice.
+  for (const char *name : {"a100-sxm4-40gb", "a100-sxm4-80gb", "h100-sxm5", "h200-sxm", "b200",
+                           "b300", "gb200", "gb300", "l40s", "rtx-pro-6000"}) {
+    CAPTURE(name);
+    CHECK_FALSE(catalog.find(name)->sustained_clock_hz.has_value());
+  }
 }
