@@ -10,7 +10,8 @@
 //
 // DIR holds the tables as plain CSV (bench/aic_unpack.sh). Shapes (m, n, k) split into halves by
 // bench::in_fit_half, the same for every GPU and precision. Per architecture, on one GPU's `fit`
-// half (at most N rows per precision, by hash; default 400), from the table's defaults:
+// half (at most N rows per precision, by hash; default 400), from Hopper's values (what the
+// architecture files inherit where they measured nothing):
 //   bf16: every GEMM parameter the samples decide (fit_model; fp16 takes bf16's rate);
 //   fp8:  efficiency.fp8 and wave_overhead_s.fp8 with the quantize op's floor and efficiency,
 //         the layer's time being its GEMM's plus its quantize op's (fit_linear).
@@ -301,7 +302,12 @@ int main(int argc, char **argv) {
       throw error("no GPU " + std::string(files));
     };
 
-    // Each architecture fitted on its GPU, from the table's defaults.
+    // Each architecture fitted on its GPU, from what it inherits (specs/arch/*.yaml `inherits:
+    // hopper`), so that its values go with the ones it does not fit.
+    const architecture_parameters *hopper = catalog.architecture("hopper");
+    if (!hopper)
+      throw error("no hopper architecture file in the catalog");
+    const model_parameters inherited = apply(model_parameters{}, hopper->parameters);
     std::map<std::string, model_parameters> by_architecture;
     for (const fitted_architecture &a : fitted_architectures) {
       const std::string architecture(a.architecture);
@@ -310,7 +316,7 @@ int main(int argc, char **argv) {
       gpu_data &g = gpu_named(a.gpu_files);
       if (!g.spec)
         continue;
-      model_parameters p;
+      model_parameters p = inherited;
       const std::vector<timed_linear> bf16 = fit_rows(g.rows[precision::bf16], cap);
       p = fit_model(gemms_of(bf16), *g.spec, p);
       // The tables hold no fp16 GEMM: fp16 runs at bf16's tensor-core rate on these
@@ -327,7 +333,7 @@ int main(int argc, char **argv) {
       }
       by_architecture[architecture] = p;
       const parameter_overrides fitted = changed(
-          model_parameters{}, p,
+          inherited, p,
           fmt::format("fitted by bench/aic_gemm_fit on NVIDIA AIConfigurator's TensorRT-LLM GEMM "
                       "timings of an {} (third-party: ai-dynamo/aiconfigurator 095f58a, "
                       "gemm_{}_trtllm): {} bf16 and {} fp8 rows of the `fit` half",

@@ -115,6 +115,9 @@ gpu_spec model_basis(gpu_spec spec);
 struct architecture_parameters {
   std::string architecture; ///< "hopper"
   parameter_overrides parameters;
+  /// The architecture whose values it takes for what it did not measure ("hopper": the one
+  /// measured most); empty: the generic defaults. Resolved by the catalog, one level deep.
+  std::string inherits = {};
 };
 
 /// Parses an architecture file: `architecture:` and a `model:` section. Throws input_error.

@@ -63,8 +63,15 @@ conv_estimate estimate_conv(const conv_shape &shape, const gemm_shape &implicit,
       : shape.pass == pass::weight_grad
           ? params[conv_slowdown_at(result.variant, parameter::conv_weight_grad_slowdown)]
           : 1.0;
-  result.device_time_s = result.gemm->device_time_s * variant_slowdown * pass_slowdown +
-                         params[parameter::conv_overhead_s];
+  // A slowdown below 1 (cuDNN's kernel beating cuBLAS's on the same GEMM) never takes the
+  // convolution past its roofline: its FLOPs at the peak, its bytes at DRAM's bandwidth (unless
+  // they stay in L2).
+  const double roofline_s =
+      std::max(static_cast<double>(gemm_flops(implicit).value_or(0)) / gpu.peak_flop_per_s(p),
+               result.gemm->l2_resident ? 0.0 : static_cast<double>(bytes) / gpu.dram_bytes_per_s);
+  result.device_time_s =
+      std::max(result.gemm->device_time_s * variant_slowdown * pass_slowdown, roofline_s) +
+      params[parameter::conv_overhead_s];
   if (why == reasons::with) {
     result.factors = std::move(result.gemm->factors);
     result.gemm->factors.clear();

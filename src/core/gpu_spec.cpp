@@ -263,8 +263,9 @@ architecture_parameters parse_architecture_parameters(std::string_view yaml_text
                                                       const std::string &origin) {
   using detail::yaml_map;
   const yaml_map doc(detail::parse_yaml(yaml_text, origin), origin, "architecture parameters",
-                     {"architecture", "model"});
-  return {doc.string("architecture"), parse_model_section(doc.required("model"), origin)};
+                     {"architecture", "inherits", "model"});
+  return {doc.string("architecture"), parse_model_section(doc.required("model"), origin),
+          doc.string_or("inherits", "")};
 }
 
 gpu_spec with_architecture(gpu_spec spec, const architecture_parameters *architecture) {

@@ -26,9 +26,37 @@ const spec_catalog &spec_catalog::builtin() {
   return catalog;
 }
 
+namespace {
+
+/// `architectures` with each one that inherits holding its base's values first, its own on top.
+std::vector<architecture_parameters>
+resolve_inheritance(std::vector<architecture_parameters> architectures) {
+  const std::vector<architecture_parameters> own = architectures;
+  for (architecture_parameters &a : architectures) {
+    if (a.inherits.empty())
+      continue;
+    const auto base = std::find_if(own.begin(), own.end(), [&](const architecture_parameters &b) {
+      return b.architecture == a.inherits;
+    });
+    const source_location file{"specs/arch/" + a.architecture + ".yaml"};
+    if (base == own.end())
+      throw input_error(file, "`inherits: " + a.inherits + "`: no architecture file of that name");
+    if (!base->inherits.empty())
+      throw input_error(file, "`inherits: " + a.inherits + "`, which inherits in turn: name " +
+                                  base->inherits + " instead");
+    std::vector<std::pair<parameter, double>> values = base->parameters.values;
+    values.insert(values.end(), a.parameters.values.begin(), a.parameters.values.end());
+    a.parameters.values = std::move(values);
+    a.parameters.origin += "; what it did not measure as the " + a.inherits + " architecture's";
+  }
+  return architectures;
+}
+
+} // namespace
+
 spec_catalog::spec_catalog(std::vector<gpu_spec> specs,
                            std::vector<architecture_parameters> architectures)
-    : m_specs(std::move(specs)), m_architectures(std::move(architectures)) {
+    : m_specs(std::move(specs)), m_architectures(resolve_inheritance(std::move(architectures))) {
   std::sort(m_specs.begin(), m_specs.end(),
             [](const gpu_spec &a, const gpu_spec &b) { return a.name < b.name; });
   for (gpu_spec &spec : m_specs)

@@ -353,8 +353,22 @@ TEST_CASE("every specs/arch/*.yaml is built in, and the built-in copy equals the
     CHECK(from_file.architecture == file.stem().string()); // the file is named after it
     const architecture_parameters *built_in = catalog.architecture(from_file.architecture);
     REQUIRE(built_in != nullptr);
-    CHECK(built_in->parameters.values == from_file.parameters.values);
-    CHECK(built_in->parameters.origin == from_file.parameters.origin);
+    if (from_file.inherits.empty()) {
+      CHECK(built_in->parameters.values == from_file.parameters.values);
+      CHECK(built_in->parameters.origin == from_file.parameters.origin);
+      continue;
+    }
+    // An architecture that inherits: its base's values first, then its own, which win.
+    const architecture_parameters *base = catalog.architecture(from_file.inherits);
+    REQUIRE(base != nullptr);
+    CHECK(base->inherits.empty());
+    const std::vector<std::pair<parameter, double>> &values = built_in->parameters.values;
+    REQUIRE(values.size() == base->parameters.values.size() + from_file.parameters.values.size());
+    CHECK(
+        std::equal(from_file.parameters.values.begin(), from_file.parameters.values.end(),
+                   values.end() - static_cast<std::ptrdiff_t>(from_file.parameters.values.size())));
+    CHECK(built_in->parameters.origin.rfind(from_file.parameters.origin, 0) == 0);
+    CHECK(contains(built_in->parameters.origin, "as the " + from_file.inherits));
   }
   REQUIRE(catalog.architecture("hopper") != nullptr);
   CHECK(catalog.architecture("volta") == nullptr);
@@ -402,6 +416,35 @@ TEST_CASE("a catalog built with an architecture resolves its GPUs against it") {
   // Everything neither names keeps its default.
   CHECK(a.parameters[parameter::kernel_overhead_s] ==
         info(parameter::kernel_overhead_s).default_value);
+}
+
+TEST_CASE("an architecture that inherits takes its base's values for what it did not measure") {
+  architecture_parameters base{"base", {"fitted on a base GPU", {}}};
+  base.parameters.values.emplace_back(parameter::dram_efficiency, 0.5);
+  base.parameters.values.emplace_back(parameter::kernel_overhead_s, 4e-6);
+  architecture_parameters child{"child", {"fitted on a child GPU", {}}, "base"};
+  child.parameters.values.emplace_back(parameter::dram_efficiency, 0.7);
+  const spec_catalog catalog({}, {base, child});
+  const architecture_parameters &resolved = *catalog.architecture("child");
+  const model_parameters p = apply(model_parameters{}, resolved.parameters);
+  CHECK(p[parameter::dram_efficiency] == 0.7);    // its own wins
+  CHECK(p[parameter::kernel_overhead_s] == 4e-6); // the base's, where it has none
+  CHECK(p[parameter::wave_quantization] == info(parameter::wave_quantization).default_value);
+  CHECK(contains(resolved.parameters.origin, "fitted on a child GPU"));
+  CHECK(contains(resolved.parameters.origin, "as the base architecture's"));
+  // An unknown base, or one that inherits in turn, is refused naming the file.
+  architecture_parameters orphan{"orphan", {"x", {}}, "nowhere"};
+  CHECK_THROWS_WITH_AS(spec_catalog({}, {orphan}),
+                       doctest::Contains("specs/arch/orphan.yaml: `inherits: nowhere`"),
+                       input_error);
+  architecture_parameters grandchild{"grandchild", {"x", {}}, "child"};
+  CHECK_THROWS_WITH_AS(spec_catalog({}, {base, child, grandchild}),
+                       doctest::Contains("inherits in turn"), input_error);
+  // The YAML key.
+  const architecture_parameters parsed = parse_architecture_parameters(
+      "architecture: child\ninherits: base\nmodel:\n  origin: \"x\"\n  dram_efficiency: 0.7\n",
+      "child.yaml");
+  CHECK(parsed.inherits == "base");
 }
 
 TEST_CASE("sustained_clock_mhz is parsed and scales the peaks the analysis uses, not the printed "
