@@ -75,29 +75,42 @@ std::uint64_t hash_of(const std::string &key) {
   return h;
 }
 
-/// The rows of one GPU's table the model has a kernel for: bf16 and fp8 (per-tensor, with its
-/// quantize op). fp8_block, nvfp4 and the A100's weight-only and SmoothQuant rows are left out.
-std::map<precision, std::vector<row>> read_gemms(const std::string &file) {
+/// The rows of one GPU's table the model has a kernel for, by precision: bf16 and fp8
+/// (per-tensor, with its quantize op); and apart, the A100's weight-only int8 and int4 ones
+/// (bf16 activations, one scale per output column: TensorRT-LLM's WeightOnlyQuantMatmul plugin)
+/// by label. fp8_block, nvfp4 and SmoothQuant rows are left out.
+struct gemm_table {
+  std::map<precision, std::vector<row>> rows;
+  std::map<std::string, std::vector<row>> weight_only; ///< "bf16+int8w", "bf16+int4w"
+};
+
+gemm_table read_gemms(const std::string &file) {
   bench::csv_file csv(file, "an AIConfigurator GEMM table (bench/aic_unpack.sh)");
   const std::size_t dtype = csv.column("gemm_dtype"), m = csv.column("m"), n = csv.column("n"),
                     k = csv.column("k"), latency = csv.column("latency_us");
-  std::map<precision, std::vector<row>> rows;
+  gemm_table table;
   for (std::vector<std::string> f; csv.next(f);) {
     const bool fp8 = f[dtype] == "fp8";
-    if (!fp8 && f[dtype] != "bfloat16")
+    const int weight_bits = f[dtype] == "int8_wo" ? 8 : f[dtype] == "int4_wo" ? 4 : 0;
+    if (!fp8 && !weight_bits && f[dtype] != "bfloat16")
       continue;
     row r;
     gemm_shape &s = r.timed.gemm.shape;
     s = {std::stoll(f[m]), std::stoll(f[n]), std::stoll(f[k]), 1};
+    if (weight_bits)
+      s.weights = quantized_weights{weight_bits, 0};
     r.timed.gemm.prec = fp8 ? precision::fp8 : precision::bf16;
     r.timed.gemm.time_s = std::stod(f[latency]) * 1e-6;
     r.timed.quantize_bytes = fp8 ? quantize_bytes(s) : 0;
     const std::string key = fmt::format("gemm:{},{},{}", s.m, s.n, s.k);
     r.fit = bench::in_fit_half(key);
     r.order = hash_of(key);
-    rows[r.timed.gemm.prec].push_back(r);
+    if (weight_bits)
+      table.weight_only[fmt::format("bf16+int{}w", weight_bits)].push_back(r);
+    else
+      table.rows[r.timed.gemm.prec].push_back(r);
   }
-  return rows;
+  return table;
 }
 
 /// Where a row's operands are when its call starts. The collector calls max(1, min(5,
@@ -191,6 +204,7 @@ struct gpu_data {
   std::string files;
   std::optional<gpu_spec> spec; ///< the model's basis; nullopt: no spec in the catalog
   std::map<precision, std::vector<row>> rows;
+  std::map<std::string, std::vector<row>> weight_only;
   model_parameters catalog, fitted;
 };
 
@@ -280,7 +294,9 @@ int main(int argc, char **argv) {
     for (const bench::aic_gpu &g : bench::aic_gpus()) {
       gpu_data d;
       d.files = std::string(g.files);
-      d.rows = read_gemms(dir + "/gemm_" + d.files + "_trtllm.csv");
+      gemm_table table = read_gemms(dir + "/gemm_" + d.files + "_trtllm.csv");
+      d.rows = std::move(table.rows);
+      d.weight_only = std::move(table.weight_only);
       try {
         const gpu_spec spec = catalog.resolve(std::string(g.spec));
         d.catalog = spec.parameters;
@@ -289,6 +305,9 @@ int main(int argc, char **argv) {
         for (auto &[p, rows] : d.rows)
           for (row &r : rows)
             r.timed.gemm.operands = operands_of(r.timed.gemm.shape, p, *d.spec);
+        for (auto &[label, rows] : d.weight_only)
+          for (row &r : rows) // the plugin's engine was timed on one inference: weights cold
+            r.timed.gemm.operands = cache_state::cold;
       } catch (const std::exception &e) {
         std::fprintf(stderr, "%s: no spec `%s` in the catalog, not scored (%s)\n", d.files.c_str(),
                      std::string(g.spec).c_str(), e.what());
@@ -387,6 +406,17 @@ int main(int argc, char **argv) {
                    errors(scored, *g.spec, g.fitted));
       }
     }
+    fmt::print("\n### Weight-only quantized weights, `score` half (no parameter of their own: "
+               "cuBLAS's bf16 kernel reading the quantized bytes; TensorRT's per-layer profiler on "
+               "one inference, not a graph replay)\n\n| GPU | weights | n | median | p90 | bias "
+               "|\n|---|---|---:|---:|---:|---:|\n");
+    for (const gpu_data &g : gpus)
+      if (g.spec)
+        for (const auto &[label, rows] : g.weight_only) {
+          const std::vector<timed_linear> scored = score_rows(rows);
+          fmt::print("| {} | {} | {} | {} |\n", g.files, label, scored.size(),
+                     errors(scored, *g.spec, g.fitted));
+        }
     for (const precision p : {precision::bf16, precision::fp8})
       print_ratios(gpus, p);
     if (!dump.empty()) {
