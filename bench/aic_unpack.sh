@@ -5,6 +5,7 @@
 #   bench/aic_unpack.sh [DEST]   (default: build-rel/aic; prints DEST)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/common.sh
 src=${AIC_DATA:-../shared/data/aic}
 dest=${1:-build-rel/aic}
 mkdir -p "$dest"

@@ -10,7 +10,7 @@
 # $OUT: summary.txt (also printed), log.txt and allreduce_compare.tar.gz (every round's JSON and
 # output; the log has each run's wall time).
 #   here:  cmake --build build-h200 -j2 --target allreduce_probe && mkdir -p h200 &&
-#          cp build-h200/src/cuda/allreduce_probe h200/
+#          cp build-h200/bench/allreduce_probe h200/
 #   there: device run --kind nvidia-h200-x2, carry ["h200"], command
 #          "ROUNDS=2 bash bench/allreduce_compare.sh"
 set -uo pipefail

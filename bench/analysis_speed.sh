@@ -15,6 +15,8 @@
 #
 # Targets: 10,000 layers to JSON < 200 ms, 100,000 < 2 s; ≥ 500,000 predictions/s on one core.
 set -eu
+cd "$(dirname "$0")/.."
+source bench/common.sh
 
 build=${1:-build}
 advise=$build/roofline-advise

@@ -4,9 +4,8 @@
 # second time, and used by --gpu auto for a TP = 2 config. Run as bench/tp_check.sh is (h200/
 # carried, on nvidia-h200-x2); logs under $OUT.
 set -u
-export LD_LIBRARY_PATH="h200"
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export ROOFLINE_CACHE_DIR="$OUT/cache"
+cd "$(dirname "$0")/.." || exit 2
+source bench/common.sh
 h200/roofline-advise device --measure > "$OUT/first.txt" 2>&1; echo "first: exit $?"
 h200/roofline-advise device --measure > "$OUT/second.txt" 2>&1; echo "second: exit $?"
 grep "^all-reduce:" "$OUT/first.txt" "$OUT/second.txt" | cut -c1-220

@@ -5,11 +5,9 @@
 # real step, whose layers each bring other weights, sees. Run as bench/tp_check.sh is (h200/
 # carried, on nvidia-h200-x2); JSON under $OUT.
 set -u
-export LD_LIBRARY_PATH="h200"
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export ROOFLINE_CACHE_DIR="$OUT/cache"
-wheel=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib", "libnccl.so.2"))' 2>/dev/null)
-[ -f "$wheel" ] && export ROOFLINE_NCCL_LIBRARY="$wheel"
+cd "$(dirname "$0")/.." || exit 2
+source bench/common.sh
+use_torch_nccl
 c=examples/configs/llama-2-7b.json
 for l2 in warm cold; do
   flag=""; [ $l2 = cold ] && flag="--cold-l2"

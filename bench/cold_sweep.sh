@@ -5,7 +5,7 @@
 # (bench/model_accuracy --cold). On a host of two GPUs the two sweeps run at once, one per GPU;
 # on one GPU, one after the other. CSVs under $OUT.
 #   here:  cmake --build build-h200 -j2 --target gemm_sweep && mkdir -p h200 &&
-#          cp build-h200/src/cuda/gemm_sweep h200/   (plus libnlopt.so.0 and libfmt.so.9)
+#          cp build-h200/bench/gemm_sweep h200/   (plus libnlopt.so.0 and libfmt.so.9)
 #   there: device run, carry ["h200"], command "bash bench/cold_sweep.sh"
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2

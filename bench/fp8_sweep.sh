@@ -7,15 +7,13 @@
 #   there: device run, carry ["h200"], command "bash bench/fp8_sweep.sh"
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
-out=${OUT:-/tmp/roofline-out}
-mkdir -p "$out"
+source bench/common.sh
 nvidia-smi --query-gpu=name,clocks.max.sm,power.limit --format=csv > "$out/gpu.txt" 2>&1
 card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | grep -q H200 && echo h200 || echo h100)
-export LD_LIBRARY_PATH=${BIN:-h200}
 status=0
-timeout -k 10 220 "${BIN:-h200}/gemm_sweep" "$out/$card-fp8-calibration.csv" calibration fp8 \
+timeout -k 10 220 "$bin/gemm_sweep" "$out/$card-fp8-calibration.csv" calibration fp8 \
   > "$out/fp8-sweep.log" 2>&1 || status=1
-timeout -k 10 330 "${BIN:-h200}/gemm_sweep" "$out/$card-fp8-fresh.csv" fresh fp8 \
+timeout -k 10 330 "$bin/gemm_sweep" "$out/$card-fp8-fresh.csv" fresh fp8 \
   >> "$out/fp8-sweep.log" 2>&1 || status=1
 tail -5 "$out/fp8-sweep.log"
 exit $status

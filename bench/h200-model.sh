@@ -4,10 +4,8 @@
 # padding advice (original and padded GEMMs timed the same way) on the examples and classic shapes.
 #   BIN=h200 bash bench/h200-model.sh   (logs in $OUT)
 set -uo pipefail
-bin=${BIN:-h200}
-out=${OUT:-/tmp/roofline-out}
-mkdir -p "$out"
-export ROOFLINE_CACHE_DIR="$out/cache"
+cd "$(dirname "$0")/.." || exit 2
+source bench/common.sh
 status=0
 "$bin/roofline-advise" device --measure > /dev/null || status=1
 start=$(date +%s%N)

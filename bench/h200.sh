@@ -6,12 +6,9 @@
 #            -DROOFLINE_BUILD_TESTS=ON && cmake --build build-h200 -j2 && bench/pack.sh
 #   there: device run, carry ["h200"], command "bash bench/h200.sh"
 set -uo pipefail
-bin=${BIN:-h200}
-out=${OUT:-/tmp/roofline-out}
-mkdir -p "$out"
-export ROOFLINE_CACHE_DIR="$out/cache"
+cd "$(dirname "$0")/.." || exit 2
+source bench/common.sh
 status=0
-step() { echo "=== $*"; }
 
 step "machine"
 nvidia-smi --query-gpu=name,uuid,driver_version,clocks.max.sm,clocks.max.mem,temperature.gpu,power.draw --format=csv \

@@ -6,15 +6,14 @@
 #   there: device run, carry ["h200"], command "bash bench/issue28_check.sh [steps-only]"
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
-out=${OUT:-/tmp/roofline-out}
-mkdir -p "$out"
+source bench/common.sh
 nvidia-smi --query-gpu=name,clocks.max.sm,power.limit --format=csv > "$out/gpu.txt" 2>&1
 status=0
 if [ "${1:-}" != steps-only ]; then
   timeout -k 10 200 bash bench/measure_check.sh || status=1
   # calibrate fits the memory-bound ops' parameters on this GPU beside the GEMM's.
-  ROOFLINE_CACHE_DIR="$out/calibrate-cache" LD_LIBRARY_PATH="${BIN:-h200}" \
-    timeout -k 10 150 "${BIN:-h200}/roofline-advise" calibrate > "$out/calibrate.txt" 2>&1 ||
+  ROOFLINE_CACHE_DIR="$out/calibrate-cache" \
+    timeout -k 10 150 "$bin/roofline-advise" calibrate > "$out/calibrate.txt" 2>&1 ||
     status=1
   tail -25 "$out/calibrate.txt"
   rm -rf "$out/calibrate-cache"

@@ -6,7 +6,8 @@
 # each kernel by default; --cold-l2 gives our call operands that are not in L2). Prints both, and ours/ncu.
 #   BIN=h200 bash bench/ncu_check.sh > ncu-check.txt
 set -uo pipefail
-bin=${BIN:-h200}
+cd "$(dirname "$0")/.." || exit 2
+source bench/common.sh
 ncu=${NCU:-ncu}
 # WARM=1: compare warm caches instead (ncu --cache-control none, ours without --cold-l2).
 if [ "${WARM:-0}" = 1 ]; then ncu_cache=(--cache-control none); ours_cache=(); else ncu_cache=(); ours_cache=(--cold-l2); fi

@@ -6,13 +6,14 @@
 # build made them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/common.sh
 build=${1:-build-h200}
 dest=${2:-h200}
 rm -rf "$dest" && mkdir -p "$dest"
 cp "$build/roofline-advise" "$build/libroofline_measure_layer.so" "$build/tests/gpu/gpu_tests" "$dest/"
 for program in gemm_once gemm_sweep allreduce_probe; do
-  if [ -f "$build/src/cuda/$program" ]; then
-    cp "$build/src/cuda/$program" "$dest/"
+  if [ -f "$build/bench/$program" ]; then
+    cp "$build/bench/$program" "$dest/"
   else # the scripts that run it fail on the GPU machine: say so here
     echo "pack.sh: $program not built in $build, not packed" >&2
   fi

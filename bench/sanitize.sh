@@ -19,12 +19,10 @@ if [ "${1:-}" = "--pack" ]; then
   exec bash bench/pack.sh "${2:?usage: bench/sanitize.sh --pack BUILD_DIR}" build-sanitize
 fi
 
-bin=${BIN:-build-sanitize}
-out=${OUT:-/tmp/roofline-out}
+BIN=${BIN:-build-sanitize}
+source bench/common.sh
 logs="$out/logs"
 mkdir -p "$logs"
-export LD_LIBRARY_PATH="$bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export ROOFLINE_CACHE_DIR="$out/cache"
 # interrupt_test.cpp runs the CLI: the carried one, on this checkout's examples.
 export ROOFLINE_ADVISE="$PWD/$bin/roofline-advise" ROOFLINE_SOURCE_DIR="$PWD"
 summary="$out/summary.txt"

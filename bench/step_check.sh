@@ -5,8 +5,7 @@
 #   there: device run, command "bash bench/step_check.sh"
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
-out=${OUT:-/tmp/roofline-out}
-mkdir -p "$out"
+source bench/common.sh
 steps=("Llama-2-7B prefill 1x2048" "prefill 4x1024" "decode b1 kv" "decode b32" "GQA prefill" "GQA decode"
        "BERT" "NCHW" "channels_last" "GPT-2")
 for i in "${!steps[@]}"; do

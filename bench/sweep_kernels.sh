@@ -9,8 +9,7 @@
 #   there: device run, command "bash bench/sweep_kernels.sh"
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
-out=${OUT:-/tmp/roofline-out}
-mkdir -p "$out"
+source bench/common.sh
 budget=${SWEEP_BUDGET_S:-400}
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv > "$out/log.txt" 2>&1
 timeout -k 10 $((budget + 20)) python3 bench/sweep_kernels.py --out "$out" --budget-s "$budget" "$@" \
