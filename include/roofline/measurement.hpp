@@ -72,6 +72,22 @@ struct measurements {
   std::vector<std::vector<std::optional<measurement>>> per_gpu;
 };
 
+/// The clause a measured op's note starts with when it has no device time (the calls could not be
+/// captured into a CUDA graph): "device time not measured: <why>".
+inline constexpr std::string_view device_time_missing = "device time not measured: ";
+
+/// Appends `clause` to a measurement's `note`, clauses separated by "; ".
+void add_note(std::string &note, const std::string &clause);
+
+/// One op measured in several rounds (measure_options::rounds), merged into one measurement: the
+/// first round's (which was checked and counted) with, over every round that was measured,
+/// the median eager time (upper_median: a round's own time), the extremes and the samples summed,
+/// and the median device time of the rounds that have one, whose extremes stand; a device-time
+/// note of the first round is dropped when a later round has one. Rounds not measured leave the
+/// result as it was; `rounds` holds the first round first, and its status is kept whatever it is
+/// (a first round not measured is returned as it is). Throws nothing but std::bad_alloc.
+measurement merge_rounds(const std::vector<measurement> &rounds);
+
 /// Which implementation runs the GEMMs (convolutions run through cuDNN with `cublas`, the library
 /// default, and as their implicit GEMMs with the others).
 enum class gemm_engine { cublas, naive, tiled, tensorcore };

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "roofline/measurement.hpp"
 
+#include "roofline/median.hpp"
+
+#include <algorithm>
+
 namespace roofline {
 
 std::string_view to_string(measurement_status s) {
@@ -28,6 +32,61 @@ std::optional<gemm_engine> parse_gemm_engine(std::string_view name) {
     if (to_string(e) == name)
       return e;
   return std::nullopt;
+}
+
+namespace {
+
+/// `note` without its clause that starts with `start` (clauses are joined by "; ", and an error's
+/// text holds none).
+void drop_note(std::string &note, std::string_view start) {
+  const std::size_t at = note.find(start);
+  if (at == std::string::npos || (at != 0 && note.compare(at - 2, 2, "; ") != 0))
+    return;
+  const std::size_t end = note.find("; ", at);
+  const std::size_t from = at == 0 ? 0 : at - 2; // with the separator before it
+  note.erase(from, end == std::string::npos ? std::string::npos : (at == 0 ? end + 2 : end) - from);
+}
+
+} // namespace
+
+void add_note(std::string &note, const std::string &clause) {
+  note += (note.empty() ? "" : "; ") + clause;
+}
+
+measurement merge_rounds(const std::vector<measurement> &rounds) {
+  if (rounds.empty())
+    return {};
+  measurement m = rounds.front();
+  if (m.status != measurement_status::measured)
+    return m;
+  std::vector<double> times{m.time_s}, device_times;
+  if (m.device_time_s > 0)
+    device_times.push_back(m.device_time_s);
+  for (auto again = rounds.begin() + 1; again != rounds.end(); ++again) {
+    if (again->status != measurement_status::measured)
+      continue; // the earlier rounds' result stands
+    times.push_back(again->time_s);
+    m.min_time_s = std::min(m.min_time_s, again->min_time_s);
+    m.max_time_s = std::max(m.max_time_s, again->max_time_s);
+    m.samples += again->samples;
+    // Device time: the rounds whose calls were captured (0: not measured in that round).
+    if (again->device_time_s > 0) {
+      const bool none_yet = device_times.empty();
+      if (none_yet) // the first round could not capture the calls; this one did
+        drop_note(m.note, device_time_missing);
+      device_times.push_back(again->device_time_s);
+      m.device_min_time_s = none_yet ? again->device_min_time_s
+                                     : std::min(m.device_min_time_s, again->device_min_time_s);
+      m.device_max_time_s = none_yet ? again->device_max_time_s
+                                     : std::max(m.device_max_time_s, again->device_max_time_s);
+    }
+  }
+  if (times.size() > 1) {
+    m.time_s = upper_median(times);
+    if (!device_times.empty())
+      m.device_time_s = upper_median(device_times);
+  }
+  return m;
 }
 
 double achieved_flop_per_s(const op &o, const measurement &m) {

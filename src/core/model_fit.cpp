@@ -8,6 +8,7 @@
 #include "roofline/conv_model.hpp"
 #include "roofline/error.hpp"
 #include "roofline/gemm_model.hpp"
+#include "roofline/median.hpp"
 #include "roofline/memory_op_model.hpp"
 
 #include <nlohmann/json.hpp>
@@ -20,6 +21,7 @@
 #include <memory>
 #include <random>
 #include <set>
+#include <utility>
 
 namespace roofline {
 
@@ -80,9 +82,8 @@ double loss(const std::vector<Sample> &samples, const gpu_spec &gpu,
     errors.push_back(error);
     sum += error;
   }
-  std::nth_element(errors.begin(), errors.begin() + static_cast<std::ptrdiff_t>(errors.size() / 2),
-                   errors.end());
-  return errors[errors.size() / 2] + sum / static_cast<double>(errors.size());
+  const double mean = sum / static_cast<double>(errors.size());
+  return upper_median(std::move(errors)) + mean;
 }
 
 template <class Sample>
