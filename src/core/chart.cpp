@@ -517,298 +517,389 @@ std::string decade_text(int power) {
 
 } // namespace
 
-std::string render_svg(const chart &c) {
-  const plot_frame f = frame_of(c);
-  const double right = f.left + f.width, bottom = f.top + f.height;
-  std::string out;
-  put(out,
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} "
-      "{1}\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" font-size=\"12\" "
-      "role=\"img\">\n",
-      svg_width, svg_height);
-  put(out, "<title>{}</title>\n", escape_xml(c.title));
-  put(out, "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n");
-  put(out,
-      "<defs><clipPath id=\"plot\"><rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" "
-      "height=\"{:.1f}\"/></clipPath></defs>\n",
-      f.left, f.top, f.width, f.height);
-  put(out, "<text x=\"{:.1f}\" y=\"24\" font-size=\"16\" font-weight=\"bold\">{}</text>\n", f.left,
-      escape_xml(c.title));
-  put(out, "<text x=\"{:.1f}\" y=\"43\" fill=\"#555555\">{}</text>\n", f.left,
-      escape_xml(c.subtitle));
+namespace {
 
-  // Regions: left of the ridge no op can reach the compute roof.
-  if (c.region_ridge && *c.region_ridge > 0) {
-    const double split = std::clamp(f.x_of(*c.region_ridge), f.left, right);
-    put(out,
+/// The highest roof of `gpu`'s colour in `c`: where its slopes end; 0 when it has none.
+double top_roof(const chart &c, std::size_t gpu) {
+  double top_rate = 0;
+  for (const chart_roof &r : c.roofs)
+    if (r.gpu == gpu)
+      top_rate = std::max(top_rate, r.flop_per_s);
+  return top_rate;
+}
+
+/// One chart drawn as SVG, layer by layer in the order they stack: the frame and its axes, the
+/// roofs, the points, their labels, the legend and the notes. Labels are placed around what was
+/// drawn (or reserved) before them.
+class svg_painter {
+public:
+  explicit svg_painter(const chart &c)
+      : m_chart(c), m_frame(frame_of(c)), m_right(m_frame.left + m_frame.width),
+        m_bottom(m_frame.top + m_frame.height), m_labels(m_frame) {
+    for (const chart_point &p : c.points)
+      m_largest = std::max(m_largest, p.share);
+    for (const legend_entry &e : c.legend)
+      m_legend_width = std::max(m_legend_width, text_width(e.label, 11) + 34);
+    m_legend_height = 18.0 * static_cast<double>(c.legend.size()) + 6;
+    // The largest points first, so that small ones stay visible on top.
+    m_order.resize(c.points.size());
+    for (std::size_t i = 0; i < m_order.size(); ++i)
+      m_order[i] = i;
+    std::stable_sort(m_order.begin(), m_order.end(), [&](std::size_t a, std::size_t b) {
+      return c.points[a].share > c.points[b].share;
+    });
+  }
+
+  std::string paint() {
+    heading();
+    regions();
+    axes();
+    // The legend's corner (top left: above the memory roofs, where ops seldom are) is taken
+    // first.
+    if (!m_chart.legend.empty())
+      m_labels.occupy({m_frame.left + 8, m_frame.top + 6, m_frame.left + 8 + m_legend_width,
+                       m_frame.top + 6 + m_legend_height});
+    roofs();
+    // Points take their space first: labels go around them.
+    for (const chart_point &p : m_chart.points) {
+      const double r = radius_of(p.share, m_largest);
+      const double x = m_frame.x_of(p.intensity), y = m_frame.y_of(p.flop_per_s);
+      m_labels.occupy({x - r, y - r, x + r, y + r});
+    }
+    roof_labels();
+    slope_labels();
+    links();
+    points();
+    point_labels();
+    legend();
+    notes();
+    m_out += "</svg>\n";
+    return std::move(m_out);
+  }
+
+private:
+  void heading() {
+    const plot_frame &f = m_frame;
+    put(m_out,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} "
+        "{1}\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" font-size=\"12\" "
+        "role=\"img\">\n",
+        svg_width, svg_height);
+    put(m_out, "<title>{}</title>\n", escape_xml(m_chart.title));
+    put(m_out, "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n");
+    put(m_out,
+        "<defs><clipPath id=\"plot\"><rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" "
+        "height=\"{:.1f}\"/></clipPath></defs>\n",
+        f.left, f.top, f.width, f.height);
+    put(m_out, "<text x=\"{:.1f}\" y=\"24\" font-size=\"16\" font-weight=\"bold\">{}</text>\n",
+        f.left, escape_xml(m_chart.title));
+    put(m_out, "<text x=\"{:.1f}\" y=\"43\" fill=\"#555555\">{}</text>\n", f.left,
+        escape_xml(m_chart.subtitle));
+  }
+
+  /// Regions: left of the ridge no op can reach the compute roof.
+  void regions() {
+    const plot_frame &f = m_frame;
+    if (!m_chart.region_ridge || !(*m_chart.region_ridge > 0))
+      return;
+    const double split = std::clamp(f.x_of(*m_chart.region_ridge), f.left, m_right);
+    put(m_out,
         "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\" "
         "fill-opacity=\"0.07\"/>\n",
         f.left, f.top, split - f.left, f.height, orange);
-    put(out,
+    put(m_out,
         "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\" "
         "fill-opacity=\"0.06\"/>\n",
-        split, f.top, right - split, f.height, blue);
+        split, f.top, m_right - split, f.height, blue);
     if (split - f.left > 110)
-      put(out,
+      put(m_out,
           "<text x=\"{:.1f}\" y=\"{:.1f}\" fill=\"#8a5a00\" "
           "text-anchor=\"end\">memory-bound</text>\n",
-          split - 8, bottom - 8);
-    if (right - split > 110)
-      put(out, "<text x=\"{:.1f}\" y=\"{:.1f}\" fill=\"#004f7c\">compute-bound</text>\n", split + 8,
-          bottom - 8);
+          split - 8, m_bottom - 8);
+    if (m_right - split > 110)
+      put(m_out, "<text x=\"{:.1f}\" y=\"{:.1f}\" fill=\"#004f7c\">compute-bound</text>\n",
+          split + 8, m_bottom - 8);
   }
 
-  // Decades: grid, ticks, labels.
-  for (int p = c.x.low; p <= c.x.high; ++p) {
-    const double x = f.x_of(std::pow(10.0, p));
-    put(out,
-        "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"#dddddd\"/>\n",
-        x, f.top, bottom);
-    put(out, "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" fill=\"#333333\">{}</text>\n",
-        x, bottom + 17, decade_text(p));
-  }
-  for (int p = c.y.low; p <= c.y.high; ++p) {
-    const double y = f.y_of(std::pow(10.0, p));
-    put(out,
-        "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\" stroke=\"#dddddd\"/>\n",
-        f.left, y, right);
-    put(out, "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\" fill=\"#333333\">{}</text>\n",
-        f.left - 6, y + 4, decade_text(p));
-  }
-  put(out,
-      "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"none\" "
-      "stroke=\"#888888\"/>\n",
-      f.left, f.top, f.width, f.height);
-  put(out,
-      "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">arithmetic intensity "
-      "(FLOP/byte of DRAM traffic)</text>\n",
-      f.left + f.width / 2, bottom + 36);
-  put(out,
-      "<text transform=\"translate(18 {:.1f}) rotate(-90)\" text-anchor=\"middle\">FLOP/s</text>\n",
-      f.top + f.height / 2);
-
-  label_placer labels(f);
-  // The legend's corner (top left: above the memory roofs, where ops seldom are) is taken first.
-  double legend_width = 0;
-  for (const legend_entry &e : c.legend)
-    legend_width = std::max(legend_width, text_width(e.label, 11) + 34);
-  const double legend_height = 18.0 * static_cast<double>(c.legend.size()) + 6;
-  if (!c.legend.empty())
-    labels.occupy({f.left + 8, f.top + 6, f.left + 8 + legend_width, f.top + 6 + legend_height});
-  // Roofs: each slope up to the highest roof of its colour, each roof from its ridge rightwards.
-  put(out, "<g clip-path=\"url(#plot)\" fill=\"none\" stroke-width=\"2\">\n");
-  const double x_left = std::pow(10.0, c.x.low), x_right = std::pow(10.0, c.x.high);
-  for (const chart_slope &s : c.slopes) {
-    // Up to the highest roof of its GPU, else the top of the plot.
-    double top_rate = 0;
-    for (const chart_roof &r : c.roofs)
-      if (r.gpu == s.gpu)
-        top_rate = std::max(top_rate, r.flop_per_s);
-    if (!(top_rate > 0))
-      top_rate = std::pow(10.0, c.y.high);
-    const double x_end = top_rate / s.bytes_per_s;
-    put(out, "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\"{}/>\n",
-        f.x_of(x_left), f.y_of(s.bytes_per_s * x_left), f.x_of(x_end), f.y_of(top_rate), s.colour,
-        dash(s.dashed));
-  }
-  for (const chart_roof &r : c.roofs)
-    put(out,
-        "<line x1=\"{0:.1f}\" y1=\"{2:.1f}\" x2=\"{1:.1f}\" y2=\"{2:.1f}\" stroke=\"{3}\"{4}/>\n",
-        f.x_of(r.ridge), f.x_of(x_right), f.y_of(r.flop_per_s), r.colour, dash(r.dashed));
-  put(out, "</g>\n");
-
-  // Points take their space first: labels go around them.
-  double largest = 0;
-  for (const chart_point &p : c.points)
-    largest = std::max(largest, p.share);
-  for (const chart_point &p : c.points) {
-    const double r = radius_of(p.share, largest);
-    const double x = f.x_of(p.intensity), y = f.y_of(p.flop_per_s);
-    labels.occupy({x - r, y - r, x + r, y + r});
-  }
-
-  // Ridge points and roof labels.
-  for (const chart_roof &r : c.roofs) {
-    const double x = f.x_of(r.ridge), y = f.y_of(r.flop_per_s);
-    if (r.ridge_label) {
-      put(out, "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"{}\"/>\n", x, y, r.colour);
-      labels.occupy({x - 4, y - 4, x + 4, y + 4});
-      // A ridge is always labelled: where nothing else is, else below it.
-      const std::string text = fmt::format("ridge {} FLOP/B", significant(r.ridge));
-      const double w = text_width(text, 11);
-      const std::vector<std::pair<double, double>> around{{x + 7, y + 16},     {x + 7, y - 7},
-                                                          {x - w - 7, y + 16}, {x - w - 7, y - 7},
-                                                          {x + 7, y + 30},     {x - w - 7, y + 30}};
-      const auto at = labels.place(text, 11, around).value_or(around.front());
-      put(out,
-          "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" fill=\"{}\" "
-          "class=\"ridge\">{}</text>\n",
-          at.first, at.second, r.colour, escape_xml(text));
+  /// Decades: grid, ticks, labels; the frame and the axes' titles.
+  void axes() {
+    const plot_frame &f = m_frame;
+    for (int p = m_chart.x.low; p <= m_chart.x.high; ++p) {
+      const double x = f.x_of(std::pow(10.0, p));
+      put(m_out,
+          "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" "
+          "stroke=\"#dddddd\"/>\n",
+          x, f.top, m_bottom);
+      put(m_out,
+          "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" fill=\"#333333\">{}</text>\n", x,
+          m_bottom + 17, decade_text(p));
     }
-    // At the right end, above or below the line, else further left (roofs of equal peaks
-    // overlap).
-    const double w = text_width(r.label, 11);
-    std::vector<std::pair<double, double>> along;
-    for (double end = right - 6; end - w > f.x_of(r.ridge); end -= w + 16) {
-      along.emplace_back(end - w, y - 5);
-      along.emplace_back(end - w, y + 14);
+    for (int p = m_chart.y.low; p <= m_chart.y.high; ++p) {
+      const double y = f.y_of(std::pow(10.0, p));
+      put(m_out,
+          "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\" "
+          "stroke=\"#dddddd\"/>\n",
+          f.left, y, m_right);
+      put(m_out, "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\" fill=\"#333333\">{}</text>\n",
+          f.left - 6, y + 4, decade_text(p));
     }
-    if (r.label.empty())
-      continue;
-    if (const auto at = labels.place(r.label, 11, along))
-      put(out, "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" fill=\"{}\">{}</text>\n",
-          at->first, at->second, r.colour, escape_xml(r.label));
+    put(m_out,
+        "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"none\" "
+        "stroke=\"#888888\"/>\n",
+        f.left, f.top, f.width, f.height);
+    put(m_out,
+        "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">arithmetic intensity "
+        "(FLOP/byte of DRAM traffic)</text>\n",
+        f.left + f.width / 2, m_bottom + 36);
+    put(m_out,
+        "<text transform=\"translate(18 {:.1f}) rotate(-90)\" "
+        "text-anchor=\"middle\">FLOP/s</text>\n",
+        f.top + f.height / 2);
   }
-  // Slope labels along their line, ending short of where it meets its highest roof (points
-  // gather lower down), slid down the line until they overlap nothing.
-  const double decade_x = f.width / (c.x.high - c.x.low),
-               decade_y = f.height / (c.y.high - c.y.low);
-  const double angle = std::atan(decade_y / decade_x);
-  for (const chart_slope &s : c.slopes) {
-    if (!s.labelled)
-      continue;
-    double top_rate = 0;
-    for (const chart_roof &r : c.roofs)
-      if (r.gpu == s.gpu)
-        top_rate = std::max(top_rate, r.flop_per_s);
-    const double end_x = std::min(f.x_of(top_rate / s.bytes_per_s), right) - 24;
-    const double w = text_width(s.label, 11);
-    for (double start = end_x - w * std::cos(angle); start > f.left; start -= 30) {
-      const double intensity = std::pow(10.0, c.x.low + (start - f.left) / decade_x);
-      const double x = start, y = f.y_of(s.bytes_per_s * intensity) - 5;
-      const box b{x, y - w * std::sin(angle) - 11, x + w * std::cos(angle), y + 2};
-      if (b.y0 < f.top || b.y1 > bottom || !labels.take(b))
+
+  /// Roofs: each slope up to the highest roof of its colour, each roof from its ridge rightwards.
+  void roofs() {
+    const plot_frame &f = m_frame;
+    put(m_out, "<g clip-path=\"url(#plot)\" fill=\"none\" stroke-width=\"2\">\n");
+    const double x_left = std::pow(10.0, m_chart.x.low), x_right = std::pow(10.0, m_chart.x.high);
+    for (const chart_slope &s : m_chart.slopes) {
+      // Up to the highest roof of its GPU, else the top of the plot.
+      double top_rate = top_roof(m_chart, s.gpu);
+      if (!(top_rate > 0))
+        top_rate = std::pow(10.0, m_chart.y.high);
+      const double x_end = top_rate / s.bytes_per_s;
+      put(m_out,
+          "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\"{}/>\n",
+          f.x_of(x_left), f.y_of(s.bytes_per_s * x_left), f.x_of(x_end), f.y_of(top_rate), s.colour,
+          dash(s.dashed));
+    }
+    for (const chart_roof &r : m_chart.roofs)
+      put(m_out,
+          "<line x1=\"{0:.1f}\" y1=\"{2:.1f}\" x2=\"{1:.1f}\" y2=\"{2:.1f}\" stroke=\"{3}\"{4}/>\n",
+          f.x_of(r.ridge), f.x_of(x_right), f.y_of(r.flop_per_s), r.colour, dash(r.dashed));
+    put(m_out, "</g>\n");
+  }
+
+  /// Ridge points and roof labels.
+  void roof_labels() {
+    const plot_frame &f = m_frame;
+    for (const chart_roof &r : m_chart.roofs) {
+      const double x = f.x_of(r.ridge), y = f.y_of(r.flop_per_s);
+      if (r.ridge_label)
+        ridge(r, x, y);
+      // At the right end, above or below the line, else further left (roofs of equal peaks
+      // overlap).
+      const double w = text_width(r.label, 11);
+      std::vector<std::pair<double, double>> along;
+      for (double end = m_right - 6; end - w > f.x_of(r.ridge); end -= w + 16) {
+        along.emplace_back(end - w, y - 5);
+        along.emplace_back(end - w, y + 14);
+      }
+      if (r.label.empty())
         continue;
-      put(out,
-          "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" fill=\"{}\" "
-          "transform=\"rotate({:.1f} {:.1f} {:.1f})\">{}</text>\n",
-          x, y, s.colour, -angle * 180 / 3.14159265358979, x, y, escape_xml(s.label));
-      break;
+      if (const auto at = m_labels.place(r.label, 11, along))
+        put(m_out, "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" fill=\"{}\">{}</text>\n",
+            at->first, at->second, r.colour, escape_xml(r.label));
     }
   }
 
-  // Links, then points, the largest first so that small ones stay visible on top.
-  for (const std::vector<std::size_t> &link : c.links) {
-    std::string path;
-    for (std::size_t i : link)
-      path += fmt::format("{}{:.1f} {:.1f}", path.empty() ? "M" : " L",
-                          f.x_of(c.points[i].intensity), f.y_of(c.points[i].flop_per_s));
-    put(out, "<path d=\"{}\" fill=\"none\" stroke=\"#999999\" stroke-width=\"1\"/>\n", path);
+  /// A roof's ridge point at (x, y), always labelled: where nothing else is, else below it.
+  void ridge(const chart_roof &r, double x, double y) {
+    put(m_out, "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"{}\"/>\n", x, y, r.colour);
+    m_labels.occupy({x - 4, y - 4, x + 4, y + 4});
+    const std::string text = fmt::format("ridge {} FLOP/B", significant(r.ridge));
+    const double w = text_width(text, 11);
+    const std::vector<std::pair<double, double>> around{{x + 7, y + 16},     {x + 7, y - 7},
+                                                        {x - w - 7, y + 16}, {x - w - 7, y - 7},
+                                                        {x + 7, y + 30},     {x - w - 7, y + 30}};
+    const auto at = m_labels.place(text, 11, around).value_or(around.front());
+    put(m_out,
+        "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" fill=\"{}\" "
+        "class=\"ridge\">{}</text>\n",
+        at.first, at.second, r.colour, escape_xml(text));
   }
-  std::vector<std::size_t> order(c.points.size());
-  for (std::size_t i = 0; i < order.size(); ++i)
-    order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return c.points[a].share > c.points[b].share;
-  });
-  for (std::size_t i : order) {
-    const chart_point &p = c.points[i];
-    const double r = radius_of(p.share, largest);
-    const double x = f.x_of(p.intensity), y = f.y_of(p.flop_per_s);
-    const std::string title =
-        fmt::format("<title>{}: {} FLOP/B, {}FLOP/s, {} of the step</title>", escape_xml(p.label),
-                    significant(p.intensity), si(p.flop_per_s), percent(p.share));
-    if (p.measured_flop_per_s) {
-      const double mx = f.x_of(p.measured_intensity.value_or(p.intensity)),
-                   my = f.y_of(*p.measured_flop_per_s);
-      put(out,
-          "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" "
-          "stroke-width=\"1.2\"/>\n",
-          x, y, mx, my, p.colour);
-      put(out,
-          "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{:.1f}\" fill=\"{}\" fill-opacity=\"0.85\" "
-          "class=\"measured\"/>\n",
-          mx, my, r, p.colour);
+
+  /// Slope labels along their line, ending short of where it meets its highest roof (points
+  /// gather lower down), slid down the line until they overlap nothing.
+  void slope_labels() {
+    const plot_frame &f = m_frame;
+    const double decade_x = f.width / (m_chart.x.high - m_chart.x.low),
+                 decade_y = f.height / (m_chart.y.high - m_chart.y.low);
+    const double angle = std::atan(decade_y / decade_x);
+    for (const chart_slope &s : m_chart.slopes) {
+      if (!s.labelled)
+        continue;
+      const double top_rate = top_roof(m_chart, s.gpu);
+      const double end_x = std::min(f.x_of(top_rate / s.bytes_per_s), m_right) - 24;
+      const double w = text_width(s.label, 11);
+      for (double start = end_x - w * std::cos(angle); start > f.left; start -= 30) {
+        const double intensity = std::pow(10.0, m_chart.x.low + (start - f.left) / decade_x);
+        const double x = start, y = f.y_of(s.bytes_per_s * intensity) - 5;
+        const box b{x, y - w * std::sin(angle) - 11, x + w * std::cos(angle), y + 2};
+        if (b.y0 < f.top || b.y1 > m_bottom || !m_labels.take(b))
+          continue;
+        put(m_out,
+            "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" fill=\"{}\" "
+            "transform=\"rotate({:.1f} {:.1f} {:.1f})\">{}</text>\n",
+            x, y, s.colour, -angle * 180 / 3.14159265358979, x, y, escape_xml(s.label));
+        break;
+      }
     }
-    if (p.launch_bound)
-      put(out,
+  }
+
+  /// Links between points, drawn under them.
+  void links() {
+    for (const std::vector<std::size_t> &link : m_chart.links) {
+      std::string path;
+      for (std::size_t i : link)
+        path += fmt::format("{}{:.1f} {:.1f}", path.empty() ? "M" : " L",
+                            m_frame.x_of(m_chart.points[i].intensity),
+                            m_frame.y_of(m_chart.points[i].flop_per_s));
+      put(m_out, "<path d=\"{}\" fill=\"none\" stroke=\"#999999\" stroke-width=\"1\"/>\n", path);
+    }
+  }
+
+  /// Points, the largest first so that small ones stay visible on top; a measured point beside
+  /// its predicted one, joined by a line.
+  void points() {
+    for (std::size_t i : m_order) {
+      const chart_point &p = m_chart.points[i];
+      const double r = radius_of(p.share, m_largest);
+      const double x = m_frame.x_of(p.intensity), y = m_frame.y_of(p.flop_per_s);
+      const std::string title =
+          fmt::format("<title>{}: {} FLOP/B, {}FLOP/s, {} of the step</title>", escape_xml(p.label),
+                      significant(p.intensity), si(p.flop_per_s), percent(p.share));
+      if (p.measured_flop_per_s) {
+        const double mx = m_frame.x_of(p.measured_intensity.value_or(p.intensity)),
+                     my = m_frame.y_of(*p.measured_flop_per_s);
+        put(m_out,
+            "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" "
+            "stroke-width=\"1.2\"/>\n",
+            x, y, mx, my, p.colour);
+        put(m_out,
+            "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{:.1f}\" fill=\"{}\" fill-opacity=\"0.85\" "
+            "class=\"measured\"/>\n",
+            mx, my, r, p.colour);
+      }
+      if (p.launch_bound)
+        put(m_out,
+            "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"#ffffff\" "
+            "fill-opacity=\"0.6\" stroke=\"{}\" stroke-width=\"1.6\" stroke-dasharray=\"3 2\" "
+            "transform=\"rotate(45 {:.1f} {:.1f})\" class=\"op launch-bound\">{}</rect>\n",
+            x - r * 0.8, y - r * 0.8, 1.6 * r, 1.6 * r, p.colour, x, y, title);
+      else
+        put(m_out,
+            "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{:.1f}\" fill=\"#ffffff\" "
+            "fill-opacity=\"0.6\" stroke=\"{}\" stroke-width=\"1.8\" class=\"op\">{}</circle>\n",
+            x, y, r, p.colour, title);
+    }
+  }
+
+  /// The labelled points' labels, each where it overlaps nothing; none where nothing is free.
+  void point_labels() {
+    for (std::size_t i : m_order) {
+      const chart_point &p = m_chart.points[i];
+      if (!p.labelled)
+        continue;
+      const double r = radius_of(p.share, m_largest);
+      const double x = m_frame.x_of(p.intensity), y = m_frame.y_of(p.flop_per_s);
+      const double w = text_width(p.label, 11);
+      if (const auto at = m_labels.place(p.label, 11,
+                                         {{x + r + 4, y + 4},
+                                          {x - r - 4 - w, y + 4},
+                                          {x - w / 2, y - r - 4},
+                                          {x - w / 2, y + r + 13},
+                                          {x + r + 4, y - r - 2},
+                                          {x + r + 4, y + r + 11}}))
+        put(m_out,
+            "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" fill=\"#222222\" "
+            "class=\"label\">{}</text>\n",
+            at->first, at->second, escape_xml(p.label));
+    }
+  }
+
+  /// Legend: top left, where no op can be (above the memory roof).
+  void legend() {
+    const plot_frame &f = m_frame;
+    double ly = f.top + 16;
+    if (!m_chart.legend.empty())
+      put(m_out,
           "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"#ffffff\" "
-          "fill-opacity=\"0.6\" stroke=\"{}\" stroke-width=\"1.6\" stroke-dasharray=\"3 2\" "
-          "transform=\"rotate(45 {:.1f} {:.1f})\" class=\"op launch-bound\">{}</rect>\n",
-          x - r * 0.8, y - r * 0.8, 1.6 * r, 1.6 * r, p.colour, x, y, title);
-    else
-      put(out,
-          "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{:.1f}\" fill=\"#ffffff\" fill-opacity=\"0.6\" "
-          "stroke=\"{}\" stroke-width=\"1.8\" class=\"op\">{}</circle>\n",
-          x, y, r, p.colour, title);
-  }
-  for (std::size_t i : order) {
-    const chart_point &p = c.points[i];
-    if (!p.labelled)
-      continue;
-    const double r = radius_of(p.share, largest);
-    const double x = f.x_of(p.intensity), y = f.y_of(p.flop_per_s);
-    const double w = text_width(p.label, 11);
-    if (const auto at = labels.place(p.label, 11,
-                                     {{x + r + 4, y + 4},
-                                      {x - r - 4 - w, y + 4},
-                                      {x - w / 2, y - r - 4},
-                                      {x - w / 2, y + r + 13},
-                                      {x + r + 4, y - r - 2},
-                                      {x + r + 4, y + r + 11}}))
-      put(out,
-          "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" fill=\"#222222\" "
-          "class=\"label\">{}</text>\n",
-          at->first, at->second, escape_xml(p.label));
+          "fill-opacity=\"0.9\" stroke=\"#cccccc\"/>\n",
+          f.left + 8, f.top + 6, m_legend_width, m_legend_height);
+    for (const legend_entry &e : m_chart.legend) {
+      legend_mark(e, f.left + 20, ly);
+      put(m_out, "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\">{}</text>\n", f.left + 20 + 14,
+          ly, escape_xml(e.label));
+      ly += 18;
+    }
   }
 
-  // Legend: top left, where no op can be (above the memory roof).
-  double ly = f.top + 16;
-  if (!c.legend.empty())
-    put(out,
-        "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"#ffffff\" "
-        "fill-opacity=\"0.9\" stroke=\"#cccccc\"/>\n",
-        f.left + 8, f.top + 6, legend_width, legend_height);
-  for (const legend_entry &e : c.legend) {
-    const double x = f.left + 20;
+  /// The mark of legend entry `e`, centred at x, 4 px above the baseline `ly`.
+  void legend_mark(const legend_entry &e, double x, double ly) {
     switch (e.shape) {
     case legend_entry::mark::point:
-      put(out, "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"5\" fill=\"{}\"/>\n", x, ly - 4, e.colour);
+      put(m_out, "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"5\" fill=\"{}\"/>\n", x, ly - 4,
+          e.colour);
       break;
     case legend_entry::mark::hollow_point:
-      put(out,
+      put(m_out,
           "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"5\" fill=\"#ffffff\" stroke=\"{}\" "
           "stroke-width=\"1.8\"/>\n",
           x, ly - 4, e.colour);
       break;
     case legend_entry::mark::launch_bound:
-      put(out,
-          "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"8\" height=\"8\" fill=\"#ffffff\" stroke=\"{}\" "
-          "stroke-width=\"1.6\" stroke-dasharray=\"3 2\" transform=\"rotate(45 {:.1f} "
-          "{:.1f})\"/>\n",
+      put(m_out,
+          "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"8\" height=\"8\" fill=\"#ffffff\" "
+          "stroke=\"{}\" stroke-width=\"1.6\" stroke-dasharray=\"3 2\" transform=\"rotate(45 "
+          "{:.1f} {:.1f})\"/>\n",
           x - 4, ly - 8, e.colour, x, ly - 4);
       break;
     case legend_entry::mark::line:
-      put(out,
+      put(m_out,
           "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" "
           "stroke-width=\"2\"/>\n",
           x - 8, ly - 4, x + 8, ly - 4, e.colour);
       break;
     }
-    put(out, "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\">{}</text>\n", x + 14, ly,
-        escape_xml(e.label));
-    ly += 18;
   }
 
-  double ny = bottom + 56;
-  const std::size_t line_length = static_cast<std::size_t>((svg_width - f.left - 16) / (0.6 * 11));
-  for (const std::string &note : c.notes) {
-    // Wrapped at spaces to the width of the picture.
-    std::string rest = note;
-    while (!rest.empty()) {
-      std::size_t cut = rest.size();
-      if (rest.size() > line_length) {
-        cut = rest.rfind(' ', line_length);
-        cut = cut == std::string::npos || cut == 0 ? line_length : cut;
+  /// The notes under the plot, wrapped at spaces to the width of the picture.
+  void notes() {
+    const plot_frame &f = m_frame;
+    double ny = m_bottom + 56;
+    const std::size_t line_length =
+        static_cast<std::size_t>((svg_width - f.left - 16) / (0.6 * 11));
+    for (const std::string &note : m_chart.notes) {
+      std::string rest = note;
+      while (!rest.empty()) {
+        std::size_t cut = rest.size();
+        if (rest.size() > line_length) {
+          cut = rest.rfind(' ', line_length);
+          cut = cut == std::string::npos || cut == 0 ? line_length : cut;
+        }
+        put(m_out, "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" fill=\"#555555\">{}</text>\n",
+            f.left, ny, escape_xml(rest.substr(0, cut)));
+        rest = cut < rest.size() ? rest.substr(cut + (rest[cut] == ' ' ? 1 : 0)) : std::string{};
+        ny += 15;
       }
-      put(out, "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" fill=\"#555555\">{}</text>\n",
-          f.left, ny, escape_xml(rest.substr(0, cut)));
-      rest = cut < rest.size() ? rest.substr(cut + (rest[cut] == ' ' ? 1 : 0)) : std::string{};
-      ny += 15;
     }
   }
-  out += "</svg>\n";
-  return out;
+
+  const chart &m_chart;
+  const plot_frame m_frame;
+  const double m_right, m_bottom;
+  label_placer m_labels;
+  double m_largest = 0;
+  double m_legend_width = 0, m_legend_height = 0;
+  std::vector<std::size_t> m_order; ///< the points, largest first
+  std::string m_out;
+};
+
+} // namespace
+
+std::string render_svg(const chart &c) {
+  return svg_painter(c).paint();
 }
 
 } // namespace roofline::detail

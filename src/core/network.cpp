@@ -279,131 +279,165 @@ private:
 
     layer result;
     result.where = where;
-    if (type == "linear") {
-      const yaml_map map(item, m_file, typed_context,
-                         with_common_keys({"in", "out", "bias", "weights", "weight_group"}));
-      result.body = linear_layer{map.positive_int("in"), map.positive_int("out")};
-      result.weights = parse_weights(map);
-      finish(result, map);
-    } else if (type == "matmul") {
-      const yaml_map map(item, m_file, typed_context,
-                         with_common_keys({"m", "n", "k", "batch_count"}));
-      result.body = matmul_layer{map.positive_int("m"), map.positive_int("n"),
-                                 map.positive_int("k"), map.positive_int_or("batch_count", 1)};
-      finish(result, map);
-    } else if (type == "conv2d") {
-      const yaml_map map(item, m_file, typed_context,
-                         with_common_keys({"in_channels", "out_channels", "kernel", "stride",
-                                           "padding", "input", "bias", "groups"}));
-      conv2d_layer conv;
-      conv.in_channels = map.positive_int("in_channels");
-      conv.out_channels = map.positive_int("out_channels");
-      std::tie(conv.kernel_h, conv.kernel_w) = map.int_pair("kernel", false);
-      std::tie(conv.stride_h, conv.stride_w) = map.int_pair_or("stride", false, 1);
-      std::tie(conv.padding_h, conv.padding_w) = map.int_pair_or("padding", true, 0);
-      std::tie(conv.input_h, conv.input_w) = map.int_pair("input", false);
-      conv.groups = map.positive_int_or("groups", 1);
-      if (conv.in_channels % conv.groups != 0 || conv.out_channels % conv.groups != 0)
-        map.fail("groups",
-                 fmt::format("`groups` = {} must divide `in_channels` = {} and `out_channels` = {} "
-                             "(each group convolves its share of the channels)",
-                             conv.groups, conv.in_channels, conv.out_channels));
-      result.body = conv;
-      finish(result, map);
-    } else if (type == "attention") {
-      const yaml_map map(
-          item, m_file, typed_context,
-          with_common_keys({"heads", "kv_heads", "head_dim", "seq_len", "kv_len", "causal", "fused",
-                            "window", "kv_precision", "expanded_kv"}));
-      attention_layer attention;
-      attention.heads = map.positive_int("heads");
-      attention.kv_heads = map.positive_int_or("kv_heads", attention.heads);
-      if (attention.heads % attention.kv_heads != 0)
-        map.fail("kv_heads", fmt::format("`kv_heads` = {} must divide `heads` = {} (each key/value "
-                                         "head serves a whole group of query heads)",
-                                         attention.kv_heads, attention.heads));
-      attention.head_dim = map.positive_int("head_dim");
-      attention.seq_len = map.positive_int_or("seq_len", m_network_seq_len);
-      attention.kv_len = map.positive_int_or("kv_len", attention.seq_len);
-      attention.causal = map.boolean_or("causal", false);
-      attention.fused = map.boolean_or("fused", false);
-      attention.window = map.positive_int_or("window", 0);
-      if (map.has("kv_precision"))
-        attention.kv_precision = parse_precision_key(map, "kv_precision");
-      attention.expanded_kv = map.boolean_or("expanded_kv", false);
-      if (attention.expanded_kv && (!attention.fused || attention.kv_heads == attention.heads))
-        map.fail("expanded_kv", "`expanded_kv` copies grouped-query keys and values out to every "
-                                "query head before a fused kernel: it needs `fused: true` and "
-                                "`kv_heads` below `heads`");
-      result.body = attention;
-      finish(result, map);
-    } else if (type == "moe") {
-      const yaml_map map(
-          item, m_file, typed_context,
-          with_common_keys({"experts", "top_k", "in", "intermediate", "gated", "activation"}));
-      moe_layer moe;
-      moe.experts = map.positive_int("experts");
-      moe.top_k = map.positive_int("top_k");
-      if (moe.top_k > moe.experts)
-        map.fail("top_k",
-                 fmt::format("`top_k` = {} is more than the {} experts", moe.top_k, moe.experts));
-      moe.in = map.positive_int("in");
-      moe.intermediate = map.positive_int("intermediate");
-      moe.gated = map.boolean_or("gated", true);
-      if (map.has("activation")) {
-        const std::vector<std::string> activations{"silu", "gelu", "relu"};
-        const std::string activation = map.string("activation");
-        if (std::find(activations.begin(), activations.end(), activation) == activations.end())
-          map.fail("activation", "unknown expert activation `" + activation + "`" +
-                                     detail::did_you_mean(activation, activations) + "; expected " +
-                                     detail::quoted_list(activations));
-        moe.activation = *parse_memory_op_kind(activation);
-      }
-      result.body = moe;
-      finish(result, map);
-    } else if (type == "all_reduce") {
-      const yaml_map map(item, m_file, typed_context, with_common_keys({"gpus", "features"}));
-      all_reduce_layer all_reduce;
-      const std::int64_t gpus = map.positive_int("gpus");
-      if (gpus < 2 || gpus > 1024)
-        map.fail("gpus", fmt::format("`gpus` = {}: an all-reduce spans 2 to 1024 GPUs", gpus));
-      all_reduce.gpus = static_cast<int>(gpus);
-      all_reduce.features = map.optional_positive_int("features");
-      result.body = all_reduce;
-      finish(result, map);
-    } else if (type == "maxpool" || type == "avgpool") {
-      const yaml_map map(item, m_file, typed_context,
-                         with_common_keys({"kernel", "stride", "padding", "channels", "input"}));
-      pool_layer pool;
-      pool.kind = *parse_memory_op_kind(type);
-      pool.kernel = map.positive_int("kernel");
-      pool.stride = map.positive_int_or("stride", pool.kernel);
-      pool.padding = map.non_negative_int_or("padding", 0);
-      pool.channels = map.optional_positive_int("channels");
-      if (map.has("input"))
-        std::tie(pool.input_h, pool.input_w) = map.int_pair("input", false);
-      result.body = pool;
-      finish(result, map);
-    } else if (auto kind = parse_memory_op_kind(type)) {
-      const yaml_map map(item, m_file, typed_context, with_common_keys({"features", "unfused"}));
-      memory_layer memory{*kind, map.optional_positive_int("features"),
-                          map.boolean_or("unfused", false)};
-      if (memory.unfused && !cost_of(*kind).unfused)
-        map.fail("unfused", "`" + std::string(type) +
-                                "` has no unfused form; `unfused: true` is for rmsnorm (as "
-                                "transformers writes it: 8 kernels through fp32)");
-      result.body = memory;
-      finish(result, map);
-    } else {
+    const layer_parser *parser = parser_of(type);
+    if (!parser)
       throw input_error(detail::location_of(*type_node, m_file),
                         context + ": unknown layer type " + detail::describe(*type_node) +
                             detail::did_you_mean(type, layer_types) + "; expected one of " +
                             detail::quoted_list(layer_types));
-    }
+    const yaml_map map(item, m_file, typed_context, with_common_keys(parser->keys));
+    (this->*(parser->parse))(map, type, result);
+    finish(result, map);
     // As lower() will, but as the file is read: aliases stop expanding at the limit.
     m_ops += op_count(result, m_mode);
     check_layer_limits(layer_path(prefix, result.name), m_ops, where);
     return result;
+  }
+
+  /// One layer type's keys (besides name, type and precision) and how its body is read.
+  struct layer_parser {
+    std::string_view type;
+    std::vector<std::string> keys;
+    void (network_parser::*parse)(const yaml_map &map, const std::string &type,
+                                  layer &result) const;
+  };
+
+  /// The parser of layer type `type`: its own, else the memory ops' (every memory op kind but the
+  /// pools, which have their own); null for an unknown type.
+  static const layer_parser *parser_of(const std::string &type) {
+    static const std::vector<layer_parser> parsers{
+        {"linear", {"in", "out", "bias", "weights", "weight_group"}, &network_parser::parse_linear},
+        {"matmul", {"m", "n", "k", "batch_count"}, &network_parser::parse_matmul},
+        {"conv2d",
+         {"in_channels", "out_channels", "kernel", "stride", "padding", "input", "bias", "groups"},
+         &network_parser::parse_conv2d},
+        {"attention",
+         {"heads", "kv_heads", "head_dim", "seq_len", "kv_len", "causal", "fused", "window",
+          "kv_precision", "expanded_kv"},
+         &network_parser::parse_attention},
+        {"moe",
+         {"experts", "top_k", "in", "intermediate", "gated", "activation"},
+         &network_parser::parse_moe},
+        {"all_reduce", {"gpus", "features"}, &network_parser::parse_all_reduce},
+        {"maxpool",
+         {"kernel", "stride", "padding", "channels", "input"},
+         &network_parser::parse_pool},
+        {"avgpool",
+         {"kernel", "stride", "padding", "channels", "input"},
+         &network_parser::parse_pool},
+    };
+    static const layer_parser memory_parser{
+        "", {"features", "unfused"}, &network_parser::parse_memory};
+    for (const layer_parser &parser : parsers)
+      if (parser.type == type)
+        return &parser;
+    return parse_memory_op_kind(type) ? &memory_parser : nullptr;
+  }
+
+  void parse_linear(const yaml_map &map, const std::string &, layer &result) const {
+    result.body = linear_layer{map.positive_int("in"), map.positive_int("out")};
+    result.weights = parse_weights(map);
+  }
+
+  void parse_matmul(const yaml_map &map, const std::string &, layer &result) const {
+    result.body = matmul_layer{map.positive_int("m"), map.positive_int("n"), map.positive_int("k"),
+                               map.positive_int_or("batch_count", 1)};
+  }
+
+  void parse_conv2d(const yaml_map &map, const std::string &, layer &result) const {
+    conv2d_layer conv;
+    conv.in_channels = map.positive_int("in_channels");
+    conv.out_channels = map.positive_int("out_channels");
+    std::tie(conv.kernel_h, conv.kernel_w) = map.int_pair("kernel", false);
+    std::tie(conv.stride_h, conv.stride_w) = map.int_pair_or("stride", false, 1);
+    std::tie(conv.padding_h, conv.padding_w) = map.int_pair_or("padding", true, 0);
+    std::tie(conv.input_h, conv.input_w) = map.int_pair("input", false);
+    conv.groups = map.positive_int_or("groups", 1);
+    if (conv.in_channels % conv.groups != 0 || conv.out_channels % conv.groups != 0)
+      map.fail("groups",
+               fmt::format("`groups` = {} must divide `in_channels` = {} and `out_channels` = {} "
+                           "(each group convolves its share of the channels)",
+                           conv.groups, conv.in_channels, conv.out_channels));
+    result.body = conv;
+  }
+
+  void parse_attention(const yaml_map &map, const std::string &, layer &result) const {
+    attention_layer attention;
+    attention.heads = map.positive_int("heads");
+    attention.kv_heads = map.positive_int_or("kv_heads", attention.heads);
+    if (attention.heads % attention.kv_heads != 0)
+      map.fail("kv_heads", fmt::format("`kv_heads` = {} must divide `heads` = {} (each key/value "
+                                       "head serves a whole group of query heads)",
+                                       attention.kv_heads, attention.heads));
+    attention.head_dim = map.positive_int("head_dim");
+    attention.seq_len = map.positive_int_or("seq_len", m_network_seq_len);
+    attention.kv_len = map.positive_int_or("kv_len", attention.seq_len);
+    attention.causal = map.boolean_or("causal", false);
+    attention.fused = map.boolean_or("fused", false);
+    attention.window = map.positive_int_or("window", 0);
+    if (map.has("kv_precision"))
+      attention.kv_precision = parse_precision_key(map, "kv_precision");
+    attention.expanded_kv = map.boolean_or("expanded_kv", false);
+    if (attention.expanded_kv && (!attention.fused || attention.kv_heads == attention.heads))
+      map.fail("expanded_kv", "`expanded_kv` copies grouped-query keys and values out to every "
+                              "query head before a fused kernel: it needs `fused: true` and "
+                              "`kv_heads` below `heads`");
+    result.body = attention;
+  }
+
+  void parse_moe(const yaml_map &map, const std::string &, layer &result) const {
+    moe_layer moe;
+    moe.experts = map.positive_int("experts");
+    moe.top_k = map.positive_int("top_k");
+    if (moe.top_k > moe.experts)
+      map.fail("top_k",
+               fmt::format("`top_k` = {} is more than the {} experts", moe.top_k, moe.experts));
+    moe.in = map.positive_int("in");
+    moe.intermediate = map.positive_int("intermediate");
+    moe.gated = map.boolean_or("gated", true);
+    if (map.has("activation")) {
+      const std::vector<std::string> activations{"silu", "gelu", "relu"};
+      const std::string activation = map.string("activation");
+      if (std::find(activations.begin(), activations.end(), activation) == activations.end())
+        map.fail("activation", "unknown expert activation `" + activation + "`" +
+                                   detail::did_you_mean(activation, activations) + "; expected " +
+                                   detail::quoted_list(activations));
+      moe.activation = *parse_memory_op_kind(activation);
+    }
+    result.body = moe;
+  }
+
+  void parse_all_reduce(const yaml_map &map, const std::string &, layer &result) const {
+    all_reduce_layer all_reduce;
+    const std::int64_t gpus = map.positive_int("gpus");
+    if (gpus < 2 || gpus > 1024)
+      map.fail("gpus", fmt::format("`gpus` = {}: an all-reduce spans 2 to 1024 GPUs", gpus));
+    all_reduce.gpus = static_cast<int>(gpus);
+    all_reduce.features = map.optional_positive_int("features");
+    result.body = all_reduce;
+  }
+
+  void parse_pool(const yaml_map &map, const std::string &type, layer &result) const {
+    pool_layer pool;
+    pool.kind = *parse_memory_op_kind(type);
+    pool.kernel = map.positive_int("kernel");
+    pool.stride = map.positive_int_or("stride", pool.kernel);
+    pool.padding = map.non_negative_int_or("padding", 0);
+    pool.channels = map.optional_positive_int("channels");
+    if (map.has("input"))
+      std::tie(pool.input_h, pool.input_w) = map.int_pair("input", false);
+    result.body = pool;
+  }
+
+  void parse_memory(const yaml_map &map, const std::string &type, layer &result) const {
+    const memory_op_kind kind = *parse_memory_op_kind(type);
+    memory_layer memory{kind, map.optional_positive_int("features"),
+                        map.boolean_or("unfused", false)};
+    if (memory.unfused && !cost_of(kind).unfused)
+      map.fail("unfused", "`" + std::string(type) +
+                              "` has no unfused form; `unfused: true` is for rmsnorm (as "
+                              "transformers writes it: 8 kernels through fp32)");
+    result.body = memory;
   }
 
   /// The report's cache (the network's `kv_len`) is the one its attention layers read: one fact.
