@@ -30,6 +30,11 @@ enum class cache_state {
 /// "warm", "cold".
 std::string_view to_string(cache_state c);
 
+/// A last wave at least this full (gemm_estimate::wave_efficiency: work items / (whole waves ×
+/// SMs)) counts as full: below it the GEMM model names wave quantization among its factors, and
+/// the batch advice looks for a batch that reaches it.
+inline constexpr double full_last_wave_efficiency = 0.95;
+
 /// How the model sees one GEMM on one GPU: the kernel and tile it expects cuBLAS to pick, the
 /// quantization that tile brings, and the GPU's resulting time per call.
 struct gemm_estimate {
