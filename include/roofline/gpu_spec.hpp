@@ -27,6 +27,11 @@ struct peak_rate {
 /// take: anything outside is a slip of units, refused rather than priced (docs/spec-format.md).
 inline constexpr double min_price_per_hour_usd = 0.001;
 inline constexpr double max_price_per_hour_usd = 10000;
+/// Whether `usd_per_hour` (USD per GPU-hour) is a price a spec or a comparison may give: from
+/// min_price_per_hour_usd to max_price_per_hour_usd; false for NaN. The one check of a price.
+constexpr bool price_in_range(double usd_per_hour) {
+  return usd_per_hour >= min_price_per_hour_usd && usd_per_hour <= max_price_per_hour_usd;
+}
 /// The DRAM bandwidths (bytes/s) a spec may give and a measured ceiling (DRAM or L2) may hold:
 /// 1 GB/s to 1 PB/s.
 inline constexpr double min_bandwidth_bytes_per_s = 1e9;

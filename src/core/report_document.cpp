@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "document.hpp"
 #include "json_fields.hpp"
+#include "roofline/advice_thresholds.hpp"
 #include "roofline/report.hpp"
 #include "roofline/writers.hpp"
 
@@ -432,7 +433,7 @@ std::string serving_line(const analysis &a) {
   std::string line =
       fmt::format("time per output token: {} at a {}-token KV cache, batch {}: {} tokens/s",
                   duration(t.time_s), a.kv_len, a.batch, significant(tokens / t.time_s));
-  if (t.launch_bound_share >= 0.05)
+  if (launch_bound_worth_saying(t.launch_bound_share))
     line += fmt::format("; {} of the step is launch-bound (the host issues those kernels more "
                         "slowly than the GPU runs them): from a CUDA graph, {} per token, {} "
                         "tokens/s",
