@@ -4,6 +4,7 @@
 // ncu selects with --nvtx --nvtx-include "measured/" (bench/ncu_check.sh).
 //   gemm_once M N K [precision=fp16] [batch_count=1] [warmup=3]
 #include "cuda_check.hpp"
+#include "cuda_owners.hpp"
 #include "device_buffer.hpp"
 #include "kernels.hpp"
 #include "lt_gemm.hpp"
@@ -29,10 +30,9 @@ int main(int argc, char **argv) {
     return 2;
   }
   try {
-    cublasLtHandle_t handle = nullptr;
-    ROOFLINE_CUDA_CHECK(cublasLtCreate(&handle));
-    cuda::detail::device_buffer workspace(32u << 20);
-    const cuda::detail::lt_gemm gemm(handle, shape, *p, workspace.get(), workspace.bytes());
+    const cuda::detail::lt_handle handle;
+    cuda::detail::device_buffer workspace(cuda::detail::lt_workspace_bytes);
+    const cuda::detail::lt_gemm gemm(handle.get(), shape, *p, workspace.get(), workspace.bytes());
     const auto types = cuda::detail::types_for(*p);
     cuda::detail::device_buffer a(gemm.a_elements() * kernels::element_size(types.input));
     cuda::detail::device_buffer b(gemm.b_elements() * kernels::element_size(types.input));
@@ -48,7 +48,6 @@ int main(int argc, char **argv) {
     gemm.run(a.get(), b.get(), c.get(), nullptr);
     nvtxRangePop();
     ROOFLINE_CUDA_CHECK(cudaDeviceSynchronize());
-    cublasLtDestroy(handle);
   } catch (const std::exception &e) {
     std::fprintf(stderr, "gemm_once: %s\n", e.what());
     return 1;

@@ -7,6 +7,7 @@
 #include "roofline/error.hpp"
 #include "roofline/gpu_spec.hpp"
 #include "roofline/lowering.hpp"
+#include "roofline/median.hpp"
 #include "roofline/memory_op.hpp"
 #include "roofline/model_fit.hpp"
 #include "roofline/model_parameters.hpp"
@@ -110,7 +111,7 @@ calibration_result calibrate_local_gpu(const progress_callback &progress,
   result.total = gemm_ops;
   result.memory_ops_measured = memory_samples.size();
   const std::vector<double> errors = relative_errors(samples, spec, result.parameters);
-  result.median_error = errors[errors.size() / 2];
+  result.median_error = upper_median(errors);
   result.p90_error = errors[errors.size() * 9 / 10];
   try {
     result.saved_to = save_calibration(device.device.uuid, result.fitted).string();

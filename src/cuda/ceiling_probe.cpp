@@ -3,6 +3,7 @@
 
 #include "cuda_check.hpp"
 #include "cuda_graph.hpp"
+#include "cuda_owners.hpp"
 #include "device_buffer.hpp"
 #include "event_timer.hpp"
 #include "kernel_trace.hpp"
@@ -28,7 +29,6 @@ using kernels::element_type;
 
 constexpr int warmup_runs = 3;
 constexpr int timed_runs = 20;
-constexpr std::size_t workspace_bytes = 32u << 20; // cuBLAS's recommendation for Hopper
 
 std::string gib(std::size_t bytes) {
   char text[32];
@@ -36,25 +36,11 @@ std::string gib(std::size_t bytes) {
   return text;
 }
 
-struct stream_handle {
-  cudaStream_t stream = nullptr;
-  stream_handle() {
-    ROOFLINE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  }
-  ~stream_handle() { cudaStreamDestroy(stream); }
-};
-
-struct lt_handle {
-  cublasLtHandle_t handle = nullptr;
-  lt_handle() { ROOFLINE_CUDA_CHECK(cublasLtCreate(&handle)); }
-  ~lt_handle() { cublasLtDestroy(handle); }
-};
-
 class prober {
 public:
-  prober(int ordinal, const probe_options &options) : m_options(options) {
-    ROOFLINE_CUDA_CHECK(cudaSetDevice(ordinal));
-    m_device = describe_device(ordinal);
+  prober(int ordinal, const probe_options &options)
+      : m_ordinal(detail::make_current(ordinal)), m_options(options) {
+    m_device = describe_device(m_ordinal);
     m_theory = theoretical_spec(m_device);
     m_result.uuid = m_device.uuid;
     m_result.device_name = m_device.name;
@@ -117,7 +103,7 @@ private:
       const kernels::stream_config &c = configs[i];
       if (persistent_only && c.blocks_per_sm == 0)
         continue;
-      const run_timing t = time_runs(m_stream.stream, 2, 10, [&] { launch(c); });
+      const run_timing t = time_runs(m_stream.get(), 2, 10, [&] { launch(c); });
       if (!best || t.median_s < best->median_s) {
         best = t;
         best_config = c;
@@ -126,7 +112,7 @@ private:
     // Re-time the winner with the full number of runs, so that its median is not the luckiest of
     // many.
     const run_timing t =
-        time_runs(m_stream.stream, warmup_runs, timed_runs, [&] { launch(best_config); });
+        time_runs(m_stream.get(), warmup_runs, timed_runs, [&] { launch(best_config); });
     record(r, t, work,
            what + " (" + describe(best_config) + "; fastest of the launch shapes tried)");
   }
@@ -139,7 +125,7 @@ private:
                                               32 * static_cast<std::size_t>(m_device.l2_bytes));
     bytes = std::min(bytes, free_bytes / 4) & ~std::size_t{0xFFFF};
     device_buffer source(bytes), destination(bytes), sink(sizeof(unsigned));
-    const cudaStream_t s = m_stream.stream;
+    const cudaStream_t s = m_stream.get();
     ROOFLINE_CUDA_CHECK(
         kernels::fill_random(source.get(), bytes / 4, element_type::f32, 1, 1.0f, s));
     ROOFLINE_CUDA_CHECK(
@@ -196,7 +182,7 @@ private:
   void arithmetic() {
     const int sms = m_device.sm_count;
     const std::size_t threads = kernels::peak_sink_elements(sms);
-    const cudaStream_t s = m_stream.stream;
+    const cudaStream_t s = m_stream.get();
     attempt("fp32 FMA", ceiling_kind::flop_rate, precision::fp32, [&](ceiling_result &r) {
       device_buffer seeds(1024 * sizeof(float)), sink(threads * sizeof(float));
       ROOFLINE_CUDA_CHECK(kernels::fill_random(seeds.get(), 1024, element_type::f32, 3, 1.0f, s));
@@ -221,7 +207,7 @@ private:
 
   void tensor_kernels() {
     const int sms = m_device.sm_count;
-    const cudaStream_t s = m_stream.stream;
+    const cudaStream_t s = m_stream.get();
     const struct {
       precision p;
       element_type type;
@@ -254,9 +240,9 @@ private:
   /// The best rate cuBLASLt reaches: sizes × the heuristic's top algorithms (fp32 and fp64, slow on
   /// the CUDA cores, at one size and algorithm).
   void cublas() {
-    const cudaStream_t s = m_stream.stream;
-    lt_handle lt;
-    device_buffer workspace(workspace_bytes);
+    const cudaStream_t s = m_stream.get();
+    const detail::lt_handle lt;
+    device_buffer workspace(detail::lt_workspace_bytes);
     for (precision p : {precision::fp16, precision::bf16, precision::tf32, precision::fp8,
                         precision::int8, precision::fp32, precision::fp64}) {
       if (!m_theory.supports(p))
@@ -284,7 +270,7 @@ private:
                 std::unique_ptr<detail::lt_gemm> gemm;
                 try {
                   gemm =
-                      std::make_unique<detail::lt_gemm>(lt.handle, gemm_shape{n, n, n, 1}, p,
+                      std::make_unique<detail::lt_gemm>(lt.get(), gemm_shape{n, n, n, 1}, p,
                                                         workspace.get(), workspace.bytes(), rank);
                 } catch (const cuda_error &) {
                   continue; // fewer algorithms than ranks asked for
@@ -327,14 +313,14 @@ private:
 
   void host_floor(precision p, const gemm_shape &shape, ceiling_kind kind, const char *which) {
     constexpr int calls = 200;
-    const cudaStream_t s = m_stream.stream;
+    const cudaStream_t s = m_stream.get();
     attempt(
         "cuBLAS call host floor " + std::string(to_string(p)) + which, kind, p,
         [&](ceiling_result &r) {
-          lt_handle lt;
-          device_buffer workspace(workspace_bytes);
+          const detail::lt_handle lt;
+          device_buffer workspace(detail::lt_workspace_bytes);
           const detail::gemm_types types = detail::types_for(p);
-          const detail::lt_gemm gemm(lt.handle, shape, p, workspace.get(), workspace.bytes());
+          const detail::lt_gemm gemm(lt.get(), shape, p, workspace.get(), workspace.bytes());
           device_buffer a(gemm.a_elements() * kernels::element_size(types.input));
           device_buffer b(gemm.b_elements() * kernels::element_size(types.input));
           device_buffer c(gemm.c_elements() * kernels::element_size(types.output));
@@ -378,7 +364,7 @@ private:
   }
 
   void launch_overhead() {
-    const cudaStream_t s = m_stream.stream;
+    const cudaStream_t s = m_stream.get();
     attempt("kernel launch (back-to-back)", ceiling_kind::latency, std::nullopt,
             [&](ceiling_result &r) {
               constexpr int launches = 200;
@@ -393,11 +379,12 @@ private:
             });
   }
 
+  int m_ordinal; ///< made current first: the stream is made on it
   probe_options m_options;
   device_description m_device;
   gpu_spec m_theory;
   measured_ceilings m_result;
-  stream_handle m_stream;
+  detail::stream m_stream;
 };
 
 } // namespace

@@ -4,12 +4,14 @@
 #include "counter_session.hpp"
 #include "cuda_check.hpp"
 #include "cuda_graph.hpp"
+#include "cuda_owners.hpp"
 #include "cudnn_attention.hpp"
 #include "cudnn_conv.hpp"
 #include "device_buffer.hpp"
 #include "event_timer.hpp"
 #include "fault_injection.hpp"
 #include "gemm_kernels.hpp"
+#include "gpu_threads.hpp"
 #include "host_elements.hpp"
 #include "kernel_trace.hpp"
 #include "kernels.hpp"
@@ -32,7 +34,6 @@
 #include <memory>
 #include <random>
 #include <string_view>
-#include <thread>
 #include <utility>
 
 namespace roofline::cuda {
@@ -43,7 +44,6 @@ using detail::device_buffer;
 using detail::injected_fault;
 using kernels::element_type;
 
-constexpr std::size_t workspace_bytes = 32u << 20;
 constexpr int reference_samples = 48;
 
 /// The largest acceptable ‖out − ref‖/‖ref‖ on sampled outputs: the output format's rounding plus
@@ -103,25 +103,6 @@ bool out_of_memory(const std::exception &e) {
                    (error->library() == "cuBLAS" && error->status() == CUBLAS_STATUS_ALLOC_FAILED));
 }
 
-/// `note`, then `more`, one clause each.
-void add_note(std::string &note, const std::string &more) {
-  note += (note.empty() ? "" : "; ") + more;
-}
-
-/// The clause of a measured op's note that says why it has no device time.
-constexpr std::string_view device_time_missing = "device time not measured: ";
-
-/// `note` without its clause that starts with `start` (clauses are joined by "; ", and an error's
-/// text holds none).
-void drop_note(std::string &note, std::string_view start) {
-  const std::size_t at = note.find(start);
-  if (at == std::string::npos || (at != 0 && note.compare(at - 2, 2, "; ") != 0))
-    return;
-  const std::size_t end = note.find("; ", at);
-  const std::size_t from = at == 0 ? 0 : at - 2; // with the separator before it
-  note.erase(from, end == std::string::npos ? std::string::npos : (at == 0 ? end + 2 : end) - from);
-}
-
 /// One engine's way of running a GEMM shape.
 class gemm_call {
 public:
@@ -132,7 +113,7 @@ public:
 class cublas_call final : public gemm_call {
 public:
   cublas_call(cublasLtHandle_t handle, const gemm_shape &s, precision p, void *workspace)
-      : m_gemm(handle, s, p, workspace, workspace_bytes) {}
+      : m_gemm(handle, s, p, workspace, detail::lt_workspace_bytes) {}
   void run(const void *a, const void *b, void *c, cudaStream_t stream) override {
     m_gemm.run(a, b, c, stream);
   }
@@ -166,28 +147,24 @@ kernels::gemm_engine kernel_engine(gemm_engine e) {
 
 class runner {
 public:
-  explicit runner(const measure_options &options) : m_options(options) {
-    ROOFLINE_CUDA_CHECK(cudaSetDevice(options.device));
-    ROOFLINE_CUDA_CHECK(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking));
-    ROOFLINE_CUDA_CHECK(cublasLtCreate(&m_lt));
+  explicit runner(const measure_options &options)
+      : m_options(options), m_device(detail::make_current(options.device)) {
     int l2 = 0;
     ROOFLINE_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, options.device));
     ROOFLINE_CUDA_CHECK(
         cudaDeviceGetAttribute(&m_sm_count, cudaDevAttrMultiProcessorCount, options.device));
     m_l2_bytes = static_cast<std::size_t>(l2);
-    m_workspace = device_buffer(workspace_bytes);
+    m_workspace = device_buffer(detail::lt_workspace_bytes);
     if (options.cold_l2) {
       m_scrub = device_buffer(4 * m_l2_bytes);
       m_scrub_sink = device_buffer(sizeof(unsigned));
       ROOFLINE_CUDA_CHECK(kernels::fill_random(m_scrub.get(), m_scrub.bytes() / 4,
-                                               element_type::f32, 99, 1.0f, m_stream));
+                                               element_type::f32, 99, 1.0f, m_stream.get()));
     }
   }
   ~runner() {
-    m_counters.reset();
+    m_counters.reset(); // the counter session before cuDNN's handle, both before the stream
     m_cudnn.reset();
-    cublasLtDestroy(m_lt);
-    cudaStreamDestroy(m_stream);
   }
   runner(const runner &) = delete;
   runner &operator=(const runner &) = delete;
@@ -248,7 +225,7 @@ public:
         run_call(m, reach, fault, [&] {
           return detail::make_attention_call(
               *m_cudnn, *o.attention, o.precision, detail::attention_layout::bshd,
-              [&](std::size_t bytes) { return operand_sets(bytes); }, m_stream);
+              [&](std::size_t bytes) { return operand_sets(bytes); }, m_stream.get());
         });
       } else if (o.conv && o.pass == pass::forward && m_options.engine == gemm_engine::cublas &&
                  cudnn_loaded()) {
@@ -258,7 +235,7 @@ public:
           run_call(m, reach, fault, [&] {
             return detail::make_conv_call(
                 *m_cudnn, *o.conv, o.precision,
-                [&](std::size_t bytes) { return operand_sets(bytes); }, m_stream);
+                [&](std::size_t bytes) { return operand_sets(bytes); }, m_stream.get());
           });
         } catch (const detail::op_skipped &e) {
           // What cuDNN does not convolve here (int8, fp8, fp64; sizes past its int limits) is
@@ -275,7 +252,7 @@ public:
         m.engine = detail::memory_op_engine;
         run_call(m, reach, fault, [&] {
           return detail::make_memory_op_call(
-              o, [&](std::size_t bytes) { return operand_sets(bytes); }, m_stream);
+              o, [&](std::size_t bytes) { return operand_sets(bytes); }, m_stream.get());
         });
       }
     } catch (const detail::op_skipped &e) {
@@ -297,7 +274,7 @@ public:
 private:
   std::unique_ptr<gemm_call> make_call(const gemm_shape &s, precision p) {
     if (m_options.engine == gemm_engine::cublas)
-      return std::make_unique<cublas_call>(m_lt, s, p, m_workspace.get());
+      return std::make_unique<cublas_call>(m_lt.get(), s, p, m_workspace.get());
     const element_type input = detail::types_for(p).input;
     if (!kernels::gemm_engine_supports(kernel_engine(m_options.engine), input))
       throw roofline::error("the " + std::string(to_string(m_options.engine)) +
@@ -314,7 +291,7 @@ private:
     if (!m_cudnn_missing.empty())
       return false;
     try {
-      m_cudnn = std::make_unique<detail::cudnn_handle>(m_stream);
+      m_cudnn = std::make_unique<detail::cudnn_handle>(m_stream.get());
       return true;
     } catch (const std::exception &e) {
       cudaGetLastError();
@@ -349,10 +326,10 @@ private:
         c_sets(stride(c_bytes) * sets);
     ROOFLINE_CUDA_CHECK(kernels::fill_random(a_sets.get(),
                                              a_sets.bytes() / kernels::element_size(types.input),
-                                             types.input, 1, 1.0f, m_stream));
+                                             types.input, 1, 1.0f, m_stream.get()));
     ROOFLINE_CUDA_CHECK(kernels::fill_random(b_sets.get(),
                                              b_sets.bytes() / kernels::element_size(types.input),
-                                             types.input, 2, 1.0f, m_stream));
+                                             types.input, 2, 1.0f, m_stream.get()));
     const auto slice = [&](const device_buffer &pool, std::size_t bytes, std::size_t i) {
       return static_cast<void *>(pool.as<unsigned char>() + stride(bytes) * i);
     };
@@ -364,13 +341,13 @@ private:
     // Correct first: poison the output, run once, compare sampled outputs with a double reference.
     // Later rounds time an op that passed already.
     if (reach != scope::timing_only) {
-      ROOFLINE_CUDA_CHECK(
-          kernels::fill_constant(c(0), c_bytes / kernels::element_size(types.output), types.output,
-                                 types.output == element_type::i32 ? -7777777.0 : NAN, m_stream));
+      ROOFLINE_CUDA_CHECK(kernels::fill_constant(
+          c(0), c_bytes / kernels::element_size(types.output), types.output,
+          types.output == element_type::i32 ? -7777777.0 : NAN, m_stream.get()));
       if (fault == injected_fault::cublas)
         detail::raise_injected(fault);
-      call->run(a(0), b(0), c(0), m_stream);
-      ROOFLINE_CUDA_CHECK(cudaStreamSynchronize(m_stream));
+      call->run(a(0), b(0), c(0), m_stream.get());
+      ROOFLINE_CUDA_CHECK(cudaStreamSynchronize(m_stream.get()));
       m.relative_error = sampled_error(s, types.input, types.output, a(0), b(0), c(0));
       if (!(m.relative_error <= tolerance(o.precision))) {
         m.status = measurement_status::failed;
@@ -383,7 +360,7 @@ private:
     std::size_t turn = 0;
     time_and_count(m, sets, reach, fault, [&] {
       const std::size_t i = turn++ % sets;
-      call->run(a(i), b(i), c(i), m_stream);
+      call->run(a(i), b(i), c(i), m_stream.get());
     });
   }
 
@@ -393,7 +370,7 @@ private:
                 const std::function<std::unique_ptr<detail::op_call>()> &make) {
     const std::unique_ptr<detail::op_call> call = make();
     if (reach != scope::timing_only) {
-      m.relative_error = call->check(m_stream);
+      m.relative_error = call->check(m_stream.get());
       if (!(m.relative_error <= call->tolerance())) {
         m.status = measurement_status::failed;
         m.note = "wrong result: relative error " + std::to_string(m.relative_error) + " > " +
@@ -403,7 +380,7 @@ private:
     }
     std::size_t turn = 0;
     const std::size_t sets = call->sets();
-    time_and_count(m, sets, reach, fault, [&] { call->run(turn++ % sets, m_stream); });
+    time_and_count(m, sets, reach, fault, [&] { call->run(turn++ % sets, m_stream.get()); });
   }
 
   /// How many copies of an op's operands to allocate (detail::operand_sets): cold L2, enough that
@@ -428,12 +405,12 @@ private:
   void time_and_count(measurement &m, std::size_t sets, scope reach, injected_fault fault,
                       const std::function<void()> &one_call) {
     // Steady state: batches of back-to-back calls between two events; the median batch per call.
-    const detail::run_timing probe = detail::time_runs(m_stream, 2, 3, one_call);
+    const detail::run_timing probe = detail::time_runs(m_stream.get(), 2, 3, one_call);
     const int per_sample =
         static_cast<int>(std::clamp(1e-3 / std::max(probe.median_s, 1e-7), 1.0, 200.0));
     const int samples = static_cast<int>(
         std::clamp(m_options.time_budget_s / (probe.median_s * per_sample), 5.0, 30.0));
-    const detail::run_timing timing = detail::time_runs(m_stream, 1, samples, [&] {
+    const detail::run_timing timing = detail::time_runs(m_stream.get(), 1, samples, [&] {
       for (int i = 0; i < per_sample; ++i)
         one_call();
     });
@@ -472,11 +449,11 @@ private:
         const auto evict_l2 = [&] {
           ROOFLINE_CUDA_CHECK(kernels::stream_read(m_scrub.get(), m_scrub.bytes(),
                                                    m_scrub_sink.as<unsigned>(), m_sm_count,
-                                                   kernels::stream_config{}, m_stream));
+                                                   kernels::stream_config{}, m_stream.get()));
         };
-        const detail::counter_values v = m_options.cold_l2
-                                             ? m_counters->measure(watched_call, m_stream, evict_l2)
-                                             : m_counters->measure(watched_call, m_stream);
+        const detail::counter_values v =
+            m_options.cold_l2 ? m_counters->measure(watched_call, m_stream.get(), evict_l2)
+                              : m_counters->measure(watched_call, m_stream.get());
         m.counters = counter_readings{v.kernels.time_s > 0 ? v.kernels.time_s : v.duration_s,
                                       v.dram_read_bytes,
                                       v.dram_write_bytes,
@@ -496,7 +473,7 @@ private:
       }
     } else if (m_options.trace_kernels) {
       try {
-        detail::traced_kernels traced = detail::trace_kernels(watched_call, m_stream);
+        detail::traced_kernels traced = detail::trace_kernels(watched_call, m_stream.get());
         m.kernels = std::move(traced.names);
         m.launches = traced.launches;
         m.kernel_time_s = traced.time_s;
@@ -524,12 +501,12 @@ private:
   /// says why, and the op counts as measured all the same: its eager time stands.
   void time_device(measurement &m, int calls, int replays, const std::function<void()> &one_call) {
     try {
-      const detail::captured_work work(m_stream, [&] {
+      const detail::captured_work work(m_stream.get(), [&] {
         for (int i = 0; i < calls; ++i)
           one_call();
       });
       const detail::run_timing timing =
-          detail::time_runs(m_stream, 1, replays, [&] { work.launch(m_stream); });
+          detail::time_runs(m_stream.get(), 1, replays, [&] { work.launch(m_stream.get()); });
       m.device_time_s = timing.median_s / calls;
       m.device_min_time_s = timing.min_s / calls;
       m.device_max_time_s = timing.max_s / calls;
@@ -541,8 +518,9 @@ private:
   }
 
   measure_options m_options;
-  cudaStream_t m_stream = nullptr;
-  cublasLtHandle_t m_lt = nullptr;
+  int m_device; ///< made current first: the stream and the handle are made on it
+  detail::stream m_stream;
+  detail::lt_handle m_lt;
   std::size_t m_l2_bytes = 0;
   int m_sm_count = 0;
   device_buffer m_workspace;
@@ -611,30 +589,18 @@ measurements measure_every_gpu(const std::vector<op> &ops, const measure_options
   int devices = 0;
   ROOFLINE_CUDA_CHECK(cudaGetDeviceCount(&devices));
   std::vector<measurements> each(static_cast<std::size_t>(devices));
-  std::vector<std::exception_ptr> errors(each.size());
-  {
-    std::vector<std::thread> threads;
-    for (int d = 0; d < devices; ++d)
-      threads.emplace_back([&, d] {
-        try {
-          measure_options mine = options;
-          mine.device = d; // this thread's GPU
-          mine.every_gpu = false;
-          mine.counters = false; // CUPTI's profiler is one per process
-          mine.trace_kernels = false;
-          if (d != 0)
-            mine.progress = nullptr; // GPU 0 speaks for all
-          each[static_cast<std::size_t>(d)] = measure(ops, mine);
-        } catch (...) {
-          errors[static_cast<std::size_t>(d)] = std::current_exception();
-        }
-      });
-    for (std::thread &t : threads)
-      t.join();
-  }
-  for (const std::exception_ptr &error : errors)
-    if (error)
-      std::rethrow_exception(error);
+  // Blocked, not spinning, while the GPUs measure: a spinning thread would take a core from the
+  // host threads whose eager calls are timed.
+  detail::gpu_threads(each.size(), detail::gpu_threads::waiting::block).run([&](std::size_t d) {
+    measure_options mine = options;
+    mine.device = static_cast<int>(d); // this thread's GPU
+    mine.every_gpu = false;
+    mine.counters = false; // CUPTI's profiler is one per process
+    mine.trace_kernels = false;
+    if (d != 0)
+      mine.progress = nullptr; // GPU 0 speaks for all
+    each[d] = measure(ops, mine);
+  });
 
   measurements result = each.front();
   result.notes.push_back(fmt::format("measured on {} GPUs at once, one host thread each, "
@@ -659,6 +625,125 @@ measurements measure_every_gpu(const std::vector<op> &ops, const measure_options
 
 } // namespace
 
+namespace {
+
+/// The precision whose tensor family the counters read first: the first GEMM's or fused
+/// attention's among the ops measured here; fp32 (DRAM and L2 counters, no tensor family) when
+/// only memory-bound ops are; nullopt when there is none.
+std::optional<precision> first_counted(const std::vector<op> &ops) {
+  bool any = false;
+  for (const op &o : ops)
+    if (measured_here(o)) {
+      any = true;
+      if (o.is_gemm() || o.is_fused_attention())
+        return o.precision;
+    }
+  return any ? std::optional(precision::fp32) : std::nullopt;
+}
+
+/// One single-GPU run over `ops`, round by round: the first round checks, times and counts every
+/// op; later rounds time them again and the rounds are merged (merge_rounds). Stopping is asked
+/// before each op, never inside one; once stopped, nothing more is started.
+class round_runner {
+public:
+  round_runner(const std::vector<op> &ops, const measure_options &options, runner &gemms,
+               measurements &result)
+      : m_ops(ops), m_options(options), m_gemms(gemms), m_result(result) {
+    for (const op &o : ops)
+      m_op_count += measured_here(o) ? 1 : 0;
+    m_rounds = std::max(1, options.rounds);
+    m_total = m_op_count * static_cast<std::size_t>(m_rounds);
+  }
+
+  /// Measures every op once (checked, timed, counted) into the result.
+  void first_round(const detail::fault_plan &faults) {
+    for (std::size_t i = 0; i < m_ops.size(); ++i) {
+      const op &o = m_ops[i];
+      if (!measured_here(o))
+        continue;
+      if (stop_now(1)) {
+        m_result.ops[i] = not_reached(std::string(to_string(m_options.engine)));
+        continue;
+      }
+      if (m_options.progress)
+        m_options.progress(m_done++, m_total, o.layer);
+      // Memory-bound ops keep whichever tensor family is counted: they use none.
+      if (o.is_gemm() || o.is_fused_attention())
+        if (auto warning = m_gemms.count_precision(o.precision))
+          m_result.notes.push_back(*warning);
+      const injected_fault fault = faults.at(i);
+      if (fault == injected_fault::sigint && m_options.device == 0)
+        std::raise(SIGINT); // a test's Ctrl-C while this op is in flight (once: GPU 0's thread)
+      m_result.ops[i] = m_gemms.measure(o, runner::scope::full, fault);
+      ++m_measured_count;
+    }
+  }
+
+  /// Later rounds time every op again, seconds after its first: the median round stands, so a
+  /// spell of a slower host (its launch path, other tenants) moves one round, not the result.
+  void later_rounds() {
+    std::vector<std::vector<measurement>> rounds(m_ops.size());
+    for (int round = 1; round < m_rounds && m_stopped_in_round == 0; ++round)
+      for (std::size_t i = 0; i < m_ops.size(); ++i) {
+        if (!measured_here(m_ops[i]))
+          continue;
+        if (stop_now(round + 1))
+          break;
+        if (m_options.progress)
+          m_options.progress(m_done++, m_total, m_ops[i].layer);
+        const std::optional<measurement> &first = m_result.ops[i];
+        if (!first || first->status != measurement_status::measured)
+          continue;
+        if (rounds[i].empty())
+          rounds[i].push_back(*first);
+        rounds[i].push_back(m_gemms.measure(m_ops[i], runner::scope::timing_only));
+      }
+    for (std::size_t i = 0; i < m_ops.size(); ++i)
+      if (!rounds[i].empty())
+        m_result.ops[i] = merge_rounds(rounds[i]);
+  }
+
+  /// The run's closing notes and completeness, and the progress's end.
+  void finish() {
+    for (std::string &note : m_gemms.take_notes())
+      m_result.notes.push_back(std::move(note));
+    if (m_gemms.counter_passes() > 0)
+      m_result.notes.push_back("counters: CUPTI range profiler, user range around one call, " +
+                               std::to_string(m_gemms.counter_passes()) + " replay passes per op");
+    if (m_stopped_in_round == 1)
+      m_result.notes.push_back(fmt::format("interrupted: stopped after {} of {} ops, the others "
+                                           "are marked not measured",
+                                           m_measured_count, m_op_count));
+    else if (m_stopped_in_round > 1)
+      m_result.notes.push_back(fmt::format("interrupted in round {} of {}: every op was measured "
+                                           "once, each time is the median of the rounds that ran",
+                                           m_stopped_in_round, m_rounds));
+    m_result.complete = m_stopped_in_round == 0;
+    if (m_options.progress)
+      m_options.progress(m_total, m_total, ""); // the end (a progress bar clears its line)
+  }
+
+private:
+  bool stop_now(int round) {
+    if (m_stopped_in_round == 0 && m_options.stop && m_options.stop())
+      m_stopped_in_round = round;
+    return m_stopped_in_round != 0;
+  }
+
+  const std::vector<op> &m_ops;
+  const measure_options &m_options;
+  runner &m_gemms;
+  measurements &m_result;
+  std::size_t m_op_count = 0; ///< ops measured here, in one round
+  int m_rounds = 1;
+  std::size_t m_total = 0;          ///< ops × rounds, for the progress
+  std::size_t m_done = 0;           ///< progress steps taken
+  std::size_t m_measured_count = 0; ///< ops started (and finished) in the first round
+  int m_stopped_in_round = 0;       ///< 0: not stopped; else the round (from 1) it stopped in
+};
+
+} // namespace
+
 measurements measure(const std::vector<op> &ops, const measure_options &options) {
   if (options.every_gpu)
     return measure_every_gpu(ops, options);
@@ -671,115 +756,14 @@ measurements measure(const std::vector<op> &ops, const measure_options &options)
   measurements result;
   result.ops.resize(ops.size());
   runner gemms(options);
-  std::size_t total = 0, done = 0;
-  std::optional<precision> first; // the first op's on tensor cores; fp32 adds no tensor family
-  for (const op &o : ops)
-    if (measured_here(o)) {
-      ++total;
-      if (!first && (o.is_gemm() || o.is_fused_attention()))
-        first = o.precision;
-    }
-  if (total > 0 && !first)
-    first = precision::fp32; // memory-bound ops only: DRAM and L2 counters, no tensor ones
-  if (options.counters && first) {
+  if (const std::optional<precision> first = first_counted(ops); options.counters && first) {
     if (auto warning = gemms.enable_counters(*first))
       result.notes.push_back(*warning);
   }
-  const std::size_t op_count = total;
-  const int rounds = std::max(1, options.rounds);
-  total *= static_cast<std::size_t>(rounds);
-  // Stopping is asked before each op, never inside one; once stopped, nothing more is started.
-  int stopped_in_round = 0; // 0: not stopped; else the round (from 1) it stopped in
-  const auto stop_now = [&](int round) {
-    if (stopped_in_round == 0 && options.stop && options.stop())
-      stopped_in_round = round;
-    return stopped_in_round != 0;
-  };
-  std::size_t measured_count = 0; // ops started (and finished) in the first round
-  for (std::size_t i = 0; i < ops.size(); ++i) {
-    if (!measured_here(ops[i]))
-      continue;
-    if (stop_now(1)) {
-      result.ops[i] = not_reached(std::string(to_string(options.engine)));
-      continue;
-    }
-    if (options.progress)
-      options.progress(done++, total, ops[i].layer);
-    // Memory-bound ops keep whichever tensor family is counted: they use none.
-    if (ops[i].is_gemm() || ops[i].is_fused_attention())
-      if (auto warning = gemms.count_precision(ops[i].precision))
-        result.notes.push_back(*warning);
-    const injected_fault fault = faults.at(i);
-    if (fault == injected_fault::sigint && options.device == 0)
-      std::raise(SIGINT); // a test's Ctrl-C while this op is in flight (once: GPU 0's thread)
-    result.ops[i] = gemms.measure(ops[i], runner::scope::full, fault);
-    ++measured_count;
-  }
-  // Later rounds time every op again, seconds after its first: the median round stands, so a
-  // spell of a slower host (its launch path, other tenants) moves one round, not the result.
-  std::vector<std::vector<double>> round_times(ops.size()), round_device_times(ops.size());
-  for (int round = 1; round < rounds && stopped_in_round == 0; ++round)
-    for (std::size_t i = 0; i < ops.size(); ++i) {
-      if (!measured_here(ops[i]))
-        continue;
-      if (stop_now(round + 1))
-        break;
-      if (options.progress)
-        options.progress(done++, total, ops[i].layer);
-      std::optional<measurement> &first_round = result.ops[i];
-      if (!first_round || first_round->status != measurement_status::measured)
-        continue;
-      const measurement again = gemms.measure(ops[i], runner::scope::timing_only);
-      if (again.status != measurement_status::measured)
-        continue; // the first round's result stands
-      measurement &m = *first_round;
-      if (round_times[i].empty())
-        round_times[i].push_back(m.time_s);
-      round_times[i].push_back(again.time_s);
-      m.min_time_s = std::min(m.min_time_s, again.min_time_s);
-      m.max_time_s = std::max(m.max_time_s, again.max_time_s);
-      m.samples += again.samples;
-      // Device time: the rounds whose calls were captured (0: not measured in that round).
-      if (round_device_times[i].empty() && m.device_time_s > 0)
-        round_device_times[i].push_back(m.device_time_s);
-      if (again.device_time_s > 0) {
-        const bool none_yet = round_device_times[i].empty();
-        if (none_yet) // the first round could not capture the calls; this one did
-          drop_note(m.note, device_time_missing);
-        round_device_times[i].push_back(again.device_time_s);
-        m.device_min_time_s = none_yet ? again.device_min_time_s
-                                       : std::min(m.device_min_time_s, again.device_min_time_s);
-        m.device_max_time_s = none_yet ? again.device_max_time_s
-                                       : std::max(m.device_max_time_s, again.device_max_time_s);
-      }
-    }
-  const auto median = [](std::vector<double> &values) {
-    std::nth_element(values.begin(),
-                     values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2), values.end());
-    return values[values.size() / 2];
-  };
-  for (std::size_t i = 0; i < ops.size(); ++i) {
-    if (!round_times[i].empty())
-      result.ops[i]->time_s = median(round_times[i]);
-    if (!round_device_times[i].empty())
-      result.ops[i]->device_time_s = median(round_device_times[i]);
-  }
-  for (std::string &note : gemms.take_notes())
-    result.notes.push_back(std::move(note));
-  if (gemms.counter_passes() > 0)
-    result.notes.push_back("counters: CUPTI range profiler, user range around one call, " +
-                           std::to_string(gemms.counter_passes()) + " replay passes per op");
-  if (stopped_in_round == 1)
-    result.notes.push_back(fmt::format("interrupted: stopped after {} of {} ops, the others "
-                                       "are marked not measured",
-                                       measured_count, op_count));
-  else if (stopped_in_round > 1)
-    result.notes.push_back(fmt::format("interrupted in round {} of {}: every op was measured "
-                                       "once, each time is the median of the rounds that ran",
-                                       stopped_in_round, rounds));
-  result.complete = stopped_in_round == 0;
-  if (options.progress)
-    options.progress(total, total, ""); // the end (a progress bar clears its line)
+  round_runner rounds(ops, options, gemms, result);
+  rounds.first_round(faults);
+  rounds.later_rounds();
+  rounds.finish();
   return result;
 }
 

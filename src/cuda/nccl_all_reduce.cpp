@@ -3,45 +3,39 @@
 
 #include "cuda_check.hpp"
 #include "cuda_graph.hpp"
+#include "cuda_owners.hpp"
 #include "device_buffer.hpp"
+#include "gpu_threads.hpp"
 #include "kernels.hpp"
+#include "nccl_library.hpp"
 #include "roofline/cuda/cuda_error.hpp"
 #include "roofline/cuda/device.hpp"
 #include "roofline/error.hpp"
-#include "shared_library.hpp"
+#include "roofline/median.hpp"
 #include "utc_time.hpp"
 
 #include <cuda_runtime_api.h>
-#include <nccl.h> // the types and prototypes only: libnccl is loaded at run time, never linked
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <exception>
 #include <limits>
 #include <memory>
-#include <thread>
-#include <type_traits>
 
 namespace roofline::cuda {
 
-namespace detail {
-
-/// NCCL's statuses go through ROOFLINE_CUDA_CHECK like the rest of the CUDA family (defined below;
-/// only NCCL's functions return one, so NCCL is loaded whenever it is called).
-void check(ncclResult_t status, const char *expression, const char *file, int line);
-
-} // namespace detail
-
 namespace {
 
+using detail::communicators;
 using detail::device_buffer;
+using detail::gpu_threads;
+using detail::nccl;
+using detail::nccl_group;
 using detail::utc_now;
 using kernels::element_type;
 
@@ -58,242 +52,12 @@ constexpr int max_iterations = 1000;
 constexpr std::size_t check_run = 512;
 constexpr std::size_t check_runs = 8;
 
-// ---------------------------------------------------------------- NCCL, loaded at run time
-
-/// The NCCL functions used here, resolved from the library loaded.
-struct nccl_api {
-  std::string path;
-  int version = 0; ///< as NCCL_VERSION_CODE
-  decltype(&ncclGetVersion) get_version = nullptr;
-  decltype(&ncclGetErrorString) get_error_string = nullptr;
-  decltype(&ncclGetLastError) get_last_error = nullptr;
-  decltype(&ncclCommInitAll) comm_init_all = nullptr;
-  decltype(&ncclCommDestroy) comm_destroy = nullptr;
-  decltype(&ncclCommAbort) comm_abort = nullptr;
-  decltype(&ncclCommGetAsyncError) comm_get_async_error = nullptr;
-  decltype(&ncclGroupStart) group_start = nullptr;
-  decltype(&ncclGroupEnd) group_end = nullptr;
-  decltype(&ncclAllReduce) all_reduce = nullptr;
-};
-
-/// "2.28.9" from a version code: major·10000 + minor·100 + patch from 2.9 on, major·1000 +
-/// minor·100 + patch before (nccl.h's NCCL_VERSION).
-std::string version_text(int code) {
-  const bool wide = code >= 10000;
-  const int major = wide ? code / 10000 : code / 1000;
-  const int minor = wide ? code / 100 % 100 : code / 100 % 10;
-  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(code % 100);
-}
-
 std::string joined(const std::vector<std::string> &parts, const char *separator) {
   std::string text;
   for (const std::string &part : parts)
     text += (text.empty() ? "" : separator) + part;
   return text;
 }
-
-template <class Function>
-void resolve(const detail::loaded_library &library, const char *name, Function &function) {
-  function = reinterpret_cast<Function>(
-      library.symbol(name, "measuring an all-reduce needs NCCL 2.13 or newer"));
-}
-
-/// Loads NCCL and resolves what is used.
-nccl_api open_nccl() {
-  const detail::loaded_library library =
-      detail::load_library({"NCCL", "measuring an all-reduce", "ROOFLINE_NCCL_LIBRARY",
-                            "libnccl.so.2", "nvidia/nccl/lib"});
-  nccl_api api;
-  api.path = library.path;
-  resolve(library, "ncclGetVersion", api.get_version);
-  if (api.get_version(&api.version) != ncclSuccess)
-    throw error("ncclGetVersion failed in " + api.path);
-  resolve(library, "ncclGetErrorString", api.get_error_string);
-  resolve(library, "ncclGetLastError", api.get_last_error);
-  resolve(library, "ncclCommInitAll", api.comm_init_all);
-  resolve(library, "ncclCommDestroy", api.comm_destroy);
-  resolve(library, "ncclCommAbort", api.comm_abort);
-  resolve(library, "ncclCommGetAsyncError", api.comm_get_async_error);
-  resolve(library, "ncclGroupStart", api.group_start);
-  resolve(library, "ncclGroupEnd", api.group_end);
-  resolve(library, "ncclAllReduce", api.all_reduce);
-  return api;
-}
-
-/// NCCL, loaded on first use (once per process; a failed load is tried again on the next call).
-const nccl_api &nccl() {
-  static const nccl_api api = open_nccl();
-  return api;
-}
-
-// ---------------------------------------------------------------- owners
-
-struct stream_deleter {
-  void operator()(cudaStream_t stream) const { cudaStreamDestroy(stream); }
-};
-struct event_deleter {
-  void operator()(cudaEvent_t event) const { cudaEventDestroy(event); }
-};
-using stream_ptr = std::unique_ptr<std::remove_pointer_t<cudaStream_t>, stream_deleter>;
-using event_ptr = std::unique_ptr<std::remove_pointer_t<cudaEvent_t>, event_deleter>;
-
-/// Restores the calling thread's current GPU, which the sweep changes.
-class device_restorer {
-public:
-  device_restorer() { ROOFLINE_CUDA_CHECK(cudaGetDevice(&m_device)); }
-  ~device_restorer() { cudaSetDevice(m_device); } // in a destructor: nothing to report to
-  device_restorer(const device_restorer &) = delete;
-  device_restorer &operator=(const device_restorer &) = delete;
-
-private:
-  int m_device = 0;
-};
-
-/// One communicator per GPU (ncclCommInitAll). Destroyed when done; aborted when an exception
-/// unwinds past them, since an operation that failed may never finish and a destroy would wait.
-class communicators {
-public:
-  explicit communicators(int gpus) : m_comms(static_cast<std::size_t>(gpus), nullptr) {
-    ROOFLINE_CUDA_CHECK(nccl().comm_init_all(m_comms.data(), gpus, nullptr));
-  }
-  ~communicators() {
-    const bool failing = std::uncaught_exceptions() > m_uncaught;
-    for (ncclComm_t comm : m_comms)
-      if (comm)
-        (failing ? nccl().comm_abort : nccl().comm_destroy)(comm); // nothing to report to
-  }
-  communicators(const communicators &) = delete;
-  communicators &operator=(const communicators &) = delete;
-
-  ncclComm_t operator[](std::size_t gpu) const { return m_comms[gpu]; }
-
-  /// Throws cuda_error when a communicator has met an error in the background.
-  void check_async_errors() const {
-    for (ncclComm_t comm : m_comms) {
-      ncclResult_t status = ncclSuccess;
-      ROOFLINE_CUDA_CHECK(nccl().comm_get_async_error(comm, &status));
-      detail::check(status, "ncclCommGetAsyncError's status", __FILE__, __LINE__);
-    }
-  }
-
-private:
-  std::vector<ncclComm_t> m_comms;
-  int m_uncaught = std::uncaught_exceptions();
-};
-
-/// ncclGroupStart … ncclGroupEnd, closed on every path: a call that fails inside a group leaves
-/// it open, and this thread's next NCCL calls would join it.
-class nccl_group {
-public:
-  nccl_group() { ROOFLINE_CUDA_CHECK(nccl().group_start()); }
-  ~nccl_group() {
-    if (m_open)
-      nccl().group_end(); // unwinding: the first error is already on its way
-  }
-  nccl_group(const nccl_group &) = delete;
-  nccl_group &operator=(const nccl_group &) = delete;
-
-  void end() {
-    m_open = false;
-    ROOFLINE_CUDA_CHECK(nccl().group_end());
-  }
-
-private:
-  bool m_open = true;
-};
-
-/// One host thread per GPU, each with its GPU current, running the jobs the owning thread hands
-/// out in lockstep: every thread starts a job as soon as it is handed out, and run() returns when
-/// all have finished it. Waiting spins (yielding), where a condition variable's wake-up would
-/// start one GPU's thread tens of microseconds after the other's, and the GPU that starts first
-/// would count the wait for its peer in its time.
-class gpu_threads {
-public:
-  explicit gpu_threads(std::size_t gpus) : m_errors(gpus) {
-    try {
-      for (std::size_t g = 0; g < gpus; ++g)
-        m_threads.emplace_back([this, g] { work(g); });
-    } catch (...) {
-      stop();
-      throw;
-    }
-  }
-  ~gpu_threads() { stop(); }
-  gpu_threads(const gpu_threads &) = delete;
-  gpu_threads &operator=(const gpu_threads &) = delete;
-
-  /// Runs job(g) on GPU g's thread for every GPU at once and waits for all of them. Rethrows the
-  /// first error a job threw (by GPU number); a thread whose peer failed stops waiting for it
-  /// (wait_for) and adds no error of its own.
-  void run(const std::function<void(std::size_t)> &job) {
-    m_job = &job;
-    m_failed.store(false, std::memory_order_relaxed);
-    m_done.store(0, std::memory_order_relaxed);
-    m_generation.fetch_add(1, std::memory_order_release); // hands out m_job
-    while (m_done.load(std::memory_order_acquire) < m_threads.size())
-      std::this_thread::yield();
-    std::exception_ptr first;
-    for (std::exception_ptr &error : m_errors)
-      if (error && !first)
-        first = error;
-    std::fill(m_errors.begin(), m_errors.end(), nullptr);
-    if (first)
-      std::rethrow_exception(first);
-  }
-
-  /// Waits, on a job's thread, for `event` to complete. Polls rather than blocks, so that a
-  /// thread whose peer's job failed (an all-reduce the peer never joined, which would never end)
-  /// gives up. Throws cuda_error.
-  void wait_for(cudaEvent_t event) const {
-    cudaError_t status = cudaSuccess;
-    while ((status = cudaEventQuery(event)) == cudaErrorNotReady) {
-      cudaGetLastError(); // "not ready" is no error: keep it from a later call's check
-      if (m_failed.load(std::memory_order_acquire))
-        throw abandoned{};
-      std::this_thread::yield();
-    }
-    ROOFLINE_CUDA_CHECK(status);
-  }
-
-private:
-  struct abandoned {}; ///< thrown by wait_for when a peer failed: that peer's error is reported
-
-  void work(std::size_t gpu) {
-    std::uint64_t seen = 0;
-    for (;;) {
-      std::uint64_t generation = 0;
-      while ((generation = m_generation.load(std::memory_order_acquire)) == seen) {
-        if (m_stop.load(std::memory_order_acquire))
-          return;
-        std::this_thread::yield();
-      }
-      seen = generation;
-      try {
-        ROOFLINE_CUDA_CHECK(cudaSetDevice(static_cast<int>(gpu)));
-        (*m_job)(gpu);
-      } catch (const abandoned &) {
-      } catch (...) {
-        m_errors[gpu] = std::current_exception();
-        m_failed.store(true, std::memory_order_release);
-      }
-      m_done.fetch_add(1, std::memory_order_acq_rel);
-    }
-  }
-
-  void stop() {
-    m_stop.store(true, std::memory_order_release);
-    for (std::thread &thread : m_threads)
-      thread.join();
-  }
-
-  std::vector<std::thread> m_threads;
-  std::vector<std::exception_ptr> m_errors; ///< the last run's, GPU g's at g
-  const std::function<void(std::size_t)> *m_job = nullptr;
-  std::atomic<std::uint64_t> m_generation{0}; ///< bumped once a job, to hand it out
-  std::atomic<std::size_t> m_done{0};         ///< threads that have finished the current job
-  std::atomic<bool> m_failed{false};          ///< a job of the current run has thrown
-  std::atomic<bool> m_stop{false};
-};
 
 // ---------------------------------------------------------------- checking the sum
 
@@ -382,21 +146,13 @@ public:
   /// registered them for are still to be cleaned up.
   all_reduce_clique(int gpus, std::int64_t max_bytes, all_reduce_timing timing)
       : m_gpus(static_cast<std::size_t>(gpus)), m_comms(gpus) {
-    m_streams.reserve(m_gpus); // so that emplace_back cannot throw and leak a handle
     m_events.resize(m_gpus);
     for (std::size_t g = 0; g < m_gpus; ++g) {
       ROOFLINE_CUDA_CHECK(cudaSetDevice(static_cast<int>(g)));
       m_inputs.emplace_back(static_cast<std::size_t>(max_bytes));
       m_outputs.emplace_back(static_cast<std::size_t>(max_bytes));
-      cudaStream_t stream = nullptr;
-      ROOFLINE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-      m_streams.emplace_back(stream);
-      m_events[g].reserve(timed_runs + 1);
-      for (int i = 0; i <= timed_runs; ++i) {
-        cudaEvent_t event = nullptr;
-        ROOFLINE_CUDA_CHECK(cudaEventCreate(&event));
-        m_events[g].emplace_back(event);
-      }
+      m_streams.emplace_back();
+      m_events[g].resize(timed_runs + 1);
     }
     if (timing == all_reduce_timing::eager_thread_per_gpu)
       m_threads = std::make_unique<gpu_threads>(m_gpus);
@@ -434,7 +190,7 @@ public:
   }
 
   void synchronize() {
-    for (const stream_ptr &stream : m_streams)
+    for (const detail::stream &stream : m_streams)
       ROOFLINE_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
     m_comms.check_async_errors();
   }
@@ -609,8 +365,8 @@ private:
   // Declared before the communicators, so destroyed after them: no buffer is freed under an
   // all-reduce that an abort has not stopped yet.
   std::vector<device_buffer> m_inputs, m_outputs;
-  std::vector<stream_ptr> m_streams;
-  std::vector<std::vector<event_ptr>> m_events; ///< GPU g's at g: timed_runs + 1, a chain
+  std::vector<detail::stream> m_streams;
+  std::vector<std::vector<detail::event>> m_events; ///< GPU g's at g: timed_runs + 1, a chain
   communicators m_comms;
   // Declared last, so joined first: the threads are idle between jobs (a job's failure stops its
   // peers waiting), so the join returns, and no thread calls NCCL once the communicators go.
@@ -624,12 +380,6 @@ int iterations_for(double estimate_s) {
     return max_iterations;
   return static_cast<int>(
       std::clamp(std::ceil(target_run_s / estimate_s), 1.0, static_cast<double>(max_iterations)));
-}
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t middle = values.size() / 2;
-  return values.size() % 2 ? values[middle] : 0.5 * (values[middle - 1] + values[middle]);
 }
 
 /// One size's result: seconds per all-reduce (the median run's) and the all-reduces a run.
@@ -667,7 +417,7 @@ size_timing time_size(all_reduce_clique &clique, std::int64_t bytes, all_reduce_
       runs_s.push_back(clique.time(count, iterations));
   }
   clique.synchronize(); // and the communicators' background errors
-  return {median(runs_s), iterations};
+  return {median(std::move(runs_s)), iterations};
 }
 
 /// Every size of `sizes` (sorted, distinct), timed as `timing` says over one clique of `gpus`.
@@ -715,20 +465,6 @@ std::string timing_text(all_reduce_timing timing) {
 
 } // namespace
 
-namespace detail {
-
-void check(ncclResult_t status, const char *expression, const char *file, int line) {
-  if (status == ncclSuccess)
-    return;
-  std::string message = std::string("NCCL error ") + nccl().get_error_string(status) + " in " +
-                        expression + " at " + file + ":" + std::to_string(line);
-  if (const char *last = nccl().get_last_error(nullptr); last && *last)
-    message += std::string(": ") + last;
-  throw cuda_error("NCCL", status, message);
-}
-
-} // namespace detail
-
 std::vector<std::int64_t> default_all_reduce_sizes() {
   std::vector<std::int64_t> sizes;
   for (std::int64_t bytes = 4 << 10; bytes <= (std::int64_t{1} << 30); bytes *= 4)
@@ -758,19 +494,19 @@ all_reduce_table measure_all_reduce(const std::vector<std::int64_t> &sizes_bytes
   // unless NCCL_NVLS_ENABLE says otherwise. Set before NCCL is loaded, so before it reads it.
   if (setenv("NCCL_NVLS_ENABLE", "0", 0) != 0)
     throw error(std::string("cannot set NCCL_NVLS_ENABLE=0: ") + std::strerror(errno));
-  const nccl_api &api = nccl();
+  const detail::nccl_api &api = nccl();
 
   all_reduce_table table;
   table.gpus = gpus;
   table.precision = "bf16";
-  table.library = "NCCL " + version_text(api.version);
+  table.library = "NCCL " + detail::nccl_version_text(api.version);
   const std::string gpu_names = gpu_description(gpus);
   const std::string started = utc_now();
   std::string how = timing_text(timing);
   if (progress)
     progress(table.library + " (" + api.path + "), " + gpu_names + ", " + how);
 
-  device_restorer restore_device;
+  const detail::device_scope restore_device;
   try {
     table.samples = time_sizes(gpus, sizes, timing, progress);
   } catch (const capture_failed &failure) {

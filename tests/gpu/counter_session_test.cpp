@@ -61,16 +61,15 @@ std::string describe(const counter_session &session, const counter_values &v) {
 
 /// One cuBLASLt GEMM with random operands, its own stream and a warm-up call done.
 struct gemm_fixture {
-  cublasLtHandle_t handle = nullptr;
-  cudaStream_t stream = nullptr;
-  device_buffer workspace{32u << 20};
+  cuda::detail::lt_handle handle;
+  cuda::detail::stream stream_owner;
+  cudaStream_t stream = stream_owner.get();
+  device_buffer workspace{cuda::detail::lt_workspace_bytes};
   std::unique_ptr<cuda::detail::lt_gemm> gemm;
   device_buffer a, b, c;
 
   gemm_fixture(const gemm_shape &shape, precision p) {
-    ROOFLINE_CUDA_CHECK(cublasLtCreate(&handle));
-    ROOFLINE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    gemm = std::make_unique<cuda::detail::lt_gemm>(handle, shape, p, workspace.get(),
+    gemm = std::make_unique<cuda::detail::lt_gemm>(handle.get(), shape, p, workspace.get(),
                                                    workspace.bytes());
     const auto types = cuda::detail::types_for(p);
     a = device_buffer(gemm->a_elements() * kernels::element_size(types.input));
@@ -83,13 +82,6 @@ struct gemm_fixture {
     launch(); // warm-up: lazy module loading must not land inside the range
     ROOFLINE_CUDA_CHECK(cudaStreamSynchronize(stream));
   }
-  ~gemm_fixture() {
-    gemm.reset();
-    cudaStreamDestroy(stream);
-    cublasLtDestroy(handle);
-  }
-  gemm_fixture(const gemm_fixture &) = delete;
-  gemm_fixture &operator=(const gemm_fixture &) = delete;
 
   void launch() const { gemm->run(a.get(), b.get(), c.get(), stream); }
 };

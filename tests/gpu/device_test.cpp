@@ -20,14 +20,13 @@ namespace {
 /// (the median of 20 replays): the GPU's own time for the probe's host-floor GEMM.
 double graph_replayed_tiny_gemm_s(precision p) {
   constexpr int calls = 200;
-  cudaStream_t stream = nullptr;
-  ROOFLINE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  cublasLtHandle_t handle = nullptr;
-  ROOFLINE_CUDA_CHECK(cublasLtCreate(&handle));
+  const cuda::detail::stream stream_owner;
+  const cudaStream_t stream = stream_owner.get();
+  const cuda::detail::lt_handle handle;
   double seconds = 0;
   {
-    test::device_buffer workspace(32u << 20);
-    const cuda::detail::lt_gemm gemm(handle, {64, 64, 64, 1}, p, workspace.get(),
+    test::device_buffer workspace(cuda::detail::lt_workspace_bytes);
+    const cuda::detail::lt_gemm gemm(handle.get(), {64, 64, 64, 1}, p, workspace.get(),
                                      workspace.bytes());
     const cuda::detail::gemm_types types = cuda::detail::types_for(p);
     test::device_buffer a(gemm.a_elements() * kernels::element_size(types.input));
@@ -46,8 +45,6 @@ double graph_replayed_tiny_gemm_s(precision p) {
     });
     seconds = cuda::detail::time_runs(stream, 1, 20, [&] { work.launch(stream); }).median_s / calls;
   }
-  cublasLtDestroy(handle);
-  cudaStreamDestroy(stream);
   return seconds;
 }
 

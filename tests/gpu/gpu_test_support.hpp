@@ -2,6 +2,7 @@
 #pragma once
 
 #include "cuda_check.hpp"
+#include "cuda_owners.hpp"
 #include "device_buffer.hpp"
 #include "host_elements.hpp"
 #include "kernels.hpp"

@@ -48,16 +48,15 @@ TEST_CASE(
   int major = 0, minor = 0;
   ROOFLINE_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
   ROOFLINE_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0));
-  cublasLtHandle_t handle = nullptr;
-  ROOFLINE_CUDA_CHECK(cublasLtCreate(&handle));
-  device_buffer workspace(32u << 20);
+  const cuda::detail::lt_handle handle;
+  device_buffer workspace(cuda::detail::lt_workspace_bytes);
   const gemm_shape shape{96, 80, 144, 3};
   std::uint64_t seed = 100;
   for (precision p : all_precisions) {
     if (p == precision::fp8 && major * 10 + minor < 89)
       continue;
     CAPTURE(to_string(p));
-    const cuda::detail::lt_gemm gemm(handle, shape, p, workspace.get(), workspace.bytes());
+    const cuda::detail::lt_gemm gemm(handle.get(), shape, p, workspace.get(), workspace.bytes());
     const auto types = cuda::detail::types_for(p);
     device_buffer a(gemm.a_elements() * kernels::element_size(types.input));
     device_buffer b(gemm.b_elements() * kernels::element_size(types.input));
@@ -79,15 +78,13 @@ TEST_CASE(
     CAPTURE(error);
     CHECK(error <= tolerance(p));
   }
-  cublasLtDestroy(handle);
 }
 
 TEST_CASE("a transposed operand mix-up would be caught: the check fails on swapped operands") {
-  cublasLtHandle_t handle = nullptr;
-  ROOFLINE_CUDA_CHECK(cublasLtCreate(&handle));
-  device_buffer workspace(32u << 20);
+  const cuda::detail::lt_handle handle;
+  device_buffer workspace(cuda::detail::lt_workspace_bytes);
   const gemm_shape shape{64, 48, 32, 1};
-  const cuda::detail::lt_gemm gemm(handle, shape, precision::fp32, workspace.get(),
+  const cuda::detail::lt_gemm gemm(handle.get(), shape, precision::fp32, workspace.get(),
                                    workspace.bytes());
   device_buffer a(gemm.a_elements() * 4), b(gemm.b_elements() * 4), c(gemm.c_elements() * 4);
   ROOFLINE_CUDA_CHECK(
@@ -107,5 +104,4 @@ TEST_CASE("a transposed operand mix-up would be caught: the check fails on swapp
       b_as_kn[static_cast<std::size_t>(j * shape.k + k)] =
           host_b[static_cast<std::size_t>(k * shape.n + j)];
   CHECK(relative_error(out, reference(host_a, b_as_kn, shape)) > 0.5);
-  cublasLtDestroy(handle);
 }

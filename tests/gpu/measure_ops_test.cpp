@@ -4,6 +4,7 @@
 // data; convolutions through cuDNN (loaded at run time; as their implicit GEMMs when it is not on
 // the machine); fused attention through cuDNN's graph API, checked the same way; kinds no kernel
 // runs skipped with the reason.
+#include "cuda_owners.hpp"
 #include "cudnn_attention.hpp"
 #include "roofline/cuda/measurer.hpp"
 #include "roofline/lowering.hpp"
@@ -221,13 +222,12 @@ TEST_CASE("fused attention through cuDNN matches the reference in fp16 and bf16:
 
 TEST_CASE("fused attention in BHSD as in BSHD; the backward pass, a window and an fp8 KV cache "
           "skipped with the reason") {
-  cudaStream_t stream = nullptr;
-  REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess);
+  const cuda::detail::stream stream_owner;
+  const cudaStream_t stream = stream_owner.get();
   std::unique_ptr<cuda::detail::cudnn_handle> cudnn;
   try {
     cudnn = std::make_unique<cuda::detail::cudnn_handle>(stream);
   } catch (const std::exception &e) {
-    cudaStreamDestroy(stream);
     FAIL("cuDNN does not load: " << e.what());
   }
   const cuda::detail::operand_sets one = [](std::size_t) { return std::size_t{1}; };
@@ -262,7 +262,6 @@ TEST_CASE("fused attention in BHSD as in BSHD; the backward pass, a window and a
   CHECK(contains(skipped(fp8_cache, precision::bf16), "KV cache stored as fp8"));
   CHECK(contains(skipped(s, precision::fp32), "fp16 or bf16"));
   cudnn.reset();
-  cudaStreamDestroy(stream);
 }
 
 TEST_CASE("a kind no kernel runs, and a backward memory op, are skipped with the reason") {
