@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "roofline/enum_table.hpp"
 #include "roofline/op.hpp"
 #include "roofline/perf_model.hpp"
 
@@ -91,6 +92,9 @@ measurement merge_rounds(const std::vector<measurement> &rounds);
 /// Which implementation runs the GEMMs (convolutions run through cuDNN with `cublas`, the library
 /// default, and as their implicit GEMMs with the others).
 enum class gemm_engine { cublas, naive, tiled, tensorcore };
+
+/// The engines' names: "cublas", "naive", "tiled", "tensorcore".
+template <> const enum_table<gemm_engine> &names_of<gemm_engine>();
 
 std::string_view to_string(gemm_engine e);
 /// nullopt for a name that is not an engine's.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "roofline/enum_table.hpp"
 #include "roofline/error.hpp"
 #include "roofline/gemm.hpp"
 #include "roofline/memory_op.hpp"
@@ -19,6 +20,9 @@ namespace roofline {
 
 /// Inference runs the forward pass; training adds the data-gradient and weight-gradient passes.
 enum class run_mode { inference, training };
+
+/// "inference", "training".
+template <> const enum_table<run_mode> &names_of<run_mode>();
 
 std::string_view to_string(run_mode m);
 
@@ -143,6 +147,9 @@ struct layer {
 
 /// Which step of serving a language model a network is: the prompt at once, or one new token.
 enum class inference_phase { prefill, decode };
+
+/// "prefill", "decode".
+template <> const enum_table<inference_phase> &names_of<inference_phase>();
 
 /// "prefill" or "decode".
 std::string_view to_string(inference_phase p);

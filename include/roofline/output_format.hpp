@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "roofline/enum_table.hpp"
+
 #include <optional>
 #include <string>
 #include <string_view>
@@ -10,6 +12,9 @@ namespace roofline {
 /// svg: the document's roofline chart alone; html: one self-contained page (chart, tables,
 /// advice, notes).
 enum class output_format { table, json, csv, markdown, html, svg };
+
+/// The formats' names: "table", "json", "csv", "markdown" (parsed from "md" too), "html", "svg".
+template <> const enum_table<output_format> &names_of<output_format>();
 
 /// "table", "json", "csv", "markdown" (or "md"), "html", "svg"; nullopt when unknown.
 std::optional<output_format> parse_output_format(std::string_view name);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "roofline/enum_table.hpp"
+
 #include <array>
 #include <optional>
 #include <string>
@@ -15,6 +17,9 @@ enum class precision { fp64, fp32, tf32, fp16, bf16, fp8, int8 };
 inline constexpr std::array<precision, 7> all_precisions{
     precision::fp64, precision::fp32, precision::tf32, precision::fp16,
     precision::bf16, precision::fp8,  precision::int8};
+
+/// The precisions' names, in all_precisions' order.
+template <> const enum_table<precision> &names_of<precision>();
 
 /// "fp16", "bf16", ...
 std::string_view to_string(precision p);

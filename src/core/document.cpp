@@ -7,24 +7,32 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <memory>
 
 namespace roofline {
 
+namespace {
+
+constexpr std::array<enum_name<output_format>, 7> format_names{{
+    {output_format::table, "table"},
+    {output_format::json, "json"},
+    {output_format::csv, "csv"},
+    {output_format::markdown, "markdown"},
+    {output_format::markdown, "md", true},
+    {output_format::html, "html"},
+    {output_format::svg, "svg"},
+}};
+
+} // namespace
+
+template <> const enum_table<output_format> &names_of<output_format>() {
+  static constexpr enum_table<output_format> table{format_names};
+  return table;
+}
+
 std::optional<output_format> parse_output_format(std::string_view name) {
-  if (name == "table")
-    return output_format::table;
-  if (name == "json")
-    return output_format::json;
-  if (name == "csv")
-    return output_format::csv;
-  if (name == "markdown" || name == "md")
-    return output_format::markdown;
-  if (name == "html")
-    return output_format::html;
-  if (name == "svg")
-    return output_format::svg;
-  return std::nullopt;
+  return names_of<output_format>().parse(name);
 }
 
 std::optional<output_format> format_for_file(std::string_view file_name) {

@@ -4,6 +4,7 @@
 #include "roofline/median.hpp"
 
 #include <algorithm>
+#include <array>
 
 namespace roofline {
 
@@ -16,22 +17,28 @@ std::string_view to_string(measurement_status s) {
   return "?";
 }
 
+namespace {
+
+constexpr std::array<enum_name<gemm_engine>, 4> engine_names{{
+    {gemm_engine::cublas, "cublas"},
+    {gemm_engine::naive, "naive"},
+    {gemm_engine::tiled, "tiled"},
+    {gemm_engine::tensorcore, "tensorcore"},
+}};
+
+} // namespace
+
+template <> const enum_table<gemm_engine> &names_of<gemm_engine>() {
+  static constexpr enum_table<gemm_engine> table{engine_names};
+  return table;
+}
+
 std::string_view to_string(gemm_engine e) {
-  switch (e) {
-  case gemm_engine::cublas: return "cublas";
-  case gemm_engine::naive: return "naive";
-  case gemm_engine::tiled: return "tiled";
-  case gemm_engine::tensorcore: return "tensorcore";
-  }
-  return "?";
+  return names_of<gemm_engine>().name(e);
 }
 
 std::optional<gemm_engine> parse_gemm_engine(std::string_view name) {
-  for (gemm_engine e :
-       {gemm_engine::cublas, gemm_engine::naive, gemm_engine::tiled, gemm_engine::tensorcore})
-    if (to_string(e) == name)
-      return e;
-  return std::nullopt;
+  return names_of<gemm_engine>().parse(name);
 }
 
 namespace {

@@ -11,24 +11,45 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <optional>
 
 namespace roofline {
 
+namespace {
+
+constexpr std::array<enum_name<run_mode>, 2> mode_names{{
+    {run_mode::inference, "inference"},
+    {run_mode::training, "training"},
+}};
+
+constexpr std::array<enum_name<inference_phase>, 2> phase_names{{
+    {inference_phase::prefill, "prefill"},
+    {inference_phase::decode, "decode"},
+}};
+
+} // namespace
+
+template <> const enum_table<run_mode> &names_of<run_mode>() {
+  static constexpr enum_table<run_mode> table{mode_names};
+  return table;
+}
+
+template <> const enum_table<inference_phase> &names_of<inference_phase>() {
+  static constexpr enum_table<inference_phase> table{phase_names};
+  return table;
+}
+
 std::string_view to_string(run_mode m) {
-  return m == run_mode::training ? "training" : "inference";
+  return names_of<run_mode>().name(m);
 }
 
 std::string_view to_string(inference_phase p) {
-  return p == inference_phase::decode ? "decode" : "prefill";
+  return names_of<inference_phase>().name(p);
 }
 
 std::optional<inference_phase> parse_inference_phase(std::string_view name) {
-  if (name == "prefill")
-    return inference_phase::prefill;
-  if (name == "decode")
-    return inference_phase::decode;
-  return std::nullopt;
+  return names_of<inference_phase>().parse(name);
 }
 
 std::string layer_path(const std::string &prefix, const std::string &name) {
@@ -128,10 +149,7 @@ std::vector<std::string> with_common_keys(std::vector<std::string> keys) {
 }
 
 std::vector<std::string> precision_names() {
-  std::vector<std::string> names;
-  for (precision p : all_precisions)
-    names.emplace_back(to_string(p));
-  return names;
+  return names_of<precision>().names();
 }
 
 precision parse_precision_key(const yaml_map &map, const std::string &key) {
@@ -185,21 +203,22 @@ public:
     net.batch = doc.positive_int_or("batch", 1);
     net.seq_len = doc.positive_int_or("seq_len", 1);
     const std::string mode = doc.string_or("mode", "inference");
-    if (mode == "training")
-      net.mode = run_mode::training;
-    else if (mode != "inference")
-      doc.fail("mode", "`mode` must be `inference` or `training`, got `" +
-                           detail::shown_value(mode) + "`" +
-                           detail::did_you_mean(mode, {"inference", "training"}));
+    if (const std::optional<run_mode> parsed = names_of<run_mode>().parse(mode))
+      net.mode = *parsed;
+    else
+      doc.fail("mode", "`mode` must be " + detail::quoted_list(names_of<run_mode>().names()) +
+                           ", got `" + detail::shown_value(mode) + "`" +
+                           detail::did_you_mean(mode, names_of<run_mode>().names()));
     if (!detail::checked_product({net.batch, net.seq_len}))
       doc.fail("seq_len", "batch × seq_len overflows a 64-bit integer");
     if (doc.has("phase")) {
       const std::string phase = doc.string("phase");
       net.phase = parse_inference_phase(phase);
       if (!net.phase)
-        doc.fail("phase", "`phase` must be `prefill` or `decode`, got `" +
+        doc.fail("phase", "`phase` must be " +
+                              detail::quoted_list(names_of<inference_phase>().names()) + ", got `" +
                               detail::shown_value(phase) + "`" +
-                              detail::did_you_mean(phase, {"prefill", "decode"}));
+                              detail::did_you_mean(phase, names_of<inference_phase>().names()));
       net.kv_len = doc.positive_int_or("kv_len", net.seq_len);
     } else if (doc.has("kv_len")) {
       doc.fail("kv_len", "`kv_len` is the KV cache a language model's step reads: give `phase` "

@@ -3,24 +3,31 @@
 
 namespace roofline {
 
+namespace {
+
+constexpr std::array<enum_name<precision>, 7> precision_names{{
+    {precision::fp64, "fp64"},
+    {precision::fp32, "fp32"},
+    {precision::tf32, "tf32"},
+    {precision::fp16, "fp16"},
+    {precision::bf16, "bf16"},
+    {precision::fp8, "fp8"},
+    {precision::int8, "int8"},
+}};
+
+} // namespace
+
+template <> const enum_table<precision> &names_of<precision>() {
+  static constexpr enum_table<precision> table{precision_names};
+  return table;
+}
+
 std::string_view to_string(precision p) {
-  switch (p) {
-  case precision::fp64: return "fp64";
-  case precision::fp32: return "fp32";
-  case precision::tf32: return "tf32";
-  case precision::fp16: return "fp16";
-  case precision::bf16: return "bf16";
-  case precision::fp8: return "fp8";
-  case precision::int8: return "int8";
-  }
-  return "?";
+  return names_of<precision>().name(p);
 }
 
 std::optional<precision> parse_precision(std::string_view name) {
-  for (precision p : all_precisions)
-    if (to_string(p) == name)
-      return p;
-  return std::nullopt;
+  return names_of<precision>().parse(name);
 }
 
 int element_bytes(precision p) {
