@@ -4,6 +4,7 @@
 // the measurement layer's). An embedder may include the few it needs instead; each stands alone
 // (tests/CMakeLists.txt compiles every one by itself).
 
+#include "roofline/advice_thresholds.hpp"
 #include "roofline/advisor.hpp"
 #include "roofline/analysis.hpp"
 #include "roofline/atomic_file.hpp"
@@ -15,6 +16,7 @@
 #include "roofline/conv_shape.hpp"
 #include "roofline/device_description.hpp"
 #include "roofline/device_report.hpp"
+#include "roofline/enum_table.hpp"
 #include "roofline/error.hpp"
 #include "roofline/gemm.hpp"
 #include "roofline/gemm_model.hpp"
@@ -25,6 +27,7 @@
 #include "roofline/lowering.hpp"
 #include "roofline/measurement.hpp"
 #include "roofline/measurement_layer.hpp"
+#include "roofline/median.hpp"
 #include "roofline/memory_fit.hpp"
 #include "roofline/memory_op.hpp"
 #include "roofline/memory_op_model.hpp"
