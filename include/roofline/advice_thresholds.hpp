@@ -20,6 +20,6 @@ constexpr bool launch_bound_worth_saying(double share) {
 
 /// The least predicted speedup (padded time × this ≤ unpadded time) for which padding a GEMM is
 /// advised: 3%, below which the model cannot tell a gain from its own error.
-inline constexpr double min_padding_speedup = 1.03;
+inline constexpr double padding_speedup_worth_advising = 1.03;
 
 } // namespace roofline
