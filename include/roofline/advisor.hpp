@@ -67,10 +67,9 @@ struct advice {
 
 /// Padding worth at least `min_speedup` (predicted), batch sizes per GEMM whose rows grow with the
 /// batch, a warning when most of the step is memory-bound and one when ops are launch-bound.
-/// `analysed` is analyze(net, ...): the advice predicts with the same model, rebuilt from what the
-/// analysis records (its GPU, options, parameters and host floor). Advice whose sizes would
-/// overflow 64 bits (a padded size, a larger batch) is left out; throws input_error, naming the
-/// layer, when the step's runs of launch-bound ops overflow 64 bits.
-advice advise(const network &net, const analysis &analysed, double min_speedup = 1.03);
+/// The advice predicts with the analysis's own model (sharing its memo) and reads its network.
+/// Advice whose sizes would overflow 64 bits (a padded size, a larger batch) is left out; throws
+/// input_error, naming the layer, when the step's runs of launch-bound ops overflow 64 bits.
+advice advise(const analysis &analysed, double min_speedup = 1.03);
 
 } // namespace roofline

@@ -563,11 +563,10 @@ std::string memory_bound_warning(const network &net, const analysis &analysed,
 
 } // namespace
 
-advice advise(const network &net, const analysis &analysed, double min_speedup) {
-  model_options options = analysed.options;
-  options.parameters = analysed.parameters;
-  options.host = analysed.host;
-  const perf_model model(analysed.device, options);
+advice advise(const analysis &analysed, double min_speedup) {
+  const network &net = analysed.network;
+  // The analysis's own model: its memo already holds the network's GEMMs.
+  const perf_model &model = analysed.model;
   advice result;
   std::vector<op> ops;
   for (const analysed_op &entry : analysed.ops)
@@ -627,7 +626,7 @@ advice advise(const network &net, const analysis &analysed, double min_speedup) 
     launch.share = analysed.totals.launch_bound_share;
     launch.step_time_s = analysed.totals.time_s;
     launch.graph_step_time_s = analysed.totals.device_time_s;
-    launch.measured_floor = analysed.host.measured;
+    launch.measured_floor = analysed.model.host().measured;
     if (launch.share >= 0.05) // below, the advice says it without a warning
       result.warnings.push_back(fmt::format(
           "{} of {} ops ({} runs per step, {:.0f}% of the step) are launch-bound: the {} host "
