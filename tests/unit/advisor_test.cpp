@@ -253,6 +253,22 @@ TEST_CASE("batch advice: the compute-bound batch of a square linear layer by han
   CHECK(*a.network_compute_bound_batch / 2 < expected);
 }
 
+TEST_CASE("batch advice: weights quantized for the whole network grow with the batch as a layer's "
+          "own quantized weights do (once dropped when the network was lowered again)") {
+  const advice whole = advise_yaml("name: q\nbatch: 8\nweights: int4\nweight_group: 128\n"
+                                   "layers:\n  - {name: fc, type: linear, in: 4096, out: 4096}\n",
+                                   h100());
+  const advice own = advise_yaml("name: q\nbatch: 8\nlayers:\n  - {name: fc, type: linear, in: "
+                                 "4096, out: 4096, weights: int4, weight_group: 128}\n",
+                                 h100());
+  REQUIRE(whole.batch.size() == 1);
+  REQUIRE(own.batch.size() == 1);
+  REQUIRE(own.batch.front().compute_bound_batch);
+  CHECK(whole.batch.front().compute_bound_batch == own.batch.front().compute_bound_batch);
+  CHECK(whole.batch.front().full_wave_batch == own.batch.front().full_wave_batch);
+  CHECK(whole.network_compute_bound_batch == own.network_compute_bound_batch);
+}
+
 TEST_CASE("launch-bound advice: the ops, runs and share of the step the host's floor decides") {
   const network net = parse_network("name: tiny\nbatch: 1\nlayers:\n"
                                     "  - {name: fc, type: linear, in: 64, out: 64}\n"
