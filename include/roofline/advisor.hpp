@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "roofline/advice_thresholds.hpp"
 #include "roofline/analysis.hpp"
-#include "roofline/gemm.hpp"
-#include "roofline/network.hpp"
-#include "roofline/op.hpp"
-#include "roofline/perf_model.hpp"
+#include "roofline/batch_advice.hpp"
+#include "roofline/padding_advice.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -13,33 +12,6 @@
 #include <vector>
 
 namespace roofline {
-
-/// Pad a GEMM's dimensions: the 16-byte rule of the precision, or a size that fills tiles and
-/// waves.
-struct padding_advice {
-  std::string layer;
-  roofline::pass pass = pass::forward;
-  precision prec = precision::fp16;
-  gemm_shape original, padded;
-  std::string reason; ///< "N=50257 breaks the 16-byte rule of fp16 (multiples of 8)"
-  double time_s = 0, padded_time_s = 0; ///< predicted, per call
-  double extra_flops = 0;               ///< padded FLOPs / original − 1
-  double extra_bytes = 0;               ///< padded bytes / original − 1
-
-  double predicted_speedup() const { return padded_time_s > 0 ? time_s / padded_time_s : 1; }
-};
-
-/// Batch sizes for one GEMM whose rows grow with the batch.
-struct batch_advice {
-  std::string layer;
-  roofline::pass pass = pass::forward;
-  std::int64_t batch = 0; ///< the network's
-  std::optional<std::int64_t>
-      compute_bound_batch; ///< smallest batch with intensity ≥ ridge; unset: never
-  std::optional<std::int64_t>
-      full_wave_batch; ///< `batch` if its tiles fill ≥ 95% of the last wave, else the smallest
-                       ///< multiple of 8 that does and costs ≥ 3% less time per sample
-};
 
 /// Ops the host issues more slowly than the GPU runs them: the lever is issuing fewer calls (CUDA
 /// graphs, fusion), not a faster GPU.
@@ -54,7 +26,8 @@ struct launch_bound_advice {
   bool measured_floor = false;  ///< the host floor is this machine's, not the typical one
 };
 
-/// What to change, with predicted gains.
+/// What to change, with predicted gains: padding advice, batch advice and launch-bound advice
+/// together, with their warnings.
 struct advice {
   std::vector<padding_advice> padding;
   std::vector<batch_advice> batch;
@@ -65,12 +38,12 @@ struct advice {
   std::vector<std::string> warnings;
 };
 
-/// Padding worth at least `min_speedup` (predicted), batch sizes per GEMM whose rows grow with the
-/// batch, a warning when most of the step is memory-bound and one when ops are launch-bound.
-/// `analysed` is analyze(net, ...): the advice predicts with the same model, rebuilt from what the
-/// analysis records (its GPU, options, parameters and host floor). Advice whose sizes would
-/// overflow 64 bits (a padded size, a larger batch) is left out; throws input_error, naming the
-/// layer, when the step's runs of launch-bound ops overflow 64 bits.
-advice advise(const network &net, const analysis &analysed, double min_speedup = 1.03);
+/// Padding worth at least `min_speedup` (predicted: advise_padding), batch sizes per GEMM whose
+/// rows grow with the batch (advise_batch), a warning when most of the step is memory-bound and
+/// one when ops are launch-bound. The advice predicts with the analysis's own model (sharing its
+/// memo) and reads its network.
+/// Advice whose sizes would overflow 64 bits (a padded size, a larger batch) is left out; throws
+/// input_error, naming the layer, when the step's runs of launch-bound ops overflow 64 bits.
+advice advise(const analysis &analysed, double min_speedup = padding_speedup_worth_advising);
 
 } // namespace roofline

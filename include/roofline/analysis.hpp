@@ -41,22 +41,16 @@ struct step_totals {
 };
 
 /// One network on one GPU as the model sees it: the ops with their predictions and the step's
-/// totals. The first stage's value; advice, measurements and the report are built from it.
+/// totals. The first stage's value; advice, measurements and the report are built from it, and
+/// read the network and the model from it rather than copies of their pieces.
 struct analysis {
-  std::string network_name;
-  std::string network_origin;
-  roofline::precision precision = precision::fp16;
-  std::int64_t batch = 1;
-  std::int64_t seq_len = 1;
-  run_mode mode = run_mode::inference;
-  std::optional<inference_phase> phase; ///< network::phase
-  std::int64_t kv_len = 0;              ///< network::kv_len
-  gpu_spec device;
+  /// The network analysed; an analysis of bare ops (analyze_ops) has only its name.
+  roofline::network network;
+  /// The model that predicted the ops, with the operand cache the step decided: its spec, options,
+  /// parameters (and their origin) and host floor are the ones used. It shares its memo with the
+  /// model given to analyze(), so the advice's predictions reuse the analysis's.
+  perf_model model{gpu_spec{}};
   std::string device_selection; ///< how the GPU was chosen: "--gpu v100", "default: no local GPU"
-  model_options options;
-  model_parameters parameters;   ///< the GEMM model's, as used
-  std::string parameters_origin; ///< where they come from: "generic defaults", "calibrated on ..."
-  roofline::host_floor host;     ///< the host's floor, as used
   std::vector<analysed_op> ops;
   step_totals totals;
   /// Weights, KV cache and activations against the GPU's memory (a network's analysis; an

@@ -5,6 +5,7 @@
 #include "roofline/op.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,13 @@ namespace roofline {
 /// and for a network past the limits of network.hpp (max_ops, max_layer_path_bytes), checked
 /// layer by layer before each layer's ops are made: no more than max_ops are ever made.
 std::vector<op> lower(const network &net);
+
+/// `gemm`, one of the ops lower() made of a network at batch `batch`, as lower() makes it at
+/// batch `other`, from its batch_scaling tag alone: M or batch_count, FLOPs and bytes (and a
+/// convolution's batch) for a GEMM tagged rows or instances, the routing anew for a routed one.
+/// Any other op comes back as it is (a GEMM tagged none keeps its M and batch_count; a weight
+/// gradient's N and bytes would change). nullopt where its sizes overflow 64 bits at `other`.
+std::optional<op> at_batch(const op &gemm, std::int64_t batch, std::int64_t other);
 
 /// The experts a mixture of experts' `tokens` reach on average when each picks `top_k` distinct
 /// experts uniformly at random: E·(1 − (1 − k/E)^tokens).

@@ -20,6 +20,26 @@ inline constexpr std::string_view fused_attention_kind = "attention";
 /// The kind of an all-reduce between the GPUs a layer is sharded over (tensor parallelism).
 inline constexpr std::string_view all_reduce_kind = "all_reduce";
 
+/// How a GEMM's sizes follow its network's batch. Lowering tags each GEMM it makes; the batch
+/// advice reads the tag (with at_batch(), lowering.hpp) instead of lowering the network again at
+/// other batches.
+enum class batch_growth {
+  none,      ///< sizes the batch leaves alone: a matmul of given sizes, a weight gradient
+  rows,      ///< M and FLOPs in proportion to it, bytes affinely: linear, conv2d, a router
+  instances, ///< batch_count, FLOPs and bytes in proportion: attention's score and context GEMMs
+  /// A mixture of experts' expert GEMM: its M and batch_count follow the experts that the step's
+  /// tokens reach (lowering's routing), not the batch alone.
+  routed,
+};
+
+/// What lowering knows of how a GEMM's sizes follow the batch: enough to make it at another one.
+struct batch_scaling {
+  batch_growth growth = batch_growth::none;
+  std::int64_t fixed_bytes = 0; ///< rows: the bytes it moves at any batch (its weights, once)
+  std::int64_t tokens = 0;      ///< routed: the step's tokens (batch × seq_len) it is routed for
+  std::int64_t experts = 0, top_k = 0; ///< routed: its mixture's experts and experts per token
+};
+
 /// One kernel-sized piece of work a network lowers to: a GEMM (a convolution's implicit one
 /// among them), a memory-bound op, or a fused attention kernel.
 struct op {
@@ -41,9 +61,8 @@ struct op {
   std::int64_t flops = 0;         ///< per run
   std::int64_t bytes = 0;         ///< minimum DRAM bytes per run
   source_location where;          ///< the layer in the network file
-  /// A mixture of experts' expert GEMM: its M and batch_count follow the routing (the experts a
-  /// batch reaches), not the batch alone.
-  bool routed = false;
+  /// GEMMs: how its sizes follow the network's batch (other ops: none, not tagged).
+  batch_scaling scaling;
   int gpus = 1; ///< an all-reduce: the GPUs it spans (its `bytes`: the message, per GPU)
   /// A memory-bound op run unfused (memory_layer::unfused): the kernels one run launches, each
   /// an elementwise pass over its share of `bytes`; 1 for every other op.

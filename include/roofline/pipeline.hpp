@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "roofline/advice_thresholds.hpp"
 #include "roofline/measurement.hpp"
 #include "roofline/network.hpp"
 #include "roofline/perf_model.hpp"
@@ -26,7 +27,7 @@ gpu_choice choose_gpu(const std::string &request, const model_options &options =
 
 struct pipeline_options {
   bool advise = true;
-  double min_padding_speedup = 1.03; ///< padding suggested only when predicted to gain this much
+  double min_padding_speedup = padding_speedup_worth_advising; ///< padding suggested only when predicted to gain this much
   /// Set: run every GEMM, and both GEMMs of each padding suggestion, on the local GPU (through the
   /// measurement layer; throws roofline::error when there is none). When its `stop` stops the
   /// run, the padding is not measured and the report is not complete (report::complete).

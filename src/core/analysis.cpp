@@ -12,13 +12,9 @@ analysis analyze_ops(std::string name, std::vector<op> ops, const perf_model &gi
   // The step decides where its operands are, unless the caller did.
   const perf_model model = given.with_operand_cache(operand_cache_for(given, ops));
   analysis r;
-  r.network_name = std::move(name);
-  r.device = model.spec();
+  r.network.name = std::move(name);
+  r.model = model;
   r.device_selection = std::move(device_selection);
-  r.options = model.options();
-  r.parameters = model.parameters();
-  r.parameters_origin = model.parameters().origin;
-  r.host = model.host();
   r.notes = model_notes(model, ops);
   for (op &o : ops) {
     analysed_op entry;
@@ -66,17 +62,11 @@ analysis analyze(const network &net, const perf_model &model, std::string device
     memory = memory_of(net, ops, model.spec().memory_bytes);
   analysis r = analyze_ops(net.name, std::move(ops), model, std::move(device_selection));
   r.memory = memory;
-  r.network_origin = net.origin;
-  r.precision = net.precision;
-  r.batch = net.batch;
-  r.seq_len = net.seq_len;
-  r.mode = net.mode;
-  r.phase = net.phase;
-  r.kv_len = net.kv_len;
   std::vector<std::string> notes = net.notes;
   for (std::string &note : routing_notes(net))
     notes.push_back(std::move(note));
   r.notes.insert(r.notes.begin(), notes.begin(), notes.end());
+  r.network = net;
   return r;
 }
 

@@ -192,17 +192,17 @@ void fit_axes(chart &c) {
 
 chart roofline_chart(const report &r) {
   const analysis &a = r.analysis;
-  const gpu_spec &gpu = a.device;
+  const gpu_spec &gpu = a.model.spec();
   chart c;
-  c.title = fmt::format("{} on {}", a.network_name, gpu.display_name);
-  c.subtitle = fmt::format("{}, batch {}, seq_len {} · {}", to_string(a.precision), a.batch,
-                           a.seq_len, a.device_selection);
+  c.title = fmt::format("{} on {}", a.network.name, gpu.display_name);
+  c.subtitle = fmt::format("{}, batch {}, seq_len {} · {}", to_string(a.network.precision),
+                           a.network.batch, a.network.seq_len, a.device_selection);
 
   std::set<precision> units;
   for (const analysed_op &entry : a.ops)
     units.insert(entry.op.unit());
-  c.roofs = roofs_of(gpu, units, a.options.sparse, ink, "", 0);
-  c.slopes = slopes_of(gpu, a.parameters, ink, "", 0, true);
+  c.roofs = roofs_of(gpu, units, a.model.options().sparse, ink, "", 0);
+  c.slopes = slopes_of(gpu, a.model.parameters(), ink, "", 0, true);
 
   std::size_t undrawn = 0;
   bool any_gemm = false, any_attention = false, any_memory = false, any_launch = false,
@@ -242,7 +242,7 @@ chart roofline_chart(const report &r) {
     // The regions split at the ridge of the roof that holds most of the step's time.
     if (d.share > main_share) {
       main_share = d.share;
-      c.region_ridge = gpu.ridge_intensity(o.unit(), a.options.sparse && o.is_gemm());
+      c.region_ridge = gpu.ridge_intensity(o.unit(), a.model.options().sparse && o.is_gemm());
     }
     c.points.push_back(std::move(point));
   }
@@ -295,8 +295,8 @@ chart comparison_chart(const std::vector<comparison> &comparisons) {
     const std::string colour = gpu_colour(g);
     const std::string prefix = gpu.name + " ";
     std::string peaks; // the legend names every roof: the chart has room for only some labels
-    for (chart_roof &roof :
-         roofs_of(gpu.analysis.device, units, gpu.analysis.options.sparse, colour, "", g)) {
+    for (chart_roof &roof : roofs_of(gpu.analysis.model.spec(), units,
+                                     gpu.analysis.model.options().sparse, colour, "", g)) {
       peaks += (peaks.empty() ? "" : ", ") + roof.label;
       // GPUs of the same peak share a roof's height: one label names them all.
       const auto same = std::find_if(c.roofs.begin(), c.roofs.end(), [&](const chart_roof &r) {
@@ -312,14 +312,16 @@ chart comparison_chart(const std::vector<comparison> &comparisons) {
       }
       c.roofs.push_back(std::move(roof));
     }
-    c.slopes.push_back(
-        slopes_of(gpu.analysis.device, gpu.analysis.parameters, colour, prefix, g, false).front());
+    c.slopes.push_back(slopes_of(gpu.analysis.model.spec(), gpu.analysis.model.parameters(), colour,
+                                 prefix, g, false)
+                           .front());
     c.slopes.back().labelled = false; // the legend names each GPU's bandwidth
     const std::string shards =
         gpu.tensor_parallel > 1 ? fmt::format(" ×{} (tensor parallel)", gpu.tensor_parallel) : "";
-    c.legend.push_back({fmt::format("{}{} · DRAM {}B/s · {}", gpu.analysis.device.display_name,
-                                    shards, si(gpu.analysis.device.dram_bytes_per_s), peaks),
-                        colour, legend_entry::mark::line});
+    c.legend.push_back(
+        {fmt::format("{}{} · DRAM {}B/s · {}", gpu.analysis.model.spec().display_name, shards,
+                     si(gpu.analysis.model.spec().dram_bytes_per_s), peaks),
+         colour, legend_entry::mark::line});
   }
   std::vector<std::size_t> baseline_points;
   for (const distinct_op &d : ops) {

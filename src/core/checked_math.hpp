@@ -29,6 +29,14 @@ checked_sum(std::initializer_list<std::optional<std::int64_t>> terms) {
   return sum;
 }
 
+/// `value` (non-negative) rounded up to a multiple of `multiple`; nullopt where that overflows.
+inline std::optional<std::int64_t> checked_round_up(std::int64_t value, std::int64_t multiple) {
+  const std::optional<std::int64_t> sum = checked_sum({value, multiple - 1});
+  if (!sum)
+    return std::nullopt;
+  return *sum / multiple * multiple;
+}
+
 /// `value`, or an input_error at `where` saying that `subject`'s `what` overflows.
 inline std::int64_t require_no_overflow(std::optional<std::int64_t> value,
                                         const source_location &where, const std::string &subject,

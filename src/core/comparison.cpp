@@ -109,8 +109,8 @@ verdict decide(const comparison &c, precision net_precision) {
     const double base_memory = sum_where(base, memory), fast_memory = sum_where(*fastest, memory);
     const double base_compute = sum_where(base, compute),
                  fast_compute = sum_where(*fastest, compute);
-    const gpu_spec &b = base.analysis.device;
-    const gpu_spec &f = fastest->analysis.device;
+    const gpu_spec &b = base.analysis.model.spec();
+    const gpu_spec &f = fastest->analysis.model.spec();
     std::vector<std::string> why;
     if (base_memory > 0 && fast_memory > 0)
       why.push_back(fmt::format(
@@ -218,7 +218,7 @@ comparison compare(const network &net, const std::vector<compared_gpu> &gpus,
     gpu_result result;
     result.tensor_parallel = g.tensor_parallel;
     result.analysis = analyze(mine, g.model, g.selection);
-    result.name = result.analysis.device.name +
+    result.name = result.analysis.model.spec().name +
                   (g.tensor_parallel > 1 ? fmt::format(" ×{}", g.tensor_parallel) : std::string{});
     const std::size_t ops = result.analysis.ops.size();
     // Measured ops carry over op by op, to a GPU that runs the same ops.
@@ -263,7 +263,7 @@ comparison compare(const network &net, const std::vector<compared_gpu> &gpus,
     result.tokens_per_s =
         static_cast<double>(net.batch) * static_cast<double>(net.seq_len) / result.step_time_s;
     result.tokens_per_s_per_gpu = result.tokens_per_s / g.tensor_parallel;
-    const gpu_spec &spec = result.analysis.device;
+    const gpu_spec &spec = result.analysis.model.spec();
     if (auto price = prices.find(spec.name); price != prices.end())
       result.usd_per_hour = price->second * g.tensor_parallel;
     else if (spec.price_per_hour_usd)

@@ -128,13 +128,13 @@ text_table ops_table(const comparison &c) {
 
 void write_gpu(detail::json_writer &w, const gpu_result &g) {
   w.begin_object();
-  json device = detail::device_json(g.analysis.device);
+  json device = detail::device_json(g.analysis.model.spec());
   device["selection"] = g.analysis.device_selection;
   w.field("device", device);
   w.field("name", g.name);
   w.field("tensor_parallel", g.tensor_parallel);
-  w.field("parameters_origin", g.analysis.parameters_origin);
-  w.field("host_floor_origin", g.analysis.host.origin);
+  w.field("parameters_origin", g.analysis.model.parameters().origin);
+  w.field("host_floor_origin", g.analysis.model.host().origin);
   w.key("memory");
   write_memory(w, g.analysis.memory);
   w.field("notes", g.analysis.notes);
@@ -229,12 +229,12 @@ public:
     }
     std::vector<std::string> origins;
     for (const gpu_result &g : first.gpus) {
-      const std::string origin =
-          "model parameters of " + g.analysis.device.name + ": " + g.analysis.parameters_origin;
+      const std::string origin = "model parameters of " + g.analysis.model.spec().name + ": " +
+                                 g.analysis.model.parameters().origin;
       if (std::find(origins.begin(), origins.end(), origin) == origins.end())
         origins.push_back(origin);
     }
-    origins.push_back("host floor (every GPU): " + first.gpus.front().analysis.host.origin);
+    origins.push_back("host floor (every GPU): " + first.gpus.front().analysis.model.host().origin);
     doc.lines(origins);
     // A note every GPU's analysis gives (of the network, not the GPU) once; the others by GPU.
     const auto everywhere = [&](const std::string &note) {

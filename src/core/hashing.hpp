@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 
@@ -16,5 +17,17 @@ template <class Values> std::size_t hash_integers(const Values &values) noexcept
   }
   return static_cast<std::size_t>(h ^ (h >> 32));
 }
+
+/// Integers as the key of a hashed table.
+template <std::size_t size> struct integers_key {
+  std::array<std::int64_t, size> values;
+
+  bool operator==(const integers_key &o) const { return values == o.values; }
+  struct hash {
+    std::size_t operator()(const integers_key &key) const noexcept {
+      return hash_integers(key.values);
+    }
+  };
+};
 
 } // namespace roofline::detail

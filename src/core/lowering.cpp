@@ -20,6 +20,72 @@ struct activation {
   std::optional<std::int64_t> channels, h, w; ///< per sample, after a conv or a pool
 };
 
+/// Where a layer's ops are made: its path, precision, inherited weights, repeat count and place.
+struct context {
+  std::string path;
+  precision prec;
+  std::optional<quantized_weights> weights; ///< a linear layer's, inherited
+  std::int64_t count;
+  source_location where;
+};
+
+// The messages are written only on overflow: these run for every op.
+std::int64_t product(const context &ctx, std::initializer_list<std::int64_t> factors,
+                     const char *what) {
+  const std::optional<std::int64_t> value = detail::checked_product(factors);
+  return value ? *value
+               : detail::require_no_overflow(value, ctx.where, "layer `" + ctx.path + "`", what);
+}
+
+std::int64_t sum(const context &ctx, std::initializer_list<std::optional<std::int64_t>> terms,
+                 const char *what) {
+  const std::optional<std::int64_t> value = detail::checked_sum(terms);
+  return value ? *value
+               : detail::require_no_overflow(value, ctx.where, "layer `" + ctx.path + "`", what);
+}
+
+/// How a mixture of experts routes the step's `tokens` (uniform routing, stated in
+/// routing_notes): their T·k rows spread evenly over the experts some token reaches.
+struct routing {
+  std::int64_t tokens = 0, routed = 0, reached = 0;
+  std::int64_t rows = 0; ///< per reached expert: the even split, rounded up
+};
+
+routing route(const context &ctx, const moe_layer &moe, std::int64_t tokens) {
+  routing r;
+  r.tokens = tokens;
+  r.routed = product(ctx, {tokens, moe.top_k}, "its routed tokens (× top_k)");
+  r.reached = experts_reached(moe, tokens);
+  r.rows = r.routed / r.reached + (r.routed % r.reached != 0);
+  return r;
+}
+
+/// The grouped GEMM of the reached experts' n×k weights (`weights`: quantized), as a batched GEMM
+/// of that many experts. Each reached expert's weights are read once.
+op expert_gemm(const context &ctx, const std::string &name, const moe_layer &moe, const routing &r,
+               std::int64_t n, std::int64_t k, const std::optional<quantized_weights> &weights) {
+  const gemm_shape shape{r.rows, n, k, r.reached, weights};
+  op o = make_gemm_op(name, shape, ctx.prec, ctx.where);
+  o.count = ctx.count;
+  o.scaling = {batch_growth::routed, 0, r.tokens, moe.experts, moe.top_k};
+  // The routed rows, not the rows the even split rounds up to.
+  o.flops = product(ctx, {2, r.routed, n, k}, "its FLOP count");
+  const std::int64_t activations = sum(ctx,
+                                       {product(ctx, {r.routed, k}, "its input size"),
+                                        product(ctx, {r.routed, n}, "its output size")},
+                                       "its tensor sizes");
+  o.bytes =
+      sum(ctx,
+          {product(ctx, {activations, element_bytes(ctx.prec)}, "its byte count"),
+           product(ctx,
+                   {detail::require_no_overflow(weight_bytes(shape, ctx.prec), ctx.where,
+                                                "layer `" + ctx.path + "`", "its weights' size"),
+                    r.reached},
+                   "its weights' size")},
+          "its byte count");
+  return o;
+}
+
 class lowerer {
 public:
   explicit lowerer(const network &net) : m_net(net) {}
@@ -37,14 +103,6 @@ public:
   }
 
 private:
-  struct context {
-    std::string path;
-    precision prec;
-    std::optional<quantized_weights> weights; ///< a linear layer's, inherited
-    std::int64_t count;
-    source_location where;
-  };
-
   void lower_layers(const std::vector<layer> &layers, const std::string &prefix, precision prec,
                     const std::optional<quantized_weights> &weights, std::int64_t count) {
     for (const layer &l : layers) {
@@ -61,25 +119,22 @@ private:
 
   bool training() const { return m_net.mode == run_mode::training; }
 
-  // The messages are written only on overflow: these run for every op.
-  std::int64_t product(const context &ctx, std::initializer_list<std::int64_t> factors,
-                       const char *what) const {
-    const std::optional<std::int64_t> value = detail::checked_product(factors);
-    return value ? *value
-                 : detail::require_no_overflow(value, ctx.where, "layer `" + ctx.path + "`", what);
-  }
-
-  std::int64_t sum(const context &ctx, std::initializer_list<std::optional<std::int64_t>> terms,
-                   const char *what) const {
-    const std::optional<std::int64_t> value = detail::checked_sum(terms);
-    return value ? *value
-                 : detail::require_no_overflow(value, ctx.where, "layer `" + ctx.path + "`", what);
-  }
-
-  void add_gemm(const context &ctx, const std::string &suffix, const gemm_shape &shape) {
+  /// A GEMM and, in training, its gradients; `growth` says how the forward GEMM's sizes follow
+  /// the batch (op::scaling).
+  void add_gemm(const context &ctx, const std::string &suffix, const gemm_shape &shape,
+                batch_growth growth) {
     const std::string name = suffix.empty() ? ctx.path : ctx.path + "/" + suffix;
     op forward = make_gemm_op(name, shape, ctx.prec, ctx.where);
     forward.count = ctx.count;
+    forward.scaling.growth = growth;
+    // Rows that grow with the batch meet the same weights at any batch.
+    if (growth == batch_growth::rows)
+      forward.scaling.fixed_bytes =
+          product(ctx,
+                  {detail::require_no_overflow(weight_bytes(shape, ctx.prec), ctx.where,
+                                               "layer `" + ctx.path + "`", "its weights' size"),
+                   shape.batch_count},
+                  "its weights' size");
     m_forward.push_back(forward);
     if (!training())
       return;
@@ -89,6 +144,10 @@ private:
       op grad = make_gemm_op(name, grad_shape, ctx.prec, ctx.where);
       grad.pass = p;
       grad.count = ctx.count;
+      // The data gradient keeps the forward's M, batch_count and weights; the weight gradient
+      // keeps its batch_count, while the forward's M becomes its reduction.
+      if (p == pass::data_grad || growth == batch_growth::instances)
+        grad.scaling = forward.scaling;
       grads.push_back(grad);
     }
     m_backward.push_back(std::move(grads));
@@ -151,12 +210,12 @@ private:
     if (ctx.prec == precision::fp8)
       add_activation_quantization(ctx, product(ctx, {m_rows, linear.in}, "its input size"),
                                   linear.in);
-    add_gemm(ctx, "", {m_rows, linear.out, linear.in, 1, weights_of(ctx)});
+    add_gemm(ctx, "", {m_rows, linear.out, linear.in, 1, weights_of(ctx)}, batch_growth::rows);
     m_previous = {product(ctx, {m_rows, linear.out}, "its output size"), linear.out};
   }
 
   void lower(const context &ctx, const matmul_layer &matmul) {
-    add_gemm(ctx, "", {matmul.m, matmul.n, matmul.k, matmul.batch_count});
+    add_gemm(ctx, "", {matmul.m, matmul.n, matmul.k, matmul.batch_count}, batch_growth::none);
     m_previous = {product(ctx, {matmul.m, matmul.n, matmul.batch_count}, "its output size"),
                   matmul.n};
   }
@@ -225,7 +284,7 @@ private:
     };
     const std::size_t first = m_forward.size();
     const std::size_t first_backward = m_backward.size();
-    add_gemm(ctx, "", shape);
+    add_gemm(ctx, "", shape, batch_growth::rows);
     conv_shape cs{batch,
                   conv.in_channels,
                   conv.out_channels,
@@ -367,55 +426,33 @@ private:
     const std::int64_t rows = product(ctx, {attention.seq_len, attention.heads / kv_heads},
                                       "seq_len × the query heads per key/value head");
     const std::int64_t instances = product(ctx, {m_net.batch, kv_heads}, "batch × kv_heads");
-    add_gemm(ctx, "qk", {rows, keys, attention.head_dim, instances});
+    add_gemm(ctx, "qk", {rows, keys, attention.head_dim, instances}, batch_growth::instances);
     const std::int64_t scores = product(ctx, {instances, rows, keys}, "its score count");
     add_memory_op(ctx, ctx.path + "/softmax", memory_op_kind::softmax, scores, keys,
                   product(ctx, {2, scores}, "its softmax traffic"),
                   product(ctx, {3, scores}, "its softmax traffic"));
-    add_gemm(ctx, "pv", {rows, attention.head_dim, keys, instances});
+    add_gemm(ctx, "pv", {rows, attention.head_dim, keys, instances}, batch_growth::instances);
     m_previous = {product(ctx, {instances, rows, attention.head_dim}, "its output size"),
                   attention.head_dim};
   }
 
-  /// Mixture of experts under uniform routing (stated in routing_notes): the T tokens' T·k rows
-  /// spread evenly over the experts some token reaches. Each reached expert's weights are read
-  /// once; the grouped GEMM that runs them is costed as a batched GEMM of that many experts,
-  /// its rows split evenly between them.
+  /// Mixture of experts under uniform routing (route): a router, then the reached experts'
+  /// grouped GEMMs (expert_gemm) and activations, then the combination of each token's outputs.
   void lower(const context &ctx, const moe_layer &moe) {
     if (training())
       throw input_error(ctx.where, "layer `" + ctx.path +
                                        "` (moe): mixtures of experts are modelled for inference "
                                        "only");
     const std::int64_t tokens = m_rows;
-    const std::int64_t routed = product(ctx, {tokens, moe.top_k}, "its routed tokens (× top_k)");
-    const std::int64_t reached = experts_reached(moe, tokens);
-    const std::int64_t rows = routed / reached + (routed % reached != 0);
-    add_gemm(ctx, "router", {tokens, moe.experts, moe.in, 1});
+    const routing r = route(ctx, moe, tokens);
+    const std::int64_t routed = r.routed;
+    add_gemm(ctx, "router", {tokens, moe.experts, moe.in, 1}, batch_growth::rows);
     const std::int64_t scores = product(ctx, {tokens, moe.experts}, "its router scores");
     add_memory_op(ctx, ctx.path + "/router/topk", memory_op_kind::softmax, scores, moe.experts,
                   product(ctx, {2, scores}, "its router traffic"), 0);
-    const int element = element_bytes(ctx.prec);
     const std::optional<quantized_weights> weights = weights_of(ctx);
-    const auto expert_gemm = [&](const char *suffix, std::int64_t n, std::int64_t k) {
-      const gemm_shape shape{rows, n, k, reached, weights};
-      add_gemm(ctx, std::string("experts/") + suffix, shape);
-      op &o = m_forward.back();
-      o.routed = true;
-      // The routed rows, not the rows the even split rounds up to.
-      o.flops = product(ctx, {2, routed, n, k}, "its FLOP count");
-      const std::int64_t activations = sum(ctx,
-                                           {product(ctx, {routed, k}, "its input size"),
-                                            product(ctx, {routed, n}, "its output size")},
-                                           "its tensor sizes");
-      o.bytes = sum(
-          ctx,
-          {product(ctx, {activations, element}, "its byte count"),
-           product(ctx,
-                   {detail::require_no_overflow(weight_bytes(shape, ctx.prec), ctx.where,
-                                                "layer `" + ctx.path + "`", "its weights' size"),
-                    reached},
-                   "its weights' size")},
-          "its byte count");
+    const auto add_expert_gemm = [&](const char *suffix, std::int64_t n, std::int64_t k) {
+      m_forward.push_back(expert_gemm(ctx, ctx.path + "/experts/" + suffix, moe, r, n, k, weights));
     };
     const auto activation_op = [&](const char *suffix, memory_op_kind kind) {
       const std::int64_t elements =
@@ -426,15 +463,15 @@ private:
           product(ctx, {elements, cost.tensors_read + cost.tensors_written}, "its traffic"), 0);
     };
     if (moe.gated) {
-      expert_gemm("gate", moe.intermediate, moe.in);
-      expert_gemm("up", moe.intermediate, moe.in);
+      add_expert_gemm("gate", moe.intermediate, moe.in);
+      add_expert_gemm("up", moe.intermediate, moe.in);
       activation_op(std::string(to_string(moe.activation)).c_str(), moe.activation);
       activation_op("mul", memory_op_kind::mul);
     } else {
-      expert_gemm("up", moe.intermediate, moe.in);
+      add_expert_gemm("up", moe.intermediate, moe.in);
       activation_op(std::string(to_string(moe.activation)).c_str(), moe.activation);
     }
-    expert_gemm("down", moe.in, moe.intermediate);
+    add_expert_gemm("down", moe.in, moe.intermediate);
     // Each token's k outputs, weighted and summed.
     const std::int64_t outputs = product(ctx, {tokens, moe.in}, "its output size");
     add_memory_op(ctx, ctx.path + "/experts/combine", memory_op_kind::add, outputs, moe.in,
@@ -565,6 +602,46 @@ std::int64_t experts_reached(const moe_layer &moe, std::int64_t tokens) {
 
 std::vector<op> lower(const network &net) {
   return lowerer(net).run();
+}
+
+std::optional<op> at_batch(const op &gemm, std::int64_t batch, std::int64_t other) {
+  const batch_scaling &scaling = gemm.scaling;
+  if (!gemm.is_gemm() || scaling.growth == batch_growth::none || other == batch)
+    return gemm;
+  // Every size that grows with the batch was made from batch × something: they divide by it.
+  const auto at_other = [&](std::int64_t value) {
+    return detail::checked_product({value / batch, other});
+  };
+  if (scaling.growth == batch_growth::routed) {
+    const std::optional<std::int64_t> tokens = at_other(scaling.tokens);
+    if (!tokens)
+      return std::nullopt;
+    moe_layer moe;
+    moe.experts = scaling.experts;
+    moe.top_k = scaling.top_k;
+    const context ctx{gemm.layer, gemm.precision, gemm.gemm->weights, gemm.count, gemm.where};
+    try {
+      return expert_gemm(ctx, gemm.layer, moe, route(ctx, moe, *tokens), gemm.gemm->n, gemm.gemm->k,
+                         gemm.gemm->weights);
+    } catch (const input_error &) {
+      return std::nullopt; // its sizes overflow there
+    }
+  }
+  op result = gemm;
+  std::int64_t &grows =
+      scaling.growth == batch_growth::rows ? result.gemm->m : result.gemm->batch_count;
+  const std::optional<std::int64_t> size = at_other(grows), flops = at_other(gemm.flops),
+                                    bytes = detail::checked_sum(
+                                        {scaling.fixed_bytes,
+                                         at_other(gemm.bytes - scaling.fixed_bytes)});
+  if (!size || !flops || !bytes)
+    return std::nullopt;
+  grows = *size;
+  result.flops = *flops;
+  result.bytes = *bytes;
+  if (result.conv)
+    result.conv->batch = other;
+  return result;
 }
 
 namespace {

@@ -42,7 +42,7 @@ report run_pipeline(const network &net, const gpu_choice &gpu, const pipeline_op
   analysis analysed = analyze(net, gpu.model, gpu.selection);
   std::optional<advice> advised;
   if (options.advise)
-    advised = advise(net, analysed, options.min_padding_speedup);
+    advised = advise(analysed, options.min_padding_speedup);
   std::optional<measurements> measured_ops, measured_padding;
   if (options.measure) {
     const measurement_layer &layer = required_measurement_layer("measuring");
@@ -52,7 +52,7 @@ report run_pipeline(const network &net, const gpu_choice &gpu, const pipeline_op
       ops.push_back(entry.op);
     // Timed where the model predicted the operands to be.
     measure_options measuring = *options.measure;
-    measuring.cold_l2 = analysed.options.operand_cache == cache_state::cold;
+    measuring.cold_l2 = analysed.model.options().operand_cache == cache_state::cold;
     measured_ops = layer.measure(ops, measuring);
     // A stopped run goes no further: its report is written with what it measured.
     if (advised && !advised->padding.empty() && measured_ops->complete) {

@@ -53,20 +53,23 @@ std::string clock_phrase(const gpu_spec &d, precision p) {
 
 /// One line on the GPU and how it was chosen, one on the roof the network's precision meets.
 std::vector<std::string> header_lines(const analysis &r) {
-  const gpu_spec &d = r.device;
+  const gpu_spec &d = r.model.spec();
+  const network &net = r.network;
+  const bool sparse_asked = r.model.options().sparse;
   std::vector<std::string> lines;
   lines.push_back(
-      fmt::format("{} · {} ({}, {})", r.network_name, d.display_name, d.name, r.device_selection));
+      fmt::format("{} · {} ({}, {})", net.name, d.display_name, d.name, r.device_selection));
   std::string roof = fmt::format("DRAM {} GB/s", significant(d.dram_bytes_per_s / 1e9));
-  if (d.supports(r.precision)) {
-    const bool sparse = r.options.sparse && d.peaks.at(r.precision).sparse_flop_per_s;
-    roof = fmt::format("{} peak {} TFLOP/s {} at {} · {} · ridge {} FLOP/B", peak_name(r.precision),
-                       significant(d.peak_flop_per_s(r.precision, r.options.sparse) / 1e12, 4),
-                       sparse ? "(2:4 sparse)" : "dense", clock_phrase(d, r.precision), roof,
-                       significant(d.ridge_intensity(r.precision, r.options.sparse)));
+  if (d.supports(net.precision)) {
+    const bool sparse = sparse_asked && d.peaks.at(net.precision).sparse_flop_per_s;
+    roof =
+        fmt::format("{} peak {} TFLOP/s {} at {} · {} · ridge {} FLOP/B", peak_name(net.precision),
+                    significant(d.peak_flop_per_s(net.precision, sparse_asked) / 1e12, 4),
+                    sparse ? "(2:4 sparse)" : "dense", clock_phrase(d, net.precision), roof,
+                    significant(d.ridge_intensity(net.precision, sparse_asked)));
   }
-  lines.push_back(
-      fmt::format("{} · {}, batch {}, seq_len {}", roof, to_string(r.mode), r.batch, r.seq_len));
+  lines.push_back(fmt::format("{} · {}, batch {}, seq_len {}", roof, to_string(net.mode), net.batch,
+                              net.seq_len));
   return lines;
 }
 
@@ -425,14 +428,15 @@ std::string memory_line(const memory_use &m) {
 /// and tokens per second (eager, and replayed from a CUDA graph where the host's floor costs).
 std::string serving_line(const analysis &a) {
   const step_totals &t = a.totals;
-  if (*a.phase == inference_phase::prefill)
+  if (*a.network.phase == inference_phase::prefill)
     return fmt::format("time to first token: {} (prefill of {} tokens, batch {}; {} from a CUDA "
                        "graph)",
-                       duration(t.time_s), a.seq_len, a.batch, duration(t.device_time_s));
-  const double tokens = static_cast<double>(a.batch);
-  std::string line =
-      fmt::format("time per output token: {} at a {}-token KV cache, batch {}: {} tokens/s",
-                  duration(t.time_s), a.kv_len, a.batch, significant(tokens / t.time_s));
+                       duration(t.time_s), a.network.seq_len, a.network.batch,
+                       duration(t.device_time_s));
+  const double tokens = static_cast<double>(a.network.batch);
+  std::string line = fmt::format(
+      "time per output token: {} at a {}-token KV cache, batch {}: {} tokens/s", duration(t.time_s),
+      a.network.kv_len, a.network.batch, significant(tokens / t.time_s));
   if (launch_bound_worth_saying(t.launch_bound_share))
     line += fmt::format("; {} of the step is launch-bound (the host issues those kernels more "
                         "slowly than the GPU runs them): from a CUDA graph, {} per token, {} "
@@ -485,11 +489,11 @@ std::string notes_line(const analysis &r) {
   std::string note =
       "roofline: max(FLOPs/peak, bytes/bandwidth) per run; device: the GPU's time per run with no "
       "host gap, " +
-      std::string(r.options.roofline_only ? "the roofline"
-                                          : "the GEMM model (tiles, waves, alignment, L2; "
-                                            "parameters: " +
-                                                r.parameters_origin + ")") +
-      "; host floor: " + r.host.origin +
+      std::string(r.model.options().roofline_only ? "the roofline"
+                                                  : "the GEMM model (tiles, waves, alignment, L2; "
+                                                    "parameters: " +
+                                                        r.model.parameters().origin + ")") +
+      "; host floor: " + r.model.host().origin +
       "; predicted: max(device, host floor), back-to-back eager calls; runs: times per step; "
       "memory-bound ops are held against the fp32 (CUDA core) peak";
   if (std::any_of(r.ops.begin(), r.ops.end(),
@@ -562,26 +566,26 @@ void write_measurement(json_writer &w, const op &o, const prediction &p, const m
   w.end_object();
 }
 
-json model_json(const analysis &r) {
+json model_json(const perf_model &model) {
   json parameters = json::object();
   for (const parameter_info &row : parameter_table())
-    parameters[row.name] = r.parameters[row.id];
+    parameters[row.name] = model.parameters()[row.id];
   json gemm_call = json::object(), fallback_call = json::object();
   for (precision p : all_precisions) {
-    gemm_call[std::string(to_string(p))] = r.host.gemm(p) * 1e6;
-    fallback_call[std::string(to_string(p))] = r.host.gemm(p, 1, true) * 1e6;
+    gemm_call[std::string(to_string(p))] = model.host().gemm(p) * 1e6;
+    fallback_call[std::string(to_string(p))] = model.host().gemm(p, 1, true) * 1e6;
   }
-  return {{"name", r.options.roofline_only ? "roofline" : "gemm-model"},
-          {"sparse", r.options.sparse},
-          {"operand_cache", to_string(r.options.operand_cache.value_or(cache_state::warm))},
-          {"parameters_origin", r.parameters_origin},
+  return {{"name", model.options().roofline_only ? "roofline" : "gemm-model"},
+          {"sparse", model.options().sparse},
+          {"operand_cache", to_string(model.operand_cache())},
+          {"parameters_origin", model.parameters().origin},
           {"parameters", parameters},
           {"host_floor",
-           {{"measured", r.host.measured},
-            {"origin", r.host.origin},
+           {{"measured", model.host().measured},
+            {"origin", model.host().origin},
             {"gemm_call_us", gemm_call},
             {"fallback_call_us", fallback_call},
-            {"kernel_launch_us", r.host.kernel_launch_s * 1e6}}}};
+            {"kernel_launch_us", model.host().kernel_launch_s * 1e6}}}};
 }
 
 } // namespace
@@ -659,11 +663,11 @@ public:
       doc.warning(fmt::format(
           "{} does not fit in the {}'s {}: it needs {} (weights {}, KV cache {}, activations "
           "{}); the times below are what it would take if it did",
-          a.network_name, a.device.display_name, gigabytes(a.memory->capacity_bytes),
+          a.network.name, a.model.spec().display_name, gigabytes(a.memory->capacity_bytes),
           gigabytes(a.memory->total_bytes), gigabytes(a.memory->weights_bytes),
           gigabytes(a.memory->kv_cache_bytes), gigabytes(a.memory->activation_bytes)));
     std::vector<std::string> summary{totals_line(a)};
-    if (a.phase)
+    if (a.network.phase)
       summary.push_back(serving_line(a));
     if (a.memory)
       summary.push_back(memory_line(*a.memory));
@@ -688,18 +692,18 @@ public:
   std::vector<detail::json_field> json() const override {
     const report &r = m_report;
     const analysis &a = r.analysis;
-    nlohmann::json device = device_json(a.device);
+    nlohmann::json device = device_json(a.model.spec());
     device["selection"] = a.device_selection;
     std::vector<detail::json_field> fields = detail::fields_of(
-        {{"device", std::move(device)}, {"model", model_json(a)}, {"notes", r.notes}});
+        {{"device", std::move(device)}, {"model", model_json(a.model)}, {"notes", r.notes}});
     fields.push_back({"network", [&a](json_writer &w) {
                         w.begin_object();
-                        w.field("name", a.network_name);
-                        w.field("origin", a.network_origin);
-                        w.field("precision", to_string(a.precision));
-                        w.field("batch", a.batch);
-                        w.field("seq_len", a.seq_len);
-                        w.field("mode", to_string(a.mode));
+                        w.field("name", a.network.name);
+                        w.field("origin", a.network.origin);
+                        w.field("precision", to_string(a.network.precision));
+                        w.field("batch", a.network.batch);
+                        w.field("seq_len", a.network.seq_len);
+                        w.field("mode", to_string(a.network.mode));
                         w.end_object();
                       }});
     fields.push_back({"advice", [&r](json_writer &w) {
@@ -710,22 +714,23 @@ public:
                       }});
     fields.push_back({"memory", [&a](json_writer &w) { detail::write_memory(w, a.memory); }});
     fields.push_back({"serving", [&a](json_writer &w) {
-                        if (!a.phase) {
+                        if (!a.network.phase) {
                           w.null();
                           return;
                         }
                         const step_totals &t = a.totals;
-                        const bool prefill = *a.phase == inference_phase::prefill;
+                        const bool prefill = *a.network.phase == inference_phase::prefill;
                         w.begin_object();
                         w.field("phase", prefill ? "prefill" : "decode");
                         w.key(prefill ? "time_to_first_token_us" : "time_per_output_token_us");
                         w.value(t.time_s * 1e6);
                         w.field("graph_time_us", t.device_time_s * 1e6);
-                        w.field("tokens_per_s", static_cast<double>(a.batch) *
-                                                    static_cast<double>(prefill ? a.seq_len : 1) /
-                                                    t.time_s);
+                        w.field("tokens_per_s",
+                                static_cast<double>(a.network.batch) *
+                                    static_cast<double>(prefill ? a.network.seq_len : 1) /
+                                    t.time_s);
                         w.field("launch_bound_share", t.launch_bound_share);
-                        w.field("kv_len", a.kv_len);
+                        w.field("kv_len", a.network.kv_len);
                         w.end_object();
                       }});
     fields.push_back({"totals", [&t = a.totals](json_writer &w) {

@@ -92,7 +92,8 @@ std::string different_ops(const std::vector<roofline::op> &a, const std::vector<
           x.gemm->batch_count == y.gemm->batch_count && x.gemm->weights == y.gemm->weights));
     if (!same_gemm || x.layer != y.layer || x.pass != y.pass || x.kind != y.kind ||
         x.precision != y.precision || x.elements != y.elements || x.count != y.count ||
-        x.flops != y.flops || x.bytes != y.bytes || x.routed != y.routed || x.gpus != y.gpus)
+        x.flops != y.flops || x.bytes != y.bytes || x.scaling.growth != y.scaling.growth ||
+        x.gpus != y.gpus)
       return "op " + std::to_string(i) + " (" + x.layer + ")";
   }
   return {};

@@ -56,7 +56,7 @@ void analyse(const network &net, const perf_model &model) {
     expect_sane(o.total_time_s, "the time per step", o.op.layer);
   }
   expect_sane(analysed.totals.time_s, "the step time", "(all)");
-  const advice advised = advise(net, analysed);
+  const advice advised = advise(analysed);
   for (const padding_advice &p : advised.padding) {
     expect_sane(p.padded, p.layer);
     expect_sane(p.padded_time_s, "the padded GEMM's time", p.layer);

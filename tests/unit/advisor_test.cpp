@@ -34,7 +34,7 @@ advised advise_example(const std::string &example, const std::string &gpu) {
   const gpu_spec *spec = spec_catalog::builtin().find(gpu);
   REQUIRE(spec != nullptr);
   const perf_model model(*spec);
-  advised result{advise(net, analyze(net, model, "test")), ""};
+  advised result{advise(analyze(net, model, "test")), ""};
   for (const std::string &warning : result.advice.warnings)
     if (contains(warning, "memory-bound at batch"))
       result.memory_warning = warning;
@@ -86,7 +86,7 @@ TEST_CASE("a mixture's experts, whose batch_count follows the routing, are not c
       "  - {name: moe, type: moe, experts: 8, top_k: 2, in: 4096, intermediate: 14336}\n",
       "moe.yaml");
   const perf_model model(*spec_catalog::builtin().find("h100"));
-  const advice advised = advise(net, analyze(net, model, "test"));
+  const advice advised = advise(analyze(net, model, "test"));
   REQUIRE_FALSE(advised.warnings.empty());
   for (const std::string &warning : advised.warnings) {
     CAPTURE(warning);
@@ -115,7 +115,7 @@ TEST_CASE("the batch table's compute-bound batch agrees with each op's own bound
   const network net = load_network(ROOFLINE_SOURCE_DIR "/examples/resnet50.yaml");
   const perf_model model(*spec_catalog::builtin().find("h100"));
   const analysis analysed = analyze(net, model, "test");
-  const advice advised = advise(net, analysed);
+  const advice advised = advise(analysed);
   REQUIRE(advised.batch.size() ==
           30); // conv1, 4 + 3 per stage (its first block, its repeat block), fc
   int compute_bound = 0;
@@ -142,7 +142,7 @@ const perf_model &h100() {
 
 advice advise_yaml(const std::string &yaml, const perf_model &model, double min_speedup = 1.03) {
   const network net = parse_network(yaml, "test.yaml");
-  return advise(net, analyze(net, model, "test"), min_speedup);
+  return advise(analyze(net, model, "test"), min_speedup);
 }
 
 } // namespace
@@ -253,6 +253,22 @@ TEST_CASE("batch advice: the compute-bound batch of a square linear layer by han
   CHECK(*a.network_compute_bound_batch / 2 < expected);
 }
 
+TEST_CASE("batch advice: weights quantized for the whole network grow with the batch as a layer's "
+          "own quantized weights do (once dropped when the network was lowered again)") {
+  const advice whole = advise_yaml("name: q\nbatch: 8\nweights: int4\nweight_group: 128\n"
+                                   "layers:\n  - {name: fc, type: linear, in: 4096, out: 4096}\n",
+                                   h100());
+  const advice own = advise_yaml("name: q\nbatch: 8\nlayers:\n  - {name: fc, type: linear, in: "
+                                 "4096, out: 4096, weights: int4, weight_group: 128}\n",
+                                 h100());
+  REQUIRE(whole.batch.size() == 1);
+  REQUIRE(own.batch.size() == 1);
+  REQUIRE(own.batch.front().compute_bound_batch);
+  CHECK(whole.batch.front().compute_bound_batch == own.batch.front().compute_bound_batch);
+  CHECK(whole.batch.front().full_wave_batch == own.batch.front().full_wave_batch);
+  CHECK(whole.network_compute_bound_batch == own.network_compute_bound_batch);
+}
+
 TEST_CASE("launch-bound advice: the ops, runs and share of the step the host's floor decides") {
   const network net = parse_network("name: tiny\nbatch: 1\nlayers:\n"
                                     "  - {name: fc, type: linear, in: 64, out: 64}\n"
@@ -262,7 +278,7 @@ TEST_CASE("launch-bound advice: the ops, runs and share of the step the host's f
                                     "      - {name: act, type: relu}\n",
                                     "tiny.yaml");
   const analysis analysed = analyze(net, h100(), "test");
-  const advice a = advise(net, analysed);
+  const advice a = advise(analysed);
   REQUIRE(a.launch_bound);
   CHECK(a.launch_bound->ops == 2);  // both ops, each shorter on the GPU than its host floor
   CHECK(a.launch_bound->runs == 4); // fc once, act three times
@@ -281,7 +297,7 @@ TEST_CASE(
     "conv1 (K 147 → 152) costs a few percent, not its im2col matrix over its real input") {
   const network net = load_network(ROOFLINE_SOURCE_DIR "/examples/resnet50.yaml");
   const perf_model model(*spec_catalog::builtin().find("h100"));
-  const advice advised = advise(net, analyze(net, model, "test"));
+  const advice advised = advise(analyze(net, model, "test"));
   const auto conv1 = std::find_if(advised.padding.begin(), advised.padding.end(),
                                   [](const padding_advice &p) { return p.layer == "conv1"; });
   REQUIRE(conv1 != advised.padding.end());

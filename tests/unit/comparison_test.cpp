@@ -82,7 +82,7 @@ TEST_CASE("a memory-bound GEMV gains the bandwidth ratio") {
   // / (0.8 · 2039 GB/s) = 329.2 µs. Its 128 skinny tiles' L2 loads (2 waves on V100: 307.6 µs; on
   // A100: 183.3 µs) stay below.
   const comparison c = v100_vs_a100();
-  CHECK(c.gpus[0].analysis.options.operand_cache == cache_state::cold);
+  CHECK(c.gpus[0].analysis.model.options().operand_cache == cache_state::cold);
   const double v100 = c.gpus[0].op_times_s[0], a100 = c.gpus[1].op_times_s[0];
   CHECK(v100 == doctest::Approx(536952832.0 / (0.8 * 900e9)).epsilon(1e-9));
   CHECK(a100 == doctest::Approx(536952832.0 / (0.8 * 2039e9)).epsilon(1e-9));
@@ -146,12 +146,12 @@ TEST_CASE("a GPU's times are the same whatever GPUs it is compared with") {
     const comparison after_h200 = compare(net, {plain("h200"), plain("h100")});
     const gpu_result &a = alone.gpus.at(0);
     for (const gpu_result *other : {&after_v100.gpus.at(1), &after_h200.gpus.at(1)}) {
-      CHECK(other->analysis.device.name == "h100-sxm5");
+      CHECK(other->analysis.model.spec().name == "h100-sxm5");
       CHECK(other->step_time_s == a.step_time_s);
       CHECK(other->op_times_s == a.op_times_s);
       CHECK(other->memory_bound_share == a.memory_bound_share);
       CHECK(other->launch_bound_share == a.launch_bound_share);
-      CHECK(other->analysis.parameters == a.analysis.parameters);
+      CHECK(other->analysis.model.parameters() == a.analysis.model.parameters());
     }
     // ... and the same as analysing it alone.
     const analysis single = analyze(net, perf_model(gpu("h100")), "--gpu h100");
@@ -163,14 +163,15 @@ TEST_CASE("each GPU of a comparison uses its own parameters and all share one ho
   const comparison c = compare(two_layers(), {plain("v100"), plain("h200")});
   const gpu_result &v100 = c.gpus.at(0);
   const gpu_result &h200 = c.gpus.at(1);
-  CHECK(v100.analysis.parameters == gpu("v100").parameters);
-  CHECK(v100.analysis.parameters == model_parameters{}); // no volta parameters: the defaults
-  CHECK(h200.analysis.parameters == gpu("h200").parameters);
-  CHECK(h200.analysis.parameters_origin == gpu("h200").parameters.origin);
-  CHECK(h200.analysis.parameters_origin.find("hopper") != std::string::npos);
-  CHECK(v100.analysis.host.origin == h200.analysis.host.origin);
-  CHECK(v100.analysis.host.gemm_call_s == h200.analysis.host.gemm_call_s);
-  CHECK(v100.analysis.host.kernel_launch_s == h200.analysis.host.kernel_launch_s);
+  CHECK(v100.analysis.model.parameters() == gpu("v100").parameters);
+  CHECK(v100.analysis.model.parameters() ==
+        model_parameters{}); // no volta parameters: the defaults
+  CHECK(h200.analysis.model.parameters() == gpu("h200").parameters);
+  CHECK(h200.analysis.model.parameters().origin == gpu("h200").parameters.origin);
+  CHECK(h200.analysis.model.parameters().origin.find("hopper") != std::string::npos);
+  CHECK(v100.analysis.model.host().origin == h200.analysis.model.host().origin);
+  CHECK(v100.analysis.model.host().gemm_call_s == h200.analysis.model.host().gemm_call_s);
+  CHECK(v100.analysis.model.host().kernel_launch_s == h200.analysis.model.host().kernel_launch_s);
 }
 
 TEST_CASE("launch-bound ops take the host's time on every GPU and the verdict says so") {
@@ -179,7 +180,7 @@ TEST_CASE("launch-bound ops take the host's time on every GPU and the verdict sa
   const comparison c = compare(tiny_layers(), {plain("v100"), plain("h200")});
   const host_floor typical = typical_host_floor();
   for (const gpu_result &g : c.gpus) {
-    CAPTURE(g.analysis.device.name);
+    CAPTURE(g.analysis.model.spec().name);
     REQUIRE(g.analysis.ops.size() == 3);
     for (std::size_t i = 0; i < g.analysis.ops.size(); ++i) {
       const prediction &p = g.analysis.ops[i].prediction;
@@ -272,8 +273,8 @@ TEST_CASE("compare(): the measured GPU's times are measured, the others' scaled 
       compare(net, {{h100, "local", measured}, {h200, "--gpus h200", std::nullopt}});
   REQUIRE(c.gpus.size() == 2);
   const gpu_result &here = c.gpus[0], &there = c.gpus[1];
-  REQUIRE(here.analysis.device.name == "h100-sxm5");
-  REQUIRE(there.analysis.device.name == "h200-sxm");
+  REQUIRE(here.analysis.model.spec().name == "h100-sxm5");
+  REQUIRE(there.analysis.model.spec().name == "h200-sxm");
   const prediction &gemv_here = here.analysis.ops[0].prediction;
   const prediction &gemv_there = there.analysis.ops[0].prediction;
   const prediction &tiny_here = here.analysis.ops[1].prediction;

@@ -171,8 +171,8 @@ TEST_CASE("the report sums device time and launch-bound time; advise() turns the
   const perf_model model(h200());
   analysis r = analyze(net, model, "--gpu h200");
   REQUIRE(r.ops.size() == 5);
-  CHECK(r.host.origin == model.host().origin);
-  CHECK(r.host.gemm_call_s == model.host().gemm_call_s);
+  CHECK(r.model.host().origin == model.host().origin);
+  CHECK(r.model.host().gemm_call_s == model.host().gemm_call_s);
 
   // Every op but `big` is launch-bound: fc1 and blk/fc issue a cuBLAS call each, act and blk/act
   // a kernel each; `big` (4096³, about 0.2 ms) is not.
@@ -207,7 +207,7 @@ TEST_CASE("the report sums device time and launch-bound time; advise() turns the
   CHECK(t.launch_bound_time_s == doctest::Approx(launch).epsilon(1e-12));
   CHECK(t.launch_bound_share == doctest::Approx(launch / eager).epsilon(1e-12));
 
-  const advice a = advise(net, r);
+  const advice a = advise(r);
   REQUIRE(a.launch_bound.has_value());
   const launch_bound_advice &l = *a.launch_bound;
   CHECK(l.ops == t.launch_bound_ops);
@@ -239,7 +239,7 @@ TEST_CASE("no launch-bound op, no launch-bound advice") {
   CHECK(r.totals.launch_bound_ops == 0);
   CHECK(r.totals.launch_bound_time_s == 0);
   CHECK(r.totals.launch_bound_share == 0);
-  const advice a = advise(net, r);
+  const advice a = advise(r);
   CHECK_FALSE(a.launch_bound.has_value());
   for (const std::string &warning : a.warnings)
     CHECK_FALSE(contains(warning, "launch-bound"));

@@ -3,6 +3,7 @@
 // worked out by hand (docs/network-format.md gives the rules).
 #include "roofline/error.hpp"
 #include "roofline/lowering.hpp"
+#include "roofline/model_config.hpp"
 #include "roofline/network.hpp"
 #include "roofline/op.hpp"
 
@@ -11,6 +12,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -819,4 +821,127 @@ TEST_CASE("in training every pass of a conv carries its convolution, marked with
     REQUIRE(o.conv);
     CHECK(o.conv->pass == o.pass); // the measurer runs the forward one through cuDNN only
   }
+}
+
+// ------------------------------------------------------------------ how GEMMs grow with the batch
+
+namespace {
+
+/// The growth lowering tagged the GEMM of `layer` in pass `p` with.
+batch_growth growth_of(const std::vector<op> &ops, const std::string &layer, pass p) {
+  for (const op &o : ops)
+    if (o.layer == layer && o.pass == p && o.is_gemm())
+      return o.scaling.growth;
+  FAIL("no GEMM " << layer);
+  return batch_growth::none;
+}
+
+/// Every tagged GEMM of `net`, remade by at_batch at batch `other`, is the GEMM lower() makes
+/// there: the batch advice reads the tags instead of lowering the network again.
+void check_at_batch(network net, std::int64_t other) {
+  const std::vector<op> ops = lower(net);
+  const std::int64_t batch = net.batch;
+  net.batch = other;
+  const std::vector<op> there = lower(net);
+  REQUIRE(there.size() == ops.size());
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const op &o = ops[i];
+    if (!o.is_gemm() || o.scaling.growth == batch_growth::none)
+      continue;
+    CAPTURE(net.name);
+    CAPTURE(o.layer);
+    CAPTURE(to_string(o.pass));
+    CAPTURE(other);
+    const std::optional<op> remade = at_batch(o, batch, other);
+    REQUIRE(remade);
+    const op &real = there[i];
+    REQUIRE(real.is_gemm());
+    CHECK(remade->gemm->m == real.gemm->m);
+    CHECK(remade->gemm->n == real.gemm->n);
+    CHECK(remade->gemm->k == real.gemm->k);
+    CHECK(remade->gemm->batch_count == real.gemm->batch_count);
+    CHECK(remade->flops == real.flops);
+    CHECK(remade->bytes == real.bytes);
+    CHECK(remade->count == real.count);
+    CHECK(remade->scaling.growth == real.scaling.growth);
+    CHECK(remade->conv.has_value() == real.conv.has_value());
+    if (real.conv)
+      CHECK(remade->conv->batch == real.conv->batch);
+  }
+}
+
+} // namespace
+
+TEST_CASE("lowering tags how each GEMM grows with the batch: M for a linear, a conv and a router, "
+          "batch_count for attention's GEMMs, the routing for experts, neither for a matmul or a "
+          "weight gradient") {
+  const std::vector<op> trained =
+      lower_yaml("name: t\nbatch: 4\nseq_len: 16\nmode: training\nlayers:\n"
+                 "  - {name: fc, type: linear, in: 64, out: 64}\n"
+                 "  - {name: attn, type: attention, heads: 4, head_dim: 16}\n"
+                 "  - {name: mm, type: matmul, m: 8, n: 8, k: 8}\n"
+                 "  - {name: conv, type: conv2d, in_channels: 3, out_channels: 8, input: [8, 8], "
+                 "kernel: [3, 3]}\n");
+  CHECK(growth_of(trained, "fc", pass::forward) == batch_growth::rows);
+  CHECK(growth_of(trained, "fc", pass::data_grad) == batch_growth::rows);
+  CHECK(growth_of(trained, "fc", pass::weight_grad) == batch_growth::none);
+  CHECK(growth_of(trained, "conv", pass::forward) == batch_growth::rows);
+  CHECK(growth_of(trained, "conv", pass::weight_grad) == batch_growth::none);
+  for (pass p : {pass::forward, pass::data_grad, pass::weight_grad}) {
+    CHECK(growth_of(trained, "attn/qk", p) == batch_growth::instances);
+    CHECK(growth_of(trained, "attn/pv", p) == batch_growth::instances);
+    CHECK(growth_of(trained, "mm", p) == batch_growth::none);
+  }
+  // The weights a linear reads at any batch: N·K elements of fp16.
+  for (const op &o : trained)
+    if (o.layer == "fc" && o.pass == pass::forward)
+      CHECK(o.scaling.fixed_bytes == 2 * 64 * 64);
+
+  const std::vector<op> moe =
+      lower_yaml("name: m\nbatch: 2\nseq_len: 8\nlayers:\n"
+                 "  - {name: moe, type: moe, experts: 8, top_k: 2, in: 64, intermediate: 128}\n");
+  CHECK(growth_of(moe, "moe/router", pass::forward) == batch_growth::rows);
+  for (const op &o : moe)
+    if (o.is_gemm() && o.layer != "moe/router") {
+      CHECK(o.scaling.growth == batch_growth::routed);
+      CHECK(o.scaling.tokens == 16);
+      CHECK(o.scaling.experts == 8);
+      CHECK(o.scaling.top_k == 2);
+    }
+}
+
+TEST_CASE("at_batch remakes a tagged GEMM as lower() makes it at another batch: every example, "
+          "and mixtures of experts whose routing reaches more experts as the batch grows") {
+  for (const char *example : {"alexnet-classifier", "bert-base", "gpt2-small-training",
+                              "gpt2-small", "llama2-7b-decode-batch64", "llama2-7b-decode",
+                              "llama2-7b-prefill", "mlp-training", "resnet50"}) {
+    const network net =
+        load_network(std::string(ROOFLINE_SOURCE_DIR) + "/examples/" + example + ".yaml");
+    for (std::int64_t other : {std::int64_t{1}, std::int64_t{3}, 2 * net.batch, std::int64_t{1000}})
+      check_at_batch(net, other);
+  }
+  for (const char *config : {"mixtral-8x7b.json", "qwen1.5-moe-a2.7b.json"})
+    for (std::int64_t seq_len : {1, 15, 512}) {
+      config_options options;
+      options.seq_len = seq_len;
+      options.fused_attention = false;
+      const network net = load_model_config(config_path(config), options);
+      for (std::int64_t other : {2, 3, 64, 4096})
+        check_at_batch(net, other);
+    }
+  // Weight-only quantized weights set for the whole network stay quantized at another batch.
+  check_at_batch(parse_network("name: q\nbatch: 8\nweights: int4\nweight_group: 128\nlayers:\n"
+                               "  - {name: fc, type: linear, in: 4096, out: 4096}\n",
+                               "q.yaml"),
+                 16);
+}
+
+TEST_CASE("at_batch: nullopt where the remade GEMM's sizes overflow 64 bits") {
+  const std::vector<op> ops =
+      lower_yaml("name: big\nbatch: 4\nlayers:\n  - {name: fc, type: linear, in: 4096, out: "
+                 "4096}\n");
+  REQUIRE(ops.size() == 1);
+  CHECK_FALSE(at_batch(ops.front(), 4, std::int64_t{1} << 50));
+  REQUIRE(at_batch(ops.front(), 4, 8));
+  CHECK(at_batch(ops.front(), 4, 8)->gemm->m == 8);
 }

@@ -53,7 +53,7 @@ std::map<std::string, nlohmann::json> analysis_json(const network &net) {
   REQUIRE(h100 != nullptr);
   const analysis analysed = analyze(net, perf_model(*h100), "--gpu h100");
   std::ostringstream out;
-  write_report(assemble_report(analysed, advise(net, analysed)), output_format::json, out);
+  write_report(assemble_report(analysed, advise(analysed)), output_format::json, out);
   std::map<std::string, nlohmann::json> fields;
   const nlohmann::json flat = nlohmann::json::parse(out.str()).flatten();
   for (const auto &[pointer, value] : flat.items())

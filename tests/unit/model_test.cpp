@@ -345,12 +345,12 @@ TEST_CASE(
   // The roofline (hand values); the GEMM model's own factors are tested in gemm_model_test.cpp.
   const analysis r =
       analyze(net, perf_model(builtin_gpu("v100"), model_options{false, true}), "--gpu v100");
-  CHECK(r.network_name == "two");
-  CHECK(r.network_origin == "two.yaml");
-  CHECK(r.batch == 512);
-  CHECK(r.precision == precision::fp16);
-  CHECK(r.mode == run_mode::inference);
-  CHECK(r.device.name == "v100-sxm2");
+  CHECK(r.network.name == "two");
+  CHECK(r.network.origin == "two.yaml");
+  CHECK(r.network.batch == 512);
+  CHECK(r.network.precision == precision::fp16);
+  CHECK(r.network.mode == run_mode::inference);
+  CHECK(r.model.spec().name == "v100-sxm2");
   CHECK(r.device_selection == "--gpu v100");
   REQUIRE(r.ops.size() == 2);
 
@@ -486,8 +486,8 @@ TEST_CASE("analyze with the GEMM model: eager totals, device totals and the laun
   REQUIRE(r.ops.size() == 2);
   const analysed_op &fc = r.ops[0];
   const analysed_op &act = r.ops[1];
-  CHECK(r.host.origin == "hand");
-  CHECK(r.parameters == model_parameters{});
+  CHECK(r.model.host().origin == "hand");
+  CHECK(r.model.parameters() == model_parameters{});
   CHECK_FALSE(fc.prediction.launch_bound);
   CHECK(fc.prediction.time_s == fc.prediction.device_time_s);
   CHECK(act.total_time_s == doctest::Approx(40.952533333e-6).epsilon(1e-9));
@@ -565,8 +565,8 @@ TEST_CASE("a step that moves more than the L2 holds beside one op has its GEMMs'
   const perf_model model(v100);
   const analysis warm = analyze(parse_network(with_repeats(3), "t.yaml"), model, "--gpu v100");
   const analysis cold = analyze(parse_network(with_repeats(400), "t.yaml"), model, "--gpu v100");
-  CHECK(warm.options.operand_cache == cache_state::warm);
-  CHECK(cold.options.operand_cache == cache_state::cold);
+  CHECK(warm.model.options().operand_cache == cache_state::warm);
+  CHECK(cold.model.options().operand_cache == cache_state::cold);
   const auto has_cold_note = [](const analysis &a) {
     return std::any_of(a.notes.begin(), a.notes.end(), [](const std::string &note) {
       return note.find("operands cold") != std::string::npos;

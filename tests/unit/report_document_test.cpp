@@ -290,7 +290,7 @@ report launch_bound_report() {
   REQUIRE(v100 != nullptr);
   const perf_model model(*v100);
   analysis a = analyze(net, model, "--gpu v100");
-  advice advised = advise(net, a);
+  advice advised = advise(a);
   return assemble_report(std::move(a), std::move(advised));
 }
 
@@ -337,7 +337,7 @@ TEST_CASE("JSON ops carry device time, host floor and launch_bound; model has th
   const json &parameters = doc.at("model").at("parameters");
   CHECK(parameters.size() == parameter_count);
   for (const parameter_info &row : parameter_table())
-    CHECK(parameters.at(row.name).get<double>() == r.analysis.parameters[row.id]);
+    CHECK(parameters.at(row.name).get<double>() == r.analysis.model.parameters()[row.id]);
 }
 
 TEST_CASE("JSON totals and advice carry the launch-bound share") {

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "roofline/analysis.hpp"
+#include "roofline/gemm.hpp"
+#include "roofline/pass.hpp"
+#include "roofline/precision.hpp"
+
+#include <string>
+#include <vector>
+
+namespace roofline {
+
+/// Pad a GEMM's dimensions: the 16-byte rule of the precision, or a size that fills tiles and
+/// waves.
+struct padding_advice {
+  std::string layer;
+  roofline::pass pass = pass::forward;
+  precision prec = precision::fp16;
+  gemm_shape original, padded;
+  std::string reason; ///< "N=50257 breaks the 16-byte rule of fp16 (multiples of 8)"
+  double time_s = 0, padded_time_s = 0; ///< predicted, per call
+  double extra_flops = 0;               ///< padded FLOPs / original − 1
+  double extra_bytes = 0;               ///< padded bytes / original − 1
+
+  double predicted_speedup() const { return padded_time_s > 0 ? time_s / padded_time_s : 1; }
+};
+
+/// For each distinct GEMM of `analysed` (its shape and precision), the best padding of N and K:
+/// the 16-byte rule's, then sizes of N up to 6% larger that fill tiles and waves better, kept
+/// when its time, predicted with the analysis's model, is at least `min_speedup` times shorter.
+/// Padded sizes whose FLOPs or bytes would overflow 64 bits are left out.
+std::vector<padding_advice> advise_padding(const analysis &analysed, double min_speedup = 1.03);
+
+} // namespace roofline
