@@ -69,7 +69,7 @@ TEST_CASE(
   p.set(memory_parameter_at(parameter::memory_floor_s, memory_op_kind::rmsnorm), 3e-6);
   const double dram = h100().dram_bytes_per_s;
   // Elements enough that every kernel's bytes fill L2: each streams from DRAM.
-  const std::int64_t elements = h100().l2_bytes;
+  const auto elements = static_cast<std::int64_t>(h100().l2_bytes);
   const auto e = static_cast<double>(elements);
   const unfused_form &rmsnorm = *cost_of(memory_op_kind::rmsnorm).unfused;
   REQUIRE(rmsnorm.launches == 8);
