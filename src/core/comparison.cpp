@@ -4,13 +4,13 @@
 #include "roofline/error.hpp"
 #include "roofline/host_floor.hpp"
 #include "roofline/lowering.hpp"
-#include "roofline/measurement_layer.hpp"
 #include "roofline/spec_catalog.hpp"
 #include "text_table.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <variant>
 
 namespace roofline {
 
@@ -397,40 +397,68 @@ std::map<std::string, gpu_spec> resolve_compared_gpus(const compare_request &req
   return specs;
 }
 
-std::vector<comparison> compare_gpus(const compare_request &request) {
-  const std::map<std::string, gpu_spec> specs = resolve_compared_gpus(request);
-  for (const auto &[name, price] : request.prices)
-    if (!(price >= min_price_per_hour_usd && price <= max_price_per_hour_usd))
-      throw input_error(fmt::format("--price {}={}: a GPU's price must be from {:g} to {:g} USD "
-                                    "per hour",
-                                    name, price, min_price_per_hour_usd, max_price_per_hour_usd));
+namespace {
+
+/// The network one of `gpus` GPUs runs at `batch`: a model config built so (its options' degree
+/// and batch replaced), a network as given with its batch set.
+network network_at(const network_source &source, int gpus, std::int64_t batch) {
+  if (const auto *config = std::get_if<config_source>(&source)) {
+    config_options options = config->options;
+    options.tensor_parallel = gpus;
+    options.batch = batch;
+    return config->config.build(options);
+  }
+  network net = std::get<network>(source);
+  net.batch = batch;
+  return net;
+}
+
+/// The network as its source gives it: a config at its own options.
+network network_of(const network_source &source) {
+  if (const auto *config = std::get_if<config_source>(&source))
+    return config->config.build(config->options);
+  return std::get<network>(source);
+}
+
+/// Refuses degrees that cannot be compared: a network YAML sharded (it says its own all_reduce
+/// layers), the measured local GPU sharded, a degree named twice or beyond the model's.
+void check_degrees(const compare_request &request) {
+  if (request.tensor_parallel.empty())
+    return;
+  if (!std::holds_alternative<config_source>(request.source))
+    throw input_error("--tp: only a model config can be sharded (a network YAML says its own "
+                      "all_reduce layers)");
+  if (std::find(request.gpus.begin(), request.gpus.end(), "local") != request.gpus.end())
+    throw input_error("--tp with --gpus local: the local GPU is measured running the network as "
+                      "given; name its spec instead");
+  const std::vector<int> &degrees = request.tensor_parallel;
+  for (std::size_t i = 0; i < degrees.size(); ++i) {
+    check_tensor_parallel(degrees[i]);
+    if (std::find(degrees.begin(), degrees.begin() + static_cast<std::ptrdiff_t>(i), degrees[i]) !=
+        degrees.begin() + static_cast<std::ptrdiff_t>(i))
+      throw input_error("--tp: " + std::to_string(degrees[i]) + " is named twice");
+  }
+}
+
+/// The sides of a comparison: each GPU at every degree asked for, in the order given, and which
+/// is the local GPU's (measured) with its spec's name.
+struct compared_sides {
+  std::vector<compared_gpu> gpus;
+  std::optional<std::size_t> local;
+  std::string local_name = "local"; ///< the local GPU's spec, once found
+};
+
+compared_sides sides_of(const compare_request &request,
+                        const std::map<std::string, gpu_spec> &specs) {
   // Each GPU runs with its own parameters (its architecture's, overridden by what was fitted on
   // it) and all with this machine's host floor: the host does not change with the GPU.
   const model_options options{request.sparse, false, {}, cached_host_floor()};
-  const bool sharding = !request.tensor_parallel.empty();
-  if (sharding && !request.build)
-    throw input_error("--tp: only a model config can be sharded (a network YAML says its own "
-                      "all_reduce layers)");
-  if (sharding &&
-      std::find(request.gpus.begin(), request.gpus.end(), "local") != request.gpus.end())
-    throw input_error("--tp with --gpus local: the local GPU is measured running the network as "
-                      "given; name its spec instead");
-  for (std::size_t i = 0; i < request.tensor_parallel.size(); ++i)
-    if (std::find(request.tensor_parallel.begin(),
-                  request.tensor_parallel.begin() + static_cast<std::ptrdiff_t>(i),
-                  request.tensor_parallel[i]) !=
-        request.tensor_parallel.begin() + static_cast<std::ptrdiff_t>(i))
-      throw input_error("--tp: " + std::to_string(request.tensor_parallel[i]) + " is named twice");
-  std::vector<compared_gpu> gpus;
-  std::optional<std::size_t> local; ///< the side measured on the local GPU
-  const measurement_layer *layer = nullptr;
-  std::string local_name = "local"; // the local GPU's spec, once found
+  compared_sides sides;
   for (const std::string &name : request.gpus) {
     std::optional<gpu_spec> spec;
     std::string selection = "--gpus " + name;
     if (name == "local") {
-      layer = &required_measurement_layer("--gpus local");
-      const auto local_gpu = layer->find_local_gpu();
+      const auto local_gpu = request.layer.required("--gpus local").find_local_gpu();
       if (!local_gpu)
         throw error("--gpus local: no GPU found; name a spec instead (roofline-advise specs)");
       // Its ops are measured; the other GPUs are scaled from them by datasheet-to-datasheet
@@ -438,60 +466,83 @@ std::vector<comparison> compare_gpus(const compare_request &request) {
       // own spec look faster).
       spec = local_gpu->datasheet;
       selection = "local: " + local_gpu->selection;
-      local = gpus.size();
-      local_name = spec->name;
+      sides.local = sides.gpus.size();
+      sides.local_name = spec->name;
     } else {
       spec = specs.at(name);
     }
-    // Each GPU at every tensor-parallel degree asked for, in the order given.
-    for (int tp : sharding ? request.tensor_parallel : std::vector<int>{1})
-      gpus.push_back({perf_model(*spec, options), selection, std::nullopt, tp, std::nullopt});
+    for (int tp : request.tensor_parallel.empty() ? std::vector<int>{1} : request.tensor_parallel)
+      sides.gpus.push_back({perf_model(*spec, options), selection, std::nullopt, tp, std::nullopt});
   }
-  std::map<std::string, double> prices; // by spec name
-  spelled_once priced("--price",
-                      "give it one price"); // the local GPU's spec too, now that it is known
+  return sides;
+}
+
+/// The prices by spec name, the local GPU's too now that it is known; a GPU priced twice (in any
+/// spelling) is refused.
+std::map<std::string, double> prices_by_spec(const compare_request &request,
+                                             const std::map<std::string, gpu_spec> &specs,
+                                             const std::string &local_name) {
+  std::map<std::string, double> prices;
+  spelled_once priced("--price", "give it one price");
   for (const auto &[name, price] : request.prices) {
     const std::string spec = name == "local" ? local_name : specs.at(name).name;
     priced.add(spec, name);
     prices[spec] = price;
   }
+  return prices;
+}
 
+/// The local GPU's measurements of `ops`, timed where its model predicts the operands to be, as
+/// run_pipeline times them.
+measurements measured_locally(const compare_request &request, const compared_gpu &local,
+                              const std::vector<op> &ops) {
+  measure_options measuring;
+  measuring.counters = false;
+  measuring.rounds = 3;
+  measuring.progress = request.progress;
+  measuring.cold_l2 = operand_cache_for(local.model, ops) == cache_state::cold;
+  return request.layer.layer->measure(ops, measuring);
+}
+
+} // namespace
+
+std::vector<comparison> compare_gpus(const compare_request &request) {
+  const std::map<std::string, gpu_spec> specs = resolve_compared_gpus(request);
+  const network given = network_of(request.source);
+  for (const auto &[name, price] : request.prices)
+    if (!(price >= min_price_per_hour_usd && price <= max_price_per_hour_usd))
+      throw input_error(fmt::format("--price {}={}: a GPU's price must be from {:g} to {:g} USD "
+                                    "per hour",
+                                    name, price, min_price_per_hour_usd, max_price_per_hour_usd));
+  check_degrees(request);
+  compared_sides sides = sides_of(request, specs);
+  const std::map<std::string, double> prices = prices_by_spec(request, specs, sides.local_name);
   std::vector<std::int64_t> batches = request.batches;
   if (batches.empty())
-    batches.push_back(request.net.batch);
+    batches.push_back(given.batch);
   // Before any analysis: the work is the network's ops at every GPU, degree and batch.
-  const auto analyses = static_cast<std::int64_t>(gpus.size() * batches.size());
-  if (const std::int64_t ops = op_count(request.net); ops > max_compared_ops / analyses)
+  const auto analyses = static_cast<std::int64_t>(sides.gpus.size() * batches.size());
+  if (const std::int64_t ops = op_count(given); ops > max_compared_ops / analyses)
     throw input_error(
-        {request.net.origin},
+        {given.origin},
         fmt::format(
             "compare: {} GPUs (each --tp degree one) × {} batches × the network's {} ops would "
             "analyse more than {} ops, the limit; compare fewer at once",
-            gpus.size(), batches.size(), ops, max_compared_ops));
+            sides.gpus.size(), batches.size(), ops, max_compared_ops));
   std::vector<comparison> comparisons;
   for (std::int64_t batch : batches) {
     // The network one GPU of each degree runs, built once per degree and batch.
     std::map<int, network> shards;
     for (int tp : request.tensor_parallel)
-      shards.emplace(tp, request.build(tp, batch));
-    network at = shards.count(1) ? shards.at(1)
-                 : request.build ? request.build(1, batch)
-                                 : request.net;
-    at.batch = batch;
-    for (compared_gpu &g : gpus)
-      if (sharding)
+      shards.emplace(tp, network_at(request.source, tp, batch));
+    const network at = shards.count(1) ? shards.at(1) : network_at(request.source, 1, batch);
+    for (compared_gpu &g : sides.gpus)
+      if (!request.tensor_parallel.empty())
         g.sharded = shards.at(g.tensor_parallel);
-    if (local) {
-      const std::vector<op> ops = lower(at);
-      measure_options measuring;
-      measuring.counters = false;
-      measuring.rounds = 3;
-      measuring.progress = request.progress;
-      // Timed where its model predicts the operands to be, as run_pipeline times them.
-      measuring.cold_l2 = operand_cache_for(gpus[*local].model, ops) == cache_state::cold;
-      gpus[*local].measured = layer->measure(ops, measuring);
-    }
-    comparisons.push_back(compare(at, gpus, prices));
+    if (sides.local)
+      sides.gpus[*sides.local].measured =
+          measured_locally(request, sides.gpus[*sides.local], lower(at));
+    comparisons.push_back(compare(at, sides.gpus, prices));
   }
   return comparisons;
 }
