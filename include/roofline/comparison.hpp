@@ -4,13 +4,15 @@
 #include "roofline/analysis.hpp"
 #include "roofline/gpu_spec.hpp"
 #include "roofline/measurement.hpp"
+#include "roofline/measurement_layer.hpp"
+#include "roofline/model_config.hpp"
 #include "roofline/network.hpp"
 #include "roofline/perf_model.hpp"
 
-#include <functional>
 #include <map>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace roofline {
@@ -87,23 +89,28 @@ bool same_ops(const analysis &a, const analysis &b);
 comparison compare(const network &net, const std::vector<compared_gpu> &gpus,
                    const std::map<std::string, double> &prices = {});
 
+/// Where a comparison's network comes from: a network as given (a network YAML, parsed), run at
+/// each batch compared; or a model config with its options, built anew at each batch and
+/// tensor-parallel degree (its last-position LM head, for one, is as tall as the batch).
+using network_source = std::variant<network, config_source>;
+
 /// What `roofline-advise compare` asks.
 struct compare_request {
-  network net;
+  network_source source;
   /// GPU names, aliases or spec files, the first the baseline; `local`: the local GPU, measured
-  /// (through the measurement layer), the others scaled from its measurements. Two that resolve
-  /// to the same spec are refused.
+  /// (through `layer`), the others scaled from its measurements. Two that resolve to the same
+  /// spec are refused.
   std::vector<std::string> gpus;
   std::vector<std::int64_t> batches; ///< empty: the network's own
   /// USD per hour by GPU as named (in `gpus` or not); two names of the same spec are refused.
   std::map<std::string, double> prices;
   bool sparse = false;
   progress_callback progress; ///< while the local GPU measures
-  /// Tensor-parallel degrees to set beside every GPU (`--tp 1,2,4`); empty: the network as it is.
+  /// Tensor-parallel degrees to set beside every GPU (`--tp 1,2,4`), each replacing a config
+  /// source's own; empty: the network as it is (a config at one GPU). Only a config shards.
   std::vector<int> tensor_parallel;
-  /// How to build the network one of `gpus` GPUs runs at a batch (a model config: sharded, and
-  /// its every batch-sized layer sized anew); unset: `net` with its batch set (a network YAML).
-  std::function<network(int gpus, std::int64_t batch)> build;
+  /// What measures `local`; unused without it.
+  measurement_layer_ref layer;
 };
 
 /// The most ops a comparison analyses in all: the network's ops times its GPUs (at each
@@ -118,9 +125,11 @@ inline constexpr std::int64_t max_compared_ops = 600'000;
 /// network is read.
 std::map<std::string, gpu_spec> resolve_compared_gpus(const compare_request &request);
 
-/// Resolves the GPUs (each with its own parameters, all with this machine's host floor), measures
-/// the local one where asked, and compares them at every batch. Throws input_error, before any
-/// analysis, when that would analyse more than max_compared_ops ops.
+/// Builds the network from its source, resolves the GPUs (each with its own parameters, all with
+/// this machine's host floor), measures the local one where asked, and compares them at every
+/// batch. Throws input_error, before any analysis, when that would analyse more than
+/// max_compared_ops ops, and for degrees check_tensor_parallel refuses, named twice, or asked of
+/// a network YAML or of the local GPU.
 std::vector<comparison> compare_gpus(const compare_request &request);
 
 } // namespace roofline

@@ -36,7 +36,8 @@ struct calibration_result {
 /// roofline::measure as the rest of the tool sees it: everything that needs a GPU, behind one
 /// interface, so that roofline::core and the CLI load the CUDA libraries only when a command needs
 /// the GPU. roofline::measure implements it (roofline::cuda::layer()); roofline-advise loads it as
-/// a plugin.
+/// a plugin. Callers hand it on as a measurement_layer_ref: choose_gpu, pipeline_options::layer,
+/// compare_request::layer.
 class measurement_layer {
 public:
   virtual ~measurement_layer() = default;
@@ -63,27 +64,27 @@ public:
                                        const stop_callback &stop) const = 0;
 };
 
-/// The measurement layer in use: the one given to use_measurement_layer(), else roofline::measure's
-/// plugin (libroofline_measure_layer.so: $ROOFLINE_MEASURE_LAYER, else beside the executable or in
-/// the installed library directory), loaded on the first call. The plugin takes roofline::core from
-/// the executable, so it loads into roofline-advise only: a program that embeds the library links
-/// roofline::measure and calls use_measurement_layer(&roofline::cuda::layer()). nullptr when there
-/// is none; `why`, when given, then says why (not built, failed to load, another version).
-const measurement_layer *measurement_layer_in_use(std::string *why = nullptr);
+/// The measurement layer a call may use, or why there is none: a plain value the caller hands on
+/// (roofline-advise: the plugin it loaded; an embedder that links roofline::measure:
+/// `&roofline::cuda::layer()`, which converts to it). Nothing in the library finds a layer by
+/// itself.
+struct measurement_layer_ref {
+  const measurement_layer *layer = nullptr;
+  /// Why there is none (when `layer` is null): what messages say after "needs the CUDA
+  /// measurement layer: ".
+  std::string missing = "none was given (link roofline::measure and pass "
+                        "&roofline::cuda::layer())";
 
-/// measurement_layer_in_use(), for work that cannot go on without it: throws roofline::error
-/// "`needing` needs the CUDA measurement layer: <why>`advice`" when there is none.
-const measurement_layer &required_measurement_layer(std::string_view needing,
-                                                    std::string_view advice = {});
+  measurement_layer_ref() = default;
+  /// `layer` itself (nullptr: none, for the default reason).
+  measurement_layer_ref(const measurement_layer *given) : layer(given) {}
+  /// No layer, for `why`.
+  static measurement_layer_ref none(std::string why);
 
-/// Uses `layer` from now on (an embedder that links roofline::measure; tests). nullptr: load the
-/// plugin again when next asked.
-void use_measurement_layer(const measurement_layer *layer);
-
-/// The functions a plugin exports: `const char *VERSION()`, the roofline version it was built as,
-/// and `const roofline::measurement_layer *ENTRY()`, called only when the versions match.
-inline constexpr const char *measurement_layer_version_symbol =
-    "roofline_measurement_layer_version";
-inline constexpr const char *measurement_layer_entry_point = "roofline_measurement_layer_v1";
+  explicit operator bool() const noexcept { return layer != nullptr; }
+  /// The layer, for work that cannot go on without it: throws roofline::error "`needing` needs the
+  /// CUDA measurement layer: <missing>`advice`" when there is none.
+  const measurement_layer &required(std::string_view needing, std::string_view advice = {}) const;
+};
 
 } // namespace roofline

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -65,17 +66,61 @@ struct config_options {
   glue_style glue = glue_style::eager;
 };
 
-/// The network of a config (`model_type` llama, mistral, mixtral, qwen2, qwen2_moe, gemma, gpt2
-/// or bert): its decoder (or encoder) blocks with grouped-query attention, the MLP or the
-/// mixture of experts, norms and residual adds, the LM head, and the glue around them as
-/// `options.glue` runs it (the embedding lookup, rotary embeddings, the KV-cache write, layout
-/// copies). Throws input_error, located in `origin`, for an unknown `model_type`, a missing or
-/// malformed field, or a model it cannot build (DeepSeek's latent attention, a quantization method
-/// it does not model).
+/// The most GPUs tensor parallelism is modelled over.
+inline constexpr std::int64_t max_tensor_parallel = 1024;
+
+/// Throws input_error "--tp N: tensor parallelism is modelled over at most 1024 GPUs" when `gpus`
+/// is above max_tensor_parallel, and when it is below 1.
+void check_tensor_parallel(std::int64_t gpus);
+
+/// Throws input_error for options no config can be built at, with the CLI's words for them: a
+/// batch, sequence or KV length below 1, a `kv_len` outside decode (a prefill's cache is its
+/// prompt), `last_logits` in decode, a KV cache wider than 16 bits or with unfused attention, and
+/// a tensor-parallel degree check_tensor_parallel refuses. Every builder below checks its options
+/// so before anything else.
+void check_config_options(const config_options &options);
+
+/// A model config, read and parsed once: its JSON and the transformer it describes (its family,
+/// widths, precision), ready to be built at any options. Cheap to copy (the parsed config is
+/// shared, never changed).
+class model_config {
+public:
+  /// Parses a config (input_error, located in `origin`, for a text that is not JSON, not an
+  /// object, of an unknown `model_type`, with a missing or malformed field, or a model it cannot
+  /// build: DeepSeek's latent attention, ...).
+  model_config(std::string_view json_text, std::string origin);
+  /// Reads and parses a config file (input_error when missing, unreadable or malformed).
+  static model_config load(const std::filesystem::path &file);
+
+  /// The file (or name) it was read from.
+  const std::string &origin() const noexcept;
+
+  /// The network of the config (`model_type` llama, mistral, mixtral, qwen2, qwen2_moe, gemma,
+  /// gpt2 or bert) as `options` say: its decoder (or encoder) blocks with grouped-query attention,
+  /// the MLP or the mixture of experts, norms and residual adds, the LM head, and the glue around
+  /// them as `options.glue` runs it (the embedding lookup, rotary embeddings, the KV-cache write,
+  /// layout copies). Throws input_error for options check_config_options refuses, and, located in
+  /// the config, for what these options cannot build (heads that do not split over the GPUs, a
+  /// decode step of an encoder, a quantization method it does not model).
+  network build(const config_options &options = {}) const;
+
+private:
+  struct parsed;
+  std::shared_ptr<const parsed> m_parsed;
+};
+
+/// A model config with the options to build it at: a network source that builds anew at another
+/// batch or tensor-parallel degree (roofline::compare_gpus).
+struct config_source {
+  model_config config;
+  config_options options;
+};
+
+/// model_config(json_text, origin).build(options), the options checked first.
 network network_from_config(std::string_view json_text, const std::string &origin,
                             const config_options &options = {});
 
-/// Reads a config file (input_error when missing, unreadable or malformed).
+/// model_config::load(file).build(options), the options checked before the file is read.
 network load_model_config(const std::filesystem::path &file, const config_options &options = {});
 
 /// The network as the YAML a user could edit and analyse (docs/network-format.md); repeat

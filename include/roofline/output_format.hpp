@@ -3,6 +3,7 @@
 
 #include "roofline/enum_table.hpp"
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,6 +30,11 @@ std::optional<output_format> format_for_file(std::string_view file_name);
 /// any other text, UTF-8 included, as it is. The table, Markdown and CSV formats write every
 /// name so (JSON escapes in its own way, HTML and SVG in theirs).
 std::string printable_text(std::string_view text);
+
+/// How a message quotes a value it was given: printable_text (controls, NUL included, escaped),
+/// cut to `max_characters` characters with "… (N bytes)" after it when longer, so that a 200 kB
+/// value or a key holding a NUL still gives a whole, readable message.
+std::string shown_value(std::string_view value, std::size_t max_characters = 60);
 
 struct write_options {
   bool colour = false; ///< ANSI colour in the table format (a terminal)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "roofline/advice_thresholds.hpp"
 #include "roofline/analysis.hpp"
 #include "roofline/gemm.hpp"
 #include "roofline/pass.hpp"
@@ -30,6 +31,7 @@ struct padding_advice {
 /// the 16-byte rule's, then sizes of N up to 6% larger that fill tiles and waves better, kept
 /// when its time, predicted with the analysis's model, is at least `min_speedup` times shorter.
 /// Padded sizes whose FLOPs or bytes would overflow 64 bits are left out.
-std::vector<padding_advice> advise_padding(const analysis &analysed, double min_speedup = 1.03);
+std::vector<padding_advice> advise_padding(const analysis &analysed,
+                                           double min_speedup = padding_speedup_worth_advising);
 
 } // namespace roofline

@@ -3,6 +3,7 @@
 
 #include "roofline/advice_thresholds.hpp"
 #include "roofline/measurement.hpp"
+#include "roofline/measurement_layer.hpp"
 #include "roofline/network.hpp"
 #include "roofline/perf_model.hpp"
 #include "roofline/report.hpp"
@@ -20,18 +21,23 @@ struct gpu_choice {
 };
 
 /// `request` as `--gpu` takes it: a GPU name, an alias or a spec file, with this machine's cached
-/// host floor (cached_host_floor: no GPU is touched); or `auto`: the local GPU with its cached
-/// ceilings, calibration and host floor (through the measurement layer), else the default spec
-/// with a notice saying why. `options.host`, when set, replaces the host floor.
-gpu_choice choose_gpu(const std::string &request, const model_options &options = {});
+/// host floor (cached_host_floor: no GPU is touched; `layer` is not used); or `auto`: the local GPU
+/// with its cached ceilings, calibration and host floor (through `layer`), else (no layer, or no
+/// GPU) the default spec with a notice saying why. `options.host`, when set, replaces the host
+/// floor.
+gpu_choice choose_gpu(const std::string &request, const model_options &options = {},
+                      const measurement_layer_ref &layer = {});
 
 struct pipeline_options {
   bool advise = true;
-  double min_padding_speedup = padding_speedup_worth_advising; ///< padding suggested only when predicted to gain this much
-  /// Set: run every GEMM, and both GEMMs of each padding suggestion, on the local GPU (through the
-  /// measurement layer; throws roofline::error when there is none). When its `stop` stops the
-  /// run, the padding is not measured and the report is not complete (report::complete).
+  double min_padding_speedup =
+      padding_speedup_worth_advising; ///< padding suggested only when predicted to gain this much
+  /// Set: run every GEMM, and both GEMMs of each padding suggestion, on the local GPU (through
+  /// `layer`; throws roofline::error when there is none). When its `stop` stops the run, the
+  /// padding is not measured and the report is not complete (report::complete).
   std::optional<measure_options> measure;
+  /// What measures, with `measure`; unused without it.
+  measurement_layer_ref layer;
 };
 
 /// The one path of an analysis: analyze → advise → measure → report.

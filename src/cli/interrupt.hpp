@@ -3,7 +3,7 @@
 
 // Ctrl-C during a measurement (--measure, calibrate): the first SIGINT asks the run to stop after
 // the op in flight, so that what was measured is still written; the second takes SIGINT's default
-// action and ends the process at once. Header-only: main.cpp is also compiled into the CLI fuzzer.
+// action and ends the process at once. Header-only: a handler and its flag, nothing to link.
 
 #include <atomic>
 #include <csignal>

@@ -214,27 +214,10 @@ memory_op_kind activation_of(const config_reader &config, const char *key,
                              "` is not an activation this tool knows; expected silu, gelu or relu");
 }
 
-transformer_shape shape_of(config_reader &config) {
-  const yaml_map &map = config.map();
-  const std::string type = map.string("model_type");
-  transformer_shape s;
-  s.family = type;
-  if (map.has("kv_lora_rank"))
-    map.fail("kv_lora_rank", "multi-head latent attention (DeepSeek-V2 and V3: keys and values "
-                             "through a low-rank latent) is not modelled; describe the network "
-                             "in YAML (docs/network-format.md)");
-  if (std::find(model_types.begin(), model_types.end(), type) == model_types.end())
-    map.fail("model_type", "unknown `model_type` `" + detail::shown_value(type) + "`" +
-                               detail::did_you_mean(type, model_types) + "; expected " +
-                               detail::quoted_list(model_types));
-  config.set_family(type);
-  const bool moe = type == "mixtral" || type == "qwen2_moe";
-  for (const char *key : expert_keys)
-    if (!moe && map.has(key))
-      map.fail(key, "`" + std::string(key) + "` gives experts, but `model_type` `" +
-                        detail::shown_value(type) +
-                        "` has none; a mixture of experts is read for `mixtral` and `qwen2_moe`");
-  s.precision = precision_of(config);
+/// The family's widths: GPT-2's own keys, or those of Llama and the families that follow it (BERT
+/// an encoder).
+void read_widths(const config_reader &config, transformer_shape &s) {
+  const std::string &type = s.family;
   if (type == "gpt2") {
     s.hidden = config.required_int({"n_embd", "hidden_size"});
     s.layers = config.required_int({"n_layer", "num_hidden_layers"});
@@ -246,32 +229,37 @@ transformer_shape shape_of(config_reader &config) {
     s.norm = memory_op_kind::layernorm;
     s.fused_qkv = true;
     s.rotary = false;
-  } else {
-    s.hidden = config.required_int({"hidden_size"});
-    s.layers = config.required_int({"num_hidden_layers"});
-    s.heads = config.required_int({"num_attention_heads"});
-    s.intermediate = config.required_int({"intermediate_size"});
-    s.vocab = config.required_int({"vocab_size"});
-    if (type == "bert") {
-      s.gated_mlp = false;
-      s.encoder = true;
-      s.rotary = false;
-      s.norm = memory_op_kind::layernorm;
-      s.activation = activation_of(config, "hidden_act", memory_op_kind::gelu);
-    } else {
-      s.kv_heads = config.optional_int({"num_key_value_heads"}).value_or(0);
-      s.head_dim = config.optional_int({"head_dim"}).value_or(0);
-      s.activation = activation_of(config, type == "gemma" ? "hidden_activation" : "hidden_act",
-                                   type == "gemma" ? memory_op_kind::gelu : memory_op_kind::silu);
-      if (type == "gemma" && config.optional_string("hidden_activation").empty())
-        s.activation = activation_of(config, "hidden_act", memory_op_kind::gelu);
-    }
+    return;
   }
-  if (type == "mixtral") {
+  s.hidden = config.required_int({"hidden_size"});
+  s.layers = config.required_int({"num_hidden_layers"});
+  s.heads = config.required_int({"num_attention_heads"});
+  s.intermediate = config.required_int({"intermediate_size"});
+  s.vocab = config.required_int({"vocab_size"});
+  if (type == "bert") {
+    s.gated_mlp = false;
+    s.encoder = true;
+    s.rotary = false;
+    s.norm = memory_op_kind::layernorm;
+    s.activation = activation_of(config, "hidden_act", memory_op_kind::gelu);
+    return;
+  }
+  s.kv_heads = config.optional_int({"num_key_value_heads"}).value_or(0);
+  s.head_dim = config.optional_int({"head_dim"}).value_or(0);
+  s.activation = activation_of(config, type == "gemma" ? "hidden_activation" : "hidden_act",
+                               type == "gemma" ? memory_op_kind::gelu : memory_op_kind::silu);
+  if (type == "gemma" && config.optional_string("hidden_activation").empty())
+    s.activation = activation_of(config, "hidden_act", memory_op_kind::gelu);
+}
+
+/// A mixture of experts' sizes (Mixtral, Qwen2-MoE); nothing for the other families.
+void read_experts(const config_reader &config, transformer_shape &s) {
+  const yaml_map &map = config.map();
+  if (s.family == "mixtral") {
     s.experts = config.required_int({"num_local_experts"});
     s.top_k = config.required_int({"num_experts_per_tok"});
     s.expert_intermediate = s.intermediate;
-  } else if (type == "qwen2_moe") {
+  } else if (s.family == "qwen2_moe") {
     s.experts = config.required_int({"num_experts"});
     s.top_k = config.required_int({"num_experts_per_tok"});
     s.expert_intermediate = config.required_int({"moe_intermediate_size"});
@@ -294,13 +282,11 @@ transformer_shape shape_of(config_reader &config) {
     map.fail(
         "num_experts_per_tok",
         fmt::format("`num_experts_per_tok` = {} is more than the {} experts", s.top_k, s.experts));
-  // Mistral's and Mixtral's window applies to every layer; Qwen2's only when switched on, and
-  // then to some layers.
-  if ((type == "qwen2" || type == "qwen2_moe") && config.boolean_or("use_sliding_window", false))
-    map.fail("use_sliding_window", "Qwen2's sliding window on some layers (`use_sliding_window`, "
-                                   "`max_window_layers`) is not modelled");
-  if (type == "mistral" || type == "mixtral")
-    s.window = config.optional_int({"sliding_window"}).value_or(0);
+}
+
+/// The heads and widths a config may leave out (key/value heads, `head_dim`, GPT-2's inner
+/// width) filled in, and all of them checked against each other and against 64-bit products.
+void complete_widths(const yaml_map &map, transformer_shape &s) {
   if (s.kv_heads == 0)
     s.kv_heads = s.heads;
   if (s.head_dim == 0) {
@@ -325,6 +311,39 @@ transformer_shape shape_of(config_reader &config) {
     map.fail("num_key_value_heads",
              fmt::format("`num_key_value_heads` = {} must divide the {} attention heads",
                          s.kv_heads, s.heads));
+}
+
+transformer_shape shape_of(config_reader &config) {
+  const yaml_map &map = config.map();
+  const std::string type = map.string("model_type");
+  transformer_shape s;
+  s.family = type;
+  if (map.has("kv_lora_rank"))
+    map.fail("kv_lora_rank", "multi-head latent attention (DeepSeek-V2 and V3: keys and values "
+                             "through a low-rank latent) is not modelled; describe the network "
+                             "in YAML (docs/network-format.md)");
+  if (std::find(model_types.begin(), model_types.end(), type) == model_types.end())
+    map.fail("model_type", "unknown `model_type` `" + detail::shown_value(type) + "`" +
+                               detail::did_you_mean(type, model_types) + "; expected " +
+                               detail::quoted_list(model_types));
+  config.set_family(type);
+  const bool moe = type == "mixtral" || type == "qwen2_moe";
+  for (const char *key : expert_keys)
+    if (!moe && map.has(key))
+      map.fail(key, "`" + std::string(key) + "` gives experts, but `model_type` `" +
+                        detail::shown_value(type) +
+                        "` has none; a mixture of experts is read for `mixtral` and `qwen2_moe`");
+  s.precision = precision_of(config);
+  read_widths(config, s);
+  read_experts(config, s);
+  // Mistral's and Mixtral's window applies to every layer; Qwen2's only when switched on, and
+  // then to some layers.
+  if ((type == "qwen2" || type == "qwen2_moe") && config.boolean_or("use_sliding_window", false))
+    map.fail("use_sliding_window", "Qwen2's sliding window on some layers (`use_sliding_window`, "
+                                   "`max_window_layers`) is not modelled");
+  if (type == "mistral" || type == "mixtral")
+    s.window = config.optional_int({"sliding_window"}).value_or(0);
+  complete_widths(map, s);
   return s;
 }
 
@@ -515,37 +534,14 @@ std::vector<layer> block_of(const transformer_shape &s, const attention_layer &a
   return block;
 }
 
-} // namespace
-
-network network_from_config(std::string_view json_text, const std::string &origin,
-                            const config_options &options) {
-  const yaml_node root = detail::parse_json(json_text, origin);
-  if (!root.is_map())
-    throw input_error({origin, 1, 1}, "expected a model config: a JSON object with `model_type`, "
-                                      "`hidden_size`, ...; got " +
-                                          detail::describe(root));
-  config_reader config(root, origin);
-  std::vector<std::string> sharding_notes;
-  const transformer_shape s =
-      sharded(shape_of(config), options.tensor_parallel, config.map(), sharding_notes);
+/// The attention of one block as `options` run it, one GPU's share of `s`.
+attention_layer attention_of(const transformer_shape &s, const config_options &options) {
   const bool decode = options.phase == inference_phase::decode;
-  if (decode && s.encoder)
-    config.map().fail("model_type",
-                      "`" + s.family + "` is an encoder: it has no decode phase (use prefill)");
-
-  network net;
-  net.origin = origin;
-  net.name = fmt::format("{}-{}", std::filesystem::path(origin).stem().string(),
-                         decode ? "decode" : "prefill");
-  net.precision = s.precision;
-  net.phase = options.phase;
-  net.batch = options.batch;
-  net.seq_len = decode ? 1 : options.seq_len;
   attention_layer attention;
   attention.heads = s.heads;
   attention.kv_heads = s.kv_heads;
   attention.head_dim = s.head_dim;
-  attention.seq_len = net.seq_len;
+  attention.seq_len = decode ? 1 : options.seq_len;
   attention.kv_len = decode ? options.kv_len.value_or(options.seq_len) : options.seq_len;
   attention.causal = !decode && !s.encoder;
   attention.fused = options.fused_attention;
@@ -554,20 +550,35 @@ network network_from_config(std::string_view json_text, const std::string &origi
   // grouped keys and values to every query head rather than using SDPA's grouped-query mode.
   attention.expanded_kv =
       options.glue == glue_style::eager && decode && attention.fused && s.kv_heads < s.heads;
+  if (options.kv_cache)
+    attention.kv_precision = options.kv_cache;
+  return attention;
+}
+
+/// The step a network of `s` runs (its name, phase, sizes and description), with no layers yet.
+network step_of(const transformer_shape &s, const config_options &options,
+                const attention_layer &attention, const std::string &origin) {
+  const bool decode = options.phase == inference_phase::decode;
+  network net;
+  net.origin = origin;
+  net.name = fmt::format("{}-{}", std::filesystem::path(origin).stem().string(),
+                         decode ? "decode" : "prefill");
+  net.precision = s.precision;
+  net.phase = options.phase;
+  net.batch = options.batch;
+  net.seq_len = attention.seq_len;
   net.kv_len = attention.kv_len;
   net.description = decode ? fmt::format("{} decode step, KV cache {}, batch {} (from {})",
                                          s.family, attention.kv_len, net.batch, origin)
                            : fmt::format("{} prefill of {} tokens, batch {} (from {})", s.family,
                                          net.seq_len, net.batch, origin);
+  return net;
+}
 
-  const linear_quantization quantized = quantization_of(config, options.quantization);
-  if (quantized.weights && s.precision != precision::fp16 && s.precision != precision::bf16)
-    config.map().fail("torch_dtype",
-                      fmt::format("weight-only int{} weights are widened to fp16 or bf16 "
-                                  "activations, and this config's `torch_dtype` is {}",
-                                  quantized.weights->bits, to_string(s.precision)));
-  if (options.kv_cache)
-    attention.kv_precision = options.kv_cache;
+/// The embeddings and the repeated blocks, quantized as `quantized` says, with their notes.
+void add_blocks(network &net, const transformer_shape &s, const attention_layer &attention,
+                const linear_quantization &quantized, const config_options &options) {
+  const bool decode = options.phase == inference_phase::decode;
   net.layers = embedding_of(s, options.glue);
   repeat_block blocks;
   blocks.times = s.layers;
@@ -590,9 +601,14 @@ network network_from_config(std::string_view json_text, const std::string &origi
                           : "the glue as a serving engine runs it: one kernel per norm, rotary "
                             "embedding and cache write in one; the residual adds and the "
                             "activations' products kept apart");
-  // The embedding table is held in memory all the same, unless the LM head is the same matrix
-  // and a linear layer counts it; an LM head for the last position only is a matmul, whose
-  // operand no layer counts as weights.
+}
+
+/// The bytes of the embedding tables no layer counts as weights. The embedding table is held in
+/// memory all the same, unless the LM head is the same matrix and a linear layer counts it; an
+/// LM head for the last position only is a matmul, whose operand no layer counts as weights.
+double resident_weight_bytes(const config_reader &config, const transformer_shape &s,
+                             const config_options &options) {
+  const bool decode = options.phase == inference_phase::decode;
   const bool tied = config.map().has("tie_word_embeddings")
                         ? config.boolean_or("tie_word_embeddings", false)
                         : s.family == "gpt2" || s.family == "gemma";
@@ -604,32 +620,137 @@ network network_from_config(std::string_view json_text, const std::string &origi
   if (!resident)
     config.map().fail("vocab_size", "the embedding table's bytes (`vocab_size` × the hidden "
                                     "size × the element size) overflow a 64-bit integer");
-  net.resident_weight_bytes = static_cast<double>(*resident);
+  return static_cast<double>(*resident);
+}
+
+/// The final norm and the LM head of a decoder (an encoder has none), with their notes.
+void add_head(network &net, const transformer_shape &s, const config_options &options) {
+  const bool decode = options.phase == inference_phase::decode;
+  if (s.encoder) {
+    net.notes.push_back("an encoder: no LM head (the task head is left out)");
+    return;
+  }
+  net.layers.push_back(norm_layer("final_norm", s, options.glue));
+  if (!decode && options.last_logits)
+    net.layers.push_back(make("lm_head", matmul_layer{net.batch, s.vocab, s.hidden, 1}));
+  else
+    net.layers.push_back(linear("lm_head", s.hidden, s.vocab));
+  if (!decode && !options.last_logits)
+    net.notes.push_back("the LM head runs for every prompt position (--last-logits: the last "
+                        "one only, all the first token needs)");
+}
+
+/// Throws input_error "`option`: `value` is not a positive integer" (the CLI's words) below 1.
+void check_positive(std::int64_t value, const char *option) {
+  if (value < 1)
+    throw input_error(fmt::format("{}: `{}` is not a positive integer", option, value));
+}
+
+} // namespace
+
+void check_tensor_parallel(std::int64_t gpus) {
+  if (gpus < 1)
+    throw input_error(fmt::format("--tp {}: tensor parallelism needs at least one GPU", gpus));
+  if (gpus > max_tensor_parallel)
+    throw input_error(fmt::format("--tp {}: tensor parallelism is modelled over at most {} GPUs",
+                                  gpus, max_tensor_parallel));
+}
+
+void check_config_options(const config_options &options) {
+  check_positive(options.batch, "--batch");
+  check_positive(options.seq_len, "--seq-len");
+  if (options.kv_len)
+    check_positive(*options.kv_len, "--kv-len");
+  const bool decode = options.phase == inference_phase::decode;
+  if (options.kv_len && !decode)
+    throw input_error("--kv-len is the cache a decode step reads: give --phase decode (a "
+                      "prefill's cache is its prompt, --seq-len)");
+  if (options.last_logits && decode)
+    throw input_error("--last-logits applies to a prefill: a decode step's LM head already runs "
+                      "for its one new token");
+  if (options.kv_cache && element_bytes(*options.kv_cache) > 2)
+    throw input_error(fmt::format("unknown --kv-cache-dtype `{}`; expected fp16, bf16, fp8 or int8",
+                                  to_string(*options.kv_cache)));
+  if (options.kv_cache && !options.fused_attention)
+    throw input_error("--kv-cache-dtype needs fused attention: the unfused GEMMs read keys and "
+                      "values in the layer's precision");
+  check_tensor_parallel(options.tensor_parallel);
+}
+
+struct model_config::parsed {
+  std::string origin;
+  config_reader config;
+  transformer_shape shape;
+};
+
+namespace {
+
+config_reader reader_of(std::string_view json_text, const std::string &origin) {
+  const yaml_node root = detail::parse_json(json_text, origin);
+  if (!root.is_map())
+    throw input_error({origin, 1, 1}, "expected a model config: a JSON object with `model_type`, "
+                                      "`hidden_size`, ...; got " +
+                                          detail::describe(root));
+  return config_reader(root, origin);
+}
+
+} // namespace
+
+model_config::model_config(std::string_view json_text, std::string origin) {
+  config_reader config = reader_of(json_text, origin);
+  transformer_shape shape = shape_of(config);
+  m_parsed = std::make_shared<const parsed>(
+      parsed{std::move(origin), std::move(config), std::move(shape)});
+}
+
+model_config model_config::load(const std::filesystem::path &file) {
+  return model_config(detail::read_text_file(file, "model config"), file.string());
+}
+
+const std::string &model_config::origin() const noexcept {
+  return m_parsed->origin;
+}
+
+network model_config::build(const config_options &options) const {
+  check_config_options(options);
+  const config_reader &config = m_parsed->config;
+  std::vector<std::string> sharding_notes;
+  const transformer_shape s =
+      sharded(m_parsed->shape, options.tensor_parallel, config.map(), sharding_notes);
+  if (options.phase == inference_phase::decode && s.encoder)
+    config.map().fail("model_type",
+                      "`" + s.family + "` is an encoder: it has no decode phase (use prefill)");
+  const attention_layer attention = attention_of(s, options);
+  network net = step_of(s, options, attention, m_parsed->origin);
+  const linear_quantization quantized = quantization_of(config, options.quantization);
+  if (quantized.weights && s.precision != precision::fp16 && s.precision != precision::bf16)
+    config.map().fail("torch_dtype",
+                      fmt::format("weight-only int{} weights are widened to fp16 or bf16 "
+                                  "activations, and this config's `torch_dtype` is {}",
+                                  quantized.weights->bits, to_string(s.precision)));
+  add_blocks(net, s, attention, quantized, options);
+  net.resident_weight_bytes = resident_weight_bytes(config, s, options);
   if (config.optional_string("torch_dtype").empty())
     net.notes.push_back("the config names no `torch_dtype`: fp16 assumed");
   net.notes.insert(net.notes.end(), sharding_notes.begin(), sharding_notes.end());
-  if (!s.encoder) {
-    net.layers.push_back(norm_layer("final_norm", s, options.glue));
-    if (!decode && options.last_logits)
-      net.layers.push_back(make("lm_head", matmul_layer{net.batch, s.vocab, s.hidden, 1}));
-    else
-      net.layers.push_back(linear("lm_head", s.hidden, s.vocab));
-    if (!decode && !options.last_logits)
-      net.notes.push_back("the LM head runs for every prompt position (--last-logits: the last "
-                          "one only, all the first token needs)");
-  } else {
-    net.notes.push_back("an encoder: no LM head (the task head is left out)");
-  }
+  add_head(net, s, options);
   if (s.window > 0)
     net.notes.push_back(fmt::format("a sliding window of {} tokens: each query meets at most that "
                                     "many keys, and a decode step's cache holds no more",
                                     s.window));
-  locate(net.layers, {origin});
+  locate(net.layers, {m_parsed->origin});
   return net;
 }
 
+network network_from_config(std::string_view json_text, const std::string &origin,
+                            const config_options &options) {
+  check_config_options(options);
+  return model_config(json_text, origin).build(options);
+}
+
 network load_model_config(const std::filesystem::path &file, const config_options &options) {
-  return network_from_config(detail::read_text_file(file, "model config"), file.string(), options);
+  check_config_options(options);
+  return model_config::load(file).build(options);
 }
 
 // ------------------------------------------------------------------ YAML out
@@ -663,84 +784,97 @@ std::string weights_keys(const std::optional<quantized_weights> &weights) {
              : std::string{};
 }
 
-void write_layers(std::string &out, const std::vector<layer> &layers, int indent) {
-  const std::string pad(static_cast<std::size_t>(indent), ' ');
-  for (const layer &l : layers) {
-    const std::string precision =
-        (l.precision ? fmt::format(", precision: {}", to_string(*l.precision)) : std::string{}) +
-        weights_keys(l.weights);
-    std::visit(
-        [&](const auto &body) {
-          using body_type = std::decay_t<decltype(body)>;
-          const std::string name = yaml_name(l.name);
-          if constexpr (std::is_same_v<body_type, repeat_block>) {
-            out += fmt::format("{}- repeat: {}\n{}  name: {}\n", pad, body.times, pad, name);
-            if (l.precision)
-              out += fmt::format("{}  precision: {}\n", pad, to_string(*l.precision));
-            if (l.weights)
-              out += fmt::format("{}  weights: int{}\n{}  weight_group: {}\n", pad, l.weights->bits,
-                                 pad, l.weights->group_size);
-            out += fmt::format("{}  layers:\n", pad);
-            write_layers(out, body.layers, indent + 4);
-          } else if constexpr (std::is_same_v<body_type, linear_layer>) {
-            out += fmt::format("{}- {{name: {}, type: linear, in: {}, out: {}{}}}\n", pad, name,
-                               body.in, body.out, precision);
-          } else if constexpr (std::is_same_v<body_type, matmul_layer>) {
-            out += fmt::format("{}- {{name: {}, type: matmul, m: {}, n: {}, k: {}, batch_count: "
-                               "{}{}}}\n",
-                               pad, name, body.m, body.n, body.k, body.batch_count, precision);
-          } else if constexpr (std::is_same_v<body_type, attention_layer>) {
-            out += fmt::format("{}- {{name: {}, type: attention, heads: {}, kv_heads: {}, "
-                               "head_dim: {}, seq_len: {}, kv_len: {}, causal: {}, fused: {}",
-                               pad, name, body.heads, body.key_value_heads(), body.head_dim,
-                               body.seq_len, body.kv_len, body.causal ? "true" : "false",
-                               body.fused ? "true" : "false");
-            if (body.window > 0)
-              out += fmt::format(", window: {}", body.window);
-            if (body.kv_precision)
-              out += fmt::format(", kv_precision: {}", to_string(*body.kv_precision));
-            if (body.expanded_kv)
-              out += ", expanded_kv: true";
-            out += precision + "}\n";
-          } else if constexpr (std::is_same_v<body_type, all_reduce_layer>) {
-            out += fmt::format("{}- {{name: {}, type: all_reduce, gpus: {}", pad, name, body.gpus);
-            if (body.features)
-              out += fmt::format(", features: {}", *body.features);
-            out += precision + "}\n";
-          } else if constexpr (std::is_same_v<body_type, moe_layer>) {
-            out +=
-                fmt::format("{}- {{name: {}, type: moe, experts: {}, top_k: {}, in: {}, "
-                            "intermediate: {}, gated: {}, activation: {}{}}}\n",
-                            pad, name, body.experts, body.top_k, body.in, body.intermediate,
-                            body.gated ? "true" : "false", to_string(body.activation), precision);
-          } else if constexpr (std::is_same_v<body_type, memory_layer>) {
-            out += fmt::format("{}- {{name: {}, type: {}", pad, name, to_string(body.kind));
-            if (body.features)
-              out += fmt::format(", features: {}", *body.features);
-            if (body.unfused)
-              out += ", unfused: true";
-            out += precision + "}\n";
-          } else if constexpr (std::is_same_v<body_type, conv2d_layer>) {
-            out += fmt::format("{}- {{name: {}, type: conv2d, in_channels: {}, out_channels: {}, "
-                               "kernel: [{}, {}], stride: [{}, {}], padding: [{}, {}], "
-                               "input: [{}, {}]{}{}}}\n",
-                               pad, name, body.in_channels, body.out_channels, body.kernel_h,
-                               body.kernel_w, body.stride_h, body.stride_w, body.padding_h,
-                               body.padding_w, body.input_h, body.input_w,
-                               body.groups > 1 ? fmt::format(", groups: {}", body.groups) : "",
-                               precision);
-          } else if constexpr (std::is_same_v<body_type, pool_layer>) {
-            out += fmt::format("{}- {{name: {}, type: {}, kernel: {}, stride: {}, padding: {}", pad,
-                               name, to_string(body.kind), body.kernel, body.stride, body.padding);
-            if (body.channels)
-              out += fmt::format(", channels: {}", *body.channels);
-            if (body.input_h && body.input_w)
-              out += fmt::format(", input: [{}, {}]", *body.input_h, *body.input_w);
-            out += precision + "}\n";
-          }
-        },
-        l.body);
+void write_layers(std::string &out, const std::vector<layer> &layers, int indent);
+
+/// One layer as a line of YAML (a repeat block as its keys and its layers), one overload per
+/// layer type.
+struct layer_writer {
+  std::string &out;
+  const layer &l;
+  int indent;
+  std::string pad, name;
+  std::string precision; ///< `, precision: …` and the weights' keys, or ""
+
+  layer_writer(std::string &into, const layer &written, int depth)
+      : out(into), l(written), indent(depth), pad(static_cast<std::size_t>(depth), ' '),
+        name(yaml_name(written.name)),
+        precision((written.precision ? fmt::format(", precision: {}", to_string(*written.precision))
+                                     : std::string{}) +
+                  weights_keys(written.weights)) {}
+
+  void operator()(const repeat_block &body) const {
+    out += fmt::format("{}- repeat: {}\n{}  name: {}\n", pad, body.times, pad, name);
+    if (l.precision)
+      out += fmt::format("{}  precision: {}\n", pad, to_string(*l.precision));
+    if (l.weights)
+      out += fmt::format("{}  weights: int{}\n{}  weight_group: {}\n", pad, l.weights->bits, pad,
+                         l.weights->group_size);
+    out += fmt::format("{}  layers:\n", pad);
+    write_layers(out, body.layers, indent + 4);
   }
+  void operator()(const linear_layer &body) const {
+    out += fmt::format("{}- {{name: {}, type: linear, in: {}, out: {}{}}}\n", pad, name, body.in,
+                       body.out, precision);
+  }
+  void operator()(const matmul_layer &body) const {
+    out += fmt::format("{}- {{name: {}, type: matmul, m: {}, n: {}, k: {}, batch_count: {}{}}}\n",
+                       pad, name, body.m, body.n, body.k, body.batch_count, precision);
+  }
+  void operator()(const attention_layer &body) const {
+    out += fmt::format("{}- {{name: {}, type: attention, heads: {}, kv_heads: {}, head_dim: {}, "
+                       "seq_len: {}, kv_len: {}, causal: {}, fused: {}",
+                       pad, name, body.heads, body.key_value_heads(), body.head_dim, body.seq_len,
+                       body.kv_len, body.causal ? "true" : "false", body.fused ? "true" : "false");
+    if (body.window > 0)
+      out += fmt::format(", window: {}", body.window);
+    if (body.kv_precision)
+      out += fmt::format(", kv_precision: {}", to_string(*body.kv_precision));
+    if (body.expanded_kv)
+      out += ", expanded_kv: true";
+    out += precision + "}\n";
+  }
+  void operator()(const all_reduce_layer &body) const {
+    out += fmt::format("{}- {{name: {}, type: all_reduce, gpus: {}", pad, name, body.gpus);
+    if (body.features)
+      out += fmt::format(", features: {}", *body.features);
+    out += precision + "}\n";
+  }
+  void operator()(const moe_layer &body) const {
+    out += fmt::format("{}- {{name: {}, type: moe, experts: {}, top_k: {}, in: {}, intermediate: "
+                       "{}, gated: {}, activation: {}{}}}\n",
+                       pad, name, body.experts, body.top_k, body.in, body.intermediate,
+                       body.gated ? "true" : "false", to_string(body.activation), precision);
+  }
+  void operator()(const memory_layer &body) const {
+    out += fmt::format("{}- {{name: {}, type: {}", pad, name, to_string(body.kind));
+    if (body.features)
+      out += fmt::format(", features: {}", *body.features);
+    if (body.unfused)
+      out += ", unfused: true";
+    out += precision + "}\n";
+  }
+  void operator()(const conv2d_layer &body) const {
+    out += fmt::format("{}- {{name: {}, type: conv2d, in_channels: {}, out_channels: {}, kernel: "
+                       "[{}, {}], stride: [{}, {}], padding: [{}, {}], input: [{}, {}]{}{}}}\n",
+                       pad, name, body.in_channels, body.out_channels, body.kernel_h, body.kernel_w,
+                       body.stride_h, body.stride_w, body.padding_h, body.padding_w, body.input_h,
+                       body.input_w,
+                       body.groups > 1 ? fmt::format(", groups: {}", body.groups) : "", precision);
+  }
+  void operator()(const pool_layer &body) const {
+    out += fmt::format("{}- {{name: {}, type: {}, kernel: {}, stride: {}, padding: {}", pad, name,
+                       to_string(body.kind), body.kernel, body.stride, body.padding);
+    if (body.channels)
+      out += fmt::format(", channels: {}", *body.channels);
+    if (body.input_h && body.input_w)
+      out += fmt::format(", input: [{}, {}]", *body.input_h, *body.input_w);
+    out += precision + "}\n";
+  }
+};
+
+void write_layers(std::string &out, const std::vector<layer> &layers, int indent) {
+  for (const layer &l : layers)
+    std::visit(layer_writer(out, l, indent), l.body);
 }
 
 } // namespace

@@ -12,7 +12,8 @@
 
 namespace roofline {
 
-gpu_choice choose_gpu(const std::string &request, const model_options &options) {
+gpu_choice choose_gpu(const std::string &request, const model_options &options,
+                      const measurement_layer_ref &layer) {
   const spec_catalog &catalog = spec_catalog::builtin();
   model_options chosen = options;
   if (request != "auto") {
@@ -20,9 +21,9 @@ gpu_choice choose_gpu(const std::string &request, const model_options &options) 
       chosen.host = cached_host_floor();
     return {perf_model(catalog.resolve(request), chosen), "--gpu " + request, {}};
   }
-  std::string why;
-  if (const measurement_layer *layer = measurement_layer_in_use(&why)) {
-    if (auto local = layer->find_local_gpu()) {
+  std::string why = layer.missing;
+  if (layer) {
+    if (auto local = layer.layer->find_local_gpu()) {
       if (!chosen.host)
         chosen.host = local->host;
       if (!chosen.all_reduce)
@@ -45,7 +46,7 @@ report run_pipeline(const network &net, const gpu_choice &gpu, const pipeline_op
     advised = advise(analysed, options.min_padding_speedup);
   std::optional<measurements> measured_ops, measured_padding;
   if (options.measure) {
-    const measurement_layer &layer = required_measurement_layer("measuring");
+    const measurement_layer &layer = options.layer.required("measuring");
     std::vector<op> ops;
     ops.reserve(analysed.ops.size());
     for (const analysed_op &entry : analysed.ops)

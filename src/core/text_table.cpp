@@ -186,18 +186,18 @@ void render_csv(const text_table &table, std::ostream &out) {
   }
 }
 
+} // namespace roofline::detail
+
+namespace roofline {
+
 std::string shown_value(std::string_view value, std::size_t max_characters) {
   std::size_t end = 0;
   for (std::size_t characters = 0; end < value.size() && characters < max_characters; ++characters)
-    end += std::max<std::size_t>(utf8_sequence(value.substr(end)), 1);
+    end += std::max<std::size_t>(detail::utf8_sequence(value.substr(end)), 1);
   if (end >= value.size())
     return printable_text(value);
   return printable_text(value.substr(0, end)) + fmt::format("… ({} bytes)", value.size());
 }
-
-} // namespace roofline::detail
-
-namespace roofline {
 
 std::string printable_text(std::string_view text) {
   std::string out;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "roofline/output_format.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <ostream>
@@ -36,10 +38,7 @@ struct text_table {
 /// `\u202e`), or "" where `c` is shown as it is.
 std::string control_escape(std::uint32_t c);
 
-/// How a message quotes a value it was given: printable_text (controls, NUL included, escaped),
-/// cut to `max_characters` characters with "… (N bytes)" after it when longer, so that a 200 kB
-/// value or a key holding a NUL still gives a whole, readable message.
-std::string shown_value(std::string_view value, std::size_t max_characters = 60);
+using roofline::shown_value; // output_format.hpp
 
 /// printable_text, then `<` written `&lt;` where it could open an HTML tag (Markdown renders
 /// those).

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// The entry points of libroofline_measure_layer.so, the plugin roofline-advise loads when a command
-// needs the GPU (roofline::measurement_layer_in_use). The plugin takes roofline::core from the
-// executable that loads it, so only roofline-advise (which exports its core) can load it.
+// The entry points of libroofline_measure_layer.so (plugin.hpp), the plugin roofline-advise loads
+// when a command needs the GPU (src/cli/measurement_plugin.cpp). The plugin takes roofline::core
+// from the executable that loads it, so only roofline-advise (which exports its core) can load it.
+#include "plugin.hpp"
+
 #include "roofline/cuda/measurement_layer.hpp"
 
 /// The version the plugin was built as, compiled into the plugin itself: the loader compares it

@@ -558,3 +558,26 @@ TEST_CASE("a ROOFLINE_MEASURE_LAYER too long to be a path: --gpu auto says why a
   CHECK(roofline::test::contains(r.err, "… (5008 bytes)")); // the path cut, not echoed whole
   CHECK(r.err.size() < 1000);
 }
+
+TEST_CASE("a ROOFLINE_MEASURE_LAYER that does not exist: --measure and compare --gpus local say "
+          "why, --gpu auto falls back with a notice, a datasheet analysis never loads it") {
+  const roofline::test::scoped_env layer("ROOFLINE_MEASURE_LAYER", "/nonexistent/plugin.so");
+  const std::string net = source_path("examples/alexnet-classifier.yaml");
+  cli_result r = run_cli({net, "--gpu", "h100", "--measure"});
+  CHECK(r.status == 1);
+  CHECK(r.err == "roofline-advise: error: measuring needs the CUDA measurement layer: "
+                 "ROOFLINE_MEASURE_LAYER=/nonexistent/plugin.so does not exist\n");
+  r = run_cli({"compare", net, "--gpus", "local,h100"});
+  CHECK(r.status == 1);
+  CHECK(roofline::test::contains(r.err, "--gpus local needs the CUDA measurement layer: "
+                                        "ROOFLINE_MEASURE_LAYER=/nonexistent/plugin.so does not "
+                                        "exist"));
+  r = run_cli({net, "--gpu", "auto"});
+  CHECK(r.status == 0);
+  CHECK(r.err == "roofline-advise: ROOFLINE_MEASURE_LAYER=/nonexistent/plugin.so does not exist; "
+                 "using the default spec h200-sxm (choose one with --gpu, see `roofline-advise "
+                 "specs`)\n");
+  r = run_cli({net, "--gpu", "h100"});
+  CHECK(r.status == 0);
+  CHECK(r.err.empty());
+}

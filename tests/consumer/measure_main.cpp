@@ -3,12 +3,15 @@
 // would: its headers, its library and the CUDA libraries it needs. Needs no GPU (device_count()
 // is 0 without one); exits 1 on surprise.
 #include <roofline/cuda/measurement_layer.hpp>
+#include <roofline/pipeline.hpp>
 
 #include <iostream>
 
 int main() {
-  roofline::use_measurement_layer(&roofline::cuda::layer());
-  const roofline::measurement_layer *layer = roofline::measurement_layer_in_use();
+  // Handed over as the pipeline takes it: the library finds no layer by itself.
+  roofline::pipeline_options options;
+  options.layer = &roofline::cuda::layer();
+  const roofline::measurement_layer *layer = options.layer.layer;
   if (layer != &roofline::cuda::layer() || layer->version().empty())
     return 1;
   std::cout << "roofline::measure " << layer->version() << ", " << layer->device_count()

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Fuzz target: the command line, through the CLI's own run() (src/cli/main.cpp, included here
-// without its main): argument parsing, validation and the wiring after it, on small fixed inputs
-// so that the analysis it reaches stays cheap.
+// Fuzz target: the command line, through the CLI's own run() (src/cli/app.hpp, linked from the
+// CLI's library as roofline-advise links it): argument parsing, validation and the wiring after
+// it, on small fixed inputs so that the analysis it reaches stays cheap.
 //
 // An input is one argument a line (after `roofline-advise`). Three files stand in the current
 // directory while it runs: net.yaml (a network), cfg.json (a model config) and gpu.yaml (a spec).
@@ -10,15 +10,18 @@
 // small). Reports go to a null stream; what the CLI writes with --output lands in a scratch
 // directory, emptied after each input. std::exception that is not a roofline::error is a finding:
 // the CLI would exit 1 with a library's raw message.
-#define ROOFLINE_CLI_NO_MAIN
-#include "../../src/cli/main.cpp"
+#include "../../src/cli/app.hpp"
+
+#include "roofline/error.hpp"
 
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -110,7 +113,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
   std::streambuf *const out = std::cout.rdbuf(&null);
   std::streambuf *const err = std::cerr.rdbuf(&null);
   try {
-    run(static_cast<int>(args.size()), argv.data());
+    roofline::cli::run(static_cast<int>(args.size()), argv.data());
   } catch (const roofline::error &) {
   } catch (const std::exception &e) {
     std::cerr.rdbuf(err);

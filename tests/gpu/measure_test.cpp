@@ -110,7 +110,6 @@ TEST_CASE("device time is measured under CUPTI counters too (the CLI's default -
 }
 
 TEST_CASE("the pipeline measures through the layer: every GEMM, and both GEMMs of a padding") {
-  use_measurement_layer(&cuda::layer());
   // N = 50257 breaks the 16-byte rule of fp16: padding to 50264 is suggested, and measured.
   const network net = single_gemm(512, 50257, 768, 1, precision::fp16);
   pipeline_options options;
@@ -118,8 +117,8 @@ TEST_CASE("the pipeline measures through the layer: every GEMM, and both GEMMs o
   measuring.counters = false;
   measuring.time_budget_s = 0.005;
   options.measure = measuring;
+  options.layer = &cuda::layer();
   const report r = run_pipeline(net, choose_gpu("h200"), options);
-  use_measurement_layer(nullptr);
   REQUIRE(r.measured.size() == r.analysis.ops.size());
   REQUIRE(r.measured_op(0));
   CHECK(r.measured_op(0)->status == measurement_status::measured);

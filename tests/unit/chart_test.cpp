@@ -92,7 +92,7 @@ TEST_CASE("--sparse adds the dashed 2:4 roof and its ridge") {
 
 TEST_CASE("a comparison draws each GPU's roofs and each op once per GPU, joined") {
   compare_request request;
-  request.net = parse_network(square_gemm, "chart.yaml");
+  request.source = parse_network(square_gemm, "chart.yaml");
   request.gpus = {"a100", "h100"};
   const chart c = comparison_chart(compare_gpus(request));
   CHECK(c.points.size() == 2);

@@ -15,23 +15,17 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <sstream>
 
 using namespace roofline;
 
 namespace {
 
-/// A model config built as `options` say, sharded over `gpus` at `batch`: what the CLI hands
-/// compare_gpus().
-std::function<roofline::network(int, std::int64_t)>
-config_builder(const std::string &config, const roofline::config_options &options) {
-  return [config, options](int gpus, std::int64_t batch) {
-    roofline::config_options built = options;
-    built.tensor_parallel = gpus;
-    built.batch = batch;
-    return roofline::load_model_config(config, built);
-  };
+/// A model config read once, to be built as `options` say at every degree and batch: what the
+/// CLI hands compare_gpus().
+roofline::config_source config_source_of(const std::string &config,
+                                         const roofline::config_options &options) {
+  return {roofline::model_config::load(config), options};
 }
 
 const gpu_spec &gpu(const char *name) {
@@ -344,11 +338,10 @@ TEST_CASE("compare --tp: every GPU at every degree, per-GPU throughput and price
   decode.batch = 16;
   const std::string config = roofline::test::config_path("llama-2-7b.json");
   compare_request request;
-  request.net = roofline::load_model_config(config, decode);
   request.gpus = {"h100", "h200"};
   request.tensor_parallel = {1, 2};
   request.prices = {{"h100", 2.0}};
-  request.build = config_builder(config, decode);
+  request.source = config_source_of(config, decode);
   const std::vector<comparison> result = compare_gpus(request);
   REQUIRE(result.size() == 1);
   const std::vector<gpu_result> &sides = result[0].gpus;
@@ -371,7 +364,7 @@ TEST_CASE("compare --tp: every GPU at every degree, per-GPU throughput and price
   CHECK(verdict.find("× the GPUs") != std::string::npos);
 
   compare_request yaml = request;
-  yaml.build = nullptr;
+  yaml.source = roofline::load_model_config(config, decode);
   CHECK_THROWS_WITH_AS(compare_gpus(yaml), doctest::Contains("only a model config"), input_error);
   compare_request twice = request;
   twice.tensor_parallel = {2, 2};
@@ -387,10 +380,9 @@ TEST_CASE("compare --tp over PCIe: the verdict says from which setup all-reduces
   prefill.batch = 4;
   const std::string config = roofline::test::config_path("llama-2-7b.json");
   compare_request request;
-  request.net = roofline::load_model_config(config, prefill);
   request.gpus = {"l40s"};
   request.tensor_parallel = {1, 8};
-  request.build = config_builder(config, prefill);
+  request.source = config_source_of(config, prefill);
   const comparison c = compare_gpus(request).front();
   REQUIRE(c.gpus.size() == 2);
   CHECK(c.gpus[1].analysis.totals.communication_share > 0.5);
@@ -405,10 +397,9 @@ TEST_CASE("compare builds a config anew at every batch: its last-position LM hea
   roofline::config_options last;
   last.last_logits = true;
   compare_request request;
-  request.net = roofline::load_model_config(config, last);
   request.gpus = {"h100"};
   request.batches = {1, 8};
-  request.build = config_builder(config, last);
+  request.source = config_source_of(config, last);
   const std::vector<comparison> result = compare_gpus(request);
   REQUIRE(result.size() == 2);
   for (const comparison &c : result) {
@@ -422,7 +413,7 @@ TEST_CASE("compare builds a config anew at every batch: its last-position LM hea
 
 TEST_CASE("compare refuses a GPU named twice in any spelling, and a GPU priced twice") {
   compare_request request;
-  request.net =
+  request.source =
       parse_network("name: x\nlayers:\n  - {name: fc, type: linear, in: 64, out: 64}\n", "x.yaml");
   for (const std::vector<std::string> &gpus : {std::vector<std::string>{"h100", "h100-sxm5"},
                                                {"h100", "H100"},
@@ -445,11 +436,10 @@ TEST_CASE("compare refuses a GPU named twice in any spelling, and a GPU priced t
 TEST_CASE("compare keeps the network its baseline ran: its batch, its shard and all-reduces") {
   const std::string config = roofline::test::config_path("llama-3-8b.json");
   compare_request request;
-  request.net = roofline::load_model_config(config);
   request.gpus = {"h100", "h200"};
   request.tensor_parallel = {2, 1};
   request.batches = {8};
-  request.build = config_builder(config, {});
+  request.source = config_source_of(config, {});
   const comparison c = compare_gpus(request).front();
   const network &ran = c.baseline_network;
   CHECK(ran.batch == 8);

@@ -94,7 +94,7 @@ TEST_CASE("compare names the GPUs a network does not fit, and never picks one") 
   decode.phase = inference_phase::decode;
   decode.batch = 16;
   decode.kv_len = 4096;
-  request.net = load_model_config(roofline::test::config_path("llama-2-7b.json"), decode);
+  request.source = load_model_config(roofline::test::config_path("llama-2-7b.json"), decode);
   request.gpus = {"h100", "b200"};
   const comparison fits_both = compare_gpus(request).front();
   CHECK(fits_both.verdict.fastest == "b200");
@@ -109,7 +109,7 @@ TEST_CASE("compare names the GPUs a network does not fit, and never picks one") 
   CHECK(none.verdict.text.find("fits on none of these GPUs") != std::string::npos);
   // The only GPU that fits is slower than the baseline, which does not: said as such.
   request.gpus = {"a10", "h100"};
-  request.net.batch = 20; // 13.5 + 20 × 2.15 GB: 56 GB
+  request.batches = {20}; // 13.5 + 20 × 2.15 GB: 56 GB
   const comparison slower = compare_gpus(request).front();
   CHECK(slower.verdict.fastest == "h100-sxm5");
 }

@@ -690,3 +690,60 @@ TEST_CASE("--emit-yaml keeps a conv2d's groups (and writes none where there is o
   CHECK(std::get<conv2d_layer>(read.layers.at(1).body).groups == 1);
   CHECK(lower(read).at(0).gemm->batch_count == 96);
 }
+
+TEST_CASE("config options that contradict each other are refused for every caller, in the CLI's "
+          "words, before the config is read") {
+  const auto refused = [](const config_options &options) {
+    try {
+      load_model_config("/nonexistent/config.json", options);
+    } catch (const input_error &e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  config_options prefill_cache;
+  prefill_cache.kv_len = 4096;
+  CHECK(refused(prefill_cache) == "--kv-len is the cache a decode step reads: give --phase "
+                                  "decode (a prefill's cache is its prompt, --seq-len)");
+  config_options decode_last;
+  decode_last.phase = inference_phase::decode;
+  decode_last.last_logits = true;
+  CHECK(refused(decode_last) == "--last-logits applies to a prefill: a decode step's LM head "
+                                "already runs for its one new token");
+  config_options wide_cache;
+  wide_cache.kv_cache = precision::fp32;
+  CHECK(refused(wide_cache) == "unknown --kv-cache-dtype `fp32`; expected fp16, bf16, fp8 or int8");
+  config_options unfused_cache;
+  unfused_cache.kv_cache = precision::fp8;
+  unfused_cache.fused_attention = false;
+  CHECK(contains(refused(unfused_cache), "--kv-cache-dtype needs fused attention"));
+  config_options too_wide;
+  too_wide.tensor_parallel = 2048;
+  CHECK(refused(too_wide) == "--tp 2048: tensor parallelism is modelled over at most 1024 GPUs");
+  config_options none;
+  none.tensor_parallel = 0;
+  CHECK(contains(refused(none), "at least one GPU"));
+  config_options empty;
+  empty.batch = 0;
+  CHECK(refused(empty) == "--batch: `0` is not a positive integer");
+  // Options that make sense reach the file.
+  CHECK(contains(refused({}), "/nonexistent/config.json"));
+  CHECK_THROWS_WITH_AS(network_from_config("{}", "x.json", prefill_cache),
+                       doctest::Contains("--kv-len is the cache"), input_error);
+}
+
+TEST_CASE("a model config read once builds at any options as a config read anew does") {
+  const std::string file = config_path("llama-3-8b.json");
+  const model_config config = model_config::load(file);
+  CHECK(config.origin() == file);
+  config_options decode;
+  decode.phase = inference_phase::decode;
+  decode.batch = 8;
+  decode.tensor_parallel = 2;
+  for (const config_options &options : {config_options{}, decode}) {
+    const network once = config.build(options), anew = load_model_config(file, options);
+    CHECK(to_network_yaml(once) == to_network_yaml(anew));
+  }
+  CHECK_THROWS_WITH_AS(model_config("[]", "list.json"),
+                       doctest::Contains("expected a model config: a JSON object"), input_error);
+}

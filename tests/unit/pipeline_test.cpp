@@ -73,11 +73,9 @@ public:
   }
 };
 
-/// Installs the fake layer for one test case.
+/// The fake layer of one test case, handed over where it is used.
 struct with_fake_layer {
   fake_layer layer;
-  with_fake_layer() { use_measurement_layer(&layer); }
-  ~with_fake_layer() { use_measurement_layer(nullptr); }
 };
 
 const char *const head_and_relu = "name: head\nbatch: 8\nlayers:\n"
@@ -91,6 +89,7 @@ TEST_CASE("run_pipeline: analysis, advice, the ops and the padding measured, ass
   const network net = parse_network(head_and_relu, "head.yaml");
   pipeline_options options;
   options.measure = measure_options{};
+  options.layer = &fake.layer;
   const report r = run_pipeline(net, choose_gpu("h100"), options);
   REQUIRE(r.analysis.ops.size() == 2);
   CHECK(fake.layer.measure_calls == 2); // the ops, then the padding's pairs
@@ -121,6 +120,7 @@ TEST_CASE("run_pipeline stopped after the first GEMM: it is kept, the next is ma
                                     "head.yaml");
   pipeline_options options;
   options.measure = measure_options{};
+  options.layer = &fake.layer;
   int asked = 0;
   options.measure->stop = [&asked] { return ++asked > 1; }; // Ctrl-C during the first GEMM
   const report r = run_pipeline(net, choose_gpu("h100"), options);
@@ -147,6 +147,7 @@ TEST_CASE("run_pipeline: a padding run that cannot start keeps the ops' measurem
   fake.layer.failing_call = 2; // the padding's pairs
   pipeline_options options;
   options.measure = measure_options{};
+  options.layer = &fake.layer;
   const report r =
       run_pipeline(parse_network(head_and_relu, "head.yaml"), choose_gpu("h100"), options);
   CHECK(fake.layer.measure_calls == 2);
@@ -163,34 +164,41 @@ TEST_CASE("run_pipeline without --measure touches no layer; with it and no layer
   const network net = parse_network(head_and_relu, "head.yaml");
   {
     with_fake_layer fake;
-    const report r = run_pipeline(net, choose_gpu("h100"));
+    pipeline_options options;
+    options.layer = &fake.layer;
+    const report r = run_pipeline(net, choose_gpu("h100"), options);
     CHECK(fake.layer.measure_calls == 0);
     CHECK(r.measured.empty());
     CHECK_FALSE(r.measured_sums);
     CHECK(r.advice);
   }
-  const scoped_env nowhere("ROOFLINE_MEASURE_LAYER", "/nonexistent/plugin.so");
-  use_measurement_layer(nullptr); // loads again, from the environment's choice
   pipeline_options options;
   options.measure = measure_options{};
   CHECK_THROWS_WITH_AS(run_pipeline(net, choose_gpu("h100"), options),
-                       doctest::Contains("ROOFLINE_MEASURE_LAYER=/nonexistent/plugin.so does not "
-                                         "exist"),
+                       doctest::Contains("measuring needs the CUDA measurement layer: none was "
+                                         "given"),
                        error);
-  const gpu_choice fallback = choose_gpu("auto");
-  CHECK(contains(fallback.notice, "does not exist; using the default spec h200-sxm"));
-  use_measurement_layer(nullptr);
+  options.layer = measurement_layer_ref::none("the plugin is another version's");
+  CHECK_THROWS_WITH_AS(run_pipeline(net, choose_gpu("h100"), options),
+                       "measuring needs the CUDA measurement layer: the plugin is another "
+                       "version's",
+                       error);
+  const gpu_choice fallback = choose_gpu(
+      "auto", {}, measurement_layer_ref::none("ROOFLINE_MEASURE_LAYER=x does not exist"));
+  CHECK(fallback.notice == "ROOFLINE_MEASURE_LAYER=x does not exist; using the default spec "
+                           "h200-sxm (choose one with --gpu, see `roofline-advise specs`)");
+  CHECK(fallback.selection == "default: ROOFLINE_MEASURE_LAYER=x does not exist");
 }
 
 TEST_CASE("choose_gpu: a name needs no layer; auto takes the layer's local GPU") {
   {
     with_fake_layer fake;
-    const gpu_choice local = choose_gpu("auto");
+    const gpu_choice local = choose_gpu("auto", {}, &fake.layer);
     CHECK(local.selection == "fake local GPU");
     CHECK(local.notice.empty());
     CHECK(local.model.spec().name == "h100-sxm5");
   }
-  const gpu_choice named = choose_gpu("v100");
+  const gpu_choice named = choose_gpu("v100", {}, measurement_layer_ref::none("not used"));
   CHECK(named.selection == "--gpu v100");
   CHECK(named.model.spec().name == "v100-sxm2");
 }
@@ -198,8 +206,9 @@ TEST_CASE("choose_gpu: a name needs no layer; auto takes the layer's local GPU")
 TEST_CASE("compare_gpus: local is measured and the others scaled; bad lists are refused") {
   with_fake_layer fake;
   compare_request request;
-  request.net = parse_network(head_and_relu, "head.yaml");
+  request.source = parse_network(head_and_relu, "head.yaml");
   request.gpus = {"local", "h200"};
+  request.layer = &fake.layer;
   const std::vector<comparison> c = compare_gpus(request);
   REQUIRE(c.size() == 1);
   REQUIRE(c[0].gpus.size() == 2);
@@ -212,6 +221,10 @@ TEST_CASE("compare_gpus: local is measured and the others scaled; bad lists are 
   CHECK_THROWS_AS(compare_gpus(request), input_error);
   request.gpus = {"h100", "local", "h100"};
   CHECK_THROWS_WITH_AS(compare_gpus(request), doctest::Contains("named twice"), input_error);
+  request.gpus = {"local", "h100"};
+  request.layer = measurement_layer_ref::none("not built");
+  CHECK_THROWS_WITH_AS(compare_gpus(request),
+                       "--gpus local needs the CUDA measurement layer: not built", error);
 }
 
 TEST_CASE("assemble_report refuses measurements of another op list") {

@@ -5,9 +5,9 @@
 
 namespace roofline::cuda {
 
-/// This library as the measurement layer (roofline/measurement_layer.hpp): give it to
-/// roofline::use_measurement_layer() to analyse with `auto` GPUs and measurements without the
-/// plugin.
+/// This library as the measurement layer (roofline/measurement_layer.hpp): hand it to
+/// roofline::choose_gpu (`auto`), pipeline_options::layer (measurements) and
+/// compare_request::layer (`local`) to analyse with the local GPU without the plugin.
 const measurement_layer &layer();
 
 } // namespace roofline::cuda

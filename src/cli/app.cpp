@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "app.hpp"
+
+#include "commands.hpp"
+#include "output.hpp"
+#include "requests.hpp"
+
+#include "roofline/error.hpp"
+#include "roofline/spec_catalog.hpp"
+#include "roofline/version.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <cerrno>
+#include <iostream>
+
+namespace roofline::cli {
+
+namespace {
+
+/// Sizes on the command line, as size_problem says (CLI11's range check prints unreadable
+/// bounds).
+const CLI::Validator positive_integer(
+    [](std::string &text) {
+      const std::string problem = size_problem(text);
+      return problem.empty() ? problem : "`" + text + "` " + problem;
+    },
+    "POSITIVE");
+
+/// Everything the command line may say, as CLI11 fills it.
+struct command_line {
+  output_choice output;
+  model_choice model;
+  measure_choice measuring;
+  config_choice config;
+  std::string network_file;
+  std::int64_t batch = 0;
+  // gemm
+  std::int64_t m = 0, n = 0, k = 0, batch_count = 1;
+  std::string precision = "fp16";
+  // device
+  bool measure = false, refresh = false;
+  compare_choice comparing;
+};
+
+/// The commands of the command line, to tell which one was given.
+struct commands {
+  CLI::App *gemm, *device, *compare, *calibrate, *specs;
+};
+
+void add_output_options(CLI::App &command, output_choice &output) {
+  // The core's parsers decide what is valid (parse_output_format, parse_gemm_engine).
+  command.add_option("--format,-f", output.format,
+                     "table (default), json, csv, markdown, html or svg");
+  command.add_option("--output,-o", output.file,
+                     "also write the report to this file, in the format its extension names");
+}
+
+void add_chart_options(CLI::App &command, output_choice &output) {
+  command.add_option("--plot", output.plot, "also draw the roofline chart into this SVG file");
+  command.add_option("--html", output.html,
+                     "also write one self-contained HTML page: chart, tables, advice");
+}
+
+void add_model_options(CLI::App &command, model_choice &model, measure_choice &measuring) {
+  command
+      .add_option("--gpu,-g", model.gpu,
+                  "GPU name, alias or spec file; `auto`: the local GPU, else the default")
+      ->capture_default_str();
+  command.add_flag("--sparse", model.sparse,
+                   "hold GEMMs against 2:4-sparse tensor peaks where the GPU has them");
+  command.add_flag(
+      "--measure", measuring.enabled,
+      "run every op it predicts on the local GPU (GEMMs through cuBLAS, convolutions through "
+      "cuDNN, memory-bound ops through our kernels): checked, timed and read through "
+      "hardware counters");
+  command
+      .add_option("--engine", measuring.engine,
+                  "with --measure: cublas, naive, tiled or tensorcore")
+      ->capture_default_str();
+  CLI::Option *cold = command.add_flag(
+      "--cold-l2", measuring.cold_l2,
+      "GEMMs with their operands cold, read from DRAM (the default for a step that moves more "
+      "than L2 holds); with --measure, operands rotated through buffers larger than L2");
+  command
+      .add_flag("--warm-l2", measuring.warm_l2,
+                "GEMMs as back-to-back calls on the same buffers, L2 keeping what fits (the "
+                "default for one GEMM), whatever the step moves")
+      ->excludes(cold);
+  command.add_flag("--no-counters", measuring.no_counters,
+                   "with --measure: event timing only, no CUPTI counters");
+  command.add_option("--devices", measuring.devices,
+                     "with --measure: `all`, every local GPU at once (a sharded network's "
+                     "GEMMs on each, its all-reduces run for real; counters off)");
+}
+
+void add_config_options(CLI::App &command, config_choice &config) {
+  command
+      .add_option("--seq-len", config.seq_len,
+                  "override the network's seq_len (a config's prompt, or its KV cache in decode)")
+      ->check(positive_integer);
+  command.add_option("--phase", config.phase, "with a config.json: prefill (default) or decode");
+  command
+      .add_option("--kv-len", config.kv_len,
+                  "with a config.json and --phase decode: the KV cache length")
+      ->check(positive_integer);
+  command.add_flag("--last-logits", config.last_logits,
+                   "with a config.json in prefill: the LM head for the last position only");
+  command.add_flag("--unfused-attention", config.unfused_attention,
+                   "with a config.json: attention as two GEMMs and a softmax, not one fused "
+                   "kernel");
+  command.add_option("--quantization", config.quantization,
+                     "with a config.json: the blocks' linear layers as w8a16 or w4a16 "
+                     "(weight-only int8 or int4) or fp8 GEMMs, whatever the config says");
+  command.add_option("--kv-cache-dtype", config.kv_cache_dtype,
+                     "with a config.json: the KV cache's format (fp16, bf16, fp8, int8)");
+  command.add_option("--glue", config.glue,
+                     "with a config.json: the kernels around the layers (norms, rotary "
+                     "embeddings, cache writes, copies) as PyTorch eager runs transformers' "
+                     "code (eager, default) or as a serving engine fuses them (fused)");
+  command.add_option("--emit-yaml", config.emit_yaml,
+                     "with a config.json: also write the network it builds as YAML to this file");
+}
+
+/// The main command: a network analysed.
+void add_network_options(CLI::App &app, command_line &line) {
+  app.add_option("network", line.network_file,
+                 "network YAML file (docs/network-format.md), or a model's config.json");
+  app.add_option("--batch", line.batch, "override the network's batch")->check(positive_integer);
+  add_config_options(app, line.config);
+  app.add_option("--tp", line.config.tensor_parallel,
+                 "with a config.json: tensor parallelism over this many GPUs (one GPU's share of "
+                 "each block, and the all-reduces between them)")
+      ->check(positive_integer);
+  add_model_options(app, line.model, line.measuring);
+  add_output_options(app, line.output);
+  add_chart_options(app, line.output);
+}
+
+CLI::App *add_gemm_command(CLI::App &app, command_line &line) {
+  CLI::App *gemm = app.add_subcommand("gemm", "analyse one GEMM: C[M,N] = A[M,K]·B[K,N]");
+  gemm->add_option("M", line.m, "rows of A and C")->required()->check(positive_integer);
+  gemm->add_option("N", line.n, "columns of B and C")->required()->check(positive_integer);
+  gemm->add_option("K", line.k, "the reduction dimension")->required()->check(positive_integer);
+  gemm->add_option("--precision,-p", line.precision, "fp32, tf32, fp16, bf16, fp8, int8 or fp64")
+      ->capture_default_str();
+  gemm->add_option("--batch-count", line.batch_count, "batched GEMM count")
+      ->check(positive_integer);
+  add_model_options(*gemm, line.model, line.measuring);
+  add_output_options(*gemm, line.output);
+  add_chart_options(*gemm, line.output);
+  return gemm;
+}
+
+CLI::App *add_device_command(CLI::App &app, command_line &line) {
+  CLI::App *device = app.add_subcommand(
+      "device", "the local GPU: device query, theoretical and measured roofline");
+  device->add_flag("--measure", line.measure,
+                   "measure the ceilings (or show the cached measurement)");
+  device->add_flag("--refresh", line.refresh, "measure again even when ceilings are cached");
+  add_output_options(*device, line.output);
+  return device;
+}
+
+CLI::App *add_compare_command(CLI::App &app, command_line &line) {
+  CLI::App *compare =
+      app.add_subcommand("compare", "one network on several GPUs: times, speedups, cost, verdict");
+  compare_choice &choice = line.comparing;
+  compare->add_option("network", choice.file, "network YAML file, or a model's config.json")
+      ->required();
+  add_config_options(*compare, line.config);
+  compare->get_option("--emit-yaml")
+      ->description("with a config.json: also write the baseline's network as YAML to this file "
+                    "(the first GPU's, at the first --tp degree and the first --batch, as it was "
+                    "analysed)");
+  compare
+      ->add_option("--gpus", choice.gpus,
+                   "GPUs to compare, the first is the baseline; `local`: the measured GPU")
+      ->delimiter(',')
+      ->required();
+  compare->add_option("--batch", choice.batches, "batch sizes to compare at (comma-separated)")
+      ->delimiter(',');
+  compare->add_option("--price", choice.prices, "GPU=USD/h, overrides a spec's price (repeatable)");
+  compare
+      ->add_option("--tp", choice.degrees,
+                   "with a config.json: tensor-parallel degrees to set beside every GPU "
+                   "(comma-separated, e.g. 1,2,4)")
+      ->delimiter(',');
+  // One --sparse, before the command or after it (dispatch hands it to the comparison).
+  compare->add_flag("--sparse", line.model.sparse,
+                    "hold GEMMs against 2:4-sparse tensor peaks where the GPU has them");
+  add_output_options(*compare, line.output);
+  add_chart_options(*compare, line.output);
+  return compare;
+}
+
+commands add_commands(CLI::App &app, command_line &line) {
+  commands added;
+  added.gemm = add_gemm_command(app, line);
+  added.device = add_device_command(app, line);
+  added.compare = add_compare_command(app, line);
+  added.calibrate =
+      app.add_subcommand("calibrate", "time a sweep of GEMMs on the local GPU and fit the "
+                                      "performance model to it (saved, used by --gpu auto)");
+  added.specs = app.add_subcommand(
+      "specs", "list the GPUs roofline-advise knows, with peaks and ridge points");
+  add_output_options(*added.specs, line.output);
+  return added;
+}
+
+/// Refuses, before any work, an output that would replace an input (the network file, a spec
+/// file) or another output.
+void refuse_overwrites(const command_line &line, bool comparing) {
+  std::vector<named_file> inputs;
+  if (const std::string &file = comparing ? line.comparing.file : line.network_file; !file.empty())
+    inputs.push_back({"the network file", file});
+  if (is_spec_path(line.model.gpu))
+    inputs.push_back({"the --gpu spec file", line.model.gpu});
+  for (const std::string &entry : line.comparing.gpus)
+    if (is_spec_path(entry))
+      inputs.push_back({"the --gpus spec file", entry});
+  refuse_overlapping_files(inputs, {{"--output", line.output.file},
+                                    {"--plot", line.output.plot},
+                                    {"--html", line.output.html},
+                                    {"--emit-yaml", line.config.emit_yaml}});
+}
+
+/// The command the command line names, run.
+int dispatch(const CLI::App &app, const commands &given, command_line &line) {
+  if (given.specs->parsed())
+    return list_specs(line.output);
+  if (given.device->parsed())
+    return describe_device(line.measure, line.refresh, line.output);
+  if (given.calibrate->parsed())
+    return calibrate();
+  if (given.compare->parsed()) {
+    line.comparing.sparse = line.model.sparse;
+    return compare(line.comparing, line.config, line.output);
+  }
+  if (given.gemm->parsed()) {
+    const auto p = parse_precision(line.precision);
+    if (!p)
+      throw input_error("unknown --precision `" + line.precision + "`; expected " +
+                        names_of<precision>().choices(
+                            {precision::fp32, precision::tf32, precision::fp16, precision::bf16,
+                             precision::fp8, precision::int8, precision::fp64}));
+    return analyse(single_gemm(line.m, line.n, line.k, line.batch_count, *p), line.model,
+                   line.measuring, line.output);
+  }
+  if (line.network_file.empty()) {
+    std::cerr << app.help();
+    return exit_input_error;
+  }
+  const network net = read_network(line.network_file, line.config, line.batch, line.output);
+  return analyse(net, line.model, line.measuring, line.output);
+}
+
+} // namespace
+
+int run(int argc, char **argv) {
+  CLI::App app{"roofline-advise: places every GEMM of a network on a GPU's roofline"};
+  app.set_version_flag("--version", std::string(version()));
+  app.require_subcommand(0, 1);
+  command_line line;
+  add_network_options(app, line);
+  const commands given = add_commands(app, line);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success &e) { // --help, --version: printed to std::cout
+    const int status = app.exit(e);
+    std::cout.flush();
+    if (stdout_closed() || !std::cout)
+      throw error(stdout_problem(stdout_closed() ? EBADF : errno));
+    return status;
+  } catch (const CLI::ParseError &e) {
+    app.exit(e);
+    return exit_input_error;
+  }
+  refuse_overwrites(line, given.compare->parsed());
+  return dispatch(app, given, line);
+}
+
+} // namespace roofline::cli

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "commands.hpp"
+
+#include "interrupt.hpp"
+#include "measurement_plugin.hpp"
+
+#include "roofline/comparison.hpp"
+#include "roofline/error.hpp"
+#include "roofline/measurement_layer.hpp"
+#include "roofline/model_fit.hpp"
+#include "roofline/pipeline.hpp"
+#include "roofline/spec_catalog.hpp"
+#include "roofline/writers.hpp"
+
+#include <algorithm>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+#include <unistd.h>
+
+namespace roofline::cli {
+
+namespace {
+
+/// The measurement layer, for commands that cannot run without it.
+const measurement_layer &required_layer(const std::string &command) {
+  return measurement_plugin().required(
+      command,
+      ". Analyse against a datasheet spec instead: roofline-advise NETWORK.yaml --gpu h100 "
+      "(roofline-advise specs lists them)");
+}
+
+/// `--gpu`, with the notice of a fallback on stderr.
+gpu_choice chosen_gpu(const model_choice &model, std::optional<cache_state> operand_cache,
+                      const measurement_layer_ref &layer) {
+  model_options options;
+  options.sparse = model.sparse;
+  options.operand_cache = operand_cache;
+  gpu_choice gpu = choose_gpu(model.gpu, options, layer);
+  if (!gpu.notice.empty())
+    std::cerr << "roofline-advise: " << gpu.notice << '\n';
+  return gpu;
+}
+
+} // namespace
+
+int analyse(const network &net, const model_choice &model, const measure_choice &measuring,
+            const output_choice &output) {
+  pipeline_options options = pipeline_options_of(measuring);
+  // The plugin is loaded only where it is used: `--gpu auto` and --measure. A datasheet analysis
+  // loads no CUDA library.
+  const measurement_layer_ref layer =
+      options.measure || model.gpu == "auto" ? measurement_plugin() : measurement_layer_ref{};
+  if (options.measure) {
+    options.layer = layer;
+    // Ctrl-C stops a measurement after the op in flight (without a layer, run_pipeline says why).
+    if (layer) {
+      stop_on_interrupt();
+      options.measure->stop = interrupted;
+    }
+  }
+  const report r =
+      run_pipeline(net, chosen_gpu(model, operand_cache_of(measuring), layer), options);
+  emit(output, [&](output_format format, std::ostream &out, const write_options &write) {
+    write_report(r, format, out, write);
+  });
+  return r.complete ? 0 : exit_interrupted;
+}
+
+int compare(const compare_choice &choice, const config_choice &config,
+            const output_choice &output) {
+  compare_request request = compare_request_of(choice, config);
+  if (std::find(request.gpus.begin(), request.gpus.end(), "local") != request.gpus.end())
+    request.layer = measurement_plugin();
+  const std::vector<comparison> comparisons = compare_gpus(request);
+  output_choice written = output;
+  if (!config.emit_yaml.empty()) { // the network the baseline ran, not the one read
+    written.network_yaml_file = config.emit_yaml;
+    written.network_yaml = to_network_yaml(comparisons.front().baseline_network);
+  }
+  emit(written, [&](output_format format, std::ostream &out, const write_options &options) {
+    write_comparison(comparisons, format, out, options);
+  });
+  return 0;
+}
+
+int describe_device(bool measure, bool refresh, const output_choice &output) {
+  const measurement_layer &layer = required_layer("device");
+  if (layer.device_count() == 0)
+    throw error("no GPU found (the CUDA runtime sees none). Analyse against a datasheet spec "
+                "instead: roofline-advise NETWORK.yaml --gpu h100 (roofline-advise specs lists "
+                "them)");
+  const device_report report = layer.describe_local_gpu(measure, refresh, show_progress);
+  if (isatty(STDERR_FILENO) && (measure || refresh))
+    std::cerr << "\r\033[K" << std::flush;
+  emit(output, [&](output_format format, std::ostream &out, const write_options &options) {
+    write_device_report(report, format, out, options);
+  });
+  return 0;
+}
+
+int calibrate() {
+  const measurement_layer &layer = required_layer("calibrate");
+  if (layer.device_count() == 0)
+    throw error("calibrate needs a GPU, and the CUDA runtime sees none");
+  stop_on_interrupt();
+  const auto result = layer.calibrate(show_op_progress, interrupted);
+  if (!result.complete) {
+    std::cerr << "roofline-advise: calibration interrupted after " << result.measured << " of "
+              << result.total << " GEMMs: nothing was fitted, the calibration cache is unchanged\n";
+    return exit_interrupted;
+  }
+  std::ostringstream summary;
+  summary << "fitted the GEMM model to " << result.measured << " cuBLAS timings: median error "
+          << std::fixed << std::setprecision(1) << result.median_error * 100 << "%, p90 "
+          << result.p90_error * 100 << "%\n"
+          << std::defaultfloat << "fitted the memory-bound ops' floors and bandwidths to "
+          << result.memory_ops_measured << " timings of our kernels\n"
+          << (result.saved_to.empty() ? "not saved (" + result.not_saved + ")"
+                                      : "saved to " + result.saved_to + " (used by --gpu auto)")
+          << "; as a spec file section:\n\n"
+          << to_yaml(result.fitted);
+  write_stdout(summary.str());
+  return 0;
+}
+
+int list_specs(const output_choice &output) {
+  const auto &catalog = spec_catalog::builtin();
+  emit(output, [&](output_format format, std::ostream &out, const write_options &options) {
+    write_spec_list(catalog.specs(), format, out, options);
+  });
+  return 0;
+}
+
+} // namespace roofline::cli

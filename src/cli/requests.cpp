@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "requests.hpp"
+
+#include "roofline/error.hpp"
+#include "roofline/gpu_spec.hpp"
+#include "roofline/precision.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <map>
+#include <utility>
+
+namespace roofline::cli {
+
+std::string size_problem(const std::string &text) {
+  const bool digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+  if (!digits || text.find_first_not_of('0') == std::string::npos)
+    return "is not a positive integer";
+  std::int64_t value = 0;
+  const char *end = text.data() + text.size();
+  const auto [stop, error] = std::from_chars(text.data(), end, value);
+  return error == std::errc{} && stop == end
+             ? std::string{}
+             : "does not fit in a 64-bit integer (at most 9223372036854775807)";
+}
+
+std::int64_t positive_from(const std::string &text, const std::string &option) {
+  if (const std::string problem = size_problem(text); !problem.empty())
+    throw input_error(option + ": `" + text + "` " + problem);
+  return std::stoll(text);
+}
+
+bool is_model_config(const std::string &file) {
+  return file.size() > 5 && file.compare(file.size() - 5, 5, ".json") == 0;
+}
+
+namespace {
+
+/// A network YAML, with --batch and --seq-len; the config options given are refused.
+network read_network_yaml(const std::string &file, const config_choice &config,
+                          std::int64_t batch) {
+  for (const auto &[given, option] :
+       {std::pair{!config.phase.empty(), "--phase"}, std::pair{config.kv_len > 0, "--kv-len"},
+        std::pair{config.last_logits, "--last-logits"},
+        std::pair{!config.emit_yaml.empty(), "--emit-yaml"},
+        std::pair{config.unfused_attention, "--unfused-attention"},
+        std::pair{!config.quantization.empty(), "--quantization"},
+        std::pair{!config.kv_cache_dtype.empty(), "--kv-cache-dtype"},
+        std::pair{!config.glue.empty(), "--glue"}, std::pair{config.tensor_parallel > 0, "--tp"}})
+    if (given)
+      throw input_error(std::string(option) +
+                        " applies to a model config (a .json file), not to a network YAML such "
+                        "as " +
+                        file + ", whose layers say it themselves (docs/network-format.md)");
+  network net = load_network(file);
+  if (batch > 0)
+    net.batch = batch;
+  if (config.seq_len > 0)
+    net.seq_len = config.seq_len;
+  // Checked here, where the flags are known: the network's own product was checked as it loaded.
+  if (std::int64_t rows = 0;
+      (batch > 0 || config.seq_len > 0) && __builtin_mul_overflow(net.batch, net.seq_len, &rows))
+    throw input_error(
+        fmt::format("{} {} × {} {} overflows a 64-bit integer (the rows of a step of {})",
+                    batch > 0 ? "--batch" : "the network's batch", net.batch,
+                    config.seq_len > 0 ? "--seq-len" : "the network's seq_len", net.seq_len, file));
+  return net;
+}
+
+/// What --phase, --quantization, --kv-cache-dtype and --glue name; input_error when unknown.
+void parse_config_names(const config_choice &config, config_options &options) {
+  if (!config.phase.empty()) {
+    const auto parsed = parse_inference_phase(config.phase);
+    if (!parsed)
+      throw input_error("unknown --phase `" + config.phase + "`; expected " +
+                        names_of<inference_phase>().choices());
+    options.phase = *parsed;
+  }
+  if (!config.quantization.empty()) {
+    options.quantization = parse_quantization(config.quantization);
+    if (!options.quantization)
+      throw input_error("unknown --quantization `" + config.quantization +
+                        "`; expected w8a16, w4a16 or fp8");
+  }
+  if (!config.kv_cache_dtype.empty()) {
+    options.kv_cache = parse_precision(config.kv_cache_dtype);
+    if (!options.kv_cache) // one wider than 16 bits: check_config_options says so
+      throw input_error("unknown --kv-cache-dtype `" + config.kv_cache_dtype +
+                        "`; expected fp16, bf16, fp8 or int8");
+  }
+  if (!config.glue.empty()) {
+    const auto glue = parse_glue_style(config.glue);
+    if (!glue)
+      throw input_error("unknown --glue `" + config.glue + "`; expected eager or fused");
+    options.glue = *glue;
+  }
+}
+
+/// The options a model config is built at, as the command line gives them, checked.
+config_options config_options_of(const config_choice &config, std::int64_t batch) {
+  config_options options;
+  parse_config_names(config, options);
+  if (batch > 0)
+    options.batch = batch;
+  if (config.seq_len > 0)
+    options.seq_len = config.seq_len;
+  if (config.kv_len > 0)
+    options.kv_len = config.kv_len;
+  options.last_logits = config.last_logits;
+  options.fused_attention = !config.unfused_attention;
+  if (config.tensor_parallel > 0) {
+    check_tensor_parallel(config.tensor_parallel); // before it is narrowed
+    options.tensor_parallel = static_cast<int>(config.tensor_parallel);
+  }
+  check_config_options(options);
+  return options;
+}
+
+/// A model config read once, with the options the command line gives (checked before the file
+/// is read).
+config_source read_config(const std::string &file, const config_choice &config,
+                          std::int64_t batch) {
+  config_options options = config_options_of(config, batch);
+  return {model_config::load(file), std::move(options)};
+}
+
+} // namespace
+
+network read_network(const std::string &file, const config_choice &config, std::int64_t batch,
+                     output_choice &output) {
+  if (!is_model_config(file))
+    return read_network_yaml(file, config, batch);
+  const config_source source = read_config(file, config, batch);
+  network net = source.config.build(source.options);
+  if (!config.emit_yaml.empty()) {
+    output.network_yaml_file = config.emit_yaml;
+    output.network_yaml = to_network_yaml(net);
+  }
+  return net;
+}
+
+network_source read_network_source(const std::string &file, const config_choice &config) {
+  if (!is_model_config(file))
+    return read_network_yaml(file, config, 0);
+  return read_config(file, config, 0);
+}
+
+pipeline_options pipeline_options_of(const measure_choice &choice) {
+  const auto engine = parse_gemm_engine(choice.engine);
+  if (!engine)
+    throw input_error("unknown --engine `" + choice.engine + "`; expected " +
+                      names_of<gemm_engine>().choices());
+  pipeline_options options;
+  if (!choice.devices.empty() && choice.devices != "all")
+    throw input_error("unknown --devices `" + choice.devices +
+                      "`; expected all (every local GPU at once)");
+  if (!choice.devices.empty() && !choice.enabled)
+    throw input_error("--devices applies to --measure");
+  if (!choice.enabled)
+    return options;
+  measure_options measuring;
+  measuring.engine = *engine;
+  measuring.counters = !choice.no_counters;
+  measuring.rounds = 3; // a spell of a slower host moves one round, not the result
+  measuring.progress = show_op_progress;
+  measuring.every_gpu = choice.devices == "all";
+  options.measure = measuring;
+  return options;
+}
+
+std::optional<cache_state> operand_cache_of(const measure_choice &choice) {
+  if (choice.warm_l2)
+    return cache_state::warm;
+  if (choice.cold_l2)
+    return cache_state::cold;
+  return std::nullopt;
+}
+
+namespace {
+
+/// `--price GPU=USD/h` entries by GPU as named; input_error for a malformed entry, a price out of
+/// bounds, or a GPU priced twice under one name.
+std::map<std::string, double> prices_of(const std::vector<std::string> &entries) {
+  std::map<std::string, double> prices;
+  std::map<std::string, std::string> given; // GPU → its --price entry
+  for (const std::string &entry : entries) {
+    const auto equals = entry.find('=');
+    if (equals == std::string::npos)
+      throw input_error("--price `" + entry + "`: expected GPU=USD/h, e.g. h100=2.49");
+    // A number written in full: no `inf`, `nan`, hex or spaces (from_chars reads no '+').
+    const std::string number = entry.substr(equals + 1);
+    double value = 0;
+    const char *end = number.data() + number.size();
+    const auto [stop, error] = std::from_chars(number.data(), end, value);
+    if (error != std::errc{} || stop != end || !price_in_range(value))
+      throw input_error(
+          fmt::format("--price `{}`: the price must be a number of USD per GPU-hour from {:g} to "
+                      "{:g}",
+                      entry, min_price_per_hour_usd, max_price_per_hour_usd));
+    const std::string gpu = entry.substr(0, equals);
+    if (const auto [earlier, fresh] = given.emplace(gpu, entry); !fresh)
+      throw input_error("--price `" + earlier->second + "` and `" + entry +
+                        "`: the same GPU priced twice; give it one price");
+    prices[gpu] = value;
+  }
+  return prices;
+}
+
+} // namespace
+
+compare_request compare_request_of(const compare_choice &choice, const config_choice &config) {
+  compare_request request;
+  for (const std::string &degree : choice.degrees) {
+    const std::int64_t tp = positive_from(degree, "--tp");
+    check_tensor_parallel(tp); // before it is narrowed
+    request.tensor_parallel.push_back(static_cast<int>(tp));
+  }
+  request.gpus = choice.gpus;
+  request.sparse = choice.sparse;
+  request.progress = show_op_progress;
+  request.prices = prices_of(choice.prices);
+  for (const std::string &b : choice.batches)
+    request.batches.push_back(positive_from(b, "--batch"));
+  resolve_compared_gpus(request); // unknown or repeated GPUs, before the network
+  request.source = read_network_source(choice.file, config); // refuses --emit-yaml for a YAML
+  return request;
+}
+
+} // namespace roofline::cli

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+// The command line's choices, as CLI11 fills them, turned into what roofline::core takes: a
+// network (or a network source), pipeline options, a compare request. Every check of a value the
+// command line gives happens here or in the core, before any work.
+
+#include "output.hpp"
+
+#include "roofline/comparison.hpp"
+#include "roofline/model_config.hpp"
+#include "roofline/network.hpp"
+#include "roofline/pipeline.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace roofline::cli {
+
+/// What is wrong with a size given on the command line, "" when nothing: digits only, not zero,
+/// and below 2^63 (CLI11's conversion would clamp a larger one to the largest integer).
+std::string size_problem(const std::string &text);
+
+/// A positive integer from a list option ("--batch 1,8,64"); input_error
+/// "`option`: `text` <size_problem>" otherwise.
+std::int64_t positive_from(const std::string &text, const std::string &option);
+
+/// Whether `file` names a model config (config.json) rather than a network YAML.
+bool is_model_config(const std::string &file);
+
+/// What the command line says of a model config (a .json network file).
+struct config_choice {
+  std::string phase, emit_yaml, quantization, kv_cache_dtype, glue;
+  std::int64_t seq_len = 0, kv_len = 0, tensor_parallel = 0;
+  bool last_logits = false, unfused_attention = false;
+};
+
+/// The network in `file`: a network YAML, or a model's config.json built as `config` says, at
+/// `batch` (0: the network's own). Config options given for a YAML are refused (its attention
+/// layers say their own lengths). With --emit-yaml, `output` gets the network as YAML, written
+/// with the report.
+network read_network(const std::string &file, const config_choice &config, std::int64_t batch,
+                     output_choice &output);
+
+/// The network in `file` as a source to build again at other batches and degrees: a network YAML
+/// as read_network reads it, or a model config read once with the options `config` gives.
+network_source read_network_source(const std::string &file, const config_choice &config);
+
+/// What the command line says of measuring.
+struct measure_choice {
+  bool enabled = false;
+  std::string engine = "cublas";
+  bool cold_l2 = false, warm_l2 = false;
+  bool no_counters = false;
+  std::string devices; ///< "all": every local GPU at once
+};
+
+/// The analysis pipeline as the command line asks for it (no layer yet: the caller loads it).
+pipeline_options pipeline_options_of(const measure_choice &choice);
+
+/// --cold-l2 or --warm-l2; unset: the step decides.
+std::optional<cache_state> operand_cache_of(const measure_choice &choice);
+
+/// What the command line says of a comparison.
+struct compare_choice {
+  std::string file;
+  std::vector<std::string> gpus, batches, prices, degrees;
+  bool sparse = false;
+};
+
+/// The comparison `choice` asks for (no layer yet: the caller loads it where `local` is named).
+/// The command line's values are checked first, then the GPUs they name; the network is read
+/// last, so that their errors do not wait on reading it.
+compare_request compare_request_of(const compare_choice &choice, const config_choice &config);
+
+} // namespace roofline::cli
