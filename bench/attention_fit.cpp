@@ -120,7 +120,8 @@ void dump(const std::string &file,
     for (const sample &x : samples) {
       const attention_shape &s = x.timed.shape;
       const attention_estimate e =
-          estimate_attention(s, x.timed.prec, x.timed.bytes, gpu, params, reasons::without);
+          estimate_attention(s, x.timed.prec, x.timed.bytes, gpu, params, cache_state::warm,
+                             reasons::without);
       out << fmt::format(
           "{},{},{},{},{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f}\n", name, x.kind,
           x.fit ? "fit" : "score", to_string(x.timed.prec), s.batch, s.heads, s.kv_heads, s.q_len,
