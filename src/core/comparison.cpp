@@ -33,6 +33,17 @@ double sum_where(const gpu_result &g, const std::vector<bool> &selected) {
   return total;
 }
 
+/// Where communication takes over: " From <setup> on, all-reduces are most of the step ...", for
+/// the first setup, in the order given, whose all-reduces are most of its step; "" for none.
+std::string communication_takeover(const comparison &c) {
+  for (const gpu_result &g : c.gpus)
+    if (g.analysis.totals.communication_share > 0.5)
+      return fmt::format(" From {} on, all-reduces are most of the step ({:.0f}%): more GPUs buy "
+                         "little there.",
+                         g.name, 100 * g.analysis.totals.communication_share);
+  return "";
+}
+
 verdict decide(const comparison &c, precision net_precision) {
   verdict v;
   const gpu_result &base = c.gpus.front();
@@ -56,8 +67,10 @@ verdict decide(const comparison &c, precision net_precision) {
                          v.fastest, c.network_name, detail::duration(fastest->step_time_s),
                          fastest->speedup, base_name);
   } else if (fastest == &base) {
+    // More GPUs slower than one: the all-reduces are why, where they are most of a step.
     v.text = fmt::format("{} is the fastest of these GPUs for {} at batch {}.", base_name,
-                         c.network_name, c.batch);
+                         c.network_name, c.batch) +
+             communication_takeover(c);
   } else if (!same_ops(base.analysis, fastest->analysis)) {
     // Sharded over another number of GPUs: the step is another set of ops; what it costs in GPUs
     // and in communication says whether the speed pays.
@@ -86,15 +99,7 @@ verdict decide(const comparison &c, precision net_precision) {
           fmt::format(" The most tokens per second per GPU: {} ({:.4g}, {:.2f}× {}'s).",
                       thriftiest->name, thriftiest->tokens_per_s_per_gpu,
                       thriftiest->tokens_per_s_per_gpu / fastest->tokens_per_s_per_gpu, v.fastest);
-    // Where communication takes over: the first setup, in the order given, whose all-reduces
-    // are most of its step.
-    for (const gpu_result &g : c.gpus)
-      if (g.analysis.totals.communication_share > 0.5) {
-        v.text += fmt::format(" From {} on, all-reduces are most of the step ({:.0f}%): more GPUs "
-                              "buy little there.",
-                              g.name, 100 * g.analysis.totals.communication_share);
-        break;
-      }
+    v.text += communication_takeover(c);
   } else {
     // Split the baseline's step into its memory- and compute-bound ops and see what each gains.
     // Launch-bound ops take the host's time on every GPU: they are neither side.

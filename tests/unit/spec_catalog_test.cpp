@@ -316,6 +316,11 @@ TEST_CASE("every specs/arch/*.yaml is built in, and the built-in copy equals the
     REQUIRE(built_in != nullptr);
     CHECK(built_in->parameters.values == from_file.parameters.values);
     CHECK(built_in->parameters.origin == from_file.parameters.origin);
+    CHECK_FALSE(from_file.parameters.values.empty());
+    for (const auto &[id, value] : from_file.parameters.values) {
+      CAPTURE(info(id).name);
+      CHECK_FALSE(out_of_bounds(id, value).has_value()); // inside the table's bounds
+    }
   }
   REQUIRE(catalog.architecture("hopper") != nullptr);
   CHECK(catalog.architecture("volta") == nullptr);
