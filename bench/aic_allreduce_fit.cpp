@@ -82,6 +82,7 @@ struct architecture_result {
   model_parameters before, after;
   std::string fitted_on;
   std::size_t fit_rows = 0;
+  std::string written; ///< whether specs/arch/ holds the fit (bench::written_note)
 };
 
 std::map<std::string, architecture_result> fit_architectures(const bench::aic_command &c,
@@ -107,6 +108,8 @@ std::map<std::string, architecture_result> fit_architectures(const bench::aic_co
     r.after = fit_all_reduce(fit_set, *spec, r.before);
     r.fitted_on = std::string(gpu.files);
     r.fit_rows = fit_set.size();
+    r.written =
+        bench::written_note(a.architecture, r.after, spec->parameters, parameter_fit::all_reduce);
     results[std::string(a.architecture)] = r;
   }
   return results;
@@ -170,13 +173,16 @@ int main(int argc, char **argv) {
     for (const std::string &note : notes)
       std::printf("- %s\n", note.c_str());
     for (const auto &[architecture, r] : results)
-      std::printf("\n# %s: fitted on the %zu rows of %s's fit half\n%s", architecture.c_str(),
+      std::printf("\n# %s: fitted on the %zu rows of %s's fit half\n%s# %s\n", architecture.c_str(),
                   r.fit_rows, r.fitted_on.c_str(),
                   to_yaml(changed(r.before, r.after,
                                   fmt::format("all-reduce fitted by bench/aic_allreduce_fit on {} "
                                               "AIConfigurator TensorRT-LLM timings of {}",
                                               r.fit_rows, r.fitted_on)))
-                      .c_str());
+                      .c_str(),
+                  architecture == not_written
+                      ? "not meant for specs/arch/hopper.yaml (not_written in this file says why)"
+                      : r.written.c_str());
     return 0;
   } catch (const std::exception &e) {
     std::fprintf(stderr, "aic_allreduce_fit: %s\n", e.what());

@@ -157,6 +157,7 @@ struct architecture_result {
   std::string fitted_on; ///< "" where not refitted
   std::size_t fit_rows = 0, fit_half_rows = 0;
   double seconds = 0;
+  std::string written; ///< whether specs/arch/ holds the fit (bench::written_note)
 };
 
 architecture_result fit_architecture(const bench::aic_command &c, const bench::architecture_fit &a,
@@ -178,6 +179,8 @@ architecture_result fit_architecture(const bench::aic_command &c, const bench::a
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   r.fitted_on = std::string(a.fit_gpu);
   r.fit_rows = chosen.size();
+  r.written =
+      bench::written_note(a.architecture, r.after, spec.parameters, parameter_fit::attention);
   return r;
 }
 
@@ -252,6 +255,7 @@ void print_fitted(const std::map<std::string, architecture_result> &results) {
                                             "on {} AIConfigurator TensorRT-LLM timings of {}",
                                             r.fit_rows, r.fitted_on)))
                     .c_str());
+    std::printf("# %s\n", r.written.c_str());
   }
 }
 

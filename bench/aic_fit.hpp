@@ -106,6 +106,22 @@ inline model_parameters table_defaults(model_parameters params, parameter_fit ki
   return params;
 }
 
+/// Whether the parameters a GPU of `architecture` resolves to (`spec`: its arch file's) hold the
+/// `fitted` values of every parameter fitted as `kind`, to the 6 digits a `model:` section keeps:
+/// a line saying so, or naming those that differ (the arch file wants the printed lines).
+inline std::string written_note(std::string_view architecture, const model_parameters &fitted,
+                                const model_parameters &spec, parameter_fit kind) {
+  std::string differ;
+  for (const parameter_info &row : parameter_table())
+    if (row.fit == kind && std::fabs(spec[row.id] - fitted[row.id]) >
+                               1e-5 * std::max(std::fabs(fitted[row.id]), 1e-30))
+      differ += (differ.empty() ? "" : ", ") + row.name;
+  if (differ.empty())
+    return fmt::format("specs/arch/{}.yaml holds these values", architecture);
+  return fmt::format("specs/arch/{}.yaml does not hold these values (it differs in {})",
+                     architecture, differ);
+}
+
 /// FNV-1a of `text` with another seed than in_fit_half's: a second, independent coin, to
 /// subsample the fit half the same way on every machine.
 inline std::uint64_t subsample_hash(std::string_view text) {
