@@ -70,7 +70,7 @@ std::vector<double> relative_errors(const std::vector<timed_memory_op> &samples,
                                     const gpu_spec &gpu, const model_parameters &parameters);
 std::vector<double> relative_errors(const std::vector<timed_conv> &samples, const gpu_spec &gpu,
                                     const model_parameters &parameters);
-/// (modelled_all_reduce_s over `gpu`'s interconnect, which it must have.)
+/// (modelled_all_reduce_s over `gpu`'s interconnect: throws roofline::error when it has none.)
 std::vector<double> relative_errors(const std::vector<timed_all_reduce> &samples,
                                     const gpu_spec &gpu, const model_parameters &parameters);
 
