@@ -24,6 +24,7 @@
 
 #include "csv_fields.hpp"
 #include "fit_bench.hpp"
+#include "lowered_attention.hpp"
 
 #include <fmt/format.h>
 
@@ -44,30 +45,6 @@ struct sample {
   bool fit = false; ///< split `fit` of the --fit file
   timed_attention timed;
 };
-
-/// The fused attention op a network of one attention layer lowers to (the backward one for
-/// `backward`): the analysis's own bytes and shape for the call.
-op lowered(const attention_shape &s, precision p, bool backward) {
-  attention_layer a;
-  a.heads = s.heads;
-  a.kv_heads = s.kv_heads;
-  a.head_dim = s.head_dim;
-  a.seq_len = s.q_len;
-  a.kv_len = s.kv_len;
-  a.causal = s.causal;
-  a.fused = true;
-  network net;
-  net.name = "sdpa";
-  net.precision = p;
-  net.batch = s.batch;
-  net.seq_len = s.q_len;
-  net.mode = backward ? run_mode::training : run_mode::inference;
-  net.layers.push_back({"attention", std::nullopt, std::nullopt, {}, a});
-  for (const op &o : lower(net))
-    if (o.attention && o.attention->backward == backward)
-      return o;
-  throw error("no fused attention op lowered");
-}
 
 std::vector<sample> read_samples(const std::string &file, const std::string &backend,
                                  bool fitting) {
@@ -97,7 +74,8 @@ std::vector<sample> read_samples(const std::string &file, const std::string &bac
     const bool backward = f[c_pass] == "bwd";
 
     const precision p = f[c_dtype] == "bfloat16" ? precision::bf16 : precision::fp16;
-    const op o = lowered(s, p, backward);
+    s.backward = backward;
+    const op o = bench::lowered_attention(s, p);
     sample x;
     x.timed = {*o.attention, p, o.bytes, *time_us * 1e-6};
     x.fit = fitting && f[c_split] == "fit";
@@ -119,8 +97,8 @@ void dump(const std::string &file,
   for (const auto &[name, samples] : scored)
     for (const sample &x : samples) {
       const attention_shape &s = x.timed.shape;
-      const attention_estimate e =
-          estimate_attention(s, x.timed.prec, x.timed.bytes, gpu, params, reasons::without);
+      const attention_estimate e = estimate_attention(s, x.timed.prec, x.timed.bytes, gpu, params,
+                                                      cache_state::warm, reasons::without);
       out << fmt::format(
           "{},{},{},{},{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f}\n", name, x.kind,
           x.fit ? "fit" : "score", to_string(x.timed.prec), s.batch, s.heads, s.kv_heads, s.q_len,

@@ -37,18 +37,26 @@ struct attention_estimate {
 ///   `attention_wave_quantization` of a whole one, the longest tile's excess over the mean is
 ///   paid `attention_causal_imbalance` times, and no call is shorter than its longest tile; each
 ///   wave pays `attention_tile_overhead_s`. Never faster than streaming its bytes at
-///   `attention_dram_efficiency` of DRAM; plus `attention_kernel_overhead_s`.
+///   `attention_dram_efficiency` of DRAM, the shorter of the two hidden under the longer but
+///   for 1 − `attention_stream_overlap` of it; plus `attention_kernel_overhead_s`.
 /// - decode: the keys of every (sample, key/value head) split in as many chunks as fill the SMs,
 ///   none shorter than `attention_decode_chunk` keys, streamed at
 ///   `attention_decode_dram_efficiency` (by head dim) of DRAM once the chunks fill every SM,
 ///   proportionally slower while they do not; plus the split's combine
-///   (`attention_decode_overhead_s`); never below `attention_decode_floor_s`.
+///   (`attention_decode_overhead_s`) and `attention_decode_wave_overhead_s` per wave of chunks
+///   over the SMs (`attention_decode_group_wave_overhead_s` where a CTA serves a GQA group; a
+///   group above `attention_decode_max_group` runs one query head a CTA); never below
+///   `attention_decode_floor_s`.
+/// - prefill and decode with `cache` warm (calls back to back on the same tensors: a benchmark's
+///   loop or graph replay): a call whose bytes fit in L2 streams them `attention_l2_speedup`
+///   times faster than from DRAM. Cold: from DRAM, as in a step whose layers evict each other.
 /// - backward: the prefill's tiling with 2.5× the forward's products at
 ///   `attention_backward_efficiency` (by head dim) of the forward's rate, plus (not overlapped)
 ///   its bytes at `attention_backward_dram_efficiency` of DRAM, each wave paying
 ///   `attention_backward_tile_overhead_s`; plus `attention_kernel_overhead_s`.
 attention_estimate estimate_attention(const attention_shape &shape, precision p, std::int64_t bytes,
                                       const gpu_spec &gpu, const model_parameters &params,
+                                      cache_state cache = cache_state::warm,
                                       reasons why = reasons::with);
 
 } // namespace roofline

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "roofline/model_parameters.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -50,12 +52,22 @@ double bus_bandwidth(std::int64_t bytes, double time_s, int gpus);
 /// over each GPU's links, at their bandwidth (one direction).
 double all_reduce_bound_s(std::int64_t bytes, int gpus, const interconnect_spec &links);
 
-/// An all-reduce's time without a measured table: the bound at `link_efficiency` of the links'
-/// bandwidth, plus a fixed `latency_s`. Typical values, not fitted here (docs/benchmarks.md
-/// compares them with NCCL measured on two H200s).
-inline constexpr double all_reduce_link_efficiency = 0.8;
-inline constexpr double all_reduce_latency_s = 15e-6;
-double modelled_all_reduce_s(std::int64_t bytes, int gpus, const interconnect_spec &links);
+/// `group`'s value (all_reduce_latency_s or all_reduce_link_efficiency) for an all-reduce over
+/// `gpus`: its own for 2, 4 and 8 GPUs, else interpolated in log2 of the count between them, the
+/// end values outside.
+double all_reduce_parameter(const model_parameters &params, parameter group, int gpus);
+
+/// The bytes each GPU's links carry in an all-reduce of `bytes` over `gpus`: the ring's
+/// 2(N − 1)/N of them, or (N − 1)× them below `all_reduce_oneshot_below_bytes` (the one-shot
+/// kernel, each GPU reading every peer's whole message). 0 for fewer than 2 GPUs.
+double all_reduce_traffic_bytes(std::int64_t bytes, int gpus, const model_parameters &params);
+
+/// An all-reduce's time without a measured table: `all_reduce_latency_s` plus its traffic
+/// (all_reduce_traffic_bytes) at `all_reduce_link_efficiency` of the links' bandwidth, both for
+/// `gpus` (specs/arch/<architecture>.yaml fits them; the table's defaults are typical figures,
+/// docs/benchmarks.md). 0 for fewer than 2 GPUs.
+double modelled_all_reduce_s(std::int64_t bytes, int gpus, const interconnect_spec &links,
+                             const model_parameters &params);
 
 /// An all-reduce's time from a measured table over the same number of GPUs: interpolated
 /// log-log between the sizes measured; below the smallest, the smallest's time (the latency

@@ -60,6 +60,14 @@ struct timed_conv {
   double time_s = 0; ///< device time: back-to-back calls replayed from a CUDA graph
 };
 
+/// One measured all-reduce inside a host: the GPUs taking part, the bytes each reduces and the
+/// time per call.
+struct timed_all_reduce {
+  int gpus = 2;
+  std::int64_t bytes = 0;
+  double time_s = 0; ///< back-to-back calls replayed from a CUDA graph
+};
+
 /// |predicted − measured| / measured of each sample, sorted ascending.
 std::vector<double> relative_errors(const std::vector<timed_gemm> &samples, const gpu_spec &gpu,
                                     const model_parameters &parameters);
@@ -71,6 +79,9 @@ std::vector<double> relative_errors(const std::vector<timed_memory_op> &samples,
                                     const gpu_spec &gpu, const model_parameters &parameters);
 std::vector<double> relative_errors(const std::vector<timed_conv> &samples, const gpu_spec &gpu,
                                     const model_parameters &parameters);
+/// (modelled_all_reduce_s over `gpu`'s interconnect: throws roofline::error when it has none.)
+std::vector<double> relative_errors(const std::vector<timed_all_reduce> &samples,
+                                    const gpu_spec &gpu, const model_parameters &parameters);
 
 /// The parameters that make the GEMM model fit `samples` on `gpu` best, from `start`. cuBLAS's
 /// split-K rule (reduces_split_k) is fitted first, to the launch counts the samples recorded (it
@@ -118,6 +129,14 @@ model_parameters fit_memory_ops(const std::vector<timed_memory_op> &samples, con
 /// Deterministic.
 model_parameters fit_conv(const std::vector<timed_conv> &samples, const gpu_spec &gpu,
                           model_parameters start);
+
+/// The all-reduce's parameters (parameter_fit::all_reduce) fitted to `samples` over `gpu`'s
+/// interconnect from `start`: the latency and link efficiency of the GPU counts the samples
+/// have (and of those they interpolate between), by the same search as fit_model's, for each
+/// one-shot threshold of a grid of sizes (the loss jumps there), the best kept.
+/// Throws roofline::error when `gpu` has no interconnect. Deterministic.
+model_parameters fit_all_reduce(const std::vector<timed_all_reduce> &samples, const gpu_spec &gpu,
+                                model_parameters start);
 
 /// The model fitted on a GPU, saved beside its measured ceilings (cache_directory()), keyed by
 /// UUID; nullopt when there is no cache directory.

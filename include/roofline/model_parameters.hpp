@@ -20,9 +20,12 @@ inline constexpr int precision_count = static_cast<int>(all_precisions.size());
 inline constexpr std::array<int, 4> misaligned_row_bytes{8, 4, 2, 1};
 /// The head dims fused attention has an efficiency of its own for (others interpolate).
 inline constexpr std::array<int, 3> attention_head_dims{64, 128, 256};
+/// The GPU counts an all-reduce has a latency and a link efficiency of its own for (others
+/// interpolate).
+inline constexpr std::array<int, 3> all_reduce_gpu_counts{2, 4, 8};
 
 /// The device-time model's parameters: the GEMM model's, fused attention's, the memory-bound
-/// ops', then the convolutions'. Groups of one
+/// ops', the convolutions', then the all-reduce's. Groups of one
 /// value per precision (or per misaligned row width) take consecutive slots:
 /// `parameter_at(parameter::efficiency, precision::fp16)`. parameter_table() holds each one's name,
 /// default, bounds, unit and meaning.
@@ -64,6 +67,11 @@ enum class parameter : int {
   attention_backward_dram_efficiency,
   attention_masked_block_cost,
   attention_backward_tile_overhead_s,
+  attention_stream_overlap,
+  attention_l2_speedup,
+  attention_decode_wave_overhead_s,
+  attention_decode_group_wave_overhead_s,
+  attention_decode_max_group,
   memory_floor_s,
   memory_efficiency = memory_floor_s + memory_op_kind_count,
   conv_slowdown = memory_efficiency + memory_op_kind_count,
@@ -74,6 +82,11 @@ enum class parameter : int {
   conv_grouped_floor_s,
   conv_grouped_efficiency,
   conv_grouped_dram_efficiency,
+  all_reduce_latency_s,
+  all_reduce_link_efficiency =
+      all_reduce_latency_s + static_cast<int>(all_reduce_gpu_counts.size()),
+  all_reduce_oneshot_below_bytes =
+      all_reduce_link_efficiency + static_cast<int>(all_reduce_gpu_counts.size()),
   count
 };
 inline constexpr std::size_t parameter_count = static_cast<std::size_t>(parameter::count);
@@ -86,6 +99,10 @@ parameter misalignment_slowdown_at(int alignment_bytes);
 /// attention_decode_dram_efficiency) for `head_dim` (one of attention_head_dims).
 parameter attention_efficiency_at(int head_dim, parameter group = parameter::attention_efficiency);
 
+/// The slot of `group`'s value (all_reduce_latency_s or all_reduce_link_efficiency) for `gpus`
+/// (one of all_reduce_gpu_counts). Throws std::out_of_range for another count.
+parameter all_reduce_parameter_at(parameter group, int gpus);
+
 /// The slot of `group`'s value (memory_floor_s or memory_efficiency) for memory ops of `kind`.
 parameter memory_parameter_at(parameter group, memory_op_kind kind);
 
@@ -96,12 +113,13 @@ parameter conv_slowdown_at(conv_variant variant, parameter group = parameter::co
 
 /// How calibrate treats a parameter.
 enum class parameter_fit {
-  none,      ///< a fixed property of cuBLAS's kernels: never fitted
-  time,      ///< fitted to measured GEMM device times
-  launches,  ///< fitted to the kernel counts calls launched (cuBLAS's split-K rule)
-  attention, ///< fitted to measured fused-attention device times (bench/attention_fit)
-  memory,    ///< fitted to measured memory-bound kernels' device times (bench/memory_op_fit)
-  conv,      ///< fitted to measured cuDNN convolutions' device times (bench/conv_fit)
+  none,       ///< a fixed property of cuBLAS's kernels: never fitted
+  time,       ///< fitted to measured GEMM device times
+  launches,   ///< fitted to the kernel counts calls launched (cuBLAS's split-K rule)
+  attention,  ///< fitted to measured fused-attention device times (bench/attention_fit)
+  memory,     ///< fitted to measured memory-bound kernels' device times (bench/memory_op_fit)
+  conv,       ///< fitted to measured cuDNN convolutions' device times (bench/conv_fit)
+  all_reduce, ///< fitted to measured all-reduces (bench/aic_allreduce_fit)
 };
 
 /// One row of the parameter table: the single home of a parameter's name, default and bounds.

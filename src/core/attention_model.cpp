@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "roofline/attention_model.hpp"
 
+#include "interpolation.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -32,19 +34,10 @@ constexpr double backward_products = 2.5;
 /// end values outside.
 double efficiency(const model_parameters &params, std::int64_t head_dim,
                   parameter group = parameter::attention_efficiency) {
-  const double x = std::log2(static_cast<double>(std::max<std::int64_t>(head_dim, 1)));
-  const auto at = [&](std::size_t i) {
-    return params[attention_efficiency_at(attention_head_dims[i], group)];
-  };
-  const auto x_of = [](std::size_t i) { return std::log2(attention_head_dims[i]); };
-  if (x <= x_of(0))
-    return at(0);
-  for (std::size_t i = 1; i < attention_head_dims.size(); ++i)
-    if (x <= x_of(i)) {
-      const double t = (x - x_of(i - 1)) / (x_of(i) - x_of(i - 1));
-      return at(i - 1) + t * (at(i) - at(i - 1));
-    }
-  return at(attention_head_dims.size() - 1);
+  return detail::interpolated_in_log2(
+      static_cast<double>(head_dim), attention_head_dims, [&](std::size_t i) {
+        return params[attention_efficiency_at(attention_head_dims[i], group)];
+      });
 }
 
 /// The key blocks the query tiles of one head visit: their sum and the longest tile's. Under a
@@ -108,47 +101,81 @@ double quantized_waves(double waves, double quantization) {
   return part > 0 ? whole + quantization + (1 - quantization) * part : whole;
 }
 
+/// How many times faster than from DRAM a call streams its bytes: called back to back on the
+/// same tensors, those that fit in L2 stay there and L2 serves them (graph-replayed timings of
+/// small calls run faster than DRAM allows); in a step the other layers evict them (cold).
+double l2_speedup(std::int64_t bytes, const gpu_spec &gpu, const model_parameters &params,
+                  cache_state cache) {
+  return cache == cache_state::warm && static_cast<double>(bytes) <= gpu.l2_bytes
+             ? params[parameter::attention_l2_speedup]
+             : 1.0;
+}
+
+/// The decode kernel (FlashDecoding's): the keys of every (sample, key/value head) split into
+/// chunks, one CTA each, the queries of a GQA group sharing their head's chunk, as many chunks as
+/// fill the SMs, none shorter than attention_decode_chunk keys. A group larger than
+/// attention_decode_max_group runs as a kernel of one query head a CTA instead (TensorRT-LLM's
+/// grouped kernel serves groups up to a size; beyond it its per-head kernel runs a CTA per query
+/// head, the group's repeated reads of its K and V served by L2).
+void estimate_decode(attention_estimate &e, const attention_shape &s, std::int64_t bytes,
+                     const gpu_spec &gpu, const model_parameters &params, double forward_rate,
+                     cache_state cache, reasons why) {
+  const double sms = static_cast<double>(std::max(gpu.sm_count, 1));
+  const double chunk = params[parameter::attention_decode_chunk];
+  // Under a sliding window only the cache's last keys are read (network.hpp's keys_read()).
+  const double keys =
+      s.window > 0 ? std::min(static_cast<double>(s.kv_len),
+                              static_cast<double>(s.window) + static_cast<double>(s.q_len) - 1)
+                   : static_cast<double>(s.kv_len);
+  const double group =
+      static_cast<double>(s.heads) / static_cast<double>(std::max<std::int64_t>(s.kv_heads, 1));
+  const bool per_head = group > params[parameter::attention_decode_max_group];
+  const double heads =
+      static_cast<double>(s.batch) * static_cast<double>(per_head ? s.heads : s.kv_heads);
+  const double chunks = std::max(1.0, std::min(std::ceil(keys / chunk), std::ceil(sms / heads)));
+  e.tiles = static_cast<std::int64_t>(std::min(9e18, heads * chunks));
+  e.waves = static_cast<double>(e.tiles) / sms;
+  const double fill = std::min(1.0, e.waves);
+  const double decode_bandwidth =
+      efficiency(params, s.head_dim, parameter::attention_decode_dram_efficiency) *
+      gpu.dram_bytes_per_s * l2_speedup(bytes, gpu, params, cache);
+  e.stream_s = static_cast<double>(bytes) / (decode_bandwidth * fill);
+  const double flops = 4.0 * static_cast<double>(s.batch) * static_cast<double>(s.heads) *
+                       static_cast<double>(s.q_len) * keys * static_cast<double>(s.head_dim);
+  e.math_s = flops / (forward_rate * fill);
+  // Every chunk's CTA also loads its queries and writes its partial output: with thousands of
+  // (sample, head) pairs and few keys (a large batch) the waves of CTAs, not the bytes, decide.
+  // A grouped CTA (several query heads, tensor cores) pays its own.
+  const parameter wave_cost = group > 1 && !per_head
+                                  ? parameter::attention_decode_group_wave_overhead_s
+                                  : parameter::attention_decode_wave_overhead_s;
+  e.overhead_s =
+      params[parameter::attention_decode_overhead_s] + std::ceil(e.waves) * params[wave_cost];
+  e.device_time_s = std::max(std::max(e.math_s, e.stream_s) + e.overhead_s,
+                             params[parameter::attention_decode_floor_s]);
+  if (why == reasons::with)
+    e.factors.push_back(fmt::format(
+        "decode kernel: the keys in {} chunks over {} SMs ({:.2f} waves{}){}, KV streamed at "
+        "{:.3g} TB/s",
+        e.tiles, gpu.sm_count, e.waves, fill < 1 ? ", SMs idle" : "",
+        per_head ? fmt::format(", one query head a CTA (a group of {:.0f})", group) : "",
+        decode_bandwidth / 1e12));
+}
+
 } // namespace
 
 attention_estimate estimate_attention(const attention_shape &s, precision p, std::int64_t bytes,
                                       const gpu_spec &gpu, const model_parameters &params,
-                                      reasons why) {
+                                      cache_state cache, reasons why) {
   attention_estimate e;
   const double sms = static_cast<double>(std::max(gpu.sm_count, 1));
-  const double bandwidth = params[parameter::attention_dram_efficiency] * gpu.dram_bytes_per_s;
+  const double bandwidth = params[parameter::attention_dram_efficiency] * gpu.dram_bytes_per_s *
+                           l2_speedup(bytes, gpu, params, cache);
   const double forward_rate = efficiency(params, s.head_dim) * gpu.peak_flop_per_s(p);
   e.decode = s.q_len < attention_decode_below_q_len && !s.backward;
   e.overhead_s = params[parameter::attention_kernel_overhead_s];
   if (e.decode) {
-    // The keys split into chunks, one CTA each, over every (sample, key/value head) (the
-    // queries of a GQA group share their head's chunk): as many as fill the SMs, none shorter
-    // than attention_decode_chunk keys (FlashDecoding's rule).
-    const double chunk = params[parameter::attention_decode_chunk];
-    // Under a sliding window only the cache's last keys are read (network.hpp's keys_read()).
-    const double keys =
-        s.window > 0 ? std::min(static_cast<double>(s.kv_len),
-                                static_cast<double>(s.window) + static_cast<double>(s.q_len) - 1)
-                     : static_cast<double>(s.kv_len);
-    const double heads = static_cast<double>(s.batch) * static_cast<double>(s.kv_heads);
-    const double chunks = std::max(1.0, std::min(std::ceil(keys / chunk), std::ceil(sms / heads)));
-    e.tiles = static_cast<std::int64_t>(std::min(9e18, heads * chunks));
-    e.waves = static_cast<double>(e.tiles) / sms;
-    const double fill = std::min(1.0, e.waves);
-    const double decode_bandwidth =
-        efficiency(params, s.head_dim, parameter::attention_decode_dram_efficiency) *
-        gpu.dram_bytes_per_s;
-    e.stream_s = static_cast<double>(bytes) / (decode_bandwidth * fill);
-    const double flops = 4.0 * static_cast<double>(s.batch) * static_cast<double>(s.heads) *
-                         static_cast<double>(s.q_len) * keys * static_cast<double>(s.head_dim);
-    e.math_s = flops / (forward_rate * fill);
-    e.overhead_s = params[parameter::attention_decode_overhead_s];
-    e.device_time_s = std::max(std::max(e.math_s, e.stream_s) + e.overhead_s,
-                               params[parameter::attention_decode_floor_s]);
-    if (why == reasons::with)
-      e.factors.push_back(fmt::format(
-          "decode kernel: the keys in {} chunks over {} SMs ({:.2f} waves{}), KV streamed at "
-          "{:.3g} TB/s",
-          e.tiles, gpu.sm_count, e.waves, fill < 1 ? ", SMs idle" : "", decode_bandwidth / 1e12));
+    estimate_decode(e, s, bytes, gpu, params, forward_rate, cache, why);
     return e;
   }
   const visited_blocks blocks = blocks_of(s, params[parameter::attention_masked_block_cost]);
@@ -184,8 +211,13 @@ attention_estimate estimate_attention(const attention_shape &s, precision p, std
                  (params[parameter::attention_backward_dram_efficiency] * gpu.dram_bytes_per_s);
     e.device_time_s = e.math_s + e.stream_s + e.overhead_s;
   } else {
+    // One fused kernel streams under its math; a framework whose op also streams Q, K and V
+    // through kernels of its own (RoPE, a KV-cache write) before it pays part of it on top.
     e.stream_s = static_cast<double>(bytes) / bandwidth;
-    e.device_time_s = std::max(e.math_s, e.stream_s) + e.overhead_s;
+    e.device_time_s =
+        std::max(e.math_s, e.stream_s) +
+        (1 - params[parameter::attention_stream_overlap]) * std::min(e.math_s, e.stream_s) +
+        e.overhead_s;
   }
   if (why == reasons::with) {
     e.factors.push_back(fmt::format(

@@ -155,9 +155,10 @@ std::string fastest_sentence(const comparison &c, const gpu_result &fastest,
                        "would have if the network fitted it.",
                        fastest.name, c.network_name, detail::duration(fastest.step_time_s),
                        fastest.speedup, base.name);
-  if (&fastest == &base)
+  if (&fastest == &base) // more GPUs slower than one: the all-reduces say why, where they are most
     return fmt::format("{} is the fastest of these GPUs for {} at batch {}.", base.name,
-                       c.network_name, c.batch);
+                       c.network_name, c.batch) +
+           communication_sentence(c);
   if (!same_ops(base.analysis, fastest.analysis))
     return sharded_cost(fastest, base) + thriftiest_sentence(c, fastest) +
            communication_sentence(c);

@@ -3,6 +3,7 @@
 
 #include "roofline/error.hpp"
 
+#include "interpolation.hpp"
 #include "json_reader.hpp"
 
 #include <nlohmann/json.hpp>
@@ -26,10 +27,31 @@ double all_reduce_bound_s(std::int64_t bytes, int gpus, const interconnect_spec 
   return static_cast<double>(bytes) * 2.0 * (gpus - 1) / gpus / links.bytes_per_s;
 }
 
-double modelled_all_reduce_s(std::int64_t bytes, int gpus, const interconnect_spec &links) {
+double all_reduce_parameter(const model_parameters &params, parameter group, int gpus) {
+  return detail::interpolated_in_log2(
+      static_cast<double>(gpus), all_reduce_gpu_counts, [&](std::size_t i) {
+        return params[all_reduce_parameter_at(group, all_reduce_gpu_counts[i])];
+      });
+}
+
+double all_reduce_traffic_bytes(std::int64_t bytes, int gpus, const model_parameters &params) {
   if (gpus < 2)
     return 0;
-  return all_reduce_latency_s + all_reduce_bound_s(bytes, gpus, links) / all_reduce_link_efficiency;
+  // TensorRT-LLM's and NCCL's small-message kernels skip the ring's reduce-scatter: each GPU
+  // pulls every peer's whole message and reduces it itself, fewer steps for more traffic.
+  const bool oneshot =
+      static_cast<double>(bytes) < params[parameter::all_reduce_oneshot_below_bytes];
+  return static_cast<double>(bytes) * (oneshot ? gpus - 1.0 : 2.0 * (gpus - 1) / gpus);
+}
+
+double modelled_all_reduce_s(std::int64_t bytes, int gpus, const interconnect_spec &links,
+                             const model_parameters &params) {
+  if (gpus < 2)
+    return 0;
+  return all_reduce_parameter(params, parameter::all_reduce_latency_s, gpus) +
+         all_reduce_traffic_bytes(bytes, gpus, params) /
+             (all_reduce_parameter(params, parameter::all_reduce_link_efficiency, gpus) *
+              links.bytes_per_s);
 }
 
 std::optional<double> measured_all_reduce_s(std::int64_t bytes, int gpus,

@@ -8,6 +8,7 @@
 #include "roofline/conv_model.hpp"
 #include "roofline/error.hpp"
 #include "roofline/gemm_model.hpp"
+#include "roofline/interconnect.hpp"
 #include "roofline/median.hpp"
 #include "roofline/memory_op_model.hpp"
 
@@ -45,7 +46,7 @@ double predicted(const timed_linear &sample, const gpu_spec &gpu,
 double predicted(const timed_attention &sample, const gpu_spec &gpu,
                  const model_parameters &parameters) {
   return estimate_attention(sample.shape, sample.prec, sample.bytes, gpu, parameters,
-                            reasons::without)
+                            cache_state::warm, reasons::without)
       .device_time_s;
 }
 
@@ -59,6 +60,11 @@ double predicted(const timed_conv &sample, const gpu_spec &gpu,
   return estimate_conv(sample.shape, sample.implicit, sample.prec, sample.bytes, gpu, parameters,
                        cache_state::warm, reasons::without)
       .device_time_s;
+}
+
+double predicted(const timed_all_reduce &sample, const gpu_spec &gpu,
+                 const model_parameters &parameters) {
+  return modelled_all_reduce_s(sample.bytes, sample.gpus, *gpu.interconnect, parameters);
 }
 
 /// A sample's measured device time.
@@ -127,6 +133,13 @@ std::vector<double> relative_errors(const std::vector<timed_memory_op> &samples,
 
 std::vector<double> relative_errors(const std::vector<timed_conv> &samples, const gpu_spec &gpu,
                                     const model_parameters &parameters) {
+  return errors_of(samples, gpu, parameters);
+}
+
+std::vector<double> relative_errors(const std::vector<timed_all_reduce> &samples,
+                                    const gpu_spec &gpu, const model_parameters &parameters) {
+  if (!gpu.interconnect)
+    throw error(gpu.name + " gives no interconnect to model an all-reduce over");
   return errors_of(samples, gpu, parameters);
 }
 
@@ -310,6 +323,24 @@ model_parameters fit_free(const objective &loss, const model_parameters &start,
   return best;
 }
 
+/// `id` set to the one of `candidates` with the least loss (the first of equals), the rest held.
+/// Returns whether it moved.
+bool choose(model_parameters &p, parameter id, std::initializer_list<double> candidates,
+            const objective &loss) {
+  const double was = p[id];
+  double best = was, least = loss(p);
+  for (const double candidate : candidates) {
+    model_parameters trial = p;
+    trial.set(id, candidate);
+    if (const double l = loss(trial); l < least) {
+      least = l;
+      best = candidate;
+    }
+  }
+  p.set(id, best);
+  return best != was;
+}
+
 constexpr parameter cold_operand_parameters[] = {parameter::cold_dram_efficiency,
                                                  parameter::cold_dram_latency_s};
 
@@ -417,7 +448,8 @@ model_parameters fit_attention(const std::vector<timed_attention> &samples, cons
       free.insert(free.end(),
                   {parameter::attention_kernel_overhead_s, parameter::attention_dram_efficiency,
                    parameter::attention_tile_overhead_s, parameter::attention_wave_quantization,
-                   parameter::attention_causal_imbalance, parameter::attention_masked_block_cost});
+                   parameter::attention_causal_imbalance, parameter::attention_masked_block_cost,
+                   parameter::attention_stream_overlap});
     if (decode) {
       std::vector<timed_attention> decodes;
       std::copy_if(
@@ -427,9 +459,17 @@ model_parameters fit_attention(const std::vector<timed_attention> &samples, cons
         free.push_back(id);
       free.insert(free.end(),
                   {parameter::attention_decode_chunk, parameter::attention_decode_overhead_s,
-                   parameter::attention_decode_floor_s});
+                   parameter::attention_decode_floor_s, parameter::attention_decode_wave_overhead_s,
+                   parameter::attention_decode_group_wave_overhead_s,
+                   parameter::attention_l2_speedup});
     }
-    best = fit_free(samples_loss(forward, gpu), start, best, free);
+    const objective forward_loss = samples_loss(forward, gpu);
+    best = fit_free(forward_loss, start, best, free);
+    // The largest GQA group the decode kernel serves: a threshold the loss jumps at, which the
+    // descent cannot follow. Chosen on the fitted values, then the rest fitted again with it.
+    if (decode && choose(best, parameter::attention_decode_max_group,
+                         {1024, 128, 96, 64, 48, 32, 24, 16, 8}, forward_loss))
+      best = fit_free(forward_loss, start, best, free);
   }
   if (!backward.empty()) {
     std::vector<parameter> free;
@@ -506,6 +546,40 @@ model_parameters fit_conv(const std::vector<timed_conv> &samples, const gpu_spec
       if (!own.empty())
         best = fit_free(samples_loss(own, gpu), start, best,
                         {conv_slowdown_at(static_cast<conv_variant>(v), slowdown)});
+    }
+  }
+  return best;
+}
+
+model_parameters fit_all_reduce(const std::vector<timed_all_reduce> &samples, const gpu_spec &gpu,
+                                model_parameters start) {
+  if (!gpu.interconnect)
+    throw error(gpu.name + " gives no interconnect to fit an all-reduce over");
+  if (samples.empty())
+    return start;
+  // A count's own values move where some sample lies between its neighbours (interpolation).
+  std::vector<parameter> free;
+  for (std::size_t i = 0; i < all_reduce_gpu_counts.size(); ++i)
+    if (std::any_of(samples.begin(), samples.end(), [&](const timed_all_reduce &x) {
+          return (i == 0 || x.gpus > all_reduce_gpu_counts[i - 1]) &&
+                 (i + 1 == all_reduce_gpu_counts.size() || x.gpus < all_reduce_gpu_counts[i + 1]);
+        }))
+      for (const parameter group :
+           {parameter::all_reduce_latency_s, parameter::all_reduce_link_efficiency})
+        free.push_back(all_reduce_parameter_at(group, all_reduce_gpu_counts[i]));
+  // The one-shot kernel's threshold, where the loss jumps: the rest fitted for each size of a
+  // grid (0: never, then 64 KiB to 64 MiB), the best kept. A few dozen samples: cheap.
+  const objective loss = samples_loss(samples, gpu);
+  model_parameters best = start;
+  double least = 0;
+  for (const double below : {0.0, 65536.0, 262144.0, 1048576.0, 2097152.0, 4194304.0, 8388608.0,
+                             16777216.0, 33554432.0, 67108864.0}) {
+    model_parameters trial = start;
+    trial.set(parameter::all_reduce_oneshot_below_bytes, below);
+    trial = fit_free(loss, start, trial, free);
+    if (const double l = loss(trial); below == 0 || l < least) {
+      least = l;
+      best = trial;
     }
   }
   return best;

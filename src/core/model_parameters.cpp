@@ -28,6 +28,13 @@ parameter attention_efficiency_at(int head_dim, parameter group) {
   throw std::out_of_range(fmt::format("no attention efficiency for head dim {}", head_dim));
 }
 
+parameter all_reduce_parameter_at(parameter group, int gpus) {
+  for (std::size_t i = 0; i < all_reduce_gpu_counts.size(); ++i)
+    if (all_reduce_gpu_counts[i] == gpus)
+      return static_cast<parameter>(static_cast<int>(group) + static_cast<int>(i));
+  throw std::out_of_range(fmt::format("no all-reduce parameter for {} GPUs", gpus));
+}
+
 parameter memory_parameter_at(parameter group, memory_op_kind kind) {
   return static_cast<parameter>(static_cast<int>(group) + static_cast<int>(kind));
 }
@@ -167,6 +174,28 @@ constexpr row attention_scalars[] = {
      100e-6, "s", parameter_fit::attention,
      "backward: per wave of tiles, loading and writing what the forward's tiles do not (dK, dV, "
      "the fp32 dQ)"},
+    {parameter::attention_stream_overlap, "attention_stream_overlap", 1, 0, 1, "fraction",
+     parameter_fit::attention,
+     "prefill: the share of the shorter of streaming and the tiles' math hidden under the longer "
+     "(1: one fused kernel; less where the framework streams Q, K and V in kernels of its own, "
+     "as TensorRT-LLM's RoPE and KV-cache write)"},
+    {parameter::attention_l2_speedup, "attention_l2_speedup", 1, 1, 16, "x",
+     parameter_fit::attention,
+     "with a warm cache (calls back to back on the same tensors: a benchmark's graph replay), a "
+     "call whose bytes fit in L2 streams them this many times faster than from DRAM; 1: never "
+     "from L2"},
+    {parameter::attention_decode_wave_overhead_s, "attention_decode_wave_overhead_s", 0, 0, 50e-6,
+     "s", parameter_fit::attention,
+     "decode: per wave of key chunks over the SMs, a CTA's own work besides streaming (loading "
+     "its queries, writing its partial output); 0: none"},
+    {parameter::attention_decode_group_wave_overhead_s, "attention_decode_group_wave_overhead_s", 0,
+     0, 50e-6, "s", parameter_fit::attention,
+     "decode: attention_decode_wave_overhead_s for a CTA serving a GQA group of query heads "
+     "(another kernel: tensor cores on the group's rows); 0: none"},
+    {parameter::attention_decode_max_group, "attention_decode_max_group", 1024, 1, 1024,
+     "query heads", parameter_fit::attention,
+     "decode: the largest GQA group one CTA serves from one read of its keys; a larger one runs "
+     "one query head a CTA"},
 };
 
 constexpr row memory_groups[] = {
@@ -213,6 +242,27 @@ constexpr row conv_scalars[] = {
      "grouped convolution streams its tensors at"},
 };
 
+// Today's typical figures as defaults (docs/benchmarks.md compares them with NCCL on two H200s):
+// what a GPU of an architecture with no all-reduce fit gets.
+constexpr row all_reduce_gpu_count_groups[] = {
+    {parameter::all_reduce_latency_s, "all_reduce_latency_s", 15e-6, 0, 1e-3, "s",
+     parameter_fit::all_reduce,
+     "an all-reduce's fixed cost over this many GPUs of one host: its kernels' launch and "
+     "synchronisation, however small the message"},
+    {parameter::all_reduce_link_efficiency, "all_reduce_link_efficiency", 0.8, 0.01, 2, "fraction",
+     parameter_fit::all_reduce,
+     "the share of the links' bandwidth (one direction) an all-reduce's traffic reaches over this "
+     "many GPUs (above 1: NVLink SHARP reduces in the switch, beating the ring's bound)"},
+};
+
+constexpr row all_reduce_scalars[] = {
+    {parameter::all_reduce_oneshot_below_bytes, "all_reduce_oneshot_below_bytes", 0, 0, 1e9,
+     "bytes", parameter_fit::all_reduce,
+     "messages below this many bytes a GPU take the one-shot path: each GPU reads every peer's "
+     "whole message, (N - 1) x its bytes over its links instead of the ring's 2(N - 1)/N; 0: "
+     "never"},
+};
+
 std::vector<parameter_info> build_table() {
   std::vector<parameter_info> table;
   const auto add = [&](const row &r) {
@@ -227,13 +277,16 @@ std::vector<parameter_info> build_table() {
                        defaults ? defaults[i] : g.default_value, g.min, g.max, g.unit, g.fit,
                        g.doc});
   };
-  std::vector<std::string> precisions, row_widths, head_dims, memory_kinds, conv_variants;
+  std::vector<std::string> precisions, row_widths, head_dims, memory_kinds, conv_variants,
+      gpu_counts;
   for (const precision p : all_precisions)
     precisions.emplace_back(to_string(p));
   for (const int bytes : misaligned_row_bytes)
     row_widths.push_back(std::to_string(bytes));
   for (const int head_dim : attention_head_dims)
     head_dims.push_back(std::to_string(head_dim));
+  for (const int gpus : all_reduce_gpu_counts)
+    gpu_counts.push_back(std::to_string(gpus));
   for (const std::string_view kind : memory_op_names())
     memory_kinds.emplace_back(kind);
   for (const std::string_view variant : conv_gemm_variant_names())
@@ -252,6 +305,10 @@ std::vector<parameter_info> build_table() {
   for (const row &g : conv_variant_groups)
     add_group(g, conv_variants);
   for (const row &r : conv_scalars)
+    add(r);
+  for (const row &g : all_reduce_gpu_count_groups)
+    add_group(g, gpu_counts);
+  for (const row &r : all_reduce_scalars)
     add(r);
   for (std::size_t i = 0; i < table.size(); ++i)
     if (static_cast<std::size_t>(table[i].id) != i)

@@ -264,8 +264,8 @@ prediction perf_model::compute(const op &o, reasons why) const {
     result.factors.insert(result.factors.end(), result.gemm->factors.begin(),
                           result.gemm->factors.end());
   } else if (o.attention) {
-    attention_estimate estimate =
-        estimate_attention(*o.attention, o.precision, o.bytes, m_basis, m_parameters, why);
+    attention_estimate estimate = estimate_attention(*o.attention, o.precision, o.bytes, m_basis,
+                                                     m_parameters, operand_cache(), why);
     result.device_time_s = estimate.device_time_s;
     result.host_floor_s = m_host.kernel_launch_s;
     result.factors.insert(result.factors.end(), std::make_move_iterator(estimate.factors.begin()),
@@ -304,6 +304,23 @@ prediction perf_model::compute(const op &o, reasons why) const {
   return result;
 }
 
+namespace {
+
+/// The modelled all-reduce's terms in words: "nvlink4 at 80% of 450 GB/s a direction plus 15 µs".
+std::string modelled_all_reduce_terms(std::int64_t bytes, int gpus, const interconnect_spec &links,
+                                      const model_parameters &params) {
+  const bool oneshot = all_reduce_traffic_bytes(bytes, gpus, params) >
+                       static_cast<double>(bytes) * 2.0 * (gpus - 1) / gpus;
+  return fmt::format("{}{} at {:.0f}% of {:.0f} GB/s a direction plus {:.1f} µs", links.kind,
+                     oneshot ? " (one-shot: every peer's whole message)" : "",
+                     100 *
+                         all_reduce_parameter(params, parameter::all_reduce_link_efficiency, gpus),
+                     links.bytes_per_s / 1e9,
+                     1e6 * all_reduce_parameter(params, parameter::all_reduce_latency_s, gpus));
+}
+
+} // namespace
+
 prediction perf_model::all_reduce(const op &o, reasons why) const {
   const std::optional<double> measured =
       m_options.all_reduce ? measured_all_reduce_s(o.bytes, o.gpus, *m_options.all_reduce)
@@ -319,7 +336,8 @@ prediction perf_model::all_reduce(const op &o, reasons why) const {
   if (m_spec.interconnect)
     result.roofline_time_s = all_reduce_bound_s(o.bytes, o.gpus, *m_spec.interconnect);
   result.device_time_s =
-      measured ? *measured : modelled_all_reduce_s(o.bytes, o.gpus, *m_spec.interconnect);
+      measured ? *measured
+               : modelled_all_reduce_s(o.bytes, o.gpus, *m_spec.interconnect, m_parameters);
   // NCCL's launch: a kernel per GPU, issued by the host like any other.
   result.host_floor_s = m_options.roofline_only ? 0 : m_host.kernel_launch_s;
   if (m_options.roofline_only)
@@ -330,10 +348,9 @@ prediction perf_model::all_reduce(const op &o, reasons why) const {
     result.factors.push_back(
         measured ? fmt::format("all-reduce over {} GPUs: NCCL measured on this host ({})", o.gpus,
                                m_options.all_reduce->library)
-                 : fmt::format("all-reduce over {} GPUs: {} at {:.0f}% of {:.0f} GB/s a direction "
-                               "plus {:.0f} µs (typical, not measured)",
-                               o.gpus, m_spec.interconnect->kind, 100 * all_reduce_link_efficiency,
-                               m_spec.interconnect->bytes_per_s / 1e9, all_reduce_latency_s * 1e6));
+                 : fmt::format("all-reduce over {} GPUs: {}, not measured on this host", o.gpus,
+                               modelled_all_reduce_terms(o.bytes, o.gpus, *m_spec.interconnect,
+                                                         m_parameters)));
   return result;
 }
 
@@ -381,7 +398,9 @@ std::vector<std::string> model_notes(const perf_model &model, const std::vector<
         "windowed mask hides skipped; decode as the KV cache split over the SMs and streamed; "
         "training's backward as one more kernel of 2.5x the products; parameters: " +
         model.parameters().origin);
-  if (std::any_of(ops.begin(), ops.end(), [](const op &o) { return o.is_all_reduce(); })) {
+  const auto first_all_reduce =
+      std::find_if(ops.begin(), ops.end(), [](const op &o) { return o.is_all_reduce(); });
+  if (first_all_reduce != ops.end()) {
     const std::optional<all_reduce_table> &table = model.options().all_reduce;
     const interconnect_spec *links =
         model.spec().interconnect ? &*model.spec().interconnect : nullptr;
@@ -390,12 +409,13 @@ std::vector<std::string> model_notes(const perf_model &model, const std::vector<
                             "interpolated between the sizes measured",
                             table->library, table->gpus, table->origin)
         : links
-            ? fmt::format("all-reduces: the ring's bound over the {}'s links ({}, {:.0f} GB/s a "
-                          "direction) at {:.0f}% plus {:.0f} µs: typical figures, not measured "
-                          "(`roofline-advise device --measure` on a host of several GPUs measures "
-                          "NCCL, and --gpu auto uses it)",
-                          model.spec().name, links->kind, links->bytes_per_s / 1e9,
-                          100 * all_reduce_link_efficiency, all_reduce_latency_s * 1e6)
+            ? fmt::format("all-reduces: their traffic over the {}'s links, over {} GPUs {}: "
+                          "modelled, not measured on this host (`roofline-advise device "
+                          "--measure` on a host of several GPUs measures NCCL, and --gpu auto "
+                          "uses it)",
+                          model.spec().name, first_all_reduce->gpus,
+                          modelled_all_reduce_terms(first_all_reduce->bytes, first_all_reduce->gpus,
+                                                    *links, model.parameters()))
             : std::string("all-reduces: no links in the spec and none measured"));
   }
   if (model.operand_cache() == cache_state::cold &&

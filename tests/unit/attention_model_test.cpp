@@ -156,6 +156,61 @@ TEST_CASE("decode: the KV cache streamed by its chunks, slower when they do not 
             .device_time_s == doctest::Approx(2 * bytes / h100().dram_bytes_per_s + 1e-6));
 }
 
+TEST_CASE("decode: a cost per wave of chunks, a grouped CTA's own, and a group too large run a "
+          "CTA per query head") {
+  // 33 samples × 8 key/value heads of 256 keys: 264 one-chunk CTAs, 2 waves on 132 SMs.
+  model_parameters p = plain();
+  p.set(parameter::attention_decode_wave_overhead_s, 1e-6);
+  p.set(parameter::attention_decode_group_wave_overhead_s, 3e-6);
+  const attention_shape mha{33, 8, 8, 1, 256, 128, false};
+  const attention_estimate e = estimate_attention(mha, precision::fp16, 1000, h100(), p);
+  CHECK(e.tiles == 264);
+  CHECK(e.overhead_s == doctest::Approx(2 * 1e-6));
+  // 32 query heads on the 8: groups of 4, the same CTAs at the grouped kernel's cost.
+  const attention_shape gqa{33, 32, 8, 1, 256, 128, false};
+  CHECK(estimate_attention(gqa, precision::fp16, 1000, h100(), p).overhead_s ==
+        doctest::Approx(2 * 3e-6));
+  // Groups above attention_decode_max_group: a CTA per query head, 33 × 32 = 1056 (8 waves).
+  p.set(parameter::attention_decode_max_group, 2);
+  const attention_estimate per_head = estimate_attention(gqa, precision::fp16, 1000, h100(), p);
+  CHECK(per_head.tiles == 1056);
+  CHECK(per_head.overhead_s == doctest::Approx(8 * 1e-6));
+}
+
+TEST_CASE("prefill: streaming not hidden under the math but for attention_stream_overlap") {
+  // One wave of 132 tiles of 8 key blocks; 1 GB streamed at the DRAM's rate, longer than the math.
+  const attention_shape s{1, 132, 132, 128, 1024, 128, false};
+  model_parameters p = plain();
+  const double bytes = 1e9;
+  const double math = 8 * block_s(128, 128), stream = bytes / h100().dram_bytes_per_s;
+  REQUIRE(stream > math);
+  CHECK(estimate_attention(s, precision::fp16, 1000000000, h100(), p).device_time_s ==
+        doctest::Approx(stream));
+  p.set(parameter::attention_stream_overlap, 0.25);
+  CHECK(estimate_attention(s, precision::fp16, 1000000000, h100(), p).device_time_s ==
+        doctest::Approx(stream + 0.75 * math));
+}
+
+TEST_CASE("a warm call whose bytes fit in L2 streams attention_l2_speedup times faster") {
+  // Decode of 2 × 8 heads × 4096 keys: 33.5 MB of K and V, under the H100's 50 MiB of L2.
+  const attention_shape two{2, 32, 8, 1, 4096, 128, false};
+  const double bytes = 2 * 2.0 * 8 * 4096 * 128 * 2;
+  REQUIRE(bytes < h100().l2_bytes);
+  model_parameters p = plain();
+  p.set(parameter::attention_l2_speedup, 4);
+  const auto stream = [&](const attention_shape &s, double b, cache_state cache) {
+    return estimate_attention(s, precision::fp16, static_cast<std::int64_t>(b), h100(), p, cache)
+        .stream_s;
+  };
+  CHECK(stream(two, bytes, cache_state::warm) ==
+        doctest::Approx(bytes / (4 * h100().dram_bytes_per_s)));
+  // Cold (a step's other layers evicted it), or larger than L2: from DRAM.
+  CHECK(stream(two, bytes, cache_state::cold) == doctest::Approx(bytes / h100().dram_bytes_per_s));
+  const attention_shape eight{8, 32, 8, 1, 4096, 128, false};
+  CHECK(stream(eight, 4 * bytes, cache_state::warm) ==
+        doctest::Approx(4 * bytes / h100().dram_bytes_per_s));
+}
+
 TEST_CASE("backward: 2.5x the products at its own rate, its traffic added, not overlapped") {
   attention_shape s{1, 132, 132, 128, 1024, 128, false};
   s.backward = true;

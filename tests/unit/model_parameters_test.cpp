@@ -620,4 +620,7 @@ TEST_CASE("each group's row is named for the key its slot serves") {
     CHECK(
         info(memory_parameter_at(parameter::memory_efficiency, *parse_memory_op_kind(name))).name ==
         "memory_efficiency." + std::string(name));
+  for (const int gpus : all_reduce_gpu_counts)
+    CHECK(info(all_reduce_parameter_at(parameter::all_reduce_link_efficiency, gpus)).name ==
+          "all_reduce_link_efficiency." + std::to_string(gpus));
 }

@@ -353,6 +353,11 @@ TEST_CASE("every specs/arch/*.yaml is built in, and the built-in copy equals the
     CHECK(from_file.architecture == file.stem().string()); // the file is named after it
     const architecture_parameters *built_in = catalog.architecture(from_file.architecture);
     REQUIRE(built_in != nullptr);
+    CHECK_FALSE(from_file.parameters.values.empty());
+    for (const auto &[id, value] : from_file.parameters.values) {
+      CAPTURE(info(id).name);
+      CHECK_FALSE(out_of_bounds(id, value).has_value()); // inside the table's bounds
+    }
     if (from_file.inherits.empty()) {
       CHECK(built_in->parameters.values == from_file.parameters.values);
       CHECK(built_in->parameters.origin == from_file.parameters.origin);

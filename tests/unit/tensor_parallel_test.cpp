@@ -18,7 +18,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 using namespace roofline;
@@ -101,7 +103,7 @@ TEST_CASE("key/value heads split while they can, then replicate; uneven widths t
                  "the 8 key/value heads neither split over 12 GPUs nor replicate evenly"));
 }
 
-TEST_CASE("nccl-tests' arithmetic: algbw, busbw, the ring's bound and the measured table") {
+TEST_CASE("nccl-tests' arithmetic: algbw, busbw and the ring's bound") {
   // 1 GiB in 3.28 ms over 2 GPUs: algbw = busbw; over 8, busbw = algbw · 2 · 7 / 8.
   const std::int64_t gib = std::int64_t{1} << 30;
   CHECK(algorithm_bandwidth(gib, 3.28e-3) == doctest::Approx(1073741824.0 / 3.28e-3));
@@ -112,11 +114,47 @@ TEST_CASE("nccl-tests' arithmetic: algbw, busbw, the ring's bound and the measur
   nvlink4.bytes_per_s = 450e9;
   // The ring moves 2(N − 1)/N of the message over each GPU's links: N = 4, 1.5 × 1 GiB.
   CHECK(all_reduce_bound_s(gib, 4, nvlink4) == doctest::Approx(1.5 * 1073741824.0 / 450e9));
-  CHECK(modelled_all_reduce_s(gib, 4, nvlink4) ==
-        doctest::Approx(all_reduce_latency_s +
-                        1.5 * 1073741824.0 / 450e9 / all_reduce_link_efficiency));
-  CHECK(modelled_all_reduce_s(gib, 1, nvlink4) == 0);
+  // The table's defaults: 15 µs plus the ring's traffic at 80% of the links.
+  const model_parameters defaults;
+  CHECK(modelled_all_reduce_s(gib, 4, nvlink4, defaults) ==
+        doctest::Approx(15e-6 + 1.5 * 1073741824.0 / 450e9 / 0.8));
+  CHECK(modelled_all_reduce_s(gib, 1, nvlink4, defaults) == 0);
+}
 
+TEST_CASE("the modelled all-reduce: a latency and a link efficiency per GPU count, interpolated "
+          "between 2, 4 and 8, and the one-shot traffic below its threshold") {
+  interconnect_spec links;
+  links.bytes_per_s = 100e9;
+  model_parameters p;
+  for (const auto &[gpus, latency, efficiency] :
+       {std::tuple{2, 4e-6, 0.5}, std::tuple{4, 8e-6, 0.25}, std::tuple{8, 16e-6, 0.125}}) {
+    p.set(all_reduce_parameter_at(parameter::all_reduce_latency_s, gpus), latency);
+    p.set(all_reduce_parameter_at(parameter::all_reduce_link_efficiency, gpus), efficiency);
+  }
+  // 4 GPUs, 1 MB: 8 µs + 1.5 MB over 25 GB/s = 8 + 60 µs.
+  CHECK(modelled_all_reduce_s(1000000, 4, links, p) == doctest::Approx(68e-6));
+  // 8 GPUs: 16 µs + 1.75 MB over 12.5 GB/s = 16 + 140 µs.
+  CHECK(modelled_all_reduce_s(1000000, 8, links, p) == doctest::Approx(156e-6));
+  // 6 GPUs: log2 6 = 2.585, 58.5% of the way from 4 to 8: 8 + 0.585 · 8 µs, and the efficiency
+  // 0.25 − 0.585 · 0.125; the ring moves 2 · 5/6 of the message.
+  const double t = (std::log2(6.0) - 2) / (3 - 2);
+  CHECK(all_reduce_parameter(p, parameter::all_reduce_latency_s, 6) ==
+        doctest::Approx(8e-6 + t * 8e-6));
+  CHECK(modelled_all_reduce_s(1000000, 6, links, p) ==
+        doctest::Approx(8e-6 + t * 8e-6 + 1e6 * 10.0 / 6 / ((0.25 - t * 0.125) * 100e9)));
+  // Outside 2..8: the end values.
+  CHECK(all_reduce_parameter(p, parameter::all_reduce_latency_s, 16) == doctest::Approx(16e-6));
+  // Below the one-shot threshold each GPU reads its 3 peers' whole messages: 3 MB, not 1.5.
+  p.set(parameter::all_reduce_oneshot_below_bytes, 2e6);
+  CHECK(all_reduce_traffic_bytes(1000000, 4, p) == doctest::Approx(3e6));
+  CHECK(modelled_all_reduce_s(1000000, 4, links, p) == doctest::Approx(8e-6 + 120e-6));
+  CHECK(all_reduce_traffic_bytes(2000000, 4, p) == doctest::Approx(3e6)); // at it: 1.5 × 2 MB
+  // Two GPUs: one-shot and ring both move the message once.
+  CHECK(all_reduce_traffic_bytes(1000000, 2, p) == doctest::Approx(1e6));
+  CHECK_THROWS_AS(all_reduce_parameter_at(parameter::all_reduce_latency_s, 3), std::out_of_range);
+}
+
+TEST_CASE("the measured all-reduce table: interpolated log-log, the latency floor below") {
   all_reduce_table table;
   table.gpus = 2;
   table.samples = {{4096, 20e-6}, {1 << 20, 40e-6}, {1 << 30, 3.2e-3}};
@@ -165,7 +203,7 @@ TEST_CASE("an all-reduce's prediction: the links' bound, a measured table when t
   const prediction modelled = perf_model(h200).predict(ops[0]);
   CHECK(modelled.bound == bound::communication);
   CHECK(modelled.device_time_s ==
-        doctest::Approx(modelled_all_reduce_s(65536, 2, *h200.interconnect)));
+        doctest::Approx(modelled_all_reduce_s(65536, 2, *h200.interconnect, h200.parameters)));
   CHECK(modelled.roofline_time_s == doctest::Approx(65536 / 450e9));
 
   model_options measured;
@@ -183,7 +221,8 @@ TEST_CASE("an all-reduce's prediction: the links' bound, a measured table when t
     return std::any_of(r.notes.begin(), r.notes.end(),
                        [&](const std::string &note) { return contains(note, text); });
   };
-  CHECK(says(a, "all-reduces: the ring's bound over the h200-sxm's links"));
+  CHECK(says(a, "all-reduces: their traffic over the h200-sxm's links, over 2 GPUs nvlink4 at "
+                "80% of 450 GB/s a direction plus 15.0 µs"));
   CHECK(says(analyze(net, perf_model(h200, measured), "test"),
              "all-reduces: NCCL test measured on this host over 2 GPUs"));
 }
