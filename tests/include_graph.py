@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Prints the include loops between modules of src/core and of src/cuda; exits 1 when there is one.
+"""Prints the include loops between modules of src/core and of src/cuda, and the includes by which
+a room of src/core reaches one after it; exits 1 when there is either.
 
-A module is a header and a source of the same stem: include/roofline/foo.hpp with src/core/foo.cpp
-(and src/core/foo.hpp), include/roofline/cuda/foo.hpp with src/cuda/foo.cpp (and src/cuda/foo.hpp).
-Module A depends on module B when a file of A includes a file of B with `#include "..."`. Two
-graphs are checked, each on its own: src/core + include/roofline, and src/cuda +
-include/roofline/cuda (an include from one graph into the other is not an edge). Every strongly
-connected group of more than one module is a loop; for each, one cycle is printed with the include
-lines that make it.
+A module is a header and a source of the same stem: include/roofline/foo.hpp with
+src/core/<room>/foo.cpp (and src/core/<room>/foo.hpp), include/roofline/cuda/foo.hpp with
+src/cuda/foo.cpp (and src/cuda/foo.hpp). Module A depends on module B when a file of A includes a
+file of B with `#include "..."`. Two graphs are checked, each on its own: src/core + include/roofline,
+and src/cuda + include/roofline/cuda (an include from one graph into the other is not an edge).
+Every strongly connected group of more than one module is a loop; for each, one cycle is printed
+with the include lines that make it. src/core's rooms are layers (CORE_ROOMS, in order): a room's
+files include only its own and earlier rooms' modules.
 
     python3 tests/include_graph.py [--edges] [repository root]
 """
@@ -20,10 +22,14 @@ from pathlib import Path
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
 SUFFIXES = {".hpp", ".h", ".cpp", ".cu", ".cuh"}
 
+# src/core's rooms, in layer order: a room includes only itself and the rooms before it. Their
+# private headers are included by name alone, from any room.
+CORE_ROOMS = ["common", "model", "input", "analysis", "compare", "output"]
+
 # name: (directories whose files are modules, how a quoted include resolves: prefix → directory)
 GRAPHS = {
-    "core (src/core + include/roofline)": (
-        ["include/roofline", "src/core"],
+    "core (src/core's rooms + include/roofline)": (
+        ["include/roofline"] + [f"src/core/{room}" for room in CORE_ROOMS],
         {"roofline/": "include/roofline"},
     ),
     "cuda (src/cuda + include/roofline/cuda)": (
@@ -50,7 +56,13 @@ def resolve(root, including, name, prefixes, files):
             candidate = f"{directory}/{name[len(prefix):]}"
             return candidate if candidate in files else None
     candidate = (Path(including).parent / name).as_posix()  # beside the including file
-    return candidate if candidate in files else None
+    if candidate in files:
+        return candidate
+    if "/" not in name:  # a private header of another room of the same graph
+        for path in files:
+            if Path(path).name == name and not path.startswith("include/"):
+                return path
+    return None
 
 
 def build(root, directories, prefixes):
@@ -133,6 +145,24 @@ def one_cycle(edges, group):
     return [start]
 
 
+def rooms_broken(root, directories, prefixes, edges):
+    """The includes by which a room of src/core reaches a room after it in CORE_ROOMS (each room
+    a layer over those before it): [(from room, to room, file, line, text)]. A module's room is
+    that of its file in src/core; a public header with no source there has none."""
+    room_of = {}
+    for path, module in module_files(root, directories).items():
+        parts = Path(path).parts
+        if parts[:2] == ("src", "core") and len(parts) == 4:
+            room_of[module] = parts[2]
+    broken = []
+    for source, targets in edges.items():
+        for target, lines in targets.items():
+            a, b = room_of.get(source), room_of.get(target)
+            if a and b and CORE_ROOMS.index(b) > CORE_ROOMS.index(a):
+                broken += [(a, b, path, number, text) for path, number, text in lines]
+    return broken
+
+
 def main(argv):
     show_edges = "--edges" in argv
     arguments = [a for a in argv if a != "--edges"]
@@ -156,6 +186,13 @@ def main(argv):
             for source, target in zip(cycle, cycle[1:]):
                 for path, number, text in edges[source][target]:
                     print(f"      {source} -> {target}: {path}:{number}: {text}")
+        if any(d.startswith("src/core/") for d in directories):
+            broken = rooms_broken(root, directories, prefixes, edges)
+            print(f"  src/core's rooms ({' < '.join(CORE_ROOMS)}): "
+                  f"{len(broken) or 'no'} include{'' if len(broken) == 1 else 's'} back up")
+            for a, b, path, number, text in broken:
+                loops += 1
+                print(f"    {a} -> {b}: {path}:{number}: {text}")
     return 1 if loops else 0
 
 
