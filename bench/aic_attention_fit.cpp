@@ -250,10 +250,11 @@ void print_fitted(const std::map<std::string, architecture_result> &results) {
     std::printf("\n# %s: fitted on %zu rows (of the %zu bf16 rows of %s's fit half) in %.0f s\n",
                 architecture.c_str(), r.fit_rows, r.fit_half_rows, r.fitted_on.c_str(), r.seconds);
     std::printf("%s",
-                to_yaml(changed(r.before, r.after,
-                                fmt::format("fused attention fitted by bench/aic_attention_fit "
-                                            "on {} AIConfigurator TensorRT-LLM timings of {}",
-                                            r.fit_rows, r.fitted_on)))
+                to_yaml(bench::all_of_kind(
+                            r.after, parameter_fit::attention,
+                            fmt::format("fused attention fitted by bench/aic_attention_fit on {} "
+                                        "AIConfigurator TensorRT-LLM timings of {}",
+                                        r.fit_rows, r.fitted_on)))
                     .c_str());
     std::printf("# %s\n", r.written.c_str());
   }

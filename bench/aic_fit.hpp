@@ -106,6 +106,18 @@ inline model_parameters table_defaults(model_parameters params, parameter_fit ki
   return params;
 }
 
+/// Every parameter fitted as `kind`, at its value in `fitted`, those the fit left at their start
+/// too: an architecture file that lists them all inherits none of them from another
+/// architecture (`inherits:`), so its GPUs predict what the fit scored.
+inline parameter_overrides all_of_kind(const model_parameters &fitted, parameter_fit kind,
+                                       std::string origin) {
+  parameter_overrides all{std::move(origin), {}};
+  for (const parameter_info &row : parameter_table())
+    if (row.fit == kind)
+      all.values.emplace_back(row.id, fitted[row.id]);
+  return all;
+}
+
 /// Whether the parameters a GPU of `architecture` resolves to (`spec`: its arch file's) hold the
 /// `fitted` values of every parameter fitted as `kind`, to the 6 digits a `model:` section keeps:
 /// a line saying so, or naming those that differ (the arch file wants the printed lines).

@@ -6,7 +6,7 @@
 // out, with the speed ratio of every GPU pair. Needs no GPU.
 //
 //   aic_gemm_fit DIR [--hopper-fp8 CALIBRATION.csv,FRESH.csv] [--fit-rows N] [--only ARCH]
-//                [--dump FILE]
+//                [--dump FILE] [--score-h200-fp8 SWEEP.csv]
 //
 // DIR holds the tables as plain CSV (bench/aic_unpack.sh). Shapes (m, n, k) split into halves by
 // bench::in_fit_half, the same for every GPU and precision. Per architecture, on one GPU's `fit`
@@ -23,6 +23,7 @@
 // docs/benchmarks.md: per GPU and precision the median, p90 and median signed error of the
 // `score` half, with the catalog's parameters (what the tool uses now) and the ones fitted here.
 // --dump writes every scored row, measured and predicted with the fitted parameters, as CSV.
+// --score-h200-fp8 scores Hopper's fp8 parameters on our own sweep of an H200 (never fitted on).
 #include "roofline/error.hpp"
 #include "roofline/gpu_spec.hpp"
 #include "roofline/model_fit.hpp"
@@ -274,7 +275,7 @@ int main(int argc, char **argv) {
       throw error("usage: aic_gemm_fit DIR [--hopper-fp8 CALIBRATION.csv,FRESH.csv] "
                   "[--fit-rows N] [--only ARCH]");
     const std::string dir = argv[1];
-    std::string hopper_fp8, only, dump;
+    std::string hopper_fp8, only, dump, h200_fp8;
     std::size_t cap = 400;
     for (int i = 2; i + 1 < argc; i += 2) {
       const std::string flag = argv[i], value = argv[i + 1];
@@ -286,6 +287,8 @@ int main(int argc, char **argv) {
         only = value;
       else if (flag == "--dump")
         dump = value;
+      else if (flag == "--score-h200-fp8")
+        h200_fp8 = value;
       else
         throw error("unknown option " + flag);
     }
@@ -385,6 +388,16 @@ int main(int argc, char **argv) {
                  calibration.size(), quantized.size(), to_yaml(changed(before, p, "hopper fp8")),
                  calibration.size(), errors(calibration, *h100.spec, p), fresh.size(),
                  errors(fresh, *h100.spec, p), fresh.size(), errors(fresh, *h100.spec, before));
+    }
+    if (!h200_fp8.empty()) {
+      const gpu_data &h200 = gpu_named("h200_sxm");
+      const auto found = by_architecture.find("hopper");
+      const model_parameters &p = found != by_architecture.end() ? found->second : h200.catalog;
+      const std::vector<timed_linear> rows = read_sweep(h200_fp8);
+      fmt::print(
+          "## hopper fp8 on our own H200 sweep (never fitted on)\n\n| {} | n | median | "
+          "p90 | bias |\n|---|---:|---:|---:|---:|\n| Hopper's fp8 parameters | {} | {} |\n\n",
+          h200_fp8, rows.size(), errors(rows, *h200.spec, p));
     }
     for (gpu_data &g : gpus)
       if (g.spec) {
