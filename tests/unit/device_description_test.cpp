@@ -364,7 +364,7 @@ TEST_CASE("matching_spec finds the catalog's datasheet spec of a queried device"
   }
 }
 
-// Before the fix (src/core/device_description.cpp, matching_spec): the catalog holds two specs with
+// Before the fix (src/core/model/device_description.cpp, matching_spec): the catalog holds two specs with
 // the same compute capability, SM count and memory size for V100 (v100-pcie, v100-sxm2: 7.0, 80
 // SMs, 32 GB) and for A100 80 GB (a100-pcie-80gb, a100-sxm4-80gb: 8.0, 108 SMs, 80 GB).
 // matching_spec returns the first in name order, so an SXM part is analysed against its PCIe

@@ -342,7 +342,7 @@ TEST_CASE(
   }
 }
 
-// Before the fix (src/core/device_report.cpp, roof_table(), the `{row.unit}` cell): in CSV the
+// Before the fix (src/core/model/device_report.cpp, roof_table(), the `{row.unit}` cell): in CSV the
 // `unit` column reads "TB/s" / "TFLOP/s" (the table's display units) while the value columns carry
 // raw SI values (optional_raw → B/s and FLOP/s), so a CSV reader who trusts the unit column reads
 // the H200's 4.8143 TB/s as 4,814,304,000,000 TB/s. The JSON says "bytes_per_s" / "flop_per_s"; the
@@ -372,7 +372,7 @@ TEST_CASE("device report CSV: the unit column describes the numbers in the value
   }
 }
 
-// Before the fix (src/core/device_report.cpp, roof_rows(), the `bandwidth` line): a row's ridge
+// Before the fix (src/core/model/device_report.cpp, roof_rows(), the `bandwidth` line): a row's ridge
 // divides the measured, else datasheet, else theoretical peak by the measured, else *theoretical*
 // DRAM bandwidth, skipping the datasheet's. local_spec() — documented as "the roofline the analyses
 // use" — takes the datasheet's bandwidth, so without measured DRAM the `device` report shows a
