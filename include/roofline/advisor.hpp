@@ -34,6 +34,9 @@ struct advice {
   /// Smallest power-of-two batch at which less than half the GEMM time is memory-bound; unset: none
   /// ≤ 65536.
   std::optional<std::int64_t> network_compute_bound_batch;
+  /// The largest batch that fits in memory, and the compute-bound batch beyond it
+  /// (batch_outlook's).
+  std::optional<std::int64_t> largest_fitting_batch, compute_bound_beyond_memory;
   std::optional<launch_bound_advice> launch_bound; ///< set when some op is launch-bound
   std::vector<std::string> warnings;
 };

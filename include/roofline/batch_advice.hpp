@@ -21,6 +21,9 @@ struct batch_advice {
   std::optional<std::int64_t>
       full_wave_batch; ///< `batch` if its tiles fill ≥ 95% of the last wave, else the smallest
                        ///< multiple of 8 that does and costs ≥ 3% less time per sample
+  /// Compute-bound only at a batch that does not fit in the GPU's memory: compute_bound_batch
+  /// is then unset (no advice names a batch that does not fit).
+  bool compute_bound_beyond_memory = false;
 };
 
 /// What a larger batch would do to a network's step.
@@ -30,6 +33,12 @@ struct batch_outlook {
   /// Smallest power-of-two batch at which less than half the time of those GEMMs is
   /// memory-bound; unset: none ≤ 65536.
   std::optional<std::int64_t> network_compute_bound_batch;
+  /// The largest batch whose step fits in the GPU's memory (analysis::memory; 0: not even one);
+  /// unset where memory is not known. No batch above it is advised.
+  std::optional<std::int64_t> largest_fitting_batch;
+  /// The network's compute-bound batch where it lies beyond largest_fitting_batch (and
+  /// network_compute_bound_batch is unset): memory-bound at every batch that fits.
+  std::optional<std::int64_t> compute_bound_beyond_memory;
   /// Set when most of the step is memory-bound: how much, in what, and what a larger batch does.
   std::optional<std::string> memory_bound_warning;
 };

@@ -29,12 +29,18 @@ struct advised {
   std::string memory_warning; ///< the warning that starts with the memory-bound share; "" if none
 };
 
-advised advise_example(const std::string &example, const std::string &gpu) {
+/// The advice of an example on `gpu`; with `memory_known` false, as for an analysis that does
+/// not know the step's memory (no batch limit).
+advised advise_example(const std::string &example, const std::string &gpu,
+                       bool memory_known = true) {
   const network net = load_network(ROOFLINE_SOURCE_DIR "/examples/" + example);
   const gpu_spec *spec = spec_catalog::builtin().find(gpu);
   REQUIRE(spec != nullptr);
   const perf_model model(*spec);
-  advised result{advise(analyze(net, model, "test")), ""};
+  analysis analysed = analyze(net, model, "test");
+  if (!memory_known)
+    analysed.memory.reset();
+  advised result{advise(analysed), ""};
   for (const std::string &warning : result.advice.warnings)
     if (contains(warning, "memory-bound at batch"))
       result.memory_warning = warning;
@@ -45,7 +51,9 @@ advised advise_example(const std::string &example, const std::string &gpu) {
 
 TEST_CASE("the warning's batch is said to be a power of two searched, beside the per-layer range "
           "of the batch table; a decode network's KV cache is named with its length") {
-  const advised decode = advise_example("llama2-7b-decode.yaml", "h100");
+  // Memory not known: the batches are advised whatever they need (below, the same network within
+  // what fits).
+  const advised decode = advise_example("llama2-7b-decode.yaml", "h100", false);
   const std::string &warning = decode.memory_warning;
   CAPTURE(warning);
   REQUIRE(decode.advice.network_compute_bound_batch);
@@ -63,6 +71,34 @@ TEST_CASE("the warning's batch is said to be a power of two searched, beside the
   // The power of two above the table's range, never a number between its ends.
   CHECK(*decode.advice.network_compute_bound_batch >= highest);
   CHECK(contains(warning, "attention score and context GEMMs, over a KV cache of 2048 tokens"));
+}
+
+TEST_CASE("no batch advice beyond what fits in memory: Llama-2-7B decode on an H100 turns "
+          "compute-bound only past it, and the warning says what that leaves") {
+  const advised decode = advise_example("llama2-7b-decode.yaml", "h100");
+  const std::string &warning = decode.memory_warning;
+  CAPTURE(warning);
+  REQUIRE(decode.advice.largest_fitting_batch);
+  const std::int64_t largest = *decode.advice.largest_fitting_batch;
+  CHECK(largest > 1);
+  CHECK_FALSE(decode.advice.network_compute_bound_batch); // its 512 does not fit
+  REQUIRE(decode.advice.compute_bound_beyond_memory);
+  CHECK(*decode.advice.compute_bound_beyond_memory > largest);
+  for (const batch_advice &b : decode.advice.batch) {
+    CAPTURE(b.layer);
+    if (b.compute_bound_batch)
+      CHECK(*b.compute_bound_batch <= largest);
+    if (b.full_wave_batch)
+      CHECK(*b.full_wave_batch <= largest);
+  }
+  CHECK(std::any_of(decode.advice.batch.begin(), decode.advice.batch.end(),
+                    [](const batch_advice &b) { return b.compute_bound_beyond_memory; }));
+  CHECK(contains(warning, fmt::format("turns compute-bound only from batch {} (powers of two "
+                                      "searched), past the largest batch that fits in memory "
+                                      "({}): memory-bound at every batch that fits",
+                                      *decode.advice.compute_bound_beyond_memory, largest)));
+  CHECK(contains(warning, "more bandwidth, quantized weights or more GPUs are the levers"));
+  CHECK_FALSE(contains(warning, "most of the weight GEMMs' time is compute-bound"));
 }
 
 TEST_CASE("BERT's warning names its attention GEMMs but no KV cache, and splits the memory-bound "

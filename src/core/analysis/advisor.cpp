@@ -54,6 +54,8 @@ advice advise(const analysis &analysed, double min_speedup) {
   batch_outlook batch = advise_batch(analysed);
   result.batch = std::move(batch.gemms);
   result.network_compute_bound_batch = batch.network_compute_bound_batch;
+  result.largest_fitting_batch = batch.largest_fitting_batch;
+  result.compute_bound_beyond_memory = batch.compute_bound_beyond_memory;
   if (batch.memory_bound_warning)
     result.warnings.push_back(std::move(*batch.memory_bound_warning));
   if (analysed.totals.launch_bound_ops > 0) {

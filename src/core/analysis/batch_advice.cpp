@@ -2,10 +2,10 @@
 #include "roofline/batch_advice.hpp"
 
 #include "checked_math.hpp"
-#include "roofline/gemm_model.hpp"
 #include "hashing.hpp"
 #include "parallel.hpp"
 #include "roofline/error.hpp"
+#include "roofline/gemm_model.hpp"
 #include "roofline/lowering.hpp"
 
 #include <fmt/format.h>
@@ -403,12 +403,24 @@ std::string memory_bound_share(const analysis &a) {
                                in_gemms, whole - in_gemms, kinds);
 }
 
+/// Where the weight GEMMs turn compute-bound only past what fits in memory: what that means and
+/// which levers are left; "" otherwise.
+std::string beyond_memory(const batch_outlook &outlook) {
+  if (!outlook.compute_bound_beyond_memory)
+    return {};
+  return fmt::format("; most of the weight GEMMs' time turns compute-bound only from batch {} "
+                     "(powers of two searched), past the largest batch that fits in memory ({}): "
+                     "memory-bound at every batch that fits, so more bandwidth, quantized weights "
+                     "or more GPUs are the levers, not a larger batch",
+                     *outlook.compute_bound_beyond_memory, *outlook.largest_fitting_batch);
+}
+
 /// What a larger batch does to the weight GEMMs: the searched batch said as such, beside the
 /// per-layer range of the batch advice, so the two never seem to disagree; "" when no larger
-/// batch is compute-bound.
+/// batch that fits is compute-bound.
 std::string larger_batch(const batch_outlook &outlook, std::int64_t batch) {
   if (!outlook.network_compute_bound_batch || *outlook.network_compute_bound_batch <= batch)
-    return {};
+    return beyond_memory(outlook);
   std::string phrase = fmt::format("; at batch {} (powers of two searched) most of the weight "
                                    "GEMMs' time is compute-bound",
                                    *outlook.network_compute_bound_batch);
@@ -426,10 +438,34 @@ std::string larger_batch(const batch_outlook &outlook, std::int64_t batch) {
     phrase += *lowest == *highest
                   ? fmt::format("; per layer, from batch {}", *lowest)
                   : fmt::format("; per layer, from batch {} to {}", *lowest, *highest);
-  if (never > 0)
-    phrase += fmt::format("{} never for {} of {}", lowest ? "," : "; per layer,", never,
-                          outlook.gemms.size());
+  const std::size_t beyond = static_cast<std::size_t>(
+      std::count_if(outlook.gemms.begin(), outlook.gemms.end(),
+                    [](const batch_advice &b) { return b.compute_bound_beyond_memory; }));
+  if (beyond > 0)
+    phrase += fmt::format("{} beyond what fits in memory for {} of {}",
+                          lowest ? "," : "; per layer,", beyond, outlook.gemms.size());
+  if (never > beyond)
+    phrase += fmt::format("{} never for {} of {}", lowest || beyond ? "," : "; per layer,",
+                          never - beyond, outlook.gemms.size());
   return phrase + " (below)";
+}
+
+/// `outlook` with no advice of a batch larger than `largest` (the largest that fits in memory):
+/// what lay beyond it is said as such.
+void within_memory(batch_outlook &outlook, std::int64_t largest) {
+  outlook.largest_fitting_batch = largest;
+  for (batch_advice &b : outlook.gemms) {
+    if (b.compute_bound_batch && *b.compute_bound_batch > largest) {
+      b.compute_bound_batch.reset();
+      b.compute_bound_beyond_memory = true;
+    }
+    if (b.full_wave_batch && *b.full_wave_batch > largest)
+      b.full_wave_batch.reset();
+  }
+  if (outlook.network_compute_bound_batch && *outlook.network_compute_bound_batch > largest) {
+    outlook.compute_bound_beyond_memory = outlook.network_compute_bound_batch;
+    outlook.network_compute_bound_batch.reset();
+  }
 }
 
 /// The KV cache lengths of `layers`' attention layers that read more keys than they have queries
@@ -478,6 +514,8 @@ batch_outlook advise_batch(const analysis &analysed) {
     outlook.gemms = batch_sizes(analysed, grows->rows, groups);
     outlook.network_compute_bound_batch = compute_bound_batch(analysed, grows->rows, groups);
   }
+  if (analysed.memory) // no advice names a batch that does not fit
+    within_memory(outlook, analysed.memory->max_batch.value_or(0));
   if (analysed.totals.memory_bound_share > 0.5)
     outlook.memory_bound_warning =
         memory_bound_share(analysed) + larger_batch(outlook, analysed.network.batch) +

@@ -312,12 +312,13 @@ text_table batch_table(const advice &a) {
                    {"compute-bound from", "compute_bound_batch"},
                    {"whole waves at", "full_wave_batch"}};
   for (const batch_advice &b : a.batch)
-    table.rows.push_back(
-        {{b.layer},
-         {std::string(to_string(b.pass))},
-         {std::to_string(b.batch)},
-         {b.compute_bound_batch ? std::to_string(*b.compute_bound_batch) : "never"},
-         {b.full_wave_batch ? std::to_string(*b.full_wave_batch) : "—"}});
+    table.rows.push_back({{b.layer},
+                          {std::string(to_string(b.pass))},
+                          {std::to_string(b.batch)},
+                          {b.compute_bound_batch           ? std::to_string(*b.compute_bound_batch)
+                           : b.compute_bound_beyond_memory ? std::string("beyond memory")
+                                                           : std::string("never")},
+                          {b.full_wave_batch ? std::to_string(*b.full_wave_batch) : "—"}});
   return table;
 }
 
@@ -370,6 +371,7 @@ void write_advice(json_writer &w, const report &r) {
     w.field("pass", to_string(b.pass));
     w.field("batch", b.batch);
     w.field("compute_bound_batch", b.compute_bound_batch);
+    w.field("compute_bound_beyond_memory", b.compute_bound_beyond_memory);
     w.field("full_wave_batch", b.full_wave_batch);
     w.end_object();
   }
@@ -391,6 +393,8 @@ void write_advice(json_writer &w, const report &r) {
     w.null();
   }
   w.field("network_compute_bound_batch", a.network_compute_bound_batch);
+  w.field("largest_fitting_batch", a.largest_fitting_batch);
+  w.field("compute_bound_beyond_memory", a.compute_bound_beyond_memory);
   w.field("warnings", a.warnings);
   w.end_object();
 }
