@@ -180,7 +180,10 @@ CLI::App *add_compare_command(CLI::App &app, command_line &line) {
       ->required();
   compare->add_option("--batch", choice.batches, "batch sizes to compare at (comma-separated)")
       ->delimiter(',');
-  compare->add_option("--price", choice.prices, "GPU=USD/h, overrides a spec's price (repeatable)");
+  compare
+      ->add_option("--price", choice.prices,
+                   "GPU=USD/h, overrides a spec's price (comma-separated or repeated)")
+      ->delimiter(',');
   compare
       ->add_option("--tp", choice.degrees,
                    "with a config.json: tensor-parallel degrees to set beside every GPU "

@@ -540,6 +540,15 @@ TEST_CASE("compare: an unknown GPU, a malformed price or batch is bad input") {
   CHECK(r.err.find("expected GPU=USD/h") != std::string::npos);
   r = run_cli({"compare", net, "--gpus", "v100,h100", "--price", "h100=-3"});
   CHECK(r.status == 2);
+  // Prices take commas as --gpus and --batch do; each entry is checked alone.
+  r = run_cli({"compare", net, "--gpus", "v100,h100", "--price", "h100=2,v100=x"});
+  CHECK(r.status == 2);
+  CHECK(r.err.find("--price `v100=x`") != std::string::npos);
+  r = run_cli(
+      {"compare", net, "--gpus", "v100,h100", "--price", "h100=2,v100=1", "--format", "json"});
+  CHECK(r.status == 0);
+  CHECK(r.out.find("\"usd_per_hour\": 2.0") != std::string::npos);
+  CHECK(r.out.find("\"usd_per_hour\": 1.0") != std::string::npos);
   r = run_cli({"compare", net, "--gpus", "v100,h100", "--batch", "8,0"});
   CHECK(r.status == 2);
   CHECK(r.err.find("--batch: `0` is not a positive integer") != std::string::npos);
