@@ -60,6 +60,7 @@ struct comparison {
   std::string network_name;
   std::int64_t batch = 1;
   std::int64_t seq_len = 1;
+  std::string tokens = "seq_len 1"; ///< step_tokens of the network: what headers say
   std::vector<gpu_result> gpus;
   roofline::verdict verdict;
   /// The network the baseline (the first GPU) ran: at this batch, sharded as it was.

@@ -208,6 +208,10 @@ std::int64_t op_count(const network &net);
 /// of the layers up to this one) is past max_ops.
 void check_layer_limits(const std::string &path, std::int64_t ops, const source_location &where);
 
+/// The tokens a step of `net` runs, as headers say them: "seq_len 2048"; a decode step's new
+/// tokens and its KV cache ("1 new token a sequence, KV cache 2048"), not a bare "seq_len 1".
+std::string step_tokens(const network &net);
+
 /// Parses a network from YAML text; `origin` names the file in errors. Throws input_error, also
 /// for a network past the limits above (checked as it is read: YAML aliases stop expanding there).
 network parse_network(std::string_view yaml_text, const std::string &origin);

@@ -479,3 +479,17 @@ TEST_CASE("conv2d `groups`: 1 by default, a divisor of both channel counts, else
                                     "kernel: 1, groups: 0, input: 7}")),
               3, 81, "`groups` must be a positive integer");
 }
+
+TEST_CASE("step_tokens: a decode step says its new tokens and its KV cache, not a bare seq_len") {
+  network net;
+  net.seq_len = 2048;
+  CHECK(step_tokens(net) == "seq_len 2048");
+  net.phase = inference_phase::prefill;
+  CHECK(step_tokens(net) == "seq_len 2048");
+  net.phase = inference_phase::decode;
+  net.seq_len = 1;
+  net.kv_len = 4096;
+  CHECK(step_tokens(net) == "1 new token a sequence, KV cache 4096");
+  net.seq_len = 4; // speculative decoding's draft tokens
+  CHECK(step_tokens(net) == "4 new tokens a sequence, KV cache 4096");
+}

@@ -328,6 +328,7 @@ comparison compare(const network &net, const std::vector<compared_gpu> &gpus,
   c.network_name = net.name;
   c.batch = net.batch;
   c.seq_len = net.seq_len;
+  c.tokens = step_tokens(net);
   if (gpus.empty())
     throw error("compare: no GPU to compare");
   const std::optional<measured_gpu> measured = measured_of(net, gpus);

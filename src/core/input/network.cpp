@@ -537,4 +537,11 @@ network single_gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t
   return net;
 }
 
+std::string step_tokens(const network &net) {
+  if (net.phase != inference_phase::decode)
+    return fmt::format("seq_len {}", net.seq_len);
+  return fmt::format("{} new token{} a sequence, KV cache {}", net.seq_len,
+                     net.seq_len == 1 ? "" : "s", net.kv_len);
+}
+
 } // namespace roofline

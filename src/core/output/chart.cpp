@@ -195,8 +195,8 @@ chart roofline_chart(const report &r) {
   const gpu_spec &gpu = a.model.spec();
   chart c;
   c.title = fmt::format("{} on {}", a.network.name, gpu.display_name);
-  c.subtitle = fmt::format("{}, batch {}, seq_len {} · {}", to_string(a.network.precision),
-                           a.network.batch, a.network.seq_len, a.device_selection);
+  c.subtitle = fmt::format("{}, batch {}, {} · {}", to_string(a.network.precision), a.network.batch,
+                           step_tokens(a.network), a.device_selection);
 
   std::set<precision> units;
   for (const analysed_op &entry : a.ops)
@@ -282,8 +282,8 @@ chart comparison_chart(const std::vector<comparison> &comparisons) {
                                          [](const gpu_result &g) { return g.op_speedups.empty(); });
   c.title = fmt::format("{} on {} {}", first.network_name, first.gpus.size(),
                         sharded_apart ? "setups" : "GPUs");
-  c.subtitle = fmt::format("batch {}, seq_len {} · each op at its time on each GPU, joined",
-                           first.batch, first.seq_len);
+  c.subtitle = fmt::format("batch {}, {} · each op at its time on each GPU, joined", first.batch,
+                           first.tokens);
   std::set<precision> units;
   for (const analysed_op &entry : base.analysis.ops)
     units.insert(entry.op.unit());

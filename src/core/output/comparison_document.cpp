@@ -213,9 +213,8 @@ public:
     detail::text_document doc;
     const comparison &first = m_comparisons.front();
     const std::string baseline = first.gpus.front().name;
-    doc.title(
-        {fmt::format("{} on {} {}, baseline {} (seq_len {})", first.network_name, first.gpus.size(),
-                     sharded(m_comparisons) ? "setups" : "GPUs", baseline, first.seq_len)});
+    doc.title({fmt::format("{} on {} {}, baseline {} ({})", first.network_name, first.gpus.size(),
+                           sharded(m_comparisons) ? "setups" : "GPUs", baseline, first.tokens)});
     doc.table(totals_table(m_comparisons));
     for (const comparison &c : m_comparisons)
       doc.lines({"batch " + std::to_string(c.batch) + ": " + c.verdict.text}, true);

@@ -68,8 +68,8 @@ std::vector<std::string> header_lines(const analysis &r) {
                     sparse ? "(2:4 sparse)" : "dense", clock_phrase(d, net.precision), roof,
                     significant(d.ridge_intensity(net.precision, sparse_asked)));
   }
-  lines.push_back(fmt::format("{} · {}, batch {}, seq_len {}", roof, to_string(net.mode), net.batch,
-                              net.seq_len));
+  lines.push_back(
+      fmt::format("{} · {}, batch {}, {}", roof, to_string(net.mode), net.batch, step_tokens(net)));
   return lines;
 }
 
