@@ -66,7 +66,7 @@ struct row {
 
 /// The bytes lowering gives an fp8 linear's quantize op: M·K read twice in bf16, written in fp8.
 std::int64_t quantize_bytes(const gemm_shape &s) {
-  return s.m * s.k * (2 * activation_bytes(precision::fp8) + element_bytes(precision::fp8));
+  return s.m * s.k * quantize_bytes_per_element(activation_bytes(precision::fp8));
 }
 
 std::uint64_t hash_of(const std::string &key) {

@@ -60,6 +60,11 @@ std::int64_t unfused_kernel_bytes(const unfused_kernel &k, std::int64_t elements
 std::optional<std::int64_t> unfused_bytes(const unfused_form &form, std::int64_t elements,
                                           int activation_bytes);
 
+/// Bytes per element an fp8 layer's dynamic quantization of its activations moves (the quantize
+/// op): read twice at `activation_bytes` (the largest magnitude, then the scaling), written once
+/// in fp8.
+int quantize_bytes_per_element(int activation_bytes);
+
 /// The work an op does per output element, forward and backward. These are estimates of what a
 /// straightforward kernel does; the ops are memory-bound by far, so the bytes decide their time.
 struct memory_op_cost {

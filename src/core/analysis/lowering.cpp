@@ -199,9 +199,8 @@ private:
   /// twice at their size (the largest magnitude, then the scaling), written once at fp8.
   void add_activation_quantization(const context &ctx, std::int64_t elements, std::int64_t row) {
     add_memory_op(ctx, ctx.path + "/quantize", memory_op_kind::quantize, elements, row, 0, 0);
-    m_forward.back().bytes =
-        product(ctx, {elements, 2 * activation_bytes(ctx.prec) + element_bytes(precision::fp8)},
-                "its byte count");
+    m_forward.back().bytes = product(
+        ctx, {elements, quantize_bytes_per_element(activation_bytes(ctx.prec))}, "its byte count");
   }
 
   void lower(const context &ctx, const linear_layer &linear) {

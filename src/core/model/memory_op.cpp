@@ -2,6 +2,7 @@
 #include "roofline/memory_op.hpp"
 
 #include "checked_math.hpp"
+#include "roofline/precision.hpp"
 
 #include <array>
 #include <utility>
@@ -25,7 +26,7 @@ struct memory_op_entry {
 // head's worth, left out); a cache write, a gather and a copy only move elements; the
 // embedding's gradient is scattered into the table's rows. Quantizing reads the activations twice
 // (the largest magnitude, then the scaling) and writes them once, at fp8: lowering counts its
-// bytes (activation_quantization_bytes); training runs no quantize kernel backward here.
+// bytes (quantize_bytes_per_element); training runs no quantize kernel backward here.
 // Unfused RMSNorm as transformers writes it (LlamaRMSNorm, also Mistral's, Qwen2's, Gemma's),
 // kernel by kernel: x.to(fp32) reads the activations and writes fp32; pow reads and writes fp32;
 // the mean reads fp32 and writes one value per row; eps and rsqrt run on those values; the
@@ -65,6 +66,10 @@ std::optional<std::int64_t> unfused_bytes(const unfused_form &form, std::int64_t
   for (int i = 0; i < form.launches; ++i)
     passes += unfused_kernel_bytes(form.kernels[i], 1, activation_bytes);
   return detail::checked_product({elements, passes});
+}
+
+int quantize_bytes_per_element(int activation_bytes) {
+  return 2 * activation_bytes + element_bytes(precision::fp8);
 }
 
 std::vector<std::string_view> memory_op_names() {
