@@ -12,6 +12,7 @@ struct report;
 struct gpu_spec;
 struct device_report;
 struct comparison;
+struct serving_comparison;
 
 // Every document in every format, each a pure function of its value (one writer file each).
 
@@ -30,5 +31,9 @@ void write_device_report(const device_report &r, output_format format, std::ostr
 /// Comparisons (one per batch): totals per GPU, per-op times and speedups, the verdict.
 void write_comparison(const std::vector<comparison> &comparisons, output_format format,
                       std::ostream &out, const write_options &options = {});
+
+/// A serving question: each setup's batch, TTFT, TPOT, throughput and price, the verdict.
+void write_serving(const serving_comparison &serving, output_format format, std::ostream &out,
+                   const write_options &options = {});
 
 } // namespace roofline

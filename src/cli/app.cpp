@@ -189,6 +189,23 @@ CLI::App *add_compare_command(CLI::App &app, command_line &line) {
                    "with a config.json: tensor-parallel degrees to set beside every GPU "
                    "(comma-separated, e.g. 1,2,4)")
       ->delimiter(',');
+  compare
+      ->add_option("--prompt-tokens", choice.prompt_tokens,
+                   "with a config.json: serve requests of this many prompt tokens (with "
+                   "--output-tokens): each setup at the largest batch that fits and meets "
+                   "--ttft and --tpot")
+      ->check(positive_integer);
+  compare
+      ->add_option("--output-tokens", choice.output_tokens,
+                   "with --prompt-tokens: the tokens each request generates")
+      ->check(positive_integer);
+  compare->add_option("--ttft", choice.ttft_ms,
+                      "with --prompt-tokens: target time to the first token, in ms");
+  compare->add_option("--tpot", choice.tpot_ms,
+                      "with --prompt-tokens: target time per output token after the first, in ms");
+  compare->add_flag("--eager", choice.eager,
+                    "with --prompt-tokens: every step launched eagerly by the host (default: "
+                    "replayed from CUDA graphs, as serving engines run them)");
   // One --sparse, before the command or after it (dispatch hands it to the comparison).
   compare->add_flag("--sparse", line.model.sparse,
                     "hold GEMMs against 2:4-sparse tensor peaks where the GPU has them");
@@ -238,6 +255,8 @@ int dispatch(const CLI::App &app, const commands &given, command_line &line) {
     return calibrate();
   if (given.compare->parsed()) {
     line.comparing.sparse = line.model.sparse;
+    line.comparing.ttft_given = given.compare->get_option("--ttft")->count() > 0;
+    line.comparing.tpot_given = given.compare->get_option("--tpot")->count() > 0;
     return compare(line.comparing, line.config, line.output);
   }
   if (given.gemm->parsed()) {

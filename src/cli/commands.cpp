@@ -9,6 +9,7 @@
 #include "roofline/measurement_layer.hpp"
 #include "roofline/model_fit.hpp"
 #include "roofline/pipeline.hpp"
+#include "roofline/serving.hpp"
 #include "roofline/spec_catalog.hpp"
 #include "roofline/writers.hpp"
 
@@ -69,7 +70,15 @@ int analyse(const network &net, const model_choice &model, const measure_choice 
 
 int compare(const compare_choice &choice, const config_choice &config,
             const output_choice &output) {
+  const std::optional<serving_question> serving = serving_question_of(choice, config);
   compare_request request = compare_request_of(choice, config);
+  if (serving) {
+    const serving_comparison answer = serve(request, *serving);
+    emit(output, [&](output_format format, std::ostream &out, const write_options &options) {
+      write_serving(answer, format, out, options);
+    });
+    return 0;
+  }
   if (std::find(request.gpus.begin(), request.gpus.end(), "local") != request.gpus.end())
     request.layer = measurement_plugin();
   const std::vector<comparison> comparisons = compare_gpus(request);

@@ -209,6 +209,42 @@ std::map<std::string, double> prices_of(const std::vector<std::string> &entries)
 
 } // namespace
 
+std::optional<serving_question> serving_question_of(const compare_choice &choice,
+                                                    const config_choice &config) {
+  const bool asked = choice.prompt_tokens > 0 || choice.output_tokens > 0;
+  if (!asked) {
+    for (const auto &[given, option] : {std::pair{choice.ttft_given, "--ttft"},
+                                        {choice.tpot_given, "--tpot"},
+                                        {choice.eager, "--eager"}})
+      if (given)
+        throw input_error(std::string(option) +
+                          " applies to a serving question: give --prompt-tokens and "
+                          "--output-tokens too");
+    return std::nullopt;
+  }
+  if (choice.prompt_tokens == 0 || choice.output_tokens == 0)
+    throw input_error("a serving question needs both --prompt-tokens and --output-tokens");
+  for (const auto &[given, option] : {std::pair{!config.phase.empty(), "--phase"},
+                                      {config.seq_len > 0, "--seq-len"},
+                                      {config.kv_len > 0, "--kv-len"},
+                                      {config.last_logits, "--last-logits"},
+                                      {!config.emit_yaml.empty(), "--emit-yaml"}})
+    if (given)
+      throw input_error(std::string(option) +
+                        " with --prompt-tokens: a serving question builds each request's "
+                        "prefill and decode steps itself");
+  serving_question q;
+  q.prompt_tokens = choice.prompt_tokens;
+  q.output_tokens = choice.output_tokens;
+  if (choice.ttft_given)
+    q.ttft_s = choice.ttft_ms / 1e3;
+  if (choice.tpot_given)
+    q.tpot_s = choice.tpot_ms / 1e3;
+  q.eager = choice.eager;
+  check_serving_question(q);
+  return q;
+}
+
 compare_request compare_request_of(const compare_choice &choice, const config_choice &config) {
   compare_request request;
   for (const std::string &degree : choice.degrees) {
@@ -224,6 +260,9 @@ compare_request compare_request_of(const compare_choice &choice, const config_ch
     request.batches.push_back(positive_from(b, "--batch"));
   resolve_compared_gpus(request); // unknown or repeated GPUs, before the network
   request.source = read_network_source(choice.file, config); // refuses --emit-yaml for a YAML
+  if (auto *source = std::get_if<config_source>(&request.source);
+      source && choice.prompt_tokens > 0 && config.glue.empty())
+    source->options.glue = glue_style::fused;
   return request;
 }
 

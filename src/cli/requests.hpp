@@ -11,6 +11,7 @@
 #include "roofline/model_config.hpp"
 #include "roofline/network.hpp"
 #include "roofline/pipeline.hpp"
+#include "roofline/serving.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -68,11 +69,24 @@ struct compare_choice {
   std::string file;
   std::vector<std::string> gpus, batches, prices, degrees;
   bool sparse = false;
+  /// A serving question: requests of this many prompt and output tokens (0: none asked), with
+  /// targets in milliseconds (0: none), eager or replayed from CUDA graphs.
+  std::int64_t prompt_tokens = 0, output_tokens = 0;
+  double ttft_ms = 0, tpot_ms = 0;
+  bool ttft_given = false, tpot_given = false, eager = false;
 };
+
+/// The serving question `choice` asks, checked; none without --prompt-tokens and
+/// --output-tokens. input_error for one given without the other, targets or --eager without
+/// them, and the config options a serving question sets itself (--phase, --seq-len, --kv-len,
+/// --last-logits, --emit-yaml).
+std::optional<serving_question> serving_question_of(const compare_choice &choice,
+                                                    const config_choice &config);
 
 /// The comparison `choice` asks for (no layer yet: the caller loads it where `local` is named).
 /// The command line's values are checked first, then the GPUs they name; the network is read
-/// last, so that their errors do not wait on reading it.
+/// last, so that their errors do not wait on reading it. A serving question's config runs its
+/// glue fused (as serving engines do) unless --glue says otherwise.
 compare_request compare_request_of(const compare_choice &choice, const config_choice &config);
 
 } // namespace roofline::cli

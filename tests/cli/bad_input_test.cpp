@@ -521,7 +521,7 @@ TEST_CASE("compare --emit-yaml writes the network the baseline ran: its batch, i
 }
 
 TEST_CASE("a document without a chart says so for --format svg") {
-  check_usage_error(run_cli({"specs", "--format", "svg"}), {"no roofline chart"});
+  check_usage_error(run_cli({"specs", "--format", "svg"}), {"no chart"});
 }
 
 TEST_CASE("YAML aliases that would expand to 10^8 layers are refused, not expanded") {

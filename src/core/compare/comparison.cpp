@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "roofline/comparison.hpp"
 
+#include "compared_setups.hpp"
 #include "roofline/advice_thresholds.hpp"
 #include "roofline/error.hpp"
-#include "roofline/host_floor.hpp"
 #include "roofline/lowering.hpp"
-#include "roofline/spec_catalog.hpp"
 #include "text_table.hpp"
 
 #include <fmt/format.h>
@@ -311,11 +310,8 @@ void add_rates(gpu_result &result, const network &net,
   result.tokens_per_s =
       static_cast<double>(net.batch) * static_cast<double>(net.seq_len) / result.step_time_s;
   result.tokens_per_s_per_gpu = result.tokens_per_s / result.tensor_parallel;
-  const gpu_spec &spec = result.analysis.model.spec();
-  if (auto price = prices.find(spec.name); price != prices.end())
-    result.usd_per_hour = price->second * result.tensor_parallel;
-  else if (spec.price_per_hour_usd)
-    result.usd_per_hour = *spec.price_per_hour_usd * result.tensor_parallel;
+  result.usd_per_hour =
+      detail::price_per_hour(result.analysis.model.spec(), prices, result.tensor_parallel);
   if (result.usd_per_hour)
     result.usd_per_million_tokens = *result.usd_per_hour / 3600.0 / result.tokens_per_s * 1e6;
 }
@@ -355,67 +351,6 @@ comparison compare(const network &net, const std::vector<compared_gpu> &gpus,
 
 namespace {
 
-/// Remembers the name given for each spec (by the name its results carry): a second name of one
-/// spec (an alias, another case) is refused, as `what` (--gpus: a GPU compared with itself;
-/// --price: a price silently replaced).
-class spelled_once {
-public:
-  spelled_once(std::string what, std::string advice)
-      : m_what(std::move(what)), m_advice(std::move(advice)) {}
-  void add(const std::string &spec, const std::string &given) {
-    const auto [first, fresh] = m_given.emplace(spec, given);
-    if (!fresh)
-      throw input_error(fmt::format("{}: `{}` and `{}` are the same GPU ({}); {}", m_what,
-                                    first->second, given, spec, m_advice));
-  }
-
-private:
-  std::string m_what, m_advice;
-  std::map<std::string, std::string> m_given; // spec name → the name given
-};
-
-} // namespace
-
-std::map<std::string, gpu_spec> resolve_compared_gpus(const compare_request &request) {
-  if (request.gpus.empty())
-    throw input_error("--gpus: name at least one GPU");
-  for (std::size_t i = 0; i < request.gpus.size(); ++i)
-    if (std::find(request.gpus.begin(), request.gpus.begin() + static_cast<std::ptrdiff_t>(i),
-                  request.gpus[i]) != request.gpus.begin() + static_cast<std::ptrdiff_t>(i))
-      throw input_error("--gpus: `" + request.gpus[i] + "` is named twice");
-  const spec_catalog &catalog = spec_catalog::builtin();
-  std::map<std::string, gpu_spec> specs;
-  const auto spec_of = [&](const std::string &name) -> const gpu_spec & {
-    const auto found = specs.find(name);
-    return found != specs.end() ? found->second
-                                : specs.emplace(name, catalog.resolve(name)).first->second;
-  };
-  spelled_once gpus("--gpus", "name each GPU once"), prices("--price", "give it one price");
-  for (const std::string &name : request.gpus)
-    if (name != "local")
-      gpus.add(spec_of(name).name, name);
-  for (const auto &[name, price] : request.prices)
-    if (name != "local")
-      prices.add(spec_of(name).name, name);
-  return specs;
-}
-
-namespace {
-
-/// The network one of `gpus` GPUs runs at `batch`: a model config built so (its options' degree
-/// and batch replaced), a network as given with its batch set.
-network network_at(const network_source &source, int gpus, std::int64_t batch) {
-  if (const auto *config = std::get_if<config_source>(&source)) {
-    config_options options = config->options;
-    options.tensor_parallel = gpus;
-    options.batch = batch;
-    return config->config.build(options);
-  }
-  network net = std::get<network>(source);
-  net.batch = batch;
-  return net;
-}
-
 /// The network as its source gives it: a config at its own options.
 network network_of(const network_source &source) {
   if (const auto *config = std::get_if<config_source>(&source))
@@ -423,77 +358,9 @@ network network_of(const network_source &source) {
   return std::get<network>(source);
 }
 
-/// Refuses degrees that cannot be compared: a network YAML sharded (it says its own all_reduce
-/// layers), the measured local GPU sharded, a degree named twice or beyond the model's.
-void check_degrees(const compare_request &request) {
-  if (request.tensor_parallel.empty())
-    return;
-  if (!std::holds_alternative<config_source>(request.source))
-    throw input_error("--tp: only a model config can be sharded (a network YAML says its own "
-                      "all_reduce layers)");
-  if (std::find(request.gpus.begin(), request.gpus.end(), "local") != request.gpus.end())
-    throw input_error("--tp with --gpus local: the local GPU is measured running the network as "
-                      "given; name its spec instead");
-  const std::vector<int> &degrees = request.tensor_parallel;
-  for (std::size_t i = 0; i < degrees.size(); ++i) {
-    check_tensor_parallel(degrees[i]);
-    if (std::find(degrees.begin(), degrees.begin() + static_cast<std::ptrdiff_t>(i), degrees[i]) !=
-        degrees.begin() + static_cast<std::ptrdiff_t>(i))
-      throw input_error("--tp: " + std::to_string(degrees[i]) + " is named twice");
-  }
-}
+} // namespace
 
-/// The sides of a comparison: each GPU at every degree asked for, in the order given, and which
-/// is the local GPU's (measured) with its spec's name.
-struct compared_sides {
-  std::vector<compared_gpu> gpus;
-  std::optional<std::size_t> local;
-  std::string local_name = "local"; ///< the local GPU's spec, once found
-};
-
-compared_sides sides_of(const compare_request &request,
-                        const std::map<std::string, gpu_spec> &specs) {
-  // Each GPU runs with its own parameters (its architecture's, overridden by what was fitted on
-  // it) and all with this machine's host floor: the host does not change with the GPU.
-  const model_options options{request.sparse, false, {}, cached_host_floor()};
-  compared_sides sides;
-  for (const std::string &name : request.gpus) {
-    std::optional<gpu_spec> spec;
-    std::string selection = "--gpus " + name;
-    if (name == "local") {
-      const auto local_gpu = request.layer.required("--gpus local").find_local_gpu();
-      if (!local_gpu)
-        throw error("--gpus local: no GPU found; name a spec instead (roofline-advise specs)");
-      // Its ops are measured; the other GPUs are scaled from them by datasheet-to-datasheet
-      // ratios, so the local side is held to its datasheet too (a measured ceiling would make its
-      // own spec look faster).
-      spec = local_gpu->datasheet;
-      selection = "local: " + local_gpu->selection;
-      sides.local = sides.gpus.size();
-      sides.local_name = spec->name;
-    } else {
-      spec = specs.at(name);
-    }
-    for (int tp : request.tensor_parallel.empty() ? std::vector<int>{1} : request.tensor_parallel)
-      sides.gpus.push_back({perf_model(*spec, options), selection, std::nullopt, tp, std::nullopt});
-  }
-  return sides;
-}
-
-/// The prices by spec name, the local GPU's too now that it is known; a GPU priced twice (in any
-/// spelling) is refused.
-std::map<std::string, double> prices_by_spec(const compare_request &request,
-                                             const std::map<std::string, gpu_spec> &specs,
-                                             const std::string &local_name) {
-  std::map<std::string, double> prices;
-  spelled_once priced("--price", "give it one price");
-  for (const auto &[name, price] : request.prices) {
-    const std::string spec = name == "local" ? local_name : specs.at(name).name;
-    priced.add(spec, name);
-    prices[spec] = price;
-  }
-  return prices;
-}
+namespace {
 
 /// The local GPU's measurements of `ops`, timed where its model predicts the operands to be, as
 /// run_pipeline times them.
@@ -512,14 +379,10 @@ measurements measured_locally(const compare_request &request, const compared_gpu
 std::vector<comparison> compare_gpus(const compare_request &request) {
   const std::map<std::string, gpu_spec> specs = resolve_compared_gpus(request);
   const network given = network_of(request.source);
-  for (const auto &[name, price] : request.prices)
-    if (!price_in_range(price))
-      throw input_error(fmt::format("--price {}={}: a GPU's price must be from {:g} to {:g} USD "
-                                    "per hour",
-                                    name, price, min_price_per_hour_usd, max_price_per_hour_usd));
-  check_degrees(request);
-  compared_sides sides = sides_of(request, specs);
-  const std::map<std::string, double> prices = prices_by_spec(request, specs, sides.local_name);
+  detail::check_prices_and_degrees(request);
+  detail::compared_sides sides = detail::sides_of(request, specs);
+  const std::map<std::string, double> prices =
+      detail::prices_by_spec(request, specs, sides.local_name);
   std::vector<std::int64_t> batches = request.batches;
   if (batches.empty())
     batches.push_back(given.batch);
@@ -537,8 +400,9 @@ std::vector<comparison> compare_gpus(const compare_request &request) {
     // The network one GPU of each degree runs, built once per degree and batch.
     std::map<int, network> shards;
     for (int tp : request.tensor_parallel)
-      shards.emplace(tp, network_at(request.source, tp, batch));
-    const network at = shards.count(1) ? shards.at(1) : network_at(request.source, 1, batch);
+      shards.emplace(tp, detail::network_at(request.source, tp, batch));
+    const network at =
+        shards.count(1) ? shards.at(1) : detail::network_at(request.source, 1, batch);
     for (compared_gpu &g : sides.gpus)
       if (!request.tensor_parallel.empty())
         g.sharded = shards.at(g.tensor_parallel);

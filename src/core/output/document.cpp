@@ -174,7 +174,7 @@ void render_html_table(const text_table &table, std::ostream &out) {
   out << "</tbody></table>\n";
 }
 
-void render_html(const text_document &doc, const std::optional<chart> &roofline,
+void render_html(const text_document &doc, const std::optional<std::string> &figure,
                  std::ostream &out) {
   std::string title = "roofline-advise";
   for (const block &b : doc.blocks)
@@ -185,10 +185,10 @@ void render_html(const text_document &doc, const std::optional<chart> &roofline,
   out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>"
       << escape_xml(title) << "</title>\n<style>" << html_style << "</style>\n</head>\n<body>\n";
-  bool chart_drawn = !roofline;
+  bool chart_drawn = !figure;
   const auto draw_chart = [&] {
     if (!chart_drawn)
-      out << "<figure>\n" << render_svg(*roofline) << "</figure>\n";
+      out << "<figure>\n" << *figure << "</figure>\n";
     chart_drawn = true;
   };
   for (const block &b : doc.blocks) {
@@ -250,16 +250,22 @@ void write_document(const document &d, output_format format, std::ostream &out,
     return;
   }
   case output_format::csv: render_csv(d.csv(), out); return;
-  case output_format::html: render_html(d.text(), d.roofline(), out); return;
+  case output_format::html: render_html(d.text(), d.figure(), out); return;
   case output_format::svg:
-    if (const std::optional<chart> c = d.roofline()) {
-      out << render_svg(*c);
+    if (const std::optional<std::string> svg = d.figure()) {
+      out << *svg;
       return;
     }
-    throw input_error("this output has no roofline chart (analyses and comparisons have one)");
+    throw input_error("this output has no chart (analyses, comparisons and serving questions "
+                      "have one)");
   case output_format::markdown: render_markdown(d.text(), out); return;
   case output_format::table: render_text(d.text(), out, options.colour); return;
   }
+}
+
+std::optional<std::string> document::figure() const {
+  const std::optional<chart> c = roofline();
+  return c ? std::optional(render_svg(*c)) : std::nullopt;
 }
 
 } // namespace detail

@@ -61,8 +61,11 @@ public:
   /// The document's own top-level fields; write_document adds the envelope's (schema version,
   /// tool) and writes them all in key order, each value as it is written.
   virtual std::vector<json_field> json() const = 0;
-  /// The document's roofline chart, where it has one (the svg format, and the top of the html).
+  /// The document's roofline chart, where it has one.
   virtual std::optional<chart> roofline() const { return std::nullopt; }
+  /// The document's figure as SVG (the svg format, and the top of the html): its roofline chart
+  /// where it has one.
+  virtual std::optional<std::string> figure() const;
 };
 
 /// Writes `d` in `format`: the only switch over output formats.

@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "roofline/serving.hpp"
+
+#include "compared_setups.hpp"
+#include "roofline/error.hpp"
+#include "roofline/lowering.hpp"
+#include "text_table.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+
+namespace roofline {
+
+void check_serving_question(const serving_question &q) {
+  if (q.prompt_tokens < 1)
+    throw input_error("--prompt-tokens: a request needs at least one prompt token");
+  if (q.output_tokens < 1)
+    throw input_error("--output-tokens: a request makes at least one output token");
+  if (q.prompt_tokens > max_serving_tokens - q.output_tokens)
+    throw input_error(fmt::format("--prompt-tokens {} + --output-tokens {}: a request is modelled "
+                                  "up to {} tokens of context",
+                                  q.prompt_tokens, q.output_tokens, max_serving_tokens));
+  for (const auto &[target, option] : {std::pair{q.ttft_s, "--ttft"}, {q.tpot_s, "--tpot"}})
+    if (target && !(std::isfinite(*target) && *target > 0 && *target <= 3600))
+      throw input_error(fmt::format("{} {:g}: a latency target must be a number of milliseconds "
+                                    "above 0 and at most 3600000 (an hour)",
+                                    option, *target * 1e3));
+}
+
+namespace {
+
+/// A request's two kinds of step on one setup, as an engine that batches continuously runs them:
+/// `batch` requests decoding together, each new request's prompt prefilled in a step beside
+/// them as one finishes (vLLM's, SGLang's and TensorRT-LLM's in-flight batching).
+class request_steps {
+public:
+  request_steps(const config_source &source, const compared_gpu &gpu, const serving_question &q)
+      : m_source(source), m_gpu(gpu), m_question(q),
+        m_prefill(analyze(build(inference_phase::prefill, 1, 0), gpu.model, gpu.selection)) {}
+
+  /// The decode step at `batch` with the cache at its longest (prompt + output): what memory
+  /// must hold.
+  analysis longest_decode(std::int64_t batch) const {
+    return analyze(
+        build(inference_phase::decode, batch, m_question.prompt_tokens + m_question.output_tokens),
+        m_gpu.model, m_gpu.selection);
+  }
+
+  /// One prompt's prefill (its LM head at the last position only).
+  const analysis &prefill() const { return m_prefill; }
+
+  const serving_point &at(std::int64_t batch) {
+    if (const auto found = m_points.find(batch); found != m_points.end())
+      return found->second;
+    serving_point p;
+    p.batch = batch;
+    // The mean cache of a request's decode steps: attention reads a cache growing by one token
+    // a step, so the step at the mid-point costs what they cost on average.
+    const double decode =
+        step_time(analyze(build(inference_phase::decode, batch,
+                                m_question.prompt_tokens + m_question.output_tokens / 2),
+                          m_gpu.model, m_gpu.selection));
+    const double prefill = step_time(m_prefill);
+    const auto requests = static_cast<double>(batch);
+    const auto outputs = static_cast<double>(m_question.output_tokens);
+    // A new request's first token: its prompt's prefill, in a step it shares with the running
+    // batch's decode. In the steady state one request in `outputs` finishes each step and one
+    // takes its place, so each step also carries that share of a prefill (an upper bound: an
+    // engine fusing the two reads the weights once).
+    p.ttft_s = prefill + decode;
+    p.tpot_s = decode + requests / outputs * prefill;
+    p.request_latency_s = p.ttft_s + (outputs - 1) * p.tpot_s;
+    p.requests_per_s = requests / p.request_latency_s;
+    p.output_tokens_per_s = p.requests_per_s * outputs;
+    p.output_tokens_per_s_per_gpu = p.output_tokens_per_s / m_gpu.tensor_parallel;
+    p.meets_ttft = !m_question.ttft_s || p.ttft_s <= *m_question.ttft_s;
+    p.meets_tpot =
+        !m_question.tpot_s || m_question.output_tokens == 1 || p.tpot_s <= *m_question.tpot_s;
+    return m_points.emplace(batch, p).first->second;
+  }
+
+private:
+  network build(inference_phase phase, std::int64_t batch, std::int64_t kv_len) const {
+    config_options options = m_source.options;
+    options.phase = phase;
+    options.batch = batch;
+    options.tensor_parallel = m_gpu.tensor_parallel;
+    options.last_logits = phase == inference_phase::prefill;
+    options.seq_len = phase == inference_phase::prefill ? m_question.prompt_tokens : 1;
+    options.kv_len = phase == inference_phase::decode ? std::optional(kv_len) : std::nullopt;
+    return m_source.config.build(options);
+  }
+
+  double step_time(const analysis &a) const {
+    return m_question.eager ? a.totals.time_s : a.totals.device_time_s;
+  }
+
+  const config_source &m_source;
+  const compared_gpu &m_gpu;
+  const serving_question &m_question;
+  analysis m_prefill;
+  std::map<std::int64_t, serving_point> m_points;
+};
+
+/// Memory at the decode step `decode` with one prompt's prefill beside it: the prefill's
+/// activations on top of the decode step's (both held at once, an upper bound), its cache
+/// already counted among the batch's.
+memory_use with_prefill(const analysis &decode, const request_steps &steps) {
+  const double prefill_activations =
+      steps.prefill().memory ? steps.prefill().memory->activation_bytes : 0;
+  const memory_use &alone = *decode.memory;
+  memory_use m =
+      memory_of(decode.network, lower(decode.network), alone.capacity_bytes - prefill_activations);
+  m.activation_bytes += prefill_activations;
+  m.total_bytes += prefill_activations;
+  m.capacity_bytes = alone.capacity_bytes;
+  return m;
+}
+
+/// The throughput–latency curve up to `largest` (powers of two, and `largest`), and the largest
+/// batch meeting the targets: between the last curve point that meets them and the next, by
+/// bisection (a step's time grows with its batch).
+void search(serving_setup &setup, request_steps &steps, std::int64_t largest) {
+  for (std::int64_t b = 1;; b *= 2) {
+    setup.curve.push_back(steps.at(std::min(b, largest)));
+    if (b >= largest || b > largest / 2)
+      break;
+  }
+  if (setup.curve.back().batch != largest)
+    setup.curve.push_back(steps.at(largest));
+  const auto first_miss = std::find_if(setup.curve.begin(), setup.curve.end(),
+                                       [](const serving_point &p) { return !p.meets_targets(); });
+  const auto missed = [](const serving_point &p) { return p.meets_ttft ? "TPOT" : "TTFT"; };
+  if (first_miss == setup.curve.begin()) {
+    setup.chosen = setup.curve.front();
+    setup.limited_by = missed(setup.curve.front());
+    return;
+  }
+  std::int64_t good = std::prev(first_miss)->batch;
+  if (first_miss == setup.curve.end()) {
+    setup.chosen = steps.at(good);
+    setup.limited_by = largest < *setup.largest_fitting_batch ? "batch cap" : "memory";
+    return;
+  }
+  std::int64_t bad = first_miss->batch;
+  while (bad - good > 1) {
+    const std::int64_t mid = good + (bad - good) / 2;
+    (steps.at(mid).meets_targets() ? good : bad) = mid;
+  }
+  setup.chosen = steps.at(good);
+  setup.limited_by = missed(steps.at(bad));
+}
+
+serving_setup serve_on(const config_source &source, const compared_gpu &gpu,
+                       const serving_question &q, const std::map<std::string, double> &prices) {
+  serving_setup setup;
+  setup.tensor_parallel = gpu.tensor_parallel;
+  request_steps steps(source, gpu, q);
+  setup.analysis = steps.longest_decode(1);
+  const gpu_spec &spec = setup.analysis.model.spec();
+  setup.name = spec.name +
+               (gpu.tensor_parallel > 1 ? fmt::format(" ×{}", gpu.tensor_parallel) : std::string{});
+  setup.usd_per_hour = detail::price_per_hour(spec, prices, gpu.tensor_parallel);
+  setup.memory = with_prefill(setup.analysis, steps);
+  setup.largest_fitting_batch = setup.memory->max_batch;
+  if (!setup.largest_fitting_batch)
+    return setup;
+  search(setup, steps, std::min(*setup.largest_fitting_batch, max_serving_batch));
+  if (setup.chosen->batch > 1)
+    setup.memory = with_prefill(steps.longest_decode(setup.chosen->batch), steps);
+  if (setup.meets_targets() && setup.usd_per_hour)
+    setup.usd_per_million_output_tokens =
+        *setup.usd_per_hour / 3600.0 / setup.chosen->output_tokens_per_s * 1e6;
+  return setup;
+}
+
+/// "TTFT ≤ 500 ms and TPOT ≤ 50 ms"; "" without targets.
+std::string targets_phrase(const serving_question &q) {
+  std::vector<std::string> parts;
+  if (q.ttft_s)
+    parts.push_back("TTFT ≤ " + detail::duration(*q.ttft_s));
+  if (q.tpot_s)
+    parts.push_back("TPOT ≤ " + detail::duration(*q.tpot_s));
+  return parts.empty()       ? std::string{}
+         : parts.size() == 1 ? parts[0]
+                             : parts[0] + " and " + parts[1];
+}
+
+/// "batch 64 (TTFT 210 ms, TPOT 38.1 ms, 1650 output tokens/s per GPU)"
+std::string point_phrase(const serving_point &p) {
+  return fmt::format("batch {} (TTFT {}, TPOT {}, {} output tokens/s per GPU)", p.batch,
+                     detail::duration(p.ttft_s), detail::duration(p.tpot_s),
+                     detail::significant(p.output_tokens_per_s_per_gpu));
+}
+
+/// Why a setup that fits meets no target at batch 1.
+std::string missed_phrase(const serving_setup &s, const serving_question &q) {
+  const serving_point &p = *s.chosen;
+  std::vector<std::string> missed;
+  if (!p.meets_ttft)
+    missed.push_back(
+        fmt::format("TTFT {} > {}", detail::duration(p.ttft_s), detail::duration(*q.ttft_s)));
+  if (!p.meets_tpot)
+    missed.push_back(
+        fmt::format("TPOT {} > {}", detail::duration(p.tpot_s), detail::duration(*q.tpot_s)));
+  std::string text = s.name + " (";
+  for (std::size_t i = 0; i < missed.size(); ++i)
+    text += (i == 0 ? "" : ", ") + missed[i];
+  return text + " at batch 1)";
+}
+
+std::string joined(const std::vector<std::string> &items) {
+  std::string text;
+  for (std::size_t i = 0; i < items.size(); ++i)
+    text += (i == 0 ? "" : "; ") + items[i];
+  return text;
+}
+
+serving_verdict decide(const serving_comparison &c) {
+  serving_verdict v;
+  const std::string targets = targets_phrase(c.question);
+  const serving_setup *cheapest = nullptr, *fastest = nullptr;
+  std::vector<std::string> too_small, missing;
+  for (const serving_setup &s : c.setups) {
+    if (!s.chosen) {
+      too_small.push_back(fmt::format("{} (one request needs {} of {})", s.name,
+                                      detail::gigabytes(s.memory->total_bytes),
+                                      detail::gigabytes(s.memory->capacity_bytes)));
+      continue;
+    }
+    if (!s.meets_targets()) {
+      missing.push_back(missed_phrase(s, c.question));
+      continue;
+    }
+    if (s.usd_per_million_output_tokens &&
+        (!cheapest || *s.usd_per_million_output_tokens < *cheapest->usd_per_million_output_tokens))
+      cheapest = &s;
+    if (!fastest ||
+        s.chosen->output_tokens_per_s_per_gpu > fastest->chosen->output_tokens_per_s_per_gpu)
+      fastest = &s;
+  }
+  const std::string meeting =
+      targets.empty() ? std::string("at the largest batch that fits") : "meeting " + targets;
+  if (!fastest)
+    v.text =
+        targets.empty() ? "No setup fits one request." : fmt::format("No setup meets {}.", targets);
+  if (cheapest) {
+    v.cheapest = cheapest->name;
+    v.text += fmt::format("Cheapest {}: {} at {}, ${:.4g} per million output tokens.", meeting,
+                          cheapest->name, point_phrase(*cheapest->chosen),
+                          *cheapest->usd_per_million_output_tokens);
+  }
+  if (fastest) {
+    v.fastest = fastest->name;
+    if (fastest == cheapest)
+      v.text += " It also serves the most output tokens per second per GPU.";
+    else
+      v.text +=
+          fmt::format("{}Most output tokens per second per GPU {}: {} at {}.", cheapest ? " " : "",
+                      meeting, fastest->name, point_phrase(*fastest->chosen));
+  }
+  if (!missing.empty())
+    v.text += " Misses the targets even one request at a time: " + joined(missing) + ".";
+  if (!too_small.empty())
+    v.text += " Does not fit: " + joined(too_small) + ".";
+  return v;
+}
+
+} // namespace
+
+serving_comparison serve(const compare_request &request, const serving_question &question) {
+  check_serving_question(question);
+  const auto *source = std::get_if<config_source>(&request.source);
+  if (!source)
+    throw input_error("--prompt-tokens and --output-tokens need a model config (a .json file): a "
+                      "network YAML is one step, not a prefill and its decode steps");
+  if (!request.batches.empty())
+    throw input_error("--batch with --prompt-tokens: a serving question chooses each setup's "
+                      "batch (the largest that fits and meets the targets)");
+  if (std::find(request.gpus.begin(), request.gpus.end(), "local") != request.gpus.end())
+    throw input_error("--gpus local with --prompt-tokens: a serving question is predicted; name "
+                      "the local GPU's spec instead");
+  const std::map<std::string, gpu_spec> specs = resolve_compared_gpus(request);
+  detail::check_prices_and_degrees(request);
+  const detail::compared_sides sides = detail::sides_of(request, specs);
+  const std::map<std::string, double> prices =
+      detail::prices_by_spec(request, specs, sides.local_name);
+  serving_comparison c;
+  c.network_name = std::filesystem::path(source->config.origin()).stem().string();
+  c.question = question;
+  for (const compared_gpu &gpu : sides.gpus)
+    c.setups.push_back(serve_on(*source, gpu, question, prices));
+  c.verdict = decide(c);
+  return c;
+}
+
+} // namespace roofline

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "serving_chart.hpp"
+
+#include "chart.hpp"
+#include "text_table.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace roofline::detail {
+
+namespace {
+
+// Okabe & Ito's palette, as the roofline charts draw GPUs.
+constexpr const char *setup_colours[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7",
+                                         "#E69F00", "#56B4E9", "#222222"};
+
+template <typename... Args>
+void put(std::string &out, fmt::format_string<Args...> format, Args &&...args) {
+  fmt::format_to(std::back_inserter(out), format, std::forward<Args>(args)...);
+}
+
+/// Whole decades around [low, high], at least one wide.
+log_axis decades(double low, double high) {
+  log_axis axis{static_cast<int>(std::floor(std::log10(low))),
+                static_cast<int>(std::ceil(std::log10(high)))};
+  if (axis.high <= axis.low)
+    axis.high = axis.low + 1;
+  return axis;
+}
+
+/// "10 ms", "1 k": a decade's tick label.
+std::string tick(int decade, bool seconds) {
+  const double value = std::pow(10.0, decade);
+  return seconds ? duration(value) : si(value);
+}
+
+} // namespace
+
+std::string serving_curve_svg(const serving_comparison &c) {
+  double x_low = std::numeric_limits<double>::max(), x_high = 0;
+  double y_low = std::numeric_limits<double>::max(), y_high = 0;
+  for (const serving_setup &s : c.setups)
+    for (const serving_point &p : s.curve) {
+      x_low = std::min(x_low, p.tpot_s);
+      x_high = std::max(x_high, p.tpot_s);
+      y_low = std::min(y_low, p.output_tokens_per_s_per_gpu);
+      y_high = std::max(y_high, p.output_tokens_per_s_per_gpu);
+    }
+  if (c.question.tpot_s) {
+    x_low = std::min(x_low, *c.question.tpot_s);
+    x_high = std::max(x_high, *c.question.tpot_s);
+  }
+  if (!(x_high > 0 && y_high > 0)) { // no setup fits: empty axes around 10 ms and 1000 tokens/s
+    x_low = x_high = 0.01;
+    y_low = y_high = 1000;
+  }
+  std::vector<std::string> notes = {
+      "Each curve is a setup at batch 1, 2, 4, … up to the largest batch that fits (its last "
+      "point); the ringed point is the batch chosen.",
+      "TPOT: a decode step at the mean cache length plus its share of the prefills; tokens/s: "
+      "output tokens per second per GPU, batched continuously."};
+  for (const serving_setup &s : c.setups)
+    if (s.curve.empty())
+      notes.push_back(s.name + ": not one request fits, no curve.");
+  plot_frame f;
+  f.left = 86;
+  f.top = 58;
+  f.width = svg_width - f.left - 200; // the legend to the right
+  f.height = 440;
+  f.x = decades(x_low, x_high);
+  f.y = decades(y_low, y_high);
+  const double height = f.top + f.height + 56 + 16.0 * static_cast<double>(notes.size());
+  std::string out;
+  put(out,
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} "
+      "{1}\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" font-size=\"12\" "
+      "role=\"img\">\n",
+      svg_width, height);
+  const std::string title = c.network_name + ": output tokens per second per GPU against TPOT";
+  put(out, "<title>{}</title>\n<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n",
+      escape_xml(title));
+  put(out, "<text x=\"{:.1f}\" y=\"24\" font-size=\"16\" font-weight=\"bold\">{}</text>\n", f.left,
+      escape_xml(title));
+  put(out, "<text x=\"{:.1f}\" y=\"43\" fill=\"#555555\">{}</text>\n", f.left,
+      escape_xml(fmt::format("requests of {} prompt + {} output tokens{}", c.question.prompt_tokens,
+                             c.question.output_tokens,
+                             c.question.eager ? ", eager" : ", CUDA graphs")));
+  for (int d = f.x.low; d <= f.x.high; ++d) {
+    const double x = f.x_of(std::pow(10.0, d));
+    put(out,
+        "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"#dddddd\"/>\n"
+        "<text x=\"{0:.1f}\" y=\"{3:.1f}\" text-anchor=\"middle\" fill=\"#333333\">{4}</text>\n",
+        x, f.top, f.top + f.height, f.top + f.height + 16, escape_xml(tick(d, true)));
+  }
+  for (int d = f.y.low; d <= f.y.high; ++d) {
+    const double y = f.y_of(std::pow(10.0, d));
+    put(out,
+        "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\" stroke=\"#dddddd\"/>\n"
+        "<text x=\"{3:.1f}\" y=\"{4:.1f}\" text-anchor=\"end\" fill=\"#333333\">{5}</text>\n",
+        f.left, y, f.left + f.width, f.left - 6, y + 4, escape_xml(tick(d, false)));
+  }
+  put(out,
+      "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"none\" "
+      "stroke=\"#888888\"/>\n",
+      f.left, f.top, f.width, f.height);
+  put(out,
+      "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">TPOT (time per output token, "
+      "log)</text>\n",
+      f.left + f.width / 2, f.top + f.height + 36);
+  put(out,
+      "<text x=\"18\" y=\"{:.1f}\" transform=\"rotate(-90 18 {:.1f})\" "
+      "text-anchor=\"middle\">output tokens/s per GPU (log)</text>\n",
+      f.top + f.height / 2, f.top + f.height / 2);
+  if (c.question.tpot_s) {
+    const double x = f.x_of(*c.question.tpot_s);
+    put(out,
+        "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"#D55E00\" "
+        "stroke-dasharray=\"6 4\"/>\n<text x=\"{3:.1f}\" y=\"{4:.1f}\" fill=\"#D55E00\">TPOT "
+        "target {5}</text>\n",
+        x, f.top, f.top + f.height, x + 4, f.top + 14, escape_xml(duration(*c.question.tpot_s)));
+  }
+  for (std::size_t i = 0; i < c.setups.size(); ++i) {
+    const serving_setup &s = c.setups[i];
+    const char *colour = setup_colours[i % std::size(setup_colours)];
+    const double legend_y = f.top + 8 + 18.0 * static_cast<double>(i);
+    put(out,
+        "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\" stroke=\"{3}\" "
+        "stroke-width=\"2\"/>\n<text x=\"{4:.1f}\" y=\"{5:.1f}\">{6}</text>\n",
+        f.left + f.width + 16, legend_y, f.left + f.width + 40, colour, f.left + f.width + 46,
+        legend_y + 4, escape_xml(s.name));
+    if (s.curve.empty())
+      continue;
+    std::string path;
+    for (const serving_point &p : s.curve)
+      path += fmt::format("{}{:.1f},{:.1f}", path.empty() ? "M" : " L", f.x_of(p.tpot_s),
+                          f.y_of(p.output_tokens_per_s_per_gpu));
+    put(out, "<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"/>\n", path, colour);
+    for (const serving_point &p : s.curve)
+      put(out,
+          "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.5\" fill=\"{}\"><title>{}</title></circle>\n",
+          f.x_of(p.tpot_s), f.y_of(p.output_tokens_per_s_per_gpu), colour,
+          escape_xml(fmt::format("{} at batch {}: TPOT {}, TTFT {}, {} output tokens/s per GPU",
+                                 s.name, p.batch, duration(p.tpot_s), duration(p.ttft_s),
+                                 significant(p.output_tokens_per_s_per_gpu))));
+    const serving_point &last = s.curve.back();
+    put(out, "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"10\" fill=\"{}\">{}</text>\n",
+        f.x_of(last.tpot_s) + 5, f.y_of(last.output_tokens_per_s_per_gpu) - 5, colour, last.batch);
+    if (s.chosen)
+      put(out,
+          "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"7\" fill=\"none\" stroke=\"{}\" "
+          "stroke-width=\"2\"/>\n",
+          f.x_of(s.chosen->tpot_s), f.y_of(s.chosen->output_tokens_per_s_per_gpu), colour);
+  }
+  for (std::size_t i = 0; i < notes.size(); ++i)
+    put(out, "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" fill=\"#555555\">{}</text>\n",
+        f.left, f.top + f.height + 60 + 16.0 * static_cast<double>(i), escape_xml(notes[i]));
+  out += "</svg>\n";
+  return out;
+}
+
+} // namespace roofline::detail

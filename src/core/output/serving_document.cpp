@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: Apache-2.0
+// `roofline-advise compare --prompt-tokens P --output-tokens N`: each setup at its serving batch,
+// the verdict, and the throughput–latency curves.
+#include "document.hpp"
+#include "json_fields.hpp"
+#include "roofline/serving.hpp"
+#include "roofline/writers.hpp"
+#include "serving_chart.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace roofline {
+
+namespace {
+
+using detail::align;
+using detail::cell;
+using detail::text_table;
+
+cell money(std::optional<double> value, const char *format) {
+  if (!value)
+    return {"—", std::string{}};
+  return {fmt::format(fmt::runtime(format), *value), detail::raw(*value)};
+}
+
+/// What the setup's row says where no batch meets the targets or fits.
+std::string status_of(const serving_setup &s) {
+  if (!s.chosen)
+    return "does not fit";
+  return s.meets_targets() ? "meets" : "misses";
+}
+
+text_table setups_table(const serving_comparison &c) {
+  text_table table;
+  table.columns = {{"setup", "setup", align::left},
+                   {"targets", "status", align::left},
+                   {"batch", "batch"},
+                   {"limited by", "limited_by", align::left},
+                   {"TTFT", "ttft_ms"},
+                   {"TPOT", "tpot_ms"},
+                   {"requests/s", "requests_per_s"},
+                   {"out tokens/s", "output_tokens_per_s"},
+                   {"per GPU", "output_tokens_per_s_per_gpu"},
+                   {"$/h", "usd_per_hour"},
+                   {"$/M out tokens", "usd_per_million_output_tokens"},
+                   {"KV cache", "kv_cache_bytes"},
+                   {"memory", "memory_total_bytes"}};
+  for (const serving_setup &s : c.setups) {
+    std::vector<cell> row{{s.name},
+                          {status_of(s), std::string{},
+                           s.meets_targets() ? detail::tone::plain : detail::tone::warn}};
+    if (s.chosen) {
+      const serving_point &p = *s.chosen;
+      row.insert(row.end(),
+                 {{std::to_string(p.batch)},
+                  {s.limited_by},
+                  {detail::duration(p.ttft_s), detail::raw(p.ttft_s * 1e3),
+                   p.meets_ttft ? detail::tone::plain : detail::tone::warn},
+                  {detail::duration(p.tpot_s), detail::raw(p.tpot_s * 1e3),
+                   p.meets_tpot ? detail::tone::plain : detail::tone::warn},
+                  {detail::significant(p.requests_per_s), detail::raw(p.requests_per_s)},
+                  {detail::significant(p.output_tokens_per_s), detail::raw(p.output_tokens_per_s)},
+                  {detail::significant(p.output_tokens_per_s_per_gpu),
+                   detail::raw(p.output_tokens_per_s_per_gpu)}});
+    } else {
+      for (int i = 0; i < 7; ++i)
+        row.push_back({"—", std::string{}});
+    }
+    row.push_back(money(s.usd_per_hour, "{:.2f}"));
+    row.push_back(money(s.usd_per_million_output_tokens, "{:.4g}"));
+    row.push_back(
+        {detail::gigabytes(s.memory->kv_cache_bytes), detail::raw(s.memory->kv_cache_bytes)});
+    row.push_back({fmt::format("{} of {}", detail::gigabytes(s.memory->total_bytes),
+                               detail::gigabytes(s.memory->capacity_bytes)),
+                   detail::raw(s.memory->total_bytes),
+                   s.memory->fits ? detail::tone::plain : detail::tone::warn});
+    table.rows.push_back(std::move(row));
+  }
+  return table;
+}
+
+void write_point(detail::json_writer &w, const serving_point &p) {
+  w.begin_object();
+  w.field("batch", p.batch);
+  w.field("ttft_ms", p.ttft_s * 1e3);
+  w.field("tpot_ms", p.tpot_s * 1e3);
+  w.field("request_latency_ms", p.request_latency_s * 1e3);
+  w.field("requests_per_s", p.requests_per_s);
+  w.field("output_tokens_per_s", p.output_tokens_per_s);
+  w.field("output_tokens_per_s_per_gpu", p.output_tokens_per_s_per_gpu);
+  w.field("meets_ttft", p.meets_ttft);
+  w.field("meets_tpot", p.meets_tpot);
+  w.field("meets_targets", p.meets_targets());
+}
+
+void write_setup(detail::json_writer &w, const serving_setup &s) {
+  w.begin_object();
+  nlohmann::json device = detail::device_json(s.analysis.model.spec());
+  device["selection"] = s.analysis.device_selection;
+  w.field("device", device);
+  w.field("name", s.name);
+  w.field("tensor_parallel", s.tensor_parallel);
+  w.field("parameters_origin", s.analysis.model.parameters().origin);
+  w.field("largest_fitting_batch", s.largest_fitting_batch);
+  w.key("serving");
+  if (s.chosen) {
+    write_point(w, *s.chosen);
+    w.field("limited_by", s.limited_by);
+    w.field("usd_per_hour", s.usd_per_hour);
+    w.field("usd_per_million_output_tokens", s.usd_per_million_output_tokens);
+    w.end_object();
+  } else {
+    w.null();
+  }
+  w.key("memory");
+  detail::write_memory(w, s.memory);
+  w.key("curve");
+  w.begin_array();
+  for (const serving_point &p : s.curve) {
+    write_point(w, p);
+    w.end_object();
+  }
+  w.end_array();
+  w.field("notes", s.analysis.notes);
+  w.end_object();
+}
+
+std::optional<double> ms(const std::optional<double> &seconds) {
+  return seconds ? std::optional(*seconds * 1e3) : std::nullopt;
+}
+
+std::vector<detail::json_field> serving_fields(const serving_comparison &c) {
+  const serving_question &q = c.question;
+  nlohmann::json verdict = {
+      {"cheapest",
+       c.verdict.cheapest ? nlohmann::json(*c.verdict.cheapest) : nlohmann::json(nullptr)},
+      {"fastest", c.verdict.fastest ? nlohmann::json(*c.verdict.fastest) : nlohmann::json(nullptr)},
+      {"text", c.verdict.text}};
+  const auto nullable = [](std::optional<double> v) {
+    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+  };
+  std::vector<detail::json_field> fields =
+      detail::fields_of({{"kind", "serving"},
+                         {"network", {{"name", c.network_name}}},
+                         {"question",
+                          {{"prompt_tokens", q.prompt_tokens},
+                           {"output_tokens", q.output_tokens},
+                           {"ttft_ms", nullable(ms(q.ttft_s))},
+                           {"tpot_ms", nullable(ms(q.tpot_s))},
+                           {"launches", q.eager ? "eager" : "cuda_graphs"}}},
+                         {"verdict", std::move(verdict)}});
+  fields.push_back({"setups", [&c](detail::json_writer &w) {
+                      w.begin_array();
+                      for (const serving_setup &s : c.setups)
+                        write_setup(w, s);
+                      w.end_array();
+                    }});
+  return fields;
+}
+
+/// "requests of 2048 prompt + 256 output tokens, TTFT ≤ 500 ms, TPOT ≤ 50 ms, steps replayed
+/// from CUDA graphs"
+std::string question_line(const serving_question &q) {
+  std::string text =
+      fmt::format("requests of {} prompt + {} output tokens", q.prompt_tokens, q.output_tokens);
+  if (q.ttft_s)
+    text += ", TTFT ≤ " + detail::duration(*q.ttft_s);
+  if (q.tpot_s)
+    text += ", TPOT ≤ " + detail::duration(*q.tpot_s);
+  return text + (q.eager ? ", every kernel launched eagerly" : ", steps replayed from CUDA graphs");
+}
+
+class serving_document final : public detail::document {
+public:
+  explicit serving_document(const serving_comparison &c) : m_serving(c) {}
+
+  detail::text_document text() const override {
+    const serving_comparison &c = m_serving;
+    detail::text_document doc;
+    doc.title({fmt::format("{} served on {} setup{}: {}", c.network_name, c.setups.size(),
+                           c.setups.size() == 1 ? "" : "s", question_line(c.question))});
+    doc.table(setups_table(c));
+    doc.lines({c.verdict.text}, true);
+    doc.lines({fmt::format(
+        "per setup: the largest batch (requests decoding at once, at most {}) whose KV cache at "
+        "{} tokens fits and that meets the targets, batched continuously; TPOT: a decode step "
+        "at the mean cache length ({} tokens) plus its share of the prefills of the requests "
+        "that replace finished ones (batch / {} of one); TTFT: one prompt's prefill plus a "
+        "decode step it shares; requests/s: batch / (TTFT + {} · TPOT); $/M out tokens: only "
+        "where the targets are met",
+        max_serving_batch, c.question.prompt_tokens + c.question.output_tokens,
+        c.question.prompt_tokens + c.question.output_tokens / 2, c.question.output_tokens,
+        c.question.output_tokens - 1)});
+    std::vector<std::string> origins;
+    for (const serving_setup &s : c.setups) {
+      const std::string origin = "model parameters of " + s.analysis.model.spec().name + ": " +
+                                 s.analysis.model.parameters().origin;
+      if (std::find(origins.begin(), origins.end(), origin) == origins.end())
+        origins.push_back(origin);
+    }
+    doc.lines(origins);
+    doc.note("steady state at the setup's rate: a request waits in no queue (bursts of arrivals "
+             "add queueing to TTFT), and its prefill is not split into chunks");
+    if (!c.setups.empty())
+      for (const std::string &note : c.setups.front().analysis.notes)
+        doc.note(note);
+    return doc;
+  }
+  text_table csv() const override { return setups_table(m_serving); }
+  std::vector<detail::json_field> json() const override { return serving_fields(m_serving); }
+  std::optional<std::string> figure() const override {
+    return detail::serving_curve_svg(m_serving);
+  }
+
+private:
+  const serving_comparison &m_serving;
+};
+
+} // namespace
+
+void write_serving(const serving_comparison &serving, output_format format, std::ostream &out,
+                   const write_options &options) {
+  detail::write_document(serving_document(serving), format, out, options);
+}
+
+} // namespace roofline
