@@ -557,6 +557,35 @@ TEST_CASE("compare: an unknown GPU, a malformed price or batch is bad input") {
   CHECK(r.out.empty());
 }
 
+TEST_CASE("compare: a serving question given in part, or with options it sets itself") {
+  const std::string config = source_path("examples/configs/llama-3-8b.json");
+  const auto serving = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args{"compare", config, "--gpus", "h100"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_cli(args);
+  };
+  check_usage_error(serving({"--prompt-tokens", "512"}),
+                    {"both --prompt-tokens and --output-tokens"});
+  check_usage_error(serving({"--tpot", "50"}), {"--tpot applies to a serving question"});
+  check_usage_error(serving({"--eager"}), {"--eager applies to a serving question"});
+  check_usage_error(
+      serving({"--prompt-tokens", "512", "--output-tokens", "64", "--phase", "decode"}),
+      {"--phase with --prompt-tokens"});
+  check_usage_error(serving({"--prompt-tokens", "512", "--output-tokens", "64", "--batch", "8"}),
+                    {"--batch with --prompt-tokens"});
+  check_usage_error(serving({"--prompt-tokens", "512", "--output-tokens", "64", "--ttft", "-5"}),
+                    {"--ttft -5: a latency target"});
+  check_usage_error(serving({"--prompt-tokens", "0", "--output-tokens", "64"}),
+                    {"--prompt-tokens"});
+  check_usage_error(run_cli({"compare", source_path("examples/llama2-7b-decode.yaml"), "--gpus",
+                             "h100", "--prompt-tokens", "512", "--output-tokens", "64"}),
+                    {"need a model config"});
+  const cli_result r = serving(
+      {"--prompt-tokens", "512", "--output-tokens", "64", "--tpot", "30", "--format", "json"});
+  CHECK(r.status == 0);
+  CHECK(r.out.find("\"kind\": \"serving\"") != std::string::npos);
+}
+
 TEST_CASE("a ROOFLINE_MEASURE_LAYER too long to be a path: --gpu auto says why and goes on") {
   // Issue 27: std::filesystem threw its raw message past every handler (exit 1).
   const std::string too_long = "/tmp/" + std::string(5000, 'a') + ".so";

@@ -327,3 +327,11 @@ TEST_CASE("compare as a table matches its golden text") {
       "compare-llama2-7b-prefill.table.txt",
       {"compare", source_path("examples/llama2-7b-prefill.yaml"), "--gpus", "a100,h100,h200"});
 }
+
+TEST_CASE("compare: serving Llama-3-8B at a latency target as a table matches its golden text") {
+  check_text_golden("serve-llama3-8b.table.txt",
+                    {"compare", source_path("examples/configs/llama-3-8b.json"), "--gpus",
+                     "a100,l40s,h100,h200,b200", "--prompt-tokens", "2048", "--output-tokens",
+                     "256", "--ttft", "1000", "--tpot", "50", "--price",
+                     "a100=1.5,l40s=1,h100=2.5,h200=3.5,b200=6"});
+}

@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: Apache-2.0
+// serve(): whole requests on each setup at the largest batch that fits and meets the targets.
+// Llama-3-8B (examples/configs) on an H100 SXM5 checked by hand: its KV cache is
+// 2 (K, V) · 32 layers · 8 KV heads · 128 · 2 bytes = 131072 bytes a token.
+#include "roofline/analysis.hpp"
+#include "roofline/error.hpp"
+#include "roofline/serving.hpp"
+#include "roofline/spec_catalog.hpp"
+#include "roofline/writers.hpp"
+
+#include "test_support.hpp"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <sstream>
+
+using namespace roofline;
+
+namespace {
+
+const std::string llama = ROOFLINE_SOURCE_DIR "/examples/configs/llama-3-8b.json";
+
+compare_request request_for(std::vector<std::string> gpus, glue_style glue = glue_style::fused) {
+  compare_request request;
+  config_options options;
+  options.glue = glue;
+  request.source = config_source{model_config::load(llama), options};
+  request.gpus = std::move(gpus);
+  return request;
+}
+
+serving_question question(std::int64_t prompt, std::int64_t output,
+                          std::optional<double> ttft_s = std::nullopt,
+                          std::optional<double> tpot_s = std::nullopt) {
+  serving_question q;
+  q.prompt_tokens = prompt;
+  q.output_tokens = output;
+  q.ttft_s = ttft_s;
+  q.tpot_s = tpot_s;
+  return q;
+}
+
+/// A step of Llama-3-8B on the H100 as the tool analyses it alone, replayed from a CUDA graph.
+double step_s(const config_options &options) {
+  const model_config config = model_config::load(llama);
+  const perf_model model(*spec_catalog::builtin().find("h100-sxm5"));
+  return analyze(config.build(options), model, "test").totals.device_time_s;
+}
+
+constexpr double kv_bytes_per_token = 131072;
+
+} // namespace
+
+TEST_CASE("one setup by hand: batch, KV cache, TTFT and TPOT") {
+  const serving_comparison c = serve(request_for({"h100"}), question(2048, 256, 1.0, 0.050));
+  REQUIRE(c.setups.size() == 1);
+  const serving_setup &s = c.setups.front();
+  REQUIRE(s.chosen);
+  const serving_point &p = *s.chosen;
+  config_options prefill, decode;
+  prefill.glue = decode.glue = glue_style::fused;
+  prefill.seq_len = 2048;
+  prefill.last_logits = true;
+  decode.phase = inference_phase::decode;
+  decode.seq_len = 1;
+  decode.batch = p.batch;
+  decode.kv_len = 2048 + 128; // the mean cache of 256 output tokens
+  const double prefill_s = step_s(prefill), decode_s = step_s(decode);
+  CHECK(p.ttft_s == doctest::Approx(prefill_s + decode_s));
+  CHECK(p.tpot_s == doctest::Approx(decode_s + static_cast<double>(p.batch) / 256 * prefill_s));
+  CHECK(p.request_latency_s == doctest::Approx(p.ttft_s + 255 * p.tpot_s));
+  CHECK(p.output_tokens_per_s ==
+        doctest::Approx(static_cast<double>(p.batch) * 256 / p.request_latency_s));
+  // The cache at the longest request (2048 + 256 tokens) of every request of the batch.
+  CHECK(s.memory->kv_cache_bytes ==
+        doctest::Approx(static_cast<double>(p.batch) * 2304 * kv_bytes_per_token));
+  // The largest batch meeting the targets: TPOT binds here, and one request more misses it.
+  CHECK(p.meets_targets());
+  CHECK(p.tpot_s <= 0.050);
+  CHECK(s.limited_by == "TPOT");
+  CHECK(p.batch < *s.largest_fitting_batch);
+  decode.batch = p.batch + 1;
+  CHECK(step_s(decode) + static_cast<double>(p.batch + 1) / 256 * prefill_s > 0.050);
+  CHECK(c.verdict.fastest == std::optional<std::string>("h100-sxm5"));
+  CHECK_FALSE(c.verdict.cheapest); // no price known
+}
+
+TEST_CASE("without targets the batch is the largest that fits, and the curve ends there") {
+  const serving_comparison c = serve(request_for({"h100"}), question(2048, 256));
+  const serving_setup &s = c.setups.front();
+  REQUIRE(s.largest_fitting_batch);
+  CHECK(s.chosen->batch == *s.largest_fitting_batch);
+  CHECK(s.limited_by == "memory");
+  CHECK(s.memory->fits);
+  CHECK(s.memory->total_bytes <= s.memory->capacity_bytes);
+  // One request more would not fit: its cache alone is more than what is left.
+  CHECK(s.memory->capacity_bytes - s.memory->total_bytes < 2304 * kv_bytes_per_token * 1.01);
+  REQUIRE(s.curve.size() >= 2);
+  CHECK(s.curve.front().batch == 1);
+  CHECK(s.curve.back().batch == *s.largest_fitting_batch);
+  for (std::size_t i = 1; i < s.curve.size(); ++i) {
+    CHECK(s.curve[i].batch > s.curve[i - 1].batch);
+    CHECK(s.curve[i].tpot_s >= s.curve[i - 1].tpot_s);
+    CHECK(s.curve[i].output_tokens_per_s_per_gpu > s.curve[i - 1].output_tokens_per_s_per_gpu);
+  }
+}
+
+TEST_CASE("the verdict: the cheapest and the fastest meet the targets; the others are not priced") {
+  compare_request request = request_for({"a100", "h100", "h200", "l4"});
+  request.prices = {{"a100", 1.5}, {"h100", 2.5}, {"h200", 3.5}, {"l4", 0.5}};
+  const serving_comparison c = serve(request, question(2048, 256, 2.0, 0.040));
+  const auto setup = [&](const std::string &name) -> const serving_setup & {
+    for (const serving_setup &s : c.setups)
+      if (s.name == name)
+        return s;
+    FAIL("no setup " << name);
+    throw;
+  };
+  // An L4 (24 GB, 300 GB/s) reads the 16 GB of weights in more than 40 ms: it misses TPOT at
+  // batch 1, and is shown so, unpriced.
+  const serving_setup &l4 = setup("l4");
+  REQUIRE(l4.chosen);
+  CHECK(l4.chosen->batch == 1);
+  CHECK_FALSE(l4.meets_targets());
+  CHECK_FALSE(l4.usd_per_million_output_tokens);
+  CHECK(c.verdict.text.find("Misses the targets") != std::string::npos);
+  REQUIRE(c.verdict.cheapest);
+  REQUIRE(c.verdict.fastest);
+  double cheapest = 1e300, fastest = 0;
+  for (const serving_setup &s : c.setups)
+    if (s.meets_targets()) {
+      REQUIRE(s.usd_per_million_output_tokens);
+      CHECK(*s.usd_per_million_output_tokens ==
+            doctest::Approx(*s.usd_per_hour / 3600 / s.chosen->output_tokens_per_s * 1e6));
+      cheapest = std::min(cheapest, *s.usd_per_million_output_tokens);
+      fastest = std::max(fastest, s.chosen->output_tokens_per_s_per_gpu);
+    }
+  CHECK(*setup(*c.verdict.cheapest).usd_per_million_output_tokens == cheapest);
+  CHECK(setup(*c.verdict.fastest).chosen->output_tokens_per_s_per_gpu == fastest);
+  CHECK(c.verdict.text.rfind("Cheapest meeting", 0) == 0);
+}
+
+TEST_CASE("a setup the model does not fit is no answer; more GPUs make room") {
+  compare_request request = request_for({"l4"});
+  request.tensor_parallel = {1, 2};
+  // 128k tokens of context: 17.2 GB of cache for one request, beside 16 GB of weights.
+  const serving_comparison c = serve(request, question(120000, 8000));
+  REQUIRE(c.setups.size() == 2);
+  CHECK_FALSE(c.setups[0].chosen);
+  CHECK_FALSE(c.setups[0].memory->fits);
+  CHECK(c.verdict.text.find("Does not fit: l4 (one request needs") != std::string::npos);
+  REQUIRE(c.setups[1].chosen);
+  CHECK(c.setups[1].name == "l4 ×2");
+  CHECK(c.verdict.fastest == std::optional<std::string>("l4 ×2"));
+  CHECK(c.setups[1].chosen->output_tokens_per_s_per_gpu ==
+        doctest::Approx(c.setups[1].chosen->output_tokens_per_s / 2));
+}
+
+TEST_CASE("eager launches take at least as long as CUDA graphs") {
+  serving_question eager = question(128, 64);
+  eager.eager = true;
+  const serving_comparison graphs = serve(request_for({"h100"}), question(128, 64));
+  const serving_comparison launched = serve(request_for({"h100"}), eager);
+  const serving_point &g = graphs.setups.front().curve.front();
+  const serving_point &e = launched.setups.front().curve.front();
+  CHECK(e.batch == g.batch);
+  CHECK(e.tpot_s > g.tpot_s); // batch 1 decode: launch-bound eager
+}
+
+TEST_CASE("questions and requests a serving question refuses") {
+  CHECK_THROWS_WITH_AS(check_serving_question(question(0, 10)),
+                       doctest::Contains("--prompt-tokens"), input_error);
+  CHECK_THROWS_WITH_AS(check_serving_question(question(10, 0)),
+                       doctest::Contains("--output-tokens"), input_error);
+  CHECK_THROWS_WITH_AS(check_serving_question(question(max_serving_tokens, 1)),
+                       doctest::Contains("up to 16777216 tokens"), input_error);
+  CHECK_THROWS_WITH_AS(check_serving_question(question(10, 10, -1.0)),
+                       doctest::Contains("--ttft -1000"), input_error);
+  CHECK_THROWS_WITH_AS(check_serving_question(question(10, 10, std::nullopt, 0.0)),
+                       doctest::Contains("--tpot 0"), input_error);
+  compare_request yaml;
+  yaml.source =
+      parse_network("name: n\nlayers:\n  - {name: l, type: matmul, m: 8, n: 8, k: 8}\n", "n.yaml");
+  yaml.gpus = {"h100"};
+  CHECK_THROWS_WITH_AS(serve(yaml, question(10, 10)), doctest::Contains("need a model config"),
+                       input_error);
+  compare_request batches = request_for({"h100"});
+  batches.batches = {8};
+  CHECK_THROWS_WITH_AS(serve(batches, question(10, 10)), doctest::Contains("--batch"), input_error);
+  CHECK_THROWS_WITH_AS(serve(request_for({"local"}), question(10, 10)),
+                       doctest::Contains("--gpus local"), input_error);
+}
+
+TEST_CASE("JSON: each setup's serving, its curve, and the verdict") {
+  compare_request request = request_for({"h100", "l4"});
+  request.prices = {{"h100", 2.5}};
+  const serving_comparison c = serve(request, question(2048, 256, 1.0, 0.05));
+  std::ostringstream out;
+  write_serving(c, output_format::json, out);
+  const nlohmann::json doc = nlohmann::json::parse(out.str());
+  CHECK(doc["kind"] == "serving");
+  CHECK(doc["question"]["tpot_ms"] == doctest::Approx(50));
+  CHECK(doc["question"]["launches"] == "cuda_graphs");
+  const nlohmann::json &h100 = doc["setups"][0]["serving"];
+  for (const char *field : {"batch", "ttft_ms", "tpot_ms", "requests_per_s", "output_tokens_per_s",
+                            "meets_targets", "usd_per_million_output_tokens"})
+    CHECK_MESSAGE(h100.contains(field), field);
+  CHECK(h100["batch"] == c.setups[0].chosen->batch);
+  CHECK(h100["meets_targets"] == true);
+  CHECK(doc["setups"][1]["serving"]["meets_targets"] == false);
+  CHECK(doc["setups"][1]["serving"]["usd_per_million_output_tokens"].is_null());
+  CHECK(doc["verdict"]["cheapest"] == "h100-sxm5");
+  CHECK(doc["setups"][0]["curve"].size() == c.setups[0].curve.size());
+  std::ostringstream svg;
+  write_serving(c, output_format::svg, svg);
+  CHECK(svg.str().rfind("<svg", 0) == 0);
+  CHECK(svg.str().find("TPOT target 50.0 ms") != std::string::npos);
+}
