@@ -41,6 +41,14 @@ std::string_view to_string(glue_style g);
 std::optional<glue_style> parse_glue_style(std::string_view name);
 
 struct config_options {
+  /// Inference (a served step, `phase`), or a training step: the whole `seq_len` of every
+  /// sequence forward and backward, no KV cache, the LM head (and the loss) at every position.
+  run_mode mode = run_mode::inference;
+  /// Training: the optimizer whose state memory counts; unset: AdamW.
+  std::optional<roofline::optimizer> optimizer;
+  /// Training: the forward results kept for the backward pass; unset: every one (none
+  /// recomputed).
+  std::optional<recomputation> recompute;
   inference_phase phase = inference_phase::prefill;
   std::int64_t batch = 1;
   /// Prefill: the prompt's tokens; decode: the tokens already in the KV cache when `kv_len` is
@@ -75,9 +83,11 @@ void check_tensor_parallel(std::int64_t gpus);
 
 /// Throws input_error for options no config can be built at, with the CLI's words for them: a
 /// batch, sequence or KV length below 1, a `kv_len` outside decode (a prefill's cache is its
-/// prompt), `last_logits` in decode, a KV cache wider than 16 bits or with unfused attention, and
-/// a tensor-parallel degree check_tensor_parallel refuses. Every builder below checks its options
-/// so before anything else.
+/// prompt), `last_logits` in decode, a KV cache wider than 16 bits or with unfused attention, a
+/// tensor-parallel degree check_tensor_parallel refuses; an optimizer or recomputation outside
+/// training, and in training what only a served step has (decode, `kv_len`, `last_logits`, a KV
+/// cache format, quantized weights, a serving engine's glue). Every builder below checks its
+/// options so before anything else.
 void check_config_options(const config_options &options);
 
 /// A model config, read and parsed once: its JSON and the transformer it describes (its family,

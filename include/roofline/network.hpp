@@ -26,6 +26,33 @@ template <> const enum_table<run_mode> &names_of<run_mode>();
 
 std::string_view to_string(run_mode m);
 
+/// The optimizer a training step keeps state for beside its weights and gradients
+/// (memory_fit's optimizer_bytes_per_parameter), with mixed precision's fp32 master weights as
+/// Megatron-LM and DeepSpeed keep them.
+enum class optimizer {
+  adamw, ///< two fp32 moments (Adam's first and second)
+  sgd    ///< SGD with momentum: one fp32 moment
+};
+
+/// "adamw", "sgd".
+template <> const enum_table<optimizer> &names_of<optimizer>();
+
+std::string_view to_string(optimizer o);
+
+/// Which forward results a training step keeps for its backward pass.
+enum class recomputation {
+  none, ///< every forward op's result
+  /// Activation checkpointing of every top-level repeat block (a transformer's layers): each
+  /// repeat's input kept, its forward run again in the backward pass, one repeat's results held
+  /// at a time.
+  full
+};
+
+/// "none", "full".
+template <> const enum_table<recomputation> &names_of<recomputation>();
+
+std::string_view to_string(recomputation r);
+
 /// y = x·W: a GEMM with M = batch·seq_len rows, N = out, K = in.
 struct linear_layer {
   std::int64_t in = 0;
@@ -166,6 +193,9 @@ struct network {
   std::int64_t batch = 1;
   std::int64_t seq_len = 1;
   run_mode mode = run_mode::inference;
+  /// Training: the optimizer whose state memory counts, and the forward results kept.
+  roofline::optimizer optimizer = optimizer::adamw;
+  recomputation recompute = recomputation::none;
   std::vector<layer> layers;
   std::string origin; ///< the file it came from
   /// What the reader must know of how it was built (a model config: what was left out); the

@@ -99,6 +99,16 @@ void add_config_options(CLI::App &command, config_choice &config) {
       .add_option("--seq-len", config.seq_len,
                   "override the network's seq_len (a config's prompt, or its KV cache in decode)")
       ->check(positive_integer);
+  command.add_option("--mode", config.mode,
+                     "with a config.json: inference (default) or training (a whole --seq-len "
+                     "forward and backward, the LM head at every position, no KV cache)");
+  command.add_option("--optimizer", config.optimizer,
+                     "training: the optimizer state memory counts, adamw (default: fp32 master "
+                     "weights and two fp32 moments, 12 bytes a parameter) or sgd (with momentum: "
+                     "8 bytes)");
+  command.add_option("--recompute", config.recompute,
+                     "training: the forward results kept for the backward pass, none (default: "
+                     "every one) or full (each block's input; its forward runs again)");
   command.add_option("--phase", config.phase, "with a config.json: prefill (default) or decode");
   command
       .add_option("--kv-len", config.kv_len,

@@ -37,12 +37,22 @@ bool is_model_config(const std::string &file) {
 
 namespace {
 
+/// The value of E that `option` names as `text`; input_error "unknown --option `text`; expected
+/// …" when none.
+template <class E> E named(const std::string &text, const char *option) {
+  const std::optional<E> parsed = names_of<E>().parse(text);
+  if (!parsed)
+    throw input_error(
+        fmt::format("unknown {} `{}`; expected {}", option, text, names_of<E>().choices()));
+  return *parsed;
+}
+
 /// A network YAML, with --batch and --seq-len; the config options given are refused.
 network read_network_yaml(const std::string &file, const config_choice &config,
                           std::int64_t batch) {
   for (const auto &[given, option] :
-       {std::pair{!config.phase.empty(), "--phase"}, std::pair{config.kv_len > 0, "--kv-len"},
-        std::pair{config.last_logits, "--last-logits"},
+       {std::pair{!config.mode.empty(), "--mode"}, std::pair{!config.phase.empty(), "--phase"},
+        std::pair{config.kv_len > 0, "--kv-len"}, std::pair{config.last_logits, "--last-logits"},
         std::pair{!config.emit_yaml.empty(), "--emit-yaml"},
         std::pair{config.unfused_attention, "--unfused-attention"},
         std::pair{!config.quantization.empty(), "--quantization"},
@@ -54,6 +64,16 @@ network read_network_yaml(const std::string &file, const config_choice &config,
                         "as " +
                         file + ", whose layers say it themselves (docs/network-format.md)");
   network net = load_network(file);
+  // A training step's choices: the command line's over the file's.
+  for (const auto &[given, option] : {std::pair{!config.optimizer.empty(), "--optimizer"},
+                                      std::pair{!config.recompute.empty(), "--recompute"}})
+    if (given && net.mode != run_mode::training)
+      throw input_error(std::string(option) + " applies to a training step, and " + file +
+                        " is `mode: inference`");
+  if (!config.optimizer.empty())
+    net.optimizer = named<optimizer>(config.optimizer, "--optimizer");
+  if (!config.recompute.empty())
+    net.recompute = named<recomputation>(config.recompute, "--recompute");
   if (batch > 0)
     net.batch = batch;
   if (config.seq_len > 0)
@@ -68,15 +88,17 @@ network read_network_yaml(const std::string &file, const config_choice &config,
   return net;
 }
 
-/// What --phase, --quantization, --kv-cache-dtype and --glue name; input_error when unknown.
+/// What --mode, --optimizer, --recompute, --phase, --quantization, --kv-cache-dtype and --glue
+/// name; input_error when unknown.
 void parse_config_names(const config_choice &config, config_options &options) {
-  if (!config.phase.empty()) {
-    const auto parsed = parse_inference_phase(config.phase);
-    if (!parsed)
-      throw input_error("unknown --phase `" + config.phase + "`; expected " +
-                        names_of<inference_phase>().choices());
-    options.phase = *parsed;
-  }
+  if (!config.mode.empty())
+    options.mode = named<run_mode>(config.mode, "--mode");
+  if (!config.optimizer.empty())
+    options.optimizer = named<optimizer>(config.optimizer, "--optimizer");
+  if (!config.recompute.empty())
+    options.recompute = named<recomputation>(config.recompute, "--recompute");
+  if (!config.phase.empty())
+    options.phase = named<inference_phase>(config.phase, "--phase");
   if (!config.quantization.empty()) {
     options.quantization = parse_quantization(config.quantization);
     if (!options.quantization)

@@ -33,6 +33,7 @@ bool is_model_config(const std::string &file);
 
 /// What the command line says of a model config (a .json network file).
 struct config_choice {
+  std::string mode, optimizer, recompute; ///< --optimizer and --recompute: YAML networks' too
   std::string phase, emit_yaml, quantization, kv_cache_dtype, glue;
   std::int64_t seq_len = 0, kv_len = 0, tensor_parallel = 0;
   bool last_logits = false, unfused_attention = false;

@@ -493,6 +493,93 @@ TEST_CASE("a model config analyses, and --emit-yaml writes the network it built"
   CHECK(total(again.out) == total(r.out));
 }
 
+TEST_CASE("--mode training: a config's memory counts gradients and optimizer state, per GPU") {
+  temp_dir dir;
+  const std::string llama = source_path("examples/configs/llama-2-7b.json");
+  const cli_result r = run_cli({llama, "--gpu", "h100", "--mode", "training", "--tp", "2",
+                                "--format", "json", "--emit-yaml", dir / "train.yaml"});
+  REQUIRE(r.status == 0);
+  const nlohmann::json report = nlohmann::json::parse(r.out);
+  CHECK(report["network"]["mode"] == "training");
+  CHECK(report["serving"].is_null());
+  const nlohmann::json &memory = report["memory"];
+  // Half of Llama-2-7B's 6,738,149,376 parameters on each GPU: fp16 weights and gradients,
+  // AdamW's 12 bytes.
+  CHECK(memory["weights_bytes"] == 6'738'149'376.0);
+  CHECK(memory["gradient_bytes"] == 6'738'149'376.0);
+  CHECK(memory["optimizer_bytes"] == 6 * 6'738'149'376.0);
+  CHECK(memory["optimizer"] == "adamw");
+  CHECK(memory["recompute"] == "none");
+  CHECK(memory["kv_cache_bytes"] == 0);
+  CHECK(memory["max_batch"].get<std::int64_t>() >= 1);
+  // The YAML it wrote trains the same.
+  const cli_result again = run_cli({dir / "train.yaml", "--gpu", "h100", "--format", "json"});
+  REQUIRE(again.status == 0);
+  CHECK(nlohmann::json::parse(again.out)["memory"] == memory);
+  // SGD and recomputation, from the command line, on the config and on the YAML alike.
+  for (const std::string &network : {llama, dir / "train.yaml"}) {
+    std::vector<std::string> args{network, "--gpu",       "h100", "--optimizer",
+                                  "sgd",   "--recompute", "full"};
+    if (network == llama)
+      args.insert(args.end(), {"--mode", "training", "--tp", "2"});
+    const cli_result text = run_cli(args);
+    REQUIRE(text.status == 0);
+    CHECK(text.out.find("6.74 GB gradients + 27.0 GB optimizer state (sgd") != std::string::npos);
+    CHECK(text.out.find("--recompute full: each block's input") != std::string::npos);
+    CHECK(text.out.find("the largest micro-batch that fits") != std::string::npos);
+  }
+  // compare builds the training step at each degree.
+  const cli_result compared = run_cli({"compare", llama, "--gpus", "h100,h200", "--mode",
+                                       "training", "--optimizer", "sgd", "--format", "json"});
+  REQUIRE(compared.status == 0);
+  const nlohmann::json h200 = nlohmann::json::parse(compared.out)["gpus"][1]["memory"];
+  CHECK(h200["optimizer"] == "sgd");
+  CHECK(h200["optimizer_bytes"] == 8 * 6'738'149'376.0);
+}
+
+TEST_CASE("--mode training refuses what only a served step has, and names bad choices") {
+  const std::string llama = source_path("examples/configs/llama-2-7b.json");
+  const auto training = [&](std::vector<std::string> more) {
+    std::vector<std::string> args{llama, "--gpu", "h100", "--mode", "training"};
+    args.insert(args.end(), more.begin(), more.end());
+    return run_cli(args);
+  };
+  check_usage_error(training({"--phase", "decode"}),
+                    {"--phase decode, a served model's step, has no place in a training step"});
+  check_usage_error(training({"--kv-len", "4096"}),
+                    {"--kv-len, the cache a decode step reads, has no place"});
+  check_usage_error(training({"--last-logits"}),
+                    {"--last-logits applies to a prefill", "logits of every position"});
+  check_usage_error(training({"--kv-cache-dtype", "fp8"}),
+                    {"--kv-cache-dtype, the KV cache's format, has no place"});
+  check_usage_error(training({"--quantization", "w4a16"}),
+                    {"--quantization w4a16 is weight-only quantization for inference"});
+  check_usage_error(training({"--quantization", "fp8"}),
+                    {"--quantization fp8 is modelled for inference"});
+  check_usage_error(training({"--glue", "fused"}), {"--glue fused is a serving engine's kernels"});
+  check_usage_error(training({"--optimizer", "adam"}),
+                    {"unknown --optimizer `adam`; expected adamw or sgd"});
+  check_usage_error(training({"--recompute", "selective"}),
+                    {"unknown --recompute `selective`; expected none or full"});
+  check_usage_error(run_cli({llama, "--gpu", "h100", "--mode", "train"}),
+                    {"unknown --mode `train`; expected inference or training"});
+  check_usage_error(run_cli({llama, "--gpu", "h100", "--optimizer", "sgd"}),
+                    {"--optimizer applies to a training step: give --mode training"});
+  check_usage_error(run_cli({llama, "--gpu", "h100", "--recompute", "full"}),
+                    {"--recompute applies to a training step: give --mode training"});
+  check_usage_error(
+      run_cli({"compare", llama, "--gpus", "h100,h200", "--mode", "training", "--phase", "decode"}),
+      {"--phase decode, a served model's step, has no place in a training step"});
+  // A network YAML says its own mode; its optimizer and recomputation may be chosen in training.
+  check_usage_error(run_cli({alexnet, "--gpu", "v100", "--mode", "training"}),
+                    {"--mode applies to a model config"});
+  check_usage_error(run_cli({alexnet, "--gpu", "v100", "--optimizer", "sgd"}),
+                    {"--optimizer applies to a training step", "`mode: inference`"});
+  check_usage_error(
+      run_cli({source_path("examples/mlp-training.yaml"), "--gpu", "h100", "--optimizer", "lion"}),
+      {"unknown --optimizer `lion`; expected adamw or sgd"});
+}
+
 TEST_CASE("compare --emit-yaml writes the network the baseline ran: its batch, its shard") {
   temp_dir dir;
   const std::string llama = source_path("examples/configs/llama-3-8b.json");

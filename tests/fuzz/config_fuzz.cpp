@@ -5,7 +5,8 @@
 // step, precision and resident weights (a faithful round trip: abort on any difference).
 //
 // An input may start with a line of options, `#phase=decode batch=8 seq=4096 kv=8192 tp=2
-// quant=fp8 kvdtype=fp8 last unfused`; the rest is the config.
+// quant=fp8 kvdtype=fp8 last unfused train optimizer=sgd recompute=full`; the rest is the
+// config.
 #include "fuzz_support.hpp"
 
 #include "roofline/lowering.hpp"
@@ -59,6 +60,12 @@ roofline::config_options options_of(std::string_view &text) {
       options.last_logits = true;
     else if (key == "unfused")
       options.fused_attention = false;
+    else if (key == "train")
+      options.mode = roofline::run_mode::training;
+    else if (key == "optimizer")
+      options.optimizer = roofline::names_of<roofline::optimizer>().parse(value);
+    else if (key == "recompute")
+      options.recompute = roofline::names_of<roofline::recomputation>().parse(value);
   }
   return options;
 }
@@ -72,6 +79,8 @@ std::string different_step(const roofline::network &a, const roofline::network &
     return "its precision or weights";
   if (a.batch != b.batch || a.seq_len != b.seq_len || a.mode != b.mode)
     return "its batch, seq_len or mode";
+  if (a.optimizer != b.optimizer || a.recompute != b.recompute)
+    return "its optimizer or recomputation";
   if (a.phase != b.phase || (a.phase && a.kv_len != b.kv_len))
     return "its phase or KV length";
   if (a.resident_weight_bytes != b.resident_weight_bytes)

@@ -11,6 +11,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -694,6 +695,12 @@ TEST_CASE("op_count says how many ops lower() makes of every layer type, in both
         continue; // modelled for inference only (fused attention, moe)
       }
       CHECK(op_count(net.layers.front(), net.mode) == static_cast<std::int64_t>(ops.size()));
+      // Training's forward ops are inference's, first (memory_fit's recomputation reads them so).
+      const auto forward = std::count_if(ops.begin(), ops.end(),
+                                         [](const op &o) { return o.pass == pass::forward; });
+      CHECK(op_count(net.layers.front(), run_mode::inference) == forward);
+      CHECK(std::all_of(ops.begin(), ops.begin() + forward,
+                        [](const op &o) { return o.pass == pass::forward; }));
     }
 }
 

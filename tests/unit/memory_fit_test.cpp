@@ -126,3 +126,139 @@ TEST_CASE("a network whose activations hardly grow with the batch: the largest b
   REQUIRE(m.max_batch);
   CHECK(*m.max_batch == std::numeric_limits<std::int64_t>::max());
 }
+
+// ------------------------------------------------------------------ training
+
+namespace {
+
+/// Llama-2-7B's training step as `options` (mode training added) say, against `capacity` bytes.
+memory_use training_memory(config_options options, double capacity = 1e12) {
+  options.mode = run_mode::training;
+  const network net = load_model_config(roofline::test::config_path("llama-2-7b.json"), options);
+  return memory_of(net, lower(net), capacity);
+}
+
+// Llama-2-7B's parameters by hand (hidden 4096, 32 layers, MLP 11008, vocabulary 32000, the LM
+// head not tied to the embeddings):
+//   embeddings              32000 · 4096                 =   131,072,000
+//   per layer: q, k, v, o   4 · 4096²                    =    67,108,864
+//              gate, up, down 3 · 4096 · 11008           =   135,266,304
+//              two RMSNorms 2 · 4096                     =         8,192
+//   32 layers               32 · 202,383,360             = 6,476,267,520
+//   final norm              4096                         =         4,096
+//   LM head                 4096 · 32000                 =   131,072,000
+//   total                                                = 6,738,415,616 (the published 6.74B)
+// The model counts no norm weights (266,240 parameters, 0.004%): P = 6,738,149,376.
+constexpr double llama2_parameters = 6'738'149'376.0;
+
+} // namespace
+
+TEST_CASE("optimizer state per parameter: mixed precision's fp32 master copy and fp32 moments") {
+  CHECK(optimizer_bytes_per_parameter(optimizer::adamw, 2) == 12); // ZeRO's K = 12
+  CHECK(optimizer_bytes_per_parameter(optimizer::sgd, 2) == 8);
+  // fp32 weights are their own master copy.
+  CHECK(optimizer_bytes_per_parameter(optimizer::adamw, 4) == 8);
+  CHECK(optimizer_bytes_per_parameter(optimizer::sgd, 4) == 4);
+  CHECK(optimizer_bytes_per_parameter(optimizer::adamw, 1) == 12); // fp8 weights
+}
+
+TEST_CASE("Llama-2-7B training with AdamW: 16 bytes a parameter, ZeRO's 16Ψ (108 GB)") {
+  config_options options;
+  const memory_use m = training_memory(options);
+  CHECK(m.weights_bytes == 2 * llama2_parameters);    // fp16, as the config says
+  CHECK(m.gradient_bytes == 2 * llama2_parameters);   // in the weights' precision
+  CHECK(m.optimizer_bytes == 12 * llama2_parameters); // fp32 master + two fp32 moments
+  const double states = m.weights_bytes + m.gradient_bytes + m.optimizer_bytes;
+  CHECK(states == 107'810'390'016.0); // 16 P: ZeRO §3.1 gives 120 GB for Ψ = 7.5B
+  CHECK(m.kv_cache_bytes == 0);
+  REQUIRE(m.optimizer);
+  CHECK(*m.optimizer == optimizer::adamw);
+  REQUIRE(m.recompute);
+  CHECK(*m.recompute == recomputation::none);
+  CHECK(m.total_bytes == states + m.activation_bytes);
+
+  // The states do not grow with the micro-batch, the activations do, in proportion.
+  options.batch = 4;
+  const memory_use four = training_memory(options);
+  CHECK(four.optimizer_bytes == m.optimizer_bytes);
+  CHECK(four.activation_bytes == doctest::Approx(4 * m.activation_bytes));
+
+  // An 80 GB H100 holds not even the states; 200 GB hold (200e9 − 16 P) / activations.
+  CHECK_FALSE(training_memory({}, 85e9).max_batch);
+  CHECK_FALSE(training_memory({}, 85e9).fits);
+  const memory_use roomy = training_memory({}, 200e9);
+  REQUIRE(roomy.max_batch);
+  CHECK(*roomy.max_batch ==
+        static_cast<std::int64_t>((200e9 - 16 * llama2_parameters) / m.activation_bytes));
+}
+
+TEST_CASE("SGD with momentum keeps 8 bytes a parameter; tensor parallelism shares every state") {
+  config_options sgd;
+  sgd.optimizer = optimizer::sgd;
+  const memory_use m = training_memory(sgd);
+  CHECK(m.optimizer_bytes == 8 * llama2_parameters);
+  REQUIRE(m.optimizer);
+  CHECK(*m.optimizer == optimizer::sgd);
+  // Every weight matrix and the vocabulary split evenly over 2 GPUs: each holds half of each.
+  config_options tp;
+  tp.tensor_parallel = 2;
+  const memory_use half = training_memory(tp);
+  CHECK(half.weights_bytes == llama2_parameters);
+  CHECK(half.gradient_bytes == llama2_parameters);
+  CHECK(half.optimizer_bytes == 6 * llama2_parameters);
+}
+
+TEST_CASE("full recomputation keeps each block's input and one block's results: more fits") {
+  config_options none, full;
+  full.recompute = recomputation::full;
+  const memory_use kept = training_memory(none), recomputed = training_memory(full);
+  // Outside the 32 blocks, kept either way: the embedding's and the final norm's 2048 × 4096
+  // results and the logits, 2048 × 32000, at 2 bytes.
+  const double outside = 2.0 * 2048 * 4096 * 2 + 2048.0 * 32000 * 2;
+  const double blocks = kept.activation_bytes - outside; // 32 blocks' results
+  // Each block's input (2048 × 4096 × 2 bytes) kept 32 times, and one block's results.
+  const double input = 2048.0 * 4096 * 2;
+  CHECK(recomputed.activation_bytes == doctest::Approx(32 * input + blocks / 32 + outside));
+  CHECK(recomputed.activation_bytes < kept.activation_bytes / 4);
+  CHECK(recomputed.optimizer_bytes == kept.optimizer_bytes);
+  const memory_use a = training_memory(none, 200e9), b = training_memory(full, 200e9);
+  REQUIRE(a.max_batch);
+  REQUIRE(b.max_batch);
+  CHECK(*b.max_batch > 4 * *a.max_batch);
+}
+
+TEST_CASE("a training network in YAML counts gradients and optimizer state the same way") {
+  const char *const yaml = "name: mlp\nprecision: bf16\nbatch: 8\nmode: training\n"
+                           "optimizer: sgd\nrecompute: full\nlayers:\n"
+                           "  - repeat: 4\n    name: block\n    layers:\n"
+                           "      - {name: fc, type: linear, in: 1024, out: 1024}\n"
+                           "      - {name: act, type: relu}\n";
+  const network net = parse_network(yaml, "mlp.yaml");
+  CHECK(net.optimizer == optimizer::sgd);
+  CHECK(net.recompute == recomputation::full);
+  const memory_use m = memory_of(net, lower(net), 80e9);
+  const double parameters = 4.0 * 1024 * 1024;
+  CHECK(m.weights_bytes == 2 * parameters);
+  CHECK(m.gradient_bytes == 2 * parameters);
+  CHECK(m.optimizer_bytes == 8 * parameters);
+  // 4 blocks' inputs (8 × 1024 bf16 each) and one block's fc and relu results.
+  CHECK(m.activation_bytes == 4 * 8 * 1024 * 2 + 2 * 8 * 1024 * 2);
+  // Inference counts neither.
+  const network served = parse_network(
+      "name: mlp\nlayers:\n  - {name: fc, type: linear, in: 1024, out: 1024}\n", "mlp.yaml");
+  const memory_use inference = memory_of(served, lower(served), 80e9);
+  CHECK(inference.gradient_bytes == 0);
+  CHECK(inference.optimizer_bytes == 0);
+  CHECK_FALSE(inference.optimizer);
+  CHECK_FALSE(inference.recompute);
+  CHECK_THROWS_WITH_AS(
+      parse_network("name: mlp\noptimizer: sgd\nlayers:\n  - {name: fc, type: linear, in: 8, "
+                    "out: 8}\n",
+                    "mlp.yaml"),
+      doctest::Contains("`optimizer` is a training step's: give `mode: training`"), input_error);
+  CHECK_THROWS_WITH_AS(
+      parse_network("name: mlp\nmode: training\nrecompute: some\nlayers:\n  - {name: fc, type: "
+                    "linear, in: 8, out: 8}\n",
+                    "mlp.yaml"),
+      doctest::Contains("`recompute` must be `none` or `full`, got `some`"), input_error);
+}

@@ -747,3 +747,43 @@ TEST_CASE("a model config read once builds at any options as a config read anew 
   CHECK_THROWS_WITH_AS(model_config("[]", "list.json"),
                        doctest::Contains("expected a model config: a JSON object"), input_error);
 }
+
+TEST_CASE("a config's training step: the whole sequence forward and backward, no serving step") {
+  config_options options;
+  options.mode = run_mode::training;
+  options.seq_len = 1024;
+  options.batch = 2;
+  options.recompute = recomputation::full;
+  const network net = load_model_config(config_path("llama-2-7b.json"), options);
+  CHECK(net.name == "llama-2-7b-training");
+  CHECK(net.mode == run_mode::training);
+  CHECK_FALSE(net.phase); // no time to first token nor per output token
+  CHECK(net.optimizer == optimizer::adamw);
+  CHECK(net.recompute == recomputation::full);
+  const std::vector<op> ops = lower(net);
+  // The LM head at every position, with its gradients; no cache written.
+  CHECK(op_named(ops, "lm_head").gemm->m == 2 * 1024);
+  CHECK(std::count_if(ops.begin(), ops.end(),
+                      [](const op &o) { return o.layer == "lm_head" && o.is_gemm(); }) == 3);
+  CHECK(std::none_of(ops.begin(), ops.end(), [](const op &o) { return o.kind == "kv_append"; }));
+  // Its YAML trains alike.
+  const std::string yaml = to_network_yaml(net);
+  CHECK(contains(yaml, "mode: training\noptimizer: adamw\nrecompute: full\n"));
+  const network again = parse_network(yaml, "emitted.yaml");
+  CHECK(again.recompute == recomputation::full);
+  CHECK(lower(again).size() == ops.size());
+
+  // A config quantized for serving does not train.
+  const std::string awq = "{\"model_type\": \"llama\", \"hidden_size\": 256, "
+                          "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+                          "\"intermediate_size\": 512, \"vocab_size\": 1000, "
+                          "\"quantization_config\": {\"quant_method\": \"awq\", \"bits\": 4}}";
+  CHECK_THROWS_WITH_AS(network_from_config(awq, "awq.json", options),
+                       doctest::Contains("`quantization_config` quantizes them for inference"),
+                       input_error);
+  // A training step's choices outside training are refused with the CLI's words.
+  config_options served;
+  served.optimizer = optimizer::sgd;
+  CHECK_THROWS_WITH_AS(check_config_options(served),
+                       "--optimizer applies to a training step: give --mode training", input_error);
+}

@@ -12,12 +12,25 @@ namespace roofline {
 namespace {
 
 struct layer_memory {
+  std::optional<roofline::optimizer> training; ///< the optimizer of a training step
   double weights = 0;
-  double kv_cache = 0; ///< at the network's batch
+  double gradients = 0, optimizer_state = 0; ///< training
+  double kv_cache = 0;                       ///< at the network's batch
   /// Each decoder attention layer's cache: its bytes per token (at the network's batch) and its
   /// sliding window (0: none; the cache stops growing there).
   std::vector<std::pair<double, std::int64_t>> kv_caches;
   bool decoding = false; ///< some layer reads a cache longer than its queries
+
+  /// `parameters` weights of precision `p`, stored `stored_bytes` each (less where quantized),
+  /// and in training their gradients and optimizer state.
+  void add_weights(double parameters, double stored_bytes, precision p) {
+    weights += parameters * stored_bytes;
+    if (!training)
+      return;
+    const double element = element_bytes(p);
+    gradients += parameters * element;
+    optimizer_state += parameters * optimizer_bytes_per_parameter(*training, element);
+  }
 
   /// The caches' bytes at a context of `tokens`.
   double kv_bytes_at(std::int64_t tokens) const {
@@ -39,26 +52,27 @@ void add_layers(const network &net, const std::vector<layer> &layers, precision 
     std::visit(
         [&](const auto &body) {
           using body_type = std::decay_t<decltype(body)>;
+          // `copies` of a k × n weight matrix.
+          const auto matrix = [&](double copies, std::int64_t k, std::int64_t n) {
+            sum.add_weights(copies * static_cast<double>(k) * static_cast<double>(n),
+                            weight_element_bytes({1, n, k, 1, weights}, p), p);
+          };
           if constexpr (std::is_same_v<body_type, repeat_block>) {
             add_layers(net, body.layers, p, weights, times * static_cast<double>(body.times), sum);
           } else if constexpr (std::is_same_v<body_type, linear_layer>) {
-            sum.weights += times * weight_element_bytes({1, body.out, body.in, 1, weights}, p) *
-                           static_cast<double>(body.in) * static_cast<double>(body.out);
+            matrix(times, body.in, body.out);
           } else if constexpr (std::is_same_v<body_type, conv2d_layer>) {
-            sum.weights += times * element * static_cast<double>(body.in_channels / body.groups) *
-                           static_cast<double>(body.out_channels) *
-                           static_cast<double>(body.kernel_h) * static_cast<double>(body.kernel_w);
+            sum.add_weights(times * static_cast<double>(body.in_channels / body.groups) *
+                                static_cast<double>(body.out_channels) *
+                                static_cast<double>(body.kernel_h) *
+                                static_cast<double>(body.kernel_w),
+                            element, p);
           } else if constexpr (std::is_same_v<body_type, moe_layer>) {
-            // Every expert is held, reached or not, and the router.
-            const auto matrix = [&](std::int64_t k, std::int64_t n) {
-              return weight_element_bytes({1, n, k, 1, weights}, p) * static_cast<double>(k) *
-                     static_cast<double>(n);
-            };
-            const double expert = (body.gated ? 2 : 1) * matrix(body.in, body.intermediate) +
-                                  matrix(body.intermediate, body.in);
-            sum.weights += times * (static_cast<double>(body.experts) * expert +
-                                    element * static_cast<double>(body.in) *
-                                        static_cast<double>(body.experts));
+            // Every expert is held, reached or not, and the router (not quantized).
+            const double experts = times * static_cast<double>(body.experts);
+            matrix(experts * (body.gated ? 2 : 1), body.in, body.intermediate);
+            matrix(experts, body.intermediate, body.in);
+            sum.add_weights(experts * static_cast<double>(body.in), element, p);
           } else if constexpr (std::is_same_v<body_type, attention_layer>) {
             // A decoder's keys and values are kept for the tokens that follow: under a causal
             // mask (prefill fills the cache) or beyond the queries (decode reads it). Training
@@ -105,31 +119,91 @@ double result_bytes_of(const op &o) {
   return element * static_cast<double>(o.elements);
 }
 
+/// What an op reads besides its weights: a GEMM's A operand; every other op an input the size of
+/// its result (a norm, an elementwise op, fused attention's queries).
+double input_bytes_of(const op &o) {
+  if (!o.is_gemm())
+    return result_bytes_of(o);
+  return element_bytes(o.precision) * static_cast<double>(o.gemm->batch_count) *
+         static_cast<double>(o.gemm->m) * static_cast<double>(o.gemm->k);
+}
+
+/// The forward results a training step keeps for its backward pass: every forward op's; with
+/// full recomputation (activation checkpointing), a top-level repeat block keeps its input once
+/// a repeat and the results of the one repeat recomputed at a time, the other layers their
+/// results.
+double kept_activation_bytes(const network &net, const std::vector<op> &ops) {
+  double kept = 0;
+  if (net.recompute == recomputation::none) {
+    for (const op &o : ops)
+      if (o.pass == pass::forward)
+        kept += result_bytes_of(o) * static_cast<double>(o.count);
+    return kept;
+  }
+  // lower() makes every forward op first, in layer order: op_count(l, inference) of each layer
+  // (tests/unit/lowering_test.cpp checks it).
+  std::size_t next = 0;
+  for (const layer &l : net.layers) {
+    const std::size_t end =
+        std::min(ops.size(), next + static_cast<std::size_t>(op_count(l, run_mode::inference)));
+    double results = 0;
+    for (std::size_t i = next; i < end; ++i)
+      results += result_bytes_of(ops[i]) * static_cast<double>(ops[i].count);
+    const auto *block = std::get_if<repeat_block>(&l.body);
+    if (block && end > next) {
+      const double times = static_cast<double>(block->times);
+      kept += times * input_bytes_of(ops[next]) + results / times;
+    } else {
+      kept += results;
+    }
+    next = end;
+  }
+  return kept;
+}
+
 } // namespace
 
+double optimizer_bytes_per_parameter(optimizer o, double weight_bytes) {
+  const double fp32 = element_bytes(precision::fp32);
+  const double master = weight_bytes < fp32 ? fp32 : 0;
+  const double moments = o == optimizer::adamw ? 2 : 1;
+  return master + moments * std::max(fp32, weight_bytes);
+}
+
 memory_use memory_of(const network &net, const std::vector<op> &ops, double capacity_bytes) {
+  const bool training = net.mode == run_mode::training;
   layer_memory layers;
+  if (training)
+    layers.training = net.optimizer;
   add_layers(net, net.layers, net.precision, net.weights, 1, layers);
+  // The embeddings no layer runs, in the network's precision.
+  const double element = element_bytes(net.precision);
+  layers.add_weights(net.resident_weight_bytes / element, element, net.precision);
   memory_use m;
-  m.weights_bytes = layers.weights + net.resident_weight_bytes;
+  m.weights_bytes = layers.weights;
+  m.gradient_bytes = layers.gradients;
+  m.optimizer_bytes = layers.optimizer_state;
   m.kv_cache_bytes = layers.kv_cache;
-  for (const op &o : ops) {
-    if (o.pass != pass::forward)
-      continue;
-    if (net.mode == run_mode::training)
-      m.activation_bytes += result_bytes_of(o) * static_cast<double>(o.count);
-    else
-      m.activation_bytes = std::max(m.activation_bytes, activation_bytes_of(o));
+  if (training) {
+    m.optimizer = net.optimizer;
+    m.recompute = net.recompute;
+    m.activation_bytes = kept_activation_bytes(net, ops);
+  } else {
+    for (const op &o : ops)
+      if (o.pass == pass::forward)
+        m.activation_bytes = std::max(m.activation_bytes, activation_bytes_of(o));
   }
-  m.total_bytes = m.weights_bytes + m.kv_cache_bytes + m.activation_bytes;
+  // Weights, gradients and optimizer state do not grow with the batch; the cache and the
+  // activations grow in proportion to it.
+  const double fixed = m.weights_bytes + m.gradient_bytes + m.optimizer_bytes;
+  m.total_bytes = fixed + m.kv_cache_bytes + m.activation_bytes;
   m.capacity_bytes = capacity_bytes;
   m.fits = m.total_bytes <= capacity_bytes;
   if (capacity_bytes <= 0)
     return m;
-  // The cache and the activations grow in proportion to the batch, the weights do not.
   const double per_sample =
       (m.kv_cache_bytes + m.activation_bytes) / static_cast<double>(net.batch);
-  const double room = capacity_bytes - m.weights_bytes;
+  const double room = capacity_bytes - fixed;
   // At most the largest batch there is: a network whose activations hardly grow with the batch
   // (a fixed matmul at a batch near 2^63) fits more samples than an int64 holds, and the cast of
   // such a double would be undefined.
@@ -144,7 +218,7 @@ memory_use memory_of(const network &net, const std::vector<op> &ops, double capa
   // bytes grow with it, piecewise linearly); none when even the longest fits (every cache
   // windowed) or not one token does.
   if (layers.decoding && !layers.kv_caches.empty()) {
-    const double left = capacity_bytes - m.weights_bytes - m.activation_bytes;
+    const double left = capacity_bytes - fixed - m.activation_bytes;
     std::int64_t low = 0, high = std::int64_t{1} << 62; // fits, does not fit
     if (layers.kv_bytes_at(high) > left) {
       while (high - low > 1) {

@@ -559,14 +559,25 @@ attention_layer attention_of(const transformer_shape &s, const config_options &o
 network step_of(const transformer_shape &s, const config_options &options,
                 const attention_layer &attention, const std::string &origin) {
   const bool decode = options.phase == inference_phase::decode;
+  const bool training = options.mode == run_mode::training;
   network net;
   net.origin = origin;
   net.name = fmt::format("{}-{}", std::filesystem::path(origin).stem().string(),
-                         decode ? "decode" : "prefill");
+                         training ? "training"
+                         : decode ? "decode"
+                                  : "prefill");
   net.precision = s.precision;
-  net.phase = options.phase;
   net.batch = options.batch;
   net.seq_len = attention.seq_len;
+  if (training) { // not a served step: no phase, no cache
+    net.mode = run_mode::training;
+    net.optimizer = options.optimizer.value_or(optimizer::adamw);
+    net.recompute = options.recompute.value_or(recomputation::none);
+    net.description = fmt::format("{} training step of {} tokens, batch {} (from {})", s.family,
+                                  net.seq_len, net.batch, origin);
+    return net;
+  }
+  net.phase = options.phase;
   net.kv_len = attention.kv_len;
   net.description = decode ? fmt::format("{} decode step, KV cache {}, batch {} (from {})",
                                          s.family, attention.kv_len, net.batch, origin)
@@ -594,7 +605,10 @@ void add_blocks(network &net, const transformer_shape &s, const attention_layer 
   if (options.kv_cache)
     net.notes.push_back(fmt::format("the KV cache is stored as {}", to_string(*options.kv_cache)));
   net.layers.push_back(std::move(repeated));
-  net.notes.push_back(options.glue == glue_style::eager
+  net.notes.push_back(options.mode == run_mode::training
+                          ? "the glue as PyTorch eager runs transformers' code: norms and rotary "
+                            "embeddings in its kernels"
+                      : options.glue == glue_style::eager
                           ? "the glue as PyTorch eager runs transformers' code: norms, rotary "
                             "embeddings and cache writes in its kernels (--glue fused: a "
                             "serving engine's)"
@@ -635,7 +649,15 @@ void add_head(network &net, const transformer_shape &s, const config_options &op
     net.layers.push_back(make("lm_head", matmul_layer{net.batch, s.vocab, s.hidden, 1}));
   else
     net.layers.push_back(linear("lm_head", s.hidden, s.vocab));
-  if (!decode && !options.last_logits)
+  if (options.mode == run_mode::training)
+    net.notes.push_back(fmt::format(
+        "a training step: the LM head runs for every position, the loss's logits; the loss and "
+        "the optimizer's update are not timed (their state is counted in memory){}",
+        s.tensor_parallel > 1 ? "; the activations kept are one GPU's: its share of the split "
+                                "layers' results, the norms' and residual adds' whole (no "
+                                "sequence parallelism)"
+                              : ""));
+  else if (!decode && !options.last_logits)
     net.notes.push_back("the LM head runs for every prompt position (--last-logits: the last "
                         "one only, all the first token needs)");
 }
@@ -656,11 +678,54 @@ void check_tensor_parallel(std::int64_t gpus) {
                                   gpus, max_tensor_parallel));
 }
 
+namespace {
+
+/// Throws input_error for options that make no sense with `options.mode`: a training step's
+/// choices in inference, a served step's in training.
+void check_run_mode(const config_options &options) {
+  if (options.mode != run_mode::training) {
+    if (options.optimizer)
+      throw input_error("--optimizer applies to a training step: give --mode training");
+    if (options.recompute)
+      throw input_error("--recompute applies to a training step: give --mode training");
+    return;
+  }
+  // A training step is a whole prefill's forward pass and its backward: no cache, every logit.
+  const auto refuse = [](const char *what) {
+    throw input_error(std::string(what) +
+                      " has no place in a training step (--mode training), which runs every "
+                      "sequence's --seq-len tokens forward and backward with no KV cache");
+  };
+  if (options.phase == inference_phase::decode)
+    refuse("--phase decode, a served model's step,");
+  if (options.kv_len)
+    refuse("--kv-len, the cache a decode step reads,");
+  if (options.kv_cache)
+    refuse("--kv-cache-dtype, the KV cache's format,");
+  if (options.last_logits)
+    throw input_error("--last-logits applies to a prefill: a training step's loss needs the "
+                      "logits of every position");
+  if (options.quantization == quantization::fp8)
+    throw input_error("--quantization fp8 is modelled for inference: fp8 training keeps 16-bit "
+                      "weights and fp32 master weights beside its fp8 casts (Transformer "
+                      "Engine's), which are not modelled; train in the config's dtype");
+  if (options.quantization)
+    throw input_error(fmt::format("--quantization {} is weight-only quantization for inference: "
+                                  "a training step updates the config's 16-bit weights",
+                                  options.quantization == quantization::w4a16 ? "w4a16" : "w8a16"));
+  if (options.glue == glue_style::fused)
+    throw input_error("--glue fused is a serving engine's kernels: a training step runs as "
+                      "PyTorch eager runs transformers' code (--glue eager, the default)");
+}
+
+} // namespace
+
 void check_config_options(const config_options &options) {
   check_positive(options.batch, "--batch");
   check_positive(options.seq_len, "--seq-len");
   if (options.kv_len)
     check_positive(*options.kv_len, "--kv-len");
+  check_run_mode(options);
   const bool decode = options.phase == inference_phase::decode;
   if (options.kv_len && !decode)
     throw input_error("--kv-len is the cache a decode step reads: give --phase decode (a "
@@ -723,6 +788,10 @@ network model_config::build(const config_options &options) const {
   const attention_layer attention = attention_of(s, options);
   network net = step_of(s, options, attention, m_parsed->origin);
   const linear_quantization quantized = quantization_of(config, options.quantization);
+  if (options.mode == run_mode::training && (quantized.weights || quantized.fp8))
+    config.map().fail("quantization_config",
+                      "a training step updates the config's own 16-bit weights, and its "
+                      "`quantization_config` quantizes them for inference");
   if (quantized.weights && s.precision != precision::fp16 && s.precision != precision::bf16)
     config.map().fail("torch_dtype",
                       fmt::format("weight-only int{} weights are widened to fp16 or bf16 "
@@ -893,6 +962,9 @@ std::string to_network_yaml(const network &net) {
                        net.weights->group_size);
   out += fmt::format("batch: {}\nseq_len: {}\nmode: {}\n", net.batch, net.seq_len,
                      to_string(net.mode));
+  if (net.mode == run_mode::training)
+    out += fmt::format("optimizer: {}\nrecompute: {}\n", to_string(net.optimizer),
+                       to_string(net.recompute));
   if (net.phase)
     out += fmt::format("phase: {}\nkv_len: {}\n", to_string(*net.phase), net.kv_len);
   // The shortest text that reads back as the same double.

@@ -23,6 +23,16 @@ constexpr std::array<enum_name<run_mode>, 2> mode_names{{
     {run_mode::training, "training"},
 }};
 
+constexpr std::array<enum_name<optimizer>, 2> optimizer_names{{
+    {optimizer::adamw, "adamw"},
+    {optimizer::sgd, "sgd"},
+}};
+
+constexpr std::array<enum_name<recomputation>, 2> recomputation_names{{
+    {recomputation::none, "none"},
+    {recomputation::full, "full"},
+}};
+
 constexpr std::array<enum_name<inference_phase>, 2> phase_names{{
     {inference_phase::prefill, "prefill"},
     {inference_phase::decode, "decode"},
@@ -35,6 +45,16 @@ template <> const enum_table<run_mode> &names_of<run_mode>() {
   return table;
 }
 
+template <> const enum_table<optimizer> &names_of<optimizer>() {
+  static constexpr enum_table<optimizer> table{optimizer_names};
+  return table;
+}
+
+template <> const enum_table<recomputation> &names_of<recomputation>() {
+  static constexpr enum_table<recomputation> table{recomputation_names};
+  return table;
+}
+
 template <> const enum_table<inference_phase> &names_of<inference_phase>() {
   static constexpr enum_table<inference_phase> table{phase_names};
   return table;
@@ -42,6 +62,14 @@ template <> const enum_table<inference_phase> &names_of<inference_phase>() {
 
 std::string_view to_string(run_mode m) {
   return names_of<run_mode>().name(m);
+}
+
+std::string_view to_string(optimizer o) {
+  return names_of<optimizer>().name(o);
+}
+
+std::string_view to_string(recomputation r) {
+  return names_of<recomputation>().name(r);
 }
 
 std::string_view to_string(inference_phase p) {
@@ -185,6 +213,30 @@ std::optional<quantized_weights> parse_weights(const yaml_map &map) {
   return q;
 }
 
+/// `key` of `doc` as E's table names its values; nullopt when not given; refused, located, when
+/// it names none.
+template <class E> std::optional<E> enum_key(const yaml_map &doc, const char *key) {
+  if (!doc.has(key))
+    return std::nullopt;
+  const std::string name = doc.string(key);
+  const std::optional<E> parsed = names_of<E>().parse(name);
+  if (!parsed)
+    doc.fail(key, fmt::format("`{}` must be {}, got `{}`{}", key,
+                              detail::quoted_list(names_of<E>().names()), detail::shown_value(name),
+                              detail::did_you_mean(name, names_of<E>().names())));
+  return parsed;
+}
+
+/// `key` of `doc` (`optimizer`, `recompute`), a training step's choice, else `fallback`; refused,
+/// located, in inference.
+template <class E>
+E training_choice(const yaml_map &doc, const char *key, run_mode mode, E fallback) {
+  const std::optional<E> chosen = enum_key<E>(doc, key);
+  if (chosen && mode != run_mode::training)
+    doc.fail(key, fmt::format("`{}` is a training step's: give `mode: training` with it", key));
+  return chosen.value_or(fallback);
+}
+
 class network_parser {
 public:
   explicit network_parser(std::string file) : m_file(std::move(file)) {}
@@ -192,7 +244,8 @@ public:
   network parse(const detail::yaml_node &root) {
     const yaml_map doc(root, m_file, "network",
                        {"name", "description", "precision", "weights", "weight_group", "batch",
-                        "seq_len", "mode", "phase", "kv_len", "resident_weight_bytes", "layers"});
+                        "seq_len", "mode", "optimizer", "recompute", "phase", "kv_len",
+                        "resident_weight_bytes", "layers"});
     network net;
     net.origin = m_file;
     net.name = doc.string("name");
@@ -202,23 +255,13 @@ public:
     net.weights = parse_weights(doc);
     net.batch = doc.positive_int_or("batch", 1);
     net.seq_len = doc.positive_int_or("seq_len", 1);
-    const std::string mode = doc.string_or("mode", "inference");
-    if (const std::optional<run_mode> parsed = names_of<run_mode>().parse(mode))
-      net.mode = *parsed;
-    else
-      doc.fail("mode", "`mode` must be " + detail::quoted_list(names_of<run_mode>().names()) +
-                           ", got `" + detail::shown_value(mode) + "`" +
-                           detail::did_you_mean(mode, names_of<run_mode>().names()));
+    net.mode = enum_key<run_mode>(doc, "mode").value_or(run_mode::inference);
+    net.optimizer = training_choice(doc, "optimizer", net.mode, net.optimizer);
+    net.recompute = training_choice(doc, "recompute", net.mode, net.recompute);
     if (!detail::checked_product({net.batch, net.seq_len}))
       doc.fail("seq_len", "batch × seq_len overflows a 64-bit integer");
-    if (doc.has("phase")) {
-      const std::string phase = doc.string("phase");
-      net.phase = parse_inference_phase(phase);
-      if (!net.phase)
-        doc.fail("phase", "`phase` must be " +
-                              detail::quoted_list(names_of<inference_phase>().names()) + ", got `" +
-                              detail::shown_value(phase) + "`" +
-                              detail::did_you_mean(phase, names_of<inference_phase>().names()));
+    net.phase = enum_key<inference_phase>(doc, "phase");
+    if (net.phase) {
       net.kv_len = doc.positive_int_or("kv_len", net.seq_len);
     } else if (doc.has("kv_len")) {
       doc.fail("kv_len", "`kv_len` is the KV cache a language model's step reads: give `phase` "

@@ -45,8 +45,15 @@ void write_memory(json_writer &w, const std::optional<memory_use> &memory) {
   const memory_use &m = *memory;
   w.begin_object();
   w.field("weights_bytes", m.weights_bytes);
+  w.field("gradient_bytes", m.gradient_bytes);
+  w.field("optimizer_bytes", m.optimizer_bytes);
   w.field("kv_cache_bytes", m.kv_cache_bytes);
   w.field("activation_bytes", m.activation_bytes);
+  const auto name = [](const auto &choice) {
+    return choice ? std::optional<std::string_view>(to_string(*choice)) : std::nullopt;
+  };
+  w.field("optimizer", name(m.optimizer));
+  w.field("recompute", name(m.recompute));
   w.field("total_bytes", m.total_bytes);
   w.field("capacity_bytes", m.capacity_bytes);
   w.field("fits", m.fits);

@@ -411,18 +411,35 @@ void add_advice(const report &r, text_document &doc) {
     doc.table(batch_table(*r.advice));
 }
 
-/// Weights + cache + activations against the GPU's memory, and the room left.
+/// What the memory holds: "13.5 GB weights + 34.4 GB KV cache + 0.00 GB activations"; a
+/// training step's gradients and optimizer state (named) in place of the cache.
+std::string memory_terms(const memory_use &m) {
+  if (!m.optimizer)
+    return fmt::format("{} weights + {} KV cache + {} activations", gigabytes(m.weights_bytes),
+                       gigabytes(m.kv_cache_bytes), gigabytes(m.activation_bytes));
+  return fmt::format(
+      "{} weights + {} gradients + {} optimizer state ({}: fp32 master weights and {}) + {} "
+      "activations kept for the backward pass ({})",
+      gigabytes(m.weights_bytes), gigabytes(m.gradient_bytes), gigabytes(m.optimizer_bytes),
+      to_string(*m.optimizer),
+      *m.optimizer == optimizer::adamw ? "two fp32 moments" : "an fp32 momentum",
+      gigabytes(m.activation_bytes),
+      m.recompute == recomputation::full ? "--recompute full: each block's input, and one "
+                                           "block's results at a time"
+                                         : "every forward result; --recompute full keeps less");
+}
+
+/// Weights + cache + activations (training: + gradients + optimizer state) against the GPU's
+/// memory, and the room left.
 std::string memory_line(const memory_use &m) {
-  std::string line = fmt::format(
-      "memory: {} weights + {} KV cache + {} activations = {} of {}: ", gigabytes(m.weights_bytes),
-      gigabytes(m.kv_cache_bytes), gigabytes(m.activation_bytes), gigabytes(m.total_bytes),
-      gigabytes(m.capacity_bytes));
+  std::string line = fmt::format("memory: {} = {} of {}: ", memory_terms(m),
+                                 gigabytes(m.total_bytes), gigabytes(m.capacity_bytes));
   line += m.fits ? fmt::format("fits with {} to spare", gigabytes(m.capacity_bytes - m.total_bytes))
                  : fmt::format("does not fit (needs {} more)",
                                gigabytes(m.total_bytes - m.capacity_bytes));
-  line += m.max_batch
-              ? fmt::format(" · the largest batch that fits at this context: {}", *m.max_batch)
-              : std::string(" · no batch fits");
+  line += m.max_batch ? fmt::format(" · the largest {} that fits at this context: {}",
+                                    m.optimizer ? "micro-batch" : "batch", *m.max_batch)
+                      : fmt::format(" · no {} fits", m.optimizer ? "micro-batch" : "batch");
   if (m.max_kv_len)
     line += fmt::format(" · the longest KV cache at this batch: {} tokens", *m.max_kv_len);
   return line;
@@ -665,11 +682,10 @@ public:
     doc.table(ops_table(a));
     if (a.memory && !a.memory->fits)
       doc.warning(fmt::format(
-          "{} does not fit in the {}'s {}: it needs {} (weights {}, KV cache {}, activations "
-          "{}); the times below are what it would take if it did",
+          "{} does not fit in the {}'s {}: it needs {} ({}); the times below are what it would "
+          "take if it did",
           a.network.name, a.model.spec().display_name, gigabytes(a.memory->capacity_bytes),
-          gigabytes(a.memory->total_bytes), gigabytes(a.memory->weights_bytes),
-          gigabytes(a.memory->kv_cache_bytes), gigabytes(a.memory->activation_bytes)));
+          gigabytes(a.memory->total_bytes), memory_terms(*a.memory)));
     std::vector<std::string> summary{totals_line(a)};
     if (a.network.phase)
       summary.push_back(serving_line(a));
