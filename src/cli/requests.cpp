@@ -250,7 +250,10 @@ std::optional<serving_question> serving_question_of(const compare_choice &choice
                                       {config.seq_len > 0, "--seq-len"},
                                       {config.kv_len > 0, "--kv-len"},
                                       {config.last_logits, "--last-logits"},
-                                      {!config.emit_yaml.empty(), "--emit-yaml"}})
+                                      {!config.emit_yaml.empty(), "--emit-yaml"},
+                                      {!config.mode.empty(), "--mode"},
+                                      {!config.optimizer.empty(), "--optimizer"},
+                                      {!config.recompute.empty(), "--recompute"}})
     if (given)
       throw input_error(std::string(option) +
                         " with --prompt-tokens: a serving question builds each request's "

@@ -80,7 +80,8 @@ struct compare_choice {
 /// The serving question `choice` asks, checked; none without --prompt-tokens and
 /// --output-tokens. input_error for one given without the other, targets or --eager without
 /// them, and the config options a serving question sets itself (--phase, --seq-len, --kv-len,
-/// --last-logits, --emit-yaml).
+/// --last-logits, --emit-yaml) or that make no sense in serving (--mode, --optimizer,
+/// --recompute).
 std::optional<serving_question> serving_question_of(const compare_choice &choice,
                                                     const config_choice &config);
 

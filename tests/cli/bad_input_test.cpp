@@ -660,6 +660,9 @@ TEST_CASE("compare: a serving question given in part, or with options it sets it
       {"--phase with --prompt-tokens"});
   check_usage_error(serving({"--prompt-tokens", "512", "--output-tokens", "64", "--batch", "8"}),
                     {"--batch with --prompt-tokens"});
+  check_usage_error(
+      serving({"--prompt-tokens", "512", "--output-tokens", "64", "--mode", "training"}),
+      {"--mode with --prompt-tokens"});
   check_usage_error(serving({"--prompt-tokens", "512", "--output-tokens", "64", "--ttft", "-5"}),
                     {"--ttft -5: a latency target"});
   check_usage_error(serving({"--prompt-tokens", "0", "--output-tokens", "64"}),
