@@ -381,6 +381,10 @@ STEPS = [("Llama-2-7B prefill 1x2048", prefill(2, 1, 2048)),
          ("ResNet-50 b64 NCHW", resnet("nchw")),
          ("ResNet-50 b64 channels_last", resnet("channels_last")),
          ("GPT-2 small train 8x1024", gpt2_train)]
+# A serving question's decode steps (bench/serving_score.py): Llama-3-8B at the mean cache of a
+# request of 2048 prompt + 256 output tokens (2176), at batches along the tool's curve.
+STEPS += [(f"Llama-3-8B GQA serving decode b{b} kv2176", decode(3, b, 2175))
+          for b in (1, 16, 64, 128)]
 
 def main():
     global ARGS
