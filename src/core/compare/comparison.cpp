@@ -218,16 +218,16 @@ std::vector<const gpu_result *> within_error_of(const comparison &c, const gpu_r
 /// " Within the model's error: …": which GPUs' step ranges overlap the fastest's; "" for none.
 std::string within_error_sentence(const gpu_result &fastest,
                                   const std::vector<const gpu_result *> &close) {
-  std::string text;
+  const auto range = [](const gpu_result &g) {
+    return detail::duration(g.step_range.low_s) + "–" + detail::duration(g.step_range.high_s);
+  };
+  std::string others;
   for (const gpu_result *g : close)
-    text += fmt::format(
-        "{}{} ({}–{} per step against {}–{})", text.empty() ? "" : " and ", g->name,
-        detail::duration(g->step_range.low_s), detail::duration(g->step_range.high_s),
-        detail::duration(fastest.step_range.low_s), detail::duration(fastest.step_range.high_s));
-  return text.empty() ? text
-                      : fmt::format(" Within the model's error: ranges overlap with {}, so {} is "
-                                    "not surely the faster.",
-                                    text, fastest.name);
+    others += fmt::format("{}{}'s ({})", others.empty() ? "" : " and ", g->name, range(*g));
+  return others.empty() ? others
+                        : fmt::format(" Within the model's error: {}'s step ({}) overlaps {}, so "
+                                      "{} is not surely the faster.",
+                                      fastest.name, range(fastest), others, fastest.name);
 }
 
 verdict decide(const comparison &c, precision net_precision) {
