@@ -41,6 +41,14 @@ void report(const std::string &title, const std::vector<Sample> &samples, const 
     std::printf("%-18s %5zu  %22s  %22s\n", kind.c_str(), timed.size(), line(before).c_str(),
                 line(after).c_str());
   }
+  // The prediction interval's inputs (specs/arch `accuracy:`), added below the table so that
+  // the lines above stay as they were.
+  std::printf("measured / predicted, fitted: p10 p90\n");
+  for (const auto &[kind, timed] : by_kind) {
+    const std::vector<double> r = measured_over_predicted(timed, gpu, after);
+    std::printf("%-18s %5zu  %6.3f %6.3f\n", kind.c_str(), timed.size(), r[r.size() / 10],
+                r[std::min(r.size() - 1, r.size() * 9 / 10)]);
+  }
   std::printf("\n");
 }
 

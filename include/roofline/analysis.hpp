@@ -19,6 +19,7 @@ struct analysed_op {
   roofline::op op;
   roofline::prediction prediction;
   double total_time_s = 0; ///< prediction.time_s × op.count (eager)
+  time_range total_range;  ///< prediction.range × op.count
   double time_share = 0;   ///< of the network's step time, 0..1
 };
 
@@ -26,6 +27,9 @@ struct analysed_op {
 struct step_totals {
   double time_s = 0;        ///< eagerly issued: Σ predicted time (max of device time, host floor)
   double device_time_s = 0; ///< Σ device time: the step replayed from a CUDA graph
+  /// Σ of the ops' intervals, end by end (time_range::operator+=: one class's errors on one GPU
+  /// share a fitted bias, so they add up rather than cancel): time_s's and device_time_s's.
+  time_range range, device_range;
   double flops = 0;
   double bytes = 0;
   double memory_bound_time_s = 0;

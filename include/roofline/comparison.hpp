@@ -33,7 +33,11 @@ struct gpu_result {
       op_times_s; ///< per op, per run: predicted, or measured / scaled from measured
   std::vector<time_source> sources; ///< per op
   double step_time_s = 0;           ///< Σ op time × count
-  double memory_bound_share = 0;    ///< of step_time_s: memory-bound ops the GPU decides
+  /// Σ of the ops' intervals × count, end by end: a predicted op's prediction::range, one
+  /// scaled from a measurement that range scaled alike (the two GPUs' ratio is surer than either
+  /// prediction: this errs wide), a measured one its time alone.
+  time_range step_range;
+  double memory_bound_share = 0; ///< of step_time_s: memory-bound ops the GPU decides
   /// Of step_time_s: ops whose host floor exceeds their device time. The host is the same for
   /// every GPU of a comparison, so these take as long on each.
   double launch_bound_share = 0;
@@ -41,6 +45,9 @@ struct gpu_result {
   double tokens_per_s = 0;         ///< batch · seq_len / step time
   double tokens_per_s_per_gpu = 0; ///< tokens_per_s / tensor_parallel
   double speedup = 1;              ///< baseline step time / this step time
+  /// The speedup's interval from the two step ranges: baseline low / this high to baseline high
+  /// / this low.
+  double speedup_low = 1, speedup_high = 1;
   /// Per op: the baseline's time per run / this one's; empty when the two run different ops (a
   /// network sharded over another number of GPUs).
   std::vector<double> op_speedups;
@@ -53,6 +60,9 @@ struct verdict {
   std::string fastest;                 ///< GPU name
   double speedup = 1;                  ///< of the fastest over the baseline
   std::optional<std::string> cheapest; ///< per token, where prices are known
+  /// The baseline and the runner-up, where the fastest's step range overlaps theirs: within the
+  /// model's error, the fastest is not surely faster than these.
+  std::vector<std::string> within_error;
   std::string text;
 };
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "roofline/accuracy.hpp"
 #include "roofline/interconnect.hpp"
 #include "roofline/model_parameters.hpp"
 #include "roofline/precision.hpp"
@@ -71,6 +72,9 @@ struct gpu_spec {
   model_parameters parameters;
   /// What the GPU's own file (its `model:` section) sets, on top of its architecture's.
   parameter_overrides model_overrides;
+  /// How far measured device times fall from the model's, by op class: its architecture's
+  /// (spec_catalog), default_accuracy_band for every class where none was measured.
+  accuracy_bands accuracy;
   /// The datasheet's DRAM bandwidth and peaks, where measured ceilings replaced them above
   /// (apply_ceilings): the GEMM model's parameters are fractions of these, whatever was measured.
   struct paper_numbers {
@@ -123,14 +127,18 @@ struct architecture_parameters {
   /// The architecture whose values it takes for what it did not measure ("hopper": the one
   /// measured most); empty: the generic defaults. Resolved by the catalog, one level deep.
   std::string inherits = {};
+  /// Its `accuracy:` bands (measured / predicted on held-out rows), by class; a class it lacks
+  /// takes the base's where it inherits.
+  accuracy_bands accuracy = {};
 };
 
-/// Parses an architecture file: `architecture:` and a `model:` section. Throws input_error.
+/// Parses an architecture file: `architecture:`, a `model:` section and an optional `accuracy:`
+/// one (class → {p10, p90}). Throws input_error.
 architecture_parameters parse_architecture_parameters(std::string_view yaml_text,
                                                       const std::string &origin);
 
 /// `spec` with its parameters resolved: `architecture`'s (nullptr: none fitted, generic
-/// defaults), then the spec's own overrides.
+/// defaults), then the spec's own overrides; its accuracy bands `architecture`'s.
 gpu_spec with_architecture(gpu_spec spec, const architecture_parameters *architecture);
 
 /// A `model:` section (of a spec, an architecture or a calibration) as YAML text, holding

@@ -83,6 +83,18 @@ std::vector<double> relative_errors(const std::vector<timed_conv> &samples, cons
 std::vector<double> relative_errors(const std::vector<timed_all_reduce> &samples,
                                     const gpu_spec &gpu, const model_parameters &parameters);
 
+/// measured / predicted of each sample, sorted ascending: its 10th and 90th percentiles are the
+/// prediction interval an architecture's file records (`accuracy:`, docs/benchmarks.md).
+std::vector<double> measured_over_predicted(const std::vector<timed_attention> &samples,
+                                            const gpu_spec &gpu,
+                                            const model_parameters &parameters);
+std::vector<double> measured_over_predicted(const std::vector<timed_memory_op> &samples,
+                                            const gpu_spec &gpu,
+                                            const model_parameters &parameters);
+std::vector<double> measured_over_predicted(const std::vector<timed_conv> &samples,
+                                            const gpu_spec &gpu,
+                                            const model_parameters &parameters);
+
 /// The parameters that make the GEMM model fit `samples` on `gpu` best, from `start`. cuBLAS's
 /// split-K rule (reduces_split_k) is fitted first, to the launch counts the samples recorded (it
 /// stays as `start` has it when none did); then the rest by NLopt's subplex (bounded, derivative

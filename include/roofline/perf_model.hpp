@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "roofline/accuracy.hpp"
 #include "roofline/gemm_model.hpp"
 #include "roofline/gpu_spec.hpp"
 #include "roofline/host_floor.hpp"
@@ -53,6 +54,14 @@ struct prediction {
   double device_time_s = 0;
   double host_floor_s = 0;   ///< the host's cost of issuing the run (0 with roofline_only)
   bool launch_bound = false; ///< host_floor_s > device_time_s: the host, not the GPU, decides
+  /// device_time_s × its class's accuracy band (gpu_spec::accuracy): where the GPU's time is
+  /// expected eight times in ten. A point where nothing was modelled: roofline_only, an
+  /// all-reduce measured on this host.
+  time_range device_range;
+  /// time_s's interval: each end max(device_range's, host_floor_s). The host floor is measured
+  /// or typical, not the model's, so it is not widened: a launch-bound op's interval narrows
+  /// to the floor.
+  time_range range;
 
   double roofline_time_s = 0; ///< per run: max(FLOPs / peak, bytes / bandwidth), a lower bound
   double peak_flop_per_s = 0; ///< the roof of the unit that runs the op
@@ -64,6 +73,9 @@ struct prediction {
   std::vector<std::string> factors;  ///< why: one short phrase per effect that shaped time_s
   std::optional<gemm_estimate> gemm; ///< the GEMM model's view (GEMMs, unless roofline_only)
 };
+
+/// The estimate that predicts `o`, whose accuracy band its interval takes.
+op_class class_of(const op &o);
 
 /// The performance model of one GPU on one host. The roofline places each op (intensity against
 /// the ridge: memory- or compute-bound); the device time it predicts is the GEMM model's
@@ -105,6 +117,8 @@ public:
 
 private:
   prediction compute(const op &o, reasons why) const;
+  /// compute()'s prediction with its intervals (device_range, range).
+  prediction with_interval(prediction p, const op &o) const;
   prediction all_reduce(const op &o, reasons why) const;
 
   gpu_spec m_spec;

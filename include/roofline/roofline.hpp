@@ -4,6 +4,7 @@
 // the measurement layer's). An embedder may include the few it needs instead; each stands alone
 // (tests/CMakeLists.txt compiles every one by itself).
 
+#include "roofline/accuracy.hpp"
 #include "roofline/advice_thresholds.hpp"
 #include "roofline/advisor.hpp"
 #include "roofline/analysis.hpp"

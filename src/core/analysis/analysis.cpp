@@ -20,10 +20,13 @@ analysis analyze_ops(std::string name, std::vector<op> ops, const perf_model &gi
     analysed_op entry;
     entry.prediction = model.predict(o);
     entry.total_time_s = entry.prediction.time_s * static_cast<double>(o.count);
+    entry.total_range = entry.prediction.range * static_cast<double>(o.count);
     entry.op = std::move(o);
     step_totals &t = r.totals;
     const double runs = static_cast<double>(entry.op.count);
     t.time_s += entry.total_time_s;
+    t.range += entry.total_range;
+    t.device_range += entry.prediction.device_range * runs;
     t.flops += static_cast<double>(entry.op.flops) * runs;
     t.bytes += static_cast<double>(entry.op.bytes) * runs;
     t.device_time_s += entry.prediction.device_time_s * runs;

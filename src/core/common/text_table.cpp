@@ -119,6 +119,14 @@ std::string duration(double seconds) {
   return significant(seconds * 1e6) + " µs";
 }
 
+std::string duration_range(double seconds, double low_s, double high_s) {
+  if (low_s == seconds && high_s == seconds)
+    return duration(seconds);
+  const double scale = seconds >= 1 ? 1 : seconds >= 1e-3 ? 1e3 : 1e6;
+  return duration(seconds) + " (" + significant(low_s * scale) + "–" + significant(high_s * scale) +
+         ")";
+}
+
 std::string percent(double share) {
   return significant(share * 100, 3) + "%";
 }

@@ -58,6 +58,9 @@ std::string significant(double value, int digits = 3);
 std::string raw(double value);
 /// "87.7 µs", "1.23 ms", "2.00 s".
 std::string duration(double seconds);
+/// "1.23 ms (1.05–1.41)": `seconds` as duration() writes it, then its interval [low_s, high_s]
+/// in the same unit; duration(seconds) alone where the interval is a point.
+std::string duration_range(double seconds, double low_s, double high_s);
 /// 47837192192 → "47.8 GB" (decimal gigabytes, as GPU datasheets count memory).
 std::string gigabytes(double bytes);
 /// 0.615 → "61.5%".

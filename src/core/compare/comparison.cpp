@@ -197,12 +197,48 @@ const gpu_result *cheapest_fitting(const comparison &c) {
   return cheapest;
 }
 
+/// The baseline and the runner-up (the fastest fitting GPU after `fastest`) where their step
+/// ranges overlap `fastest`'s; none when `fastest` does not fit.
+std::vector<const gpu_result *> within_error_of(const comparison &c, const gpu_result &fastest) {
+  std::vector<const gpu_result *> close;
+  if (!fits(fastest))
+    return close;
+  const gpu_result *runner_up = nullptr;
+  for (const gpu_result &g : c.gpus)
+    if (&g != &fastest && fits(g) && (!runner_up || g.speedup > runner_up->speedup))
+      runner_up = &g;
+  for (const gpu_result *g : {&c.gpus.front(), runner_up})
+    if (g && g != &fastest && fits(*g) && g->step_range.overlaps(fastest.step_range) &&
+        std::find(close.begin(), close.end(), g) == close.end())
+      close.push_back(g);
+  return close;
+}
+
+/// " Within the model's error: …": which GPUs' step ranges overlap the fastest's; "" for none.
+std::string within_error_sentence(const gpu_result &fastest,
+                                  const std::vector<const gpu_result *> &close) {
+  const auto range = [](const gpu_result &g) {
+    return detail::duration(g.step_range.low_s) + "–" + detail::duration(g.step_range.high_s);
+  };
+  std::string others;
+  for (const gpu_result *g : close)
+    others += fmt::format("{}{}'s ({})", others.empty() ? "" : " and ", g->name, range(*g));
+  return others.empty() ? others
+                        : fmt::format(" Within the model's error: {}'s step ({}) overlaps {}, so "
+                                      "{} is not surely the faster.",
+                                      fastest.name, range(fastest), others, fastest.name);
+}
+
 verdict decide(const comparison &c, precision net_precision) {
   const gpu_result &fastest = fastest_fitting(c);
   verdict v;
   v.fastest = fits(fastest) ? fastest.name : std::string{};
   v.speedup = fastest.speedup;
-  v.text = fastest_sentence(c, fastest, net_precision) + too_small_sentence(c);
+  const std::vector<const gpu_result *> close = within_error_of(c, fastest);
+  for (const gpu_result *g : close)
+    v.within_error.push_back(g->name);
+  v.text = fastest_sentence(c, fastest, net_precision) + within_error_sentence(fastest, close) +
+           too_small_sentence(c);
   if (const gpu_result *cheapest = cheapest_fitting(c)) {
     v.cheapest = cheapest->name;
     v.text += fmt::format(" Cheapest per token: {} at ${:.4g} per million {}.", *v.cheapest,
@@ -266,11 +302,13 @@ void time_ops(gpu_result &result, const compared_gpu &g,
   for (std::size_t i = 0; i < result.analysis.ops.size(); ++i) {
     const analysed_op &entry = result.analysis.ops[i];
     double time = entry.prediction.time_s;
+    time_range range = entry.prediction.range;
     time_source source = time_source::predicted;
     const std::optional<measurement> &m = scalable ? measured->gpu.measured->ops[i] : std::nullopt;
     if (m && m->status == measurement_status::measured) {
       if (&g == &measured->gpu) {
         time = m->time_s;
+        range = time_range::exactly(time);
         source = time_source::measured;
       } else {
         // What the two GPUs' models say of each other's device time, applied to what was
@@ -282,11 +320,13 @@ void time_ops(gpu_result &result, const compared_gpu &g,
                            entry.prediction.host_floor_s)
                 : m->time_s * entry.prediction.time_s / there.time_s;
         source = time_source::scaled_from_measured;
+        range = range * (time / entry.prediction.time_s);
       }
     }
     result.op_times_s.push_back(time);
     result.sources.push_back(source);
     result.step_time_s += time * static_cast<double>(entry.op.count);
+    result.step_range += range * static_cast<double>(entry.op.count);
   }
 }
 
@@ -340,6 +380,11 @@ comparison compare(const network &net, const std::vector<compared_gpu> &gpus,
   }
   for (gpu_result &g : c.gpus) {
     g.speedup = c.gpus.front().step_time_s / g.step_time_s;
+    // The baseline against itself is exactly 1.
+    if (&g != &c.gpus.front()) {
+      g.speedup_low = c.gpus.front().step_range.low_s / g.step_range.high_s;
+      g.speedup_high = c.gpus.front().step_range.high_s / g.step_range.low_s;
+    }
     if (same_ops(c.gpus.front().analysis, g.analysis))
       for (std::size_t i = 0; i < g.op_times_s.size(); ++i)
         g.op_speedups.push_back(c.gpus.front().op_times_s[i] / g.op_times_s[i]);

@@ -92,6 +92,38 @@ parameter_overrides parse_model_section(const detail::yaml_node &node, const std
   return overrides;
 }
 
+/// The ratios measured / predicted an `accuracy:` band may hold: beyond them a band is a slip
+/// (a percentage, an error instead of a ratio), not a model's spread.
+constexpr double min_accuracy_ratio = 0.01;
+constexpr double max_accuracy_ratio = 100;
+
+/// An `accuracy:` section: class → {p10, p90}, each a ratio in [min_, max_accuracy_ratio] with
+/// p10 ≤ p90.
+accuracy_bands parse_accuracy_section(const detail::yaml_node &node, const std::string &origin) {
+  using detail::yaml_map;
+  const yaml_map map(node, origin, "`accuracy`", names_of<op_class>().names());
+  accuracy_bands bands;
+  for (const std::string &name : names_of<op_class>().names()) {
+    if (!map.has(name))
+      continue;
+    const yaml_map band(map.required(name), origin, "`accuracy` `" + name + "`", {"p10", "p90"});
+    const auto ratio = [&](const std::string &key) {
+      const double value = band.positive_number(key);
+      if (value < min_accuracy_ratio || value > max_accuracy_ratio)
+        band.fail(key, fmt::format("`{}` must be a ratio measured / predicted in [{:g}, {:g}], not "
+                                   "{:g}",
+                                   key, min_accuracy_ratio, max_accuracy_ratio, value));
+      return value;
+    };
+    const accuracy_band parsed{ratio("p10"), ratio("p90")};
+    if (parsed.p10 > parsed.p90)
+      band.fail("p90",
+                fmt::format("`p90` ({:g}) must be at least `p10` ({:g})", parsed.p90, parsed.p10));
+    bands.by_class[*names_of<op_class>().parse(name)] = parsed;
+  }
+  return bands;
+}
+
 /// The range a spec number may take, in the unit its file gives it in: bounds generous enough
 /// for every GPU from a T4 to a B200 and those to come (docs/spec-format.md lists them), narrow
 /// enough that a slip of units, a typo, or a number that overflows or vanishes once scaled to SI
@@ -263,9 +295,11 @@ architecture_parameters parse_architecture_parameters(std::string_view yaml_text
                                                       const std::string &origin) {
   using detail::yaml_map;
   const yaml_map doc(detail::parse_yaml(yaml_text, origin), origin, "architecture parameters",
-                     {"architecture", "inherits", "model"});
+                     {"architecture", "inherits", "model", "accuracy"});
   return {doc.string("architecture"), parse_model_section(doc.required("model"), origin),
-          doc.string_or("inherits", "")};
+          doc.string_or("inherits", ""),
+          doc.has("accuracy") ? parse_accuracy_section(doc.required("accuracy"), origin)
+                              : accuracy_bands{}};
 }
 
 gpu_spec with_architecture(gpu_spec spec, const architecture_parameters *architecture) {
@@ -274,8 +308,10 @@ gpu_spec with_architecture(gpu_spec spec, const architecture_parameters *archite
                                    " architecture: " + architecture->parameters.origin
                              : "generic defaults (no parameters fitted for the " +
                                    spec.architecture + " architecture)";
-  if (architecture)
+  if (architecture) {
     base = apply(base, {{}, architecture->parameters.values});
+    spec.accuracy = architecture->accuracy;
+  }
   spec.parameters = apply(base, spec.model_overrides);
   return spec;
 }

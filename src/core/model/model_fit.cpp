@@ -109,6 +109,16 @@ std::vector<double> errors_of(const std::vector<Sample> &samples, const gpu_spec
   return errors;
 }
 
+template <class Sample>
+std::vector<double> ratios_of(const std::vector<Sample> &samples, const gpu_spec &gpu,
+                              const model_parameters &parameters) {
+  std::vector<double> ratios;
+  for (const Sample &sample : samples)
+    ratios.push_back(measured(sample) / predicted(sample, gpu, parameters));
+  std::sort(ratios.begin(), ratios.end());
+  return ratios;
+}
+
 } // namespace
 
 std::vector<double> relative_errors(const std::vector<timed_gemm> &samples, const gpu_spec &gpu,
@@ -141,6 +151,24 @@ std::vector<double> relative_errors(const std::vector<timed_all_reduce> &samples
   if (!gpu.interconnect)
     throw error(gpu.name + " gives no interconnect to model an all-reduce over");
   return errors_of(samples, gpu, parameters);
+}
+
+std::vector<double> measured_over_predicted(const std::vector<timed_attention> &samples,
+                                            const gpu_spec &gpu,
+                                            const model_parameters &parameters) {
+  return ratios_of(samples, gpu, parameters);
+}
+
+std::vector<double> measured_over_predicted(const std::vector<timed_memory_op> &samples,
+                                            const gpu_spec &gpu,
+                                            const model_parameters &parameters) {
+  return ratios_of(samples, gpu, parameters);
+}
+
+std::vector<double> measured_over_predicted(const std::vector<timed_conv> &samples,
+                                            const gpu_spec &gpu,
+                                            const model_parameters &parameters) {
+  return ratios_of(samples, gpu, parameters);
 }
 
 namespace {

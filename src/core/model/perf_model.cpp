@@ -209,7 +209,28 @@ prediction perf_model::predict(const op &o, reasons why) const {
   if (!m_spec.supports(unit))
     throw input_error(o.where, "layer `" + o.layer + "`: " + m_spec.unsupported_message(unit));
   return m_memo->predictions.get(m_memo->mutex, key_of(o, operand_cache(), why),
-                                 [&] { return compute(o, why); });
+                                 [&] { return with_interval(compute(o, why), o); });
+}
+
+op_class class_of(const op &o) {
+  if (o.is_all_reduce())
+    return op_class::all_reduce;
+  if (o.is_fused_attention())
+    return op_class::attention;
+  if (o.conv)
+    return op_class::conv;
+  return o.is_gemm() ? op_class::gemm : op_class::memory;
+}
+
+prediction perf_model::with_interval(prediction p, const op &o) const {
+  const bool measured = o.is_all_reduce() && m_options.all_reduce &&
+                        measured_all_reduce_s(o.bytes, o.gpus, *m_options.all_reduce);
+  const bool modelled = !m_options.roofline_only && m_spec.sm_count > 0 && !measured;
+  p.device_range = modelled ? time_range::around(p.device_time_s, m_spec.accuracy.of(class_of(o)))
+                            : time_range::exactly(p.device_time_s);
+  p.range = {std::max(p.device_range.low_s, p.host_floor_s),
+             std::max(p.device_range.high_s, p.host_floor_s)};
+  return p;
 }
 
 prediction perf_model::compute(const op &o, reasons why) const {

@@ -47,6 +47,9 @@ resolve_inheritance(std::vector<architecture_parameters> architectures) {
     std::vector<std::pair<parameter, double>> values = base->parameters.values;
     values.insert(values.end(), a.parameters.values.begin(), a.parameters.values.end());
     a.parameters.values = std::move(values);
+    for (const auto &[c, band] : base->accuracy.by_class)
+      a.accuracy.by_class.emplace(c, band); // its own, where it has one, stays
+
     a.parameters.origin += "; what it did not measure as the " + a.inherits + " architecture's";
   }
   return architectures;

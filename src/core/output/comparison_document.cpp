@@ -42,6 +42,14 @@ bool sharded(const std::vector<comparison> &comparisons) {
   });
 }
 
+/// "×1.50 (1.21–1.86)": a speedup and its interval (none for the baseline's own ×1.00).
+std::string speedup_text(const gpu_result &g) {
+  const std::string speedup = fmt::format("×{:.2f}", g.speedup);
+  return g.speedup_low == g.speedup_high
+             ? speedup
+             : speedup + fmt::format(" ({:.2f}–{:.2f})", g.speedup_low, g.speedup_high);
+}
+
 /// Whether every side runs the baseline's ops, one to one.
 bool ops_compare(const comparison &c) {
   return std::all_of(c.gpus.begin(), c.gpus.end(),
@@ -81,8 +89,9 @@ text_table totals_table(const std::vector<comparison> &comparisons) {
           {{std::to_string(c.batch)},
            {g.name},
            {source},
-           {detail::duration(g.step_time_s), detail::raw(g.step_time_s * 1e6)},
-           {fmt::format("×{:.2f}", g.speedup), detail::raw(g.speedup)},
+           {detail::duration_range(g.step_time_s, g.step_range.low_s, g.step_range.high_s),
+            detail::raw(g.step_time_s * 1e6)},
+           {speedup_text(g), detail::raw(g.speedup)},
            {detail::significant(g.samples_per_s), detail::raw(g.samples_per_s)},
            {detail::significant(g.tokens_per_s), detail::raw(g.tokens_per_s)},
            {detail::percent(g.memory_bound_share), detail::raw(g.memory_bound_share)},
@@ -126,6 +135,10 @@ text_table ops_table(const comparison &c) {
   return table;
 }
 
+json speedup_range_json(const gpu_result &g) {
+  return {{"low", g.speedup_low}, {"high", g.speedup_high}};
+}
+
 void write_gpu(detail::json_writer &w, const gpu_result &g) {
   w.begin_object();
   json device = detail::device_json(g.analysis.model.spec());
@@ -152,6 +165,7 @@ void write_gpu(detail::json_writer &w, const gpu_result &g) {
   w.key("totals");
   w.begin_object();
   w.field("predicted_time_us", g.step_time_s * 1e6);
+  w.field("predicted_time_range_us", detail::range_us_json(g.step_range));
   w.field("memory_bound_share", g.memory_bound_share);
   w.field("launch_bound_share", g.launch_bound_share);
   w.field("samples_per_s", g.samples_per_s);
@@ -159,6 +173,7 @@ void write_gpu(detail::json_writer &w, const gpu_result &g) {
   w.field("tokens_per_s_per_gpu", g.tokens_per_s_per_gpu);
   w.field("communication_share", g.analysis.totals.communication_share);
   w.field("speedup", g.speedup);
+  w.field("speedup_range", speedup_range_json(g));
   w.field("usd_per_hour", g.usd_per_hour);
   w.field("usd_per_million_tokens", g.usd_per_million_tokens);
   w.end_object();
@@ -169,6 +184,7 @@ json verdict_json(const verdict &v) {
   return {{"fastest", v.fastest},
           {"speedup", v.speedup},
           {"cheapest", v.cheapest ? json(*v.cheapest) : json(nullptr)},
+          {"within_error", v.within_error},
           {"text", v.text}};
 }
 
@@ -182,7 +198,9 @@ std::vector<detail::json_field> comparison_fields(const std::vector<comparison> 
                          {"tensor_parallel", g.tensor_parallel},
                          {"tokens_per_s_per_gpu", g.tokens_per_s_per_gpu},
                          {"predicted_time_us", g.step_time_s * 1e6},
+                         {"predicted_time_range_us", detail::range_us_json(g.step_range)},
                          {"speedup", g.speedup},
+                         {"speedup_range", speedup_range_json(g)},
                          {"samples_per_s", g.samples_per_s},
                          {"tokens_per_s", g.tokens_per_s},
                          {"memory_bound_share", g.memory_bound_share}});

@@ -34,7 +34,17 @@ json device_json(const gpu_spec &d) {
   device["sustained_clock_hz"] = d.sustained_clock_hz ? json(*d.sustained_clock_hz) : json(nullptr);
   device["clock_hz"] = d.clock_hz();
   device["clock_basis"] = std::string(d.clock_basis());
+  json accuracy = json::object();
+  for (const std::string &name : names_of<op_class>().names()) {
+    const accuracy_band band = d.accuracy.of(*names_of<op_class>().parse(name));
+    accuracy[name] = {{"p10", band.p10}, {"p90", band.p90}};
+  }
+  device["accuracy"] = accuracy;
   return device;
+}
+
+json range_us_json(const time_range &range) {
+  return {{"low", range.low_s * 1e6}, {"high", range.high_s * 1e6}};
 }
 
 void write_memory(json_writer &w, const std::optional<memory_use> &memory) {

@@ -15,6 +15,10 @@ namespace roofline::detail {
 /// A GPU: identity, memory, and every peak with its dense (and sparse) ridge point.
 nlohmann::json device_json(const gpu_spec &d);
 
+/// `range` in microseconds as {"low": …, "high": …}: what every predicted time's `…_range_us`
+/// field holds beside it.
+nlohmann::json range_us_json(const time_range &range);
+
 /// A memory fit as an object (null when there is none).
 void write_memory(json_writer &w, const std::optional<memory_use> &memory);
 

@@ -20,6 +20,7 @@ using detail::column;
 using detail::device_json;
 using detail::document;
 using detail::json_writer;
+using detail::range_us_json;
 using detail::text_document;
 using detail::text_table;
 using detail::tone;
@@ -27,6 +28,7 @@ using detail::write_document;
 using nlohmann::json;
 
 using detail::duration;
+using detail::duration_range;
 using detail::gigabytes;
 using detail::percent;
 using detail::raw;
@@ -148,7 +150,7 @@ text_table ops_table(const analysis &r) {
         {duration(p.device_time_s), raw(p.device_time_s * 1e6)},
         {duration(p.host_floor_s), raw(p.host_floor_s * 1e6),
          p.launch_bound ? tone::warn : tone::dim},
-        {duration(p.time_s), raw(p.time_s * 1e6)},
+        {duration_range(p.time_s, p.range.low_s, p.range.high_s), raw(p.time_s * 1e6)},
         {significant(p.flop_per_s / 1e12), raw(p.flop_per_s)},
         {percent(entry.time_share), raw(entry.time_share),
          entry.time_share < 0.01 ? tone::dim : tone::plain},
@@ -445,6 +447,11 @@ std::string memory_line(const memory_use &m) {
   return line;
 }
 
+/// "1.23 ms (1.05–1.41)": a predicted time with its interval.
+std::string range_of(double seconds, const time_range &range) {
+  return duration_range(seconds, range.low_s, range.high_s);
+}
+
 /// A language model's step as serving asks of it: time to first token, or time per output token
 /// and tokens per second (eager, and replayed from a CUDA graph where the host's floor costs).
 std::string serving_line(const analysis &a) {
@@ -452,17 +459,18 @@ std::string serving_line(const analysis &a) {
   if (*a.network.phase == inference_phase::prefill)
     return fmt::format("time to first token: {} (prefill of {} tokens, batch {}; {} from a CUDA "
                        "graph)",
-                       duration(t.time_s), a.network.seq_len, a.network.batch,
-                       duration(t.device_time_s));
+                       range_of(t.time_s, t.range), a.network.seq_len, a.network.batch,
+                       range_of(t.device_time_s, t.device_range));
   const double tokens = static_cast<double>(a.network.batch);
-  std::string line = fmt::format(
-      "time per output token: {} at a {}-token KV cache, batch {}: {} tokens/s", duration(t.time_s),
-      a.network.kv_len, a.network.batch, significant(tokens / t.time_s));
+  std::string line =
+      fmt::format("time per output token: {} at a {}-token KV cache, batch {}: {} tokens/s",
+                  range_of(t.time_s, t.range), a.network.kv_len, a.network.batch,
+                  significant(tokens / t.time_s));
   if (launch_bound_worth_saying(t.launch_bound_share))
     line += fmt::format("; {} of the step is launch-bound (the host issues those kernels more "
                         "slowly than the GPU runs them): from a CUDA graph, {} per token, {} "
                         "tokens/s",
-                        percent(t.launch_bound_share), duration(t.device_time_s),
+                        percent(t.launch_bound_share), range_of(t.device_time_s, t.device_range),
                         significant(tokens / t.device_time_s));
   return line;
 }
@@ -501,9 +509,9 @@ std::string totals_line(const analysis &r) {
   return fmt::format(
       "total: {} per step ({} on the GPU) · {} GFLOP · {} GB · {} of time memory-bound · {} "
       "launch-bound{} · {} GEMM runs, {} distinct ops",
-      duration(t.time_s), duration(t.device_time_s), significant(t.flops / 1e9),
-      significant(t.bytes / 1e9), percent(t.memory_bound_share), percent(t.launch_bound_share),
-      communication, t.gemm_count, t.op_count);
+      range_of(t.time_s, t.range), range_of(t.device_time_s, t.device_range),
+      significant(t.flops / 1e9), significant(t.bytes / 1e9), percent(t.memory_bound_share),
+      percent(t.launch_bound_share), communication, t.gemm_count, t.op_count);
 }
 
 std::string notes_line(const analysis &r) {
@@ -515,7 +523,10 @@ std::string notes_line(const analysis &r) {
                                                     "parameters: " +
                                                         r.model.parameters().origin + ")") +
       "; host floor: " + r.model.host().origin +
-      "; predicted: max(device, host floor), back-to-back eager calls; runs: times per step; "
+      "; predicted: max(device, host floor), back-to-back eager calls, with (in brackets) "
+      "where 8 in 10 measured times fall: the device time × its op class's p10–p90 of measured / "
+      "predicted on held-out rows (docs/benchmarks.md), the host floor as it is; runs: times per "
+      "step; "
       "memory-bound ops are held against the fp32 (CUDA core) peak";
   if (std::any_of(r.ops.begin(), r.ops.end(),
                   [](const analysed_op &entry) { return entry.prediction.sparse_peak; }))
@@ -646,7 +657,9 @@ void detail::write_op_fields(json_writer &w, const analysed_op &entry,
   w.field("sparse_peak", p.sparse_peak);
   w.field("bound", to_string(p.bound));
   w.field("predicted_time_us", p.time_s * 1e6);
+  w.field("predicted_time_range_us", range_us_json(p.range));
   w.field("device_time_us", p.device_time_s * 1e6);
+  w.field("device_time_range_us", range_us_json(p.device_range));
   w.field("host_floor_us", p.host_floor_s * 1e6);
   w.field("launch_bound", p.launch_bound);
   w.field("roofline_time_us", p.roofline_time_s * 1e6);
@@ -657,6 +670,7 @@ void detail::write_op_fields(json_writer &w, const analysed_op &entry,
     w.null();
   w.field("model_summary", model_summary(p));
   w.field("total_time_us", entry.total_time_s * 1e6);
+  w.field("total_time_range_us", range_us_json(entry.total_range));
   w.field("attainable_flop_per_s", p.attainable_flop_per_s);
   w.field("predicted_flop_per_s", p.flop_per_s);
   w.field("time_share", entry.time_share);
@@ -733,30 +747,35 @@ public:
                           w.null();
                       }});
     fields.push_back({"memory", [&a](json_writer &w) { detail::write_memory(w, a.memory); }});
-    fields.push_back({"serving", [&a](json_writer &w) {
-                        if (!a.network.phase) {
-                          w.null();
-                          return;
-                        }
-                        const step_totals &t = a.totals;
-                        const bool prefill = *a.network.phase == inference_phase::prefill;
-                        w.begin_object();
-                        w.field("phase", prefill ? "prefill" : "decode");
-                        w.key(prefill ? "time_to_first_token_us" : "time_per_output_token_us");
-                        w.value(t.time_s * 1e6);
-                        w.field("graph_time_us", t.device_time_s * 1e6);
-                        w.field("tokens_per_s",
-                                static_cast<double>(a.network.batch) *
-                                    static_cast<double>(prefill ? a.network.seq_len : 1) /
-                                    t.time_s);
-                        w.field("launch_bound_share", t.launch_bound_share);
-                        w.field("kv_len", a.network.kv_len);
-                        w.end_object();
-                      }});
+    fields.push_back(
+        {"serving", [&a](json_writer &w) {
+           if (!a.network.phase) {
+             w.null();
+             return;
+           }
+           const step_totals &t = a.totals;
+           const bool prefill = *a.network.phase == inference_phase::prefill;
+           const std::string step = prefill ? "time_to_first_token" : "time_per_output_token";
+           w.begin_object();
+           w.field("phase", prefill ? "prefill" : "decode");
+           w.key(prefill ? "time_to_first_token_us" : "time_per_output_token_us");
+           w.value(t.time_s * 1e6);
+           w.field(step + "_range_us", range_us_json(t.range));
+           w.field("graph_time_us", t.device_time_s * 1e6);
+           w.field("graph_time_range_us", range_us_json(t.device_range));
+           w.field("tokens_per_s", static_cast<double>(a.network.batch) *
+                                       static_cast<double>(prefill ? a.network.seq_len : 1) /
+                                       t.time_s);
+           w.field("launch_bound_share", t.launch_bound_share);
+           w.field("kv_len", a.network.kv_len);
+           w.end_object();
+         }});
     fields.push_back({"totals", [&t = a.totals](json_writer &w) {
                         w.begin_object();
                         w.field("predicted_time_us", t.time_s * 1e6);
+                        w.field("predicted_time_range_us", range_us_json(t.range));
                         w.field("device_time_us", t.device_time_s * 1e6);
+                        w.field("device_time_range_us", range_us_json(t.device_range));
                         w.field("flops", t.flops);
                         w.field("bytes", t.bytes);
                         w.field("memory_bound_time_us", t.memory_bound_time_s * 1e6);
