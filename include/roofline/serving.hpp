@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "roofline/accuracy.hpp"
 #include "roofline/comparison.hpp"
 #include "roofline/memory_fit.hpp"
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 // Serving a model config at a latency target: whole requests (a prompt, then output tokens) on
@@ -47,10 +49,15 @@ struct serving_point {
   /// One decode step at the mean cache length of the request (prompt + half the output):
   /// attention's cost grows linearly along the request, so this is its mean.
   double tpot_s = 0;
+  /// Their intervals from the steps' (analysis's step_totals::range or device_range), carried
+  /// through the same sums.
+  time_range ttft_range, tpot_range;
   double request_latency_s = 0; ///< ttft_s + (output_tokens − 1) · tpot_s
   double requests_per_s = 0;    ///< batch / request_latency_s
   double output_tokens_per_s = 0;
   double output_tokens_per_s_per_gpu = 0;
+  /// output_tokens_per_s's interval: at the longest and the shortest request latency.
+  double output_tokens_per_s_low = 0, output_tokens_per_s_high = 0;
   bool meets_ttft = true, meets_tpot = true;
   bool meets_targets() const { return meets_ttft && meets_tpot; }
 };
@@ -78,6 +85,8 @@ struct serving_setup {
   std::optional<double> usd_per_hour; ///< of all its GPUs
   /// At the chosen batch, where it meets the targets and a price is known.
   std::optional<double> usd_per_million_output_tokens;
+  /// Its interval, from output_tokens_per_s's; set with it.
+  std::optional<std::pair<double, double>> usd_per_million_output_tokens_range;
   bool meets_targets() const { return chosen && chosen->meets_targets(); }
 };
 
@@ -85,6 +94,9 @@ struct serving_verdict {
   /// Setups that meet the targets: the lowest price per output token (where prices are known),
   /// and the most output tokens per second per GPU.
   std::optional<std::string> cheapest, fastest;
+  /// Setups meeting the targets whose price (or throughput) interval overlaps the cheapest's (or
+  /// the fastest's): within the model's error as good.
+  std::vector<std::string> cheapest_within_error, fastest_within_error;
   std::string text;
 };
 

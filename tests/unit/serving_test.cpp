@@ -207,6 +207,10 @@ TEST_CASE("JSON: each setup's serving, its curve, and the verdict") {
                             "meets_targets", "usd_per_million_output_tokens"})
     CHECK_MESSAGE(h100.contains(field), field);
   CHECK(h100["batch"] == c.setups[0].chosen->batch);
+  CHECK(h100["tpot_range_ms"]["low"].get<double>() < h100["tpot_ms"].get<double>());
+  CHECK(h100["tpot_range_ms"]["high"].get<double>() > h100["tpot_ms"].get<double>());
+  CHECK(h100["usd_per_million_output_tokens_range"]["low"].get<double>() <
+        h100["usd_per_million_output_tokens"].get<double>());
   CHECK(h100["meets_targets"] == true);
   CHECK(doc["setups"][1]["serving"]["meets_targets"] == false);
   CHECK(doc["setups"][1]["serving"]["usd_per_million_output_tokens"].is_null());
@@ -216,4 +220,38 @@ TEST_CASE("JSON: each setup's serving, its curve, and the verdict") {
   write_serving(c, output_format::svg, svg);
   CHECK(svg.str().rfind("<svg", 0) == 0);
   CHECK(svg.str().find("TPOT target 50.0 ms") != std::string::npos);
+}
+
+TEST_CASE("intervals: TTFT and TPOT carry the steps' bands through their sums") {
+  const serving_comparison c = serve(request_for({"h100", "h200"}), question(2048, 256));
+  for (const serving_setup &s : c.setups)
+    for (const serving_point &p : s.curve) {
+      CHECK(p.ttft_range.low_s < p.ttft_s);
+      CHECK(p.ttft_s < p.ttft_range.high_s);
+      CHECK(p.tpot_range.low_s < p.tpot_s);
+      CHECK(p.tpot_s < p.tpot_range.high_s);
+      CHECK(p.output_tokens_per_s_low < p.output_tokens_per_s);
+      CHECK(p.output_tokens_per_s < p.output_tokens_per_s_high);
+    }
+  // TTFT's interval is the prefill's plus the decode step's, end by end.
+  config_options prefill;
+  prefill.glue = glue_style::fused;
+  prefill.seq_len = 2048;
+  prefill.last_logits = true;
+  config_options decode = prefill;
+  decode.phase = inference_phase::decode;
+  decode.seq_len = 1;
+  decode.last_logits = false;
+  decode.kv_len = 2176;
+  const model_config config = model_config::load(llama);
+  const perf_model model(*spec_catalog::builtin().find("h100-sxm5"));
+  const time_range p = analyze(config.build(prefill), model, "test").totals.device_range;
+  const time_range d = analyze(config.build(decode), model, "test").totals.device_range;
+  const serving_point &one = c.setups.front().curve.front();
+  CHECK(one.ttft_range.low_s == doctest::Approx(p.low_s + d.low_s));
+  CHECK(one.ttft_range.high_s == doctest::Approx(p.high_s + d.high_s));
+  CHECK(one.tpot_range.high_s == doctest::Approx(d.high_s + p.high_s / 256));
+  // Two Hopper GPUs share their bands: the H200's throughput interval overlaps the H100's.
+  CHECK(c.verdict.text.find("Within the model's error") != std::string::npos);
+  CHECK(c.verdict.fastest_within_error == std::vector<std::string>{"h100-sxm5"});
 }

@@ -60,11 +60,13 @@ public:
     p.batch = batch;
     // The mean cache of a request's decode steps: attention reads a cache growing by one token
     // a step, so the step at the mid-point costs what they cost on average.
-    const double decode =
-        step_time(analyze(build(inference_phase::decode, batch,
-                                m_question.prompt_tokens + m_question.output_tokens / 2),
-                          m_gpu.model, m_gpu.selection));
+    const analysis decode_step =
+        analyze(build(inference_phase::decode, batch,
+                      m_question.prompt_tokens + m_question.output_tokens / 2),
+                m_gpu.model, m_gpu.selection);
+    const double decode = step_time(decode_step);
     const double prefill = step_time(m_prefill);
+    const time_range decode_range = step_range(decode_step), prefill_range = step_range(m_prefill);
     const auto requests = static_cast<double>(batch);
     const auto outputs = static_cast<double>(m_question.output_tokens);
     // A new request's first token: its prompt's prefill, in a step it shares with the running
@@ -73,9 +75,18 @@ public:
     // engine fusing the two reads the weights once).
     p.ttft_s = prefill + decode;
     p.tpot_s = decode + requests / outputs * prefill;
+    p.ttft_range = prefill_range;
+    p.ttft_range += decode_range;
+    p.tpot_range = decode_range;
+    p.tpot_range += prefill_range * (requests / outputs);
     p.request_latency_s = p.ttft_s + (outputs - 1) * p.tpot_s;
     p.requests_per_s = requests / p.request_latency_s;
     p.output_tokens_per_s = p.requests_per_s * outputs;
+    const auto tokens_at = [&](double ttft, double tpot) {
+      return requests * outputs / (ttft + (outputs - 1) * tpot);
+    };
+    p.output_tokens_per_s_low = tokens_at(p.ttft_range.high_s, p.tpot_range.high_s);
+    p.output_tokens_per_s_high = tokens_at(p.ttft_range.low_s, p.tpot_range.low_s);
     p.output_tokens_per_s_per_gpu = p.output_tokens_per_s / m_gpu.tensor_parallel;
     p.meets_ttft = !m_question.ttft_s || p.ttft_s <= *m_question.ttft_s;
     p.meets_tpot =
@@ -97,6 +108,10 @@ private:
 
   double step_time(const analysis &a) const {
     return m_question.eager ? a.totals.time_s : a.totals.device_time_s;
+  }
+
+  time_range step_range(const analysis &a) const {
+    return m_question.eager ? a.totals.range : a.totals.device_range;
   }
 
   const config_source &m_source;
@@ -172,9 +187,15 @@ serving_setup serve_on(const config_source &source, const compared_gpu &gpu,
   search(setup, steps, std::min(*setup.largest_fitting_batch, max_serving_batch));
   if (setup.chosen->batch > 1)
     setup.memory = with_prefill(steps.longest_decode(setup.chosen->batch), steps);
-  if (setup.meets_targets() && setup.usd_per_hour)
-    setup.usd_per_million_output_tokens =
-        *setup.usd_per_hour / 3600.0 / setup.chosen->output_tokens_per_s * 1e6;
+  if (setup.meets_targets() && setup.usd_per_hour) {
+    const auto usd_per_million = [&](double tokens_per_s) {
+      return *setup.usd_per_hour / 3600.0 / tokens_per_s * 1e6;
+    };
+    setup.usd_per_million_output_tokens = usd_per_million(setup.chosen->output_tokens_per_s);
+    setup.usd_per_million_output_tokens_range =
+        std::pair(usd_per_million(setup.chosen->output_tokens_per_s_high),
+                  usd_per_million(setup.chosen->output_tokens_per_s_low));
+  }
   return setup;
 }
 
@@ -220,6 +241,43 @@ std::string joined(const std::vector<std::string> &items) {
   return text;
 }
 
+/// " Within the model's error (p10–p90), …" naming the setups meeting the targets whose price
+/// or throughput interval overlaps the cheapest's or the fastest's (recorded in `v`); "" when
+/// none does.
+std::string within_error_sentence(const serving_comparison &c, const serving_setup *cheapest,
+                                  const serving_setup *fastest, serving_verdict &v) {
+  std::vector<std::string> parts;
+  const auto price = [](const serving_setup &s) {
+    return fmt::format("${:.3g}–{:.3g}", s.usd_per_million_output_tokens_range->first,
+                       s.usd_per_million_output_tokens_range->second);
+  };
+  const auto tokens = [](const serving_setup &s) {
+    return fmt::format("{}–{}",
+                       detail::significant(s.chosen->output_tokens_per_s_low / s.tensor_parallel),
+                       detail::significant(s.chosen->output_tokens_per_s_high / s.tensor_parallel));
+  };
+  for (const serving_setup &s : c.setups) {
+    if (!s.meets_targets())
+      continue;
+    if (cheapest && &s != cheapest && s.usd_per_million_output_tokens_range &&
+        s.usd_per_million_output_tokens_range->first <=
+            cheapest->usd_per_million_output_tokens_range->second) {
+      v.cheapest_within_error.push_back(s.name);
+      parts.push_back(fmt::format("{} ({} per million) may be as cheap as {} ({})", s.name,
+                                  price(s), cheapest->name, price(*cheapest)));
+    }
+    if (fastest && &s != fastest &&
+        s.chosen->output_tokens_per_s_high / s.tensor_parallel >=
+            fastest->chosen->output_tokens_per_s_low / fastest->tensor_parallel) {
+      v.fastest_within_error.push_back(s.name);
+      parts.push_back(fmt::format("{} ({} output tokens/s per GPU) may serve as many as {} ({})",
+                                  s.name, tokens(s), fastest->name, tokens(*fastest)));
+    }
+  }
+  return parts.empty() ? std::string{}
+                       : " Within the model's error (p10–p90): " + joined(parts) + ".";
+}
+
 serving_verdict decide(const serving_comparison &c) {
   serving_verdict v;
   const std::string targets = targets_phrase(c.question);
@@ -263,6 +321,8 @@ serving_verdict decide(const serving_comparison &c) {
           fmt::format("{}Most output tokens per second per GPU {}: {} at {}.", cheapest ? " " : "",
                       meeting, fastest->name, point_phrase(*fastest->chosen));
   }
+  if (cheapest || fastest)
+    v.text += within_error_sentence(c, cheapest, fastest, v);
   if (!missing.empty())
     v.text += " Misses the targets even one request at a time: " + joined(missing) + ".";
   if (!too_small.empty())

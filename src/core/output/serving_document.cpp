@@ -53,17 +53,18 @@ text_table setups_table(const serving_comparison &c) {
                            s.meets_targets() ? detail::tone::plain : detail::tone::warn}};
     if (s.chosen) {
       const serving_point &p = *s.chosen;
-      row.insert(row.end(),
-                 {{std::to_string(p.batch)},
-                  {s.limited_by},
-                  {detail::duration(p.ttft_s), detail::raw(p.ttft_s * 1e3),
-                   p.meets_ttft ? detail::tone::plain : detail::tone::warn},
-                  {detail::duration(p.tpot_s), detail::raw(p.tpot_s * 1e3),
-                   p.meets_tpot ? detail::tone::plain : detail::tone::warn},
-                  {detail::significant(p.requests_per_s), detail::raw(p.requests_per_s)},
-                  {detail::significant(p.output_tokens_per_s), detail::raw(p.output_tokens_per_s)},
-                  {detail::significant(p.output_tokens_per_s_per_gpu),
-                   detail::raw(p.output_tokens_per_s_per_gpu)}});
+      row.insert(
+          row.end(),
+          {{std::to_string(p.batch)},
+           {s.limited_by},
+           {detail::duration_range(p.ttft_s, p.ttft_range.low_s, p.ttft_range.high_s),
+            detail::raw(p.ttft_s * 1e3), p.meets_ttft ? detail::tone::plain : detail::tone::warn},
+           {detail::duration_range(p.tpot_s, p.tpot_range.low_s, p.tpot_range.high_s),
+            detail::raw(p.tpot_s * 1e3), p.meets_tpot ? detail::tone::plain : detail::tone::warn},
+           {detail::significant(p.requests_per_s), detail::raw(p.requests_per_s)},
+           {detail::significant(p.output_tokens_per_s), detail::raw(p.output_tokens_per_s)},
+           {detail::significant(p.output_tokens_per_s_per_gpu),
+            detail::raw(p.output_tokens_per_s_per_gpu)}});
     } else {
       for (int i = 0; i < 7; ++i)
         row.push_back({"—", std::string{}});
@@ -81,14 +82,22 @@ text_table setups_table(const serving_comparison &c) {
   return table;
 }
 
+nlohmann::json range_ms(const time_range &r) {
+  return {{"low", r.low_s * 1e3}, {"high", r.high_s * 1e3}};
+}
+
 void write_point(detail::json_writer &w, const serving_point &p) {
   w.begin_object();
   w.field("batch", p.batch);
   w.field("ttft_ms", p.ttft_s * 1e3);
   w.field("tpot_ms", p.tpot_s * 1e3);
+  w.field("ttft_range_ms", range_ms(p.ttft_range));
+  w.field("tpot_range_ms", range_ms(p.tpot_range));
   w.field("request_latency_ms", p.request_latency_s * 1e3);
   w.field("requests_per_s", p.requests_per_s);
   w.field("output_tokens_per_s", p.output_tokens_per_s);
+  w.field("output_tokens_per_s_range",
+          nlohmann::json{{"low", p.output_tokens_per_s_low}, {"high", p.output_tokens_per_s_high}});
   w.field("output_tokens_per_s_per_gpu", p.output_tokens_per_s_per_gpu);
   w.field("meets_ttft", p.meets_ttft);
   w.field("meets_tpot", p.meets_tpot);
@@ -110,6 +119,11 @@ void write_setup(detail::json_writer &w, const serving_setup &s) {
     w.field("limited_by", s.limited_by);
     w.field("usd_per_hour", s.usd_per_hour);
     w.field("usd_per_million_output_tokens", s.usd_per_million_output_tokens);
+    w.key("usd_per_million_output_tokens_range");
+    if (const auto &r = s.usd_per_million_output_tokens_range)
+      w.value(nlohmann::json{{"low", r->first}, {"high", r->second}});
+    else
+      w.null();
     w.end_object();
   } else {
     w.null();
@@ -137,6 +151,8 @@ std::vector<detail::json_field> serving_fields(const serving_comparison &c) {
       {"cheapest",
        c.verdict.cheapest ? nlohmann::json(*c.verdict.cheapest) : nlohmann::json(nullptr)},
       {"fastest", c.verdict.fastest ? nlohmann::json(*c.verdict.fastest) : nlohmann::json(nullptr)},
+      {"cheapest_within_error", c.verdict.cheapest_within_error},
+      {"fastest_within_error", c.verdict.fastest_within_error},
       {"text", c.verdict.text}};
   const auto nullable = [](std::optional<double> v) {
     return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
@@ -189,7 +205,8 @@ public:
         "at the mean cache length ({} tokens) plus its share of the prefills of the requests "
         "that replace finished ones (batch / {} of one); TTFT: one prompt's prefill plus a "
         "decode step it shares; requests/s: batch / (TTFT + {} · TPOT); $/M out tokens: only "
-        "where the targets are met",
+        "where the targets are met; a target is met at the predicted time, (low–high) being the "
+        "model's held-out p10–p90",
         max_serving_batch, c.question.prompt_tokens + c.question.output_tokens,
         c.question.prompt_tokens + c.question.output_tokens / 2, c.question.output_tokens,
         c.question.output_tokens - 1)});
