@@ -40,12 +40,12 @@ def tool_curve(tool, gpu, glue):
 def score(title, prefill_ms, decode_ms, curve):
     """Measured steps through the tool's formulas against the tool's curve, batch by batch."""
     print(f"{title}; prefill 1x2048 measured {prefill_ms:.2f} ms; ms, measured / predicted")
-    print("| batch | decode step | TTFT | TPOT | output tokens/s |")
-    print("| ---: | ---: | ---: | ---: | ---: |")
+    print("| batch | decode step | TTFT | TPOT | TPOT's p10–p90 interval | output tokens/s |")
+    print("| ---: | ---: | ---: | ---: | :---: | ---: |")
     errors = []
     for b in (1, 16, 64, 128):
         if b not in decode_ms or b not in curve:
-            print(f"| {b} | not timed or not on the curve | | | |")
+            print(f"| {b} | not timed or not on the curve | | | | |")
             continue
         ttft, tpot = prefill_ms + decode_ms[b], decode_ms[b] + b / OUTPUT * prefill_ms
         tokens = b * OUTPUT / (ttft + (OUTPUT - 1) * tpot) * 1e3
@@ -55,8 +55,11 @@ def score(title, prefill_ms, decode_ms, curve):
         p_decode = p["ttft_ms"] - p_prefill
         cell = lambda m, q: f"{m:.2f} / {q:.2f} ({q / m - 1:+.1%})"
         errors.append(abs(p["tpot_ms"] / tpot - 1))
+        low, high = p["tpot_range_ms"]["low"], p["tpot_range_ms"]["high"]
+        inside = "inside" if low <= tpot <= high else "outside"
         print(f"| {b} | {cell(decode_ms[b], p_decode)} | {cell(ttft, p['ttft_ms'])} | "
-              f"{cell(tpot, p['tpot_ms'])} | {tokens:.0f} / {p['output_tokens_per_s']:.0f} "
+              f"{cell(tpot, p['tpot_ms'])} | {low:.2f}–{high:.2f}: {inside} | "
+              f"{tokens:.0f} / {p['output_tokens_per_s']:.0f} "
               f"({p['output_tokens_per_s'] / tokens - 1:+.1%}) |")
     if errors:
         print(f"\nTPOT at {len(errors)} batches: median |error| {statistics.median(errors):.1%}, "
