@@ -276,6 +276,14 @@ std::string shape_text(const gemm_shape &s) {
                            : fmt::format("{}×{}×{}", s.m, s.n, s.k);
 }
 
+/// "in_channels 3 → 8, out_channels 60 → 64".
+std::string changes_text(const std::vector<size_change> &changes) {
+  std::string text;
+  for (const size_change &c : changes)
+    text += fmt::format("{}{} {} → {}", text.empty() ? "" : ", ", c.size, c.from, c.to);
+  return text;
+}
+
 std::string speedup_text(double before_s, double after_s) {
   return fmt::format("×{:.2f} ({} → {})", before_s / after_s, duration(before_s),
                      duration(after_s));
@@ -284,15 +292,17 @@ std::string speedup_text(double before_s, double after_s) {
 text_table padding_table(const report &r) {
   const advice &a = *r.advice;
   text_table table;
-  table.columns = {{"pad", "layer", align::left},      {"pass", "pass", align::left},
-                   {"from", "shape", align::left},     {"to", "padded_shape", align::left},
-                   {"predicted", "predicted_speedup"}, {"measured", "measured_speedup"},
-                   {"+FLOPs", "extra_flops"},          {"why", "reason", align::left}};
+  table.columns = {{"pad", "layer", align::left},       {"pass", "pass", align::left},
+                   {"change", "change", align::left},   {"from", "shape", align::left},
+                   {"to", "padded_shape", align::left}, {"predicted", "predicted_speedup"},
+                   {"measured", "measured_speedup"},    {"+FLOPs", "extra_flops"},
+                   {"why", "reason", align::left}};
   for (std::size_t i = 0; i < a.padding.size(); ++i) {
     const padding_advice &p = a.padding[i];
     const padding_timing *measured = r.measured_pad(i);
     table.rows.push_back({{p.layer},
                           {std::string(to_string(p.pass))},
+                          {changes_text(p.changes)},
                           {shape_text(p.original)},
                           {shape_text(p.padded)},
                           {speedup_text(p.time_s, p.padded_time_s), raw(p.predicted_speedup())},
@@ -347,6 +357,16 @@ void write_advice(json_writer &w, const report &r) {
     write_shape(w, p.original);
     w.key("padded_shape");
     write_shape(w, p.padded);
+    w.key("changes");
+    w.begin_array();
+    for (const size_change &c : p.changes) {
+      w.begin_object();
+      w.field("size", c.size);
+      w.field("from", c.from);
+      w.field("to", c.to);
+      w.end_object();
+    }
+    w.end_array();
     w.field("reason", p.reason);
     w.field("predicted_time_us", p.time_s * 1e6);
     w.field("padded_predicted_time_us", p.padded_time_s * 1e6);
