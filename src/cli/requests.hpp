@@ -68,6 +68,7 @@ struct compare_choice {
   std::string file;
   std::vector<std::string> gpus, batches, prices, degrees;
   bool sparse = false;
+  std::optional<double> memory_reserve_gb; ///< --memory-reserve; unset: the default share
 };
 
 /// The comparison `choice` asks for (no layer yet: the caller loads it where `local` is named).

@@ -176,7 +176,7 @@ std::string too_small_sentence(const comparison &c) {
     if (!fits(g))
       too_small.push_back(fmt::format("{} ({} needed of {})", g.name,
                                       detail::gigabytes(g.analysis.memory->total_bytes),
-                                      detail::gigabytes(g.analysis.memory->capacity_bytes)));
+                                      detail::gigabytes(g.analysis.memory->usable_bytes())));
   if (too_small.empty())
     return {};
   std::string list;
@@ -250,7 +250,8 @@ std::optional<measured_gpu> measured_of(const network &net, const std::vector<co
     return std::nullopt;
   if (measured->sharded)
     throw error("compare: a measured GPU runs the network as given, not sharded");
-  measured_gpu result{*measured, analyze(net, measured->model, measured->selection)};
+  measured_gpu result{*measured,
+                      analyze(net, measured->model, measured->selection, measured->memory_reserve)};
   if (measured->measured->ops.size() != result.predicted.ops.size())
     throw error("compare: the measurements have " + std::to_string(measured->measured->ops.size()) +
                 " ops, the network " + std::to_string(result.predicted.ops.size()) +
@@ -335,7 +336,7 @@ comparison compare(const network &net, const std::vector<compared_gpu> &gpus,
   for (const compared_gpu &g : gpus) {
     gpu_result result;
     result.tensor_parallel = g.tensor_parallel;
-    result.analysis = analyze(g.sharded ? *g.sharded : net, g.model, g.selection);
+    result.analysis = analyze(g.sharded ? *g.sharded : net, g.model, g.selection, g.memory_reserve);
     result.name = result.analysis.model.spec().name +
                   (g.tensor_parallel > 1 ? fmt::format(" ×{}", g.tensor_parallel) : std::string{});
     time_ops(result, g, measured);
@@ -475,7 +476,8 @@ compared_sides sides_of(const compare_request &request,
       spec = specs.at(name);
     }
     for (int tp : request.tensor_parallel.empty() ? std::vector<int>{1} : request.tensor_parallel)
-      sides.gpus.push_back({perf_model(*spec, options), selection, std::nullopt, tp, std::nullopt});
+      sides.gpus.push_back({perf_model(*spec, options), selection, std::nullopt, tp, std::nullopt,
+                            request.memory_reserve});
   }
   return sides;
 }

@@ -22,15 +22,15 @@ std::string optional_money(std::optional<double> value, const char *format) {
   return value ? fmt::format(fmt::runtime(format), *value) : std::string("—");
 }
 
-/// "fits, 32.2 GB spare" or "needs 47.8 GB of 16.0 GB" (the GPU's memory).
+/// "fits, 32.2 GB spare" or "needs 47.8 GB of 14.4 GB" (the GPU's memory less the reserve).
 detail::cell memory_cell(const std::optional<memory_use> &m) {
   if (!m)
     return {"—", std::string{}};
   if (m->fits)
-    return {"fits, " + detail::gigabytes(m->capacity_bytes - m->total_bytes) + " spare",
+    return {"fits, " + detail::gigabytes(m->usable_bytes() - m->total_bytes) + " spare",
             detail::raw(m->total_bytes)};
   return {fmt::format("needs {} of {}", detail::gigabytes(m->total_bytes),
-                      detail::gigabytes(m->capacity_bytes)),
+                      detail::gigabytes(m->usable_bytes())),
           detail::raw(m->total_bytes), detail::tone::warn};
 }
 

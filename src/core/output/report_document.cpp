@@ -434,12 +434,13 @@ void add_advice(const report &r, text_document &doc) {
 /// Weights + cache + activations against the GPU's memory, and the room left.
 std::string memory_line(const memory_use &m) {
   std::string line = fmt::format(
-      "memory: {} weights + {} KV cache + {} activations = {} of {}: ", gigabytes(m.weights_bytes),
-      gigabytes(m.kv_cache_bytes), gigabytes(m.activation_bytes), gigabytes(m.total_bytes),
-      gigabytes(m.capacity_bytes));
-  line += m.fits ? fmt::format("fits with {} to spare", gigabytes(m.capacity_bytes - m.total_bytes))
+      "memory: {} weights + {} KV cache + {} activations = {} of {} less {} kept back (the "
+      "framework's workspace, CUDA context, fragmentation: --memory-reserve): ",
+      gigabytes(m.weights_bytes), gigabytes(m.kv_cache_bytes), gigabytes(m.activation_bytes),
+      gigabytes(m.total_bytes), gigabytes(m.capacity_bytes), gigabytes(m.reserve_bytes));
+  line += m.fits ? fmt::format("fits with {} to spare", gigabytes(m.usable_bytes() - m.total_bytes))
                  : fmt::format("does not fit (needs {} more)",
-                               gigabytes(m.total_bytes - m.capacity_bytes));
+                               gigabytes(m.total_bytes - m.usable_bytes()));
   line += m.max_batch
               ? fmt::format(" · the largest batch that fits at this context: {}", *m.max_batch)
               : std::string(" · no batch fits");
@@ -685,11 +686,12 @@ public:
     doc.table(ops_table(a));
     if (a.memory && !a.memory->fits)
       doc.warning(fmt::format(
-          "{} does not fit in the {}'s {}: it needs {} (weights {}, KV cache {}, activations "
-          "{}); the times below are what it would take if it did",
+          "{} does not fit in the {}'s {} ({} kept back): it needs {} (weights {}, KV cache {}, "
+          "activations {}); the times below are what it would take if it did",
           a.network.name, a.model.spec().display_name, gigabytes(a.memory->capacity_bytes),
-          gigabytes(a.memory->total_bytes), gigabytes(a.memory->weights_bytes),
-          gigabytes(a.memory->kv_cache_bytes), gigabytes(a.memory->activation_bytes)));
+          gigabytes(a.memory->reserve_bytes), gigabytes(a.memory->total_bytes),
+          gigabytes(a.memory->weights_bytes), gigabytes(a.memory->kv_cache_bytes),
+          gigabytes(a.memory->activation_bytes)));
     std::vector<std::string> summary{totals_line(a)};
     if (a.network.phase)
       summary.push_back(serving_line(a));
