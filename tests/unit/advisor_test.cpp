@@ -200,7 +200,12 @@ TEST_CASE("padding: GPT-2's LM head (N = 50257, fp16) is padded to the 16-byte r
   CHECK(p.padded.n % 8 == 0); // fp16's 16 bytes
   CHECK(p.padded.n >= 50264);
   CHECK(p.padded.n <= 50257 * 1.06);
-  CHECK(contains(p.reason, "N=50257 breaks the 16-byte rule of fp16 (multiples of 8)"));
+  // Named as the network file sets it: the linear layer's `out`.
+  CHECK(contains(p.reason, "out=50257 breaks the 16-byte rule of fp16 (multiples of 8)"));
+  REQUIRE(p.changes.size() == 1);
+  CHECK(p.changes[0].size == "out");
+  CHECK(p.changes[0].from == 50257);
+  CHECK(p.changes[0].to == p.padded.n);
   CHECK(p.time_s == h100().predict(make_gemm_op("x", p.original, precision::fp16)).time_s);
   CHECK(p.padded_time_s == h100().predict(make_gemm_op("x", p.padded, precision::fp16)).time_s);
   CHECK(p.predicted_speedup() >= 1.03);

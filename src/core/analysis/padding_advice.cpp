@@ -6,9 +6,13 @@
 
 #include <fmt/format.h>
 
+#include <map>
 #include <numeric>
 #include <optional>
+#include <string>
 #include <unordered_set>
+#include <variant>
+#include <vector>
 
 namespace roofline {
 
@@ -40,13 +44,36 @@ struct named_size {
   std::int64_t of(std::int64_t dimension) const { return dimension / per * groups; }
 };
 
-/// The user's names of a GEMM's N and K: a convolution's channels, a model config's fields, or
-/// the GEMM's own letters.
+/// The user's names of a GEMM's N and K: a convolution's channels, a model config's fields, a
+/// linear layer's `in` and `out`, or the GEMM's own letters.
 struct size_names {
   named_size n{"N"}, k{"K"};
 };
 
-size_names names_of(const op &o, const network &net) {
+/// The sizes the user set of each layer, by path: a model config's fields (network::config_sizes);
+/// else, a network file's, its linear layers' own `in` and `out`.
+using layer_sizes = std::map<std::string, layer_config_sizes>;
+
+void add_linear_sizes(const std::vector<layer> &layers, const std::string &prefix,
+                      layer_sizes &sizes) {
+  for (const layer &l : layers) {
+    const std::string path = layer_path(prefix, l.name);
+    if (const auto *block = std::get_if<repeat_block>(&l.body))
+      add_linear_sizes(block->layers, path, sizes);
+    else if (const auto *linear = std::get_if<linear_layer>(&l.body))
+      sizes[path] = {{"in", linear->in}, {"out", linear->out}};
+  }
+}
+
+layer_sizes sizes_of(const network &net) {
+  if (!net.config_sizes.empty())
+    return net.config_sizes;
+  layer_sizes sizes;
+  add_linear_sizes(net.layers, "", sizes);
+  return sizes;
+}
+
+size_names names_of(const op &o, const layer_sizes &layers) {
   size_names names;
   const gemm_shape &s = *o.gemm;
   if (o.conv) { // the implicit GEMM of a convolution's pass
@@ -61,8 +88,8 @@ size_names names_of(const op &o, const network &net) {
       names.n = out;
     return names;
   }
-  const auto sizes = net.config_sizes.find(o.layer);
-  if (sizes == net.config_sizes.end())
+  const auto sizes = layers.find(o.layer);
+  if (sizes == layers.end())
     return names;
   // A field names a dimension only where it is the field's whole value (not a GPU's share).
   const auto name = [](const config_size &field, std::int64_t dimension, named_size &out) {
@@ -164,11 +191,11 @@ std::vector<size_change> changes_of(const gemm_shape &from, const gemm_shape &to
 }
 
 /// The best padding of one GEMM, when it gains at least `min_speedup`.
-std::optional<padding_advice> pad(const op &o, const network &net, const perf_model &model,
+std::optional<padding_advice> pad(const op &o, const layer_sizes &sizes, const perf_model &model,
                                   double min_speedup) {
   const gemm_shape &s = *o.gemm;
   const double time = predicted_time(model, s, o.precision);
-  const size_names names = names_of(o, net);
+  const size_names names = names_of(o, sizes);
   const std::optional<candidates> padded = candidates_of(s, o.precision, names);
   if (!padded)
     return std::nullopt;
@@ -210,6 +237,7 @@ std::optional<padding_advice> pad(const op &o, const network &net, const perf_mo
 
 std::vector<padding_advice> advise_padding(const analysis &analysed, double min_speedup) {
   std::vector<padding_advice> result;
+  const layer_sizes sizes = sizes_of(analysed.network);
   std::unordered_set<detail::integers_key<5>, detail::integers_key<5>::hash> seen;
   for (const analysed_op &entry : analysed.ops) {
     const op &o = entry.op;
@@ -218,7 +246,7 @@ std::vector<padding_advice> advise_padding(const analysis &analysed, double min_
                                               static_cast<int>(o.precision)}})
              .second)
       continue;
-    if (auto padding = pad(o, analysed.network, analysed.model, min_speedup))
+    if (auto padding = pad(o, sizes, analysed.model, min_speedup))
       result.push_back(*padding);
   }
   return result;
