@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Installs the Debian packages roofline-advise builds and tests with (python3: the include-graph
-# and chart checks), where they are missing. With --test, also Chromium, which renders the HTML
+# and chart checks; pkg-config: the consumer test that builds with roofline.pc and no CMake), where
+# they are missing. With --test, also Chromium, which renders the HTML
 # report in a test: best effort, since the test reports itself skipped, with the reason, without
 # it.
 set -euo pipefail
 packages=(cmake g++ make libyaml-dev libcli11-dev doctest-dev nlohmann-json3-dev libfmt-dev
-          libnlopt-dev python3)
+          libnlopt-dev python3 pkg-config)
 missing_of() {
   local p
   for p in "$@"; do

@@ -63,8 +63,10 @@ struct analysis {
   std::vector<std::string> notes; ///< what the reader must know of the model's choices
 };
 
-/// Lowers `net`, predicts every op with `model` and sums the totals.
-analysis analyze(const network &net, const perf_model &model, std::string device_selection);
+/// Lowers `net`, predicts every op with `model` and sums the totals; its memory keeps
+/// `memory_reserve` bytes back (memory_reserve_bytes: unset, the default share).
+analysis analyze(const network &net, const perf_model &model, std::string device_selection,
+                 std::optional<double> memory_reserve = std::nullopt);
 
 /// An analysis of ops built elsewhere (the calibration sweep, a benchmark's shapes).
 analysis analyze_ops(std::string name, std::vector<op> ops, const perf_model &model,

@@ -28,6 +28,9 @@ struct compared_gpu {
   int tensor_parallel = 1;
   /// The network as one of `tensor_parallel` GPUs runs it; unset: compare()'s own.
   std::optional<network> sharded;
+  /// GPU memory kept back from the network, in bytes; unset: the default share
+  /// (memory_reserve_bytes).
+  std::optional<double> memory_reserve;
 };
 
 /// Where a comparison's network comes from: a network as given (a network YAML, parsed), run at
@@ -52,6 +55,9 @@ struct compare_request {
   std::vector<int> tensor_parallel;
   /// What measures `local`; unused without it.
   measurement_layer_ref layer;
+  /// GPU memory kept back on every GPU, in bytes; unset: the default share
+  /// (memory_reserve_bytes).
+  std::optional<double> memory_reserve;
 };
 
 /// The most ops a comparison analyses in all: the network's ops times its GPUs (at each

@@ -52,6 +52,8 @@ struct gpu_result {
   /// network sharded over another number of GPUs).
   std::vector<double> op_speedups;
   std::optional<double> usd_per_hour; ///< of all its GPUs
+  /// Per million of the comparison's unit (comparison::unit): tokens, or the samples (images)
+  /// of a network with no sequence.
   std::optional<double> usd_per_million_tokens;
 };
 
@@ -72,6 +74,9 @@ struct comparison {
   std::int64_t batch = 1;
   std::int64_t seq_len = 1;
   std::string tokens = "seq_len 1"; ///< step_tokens of the network: what headers say
+  /// What throughput counts (throughput_unit): "tokens", "images" or "samples". Without a
+  /// sequence, tokens/s would repeat samples/s: the tables and JSON give samples (images) instead.
+  std::string unit = "tokens";
   std::vector<gpu_result> gpus;
   roofline::verdict verdict;
   /// The network the baseline (the first GPU) ran: at this batch, sharded as it was.

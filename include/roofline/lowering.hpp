@@ -12,8 +12,10 @@
 namespace roofline {
 
 /// Lowers a network to its ops, in execution order: the forward pass, then (training) the backward
-/// pass in reverse layer order. Throws input_error for shapes that make no sense (a conv whose
-/// kernel exceeds its padded input, an op whose size is unknown) or whose counts overflow 64 bits,
+/// pass in reverse layer order. Throws input_error for shapes that make no sense (a size below 1,
+/// named by its layer and field, as a network built in code may leave one: "layer `block/attn`:
+/// `seq_len` is 0"; a conv whose kernel exceeds its padded input; an op whose size is unknown) or
+/// whose counts overflow 64 bits,
 /// and for a network past the limits of network.hpp (max_ops, max_layer_path_bytes), checked
 /// layer by layer before each layer's ops are made: no more than max_ops are ever made.
 std::vector<op> lower(const network &net);

@@ -43,6 +43,9 @@ struct memory_use {
   std::optional<recomputation> recompute;
   double total_bytes = 0;
   double capacity_bytes = 0; ///< the GPU's memory, as its datasheet gives it
+  /// Kept back from the network (memory_reserve_bytes): the framework's workspace, the CUDA
+  /// context and the allocator's fragmentation. `fits`, `max_batch` and `max_kv_len` count it.
+  double reserve_bytes = 0;
   bool fits = false;
   /// The largest batch whose total fits (the same context; in training, the largest
   /// micro-batch: weights, gradients and optimizer state do not grow with it), at most
@@ -52,9 +55,23 @@ struct memory_use {
   /// layer's alike, whose cache fits at this batch; none when any context fits (every cache
   /// is a sliding window's).
   std::optional<std::int64_t> max_kv_len;
+
+  /// What the network may use: the capacity less the reserve.
+  double usable_bytes() const { return capacity_bytes - reserve_bytes; }
 };
 
-/// `net` (lowered to `ops`) against `capacity_bytes` of GPU memory.
-memory_use memory_of(const network &net, const std::vector<op> &ops, double capacity_bytes);
+/// The share of a GPU's memory kept back by default for what no layer holds: the framework's
+/// workspace (cuBLAS, the caching allocator's), the CUDA context and fragmentation. vLLM's
+/// default `gpu_memory_utilization` of 0.9 leaves the same 10%.
+inline constexpr double default_memory_reserve_share = 0.1;
+
+/// The bytes kept back of `capacity_bytes`: `reserve_bytes` where given (`--memory-reserve`),
+/// else default_memory_reserve_share of the capacity.
+double memory_reserve_bytes(double capacity_bytes, std::optional<double> reserve_bytes);
+
+/// `net` (lowered to `ops`) against `capacity_bytes` of GPU memory, `reserve_bytes` of it kept
+/// back (memory_use::reserve_bytes).
+memory_use memory_of(const network &net, const std::vector<op> &ops, double capacity_bytes,
+                     double reserve_bytes = 0);
 
 } // namespace roofline

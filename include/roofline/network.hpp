@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -184,6 +185,18 @@ std::string_view to_string(inference_phase p);
 std::optional<inference_phase> parse_inference_phase(std::string_view name);
 
 /// A network as described in its YAML file (docs/network-format.md).
+/// A model config's field and its value, where it sets a layer's features.
+struct config_size {
+  std::string field; ///< "vocab_size", "hidden_size", "intermediate_size"; "": none
+  std::int64_t value = 0;
+};
+
+/// The config fields of a layer's input and output features (a linear layer's `in` and `out`, a
+/// matmul's K and N), so that advice names them as the config does ("vocab_size 32001 → 32064").
+struct layer_config_sizes {
+  config_size in, out;
+};
+
 struct network {
   std::string name;
   std::string description;
@@ -208,6 +221,9 @@ struct network {
   /// token (prefill) or time per output token (decode).
   std::optional<inference_phase> phase;
   std::int64_t kv_len = 0; ///< decode: the KV cache each new token attends to
+  /// A model config's: by layer path ("decoder_layer/up_proj"), the config fields that set its
+  /// features; layers not in it are named by their GEMM's N and K.
+  std::map<std::string, layer_config_sizes> config_sizes;
 };
 
 /// The most bytes of weights a network may hold that no layer runs
@@ -241,6 +257,11 @@ void check_layer_limits(const std::string &path, std::int64_t ops, const source_
 /// The tokens a step of `net` runs, as headers say them: "seq_len 2048"; a decode step's new
 /// tokens and its KV cache ("1 new token a sequence, KV cache 2048"), not a bare "seq_len 1".
 std::string step_tokens(const network &net);
+
+/// What a step of `net` processes, as throughput counts it: "tokens" where it has a sequence (a
+/// language model's step, seq_len above 1, or an attention layer); else "images" for a network
+/// with a conv2d layer, "samples" otherwise.
+std::string_view throughput_unit(const network &net);
 
 /// Parses a network from YAML text; `origin` names the file in errors. Throws input_error, also
 /// for a network past the limits above (checked as it is read: YAML aliases stop expanding there).

@@ -38,6 +38,9 @@ struct pipeline_options {
   std::optional<measure_options> measure;
   /// What measures, with `measure`; unused without it.
   measurement_layer_ref layer;
+  /// GPU memory kept back from the network, in bytes; unset: the default share
+  /// (memory_reserve_bytes).
+  std::optional<double> memory_reserve;
 };
 
 /// The one path of an analysis: analyze → advise → measure → report.

@@ -3,6 +3,7 @@
 
 #include "roofline/gpu_spec.hpp"
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -10,6 +11,10 @@ namespace roofline {
 
 /// The GPUs roofline-advise knows (the specs/*.yaml files, compiled into the library) and the
 /// model parameters each architecture's GPUs share (specs/arch/*.yaml).
+/// A GPU name as the catalog compares names: lower case, without `-`, `_` or spaces (`rtx4090`
+/// finds `rtx-4090`). No two names or aliases of the catalog share one.
+std::string gpu_name_key(std::string_view name);
+
 class spec_catalog {
 public:
   /// The GPU analyses use when none is named and no local GPU is found.
@@ -24,12 +29,13 @@ public:
 
   const std::vector<gpu_spec> &specs() const noexcept { return m_specs; }
 
-  /// The spec whose name or alias equals `name` (case-insensitive); nullptr when none does.
+  /// The spec whose name or alias equals `name` as gpu_name_key spells both (`H100 SXM`,
+  /// `h100_sxm` and `h100-sxm` alike); nullptr when none does.
   const gpu_spec *find(std::string_view name) const;
 
   /// A name, an alias or a path to a spec file (anything with a '/' or ending in .yaml/.yml); a
   /// file's GPU inherits its architecture's parameters as the built-in ones do.
-  /// Throws input_error listing the closest known names when nothing matches.
+  /// Throws input_error when nothing matches, asking "did you mean" the closest known names.
   gpu_spec resolve(std::string_view name_or_path) const;
 
   /// `spec` with its parameters resolved against its architecture's (with_architecture).

@@ -62,6 +62,26 @@ void add_chart_options(CLI::App &command, output_choice &output) {
                      "also write one self-contained HTML page: chart, tables, advice");
 }
 
+/// `--memory-reserve GB` into `gb`: analyze and compare alike.
+void add_memory_reserve_option(CLI::App &command, std::optional<double> &gb) {
+  command
+      .add_option("--memory-reserve", gb,
+                  "GB of GPU memory kept back for the framework's workspace, the CUDA context and "
+                  "fragmentation (default: 10% of the GPU's memory, as vLLM's "
+                  "gpu_memory_utilization 0.9 leaves)")
+      ->check(CLI::Validator(
+          [](std::string &text) {
+            double gb = 0;
+            const bool number = CLI::detail::lexical_cast(text, gb);
+            return number && gb >= 0 && gb <= 1e6 ? std::string{}
+                                                  : "`" + text +
+                                                        "` is not a number of GB from 0 "
+                                                        "to 1000000";
+          },
+          "GB"))
+      ->type_name("GB");
+}
+
 void add_model_options(CLI::App &command, model_choice &model, measure_choice &measuring) {
   command
       .add_option("--gpu,-g", model.gpu,
@@ -143,6 +163,7 @@ void add_network_options(CLI::App &app, command_line &line) {
                  "each block, and the all-reduces between them)")
       ->check(positive_integer);
   add_model_options(app, line.model, line.measuring);
+  add_memory_reserve_option(app, line.model.memory_reserve_gb);
   add_output_options(app, line.output);
   add_chart_options(app, line.output);
 }
@@ -216,6 +237,7 @@ CLI::App *add_compare_command(CLI::App &app, command_line &line) {
   compare->add_flag("--eager", choice.eager,
                     "with --prompt-tokens: every step launched eagerly by the host (default: "
                     "replayed from CUDA graphs, as serving engines run them)");
+  add_memory_reserve_option(*compare, choice.memory_reserve_gb);
   // One --sparse, before the command or after it (dispatch hands it to the comparison).
   compare->add_flag("--sparse", line.model.sparse,
                     "hold GEMMs against 2:4-sparse tensor peaks where the GPU has them");

@@ -48,6 +48,8 @@ gpu_choice chosen_gpu(const model_choice &model, std::optional<cache_state> oper
 int analyse(const network &net, const model_choice &model, const measure_choice &measuring,
             const output_choice &output) {
   pipeline_options options = pipeline_options_of(measuring);
+  if (model.memory_reserve_gb)
+    options.memory_reserve = *model.memory_reserve_gb * 1e9;
   // The plugin is loaded only where it is used: `--gpu auto` and --measure. A datasheet analysis
   // loads no CUDA library.
   const measurement_layer_ref layer =

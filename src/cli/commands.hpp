@@ -9,6 +9,7 @@
 
 #include "roofline/network.hpp"
 
+#include <optional>
 #include <string>
 
 namespace roofline::cli {
@@ -17,6 +18,7 @@ namespace roofline::cli {
 struct model_choice {
   std::string gpu = "auto";
   bool sparse = false;
+  std::optional<double> memory_reserve_gb; ///< --memory-reserve; unset: the default share
 };
 
 /// The analysis of `net` (a network, or one GEMM), measured where `measuring` asks (through the

@@ -281,6 +281,8 @@ compare_request compare_request_of(const compare_choice &choice, const config_ch
   request.sparse = choice.sparse;
   request.progress = show_op_progress;
   request.prices = prices_of(choice.prices);
+  if (choice.memory_reserve_gb)
+    request.memory_reserve = *choice.memory_reserve_gb * 1e9;
   for (const std::string &b : choice.batches)
     request.batches.push_back(positive_from(b, "--batch"));
   resolve_compared_gpus(request); // unknown or repeated GPUs, before the network

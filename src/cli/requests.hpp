@@ -75,6 +75,7 @@ struct compare_choice {
   std::int64_t prompt_tokens = 0, output_tokens = 0;
   double ttft_ms = 0, tpot_ms = 0;
   bool ttft_given = false, tpot_given = false, eager = false;
+  std::optional<double> memory_reserve_gb; ///< --memory-reserve; unset: the default share
 };
 
 /// The serving question `choice` asks, checked; none without --prompt-tokens and

@@ -291,7 +291,7 @@ TEST_CASE("huge nested repeat counts finish quickly: they are counted, not expan
 
 TEST_CASE("an unknown GPU names the closest ones") {
   check_usage_error(run_cli({alexnet, "--gpu", "h2000", "--format", "json"}),
-                    {"unknown GPU `h2000`", "closest known: `h200`", "roofline-advise specs"});
+                    {"unknown GPU `h2000`", "(did you mean `h200`", "roofline-advise specs"});
 }
 
 TEST_CASE("a GPU spec file with an error") {
@@ -674,6 +674,38 @@ TEST_CASE("compare: a serving question given in part, or with options it sets it
       {"--prompt-tokens", "512", "--output-tokens", "64", "--tpot", "30", "--format", "json"});
   CHECK(r.status == 0);
   CHECK(r.out.find("\"kind\": \"serving\"") != std::string::npos);
+}
+
+TEST_CASE("--memory-reserve GB keeps memory back on analyze and compare: JSON reserve_bytes, the "
+          "fit against what is left; a negative or infinite reserve is bad input") {
+  const std::string llama = source_path("examples/configs/llama-2-7b.json");
+  // Decode at batch 16, 4096 cached tokens on an H100: 47.8 GB of 85.5 GB.
+  const std::vector<std::string> step{llama, "--phase", "decode", "--kv-len", "4096", "--batch",
+                                      "16",  "--gpu",   "h100",   "--format", "json"};
+  const auto memory = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = step;
+    args.insert(args.end(), extra.begin(), extra.end());
+    const cli_result r = run_cli(args);
+    REQUIRE(r.status == 0);
+    return nlohmann::json::parse(r.out)["memory"];
+  };
+  const nlohmann::json by_default = memory({});
+  CHECK(by_default["reserve_bytes"].get<double>() ==
+        doctest::Approx(0.1 * by_default["capacity_bytes"].get<double>()));
+  CHECK(by_default["fits"] == true);
+  const nlohmann::json tight = memory({"--memory-reserve", "40"});
+  CHECK(tight["reserve_bytes"].get<double>() == 40e9);
+  CHECK(tight["fits"] == false);
+  const cli_result compared =
+      run_cli({"compare", llama, "--phase", "decode", "--kv-len", "4096", "--batch", "16", "--gpus",
+               "h100", "--memory-reserve", "40", "--format", "json"});
+  REQUIRE(compared.status == 0);
+  CHECK(nlohmann::json::parse(compared.out)["gpus"][0]["memory"] == tight);
+  for (const char *bad_reserve : {"-1", "inf", "nan"}) {
+    const cli_result r = run_cli({llama, "--gpu", "h100", "--memory-reserve", bad_reserve});
+    CHECK(r.status == 2);
+    CHECK(r.err.find("--memory-reserve") != std::string::npos);
+  }
 }
 
 TEST_CASE("a ROOFLINE_MEASURE_LAYER too long to be a path: --gpu auto says why and goes on") {

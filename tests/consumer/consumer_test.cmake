@@ -4,18 +4,52 @@
 #         -P consumer_test.cmake      installs BUILD_DIR into a scratch prefix and uses the package
 #   cmake -DMODE=add_subdirectory -DSOURCE_DIR=... -DWORK_DIR=... -P consumer_test.cmake
 #                                     adds SOURCE_DIR to the consumer's build (roofline::core only)
+#   cmake -DMODE=pkg_config -DBUILD_DIR=... -DSOURCE_DIR=... -DWORK_DIR=... -DPKG_CONFIG=...
+#         -DCXX=... -P consumer_test.cmake
+#                                     installs BUILD_DIR and builds tests/consumer/main.cpp with the
+#                                     compiler alone, its flags from roofline.pc (no CMake)
 # -DPROJECT=examples/embed -DTARGETS=embed builds and runs another outside project of the source
 # tree (find_package only) instead.
 if(NOT PROJECT)
   set(PROJECT tests/consumer)
 endif()
 file(REMOVE_RECURSE ${WORK_DIR})
-if(MODE STREQUAL "find_package")
+if(MODE STREQUAL "find_package" OR MODE STREQUAL "pkg_config")
   execute_process(COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK_DIR}/prefix
                   RESULT_VARIABLE failed OUTPUT_QUIET)
   if(failed)
     message(FATAL_ERROR "install failed")
   endif()
+endif()
+if(MODE STREQUAL "pkg_config")
+  file(GLOB_RECURSE pc_files ${WORK_DIR}/prefix/roofline.pc)
+  if(NOT pc_files)
+    message(FATAL_ERROR "the package installs no roofline.pc")
+  endif()
+  list(GET pc_files 0 pc_file)
+  get_filename_component(pc_dir ${pc_file} DIRECTORY)
+  set(ENV{PKG_CONFIG_PATH} "${pc_dir}:$ENV{PKG_CONFIG_PATH}")
+  # Plainly, and with --static: the library is static either way, so both must link.
+  foreach(static IN ITEMS "" --static)
+    execute_process(COMMAND ${PKG_CONFIG} --cflags --libs ${static} roofline
+                    OUTPUT_VARIABLE flags OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE failed)
+    if(failed)
+      message(FATAL_ERROR "pkg-config ${static} roofline failed")
+    endif()
+    separate_arguments(flags UNIX_COMMAND "${flags}")
+    execute_process(COMMAND ${CXX} -std=c++17 ${SOURCE_DIR}/tests/consumer/main.cpp ${flags}
+                            -o ${WORK_DIR}/consumer RESULT_VARIABLE failed)
+    if(failed)
+      message(FATAL_ERROR "compiling the consumer with `pkg-config --cflags --libs ${static} "
+                          "roofline` (${flags}) failed")
+    endif()
+    execute_process(COMMAND ${WORK_DIR}/consumer RESULT_VARIABLE failed)
+    if(failed)
+      message(FATAL_ERROR "consumer (pkg-config ${static}) ran but did not get the expected result")
+    endif()
+  endforeach()
+  return()
+elseif(MODE STREQUAL "find_package")
   set(configure_args -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCMAKE_BUILD_TYPE=Release
                      -DEXPECT_MEASURE=${EXPECT_MEASURE})
   set(targets consumer)

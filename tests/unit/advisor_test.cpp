@@ -5,6 +5,7 @@
 #include "roofline/advisor.hpp"
 #include "roofline/analysis.hpp"
 #include "roofline/gemm.hpp"
+#include "roofline/model_config.hpp"
 #include "roofline/network.hpp"
 #include "roofline/perf_model.hpp"
 #include "roofline/spec_catalog.hpp"
@@ -199,7 +200,12 @@ TEST_CASE("padding: GPT-2's LM head (N = 50257, fp16) is padded to the 16-byte r
   CHECK(p.padded.n % 8 == 0); // fp16's 16 bytes
   CHECK(p.padded.n >= 50264);
   CHECK(p.padded.n <= 50257 * 1.06);
-  CHECK(contains(p.reason, "N=50257 breaks the 16-byte rule of fp16 (multiples of 8)"));
+  // Named as the network file sets it: the linear layer's `out`.
+  CHECK(contains(p.reason, "out=50257 breaks the 16-byte rule of fp16 (multiples of 8)"));
+  REQUIRE(p.changes.size() == 1);
+  CHECK(p.changes[0].size == "out");
+  CHECK(p.changes[0].from == 50257);
+  CHECK(p.changes[0].to == p.padded.n);
   CHECK(p.time_s == h100().predict(make_gemm_op("x", p.original, precision::fp16)).time_s);
   CHECK(p.padded_time_s == h100().predict(make_gemm_op("x", p.padded, precision::fp16)).time_s);
   CHECK(p.predicted_speedup() >= 1.03);
@@ -328,17 +334,46 @@ TEST_CASE("launch-bound advice: the ops, runs and share of the step the host's f
                                     "launch-bound"));
 }
 
-TEST_CASE(
-    "padding's extra bytes and FLOPs are the padded shape's over the shape's own: ResNet-50's "
-    "conv1 (K 147 → 152) costs a few percent, not its im2col matrix over its real input") {
+TEST_CASE("padding is said in the user's sizes: ResNet-50's conv1 pads its input channels 3 → 8 "
+          "(K = C·7·7 meets the 16-byte rule only through C), its extra work the padded shape's "
+          "over the shape's own") {
   const network net = load_network(ROOFLINE_SOURCE_DIR "/examples/resnet50.yaml");
   const perf_model model(*spec_catalog::builtin().find("h100"));
   const advice advised = advise(analyze(net, model, "test"));
   const auto conv1 = std::find_if(advised.padding.begin(), advised.padding.end(),
                                   [](const padding_advice &p) { return p.layer == "conv1"; });
   REQUIRE(conv1 != advised.padding.end());
-  CHECK(conv1->padded.k == 152);
-  CHECK(conv1->extra_flops == doctest::Approx(152.0 / 147.0 - 1));
+  CHECK(conv1->original.k == 147);
+  CHECK(conv1->padded.k == 8 * 7 * 7); // not 152: no channel count makes K = C·49 equal 152
+  REQUIRE(conv1->changes.size() == 1);
+  CHECK(conv1->changes[0].size == "in_channels");
+  CHECK(conv1->changes[0].from == 3);
+  CHECK(conv1->changes[0].to == 8);
+  CHECK(contains(conv1->reason, "in_channels=3 (K=147) breaks the 16-byte rule"));
+  CHECK(conv1->extra_flops == doctest::Approx(392.0 / 147.0 - 1));
   CHECK(conv1->extra_bytes > 0);
-  CHECK(conv1->extra_bytes < 0.05);
+}
+
+TEST_CASE("padding a model config's GEMM names the config's field: GPT-2's LM head pads "
+          "vocab_size 50257; under --tp 2 a GPU's share is no field's value and stays N") {
+  const gpu_spec &h100 = *spec_catalog::builtin().find("h100");
+  const auto lm_head = [&](int gpus) {
+    config_options options;
+    options.tensor_parallel = gpus;
+    const network net = load_model_config(config_path("gpt2.json"), options);
+    const advice advised = advise(analyze(net, perf_model(h100), "test"));
+    const auto head = std::find_if(advised.padding.begin(), advised.padding.end(),
+                                   [](const padding_advice &p) { return p.layer == "lm_head"; });
+    REQUIRE(head != advised.padding.end());
+    REQUIRE(head->changes.size() == 1);
+    return *head;
+  };
+  const padding_advice whole = lm_head(1);
+  CHECK(whole.changes[0].size == "vocab_size");
+  CHECK(whole.changes[0].from == 50257);
+  CHECK(whole.changes[0].to == whole.padded.n);
+  CHECK(contains(whole.reason, "vocab_size=50257 breaks"));
+  const padding_advice share = lm_head(2);
+  CHECK(share.changes[0].size == "N");
+  CHECK(share.changes[0].from == 25129);
 }

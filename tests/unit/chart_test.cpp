@@ -4,6 +4,7 @@
 #include "chart.hpp"
 
 #include "roofline/comparison.hpp"
+#include "roofline/model_config.hpp"
 #include "roofline/network.hpp"
 #include "roofline/perf_model.hpp"
 #include "roofline/report.hpp"
@@ -14,8 +15,11 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <set>
 #include <string>
+#include <utility>
 
 using namespace roofline;
 using namespace roofline::detail;
@@ -159,4 +163,77 @@ TEST_CASE("a measured op is filled where it ran, joined to its prediction") {
                                   f.x_of(*p.measured_intensity), f.y_of(*p.measured_flop_per_s))));
   CHECK(contains(svg, "class=\"measured\""));
   CHECK(contains(svg, "measured (filled)"));
+}
+
+namespace {
+
+/// The `height` of an SVG document and the y of its lowest text baseline.
+std::pair<double, double> height_and_lowest_text(const std::string &svg) {
+  const auto number_after = [&](const std::string &key, std::size_t from) {
+    const std::size_t at = svg.find(key, from);
+    REQUIRE(at != std::string::npos);
+    return std::stod(svg.substr(at + key.size()));
+  };
+  const double height = number_after("height=\"", svg.find("<svg"));
+  double lowest = 0;
+  for (std::size_t at = svg.find("<text"); at != std::string::npos; at = svg.find("<text", at + 1))
+    lowest = std::max(lowest, number_after(" y=\"", at));
+  return {height, lowest};
+}
+
+} // namespace
+
+TEST_CASE("the SVG grows to hold every note: the last line is not clipped") {
+  chart c = roofline_chart(report_of(square_gemm, "h100"));
+  const auto [plain_height, plain_lowest] = height_and_lowest_text(render_svg(c));
+  CHECK(plain_lowest < plain_height);
+  for (int i = 0; i < 12; ++i)
+    c.notes.push_back(fmt::format("note {}: {}", i, std::string(150, 'x')));
+  const std::string svg = render_svg(c);
+  const auto [height, lowest] = height_and_lowest_text(svg);
+  CHECK(height == svg_height_of(c));
+  CHECK(height > svg_height);
+  CHECK(lowest + 4 <= height); // the last line's descenders too
+  CHECK(contains(svg, "note 11:"));
+}
+
+TEST_CASE("a comparison draws one roof per GPU, however many tensor-parallel degrees it runs at, "
+          "and every batch's points") {
+  config_options options;
+  options.phase = inference_phase::decode;
+  compare_request request;
+  request.source =
+      config_source{model_config::load(roofline::test::config_path("llama-3-8b.json")), options};
+  request.gpus = {"h100", "a100"};
+  request.tensor_parallel = {1, 2};
+  request.batches = {1, 16, 64};
+  const std::vector<comparison> compared = compare_gpus(request);
+  const chart c = comparison_chart(compared);
+  // h100 and a100 at two degrees each: two GPUs' roofs and slopes, not four.
+  compare_request one = request;
+  one.tensor_parallel = {1};
+  one.batches = {1};
+  const chart alone = comparison_chart(compare_gpus(one));
+  CHECK(c.roofs.size() == alone.roofs.size());
+  CHECK(c.slopes.size() == 2);
+  std::set<std::pair<double, std::size_t>> roofs;
+  for (const chart_roof &roof : c.roofs)
+    CHECK(roofs.emplace(roof.flop_per_s, roof.gpu).second); // no roof drawn twice for one GPU
+  CHECK(c.legend.size() == 4);                              // every setup still named
+  // Every batch: points at each batch's intensities, as many as the first batch's times three.
+  std::set<double> intensities;
+  for (const chart_point &p : c.points)
+    intensities.insert(p.intensity);
+  compare_request first_batch = request;
+  first_batch.batches = {1};
+  const chart first = comparison_chart(compare_gpus(first_batch));
+  CHECK(c.points.size() == 3 * first.points.size());
+  CHECK(c.links.size() == 3 * first.links.size());
+  CHECK(contains(c.subtitle, "batches 1, 16, 64"));
+  std::set<double> first_intensities;
+  for (const chart_point &p : first.points)
+    first_intensities.insert(p.intensity);
+  CHECK(intensities.size() > first_intensities.size());
+  const auto [height, lowest] = height_and_lowest_text(render_svg(c));
+  CHECK(lowest < height);
 }

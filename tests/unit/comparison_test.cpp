@@ -451,3 +451,47 @@ TEST_CASE("compare keeps the network its baseline ran: its batch, its shard and 
     CHECK(ops[i].bytes == c.gpus.front().analysis.ops[i].op.bytes);
   }
 }
+
+TEST_CASE("an image model is compared in images: images/s and $/M images, no token columns; JSON "
+          "tokens null, images_per_s and usd_per_million_images beside samples_per_s") {
+  const network resnet = load_network(ROOFLINE_SOURCE_DIR "/examples/resnet50.yaml");
+  const comparison c = compare(resnet, {plain("h100"), plain("a100")},
+                               {{"h100-sxm5", 2.0}, {"a100-sxm4-80gb", 1.0}});
+  CHECK(c.unit == "images");
+  const gpu_result &h100 = c.gpus[0];
+  CHECK(h100.samples_per_s == doctest::Approx(64 / h100.step_time_s));
+  CHECK(roofline::test::contains(c.verdict.text, "Cheapest per image:"));
+  CHECK(roofline::test::contains(c.verdict.text, "per million images"));
+
+  std::ostringstream table;
+  write_comparison({c}, output_format::table, table);
+  const std::string header = table.str().substr(table.str().find("batch  gpu"));
+  const std::string columns = header.substr(0, header.find('\n'));
+  CAPTURE(columns);
+  CHECK(roofline::test::contains(columns, "images/s"));
+  CHECK(roofline::test::contains(columns, "$/M images"));
+  CHECK_FALSE(roofline::test::contains(columns, "tokens"));
+  CHECK_FALSE(roofline::test::contains(table.str(), "seq_len 1"));
+
+  std::ostringstream out;
+  write_comparison({c}, output_format::json, out);
+  const auto doc = nlohmann::json::parse(out.str());
+  CHECK(doc["network"]["throughput_unit"] == "images");
+  const nlohmann::json &totals = doc["gpus"][0]["totals"];
+  CHECK(totals["images_per_s"].get<double>() == doctest::Approx(h100.samples_per_s));
+  CHECK(totals["samples_per_s"].get<double>() == doctest::Approx(h100.samples_per_s));
+  CHECK(totals["tokens_per_s"].is_null());
+  CHECK(totals["tokens_per_s_per_gpu"].is_null());
+  CHECK(totals["usd_per_million_tokens"].is_null());
+  CHECK(totals["usd_per_million_images"].get<double>() ==
+        doctest::Approx(2.0 / 3600 / h100.samples_per_s * 1e6));
+  CHECK(doc["batch_sweep"][0]["gpus"][0]["tokens_per_s"].is_null());
+  CHECK(doc["batch_sweep"][0]["gpus"][0]["images_per_s"].get<double>() ==
+        doctest::Approx(h100.samples_per_s));
+
+  // A language model keeps its tokens; an MLP with no sequence counts samples.
+  CHECK(
+      compare(load_network(ROOFLINE_SOURCE_DIR "/examples/llama2-7b-decode.yaml"), {plain("h100")})
+          .unit == "tokens");
+  CHECK(compare(tiny_layers(), {plain("h100")}).unit == "samples");
+}

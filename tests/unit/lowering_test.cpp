@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // lower(): every layer type to its GEMMs and memory-bound ops, with shapes, FLOPs and bytes
 // worked out by hand (docs/network-format.md gives the rules).
+#include "roofline/analysis.hpp"
 #include "roofline/error.hpp"
 #include "roofline/lowering.hpp"
 #include "roofline/model_config.hpp"
 #include "roofline/network.hpp"
 #include "roofline/op.hpp"
+#include "roofline/spec_catalog.hpp"
 
 #include "test_support.hpp"
 
@@ -951,4 +953,51 @@ TEST_CASE("at_batch: nullopt where the remade GEMM's sizes overflow 64 bits") {
   CHECK_FALSE(at_batch(ops.front(), 4, std::int64_t{1} << 50));
   REQUIRE(at_batch(ops.front(), 4, 8));
   CHECK(at_batch(ops.front(), 4, 8)->gemm->m == 8);
+}
+
+TEST_CASE("a network built in code with a zero size is refused, naming the layer and the field, "
+          "not analysed as empty GEMMs") {
+  const auto refusal = [](const network &net) {
+    try {
+      (void)lower(net);
+    } catch (const input_error &e) {
+      return std::string(e.what());
+    }
+    return std::string("lowered");
+  };
+  network net;
+  net.name = "api";
+  net.batch = 4;
+  attention_layer attention;
+  attention.heads = 8;
+  attention.head_dim = 64;
+  attention.kv_len = 128; // seq_len left at 0
+  layer attn;
+  attn.name = "attn";
+  attn.body = attention;
+  repeat_block block;
+  block.times = 2;
+  block.layers = {attn};
+  layer blocks;
+  blocks.name = "block";
+  blocks.body = block;
+  net.layers = {blocks};
+  CHECK(refusal(net) == "layer `block/attn`: `seq_len` is 0; expected a positive integer");
+  // analyze() lowers it too: the same refusal.
+  CHECK_THROWS_WITH_AS(analyze(net, perf_model(*spec_catalog::builtin().find("h100")), "test"),
+                       "layer `block/attn`: `seq_len` is 0; expected a positive integer",
+                       input_error);
+  std::get<attention_layer>(std::get<repeat_block>(net.layers[0].body).layers[0].body).seq_len =
+      128;
+  CHECK(lower(net).size() > 0);
+  std::get<repeat_block>(net.layers[0].body).times = 0;
+  CHECK(refusal(net) == "layer `block`: `times` is 0; expected a positive integer");
+  layer mm;
+  mm.name = "mm";
+  mm.body = matmul_layer{16, 16, 0, 1};
+  net.layers = {mm};
+  CHECK(refusal(net) == "layer `mm`: `k` is 0; expected a positive integer");
+  net.layers = {};
+  net.batch = 0;
+  CHECK(refusal(net) == "network `api`: `batch` is 0; expected a positive integer");
 }

@@ -27,7 +27,8 @@ analysis decode_step(const std::string &config, const std::string &gpu) {
   // A serving engine's kernels: no grouped keys and values copied out per query head.
   decode.glue = glue_style::fused;
   const network net = load_model_config(roofline::test::config_path(config), decode);
-  return analyze(net, perf_model(spec_catalog::builtin().resolve(gpu)), "--gpu " + gpu);
+  // No reserve: the totals below are against the datasheet's memory, by hand.
+  return analyze(net, perf_model(spec_catalog::builtin().resolve(gpu)), "--gpu " + gpu, 0.0);
 }
 
 } // namespace
@@ -101,7 +102,7 @@ TEST_CASE("compare names the GPUs a network does not fit, and never picks one") 
   request.gpus = {"h100", "a10"};
   const comparison one = compare_gpus(request).front();
   CHECK(one.verdict.fastest == "h100-sxm5");
-  CHECK(one.verdict.text.find("Does not fit: a10 (47.8 GB needed of 24.1 GB)") !=
+  CHECK(one.verdict.text.find("Does not fit: a10 (47.8 GB needed of 21.7 GB)") !=
         std::string::npos);
   request.gpus = {"t4", "a10"};
   const comparison none = compare_gpus(request).front();
@@ -261,4 +262,33 @@ TEST_CASE("a training network in YAML counts gradients and optimizer state the s
                     "linear, in: 8, out: 8}\n",
                     "mlp.yaml"),
       doctest::Contains("`recompute` must be `none` or `full`, got `some`"), input_error);
+}
+
+TEST_CASE("--memory-reserve: the reserve is kept back from the capacity; by default 10% of it, so "
+          "a step with a few hundred MB spare does not fit") {
+  const analysis exact = decode_step("llama-2-7b.json", "h100");
+  const memory_use &whole = *exact.memory;
+  CHECK(whole.reserve_bytes == 0);
+  // Reserve all but 0.28 GB of what the step leaves: it still fits; 0.28 GB more, it does not.
+  const network &net = exact.network;
+  const double spare = whole.capacity_bytes - whole.total_bytes;
+  const std::vector<op> ops = lower(net);
+  CHECK(memory_of(net, ops, whole.capacity_bytes, spare - 0.28e9).fits);
+  const memory_use tight = memory_of(net, ops, whole.capacity_bytes, spare + 0.28e9);
+  CHECK_FALSE(tight.fits);
+  CHECK(tight.reserve_bytes == spare + 0.28e9);
+  CHECK(tight.usable_bytes() == whole.capacity_bytes - tight.reserve_bytes);
+  // The largest batch and cache count the reserve too: (usable − weights) / per sequence.
+  const memory_use reserved = memory_of(net, ops, whole.capacity_bytes, 20e9);
+  const double per_sequence = (whole.kv_cache_bytes + whole.activation_bytes) / 16;
+  CHECK(*reserved.max_batch ==
+        static_cast<std::int64_t>((whole.capacity_bytes - 20e9 - whole.weights_bytes) /
+                                  per_sequence));
+  CHECK(*reserved.max_kv_len < *whole.max_kv_len);
+  // analyze()'s default: 10% of the GPU's memory (vLLM's gpu_memory_utilization 0.9).
+  const analysis by_default = analyze(net, exact.model, "test");
+  CHECK(by_default.memory->reserve_bytes ==
+        doctest::Approx(default_memory_reserve_share * whole.capacity_bytes));
+  CHECK(memory_reserve_bytes(80e9, std::nullopt) == doctest::Approx(8e9));
+  CHECK(memory_reserve_bytes(80e9, 2e9) == 2e9);
 }

@@ -93,9 +93,11 @@ TEST_CASE("without targets the batch is the largest that fits, and the curve end
   CHECK(s.chosen->batch == *s.largest_fitting_batch);
   CHECK(s.limited_by == "memory");
   CHECK(s.memory->fits);
-  CHECK(s.memory->total_bytes <= s.memory->capacity_bytes);
-  // One request more would not fit: its cache alone is more than what is left.
-  CHECK(s.memory->capacity_bytes - s.memory->total_bytes < 2304 * kv_bytes_per_token * 1.01);
+  // Against the memory less the default reserve (10%): one request more would not fit, its
+  // cache alone being more than what is left.
+  CHECK(s.memory->reserve_bytes == doctest::Approx(0.1 * s.memory->capacity_bytes));
+  CHECK(s.memory->total_bytes <= s.memory->usable_bytes());
+  CHECK(s.memory->usable_bytes() - s.memory->total_bytes < 2304 * kv_bytes_per_token * 1.01);
   REQUIRE(s.curve.size() >= 2);
   CHECK(s.curve.front().batch == 1);
   CHECK(s.curve.back().batch == *s.largest_fitting_batch);

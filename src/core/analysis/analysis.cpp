@@ -58,11 +58,12 @@ analysis analyze_ops(std::string name, std::vector<op> ops, const perf_model &gi
   return r;
 }
 
-analysis analyze(const network &net, const perf_model &model, std::string device_selection) {
+analysis analyze(const network &net, const perf_model &model, std::string device_selection,
+                 std::optional<double> memory_reserve) {
   std::vector<op> ops = lower(net);
   std::optional<memory_use> memory;
-  if (model.spec().memory_bytes > 0)
-    memory = memory_of(net, ops, model.spec().memory_bytes);
+  if (const double capacity = model.spec().memory_bytes; capacity > 0)
+    memory = memory_of(net, ops, capacity, memory_reserve_bytes(capacity, memory_reserve));
   analysis r = analyze_ops(net.name, std::move(ops), model, std::move(device_selection));
   r.memory = memory;
   std::vector<std::string> notes = net.notes;

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cmath>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 namespace roofline {
 
@@ -86,11 +88,77 @@ op expert_gemm(const context &ctx, const std::string &name, const moe_layer &moe
   return o;
 }
 
+/// A layer's sizes that must be positive, by field name: what the network reader requires of a
+/// file, checked again here for a network built in code (an attention layer whose `seq_len` was
+/// left at 0 would lower to empty GEMMs and be analysed as taking no time).
+using sizes = std::vector<std::pair<const char *, std::int64_t>>;
+sizes positive_sizes(const linear_layer &l) {
+  return {{"in", l.in}, {"out", l.out}};
+}
+sizes positive_sizes(const matmul_layer &l) {
+  return {{"m", l.m}, {"n", l.n}, {"k", l.k}, {"batch_count", l.batch_count}};
+}
+sizes positive_sizes(const conv2d_layer &l) {
+  return {
+      {"in_channels", l.in_channels}, {"out_channels", l.out_channels}, {"kernel_h", l.kernel_h},
+      {"kernel_w", l.kernel_w},       {"stride_h", l.stride_h},         {"stride_w", l.stride_w},
+      {"input_h", l.input_h},         {"input_w", l.input_w},           {"groups", l.groups}};
+}
+sizes positive_sizes(const attention_layer &l) {
+  return {{"heads", l.heads},
+          {"head_dim", l.head_dim},
+          {"seq_len", l.seq_len},
+          {"kv_len", l.kv_len},
+          {"kv_heads", l.key_value_heads()}};
+}
+sizes positive_sizes(const moe_layer &l) {
+  return {
+      {"experts", l.experts}, {"top_k", l.top_k}, {"in", l.in}, {"intermediate", l.intermediate}};
+}
+sizes positive_sizes(const memory_layer &l) {
+  return l.features ? sizes{{"features", *l.features}} : sizes{};
+}
+sizes positive_sizes(const all_reduce_layer &l) {
+  sizes s{{"gpus", l.gpus}};
+  if (l.features)
+    s.emplace_back("features", *l.features);
+  return s;
+}
+sizes positive_sizes(const pool_layer &l) {
+  sizes s{{"kernel", l.kernel}, {"stride", l.stride}};
+  for (const auto &[name, value] :
+       {std::pair{"channels", l.channels}, {"input_h", l.input_h}, {"input_w", l.input_w}})
+    if (value)
+      s.emplace_back(name, *value);
+  return s;
+}
+sizes positive_sizes(const repeat_block &l) {
+  return {{"times", l.times}};
+}
+
+/// Throws input_error naming the layer and the field when a size of `l` is not positive.
+void check_sizes(const layer &l, const std::string &path) {
+  std::visit(
+      [&](const auto &body) {
+        for (const auto &[field, value] : positive_sizes(body))
+          if (value < 1)
+            throw input_error(l.where, fmt::format("layer `{}`: `{}` is {}; expected a positive "
+                                                   "integer",
+                                                   path, field, value));
+      },
+      l.body);
+}
+
 class lowerer {
 public:
   explicit lowerer(const network &net) : m_net(net) {}
 
   std::vector<op> run() {
+    for (const auto &[field, value] : {std::pair{"batch", m_net.batch}, {"seq_len", m_net.seq_len}})
+      if (value < 1)
+        throw input_error({m_net.origin}, fmt::format("network `{}`: `{}` is {}; expected a "
+                                                      "positive integer",
+                                                      m_net.name, field, value));
     m_rows = detail::require_no_overflow(detail::checked_product({m_net.batch, m_net.seq_len}),
                                          {m_net.origin}, "network `" + m_net.name + "`",
                                          "batch × seq_len");
@@ -111,6 +179,7 @@ private:
       if (!std::holds_alternative<repeat_block>(l.body))
         m_ops += op_count(l, m_net.mode);
       check_layer_limits(path, m_ops, l.where);
+      check_sizes(l, path);
       const context ctx{path, l.precision.value_or(prec), l.weights ? l.weights : weights, count,
                         l.where};
       std::visit([&](const auto &body) { lower(ctx, body); }, l.body);

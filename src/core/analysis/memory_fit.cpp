@@ -170,7 +170,12 @@ double optimizer_bytes_per_parameter(optimizer o, double weight_bytes) {
   return master + moments * std::max(fp32, weight_bytes);
 }
 
-memory_use memory_of(const network &net, const std::vector<op> &ops, double capacity_bytes) {
+double memory_reserve_bytes(double capacity_bytes, std::optional<double> reserve_bytes) {
+  return reserve_bytes.value_or(default_memory_reserve_share * capacity_bytes);
+}
+
+memory_use memory_of(const network &net, const std::vector<op> &ops, double capacity_bytes,
+                     double reserve_bytes) {
   const bool training = net.mode == run_mode::training;
   layer_memory layers;
   if (training)
@@ -198,12 +203,14 @@ memory_use memory_of(const network &net, const std::vector<op> &ops, double capa
   const double fixed = m.weights_bytes + m.gradient_bytes + m.optimizer_bytes;
   m.total_bytes = fixed + m.kv_cache_bytes + m.activation_bytes;
   m.capacity_bytes = capacity_bytes;
-  m.fits = m.total_bytes <= capacity_bytes;
-  if (capacity_bytes <= 0)
+  m.reserve_bytes = reserve_bytes;
+  const double usable = m.usable_bytes();
+  m.fits = m.total_bytes <= usable;
+  if (usable <= 0)
     return m;
   const double per_sample =
       (m.kv_cache_bytes + m.activation_bytes) / static_cast<double>(net.batch);
-  const double room = capacity_bytes - fixed;
+  const double room = usable - fixed;
   // At most the largest batch there is: a network whose activations hardly grow with the batch
   // (a fixed matmul at a batch near 2^63) fits more samples than an int64 holds, and the cast of
   // such a double would be undefined.
@@ -218,7 +225,7 @@ memory_use memory_of(const network &net, const std::vector<op> &ops, double capa
   // bytes grow with it, piecewise linearly); none when even the longest fits (every cache
   // windowed) or not one token does.
   if (layers.decoding && !layers.kv_caches.empty()) {
-    const double left = capacity_bytes - fixed - m.activation_bytes;
+    const double left = usable - fixed - m.activation_bytes;
     std::int64_t low = 0, high = std::int64_t{1} << 62; // fits, does not fit
     if (layers.kv_bytes_at(high) > left) {
       while (high - low > 1) {

@@ -6,8 +6,13 @@
 
 #include <fmt/format.h>
 
+#include <map>
+#include <numeric>
 #include <optional>
+#include <string>
 #include <unordered_set>
+#include <variant>
+#include <vector>
 
 namespace roofline {
 
@@ -30,16 +35,112 @@ struct candidate {
   bool alignment_fix = false; ///< the 16-byte fix itself, not a wider size
 };
 
+/// A size of the user's that sets a GEMM dimension: the dimension is `per` GEMM elements for each
+/// `groups` of the size (a convolution's K = (C / groups)·R·S: `in_channels`, per R·S, groups).
+struct named_size {
+  std::string name;
+  std::int64_t per = 1, groups = 1;
+
+  std::int64_t of(std::int64_t dimension) const { return dimension / per * groups; }
+};
+
+/// The user's names of a GEMM's N and K: a convolution's channels, a model config's fields, a
+/// linear layer's `in` and `out`, or the GEMM's own letters.
+struct size_names {
+  named_size n{"N"}, k{"K"};
+};
+
+/// The sizes the user set of each layer, by path: a model config's fields (network::config_sizes);
+/// else, a network file's, its linear layers' own `in` and `out`.
+using layer_sizes = std::map<std::string, layer_config_sizes>;
+
+void add_linear_sizes(const std::vector<layer> &layers, const std::string &prefix,
+                      layer_sizes &sizes) {
+  for (const layer &l : layers) {
+    const std::string path = layer_path(prefix, l.name);
+    if (const auto *block = std::get_if<repeat_block>(&l.body))
+      add_linear_sizes(block->layers, path, sizes);
+    else if (const auto *linear = std::get_if<linear_layer>(&l.body))
+      sizes[path] = {{"in", linear->in}, {"out", linear->out}};
+  }
+}
+
+layer_sizes sizes_of(const network &net) {
+  if (!net.config_sizes.empty())
+    return net.config_sizes;
+  layer_sizes sizes;
+  add_linear_sizes(net.layers, "", sizes);
+  return sizes;
+}
+
+size_names names_of(const op &o, const layer_sizes &layers) {
+  size_names names;
+  const gemm_shape &s = *o.gemm;
+  if (o.conv) { // the implicit GEMM of a convolution's pass
+    const conv_shape &c = *o.conv;
+    const named_size in{"in_channels", c.kernel_h * c.kernel_w, c.groups},
+        out{"out_channels", 1, c.groups};
+    if (o.pass == pass::forward)
+      names = {out, in};
+    else if (o.pass == pass::data_grad)
+      names = {in, out};
+    else
+      names.n = out;
+    return names;
+  }
+  const auto sizes = layers.find(o.layer);
+  if (sizes == layers.end())
+    return names;
+  // A field names a dimension only where it is the field's whole value (not a GPU's share).
+  const auto name = [](const config_size &field, std::int64_t dimension, named_size &out) {
+    if (!field.field.empty() && field.value == dimension)
+      out = {field.field};
+  };
+  const layer_config_sizes &layer = sizes->second;
+  if (o.pass == pass::forward) {
+    name(layer.out, s.n, names.n);
+    name(layer.in, s.k, names.k);
+  } else if (o.pass == pass::data_grad) {
+    name(layer.in, s.n, names.n);
+    name(layer.out, s.k, names.k);
+  } else {
+    name(layer.out, s.n, names.n);
+  }
+  return names;
+}
+
+/// "in_channels=3 (K=147)", "vocab_size=32001", "N=50257".
+std::string named_value(const named_size &size, std::int64_t dimension) {
+  if (size.name.size() == 1)
+    return fmt::format("{}={}", size.name, dimension);
+  if (size.per == 1 && size.groups == 1)
+    return fmt::format("{}={}", size.name, size.of(dimension));
+  return fmt::format("{}={} ({}={})", size.name, size.of(dimension), size.per == 1 ? "N" : "K",
+                     dimension);
+}
+
+/// The smallest dimension of at least `dimension` that meets the 16-byte rule (`unit` elements)
+/// through a size the user sets: K = C·R·S is aligned by C a multiple of unit / gcd(R·S, unit).
+std::optional<std::int64_t> aligned(std::int64_t dimension, const named_size &size,
+                                    std::int64_t unit) {
+  const std::int64_t steps = dimension / size.per, step_unit = unit / std::gcd(size.per, unit);
+  const std::optional<std::int64_t> aligned_steps = detail::checked_round_up(steps, step_unit);
+  if (!aligned_steps)
+    return std::nullopt;
+  return detail::checked_product({*aligned_steps, size.per});
+}
+
 /// The shapes a GEMM may be padded to: the alignment fix of N and K, then sizes of N up to 6%
 /// larger that fill tiles and waves better. N is the layer's output features and K its input
-/// features, both the network designer's to choose; M is the batch (see batch advice).
+/// features, both the network designer's to choose (as the sizes `names` has: a convolution's
+/// K = C·R·S pads by its input channels); M is the batch (see batch advice).
 struct candidates {
   std::vector<candidate> shapes;
   bool misaligned = false;
   std::string alignment_reason; ///< set when misaligned
 };
 
-std::optional<candidates> candidates_of(const gemm_shape &s, precision p) {
+std::optional<candidates> candidates_of(const gemm_shape &s, precision p, const size_names &names) {
   const std::int64_t unit = alignment_elements(p);
   // Padded shapes keep everything else of the GEMM (its quantized weights).
   const auto padded = [&](std::int64_t n, std::int64_t k) {
@@ -48,17 +149,17 @@ std::optional<candidates> candidates_of(const gemm_shape &s, precision p) {
     shape.k = k;
     return shape;
   };
-  const std::optional<std::int64_t> aligned_n = detail::checked_round_up(s.n, unit),
-                                    aligned_k = detail::checked_round_up(s.k, unit);
+  const std::optional<std::int64_t> aligned_n = aligned(s.n, names.n, unit),
+                                    aligned_k = aligned(s.k, names.k, unit);
   if (!aligned_n || !aligned_k)
     return std::nullopt; // sizes within a tile of 2^63: every padded size overflows
   candidates result;
   const gemm_shape aligned = padded(*aligned_n, *aligned_k);
   result.misaligned = aligned.n != s.n || aligned.k != s.k;
   if (result.misaligned) {
-    std::string broken = aligned.n != s.n ? fmt::format("N={}", s.n) : std::string{};
+    std::string broken = aligned.n != s.n ? named_value(names.n, s.n) : std::string{};
     if (aligned.k != s.k)
-      broken += (broken.empty() ? "" : " and ") + fmt::format("K={}", s.k);
+      broken += (broken.empty() ? "" : " and ") + named_value(names.k, s.k);
     result.alignment_reason =
         fmt::format("{} break{} the 16-byte rule of {} (multiples of {})", broken,
                     aligned.n != s.n && aligned.k != s.k ? "" : "s", to_string(p), unit);
@@ -72,17 +173,30 @@ std::optional<candidates> candidates_of(const gemm_shape &s, precision p) {
     const gemm_shape wider = padded(*wider_n, aligned.k);
     if (wider.n != aligned.n && static_cast<double>(wider.n) <= 1.06 * static_cast<double>(s.n) &&
         representable(wider, p))
-      result.shapes.push_back(
-          {wider, fmt::format("N={} to a multiple of {}: fuller tiles and waves", s.n, multiple)});
+      result.shapes.push_back({wider, fmt::format("{} to a multiple of {}: fuller tiles and waves",
+                                                  named_value(names.n, s.n), multiple)});
   }
   return result;
 }
 
+/// The sizes padding changes, named as the user sets them.
+std::vector<size_change> changes_of(const gemm_shape &from, const gemm_shape &to,
+                                    const size_names &names) {
+  std::vector<size_change> changes;
+  if (to.n != from.n)
+    changes.push_back({names.n.name, names.n.of(from.n), names.n.of(to.n)});
+  if (to.k != from.k)
+    changes.push_back({names.k.name, names.k.of(from.k), names.k.of(to.k)});
+  return changes;
+}
+
 /// The best padding of one GEMM, when it gains at least `min_speedup`.
-std::optional<padding_advice> pad(const op &o, const perf_model &model, double min_speedup) {
+std::optional<padding_advice> pad(const op &o, const layer_sizes &sizes, const perf_model &model,
+                                  double min_speedup) {
   const gemm_shape &s = *o.gemm;
   const double time = predicted_time(model, s, o.precision);
-  const std::optional<candidates> padded = candidates_of(s, o.precision);
+  const size_names names = names_of(o, sizes);
+  const std::optional<candidates> padded = candidates_of(s, o.precision, names);
   if (!padded)
     return std::nullopt;
   padding_advice best;
@@ -105,6 +219,7 @@ std::optional<padding_advice> pad(const op &o, const perf_model &model, double m
   best.prec = o.precision;
   best.original = s;
   best.time_s = time;
+  best.changes = changes_of(s, best.padded, names);
   // Against the shape as it is, not the op's own counts: a conv's bytes are its real tensors' and
   // a mixture's expert GEMM counts its routed rows, neither of which the shape's padding scales.
   // Both shapes are representable: the op's was lowered, the padded one a candidate.
@@ -122,6 +237,7 @@ std::optional<padding_advice> pad(const op &o, const perf_model &model, double m
 
 std::vector<padding_advice> advise_padding(const analysis &analysed, double min_speedup) {
   std::vector<padding_advice> result;
+  const layer_sizes sizes = sizes_of(analysed.network);
   std::unordered_set<detail::integers_key<5>, detail::integers_key<5>::hash> seen;
   for (const analysed_op &entry : analysed.ops) {
     const op &o = entry.op;
@@ -130,7 +246,7 @@ std::vector<padding_advice> advise_padding(const analysis &analysed, double min_
                                               static_cast<int>(o.precision)}})
              .second)
       continue;
-    if (auto padding = pad(o, analysed.model, min_speedup))
+    if (auto padding = pad(o, sizes, analysed.model, min_speedup))
       result.push_back(*padding);
   }
   return result;

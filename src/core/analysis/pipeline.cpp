@@ -40,7 +40,7 @@ gpu_choice choose_gpu(const std::string &request, const model_options &options,
 }
 
 report run_pipeline(const network &net, const gpu_choice &gpu, const pipeline_options &options) {
-  analysis analysed = analyze(net, gpu.model, gpu.selection);
+  analysis analysed = analyze(net, gpu.model, gpu.selection, options.memory_reserve);
   std::optional<advice> advised;
   if (options.advise)
     advised = advise(analysed, options.min_padding_speedup);

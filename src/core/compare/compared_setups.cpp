@@ -121,7 +121,8 @@ compared_sides sides_of(const compare_request &request,
       spec = specs.at(name);
     }
     for (int tp : request.tensor_parallel.empty() ? std::vector<int>{1} : request.tensor_parallel)
-      sides.gpus.push_back({perf_model(*spec, options), selection, std::nullopt, tp, std::nullopt});
+      sides.gpus.push_back({perf_model(*spec, options), selection, std::nullopt, tp, std::nullopt,
+                            request.memory_reserve});
   }
   return sides;
 }

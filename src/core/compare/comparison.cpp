@@ -175,7 +175,7 @@ std::string too_small_sentence(const comparison &c) {
     if (!fits(g))
       too_small.push_back(fmt::format("{} ({} needed of {})", g.name,
                                       detail::gigabytes(g.analysis.memory->total_bytes),
-                                      detail::gigabytes(g.analysis.memory->capacity_bytes)));
+                                      detail::gigabytes(g.analysis.memory->usable_bytes())));
   if (too_small.empty())
     return {};
   std::string list;
@@ -241,8 +241,10 @@ verdict decide(const comparison &c, precision net_precision) {
            too_small_sentence(c);
   if (const gpu_result *cheapest = cheapest_fitting(c)) {
     v.cheapest = cheapest->name;
-    v.text += fmt::format(" Cheapest per token: {} at ${:.4g} per million {}.", *v.cheapest,
-                          *cheapest->usd_per_million_tokens, c.seq_len > 1 ? "tokens" : "samples");
+    const std::string_view unit = c.unit; // "tokens": "per token", "per million tokens"
+    v.text += fmt::format(" Cheapest per {}: {} at ${:.4g} per million {}.",
+                          unit.substr(0, unit.size() - 1), *v.cheapest,
+                          *cheapest->usd_per_million_tokens, unit);
   }
   return v;
 }
@@ -285,7 +287,8 @@ std::optional<measured_gpu> measured_of(const network &net, const std::vector<co
     return std::nullopt;
   if (measured->sharded)
     throw error("compare: a measured GPU runs the network as given, not sharded");
-  measured_gpu result{*measured, analyze(net, measured->model, measured->selection)};
+  measured_gpu result{*measured,
+                      analyze(net, measured->model, measured->selection, measured->memory_reserve)};
   if (measured->measured->ops.size() != result.predicted.ops.size())
     throw error("compare: the measurements have " + std::to_string(measured->measured->ops.size()) +
                 " ops, the network " + std::to_string(result.predicted.ops.size()) +
@@ -365,13 +368,14 @@ comparison compare(const network &net, const std::vector<compared_gpu> &gpus,
   c.batch = net.batch;
   c.seq_len = net.seq_len;
   c.tokens = step_tokens(net);
+  c.unit = throughput_unit(net);
   if (gpus.empty())
     throw error("compare: no GPU to compare");
   const std::optional<measured_gpu> measured = measured_of(net, gpus);
   for (const compared_gpu &g : gpus) {
     gpu_result result;
     result.tensor_parallel = g.tensor_parallel;
-    result.analysis = analyze(g.sharded ? *g.sharded : net, g.model, g.selection);
+    result.analysis = analyze(g.sharded ? *g.sharded : net, g.model, g.selection, g.memory_reserve);
     result.name = result.analysis.model.spec().name +
                   (g.tensor_parallel > 1 ? fmt::format(" ×{}", g.tensor_parallel) : std::string{});
     time_ops(result, g, measured);

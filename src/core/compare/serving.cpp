@@ -40,14 +40,15 @@ class request_steps {
 public:
   request_steps(const config_source &source, const compared_gpu &gpu, const serving_question &q)
       : m_source(source), m_gpu(gpu), m_question(q),
-        m_prefill(analyze(build(inference_phase::prefill, 1, 0), gpu.model, gpu.selection)) {}
+        m_prefill(analyze(build(inference_phase::prefill, 1, 0), gpu.model, gpu.selection,
+                          gpu.memory_reserve)) {}
 
   /// The decode step at `batch` with the cache at its longest (prompt + output): what memory
   /// must hold.
   analysis longest_decode(std::int64_t batch) const {
     return analyze(
         build(inference_phase::decode, batch, m_question.prompt_tokens + m_question.output_tokens),
-        m_gpu.model, m_gpu.selection);
+        m_gpu.model, m_gpu.selection, m_gpu.memory_reserve);
   }
 
   /// One prompt's prefill (its LM head at the last position only).
@@ -63,7 +64,7 @@ public:
     const analysis decode_step =
         analyze(build(inference_phase::decode, batch,
                       m_question.prompt_tokens + m_question.output_tokens / 2),
-                m_gpu.model, m_gpu.selection);
+                m_gpu.model, m_gpu.selection, m_gpu.memory_reserve);
     const double decode = step_time(decode_step);
     const double prefill = step_time(m_prefill);
     const time_range decode_range = step_range(decode_step), prefill_range = step_range(m_prefill);
@@ -128,8 +129,8 @@ memory_use with_prefill(const analysis &decode, const request_steps &steps) {
   const double prefill_activations =
       steps.prefill().memory ? steps.prefill().memory->activation_bytes : 0;
   const memory_use &alone = *decode.memory;
-  memory_use m =
-      memory_of(decode.network, lower(decode.network), alone.capacity_bytes - prefill_activations);
+  memory_use m = memory_of(decode.network, lower(decode.network),
+                           alone.capacity_bytes - prefill_activations, alone.reserve_bytes);
   m.activation_bytes += prefill_activations;
   m.total_bytes += prefill_activations;
   m.capacity_bytes = alone.capacity_bytes;

@@ -15,7 +15,9 @@
 #include <algorithm>
 #include <array>
 #include <functional>
+#include <map>
 #include <type_traits>
+#include <utility>
 #include <variant>
 
 namespace roofline {
@@ -662,6 +664,28 @@ void add_head(network &net, const transformer_shape &s, const config_options &op
                         "one only, all the first token needs)");
 }
 
+/// The config fields that set the linear layers' features (network::config_sizes), from the
+/// whole shape `s` (before sharding: a GPU's share is named by no field).
+std::map<std::string, layer_config_sizes> config_sizes_of(const transformer_shape &s) {
+  const bool gpt2 = s.family == "gpt2";
+  const config_size hidden{gpt2 ? "n_embd" : "hidden_size", s.hidden},
+      intermediate{gpt2 ? "n_inner" : "intermediate_size", s.intermediate},
+      shared{"shared_expert_intermediate_size", s.shared_intermediate}, none;
+  const std::string block = s.encoder ? "layer" : "decoder_layer";
+  std::map<std::string, layer_config_sizes> sizes;
+  for (const char *name : {"q_proj", "k_proj", "v_proj", "c_attn"})
+    sizes[layer_path(block, name)] = {hidden, none};
+  sizes[layer_path(block, "o_proj")] = {none, hidden};
+  for (const auto &[prefix, width] : {std::pair{"", intermediate}, std::pair{"shared_", shared}}) {
+    const std::string p(prefix);
+    sizes[layer_path(block, p + "gate_proj")] =
+        sizes[layer_path(block, p + "up_proj")] = {hidden, width};
+    sizes[layer_path(block, p + "down_proj")] = {width, hidden};
+  }
+  sizes["lm_head"] = {hidden, {"vocab_size", s.vocab}};
+  return sizes;
+}
+
 /// Throws input_error "`option`: `value` is not a positive integer" (the CLI's words) below 1.
 void check_positive(std::int64_t value, const char *option) {
   if (value < 1)
@@ -803,6 +827,7 @@ network model_config::build(const config_options &options) const {
     net.notes.push_back("the config names no `torch_dtype`: fp16 assumed");
   net.notes.insert(net.notes.end(), sharding_notes.begin(), sharding_notes.end());
   add_head(net, s, options);
+  net.config_sizes = config_sizes_of(m_parsed->shape);
   if (s.window > 0)
     net.notes.push_back(fmt::format("a sliding window of {} tokens: each query meets at most that "
                                     "many keys, and a decode step's cache holds no more",

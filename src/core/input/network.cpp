@@ -580,6 +580,25 @@ network single_gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t
   return net;
 }
 
+namespace {
+
+/// Whether some layer of `layers` (inside repeat blocks too) has a body of type `body`.
+template <class body> bool has_layer(const std::vector<layer> &layers) {
+  return std::any_of(layers.begin(), layers.end(), [](const layer &l) {
+    if (const auto *block = std::get_if<repeat_block>(&l.body))
+      return has_layer<body>(block->layers);
+    return std::holds_alternative<body>(l.body);
+  });
+}
+
+} // namespace
+
+std::string_view throughput_unit(const network &net) {
+  if (net.phase || net.seq_len > 1 || has_layer<attention_layer>(net.layers))
+    return "tokens";
+  return has_layer<conv2d_layer>(net.layers) ? "images" : "samples";
+}
+
 std::string step_tokens(const network &net) {
   if (net.phase != inference_phase::decode)
     return fmt::format("seq_len {}", net.seq_len);

@@ -78,13 +78,21 @@ const architecture_parameters *spec_catalog::architecture(std::string_view name)
   return nullptr;
 }
 
+std::string gpu_name_key(std::string_view name) {
+  std::string key;
+  for (char c : detail::to_lower(name))
+    if (c != '-' && c != '_' && c != ' ')
+      key += c;
+  return key;
+}
+
 const gpu_spec *spec_catalog::find(std::string_view name) const {
-  const std::string wanted = detail::to_lower(name);
+  const std::string wanted = gpu_name_key(name);
   for (const gpu_spec &spec : m_specs) {
-    if (detail::to_lower(spec.name) == wanted)
+    if (gpu_name_key(spec.name) == wanted)
       return &spec;
     for (const std::string &alias : spec.aliases)
-      if (detail::to_lower(alias) == wanted)
+      if (gpu_name_key(alias) == wanted)
         return &spec;
   }
   return nullptr;
@@ -108,11 +116,10 @@ gpu_spec spec_catalog::resolve(std::string_view name_or_path) const {
     names.push_back(spec.name);
     names.insert(names.end(), spec.aliases.begin(), spec.aliases.end());
   }
-  const std::vector<std::string> close = detail::closest_names(text, names);
+  const std::string close = detail::did_you_mean(text, names);
   std::string message = "unknown GPU `" + detail::shown_value(text) + "`";
-  message += close.empty() ? "; known GPUs: " + detail::quoted_list(names, " and ")
-                           : "; closest known: " + detail::quoted_list(close);
-  message += " (`roofline-advise specs` lists them; a path to a spec file also works)";
+  message += close.empty() ? "; known GPUs: " + detail::quoted_list(names, " and ") : close;
+  message += "; `roofline-advise specs` lists them, and a path to a spec file also works";
   throw input_error(message);
 }
 

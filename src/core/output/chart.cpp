@@ -282,18 +282,35 @@ chart comparison_chart(const std::vector<comparison> &comparisons) {
                                          [](const gpu_result &g) { return g.op_speedups.empty(); });
   c.title = fmt::format("{} on {} {}", first.network_name, first.gpus.size(),
                         sharded_apart ? "setups" : "GPUs");
-  c.subtitle = fmt::format("batch {}, {} · each op at its time on each GPU, joined", first.batch,
-                           first.tokens);
+  std::string batches;
+  for (const comparison &at : comparisons)
+    batches += (batches.empty() ? "" : ", ") + std::to_string(at.batch);
+  // An image model has no tokens to name (comparison::unit).
+  c.subtitle = fmt::format("batch{} {}{} · each op at its time on each GPU, joined",
+                           comparisons.size() > 1 ? "es" : "", batches,
+                           first.unit == "tokens" ? ", " + first.tokens : std::string{});
   std::set<precision> units;
   for (const analysed_op &entry : base.analysis.ops)
     units.insert(entry.op.unit());
   const std::vector<distinct_op> ops = distinct_ops(base.analysis);
   std::size_t undrawn = 0;
-  std::vector<std::string> named_roof; ///< each roof's label before GPU names joined it
+  std::vector<std::string> named_roof;       ///< each roof's label before GPU names joined it
+  std::map<std::string, std::size_t> roofed; ///< each GPU's spec: the first setup that drew it
   for (std::size_t g = 0; g < first.gpus.size(); ++g) {
     const gpu_result &gpu = first.gpus[g];
     const std::string colour = gpu_colour(g);
-    const std::string prefix = gpu.name + " ";
+    const std::string shards =
+        gpu.tensor_parallel > 1 ? fmt::format(" ×{} (tensor parallel)", gpu.tensor_parallel) : "";
+    // The same GPU at another tensor-parallel degree has the same roofs: drawn once, in the
+    // colour of its first setup; the legend names this setup's points.
+    const gpu_spec &spec = gpu.analysis.model.spec();
+    if (const auto [drawn, fresh] = roofed.emplace(spec.name, g); !fresh) {
+      c.legend.push_back({fmt::format("{}{} · points; its roofs drawn as {}'s", spec.display_name,
+                                      shards, first.gpus[drawn->second].name),
+                          colour, legend_entry::mark::point});
+      continue;
+    }
+    const std::string prefix = spec.name + " ";
     std::string peaks; // the legend names every roof: the chart has room for only some labels
     for (chart_roof &roof : roofs_of(gpu.analysis.model.spec(), units,
                                      gpu.analysis.model.options().sparse, colour, "", g)) {
@@ -307,7 +324,7 @@ chart comparison_chart(const std::vector<comparison> &comparisons) {
       if (same == c.roofs.end()) {
         roof.label = prefix + roof.label;
       } else {
-        same->label = gpu.name + ", " + same->label;
+        same->label = spec.name + ", " + same->label;
         roof.label.clear();
       }
       c.roofs.push_back(std::move(roof));
@@ -316,45 +333,49 @@ chart comparison_chart(const std::vector<comparison> &comparisons) {
                                  prefix, g, false)
                            .front());
     c.slopes.back().labelled = false; // the legend names each GPU's bandwidth
-    const std::string shards =
-        gpu.tensor_parallel > 1 ? fmt::format(" ×{} (tensor parallel)", gpu.tensor_parallel) : "";
     c.legend.push_back(
         {fmt::format("{}{} · DRAM {}B/s · {}", gpu.analysis.model.spec().display_name, shards,
                      si(gpu.analysis.model.spec().dram_bytes_per_s), peaks),
          colour, legend_entry::mark::line});
   }
+  // Every batch's points, each op joined across the GPUs at its batch; labels and the count of
+  // ops not drawn are the first batch's (the others' ops are the same layers).
   std::vector<std::size_t> baseline_points;
-  for (const distinct_op &d : ops) {
-    const op &o = base.analysis.ops[d.first].op;
-    std::vector<std::size_t> link;
-    for (std::size_t g = 0; g < first.gpus.size(); ++g) {
-      const gpu_result &gpu = first.gpus[g];
-      if (gpu.op_speedups.empty())
-        continue; // another set of ops (sharded otherwise): drawn on its own below
-      // The baseline's share: one size per op across GPUs.
-      chart_point point = compared_point(o, d.layers, gpu, d.first, d.share, g);
-      if (!drawable(point.intensity, point.flop_per_s)) {
-        undrawn += g == 0 ? 1 : 0;
-        continue;
-      }
-      if (g == 0)
-        baseline_points.push_back(c.points.size());
-      link.push_back(c.points.size());
-      c.points.push_back(std::move(point));
-    }
-    if (link.size() > 1)
-      c.links.push_back(std::move(link));
-  }
-  // A side sharded otherwise runs other ops: its own points, joined to nothing.
-  for (std::size_t g = 1; g < first.gpus.size(); ++g) {
-    const gpu_result &gpu = first.gpus[g];
-    if (!gpu.op_speedups.empty())
-      continue;
-    for (const distinct_op &d : distinct_ops(gpu.analysis)) {
-      chart_point point =
-          compared_point(gpu.analysis.ops[d.first].op, d.layers, gpu, d.first, d.share, g);
-      if (drawable(point.intensity, point.flop_per_s))
+  for (const comparison &at : comparisons) {
+    const bool labelled = &at == &first;
+    const gpu_result &at_base = at.gpus.front();
+    for (const distinct_op &d : labelled ? ops : distinct_ops(at_base.analysis)) {
+      const op &o = at_base.analysis.ops[d.first].op;
+      std::vector<std::size_t> link;
+      for (std::size_t g = 0; g < at.gpus.size(); ++g) {
+        const gpu_result &gpu = at.gpus[g];
+        if (gpu.op_speedups.empty())
+          continue; // another set of ops (sharded otherwise): drawn on its own below
+        // The baseline's share: one size per op across GPUs.
+        chart_point point = compared_point(o, d.layers, gpu, d.first, d.share, g);
+        if (!drawable(point.intensity, point.flop_per_s)) {
+          undrawn += g == 0 && labelled ? 1 : 0;
+          continue;
+        }
+        if (g == 0 && labelled)
+          baseline_points.push_back(c.points.size());
+        link.push_back(c.points.size());
         c.points.push_back(std::move(point));
+      }
+      if (link.size() > 1)
+        c.links.push_back(std::move(link));
+    }
+    // A side sharded otherwise runs other ops: its own points, joined to nothing.
+    for (std::size_t g = 1; g < at.gpus.size(); ++g) {
+      const gpu_result &gpu = at.gpus[g];
+      if (!gpu.op_speedups.empty())
+        continue;
+      for (const distinct_op &d : distinct_ops(gpu.analysis)) {
+        chart_point point =
+            compared_point(gpu.analysis.ops[d.first].op, d.layers, gpu, d.first, d.share, g);
+        if (drawable(point.intensity, point.flop_per_s))
+          c.points.push_back(std::move(point));
+      }
     }
   }
   label_largest(c, std::move(baseline_points)); // once per op, at the baseline's point
@@ -369,6 +390,11 @@ chart comparison_chart(const std::vector<comparison> &comparisons) {
   if (sharded_apart)
     c.notes.push_back("a setup sharded over another number of GPUs runs other shapes: its points "
                       "(one GPU's ops) stand alone, sized by its own step");
+  if (comparisons.size() > 1)
+    c.notes.push_back(fmt::format("every batch ({}) drawn, each sized by its own step: an op's "
+                                  "points move right as its batch grows its intensity; labels are "
+                                  "batch {}'s",
+                                  batches, first.batch));
   note_undrawn(c, undrawn);
   return c;
 }
@@ -530,6 +556,29 @@ double top_roof(const chart &c, std::size_t gpu) {
   return top_rate;
 }
 
+/// The notes under the plot, wrapped at spaces to the width of the picture: one line each.
+std::vector<std::string> note_lines(const chart &c) {
+  const std::size_t line_length =
+      static_cast<std::size_t>((svg_width - frame_of(c).left - 16) / (0.6 * 11));
+  std::vector<std::string> lines;
+  for (const std::string &note : c.notes) {
+    std::string rest = note;
+    while (!rest.empty()) {
+      std::size_t cut = rest.size();
+      if (rest.size() > line_length) {
+        cut = rest.rfind(' ', line_length);
+        cut = cut == std::string::npos || cut == 0 ? line_length : cut;
+      }
+      lines.push_back(rest.substr(0, cut));
+      rest = cut < rest.size() ? rest.substr(cut + (rest[cut] == ' ' ? 1 : 0)) : std::string{};
+    }
+  }
+  return lines;
+}
+
+/// Where the first note line's baseline sits below the plot, and the step between lines.
+constexpr double first_note_below_plot = 56, note_line_step = 15, note_descent = 10;
+
 /// One chart drawn as SVG, layer by layer in the order they stack: the frame and its axes, the
 /// roofs, the points, their labels, the legend and the notes. Labels are placed around what was
 /// drawn (or reserved) before them.
@@ -586,7 +635,7 @@ private:
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} "
         "{1}\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" font-size=\"12\" "
         "role=\"img\">\n",
-        svg_width, svg_height);
+        svg_width, svg_height_of(m_chart));
     put(m_out, "<title>{}</title>\n", escape_xml(m_chart.title));
     put(m_out, "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n");
     put(m_out,
@@ -866,25 +915,13 @@ private:
     }
   }
 
-  /// The notes under the plot, wrapped at spaces to the width of the picture.
+  /// The notes under the plot (note_lines).
   void notes() {
-    const plot_frame &f = m_frame;
-    double ny = m_bottom + 56;
-    const std::size_t line_length =
-        static_cast<std::size_t>((svg_width - f.left - 16) / (0.6 * 11));
-    for (const std::string &note : m_chart.notes) {
-      std::string rest = note;
-      while (!rest.empty()) {
-        std::size_t cut = rest.size();
-        if (rest.size() > line_length) {
-          cut = rest.rfind(' ', line_length);
-          cut = cut == std::string::npos || cut == 0 ? line_length : cut;
-        }
-        put(m_out, "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" fill=\"#555555\">{}</text>\n",
-            f.left, ny, escape_xml(rest.substr(0, cut)));
-        rest = cut < rest.size() ? rest.substr(cut + (rest[cut] == ' ' ? 1 : 0)) : std::string{};
-        ny += 15;
-      }
+    double ny = m_bottom + first_note_below_plot;
+    for (const std::string &line : note_lines(m_chart)) {
+      put(m_out, "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" fill=\"#555555\">{}</text>\n",
+          m_frame.left, ny, escape_xml(line));
+      ny += note_line_step;
     }
   }
 
@@ -899,6 +936,16 @@ private:
 };
 
 } // namespace
+
+double svg_height_of(const chart &c) {
+  const std::size_t lines = note_lines(c).size();
+  if (lines == 0)
+    return svg_height;
+  const plot_frame f = frame_of(c);
+  const double last_note =
+      f.top + f.height + first_note_below_plot + note_line_step * static_cast<double>(lines - 1);
+  return std::max(svg_height, std::ceil(last_note + note_descent));
+}
 
 std::string render_svg(const chart &c) {
   return svg_painter(c).paint();

@@ -90,9 +90,13 @@ struct plot_frame {
   double y_of(double flop_per_s) const;
 };
 
+/// The SVG's width, and its least height (svg_height_of: more where the notes need it).
 inline constexpr double svg_width = 960, svg_height = 620;
 
 plot_frame frame_of(const chart &c);
+
+/// The height of `c`'s SVG: svg_height, grown so that its last note line is not clipped.
+double svg_height_of(const chart &c);
 
 /// A standalone SVG document (no script, no external font or image).
 std::string render_svg(const chart &c);

@@ -22,15 +22,15 @@ std::string optional_money(std::optional<double> value, const char *format) {
   return value ? fmt::format(fmt::runtime(format), *value) : std::string("—");
 }
 
-/// "fits, 32.2 GB spare" or "needs 47.8 GB of 16.0 GB" (the GPU's memory).
+/// "fits, 32.2 GB spare" or "needs 47.8 GB of 14.4 GB" (the GPU's memory less the reserve).
 detail::cell memory_cell(const std::optional<memory_use> &m) {
   if (!m)
     return {"—", std::string{}};
   if (m->fits)
-    return {"fits, " + detail::gigabytes(m->capacity_bytes - m->total_bytes) + " spare",
+    return {"fits, " + detail::gigabytes(m->usable_bytes() - m->total_bytes) + " spare",
             detail::raw(m->total_bytes)};
   return {fmt::format("needs {} of {}", detail::gigabytes(m->total_bytes),
-                      detail::gigabytes(m->capacity_bytes)),
+                      detail::gigabytes(m->usable_bytes())),
           detail::raw(m->total_bytes), detail::tone::warn};
 }
 
@@ -74,6 +74,13 @@ text_table totals_table(const std::vector<comparison> &comparisons) {
     table.columns.insert(table.columns.begin() + 7, {"tokens/s/GPU", "tokens_per_s_per_gpu"});
     table.columns.insert(table.columns.begin() + 9, {"all-reduce", "communication_share"});
   }
+  // No sequence (an image model): tokens would repeat the samples; the samples take its name.
+  const std::string &unit = comparisons.front().unit;
+  const bool tokens = unit == "tokens";
+  if (!tokens) {
+    table.columns[5] = {unit + "/s", unit + "_per_s"};
+    table.columns[9] = {"$/M " + unit, "usd_per_million_" + unit};
+  }
   for (const comparison &c : comparisons)
     for (const gpu_result &g : c.gpus) {
       const bool any_measured = std::any_of(g.sources.begin(), g.sources.end(), [](time_source s) {
@@ -108,6 +115,11 @@ text_table totals_table(const std::vector<comparison> &comparisons) {
         row.insert(row.begin() + 9, {detail::percent(share), detail::raw(share)});
       }
     }
+  if (!tokens) { // the tokens/s column, after the samples it repeats
+    table.columns.erase(table.columns.begin() + 6);
+    for (std::vector<cell> &row : table.rows)
+      row.erase(row.begin() + 6);
+  }
   return table;
 }
 
@@ -139,7 +151,27 @@ json speedup_range_json(const gpu_result &g) {
   return {{"low", g.speedup_low}, {"high", g.speedup_high}};
 }
 
-void write_gpu(detail::json_writer &w, const gpu_result &g) {
+/// The throughput fields of `g`: tokens where `unit` is tokens; else null tokens, and the samples
+/// by the unit's name (`images_per_s`, `usd_per_million_images`).
+void write_throughput(detail::json_writer &w, const gpu_result &g, const std::string &unit) {
+  const bool tokens = unit == "tokens";
+  w.field("samples_per_s", g.samples_per_s);
+  if (unit == "images")
+    w.field("images_per_s", g.samples_per_s);
+  const auto token_field = [&](const char *name, std::optional<double> value) {
+    if (tokens)
+      w.field(name, value);
+    else
+      w.null_field(name);
+  };
+  token_field("tokens_per_s", g.tokens_per_s);
+  token_field("tokens_per_s_per_gpu", g.tokens_per_s_per_gpu);
+  token_field("usd_per_million_tokens", g.usd_per_million_tokens);
+  if (!tokens)
+    w.field("usd_per_million_" + unit, g.usd_per_million_tokens);
+}
+
+void write_gpu(detail::json_writer &w, const gpu_result &g, const std::string &unit) {
   w.begin_object();
   json device = detail::device_json(g.analysis.model.spec());
   device["selection"] = g.analysis.device_selection;
@@ -168,14 +200,11 @@ void write_gpu(detail::json_writer &w, const gpu_result &g) {
   w.field("predicted_time_range_us", detail::range_us_json(g.step_range));
   w.field("memory_bound_share", g.memory_bound_share);
   w.field("launch_bound_share", g.launch_bound_share);
-  w.field("samples_per_s", g.samples_per_s);
-  w.field("tokens_per_s", g.tokens_per_s);
-  w.field("tokens_per_s_per_gpu", g.tokens_per_s_per_gpu);
+  write_throughput(w, g, unit);
   w.field("communication_share", g.analysis.totals.communication_share);
   w.field("speedup", g.speedup);
   w.field("speedup_range", speedup_range_json(g));
   w.field("usd_per_hour", g.usd_per_hour);
-  w.field("usd_per_million_tokens", g.usd_per_million_tokens);
   w.end_object();
   w.end_object();
 }
@@ -193,30 +222,38 @@ std::vector<detail::json_field> comparison_fields(const std::vector<comparison> 
   json sweep = json::array();
   for (const comparison &c : comparisons) {
     json summary = json::array();
-    for (const gpu_result &g : c.gpus)
+    const bool tokens = c.unit == "tokens";
+    const auto token_value = [&](double value) { return tokens ? json(value) : json(nullptr); };
+    for (const gpu_result &g : c.gpus) {
       summary.push_back({{"name", g.name},
                          {"tensor_parallel", g.tensor_parallel},
-                         {"tokens_per_s_per_gpu", g.tokens_per_s_per_gpu},
+                         {"tokens_per_s_per_gpu", token_value(g.tokens_per_s_per_gpu)},
                          {"predicted_time_us", g.step_time_s * 1e6},
                          {"predicted_time_range_us", detail::range_us_json(g.step_range)},
                          {"speedup", g.speedup},
                          {"speedup_range", speedup_range_json(g)},
                          {"samples_per_s", g.samples_per_s},
-                         {"tokens_per_s", g.tokens_per_s},
+                         {"tokens_per_s", token_value(g.tokens_per_s)},
                          {"memory_bound_share", g.memory_bound_share}});
+      if (c.unit == "images")
+        summary.back()["images_per_s"] = g.samples_per_s;
+    }
     sweep.push_back({{"batch", c.batch}, {"gpus", summary}, {"verdict", verdict_json(c.verdict)}});
   }
-  std::vector<detail::json_field> fields = detail::fields_of(
-      {{"kind", "comparison"},
-       {"network",
-        {{"name", first.network_name}, {"batch", first.batch}, {"seq_len", first.seq_len}}},
-       {"baseline", first.gpus.front().name},
-       {"verdict", verdict_json(first.verdict)},
-       {"batch_sweep", std::move(sweep)}});
+  std::vector<detail::json_field> fields =
+      detail::fields_of({{"kind", "comparison"},
+                         {"network",
+                          {{"name", first.network_name},
+                           {"batch", first.batch},
+                           {"seq_len", first.seq_len},
+                           {"throughput_unit", first.unit}}},
+                         {"baseline", first.gpus.front().name},
+                         {"verdict", verdict_json(first.verdict)},
+                         {"batch_sweep", std::move(sweep)}});
   fields.push_back({"gpus", [&first](detail::json_writer &w) {
                       w.begin_array();
                       for (const gpu_result &g : first.gpus)
-                        write_gpu(w, g);
+                        write_gpu(w, g, first.unit);
                       w.end_array();
                     }});
   return fields;
@@ -231,8 +268,10 @@ public:
     detail::text_document doc;
     const comparison &first = m_comparisons.front();
     const std::string baseline = first.gpus.front().name;
-    doc.title({fmt::format("{} on {} {}, baseline {} ({})", first.network_name, first.gpus.size(),
-                           sharded(m_comparisons) ? "setups" : "GPUs", baseline, first.tokens)});
+    // A network with no sequence has no tokens to name ("seq_len 1" of an image model).
+    doc.title({fmt::format("{} on {} {}, baseline {}{}", first.network_name, first.gpus.size(),
+                           sharded(m_comparisons) ? "setups" : "GPUs", baseline,
+                           first.unit == "tokens" ? " (" + first.tokens + ")" : std::string{})});
     doc.table(totals_table(m_comparisons));
     for (const comparison &c : m_comparisons)
       doc.lines({"batch " + std::to_string(c.batch) + ": " + c.verdict.text}, true);

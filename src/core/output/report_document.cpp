@@ -278,6 +278,14 @@ std::string shape_text(const gemm_shape &s) {
                            : fmt::format("{}×{}×{}", s.m, s.n, s.k);
 }
 
+/// "in_channels 3 → 8, out_channels 60 → 64".
+std::string changes_text(const std::vector<size_change> &changes) {
+  std::string text;
+  for (const size_change &c : changes)
+    text += fmt::format("{}{} {} → {}", text.empty() ? "" : ", ", c.size, c.from, c.to);
+  return text;
+}
+
 std::string speedup_text(double before_s, double after_s) {
   return fmt::format("×{:.2f} ({} → {})", before_s / after_s, duration(before_s),
                      duration(after_s));
@@ -286,15 +294,17 @@ std::string speedup_text(double before_s, double after_s) {
 text_table padding_table(const report &r) {
   const advice &a = *r.advice;
   text_table table;
-  table.columns = {{"pad", "layer", align::left},      {"pass", "pass", align::left},
-                   {"from", "shape", align::left},     {"to", "padded_shape", align::left},
-                   {"predicted", "predicted_speedup"}, {"measured", "measured_speedup"},
-                   {"+FLOPs", "extra_flops"},          {"why", "reason", align::left}};
+  table.columns = {{"pad", "layer", align::left},       {"pass", "pass", align::left},
+                   {"change", "change", align::left},   {"from", "shape", align::left},
+                   {"to", "padded_shape", align::left}, {"predicted", "predicted_speedup"},
+                   {"measured", "measured_speedup"},    {"+FLOPs", "extra_flops"},
+                   {"why", "reason", align::left}};
   for (std::size_t i = 0; i < a.padding.size(); ++i) {
     const padding_advice &p = a.padding[i];
     const padding_timing *measured = r.measured_pad(i);
     table.rows.push_back({{p.layer},
                           {std::string(to_string(p.pass))},
+                          {changes_text(p.changes)},
                           {shape_text(p.original)},
                           {shape_text(p.padded)},
                           {speedup_text(p.time_s, p.padded_time_s), raw(p.predicted_speedup())},
@@ -349,6 +359,16 @@ void write_advice(json_writer &w, const report &r) {
     write_shape(w, p.original);
     w.key("padded_shape");
     write_shape(w, p.padded);
+    w.key("changes");
+    w.begin_array();
+    for (const size_change &c : p.changes) {
+      w.begin_object();
+      w.field("size", c.size);
+      w.field("from", c.from);
+      w.field("to", c.to);
+      w.end_object();
+    }
+    w.end_array();
     w.field("reason", p.reason);
     w.field("predicted_time_us", p.time_s * 1e6);
     w.field("padded_predicted_time_us", p.padded_time_s * 1e6);
@@ -434,11 +454,14 @@ std::string memory_terms(const memory_use &m) {
 /// Weights + cache + activations (training: + gradients + optimizer state) against the GPU's
 /// memory, and the room left.
 std::string memory_line(const memory_use &m) {
-  std::string line = fmt::format("memory: {} = {} of {}: ", memory_terms(m),
-                                 gigabytes(m.total_bytes), gigabytes(m.capacity_bytes));
-  line += m.fits ? fmt::format("fits with {} to spare", gigabytes(m.capacity_bytes - m.total_bytes))
+  std::string line = fmt::format(
+      "memory: {} = {} of {} less {} kept back (the framework's workspace, CUDA context, "
+      "fragmentation: --memory-reserve): ",
+      memory_terms(m), gigabytes(m.total_bytes), gigabytes(m.capacity_bytes),
+      gigabytes(m.reserve_bytes));
+  line += m.fits ? fmt::format("fits with {} to spare", gigabytes(m.usable_bytes() - m.total_bytes))
                  : fmt::format("does not fit (needs {} more)",
-                               gigabytes(m.total_bytes - m.capacity_bytes));
+                               gigabytes(m.total_bytes - m.usable_bytes()));
   line += m.max_batch ? fmt::format(" · the largest {} that fits at this context: {}",
                                     m.optimizer ? "micro-batch" : "batch", *m.max_batch)
                       : fmt::format(" · no {} fits", m.optimizer ? "micro-batch" : "batch");
@@ -696,10 +719,11 @@ public:
     doc.table(ops_table(a));
     if (a.memory && !a.memory->fits)
       doc.warning(fmt::format(
-          "{} does not fit in the {}'s {}: it needs {} ({}); the times below are what it would "
-          "take if it did",
+          "{} does not fit in the {}'s {} ({} kept back): it needs {} ({}); the times below "
+          "are what it would take if it did",
           a.network.name, a.model.spec().display_name, gigabytes(a.memory->capacity_bytes),
-          gigabytes(a.memory->total_bytes), memory_terms(*a.memory)));
+          gigabytes(a.memory->reserve_bytes), gigabytes(a.memory->total_bytes),
+          memory_terms(*a.memory)));
     std::vector<std::string> summary{totals_line(a)};
     if (a.network.phase)
       summary.push_back(serving_line(a));
