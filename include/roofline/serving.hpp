@@ -2,7 +2,8 @@
 #pragma once
 
 #include "roofline/accuracy.hpp"
-#include "roofline/comparison.hpp"
+#include "roofline/analysis.hpp"
+#include "roofline/compare_request.hpp"
 #include "roofline/memory_fit.hpp"
 
 #include <cstdint>

@@ -701,6 +701,10 @@ TEST_CASE("--memory-reserve GB keeps memory back on analyze and compare: JSON re
                "h100", "--memory-reserve", "40", "--format", "json"});
   REQUIRE(compared.status == 0);
   CHECK(nlohmann::json::parse(compared.out)["gpus"][0]["memory"] == tight);
+  const cli_result whole = run_cli({llama, "--gpu", "h100", "--memory-reserve", "90"});
+  CHECK(whole.status == 2);
+  CHECK(whole.err.find("--memory-reserve 90 GB: at least all of the h100-sxm5's") !=
+        std::string::npos);
   for (const char *bad_reserve : {"-1", "inf", "nan"}) {
     const cli_result r = run_cli({llama, "--gpu", "h100", "--memory-reserve", bad_reserve});
     CHECK(r.status == 2);

@@ -257,3 +257,36 @@ TEST_CASE("intervals: TTFT and TPOT carry the steps' bands through their sums") 
   CHECK(c.verdict.text.find("Within the model's error") != std::string::npos);
   CHECK(c.verdict.fastest_within_error == std::vector<std::string>{"h100-sxm5"});
 }
+
+TEST_CASE("few output tokens: every step prefills several prompts, and TTFT waits for them") {
+  config_options prefill;
+  prefill.glue = glue_style::fused;
+  prefill.seq_len = 2048;
+  prefill.last_logits = true;
+  const double prefill_s = step_s(prefill);
+  // One output token a request: the prompts are the work; no batch serves more requests a
+  // second than prefills run.
+  const serving_comparison one = serve(request_for({"h100"}), question(2048, 1));
+  for (const serving_point &p : one.setups.front().curve) {
+    CHECK(p.requests_per_s <= 1 / prefill_s);
+    CHECK(p.ttft_s == doctest::Approx(p.request_latency_s));
+  }
+  // 16 output tokens at a batch above 16: batch / 16 prompts a step, all in the first token's.
+  const serving_comparison few = serve(request_for({"h100"}), question(2048, 16));
+  const serving_setup &s = few.setups.front();
+  REQUIRE(s.curve.size() >= 7);
+  const serving_point &p = s.curve[6]; // batch 64
+  REQUIRE(p.batch == 64);
+  CHECK(p.ttft_s - p.tpot_s == doctest::Approx(0).epsilon(1e-9));
+  CHECK(p.tpot_s > 4 * prefill_s);
+  // At its batch (the largest that fits: no targets) its memory holds the prefill activations
+  // of every prompt a step admits beside the decode step's.
+  const model_config config = model_config::load(llama);
+  const perf_model model(*spec_catalog::builtin().find("h100-sxm5"));
+  const double one_prompt = analyze(config.build(prefill), model, "test").memory->activation_bytes;
+  REQUIRE(s.chosen);
+  const auto prompts = static_cast<double>((s.chosen->batch + 15) / 16);
+  CHECK(prompts > 1);
+  CHECK(s.memory->activation_bytes > prompts * one_prompt);
+  CHECK(s.memory->fits);
+}

@@ -149,6 +149,14 @@ std::optional<double> price_per_hour(const gpu_spec &spec,
   return std::nullopt;
 }
 
+std::string setup_name(const gpu_spec &spec, int gpus) {
+  return spec.name + (gpus > 1 ? fmt::format(" ×{}", gpus) : std::string{});
+}
+
+double usd_per_million(double usd_per_hour, double per_second) {
+  return usd_per_hour / 3600.0 / per_second * 1e6;
+}
+
 } // namespace detail
 
 } // namespace roofline

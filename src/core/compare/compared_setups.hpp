@@ -42,6 +42,12 @@ std::map<std::string, double> prices_by_spec(const compare_request &request,
 std::optional<double> price_per_hour(const gpu_spec &spec,
                                      const std::map<std::string, double> &prices, int gpus);
 
+/// A setup's name: the GPU's, with its degree beside it above 1 ("h100-sxm5 ×2").
+std::string setup_name(const gpu_spec &spec, int gpus);
+
+/// USD per million of what `per_second` counts (tokens, images), at `usd_per_hour`.
+double usd_per_million(double usd_per_hour, double per_second);
+
 /// The network one of `gpus` GPUs runs at `batch`: a model config built so (its options' degree
 /// and batch replaced), a network as given with its batch set.
 network network_at(const network_source &source, int gpus, std::int64_t batch);

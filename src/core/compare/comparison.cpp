@@ -356,7 +356,8 @@ void add_rates(gpu_result &result, const network &net,
   result.usd_per_hour =
       detail::price_per_hour(result.analysis.model.spec(), prices, result.tensor_parallel);
   if (result.usd_per_hour)
-    result.usd_per_million_tokens = *result.usd_per_hour / 3600.0 / result.tokens_per_s * 1e6;
+    result.usd_per_million_tokens =
+        detail::usd_per_million(*result.usd_per_hour, result.tokens_per_s);
 }
 
 } // namespace
@@ -376,8 +377,7 @@ comparison compare(const network &net, const std::vector<compared_gpu> &gpus,
     gpu_result result;
     result.tensor_parallel = g.tensor_parallel;
     result.analysis = analyze(g.sharded ? *g.sharded : net, g.model, g.selection, g.memory_reserve);
-    result.name = result.analysis.model.spec().name +
-                  (g.tensor_parallel > 1 ? fmt::format(" ×{}", g.tensor_parallel) : std::string{});
+    result.name = detail::setup_name(result.analysis.model.spec(), g.tensor_parallel);
     time_ops(result, g, measured);
     add_rates(result, net, prices);
     c.gpus.push_back(std::move(result));

@@ -38,7 +38,8 @@ namespace {
 /// them as one finishes (vLLM's, SGLang's and TensorRT-LLM's in-flight batching).
 class request_steps {
 public:
-  request_steps(const config_source &source, const compared_gpu &gpu, const serving_question &q)
+  /// `source` and `gpu` are held by reference: they outlive the search.
+  request_steps(const config_source &source, const compared_gpu &gpu, serving_question q)
       : m_source(source), m_gpu(gpu), m_question(q),
         m_prefill(analyze(build(inference_phase::prefill, 1, 0), gpu.model, gpu.selection,
                           gpu.memory_reserve)) {}
@@ -70,16 +71,17 @@ public:
     const time_range decode_range = step_range(decode_step), prefill_range = step_range(m_prefill);
     const auto requests = static_cast<double>(batch);
     const auto outputs = static_cast<double>(m_question.output_tokens);
-    // A new request's first token: its prompt's prefill, in a step it shares with the running
-    // batch's decode. In the steady state one request in `outputs` finishes each step and one
-    // takes its place, so each step also carries that share of a prefill (an upper bound: an
-    // engine fusing the two reads the weights once).
-    p.ttft_s = prefill + decode;
-    p.tpot_s = decode + requests / outputs * prefill;
-    p.ttft_range = prefill_range;
-    p.ttft_range += decode_range;
+    // In the steady state `requests / outputs` requests finish each step and as many take their
+    // place, so each step carries that share of a prefill beside the decode (an upper bound: an
+    // engine fusing the two reads the weights once). A new request's first token comes from a
+    // step that prefills its prompt, with the others admitted at once when more than one are.
+    const double prompts = requests / outputs;
+    p.ttft_s = decode + std::max(1.0, prompts) * prefill;
+    p.tpot_s = decode + prompts * prefill;
+    p.ttft_range = decode_range;
+    p.ttft_range += prefill_range * std::max(1.0, prompts);
     p.tpot_range = decode_range;
-    p.tpot_range += prefill_range * (requests / outputs);
+    p.tpot_range += prefill_range * prompts;
     p.request_latency_s = p.ttft_s + (outputs - 1) * p.tpot_s;
     p.requests_per_s = requests / p.request_latency_s;
     p.output_tokens_per_s = p.requests_per_s * outputs;
@@ -117,24 +119,51 @@ private:
 
   const config_source &m_source;
   const compared_gpu &m_gpu;
-  const serving_question &m_question;
+  serving_question m_question;
   analysis m_prefill;
   std::map<std::int64_t, serving_point> m_points;
 };
 
-/// Memory at the decode step `decode` with one prompt's prefill beside it: the prefill's
-/// activations on top of the decode step's (both held at once, an upper bound), its cache
-/// already counted among the batch's.
-memory_use with_prefill(const analysis &decode, const request_steps &steps) {
-  const double prefill_activations =
-      steps.prefill().memory ? steps.prefill().memory->activation_bytes : 0;
-  const memory_use &alone = *decode.memory;
-  memory_use m = memory_of(decode.network, lower(decode.network),
-                           alone.capacity_bytes - prefill_activations, alone.reserve_bytes);
-  m.activation_bytes += prefill_activations;
-  m.total_bytes += prefill_activations;
-  m.capacity_bytes = alone.capacity_bytes;
+/// The prompts a step prefills at once, for memory: one, or all of those admitted together.
+std::int64_t prompts_per_step(std::int64_t batch, std::int64_t outputs) {
+  return std::max<std::int64_t>(1, (batch + outputs - 1) / outputs);
+}
+
+/// Memory of a setup at `batch`: the decode step's with every cache at its longest, and the
+/// activations of the prompts a step prefills beside it (both held at once, an upper bound).
+memory_use serving_memory(const request_steps &steps, std::int64_t batch, std::int64_t outputs) {
+  const memory_use decode = *steps.longest_decode(batch).memory;
+  const double prefill = steps.prefill().memory ? steps.prefill().memory->activation_bytes : 0;
+  memory_use m = decode;
+  m.activation_bytes += prefill * static_cast<double>(prompts_per_step(batch, outputs));
+  m.total_bytes = decode.total_bytes - decode.activation_bytes + m.activation_bytes;
+  m.fits = m.total_bytes <= m.usable_bytes();
+  m.max_batch = std::nullopt; // a serving setup's is serving_setup::largest_fitting_batch
   return m;
+}
+
+/// The largest batch whose serving_memory fits, none when not one request's does: the decode
+/// step's bytes grow in proportion to the batch (memory_of's rule), the prompts prefilled with
+/// it in steps of `outputs` requests; by bisection.
+std::optional<std::int64_t> largest_fitting(const memory_use &one, double prefill_activations,
+                                            std::int64_t outputs) {
+  const double fixed = one.total_bytes - one.kv_cache_bytes - one.activation_bytes;
+  const double per_request = one.kv_cache_bytes + one.activation_bytes;
+  const auto fits = [&](std::int64_t batch) {
+    return fixed + per_request * static_cast<double>(batch) +
+               prefill_activations * static_cast<double>(prompts_per_step(batch, outputs)) <=
+           one.usable_bytes();
+  };
+  if (!fits(1))
+    return std::nullopt;
+  std::int64_t low = 1, high = 2;
+  while (high < (std::int64_t{1} << 40) && fits(high))
+    low = high, high *= 2;
+  while (high - low > 1) {
+    const std::int64_t middle = low + (high - low) / 2;
+    (fits(middle) ? low : high) = middle;
+  }
+  return low;
 }
 
 /// The throughput–latency curve up to `largest` (powers of two, and `largest`), and the largest
@@ -178,19 +207,20 @@ serving_setup serve_on(const config_source &source, const compared_gpu &gpu,
   request_steps steps(source, gpu, q);
   setup.analysis = steps.longest_decode(1);
   const gpu_spec &spec = setup.analysis.model.spec();
-  setup.name = spec.name +
-               (gpu.tensor_parallel > 1 ? fmt::format(" ×{}", gpu.tensor_parallel) : std::string{});
+  setup.name = detail::setup_name(spec, gpu.tensor_parallel);
   setup.usd_per_hour = detail::price_per_hour(spec, prices, gpu.tensor_parallel);
-  setup.memory = with_prefill(setup.analysis, steps);
-  setup.largest_fitting_batch = setup.memory->max_batch;
+  setup.memory = serving_memory(steps, 1, q.output_tokens);
+  setup.largest_fitting_batch = largest_fitting(
+      *setup.analysis.memory, steps.prefill().memory ? steps.prefill().memory->activation_bytes : 0,
+      q.output_tokens);
   if (!setup.largest_fitting_batch)
     return setup;
   search(setup, steps, std::min(*setup.largest_fitting_batch, max_serving_batch));
   if (setup.chosen->batch > 1)
-    setup.memory = with_prefill(steps.longest_decode(setup.chosen->batch), steps);
+    setup.memory = serving_memory(steps, setup.chosen->batch, q.output_tokens);
   if (setup.meets_targets() && setup.usd_per_hour) {
     const auto usd_per_million = [&](double tokens_per_s) {
-      return *setup.usd_per_hour / 3600.0 / tokens_per_s * 1e6;
+      return detail::usd_per_million(*setup.usd_per_hour, tokens_per_s);
     };
     setup.usd_per_million_output_tokens = usd_per_million(setup.chosen->output_tokens_per_s);
     setup.usd_per_million_output_tokens_range =
@@ -288,7 +318,7 @@ serving_verdict decide(const serving_comparison &c) {
     if (!s.chosen) {
       too_small.push_back(fmt::format("{} (one request needs {} of {})", s.name,
                                       detail::gigabytes(s.memory->total_bytes),
-                                      detail::gigabytes(s.memory->capacity_bytes)));
+                                      detail::gigabytes(s.memory->usable_bytes())));
       continue;
     }
     if (!s.meets_targets()) {
@@ -345,8 +375,22 @@ serving_comparison serve(const compare_request &request, const serving_question 
   if (std::find(request.gpus.begin(), request.gpus.end(), "local") != request.gpus.end())
     throw input_error("--gpus local with --prompt-tokens: a serving question is predicted; name "
                       "the local GPU's spec instead");
+  if (source->options.mode == run_mode::training)
+    throw input_error("a serving question is of a model served, not trained: build its config "
+                      "in inference (config_options::mode)");
   const std::map<std::string, gpu_spec> specs = resolve_compared_gpus(request);
   detail::check_prices_and_degrees(request);
+  // Before any analysis: each setup analyses its steps at about 3 · log2(max_serving_batch)
+  // batches (the curve and the bisection), each the network's ops.
+  const auto setups = static_cast<std::int64_t>(
+      request.gpus.size() * std::max<std::size_t>(1, request.tensor_parallel.size()));
+  constexpr std::int64_t analyses_per_setup = 40;
+  if (const std::int64_t ops = op_count(source->config.build(source->options));
+      ops > max_compared_ops / (setups * analyses_per_setup))
+    throw input_error(fmt::format("compare: {} setups (each --tp degree one) of a serving "
+                                  "question × about {} steps each × the network's {} ops would "
+                                  "analyse more than {} ops, the limit; ask about fewer at once",
+                                  setups, analyses_per_setup, ops, max_compared_ops));
   const detail::compared_sides sides = detail::sides_of(request, specs);
   const std::map<std::string, double> prices =
       detail::prices_by_spec(request, specs, sides.local_name);

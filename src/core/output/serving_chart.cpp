@@ -58,11 +58,11 @@ std::string serving_curve_svg(const serving_comparison &c) {
     x_low = x_high = 0.01;
     y_low = y_high = 1000;
   }
+  // Each note one line, short enough for the SVG's width at 11 px.
   std::vector<std::string> notes = {
-      "Each curve is a setup at batch 1, 2, 4, … up to the largest batch that fits (its last "
-      "point); the ringed point is the batch chosen.",
-      "TPOT: a decode step at the mean cache length plus its share of the prefills; tokens/s: "
-      "output tokens per second per GPU, batched continuously."};
+      "Each curve: a setup at batch 1, 2, 4, … up to the largest that fits (its last point).",
+      "Ringed: the batch chosen. TPOT: a decode step at the mean cache plus its share of prefills.",
+      "Batched continuously; output tokens per second per GPU."};
   for (const serving_setup &s : c.setups)
     if (s.curve.empty())
       notes.push_back(s.name + ": not one request fits, no curve.");
@@ -73,7 +73,9 @@ std::string serving_curve_svg(const serving_comparison &c) {
   f.height = 440;
   f.x = decades(x_low, x_high);
   f.y = decades(y_low, y_high);
-  const double height = f.top + f.height + 56 + 16.0 * static_cast<double>(notes.size());
+  // Below the plot its notes; beside it the legend, one line a setup, however many.
+  const double height = std::max(f.top + f.height + 56 + 16.0 * static_cast<double>(notes.size()),
+                                 f.top + 24 + 18.0 * static_cast<double>(c.setups.size()));
   std::string out;
   put(out,
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} "

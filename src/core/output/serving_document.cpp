@@ -46,7 +46,7 @@ text_table setups_table(const serving_comparison &c) {
                    {"$/h", "usd_per_hour"},
                    {"$/M out tokens", "usd_per_million_output_tokens"},
                    {"KV cache", "kv_cache_bytes"},
-                   {"memory", "memory_total_bytes"}};
+                   {"memory of usable", "memory_total_bytes"}};
   for (const serving_setup &s : c.setups) {
     std::vector<cell> row{{s.name},
                           {status_of(s), std::string{},
@@ -74,7 +74,7 @@ text_table setups_table(const serving_comparison &c) {
     row.push_back(
         {detail::gigabytes(s.memory->kv_cache_bytes), detail::raw(s.memory->kv_cache_bytes)});
     row.push_back({fmt::format("{} of {}", detail::gigabytes(s.memory->total_bytes),
-                               detail::gigabytes(s.memory->capacity_bytes)),
+                               detail::gigabytes(s.memory->usable_bytes())),
                    detail::raw(s.memory->total_bytes),
                    s.memory->fits ? detail::tone::plain : detail::tone::warn});
     table.rows.push_back(std::move(row));
@@ -86,8 +86,8 @@ nlohmann::json range_ms(const time_range &r) {
   return {{"low", r.low_s * 1e3}, {"high", r.high_s * 1e3}};
 }
 
-void write_point(detail::json_writer &w, const serving_point &p) {
-  w.begin_object();
+/// A point's fields, into the object open in `w`.
+void write_point_fields(detail::json_writer &w, const serving_point &p) {
   w.field("batch", p.batch);
   w.field("ttft_ms", p.ttft_s * 1e3);
   w.field("tpot_ms", p.tpot_s * 1e3);
@@ -115,7 +115,8 @@ void write_setup(detail::json_writer &w, const serving_setup &s) {
   w.field("largest_fitting_batch", s.largest_fitting_batch);
   w.key("serving");
   if (s.chosen) {
-    write_point(w, *s.chosen);
+    w.begin_object();
+    write_point_fields(w, *s.chosen);
     w.field("limited_by", s.limited_by);
     w.field("usd_per_hour", s.usd_per_hour);
     w.field("usd_per_million_output_tokens", s.usd_per_million_output_tokens);
@@ -133,7 +134,8 @@ void write_setup(detail::json_writer &w, const serving_setup &s) {
   w.key("curve");
   w.begin_array();
   for (const serving_point &p : s.curve) {
-    write_point(w, p);
+    w.begin_object();
+    write_point_fields(w, p);
     w.end_object();
   }
   w.end_array();
@@ -206,7 +208,7 @@ public:
         "that replace finished ones (batch / {} of one); TTFT: one prompt's prefill plus a "
         "decode step it shares; requests/s: batch / (TTFT + {} · TPOT); $/M out tokens: only "
         "where the targets are met; a target is met at the predicted time, (low–high) being the "
-        "model's held-out p10–p90",
+        "model's held-out p10–p90; memory of usable: the GPU's less --memory-reserve",
         max_serving_batch, c.question.prompt_tokens + c.question.output_tokens,
         c.question.prompt_tokens + c.question.output_tokens / 2, c.question.output_tokens,
         c.question.output_tokens - 1)});
