@@ -354,6 +354,27 @@ TEST_CASE("padding is said in the user's sizes: ResNet-50's conv1 pads its input
   CHECK(conv1->extra_bytes > 0);
 }
 
+TEST_CASE("training a convolution: its data gradient pads in whole input channels, its weight "
+          "gradient's K (the batch's pixels) is never padded") {
+  // N of the data gradient = C·R·S = 112·9 = 1008: 1024 is no channel count's.
+  const network net = parse_network(
+      "name: conv\nprecision: fp16\nbatch: 3\nmode: training\nlayers:\n"
+      "  - {name: conv, type: conv2d, in_channels: 112, out_channels: 100, kernel: 3, "
+      "padding: 1, input: [27, 27]}\n",
+      "conv.yaml");
+  const perf_model model(*spec_catalog::builtin().find("h100"));
+  const advice advised = advise(analyze(net, model, "test"));
+  for (const padding_advice &p : advised.padding) {
+    INFO(p.layer << " " << to_string(p.pass) << ": " << p.reason);
+    if (p.pass == pass::data_grad)
+      CHECK(p.padded.n % 9 == 0);
+    if (p.pass == pass::weight_grad)
+      CHECK(p.padded.k == p.original.k);
+    for (const size_change &change : p.changes)
+      CHECK(change.size != "K");
+  }
+}
+
 TEST_CASE("padding a model config's GEMM names the config's field: GPT-2's LM head pads "
           "vocab_size 50257; under --tp 2 a GPU's share is no field's value and stays N") {
   const gpu_spec &h100 = *spec_catalog::builtin().find("h100");

@@ -110,13 +110,19 @@ double activation_bytes_of(const op &o) {
          static_cast<double>(s.m) * static_cast<double>(s.k + s.n);
 }
 
-/// A forward op's result, kept for the backward pass in training.
+/// A forward op's result.
 double result_bytes_of(const op &o) {
   const double element = element_bytes(o.precision);
   if (o.is_gemm())
     return element * static_cast<double>(o.gemm->m) * static_cast<double>(o.gemm->n) *
            static_cast<double>(o.gemm->batch_count);
   return element * static_cast<double>(o.elements);
+}
+
+/// A forward op's result, kept for the backward pass in training. An all-reduce sums in place
+/// the result of the layer before it, already counted: it keeps nothing more.
+double kept_bytes_of(const op &o) {
+  return o.is_all_reduce() ? 0 : result_bytes_of(o);
 }
 
 /// What an op reads besides its weights: a GEMM's A operand; every other op an input the size of
@@ -137,7 +143,7 @@ double kept_activation_bytes(const network &net, const std::vector<op> &ops) {
   if (net.recompute == recomputation::none) {
     for (const op &o : ops)
       if (o.pass == pass::forward)
-        kept += result_bytes_of(o) * static_cast<double>(o.count);
+        kept += kept_bytes_of(o) * static_cast<double>(o.count);
     return kept;
   }
   // lower() makes every forward op first, in layer order: op_count(l, inference) of each layer
@@ -148,7 +154,7 @@ double kept_activation_bytes(const network &net, const std::vector<op> &ops) {
         std::min(ops.size(), next + static_cast<std::size_t>(op_count(l, run_mode::inference)));
     double results = 0;
     for (std::size_t i = next; i < end; ++i)
-      results += result_bytes_of(ops[i]) * static_cast<double>(ops[i].count);
+      results += kept_bytes_of(ops[i]) * static_cast<double>(ops[i].count);
     const auto *block = std::get_if<repeat_block>(&l.body);
     if (block && end > next) {
       const double times = static_cast<double>(block->times);

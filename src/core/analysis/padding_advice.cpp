@@ -48,6 +48,8 @@ struct named_size {
 /// linear layer's `in` and `out`, or the GEMM's own letters.
 struct size_names {
   named_size n{"N"}, k{"K"};
+  /// K is the forward pass's M (a weight gradient sums over the batch): no size to pad.
+  bool k_is_batch = false;
 };
 
 /// The sizes the user set of each layer, by path: a model config's fields (network::config_sizes);
@@ -73,8 +75,9 @@ layer_sizes sizes_of(const network &net) {
   return sizes;
 }
 
-size_names names_of(const op &o, const layer_sizes &layers) {
+size_names user_sizes_of(const op &o, const layer_sizes &layers) {
   size_names names;
+  names.k_is_batch = o.pass == pass::weight_grad;
   const gemm_shape &s = *o.gemm;
   if (o.conv) { // the implicit GEMM of a convolution's pass
     const conv_shape &c = *o.conv;
@@ -109,14 +112,13 @@ size_names names_of(const op &o, const layer_sizes &layers) {
   return names;
 }
 
-/// "in_channels=3 (K=147)", "vocab_size=32001", "N=50257".
-std::string named_value(const named_size &size, std::int64_t dimension) {
-  if (size.name.size() == 1)
-    return fmt::format("{}={}", size.name, dimension);
+/// "in_channels=3 (K=147)", "vocab_size=32001", "N=50257": `size` of GEMM dimension `letter`.
+std::string named_value(const named_size &size, std::int64_t dimension, const char *letter) {
+  if (size.name == letter)
+    return fmt::format("{}={}", letter, dimension);
   if (size.per == 1 && size.groups == 1)
     return fmt::format("{}={}", size.name, size.of(dimension));
-  return fmt::format("{}={} ({}={})", size.name, size.of(dimension), size.per == 1 ? "N" : "K",
-                     dimension);
+  return fmt::format("{}={} ({}={})", size.name, size.of(dimension), letter, dimension);
 }
 
 /// The smallest dimension of at least `dimension` that meets the 16-byte rule (`unit` elements)
@@ -150,16 +152,17 @@ std::optional<candidates> candidates_of(const gemm_shape &s, precision p, const 
     return shape;
   };
   const std::optional<std::int64_t> aligned_n = aligned(s.n, names.n, unit),
-                                    aligned_k = aligned(s.k, names.k, unit);
+                                    aligned_k =
+                                        names.k_is_batch ? s.k : aligned(s.k, names.k, unit);
   if (!aligned_n || !aligned_k)
     return std::nullopt; // sizes within a tile of 2^63: every padded size overflows
   candidates result;
   const gemm_shape aligned = padded(*aligned_n, *aligned_k);
   result.misaligned = aligned.n != s.n || aligned.k != s.k;
   if (result.misaligned) {
-    std::string broken = aligned.n != s.n ? named_value(names.n, s.n) : std::string{};
+    std::string broken = aligned.n != s.n ? named_value(names.n, s.n, "N") : std::string{};
     if (aligned.k != s.k)
-      broken += (broken.empty() ? "" : " and ") + named_value(names.k, s.k);
+      broken += (broken.empty() ? "" : " and ") + named_value(names.k, s.k, "K");
     result.alignment_reason =
         fmt::format("{} break{} the 16-byte rule of {} (multiples of {})", broken,
                     aligned.n != s.n && aligned.k != s.k ? "" : "s", to_string(p), unit);
@@ -167,14 +170,16 @@ std::optional<candidates> candidates_of(const gemm_shape &s, precision p, const 
       result.shapes.push_back({aligned, result.alignment_reason, true});
   }
   for (std::int64_t multiple : {64, 128, 256}) {
-    const std::optional<std::int64_t> wider_n = detail::checked_round_up(s.n, multiple);
+    // In whole steps of the user's size (a data gradient's N = C·R·S grows by R·S a channel).
+    const std::optional<std::int64_t> wider_n =
+        detail::checked_round_up(s.n, std::lcm(names.n.per, std::int64_t{multiple}));
     if (!wider_n)
       continue;
     const gemm_shape wider = padded(*wider_n, aligned.k);
     if (wider.n != aligned.n && static_cast<double>(wider.n) <= 1.06 * static_cast<double>(s.n) &&
         representable(wider, p))
       result.shapes.push_back({wider, fmt::format("{} to a multiple of {}: fuller tiles and waves",
-                                                  named_value(names.n, s.n), multiple)});
+                                                  named_value(names.n, s.n, "N"), multiple)});
   }
   return result;
 }
@@ -195,7 +200,7 @@ std::optional<padding_advice> pad(const op &o, const layer_sizes &sizes, const p
                                   double min_speedup) {
   const gemm_shape &s = *o.gemm;
   const double time = predicted_time(model, s, o.precision);
-  const size_names names = names_of(o, sizes);
+  const size_names names = user_sizes_of(o, sizes);
   const std::optional<candidates> padded = candidates_of(s, o.precision, names);
   if (!padded)
     return std::nullopt;
