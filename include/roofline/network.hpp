@@ -184,7 +184,6 @@ std::string_view to_string(inference_phase p);
 /// "prefill" or "decode"; nullopt otherwise.
 std::optional<inference_phase> parse_inference_phase(std::string_view name);
 
-/// A network as described in its YAML file (docs/network-format.md).
 /// A model config's field and its value, where it sets a layer's features.
 struct config_size {
   std::string field; ///< "vocab_size", "hidden_size", "intermediate_size"; "": none
@@ -197,6 +196,7 @@ struct layer_config_sizes {
   config_size in, out;
 };
 
+/// A network as described in its YAML file (docs/network-format.md).
 struct network {
   std::string name;
   std::string description;

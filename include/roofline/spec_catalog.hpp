@@ -9,12 +9,12 @@
 
 namespace roofline {
 
-/// The GPUs roofline-advise knows (the specs/*.yaml files, compiled into the library) and the
-/// model parameters each architecture's GPUs share (specs/arch/*.yaml).
 /// A GPU name as the catalog compares names: lower case, without `-`, `_` or spaces (`rtx4090`
 /// finds `rtx-4090`). No two names or aliases of the catalog share one.
 std::string gpu_name_key(std::string_view name);
 
+/// The GPUs roofline-advise knows (the specs/*.yaml files, compiled into the library) and the
+/// model parameters each architecture's GPUs share (specs/arch/*.yaml).
 class spec_catalog {
 public:
   /// The GPU analyses use when none is named and no local GPU is found.
