@@ -74,9 +74,9 @@ struct comparison {
   std::int64_t batch = 1;
   std::int64_t seq_len = 1;
   std::string tokens = "seq_len 1"; ///< step_tokens of the network: what headers say
-  /// What throughput counts (throughput_unit): "tokens", "images" or "samples". Without a
-  /// sequence, tokens/s would repeat samples/s: the tables and JSON give samples (images) instead.
-  std::string unit = "tokens";
+  /// What throughput counts (throughput_unit_of the network). Without a sequence, tokens/s would
+  /// repeat samples/s: the tables and JSON give samples (images) instead.
+  throughput_unit unit = throughput_unit::tokens;
   std::vector<gpu_result> gpus;
   roofline::verdict verdict;
   /// The network the baseline (the first GPU) ran: at this batch, sharded as it was.

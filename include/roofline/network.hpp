@@ -258,10 +258,18 @@ void check_layer_limits(const std::string &path, std::int64_t ops, const source_
 /// tokens and its KV cache ("1 new token a sequence, KV cache 2048"), not a bare "seq_len 1".
 std::string step_tokens(const network &net);
 
-/// What a step of `net` processes, as throughput counts it: "tokens" where it has a sequence (a
-/// language model's step, seq_len above 1, or an attention layer); else "images" for a network
-/// with a conv2d layer, "samples" otherwise.
-std::string_view throughput_unit(const network &net);
+/// What throughput counts: a language model's tokens, an image model's images, else samples.
+enum class throughput_unit { tokens, images, samples };
+
+/// "tokens", "images", "samples".
+template <> const enum_table<throughput_unit> &names_of<throughput_unit>();
+
+std::string_view to_string(throughput_unit u);
+
+/// What a step of `net` processes, as throughput counts it: tokens where it has a sequence (a
+/// language model's step, seq_len above 1, or an attention layer); else images for a network
+/// with a conv2d layer, samples otherwise.
+throughput_unit throughput_unit_of(const network &net);
 
 /// Parses a network from YAML text; `origin` names the file in errors. Throws input_error, also
 /// for a network past the limits above (checked as it is read: YAML aliases stop expanding there).

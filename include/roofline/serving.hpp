@@ -42,6 +42,9 @@ inline constexpr std::int64_t max_serving_tokens = std::int64_t{1} << 24;
 /// request longer than max_serving_tokens, a target that is not a positive number of seconds.
 void check_serving_question(const serving_question &q);
 
+/// "TTFT ≤ 500 ms and TPOT ≤ 50.0 ms", "TPOT ≤ 50.0 ms"; "" without targets.
+std::string targets_phrase(const serving_question &q);
+
 /// One batch of requests on one setup: `batch` requests admitted together, their prompts
 /// prefilled in one step (the first token of each), then `output_tokens − 1` decode steps.
 struct serving_point {

@@ -457,7 +457,7 @@ TEST_CASE("an image model is compared in images: images/s and $/M images, no tok
   const network resnet = load_network(ROOFLINE_SOURCE_DIR "/examples/resnet50.yaml");
   const comparison c = compare(resnet, {plain("h100"), plain("a100")},
                                {{"h100-sxm5", 2.0}, {"a100-sxm4-80gb", 1.0}});
-  CHECK(c.unit == "images");
+  CHECK(c.unit == throughput_unit::images);
   const gpu_result &h100 = c.gpus[0];
   CHECK(h100.samples_per_s == doctest::Approx(64 / h100.step_time_s));
   CHECK(roofline::test::contains(c.verdict.text, "Cheapest per image:"));
@@ -492,6 +492,6 @@ TEST_CASE("an image model is compared in images: images/s and $/M images, no tok
   // A language model keeps its tokens; an MLP with no sequence counts samples.
   CHECK(
       compare(load_network(ROOFLINE_SOURCE_DIR "/examples/llama2-7b-decode.yaml"), {plain("h100")})
-          .unit == "tokens");
-  CHECK(compare(tiny_layers(), {plain("h100")}).unit == "samples");
+          .unit == throughput_unit::tokens);
+  CHECK(compare(tiny_layers(), {plain("h100")}).unit == throughput_unit::samples);
 }

@@ -241,7 +241,7 @@ verdict decide(const comparison &c, precision net_precision) {
            too_small_sentence(c);
   if (const gpu_result *cheapest = cheapest_fitting(c)) {
     v.cheapest = cheapest->name;
-    const std::string_view unit = c.unit; // "tokens": "per token", "per million tokens"
+    const std::string_view unit = to_string(c.unit); // "per token", "per million tokens"
     v.text += fmt::format(" Cheapest per {}: {} at ${:.4g} per million {}.",
                           unit.substr(0, unit.size() - 1), *v.cheapest,
                           *cheapest->usd_per_million_tokens, unit);
@@ -369,7 +369,7 @@ comparison compare(const network &net, const std::vector<compared_gpu> &gpus,
   c.batch = net.batch;
   c.seq_len = net.seq_len;
   c.tokens = step_tokens(net);
-  c.unit = throughput_unit(net);
+  c.unit = throughput_unit_of(net);
   if (gpus.empty())
     throw error("compare: no GPU to compare");
   const std::optional<measured_gpu> measured = measured_of(net, gpus);

@@ -230,7 +230,8 @@ serving_setup serve_on(const config_source &source, const compared_gpu &gpu,
   return setup;
 }
 
-/// "TTFT ≤ 500 ms and TPOT ≤ 50 ms"; "" without targets.
+} // namespace
+
 std::string targets_phrase(const serving_question &q) {
   std::vector<std::string> parts;
   if (q.ttft_s)
@@ -241,6 +242,8 @@ std::string targets_phrase(const serving_question &q) {
          : parts.size() == 1 ? parts[0]
                              : parts[0] + " and " + parts[1];
 }
+
+namespace {
 
 /// "batch 64 (TTFT 210 ms, TPOT 38.1 ms, 1650 output tokens/s per GPU)"
 std::string point_phrase(const serving_point &p) {

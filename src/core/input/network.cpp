@@ -64,6 +64,25 @@ std::string_view to_string(run_mode m) {
   return names_of<run_mode>().name(m);
 }
 
+namespace {
+
+constexpr std::array<enum_name<throughput_unit>, 3> unit_names{{
+    {throughput_unit::tokens, "tokens"},
+    {throughput_unit::images, "images"},
+    {throughput_unit::samples, "samples"},
+}};
+
+} // namespace
+
+template <> const enum_table<throughput_unit> &names_of<throughput_unit>() {
+  static constexpr enum_table<throughput_unit> table{unit_names};
+  return table;
+}
+
+std::string_view to_string(throughput_unit u) {
+  return names_of<throughput_unit>().name(u);
+}
+
 std::string_view to_string(optimizer o) {
   return names_of<optimizer>().name(o);
 }
@@ -593,10 +612,10 @@ template <class body> bool has_layer(const std::vector<layer> &layers) {
 
 } // namespace
 
-std::string_view throughput_unit(const network &net) {
+throughput_unit throughput_unit_of(const network &net) {
   if (net.phase || net.seq_len > 1 || has_layer<attention_layer>(net.layers))
-    return "tokens";
-  return has_layer<conv2d_layer>(net.layers) ? "images" : "samples";
+    return throughput_unit::tokens;
+  return has_layer<conv2d_layer>(net.layers) ? throughput_unit::images : throughput_unit::samples;
 }
 
 std::string step_tokens(const network &net) {

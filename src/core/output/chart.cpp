@@ -33,10 +33,6 @@ constexpr const char *gpu_colours[] = {blue, vermillion, green, purple, orange, 
 
 constexpr std::size_t labelled_points = 6; ///< the largest shares get their names drawn
 
-const char *gpu_colour(std::size_t i) {
-  return gpu_colours[i % std::size(gpu_colours)];
-}
-
 /// The flat roofs of the units `ops` run on, precisions of one peak joined ("fp16/bf16 tensor");
 /// dashed 2:4-sparse roofs beside them when `sparse`.
 std::vector<chart_roof> roofs_of(const gpu_spec &gpu, const std::set<precision> &units, bool sparse,
@@ -286,9 +282,9 @@ chart comparison_chart(const std::vector<comparison> &comparisons) {
   for (const comparison &at : comparisons)
     batches += (batches.empty() ? "" : ", ") + std::to_string(at.batch);
   // An image model has no tokens to name (comparison::unit).
-  c.subtitle = fmt::format("batch{} {}{} · each op at its time on each GPU, joined",
-                           comparisons.size() > 1 ? "es" : "", batches,
-                           first.unit == "tokens" ? ", " + first.tokens : std::string{});
+  c.subtitle = fmt::format(
+      "batch{} {}{} · each op at its time on each GPU, joined", comparisons.size() > 1 ? "es" : "",
+      batches, first.unit == throughput_unit::tokens ? ", " + first.tokens : std::string{});
   std::set<precision> units;
   for (const analysed_op &entry : base.analysis.ops)
     units.insert(entry.op.unit());
@@ -447,6 +443,10 @@ std::string escape_xml(const std::string &text) {
     ++i;
   }
   return out;
+}
+
+const char *gpu_colour(std::size_t i) {
+  return gpu_colours[i % std::size(gpu_colours)];
 }
 
 double plot_frame::x_of(double intensity) const {

@@ -82,6 +82,10 @@ chart roofline_chart(const report &r);
 /// op once per GPU, joined.
 chart comparison_chart(const std::vector<comparison> &comparisons);
 
+/// The colour of a comparison's `i`-th GPU (or setup): Okabe & Ito's palette, told apart with
+/// every common colour-vision deficiency, in turn.
+const char *gpu_colour(std::size_t i);
+
 /// Where the plot area sits in the SVG, and data → pixel coordinates.
 struct plot_frame {
   double left = 0, top = 0, width = 0, height = 0;

@@ -75,11 +75,16 @@ text_table totals_table(const std::vector<comparison> &comparisons) {
     table.columns.insert(table.columns.begin() + 9, {"all-reduce", "communication_share"});
   }
   // No sequence (an image model): tokens would repeat the samples; the samples take its name.
-  const std::string &unit = comparisons.front().unit;
-  const bool tokens = unit == "tokens";
+  const throughput_unit unit = comparisons.front().unit;
+  const bool tokens = unit == throughput_unit::tokens;
   if (!tokens) {
-    table.columns[5] = {unit + "/s", unit + "_per_s"};
-    table.columns[9] = {"$/M " + unit, "usd_per_million_" + unit};
+    const std::string name(to_string(unit));
+    const auto column = [&](const char *key) -> detail::column & {
+      return *std::find_if(table.columns.begin(), table.columns.end(),
+                           [&](const detail::column &c) { return c.key == key; });
+    };
+    column("tokens_per_s") = {name + "/s", name + "_per_s"};
+    column("usd_per_million_tokens") = {"$/M " + name, "usd_per_million_" + name};
   }
   for (const comparison &c : comparisons)
     for (const gpu_result &g : c.gpus) {
@@ -153,10 +158,10 @@ json speedup_range_json(const gpu_result &g) {
 
 /// The throughput fields of `g`: tokens where `unit` is tokens; else null tokens, and the samples
 /// by the unit's name (`images_per_s`, `usd_per_million_images`).
-void write_throughput(detail::json_writer &w, const gpu_result &g, const std::string &unit) {
-  const bool tokens = unit == "tokens";
+void write_throughput(detail::json_writer &w, const gpu_result &g, throughput_unit unit) {
+  const bool tokens = unit == throughput_unit::tokens;
   w.field("samples_per_s", g.samples_per_s);
-  if (unit == "images")
+  if (unit == throughput_unit::images)
     w.field("images_per_s", g.samples_per_s);
   const auto token_field = [&](const char *name, std::optional<double> value) {
     if (tokens)
@@ -168,10 +173,10 @@ void write_throughput(detail::json_writer &w, const gpu_result &g, const std::st
   token_field("tokens_per_s_per_gpu", g.tokens_per_s_per_gpu);
   token_field("usd_per_million_tokens", g.usd_per_million_tokens);
   if (!tokens)
-    w.field("usd_per_million_" + unit, g.usd_per_million_tokens);
+    w.field("usd_per_million_" + std::string(to_string(unit)), g.usd_per_million_tokens);
 }
 
-void write_gpu(detail::json_writer &w, const gpu_result &g, const std::string &unit) {
+void write_gpu(detail::json_writer &w, const gpu_result &g, throughput_unit unit) {
   w.begin_object();
   json device = detail::device_json(g.analysis.model.spec());
   device["selection"] = g.analysis.device_selection;
@@ -222,7 +227,7 @@ std::vector<detail::json_field> comparison_fields(const std::vector<comparison> 
   json sweep = json::array();
   for (const comparison &c : comparisons) {
     json summary = json::array();
-    const bool tokens = c.unit == "tokens";
+    const bool tokens = c.unit == throughput_unit::tokens;
     const auto token_value = [&](double value) { return tokens ? json(value) : json(nullptr); };
     for (const gpu_result &g : c.gpus) {
       summary.push_back({{"name", g.name},
@@ -235,7 +240,7 @@ std::vector<detail::json_field> comparison_fields(const std::vector<comparison> 
                          {"samples_per_s", g.samples_per_s},
                          {"tokens_per_s", token_value(g.tokens_per_s)},
                          {"memory_bound_share", g.memory_bound_share}});
-      if (c.unit == "images")
+      if (c.unit == throughput_unit::images)
         summary.back()["images_per_s"] = g.samples_per_s;
     }
     sweep.push_back({{"batch", c.batch}, {"gpus", summary}, {"verdict", verdict_json(c.verdict)}});
@@ -246,7 +251,7 @@ std::vector<detail::json_field> comparison_fields(const std::vector<comparison> 
                           {{"name", first.network_name},
                            {"batch", first.batch},
                            {"seq_len", first.seq_len},
-                           {"throughput_unit", first.unit}}},
+                           {"throughput_unit", to_string(first.unit)}}},
                          {"baseline", first.gpus.front().name},
                          {"verdict", verdict_json(first.verdict)},
                          {"batch_sweep", std::move(sweep)}});
@@ -271,7 +276,8 @@ public:
     // A network with no sequence has no tokens to name ("seq_len 1" of an image model).
     doc.title({fmt::format("{} on {} {}, baseline {}{}", first.network_name, first.gpus.size(),
                            sharded(m_comparisons) ? "setups" : "GPUs", baseline,
-                           first.unit == "tokens" ? " (" + first.tokens + ")" : std::string{})});
+                           first.unit == throughput_unit::tokens ? " (" + first.tokens + ")"
+                                                                 : std::string{})});
     doc.table(totals_table(m_comparisons));
     for (const comparison &c : m_comparisons)
       doc.lines({"batch " + std::to_string(c.batch) + ": " + c.verdict.text}, true);

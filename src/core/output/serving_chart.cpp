@@ -14,10 +14,6 @@ namespace roofline::detail {
 
 namespace {
 
-// Okabe & Ito's palette, as the roofline charts draw GPUs.
-constexpr const char *setup_colours[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7",
-                                         "#E69F00", "#56B4E9", "#222222"};
-
 template <typename... Args>
 void put(std::string &out, fmt::format_string<Args...> format, Args &&...args) {
   fmt::format_to(std::back_inserter(out), format, std::forward<Args>(args)...);
@@ -127,7 +123,7 @@ std::string serving_curve_svg(const serving_comparison &c) {
   }
   for (std::size_t i = 0; i < c.setups.size(); ++i) {
     const serving_setup &s = c.setups[i];
-    const char *colour = setup_colours[i % std::size(setup_colours)];
+    const char *colour = gpu_colour(i);
     const double legend_y = f.top + 8 + 18.0 * static_cast<double>(i);
     put(out,
         "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\" stroke=\"{3}\" "

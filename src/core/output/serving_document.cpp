@@ -25,7 +25,7 @@ cell money(std::optional<double> value, const char *format) {
   return {fmt::format(fmt::runtime(format), *value), detail::raw(*value)};
 }
 
-/// What the setup's row says where no batch meets the targets or fits.
+/// The setup's standing against the targets: meets, misses (even at batch 1), does not fit.
 std::string status_of(const serving_setup &s) {
   if (!s.chosen)
     return "does not fit";
@@ -178,15 +178,13 @@ std::vector<detail::json_field> serving_fields(const serving_comparison &c) {
   return fields;
 }
 
-/// "requests of 2048 prompt + 256 output tokens, TTFT ≤ 500 ms, TPOT ≤ 50 ms, steps replayed
+/// "requests of 2048 prompt + 256 output tokens, TTFT ≤ 500 ms and TPOT ≤ 50.0 ms, steps replayed
 /// from CUDA graphs"
 std::string question_line(const serving_question &q) {
   std::string text =
       fmt::format("requests of {} prompt + {} output tokens", q.prompt_tokens, q.output_tokens);
-  if (q.ttft_s)
-    text += ", TTFT ≤ " + detail::duration(*q.ttft_s);
-  if (q.tpot_s)
-    text += ", TPOT ≤ " + detail::duration(*q.tpot_s);
+  if (const std::string targets = targets_phrase(q); !targets.empty())
+    text += ", " + targets;
   return text + (q.eager ? ", every kernel launched eagerly" : ", steps replayed from CUDA graphs");
 }
 
