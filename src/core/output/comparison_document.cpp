@@ -77,14 +77,14 @@ text_table totals_table(const std::vector<comparison> &comparisons) {
   // No sequence (an image model): tokens would repeat the samples; the samples take its name.
   const throughput_unit unit = comparisons.front().unit;
   const bool tokens = unit == throughput_unit::tokens;
+  const auto column = [&](const char *key) {
+    return std::find_if(table.columns.begin(), table.columns.end(),
+                        [&](const detail::column &c) { return c.key == key; });
+  };
   if (!tokens) {
     const std::string name(to_string(unit));
-    const auto column = [&](const char *key) -> detail::column & {
-      return *std::find_if(table.columns.begin(), table.columns.end(),
-                           [&](const detail::column &c) { return c.key == key; });
-    };
-    column("tokens_per_s") = {name + "/s", name + "_per_s"};
-    column("usd_per_million_tokens") = {"$/M " + name, "usd_per_million_" + name};
+    *column("samples_per_s") = {name + "/s", name + "_per_s"};
+    *column("usd_per_million_tokens") = {"$/M " + name, "usd_per_million_" + name};
   }
   for (const comparison &c : comparisons)
     for (const gpu_result &g : c.gpus) {
@@ -120,10 +120,11 @@ text_table totals_table(const std::vector<comparison> &comparisons) {
         row.insert(row.begin() + 9, {detail::percent(share), detail::raw(share)});
       }
     }
-  if (!tokens) { // the tokens/s column, after the samples it repeats
-    table.columns.erase(table.columns.begin() + 6);
+  if (!tokens) { // the tokens/s column, which would repeat the samples
+    const auto at = column("tokens_per_s") - table.columns.begin();
+    table.columns.erase(table.columns.begin() + at);
     for (std::vector<cell> &row : table.rows)
-      row.erase(row.begin() + 6);
+      row.erase(row.begin() + at);
   }
   return table;
 }
