@@ -237,3 +237,34 @@ TEST_CASE("a comparison draws one roof per GPU, however many tensor-parallel deg
   const auto [height, lowest] = height_and_lowest_text(render_svg(c));
   CHECK(lowest < height);
 }
+
+TEST_CASE("ridge labels of near ridges do not overlap: two GPUs and their legend") {
+  config_options options;
+  options.phase = inference_phase::decode;
+  compare_request request;
+  request.source =
+      config_source{model_config::load(roofline::test::config_path("llama-3-8b.json")), options};
+  request.gpus = {"h100", "h200"};
+  request.tensor_parallel = {1, 2};
+  request.batches = {1, 64};
+  const std::string svg = render_svg(comparison_chart(compare_gpus(request)));
+  // Each ridge label's box (11 px text, 0.6 em a character, as the chart places them).
+  struct label {
+    double x, y, w;
+  };
+  std::vector<label> ridges;
+  for (std::size_t at = svg.find("class=\"ridge\""); at != std::string::npos;
+       at = svg.find("class=\"ridge\"", at + 1)) {
+    const std::size_t open = svg.rfind("<text", at);
+    const double x = std::stod(svg.substr(svg.find("x=\"", open) + 3));
+    const double y = std::stod(svg.substr(svg.find("y=\"", open) + 3));
+    const std::size_t text = svg.find('>', at) + 1;
+    const double characters = static_cast<double>(svg.find('<', text) - text);
+    ridges.push_back({x, y, 0.6 * 11 * characters});
+  }
+  REQUIRE(ridges.size() == 2);
+  const label &a = ridges[0], &b = ridges[1];
+  const bool apart = a.x + a.w <= b.x || b.x + b.w <= a.x || a.y <= b.y - 11 || b.y <= a.y - 11;
+  CHECK_MESSAGE(apart, "ridge labels at (" << a.x << ", " << a.y << ") and (" << b.x << ", " << b.y
+                                           << ")");
+}

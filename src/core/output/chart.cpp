@@ -760,9 +760,14 @@ private:
     m_labels.occupy({x - 4, y - 4, x + 4, y + 4});
     const std::string text = fmt::format("ridge {} FLOP/B", significant(r.ridge));
     const double w = text_width(text, 11);
-    const std::vector<std::pair<double, double>> around{{x + 7, y + 16},     {x + 7, y - 7},
-                                                        {x - w - 7, y + 16}, {x - w - 7, y - 7},
-                                                        {x + 7, y + 30},     {x - w - 7, y + 30}};
+    // Nearest first; further down for ridges that sit close together (one GPU's at several
+    // precisions, or GPUs of near ridges).
+    std::vector<std::pair<double, double>> around{
+        {x + 7, y + 16}, {x + 7, y - 7}, {x - w - 7, y + 16}, {x - w - 7, y - 7}};
+    for (double below = 30; below <= 86; below += 14) {
+      around.emplace_back(x + 7, y + below);
+      around.emplace_back(x - w - 7, y + below);
+    }
     const auto at = m_labels.place(text, 11, around).value_or(around.front());
     put(m_out,
         "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" fill=\"{}\" "
