@@ -32,7 +32,9 @@ struct gpu_result {
   std::vector<double>
       op_times_s; ///< per op, per run: predicted, or measured / scaled from measured
   std::vector<time_source> sources; ///< per op
-  double step_time_s = 0;           ///< Σ op time × count
+  /// Per op, per run: op_times_s's interval (a measured op's is its time alone).
+  std::vector<time_range> op_ranges;
+  double step_time_s = 0; ///< Σ op time × count
   /// Σ of the ops' intervals × count, end by end: a predicted op's prediction::range, one
   /// scaled from a measurement that range scaled alike (the two GPUs' ratio is surer than either
   /// prediction: this errs wide), a measured one its time alone.

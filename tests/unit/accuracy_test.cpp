@@ -162,6 +162,10 @@ TEST_CASE("compare: step ranges, the speedup's range, and the verdict says when 
   const comparison narrow = two({0.95, 1.05});
   const gpu_result &base = narrow.gpus[0], &h100 = narrow.gpus[1];
   CHECK(h100.step_range.low_s == doctest::Approx(0.95 * h100.step_time_s));
+  // Each op's interval, as the per-op table shows it, sums to the step's.
+  REQUIRE(h100.op_ranges.size() == 1);
+  CHECK(h100.op_ranges[0].low_s == doctest::Approx(0.95 * h100.op_times_s[0]));
+  CHECK(h100.op_ranges[0].high_s == doctest::Approx(1.05 * h100.op_times_s[0]));
   CHECK(h100.speedup_low == doctest::Approx(base.step_range.low_s / h100.step_range.high_s));
   CHECK(h100.speedup_high == doctest::Approx(base.step_range.high_s / h100.step_range.low_s));
   CHECK(base.speedup_low == 1);

@@ -328,6 +328,7 @@ void time_ops(gpu_result &result, const compared_gpu &g,
     }
     result.op_times_s.push_back(time);
     result.sources.push_back(source);
+    result.op_ranges.push_back(range);
     result.step_time_s += time * static_cast<double>(entry.op.count);
     result.step_range += range * static_cast<double>(entry.op.count);
   }

@@ -144,7 +144,9 @@ text_table ops_table(const comparison &c) {
       const bool memory = g.analysis.ops[i].prediction.bound == bound::memory;
       const std::string speed =
           &g == &base ? std::string{} : fmt::format(" ×{:.2f}", g.op_speedups[i]);
-      row.push_back({detail::duration(g.op_times_s[i]) + speed + (memory ? " m" : " c"),
+      const time_range &range = g.op_ranges[i];
+      row.push_back({detail::duration_range(g.op_times_s[i], range.low_s, range.high_s) + speed +
+                         (memory ? " m" : " c"),
                      detail::raw(g.op_times_s[i] * 1e6),
                      memory ? detail::tone::warn : detail::tone::plain});
     }
@@ -195,6 +197,7 @@ void write_gpu(detail::json_writer &w, const gpu_result &g, throughput_unit unit
     w.begin_object();
     detail::write_op_fields(w, g.analysis.ops[i]);
     w.field("time_us", g.op_times_s[i] * 1e6);
+    w.field("time_range_us", detail::range_us_json(g.op_ranges[i]));
     w.field("time_source", to_string(g.sources[i]));
     w.field("speedup", g.op_speedups.empty() ? std::nullopt : std::optional(g.op_speedups[i]));
     w.end_object();
@@ -287,7 +290,7 @@ public:
                  "each one's ops)"});
     if (m_comparisons.size() == 1 && ops_compare(first)) {
       doc.table(ops_table(first));
-      doc.lines({"per op: time per run, ×speedup over " + baseline +
+      doc.lines({"per op: time per run (its p10–p90 interval), ×speedup over " + baseline +
                  ", m/c: memory- or compute-bound on that GPU"});
     }
     std::vector<std::string> origins;
