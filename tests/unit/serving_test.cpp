@@ -84,6 +84,7 @@ TEST_CASE("one setup by hand: batch, KV cache, TTFT and TPOT") {
   CHECK(step_s(decode) + static_cast<double>(p.batch + 1) / 256 * prefill_s > 0.050);
   CHECK(c.verdict.fastest == std::optional<std::string>("h100-sxm5"));
   CHECK_FALSE(c.verdict.cheapest); // no price known
+  CHECK(c.verdict.text.find("give --price GPU=USD/h") != std::string::npos);
 }
 
 TEST_CASE("without targets the batch is the largest that fits, and the curve ends there") {

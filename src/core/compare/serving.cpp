@@ -357,6 +357,8 @@ serving_verdict decide(const serving_comparison &c) {
   }
   if (cheapest || fastest)
     v.text += within_error_sentence(c, cheapest, fastest, v);
+  if (fastest && !cheapest) // specs carry no prices: they change by the week and by the buyer
+    v.text += " No price is known: give --price GPU=USD/h to rank the setups by cost.";
   if (!missing.empty())
     v.text += " Misses the targets even one request at a time: " + joined(missing) + ".";
   if (!too_small.empty())
