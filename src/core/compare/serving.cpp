@@ -52,8 +52,10 @@ public:
         m_gpu.model, m_gpu.selection, m_gpu.memory_reserve);
   }
 
-  /// One prompt's prefill (its LM head at the last position only).
-  const analysis &prefill() const { return m_prefill; }
+  /// The activations one prompt's prefill holds at once (its LM head at the last position).
+  double prefill_activation_bytes() const {
+    return m_prefill.memory ? m_prefill.memory->activation_bytes : 0;
+  }
 
   const serving_point &at(std::int64_t batch) {
     if (const auto found = m_points.find(batch); found != m_points.end())
@@ -129,13 +131,13 @@ std::int64_t prompts_per_step(std::int64_t batch, std::int64_t outputs) {
   return std::max<std::int64_t>(1, (batch + outputs - 1) / outputs);
 }
 
-/// Memory of a setup at `batch`: the decode step's with every cache at its longest, and the
-/// activations of the prompts a step prefills beside it (both held at once, an upper bound).
-memory_use serving_memory(const request_steps &steps, std::int64_t batch, std::int64_t outputs) {
-  const memory_use decode = *steps.longest_decode(batch).memory;
-  const double prefill = steps.prefill().memory ? steps.prefill().memory->activation_bytes : 0;
+/// Memory of a setup at `batch`: `decode`, the decode step's at that batch with every cache at
+/// its longest, and the activations of the prompts a step prefills beside it (both held at once,
+/// an upper bound).
+memory_use serving_memory(const memory_use &decode, double prefill_activations, std::int64_t batch,
+                          std::int64_t outputs) {
   memory_use m = decode;
-  m.activation_bytes += prefill * static_cast<double>(prompts_per_step(batch, outputs));
+  m.activation_bytes += prefill_activations * static_cast<double>(prompts_per_step(batch, outputs));
   m.total_bytes = decode.total_bytes - decode.activation_bytes + m.activation_bytes;
   m.fits = m.total_bytes <= m.usable_bytes();
   m.max_batch = std::nullopt; // a serving setup's is serving_setup::largest_fitting_batch
@@ -209,15 +211,16 @@ serving_setup serve_on(const config_source &source, const compared_gpu &gpu,
   const gpu_spec &spec = setup.analysis.model.spec();
   setup.name = detail::setup_name(spec, gpu.tensor_parallel);
   setup.usd_per_hour = detail::price_per_hour(spec, prices, gpu.tensor_parallel);
-  setup.memory = serving_memory(steps, 1, q.output_tokens);
-  setup.largest_fitting_batch = largest_fitting(
-      *setup.analysis.memory, steps.prefill().memory ? steps.prefill().memory->activation_bytes : 0,
-      q.output_tokens);
+  const double prefill_activations = steps.prefill_activation_bytes();
+  setup.memory = serving_memory(*setup.analysis.memory, prefill_activations, 1, q.output_tokens);
+  setup.largest_fitting_batch =
+      largest_fitting(*setup.analysis.memory, prefill_activations, q.output_tokens);
   if (!setup.largest_fitting_batch)
     return setup;
   search(setup, steps, std::min(*setup.largest_fitting_batch, max_serving_batch));
-  if (setup.chosen->batch > 1)
-    setup.memory = serving_memory(steps, setup.chosen->batch, q.output_tokens);
+  if (const std::int64_t batch = setup.chosen->batch; batch > 1)
+    setup.memory = serving_memory(*steps.longest_decode(batch).memory, prefill_activations, batch,
+                                  q.output_tokens);
   if (setup.meets_targets() && setup.usd_per_hour) {
     const auto usd_per_million = [&](double tokens_per_s) {
       return detail::usd_per_million(*setup.usd_per_hour, tokens_per_s);
