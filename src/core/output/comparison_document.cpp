@@ -18,10 +18,6 @@ using detail::cell;
 using detail::text_table;
 using nlohmann::json;
 
-std::string optional_money(std::optional<double> value, const char *format) {
-  return value ? fmt::format(fmt::runtime(format), *value) : std::string("—");
-}
-
 /// "fits, 32.2 GB spare" or "needs 47.8 GB of 14.4 GB" (the GPU's memory less the reserve).
 detail::cell memory_cell(const std::optional<memory_use> &m) {
   if (!m)
@@ -107,10 +103,8 @@ text_table totals_table(const std::vector<comparison> &comparisons) {
            {detail::significant(g.samples_per_s), detail::raw(g.samples_per_s)},
            {detail::significant(g.tokens_per_s), detail::raw(g.tokens_per_s)},
            {detail::percent(g.memory_bound_share), detail::raw(g.memory_bound_share)},
-           {optional_money(g.usd_per_hour, "{:.2f}"),
-            g.usd_per_hour ? detail::raw(*g.usd_per_hour) : std::string{}},
-           {optional_money(g.usd_per_million_tokens, "{:.4g}"),
-            g.usd_per_million_tokens ? detail::raw(*g.usd_per_million_tokens) : std::string{}},
+           detail::usd_cell(g.usd_per_hour, "{:.2f}"),
+           detail::usd_cell(g.usd_per_million_tokens, "{:.4g}"),
            memory_cell(g.analysis.memory)});
       if (per_gpu) {
         std::vector<cell> &row = table.rows.back();

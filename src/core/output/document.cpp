@@ -4,6 +4,7 @@
 #include "roofline/error.hpp"
 #include "roofline/version.hpp"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -261,6 +262,12 @@ void write_document(const document &d, output_format format, std::ostream &out,
   case output_format::markdown: render_markdown(d.text(), out); return;
   case output_format::table: render_text(d.text(), out, options.colour); return;
   }
+}
+
+cell usd_cell(std::optional<double> usd, const char *format) {
+  if (!usd)
+    return {"—", std::string{}};
+  return {fmt::format(fmt::runtime(format), *usd), raw(*usd)};
 }
 
 std::optional<std::string> document::figure() const {

@@ -68,6 +68,10 @@ public:
   virtual std::optional<std::string> figure() const;
 };
 
+/// A price in USD as a table cell: `format` applied ("{:.2f}"), its full value for CSV; "—" and
+/// an empty CSV field where none is known.
+cell usd_cell(std::optional<double> usd, const char *format);
+
 /// Writes `d` in `format`: the only switch over output formats.
 void write_document(const document &d, output_format format, std::ostream &out,
                     const write_options &options);

@@ -19,12 +19,6 @@ using detail::align;
 using detail::cell;
 using detail::text_table;
 
-cell money(std::optional<double> value, const char *format) {
-  if (!value)
-    return {"—", std::string{}};
-  return {fmt::format(fmt::runtime(format), *value), detail::raw(*value)};
-}
-
 /// The setup's standing against the targets: meets, misses (even at batch 1), does not fit.
 std::string status_of(const serving_setup &s) {
   if (!s.chosen)
@@ -69,8 +63,8 @@ text_table setups_table(const serving_comparison &c) {
       for (int i = 0; i < 7; ++i)
         row.push_back({"—", std::string{}});
     }
-    row.push_back(money(s.usd_per_hour, "{:.2f}"));
-    row.push_back(money(s.usd_per_million_output_tokens, "{:.4g}"));
+    row.push_back(detail::usd_cell(s.usd_per_hour, "{:.2f}"));
+    row.push_back(detail::usd_cell(s.usd_per_million_output_tokens, "{:.4g}"));
     row.push_back(
         {detail::gigabytes(s.memory->kv_cache_bytes), detail::raw(s.memory->kv_cache_bytes)});
     row.push_back({fmt::format("{} of {}", detail::gigabytes(s.memory->total_bytes),
