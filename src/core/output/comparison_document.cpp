@@ -287,13 +287,8 @@ public:
       doc.lines({"per op: time per run (its p10–p90 interval), ×speedup over " + baseline +
                  ", m/c: memory- or compute-bound on that GPU"});
     }
-    std::vector<std::string> origins;
-    for (const gpu_result &g : first.gpus) {
-      const std::string origin = "model parameters of " + g.analysis.model.spec().name + ": " +
-                                 g.analysis.model.parameters().origin;
-      if (std::find(origins.begin(), origins.end(), origin) == origins.end())
-        origins.push_back(origin);
-    }
+    std::vector<std::string> origins = detail::parameter_origins(
+        first.gpus, [](const gpu_result &g) -> const perf_model & { return g.analysis.model; });
     origins.push_back("host floor (every GPU): " + first.gpus.front().analysis.model.host().origin);
     doc.lines(origins);
     // A note every GPU's analysis gives (of the network, not the GPU) once; the others by GPU.

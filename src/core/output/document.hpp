@@ -8,6 +8,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include <algorithm>
 #include <functional>
 #include <optional>
 #include <ostream>
@@ -67,6 +68,21 @@ public:
   /// where it has one.
   virtual std::optional<std::string> figure() const;
 };
+
+/// "model parameters of h100-sxm5: <origin>" for the model `model_of` gives of each of `sides`
+/// (a comparison's GPUs, a serving question's setups), each line once, in order.
+template <class Sides, class ModelOf>
+std::vector<std::string> parameter_origins(const Sides &sides, ModelOf model_of) {
+  std::vector<std::string> lines;
+  for (const auto &side : sides) {
+    const auto &model = model_of(side);
+    std::string line =
+        "model parameters of " + model.spec().name + ": " + model.parameters().origin;
+    if (std::find(lines.begin(), lines.end(), line) == lines.end())
+      lines.push_back(std::move(line));
+  }
+  return lines;
+}
 
 /// A price in USD as a table cell: `format` applied ("{:.2f}"), its full value for CSV; "—" and
 /// an empty CSV field where none is known.

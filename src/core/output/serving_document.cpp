@@ -204,14 +204,8 @@ public:
         max_serving_batch, c.question.prompt_tokens + c.question.output_tokens,
         c.question.prompt_tokens + c.question.output_tokens / 2, c.question.output_tokens,
         c.question.output_tokens - 1)});
-    std::vector<std::string> origins;
-    for (const serving_setup &s : c.setups) {
-      const std::string origin = "model parameters of " + s.analysis.model.spec().name + ": " +
-                                 s.analysis.model.parameters().origin;
-      if (std::find(origins.begin(), origins.end(), origin) == origins.end())
-        origins.push_back(origin);
-    }
-    doc.lines(origins);
+    doc.lines(detail::parameter_origins(
+        c.setups, [](const serving_setup &s) -> const perf_model & { return s.analysis.model; }));
     doc.note("steady state at the setup's rate: a request waits in no queue (bursts of arrivals "
              "add queueing to TTFT), and its prefill is not split into chunks");
     if (!c.setups.empty())
