@@ -445,6 +445,65 @@ std::string escape_xml(const std::string &text) {
   return out;
 }
 
+std::string decade_text(int power) {
+  if (power < 0)
+    return fmt::format("{:.{}f}", std::pow(10.0, power), -power);
+  static constexpr const char *prefixes[] = {"", " k", " M", " G", " T", " P", " E", " Z"};
+  const int group = std::min(power / 3, static_cast<int>(std::size(prefixes)) - 1);
+  return fmt::format("{:.0f}{}", std::pow(10.0, power - 3 * group), prefixes[group]);
+}
+
+void svg_open(std::string &out, double height, const std::string &title) {
+  put(out,
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} "
+      "{1}\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" font-size=\"12\" "
+      "role=\"img\">\n",
+      svg_width, height);
+  put(out, "<title>{}</title>\n", escape_xml(title));
+  put(out, "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n");
+}
+
+void svg_heading(std::string &out, double left, const std::string &title,
+                 const std::string &subtitle) {
+  put(out, "<text x=\"{:.1f}\" y=\"24\" font-size=\"16\" font-weight=\"bold\">{}</text>\n", left,
+      escape_xml(title));
+  put(out, "<text x=\"{:.1f}\" y=\"43\" fill=\"#555555\">{}</text>\n", left, escape_xml(subtitle));
+}
+
+void svg_log_axes(std::string &out, const plot_frame &f,
+                  const std::function<std::string(int)> &x_tick,
+                  const std::function<std::string(int)> &y_tick, const std::string &x_title,
+                  const std::string &y_title) {
+  const double right = f.left + f.width, bottom = f.top + f.height;
+  for (int p = f.x.low; p <= f.x.high; ++p) {
+    const double x = f.x_of(std::pow(10.0, p));
+    put(out,
+        "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" "
+        "stroke=\"#dddddd\"/>\n",
+        x, f.top, bottom);
+    put(out, "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" fill=\"#333333\">{}</text>\n",
+        x, bottom + 17, escape_xml(x_tick(p)));
+  }
+  for (int p = f.y.low; p <= f.y.high; ++p) {
+    const double y = f.y_of(std::pow(10.0, p));
+    put(out,
+        "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\" "
+        "stroke=\"#dddddd\"/>\n",
+        f.left, y, right);
+    put(out, "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\" fill=\"#333333\">{}</text>\n",
+        f.left - 6, y + 4, escape_xml(y_tick(p)));
+  }
+  put(out,
+      "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"none\" "
+      "stroke=\"#888888\"/>\n",
+      f.left, f.top, f.width, f.height);
+  put(out, "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n",
+      f.left + f.width / 2, bottom + 36, escape_xml(x_title));
+  put(out,
+      "<text transform=\"translate(18 {:.1f}) rotate(-90)\" text-anchor=\"middle\">{}</text>\n",
+      f.top + f.height / 2, escape_xml(y_title));
+}
+
 const char *gpu_colour(std::size_t i) {
   return gpu_colours[i % std::size(gpu_colours)];
 }
@@ -518,11 +577,6 @@ private:
   std::vector<box> m_taken;
 };
 
-template <class... Args>
-void put(std::string &out, fmt::format_string<Args...> format, Args &&...args) {
-  fmt::format_to(std::back_inserter(out), format, std::forward<Args>(args)...);
-}
-
 double radius_of(double share, double largest) {
   constexpr double smallest = 3.5, biggest = 16;
   if (!(largest > 0))
@@ -535,14 +589,6 @@ std::string dash(bool dashed) {
 }
 
 /// "0.01", "1", "100", "1 k", "10 T": a decade as the axes label it.
-std::string decade_text(int power) {
-  if (power < 0)
-    return fmt::format("{:.{}f}", std::pow(10.0, power), -power);
-  static constexpr const char *prefixes[] = {"", " k", " M", " G", " T", " P", " E", " Z"};
-  const int group = std::min(power / 3, static_cast<int>(std::size(prefixes)) - 1);
-  return fmt::format("{:.0f}{}", std::pow(10.0, power - 3 * group), prefixes[group]);
-}
-
 } // namespace
 
 namespace {
@@ -631,21 +677,12 @@ public:
 private:
   void heading() {
     const plot_frame &f = m_frame;
-    put(m_out,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} "
-        "{1}\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" font-size=\"12\" "
-        "role=\"img\">\n",
-        svg_width, svg_height_of(m_chart));
-    put(m_out, "<title>{}</title>\n", escape_xml(m_chart.title));
-    put(m_out, "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n");
+    svg_open(m_out, svg_height_of(m_chart), m_chart.title);
     put(m_out,
         "<defs><clipPath id=\"plot\"><rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" "
         "height=\"{:.1f}\"/></clipPath></defs>\n",
         f.left, f.top, f.width, f.height);
-    put(m_out, "<text x=\"{:.1f}\" y=\"24\" font-size=\"16\" font-weight=\"bold\">{}</text>\n",
-        f.left, escape_xml(m_chart.title));
-    put(m_out, "<text x=\"{:.1f}\" y=\"43\" fill=\"#555555\">{}</text>\n", f.left,
-        escape_xml(m_chart.subtitle));
+    svg_heading(m_out, f.left, m_chart.title, m_chart.subtitle);
   }
 
   /// Regions: left of the ridge no op can reach the compute roof.
@@ -674,38 +711,8 @@ private:
 
   /// Decades: grid, ticks, labels; the frame and the axes' titles.
   void axes() {
-    const plot_frame &f = m_frame;
-    for (int p = m_chart.x.low; p <= m_chart.x.high; ++p) {
-      const double x = f.x_of(std::pow(10.0, p));
-      put(m_out,
-          "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" "
-          "stroke=\"#dddddd\"/>\n",
-          x, f.top, m_bottom);
-      put(m_out,
-          "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" fill=\"#333333\">{}</text>\n", x,
-          m_bottom + 17, decade_text(p));
-    }
-    for (int p = m_chart.y.low; p <= m_chart.y.high; ++p) {
-      const double y = f.y_of(std::pow(10.0, p));
-      put(m_out,
-          "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\" "
-          "stroke=\"#dddddd\"/>\n",
-          f.left, y, m_right);
-      put(m_out, "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\" fill=\"#333333\">{}</text>\n",
-          f.left - 6, y + 4, decade_text(p));
-    }
-    put(m_out,
-        "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"none\" "
-        "stroke=\"#888888\"/>\n",
-        f.left, f.top, f.width, f.height);
-    put(m_out,
-        "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">arithmetic intensity "
-        "(FLOP/byte of DRAM traffic)</text>\n",
-        f.left + f.width / 2, m_bottom + 36);
-    put(m_out,
-        "<text transform=\"translate(18 {:.1f}) rotate(-90)\" "
-        "text-anchor=\"middle\">FLOP/s</text>\n",
-        f.top + f.height / 2);
+    svg_log_axes(m_out, m_frame, decade_text, decade_text,
+                 "arithmetic intensity (FLOP/byte of DRAM traffic)", "FLOP/s");
   }
 
   /// Roofs: each slope up to the highest roof of its colour, each roof from its ridge rightwards.

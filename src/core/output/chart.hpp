@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <fmt/format.h>
+
 #include <cstddef>
+#include <functional>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <vector>
@@ -101,6 +105,30 @@ plot_frame frame_of(const chart &c);
 
 /// The height of `c`'s SVG: svg_height, grown so that its last note line is not clipped.
 double svg_height_of(const chart &c);
+
+/// Appends `format` with `args` to `out`: how every chart writes its SVG.
+template <class... Args>
+void put(std::string &out, fmt::format_string<Args...> format, Args &&...args) {
+  fmt::format_to(std::back_inserter(out), format, std::forward<Args>(args)...);
+}
+
+/// A decade's tick label: "0.1", "1", "10 k", "1 P".
+std::string decade_text(int power);
+
+/// An SVG document's opening: the element (svg_width wide, `height` high), its title and a white
+/// ground.
+void svg_open(std::string &out, double height, const std::string &title);
+
+/// A chart's title and subtitle, from `left` (the plot's left edge).
+void svg_heading(std::string &out, double left, const std::string &title,
+                 const std::string &subtitle);
+
+/// Log axes around `f`: a grid line and a tick label at every decade (`x_tick`, `y_tick` of its
+/// power of ten), the plot's frame, and the axes' titles.
+void svg_log_axes(std::string &out, const plot_frame &f,
+                  const std::function<std::string(int)> &x_tick,
+                  const std::function<std::string(int)> &y_tick, const std::string &x_title,
+                  const std::string &y_title);
 
 /// A standalone SVG document (no script, no external font or image).
 std::string render_svg(const chart &c);

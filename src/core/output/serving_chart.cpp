@@ -14,11 +14,6 @@ namespace roofline::detail {
 
 namespace {
 
-template <typename... Args>
-void put(std::string &out, fmt::format_string<Args...> format, Args &&...args) {
-  fmt::format_to(std::back_inserter(out), format, std::forward<Args>(args)...);
-}
-
 /// Whole decades around [low, high], at least one wide.
 log_axis decades(double low, double high) {
   log_axis axis{static_cast<int>(std::floor(std::log10(low))),
@@ -28,10 +23,9 @@ log_axis decades(double low, double high) {
   return axis;
 }
 
-/// "10 ms", "1 k": a decade's tick label.
-std::string tick(int decade, bool seconds) {
-  const double value = std::pow(10.0, decade);
-  return seconds ? duration(value) : si(value);
+/// "10.0 ms": a decade of seconds' tick label.
+std::string seconds_tick(int decade) {
+  return duration(std::pow(10.0, decade));
 }
 
 } // namespace
@@ -73,46 +67,14 @@ std::string serving_curve_svg(const serving_comparison &c) {
   const double height = std::max(f.top + f.height + 56 + 16.0 * static_cast<double>(notes.size()),
                                  f.top + 24 + 18.0 * static_cast<double>(c.setups.size()));
   std::string out;
-  put(out,
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} "
-      "{1}\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" font-size=\"12\" "
-      "role=\"img\">\n",
-      svg_width, height);
   const std::string title = c.network_name + ": output tokens per second per GPU against TPOT";
-  put(out, "<title>{}</title>\n<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n",
-      escape_xml(title));
-  put(out, "<text x=\"{:.1f}\" y=\"24\" font-size=\"16\" font-weight=\"bold\">{}</text>\n", f.left,
-      escape_xml(title));
-  put(out, "<text x=\"{:.1f}\" y=\"43\" fill=\"#555555\">{}</text>\n", f.left,
-      escape_xml(fmt::format("requests of {} prompt + {} output tokens{}", c.question.prompt_tokens,
-                             c.question.output_tokens,
-                             c.question.eager ? ", eager" : ", CUDA graphs")));
-  for (int d = f.x.low; d <= f.x.high; ++d) {
-    const double x = f.x_of(std::pow(10.0, d));
-    put(out,
-        "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"#dddddd\"/>\n"
-        "<text x=\"{0:.1f}\" y=\"{3:.1f}\" text-anchor=\"middle\" fill=\"#333333\">{4}</text>\n",
-        x, f.top, f.top + f.height, f.top + f.height + 16, escape_xml(tick(d, true)));
-  }
-  for (int d = f.y.low; d <= f.y.high; ++d) {
-    const double y = f.y_of(std::pow(10.0, d));
-    put(out,
-        "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\" stroke=\"#dddddd\"/>\n"
-        "<text x=\"{3:.1f}\" y=\"{4:.1f}\" text-anchor=\"end\" fill=\"#333333\">{5}</text>\n",
-        f.left, y, f.left + f.width, f.left - 6, y + 4, escape_xml(tick(d, false)));
-  }
-  put(out,
-      "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"none\" "
-      "stroke=\"#888888\"/>\n",
-      f.left, f.top, f.width, f.height);
-  put(out,
-      "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">TPOT (time per output token, "
-      "log)</text>\n",
-      f.left + f.width / 2, f.top + f.height + 36);
-  put(out,
-      "<text x=\"18\" y=\"{:.1f}\" transform=\"rotate(-90 18 {:.1f})\" "
-      "text-anchor=\"middle\">output tokens/s per GPU (log)</text>\n",
-      f.top + f.height / 2, f.top + f.height / 2);
+  svg_open(out, height, title);
+  svg_heading(out, f.left, title,
+              fmt::format("requests of {} prompt + {} output tokens{}", c.question.prompt_tokens,
+                          c.question.output_tokens,
+                          c.question.eager ? ", eager" : ", CUDA graphs"));
+  svg_log_axes(out, f, seconds_tick, decade_text, "TPOT (time per output token, log)",
+               "output tokens/s per GPU (log)");
   if (c.question.tpot_s) {
     const double x = f.x_of(*c.question.tpot_s);
     put(out,
