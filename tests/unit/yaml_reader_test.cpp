@@ -7,6 +7,8 @@
 
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 using namespace roofline;
@@ -333,4 +335,37 @@ TEST_CASE("a value quoted in a message has its control characters escaped, NUL i
   const yaml_node root = parse_json("{\"a\": \"x\\u0000y\\u001b[2J\"}", "c.json");
   const std::string shown = describe(value_of(root, "a"));
   CHECK(shown == "'x\\x00y\\x1b[2J'");
+}
+
+TEST_CASE("a file past max_text_file_bytes is refused from its size, before a byte is read") {
+  namespace fs = std::filesystem;
+  const fs::path file = fs::temp_directory_path() / "roofline-yaml-reader-test-5gib.json";
+  {
+    std::ofstream create(file); // then made 5 GiB long, sparse: no disk and no memory spent
+  }
+  fs::resize_file(file, std::uintmax_t{5} << 30);
+  const input_error e =
+      thrown("a 5 GiB file", [&] { (void)read_text_file(file, "model config"); });
+  fs::remove(file);
+  CAPTURE(std::string(e.what()));
+  CHECK(e.where().file == file.string());
+  // The size in the message comes from stat: the old reader read it whole, then ran out of memory.
+  CHECK(contains(e.message(), "model config is 5368709120 bytes, more than the 64 MiB"));
+}
+
+TEST_CASE("a file at the size limit's edge is read whole, one past it refused") {
+  namespace fs = std::filesystem;
+  const fs::path file = fs::temp_directory_path() / "roofline-yaml-reader-test-edge.yaml";
+  {
+    std::ofstream create(file, std::ios::binary);
+    create << "a: 1\n";
+  }
+  CHECK(read_text_file(file, "network file") == "a: 1\n");
+  fs::resize_file(file, max_text_file_bytes);
+  CHECK(read_text_file(file, "network file").size() == max_text_file_bytes);
+  fs::resize_file(file, max_text_file_bytes + 1);
+  CHECK(contains(thrown("one byte too many", [&] { (void)read_text_file(file, "network file"); })
+                     .message(),
+                 "more than the 64 MiB"));
+  fs::remove(file);
 }

@@ -702,26 +702,35 @@ std::string read_text_file(const std::filesystem::path &file, std::string_view w
     throw input_error(where, "cannot open " + std::string(what) + ": no such file");
   if (!std::filesystem::is_regular_file(status))
     throw input_error(where, "cannot open " + std::string(what) + ": not a regular file");
+  const auto too_large = [&](const std::string &size) {
+    return input_error(where, fmt::format("{} is {}, more than the {} MiB a {} may be (real ones "
+                                          "are kilobytes)",
+                                          what, size, max_text_file_bytes >> 20, what));
+  };
+  // Refused from the file's size alone, before a byte is read: a 5 GiB file costs no memory.
+  const std::uintmax_t size = std::filesystem::file_size(file, ec);
+  if (!ec && size > max_text_file_bytes)
+    throw too_large(fmt::format("{} bytes", size));
   std::ifstream in(file, std::ios::binary);
   if (!in)
     throw input_error(where,
                       "cannot open " + std::string(what) + ": permission denied or unreadable");
-  // Read in one piece where the size is known (a 100 MB config.json: no stream buffer grown
-  // and copied); a file that grows meanwhile is read to its end all the same.
+  // Read at most one byte past the limit, so a file that grows meanwhile (or whose size the
+  // file system does not say) cannot take more memory than a file at the limit.
   std::string text;
-  const std::uintmax_t size = std::filesystem::file_size(file, ec);
-  if (!ec && size < std::numeric_limits<std::uint32_t>::max()) {
-    text.resize(static_cast<std::size_t>(size));
-    in.read(text.data(), static_cast<std::streamsize>(size));
-    text.resize(static_cast<std::size_t>(in.gcount()));
+  std::size_t read = 0;
+  for (std::size_t want = ec ? 0 : static_cast<std::size_t>(size); !in.eof();) {
+    want = std::min(std::max(want, read + std::max<std::size_t>(read, 65536)),
+                    max_text_file_bytes + 1); // doubling: no quadratic copying
+    text.resize(want);
+    in.read(text.data() + read, static_cast<std::streamsize>(want - read));
+    read += static_cast<std::size_t>(in.gcount());
+    if (in.bad())
+      throw input_error(where, "cannot read " + std::string(what));
+    if (read > max_text_file_bytes)
+      throw too_large("growing past the limit as it is read");
   }
-  if (!in.bad() && !in.eof()) {
-    std::ostringstream rest;
-    rest << in.rdbuf();
-    text += rest.str();
-  }
-  if (in.bad())
-    throw input_error(where, "cannot read " + std::string(what));
+  text.resize(read);
   return text;
 }
 

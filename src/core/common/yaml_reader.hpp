@@ -74,7 +74,12 @@ private:
   std::uint32_t m_index = 0;
 };
 
-/// Reads a whole text file; input_error when it is missing, not a regular file or unreadable.
+/// The largest network, GPU spec or config.json read: real ones are kilobytes, a generated
+/// 100,000-layer network a few MB.
+inline constexpr std::size_t max_text_file_bytes = std::size_t{64} << 20;
+
+/// Reads a whole text file; input_error when it is missing, not a regular file, unreadable or
+/// larger than max_text_file_bytes (judged from its size before it is read).
 std::string read_text_file(const std::filesystem::path &file, std::string_view what);
 
 /// How deep lists and mappings may nest in a file: far deeper than any of ours (a network's
