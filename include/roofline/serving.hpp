@@ -53,6 +53,9 @@ struct serving_point {
   /// One decode step at the mean cache length of the request (prompt + half the output):
   /// attention's cost grows linearly along the request, so this is its mean.
   double tpot_s = 0;
+  /// False for a request of one output token: no token follows the first, so there is no TPOT
+  /// to show or to meet (tpot_s is then the decode step the batch still runs).
+  bool has_tpot = true;
   /// Their intervals from the steps' (analysis's step_totals::range or device_range), carried
   /// through the same sums.
   time_range ttft_range, tpot_range;

@@ -291,3 +291,46 @@ TEST_CASE("few output tokens: every step prefills several prompts, and TTFT wait
   CHECK(s.memory->activation_bytes > prompts * one_prompt);
   CHECK(s.memory->fits);
 }
+
+TEST_CASE("no answer calls a target met that its own numbers miss") {
+  // One output token has no TPOT: a TPOT target is refused (it was reported met beside a
+  // 2.33 s TPOT), and the TPOT shown is none.
+  CHECK_THROWS_WITH_AS(check_serving_question(question(2048, 1, std::nullopt, 0.005)),
+                       doctest::Contains("--tpot with --output-tokens 1"), input_error);
+  const serving_comparison one = serve(request_for({"h100"}), question(2048, 1, 1.0));
+  REQUIRE(one.setups.front().chosen);
+  CHECK_FALSE(one.setups.front().chosen->has_tpot);
+  std::ostringstream json;
+  write_serving(one, output_format::json, json);
+  const nlohmann::json doc = nlohmann::json::parse(json.str());
+  CHECK(doc["setups"][0]["serving"]["tpot_ms"].is_null());
+  CHECK(doc["setups"][0]["serving"]["tpot_range_ms"].is_null());
+  CHECK(doc["verdict"]["text"].get<std::string>().find("TPOT") == std::string::npos);
+  // Every point of every curve is met exactly when its shown TTFT and TPOT are within the
+  // targets, on setups that meet them, miss them and meet one of two.
+  for (const auto &[ttft, tpot] : {std::pair{1.0, 0.05}, {0.05, 0.02}, {10.0, 0.012}, {0.2, 1.0}}) {
+    const serving_comparison c = serve(request_for({"h100", "l4"}), question(2048, 256, ttft, tpot));
+    for (const serving_setup &s : c.setups)
+      for (const serving_point &p : s.curve) {
+        CAPTURE(p.batch);
+        CHECK(p.meets_ttft == (p.ttft_s <= ttft));
+        CHECK(p.meets_tpot == (p.tpot_s <= tpot));
+      }
+  }
+}
+
+TEST_CASE("CSV: each setup's status says meets, misses or does not fit") {
+  compare_request request = request_for({"h100", "l4"});
+  request.tensor_parallel = {1};
+  const serving_comparison c = serve(request, question(2048, 256, 1.0, 0.05));
+  std::ostringstream csv;
+  write_serving(c, output_format::csv, csv);
+  const std::string text = csv.str();
+  CAPTURE(text);
+  CHECK(text.find("\nh100-sxm5,meets,") != std::string::npos);
+  CHECK(text.find("\nl4,misses,") != std::string::npos);
+  const serving_comparison huge = serve(request_for({"l4"}), question(1 << 20, 256));
+  std::ostringstream none;
+  write_serving(huge, output_format::csv, none);
+  CHECK(none.str().find("\nl4,does not fit,") != std::string::npos);
+}

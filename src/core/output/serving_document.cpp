@@ -43,7 +43,7 @@ text_table setups_table(const serving_comparison &c) {
                    {"memory of usable", "memory_total_bytes"}};
   for (const serving_setup &s : c.setups) {
     std::vector<cell> row{{s.name},
-                          {status_of(s), std::string{},
+                          {status_of(s), std::nullopt,
                            s.meets_targets() ? detail::tone::plain : detail::tone::warn}};
     if (s.chosen) {
       const serving_point &p = *s.chosen;
@@ -53,8 +53,11 @@ text_table setups_table(const serving_comparison &c) {
            {s.limited_by},
            {detail::duration_range(p.ttft_s, p.ttft_range.low_s, p.ttft_range.high_s),
             detail::raw(p.ttft_s * 1e3), p.meets_ttft ? detail::tone::plain : detail::tone::warn},
-           {detail::duration_range(p.tpot_s, p.tpot_range.low_s, p.tpot_range.high_s),
-            detail::raw(p.tpot_s * 1e3), p.meets_tpot ? detail::tone::plain : detail::tone::warn},
+           p.has_tpot
+               ? cell{detail::duration_range(p.tpot_s, p.tpot_range.low_s, p.tpot_range.high_s),
+                      detail::raw(p.tpot_s * 1e3),
+                      p.meets_tpot ? detail::tone::plain : detail::tone::warn}
+               : cell{"—", std::string{}},
            {detail::significant(p.requests_per_s), detail::raw(p.requests_per_s)},
            {detail::significant(p.output_tokens_per_s), detail::raw(p.output_tokens_per_s)},
            {detail::significant(p.output_tokens_per_s_per_gpu),
@@ -84,9 +87,10 @@ nlohmann::json range_ms(const time_range &r) {
 void write_point_fields(detail::json_writer &w, const serving_point &p) {
   w.field("batch", p.batch);
   w.field("ttft_ms", p.ttft_s * 1e3);
-  w.field("tpot_ms", p.tpot_s * 1e3);
   w.field("ttft_range_ms", range_ms(p.ttft_range));
-  w.field("tpot_range_ms", range_ms(p.tpot_range));
+  // One output token has no TPOT: null, as a target not given is.
+  w.field("tpot_ms", p.has_tpot ? nlohmann::json(p.tpot_s * 1e3) : nlohmann::json());
+  w.field("tpot_range_ms", p.has_tpot ? range_ms(p.tpot_range) : nlohmann::json());
   w.field("request_latency_ms", p.request_latency_s * 1e3);
   w.field("requests_per_s", p.requests_per_s);
   w.field("output_tokens_per_s", p.output_tokens_per_s);
