@@ -3,6 +3,8 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace roofline {
 
@@ -39,5 +41,9 @@ private:
   source_location m_where;
   std::string m_message;
 };
+
+/// " (did you mean `a`?)" / " (did you mean `a` or `b`?)": the candidates near enough to `word`
+/// to be a typo of it, for an error message; "" when none is.
+std::string did_you_mean(std::string_view word, const std::vector<std::string> &candidates);
 
 } // namespace roofline

@@ -6,11 +6,15 @@
 #include "requests.hpp"
 
 #include "roofline/error.hpp"
+#include "roofline/output_format.hpp"
 #include "roofline/spec_catalog.hpp"
 #include "roofline/version.hpp"
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <iostream>
 
@@ -26,6 +30,26 @@ const CLI::Validator positive_integer(
       return problem.empty() ? problem : "`" + text + "` " + problem;
     },
     "POSITIVE");
+
+/// A number written in full and plainly, as `unit` (what the message asks for): CLI11 alone
+/// would read `0x32` as 50 and ` 50` as 50, and a unit after it ("2s") needs saying.
+CLI::Validator plain_number(const std::string &unit, double low, double high) {
+  return CLI::Validator(
+      [=](std::string &text) {
+        const std::string problem = number_problem(text, low, high);
+        return problem.empty() ? problem
+                               : fmt::format("`{}` {}: expected a number of {} from {:g} to {:g}",
+                                             text, problem, unit, low, high);
+      },
+      "NUMBER");
+}
+
+/// An output file's name: an empty one (a script's unset variable) would lose the report.
+const CLI::Validator file_name(
+    [](std::string &text) {
+      return text.empty() ? "an empty file name; expected a path to write to" : std::string{};
+    },
+    "FILE");
 
 /// Everything the command line may say, as CLI11 fills it.
 struct command_line {
@@ -52,14 +76,19 @@ void add_output_options(CLI::App &command, output_choice &output) {
   // The core's parsers decide what is valid (parse_output_format, parse_gemm_engine).
   command.add_option("--format,-f", output.format,
                      "table (default), json, csv, markdown, html or svg");
-  command.add_option("--output,-o", output.file,
-                     "also write the report to this file, in the format its extension names");
+  command
+      .add_option("--output,-o", output.file,
+                  "also write the report to this file, in the format its extension names")
+      ->check(file_name);
 }
 
 void add_chart_options(CLI::App &command, output_choice &output) {
-  command.add_option("--plot", output.plot, "also draw the roofline chart into this SVG file");
-  command.add_option("--html", output.html,
-                     "also write one self-contained HTML page: chart, tables, advice");
+  command.add_option("--plot", output.plot, "also draw the roofline chart into this SVG file")
+      ->check(file_name);
+  command
+      .add_option("--html", output.html,
+                  "also write one self-contained HTML page: chart, tables, advice")
+      ->check(file_name);
 }
 
 /// `--memory-reserve GB` into `gb`: analyze and compare alike.
@@ -69,16 +98,7 @@ void add_memory_reserve_option(CLI::App &command, std::optional<double> &gb) {
                   "GB of GPU memory kept back for the framework's workspace, the CUDA context and "
                   "fragmentation (default: 10% of the GPU's memory, as vLLM's "
                   "gpu_memory_utilization 0.9 leaves)")
-      ->check(CLI::Validator(
-          [](std::string &text) {
-            double gb = 0;
-            const bool number = CLI::detail::lexical_cast(text, gb);
-            return number && gb >= 0 && gb <= 1e6 ? std::string{}
-                                                  : "`" + text +
-                                                        "` is not a number of GB from 0 "
-                                                        "to 1000000";
-          },
-          "GB"))
+      ->check(plain_number("GB", 0, 1e6))
       ->type_name("GB");
 }
 
@@ -148,8 +168,10 @@ void add_config_options(CLI::App &command, config_choice &config) {
                      "with a config.json: the kernels around the layers (norms, rotary "
                      "embeddings, cache writes, copies) as PyTorch eager runs transformers' "
                      "code (eager, default) or as a serving engine fuses them (fused)");
-  command.add_option("--emit-yaml", config.emit_yaml,
-                     "with a config.json: also write the network it builds as YAML to this file");
+  command
+      .add_option("--emit-yaml", config.emit_yaml,
+                  "with a config.json: also write the network it builds as YAML to this file")
+      ->check(file_name);
 }
 
 /// The main command: a network analysed.
@@ -207,19 +229,15 @@ CLI::App *add_compare_command(CLI::App &app, command_line &line) {
   compare
       ->add_option("--gpus", choice.gpus,
                    "GPUs to compare, the first is the baseline; `local`: the measured GPU")
-      ->delimiter(',')
       ->required();
-  compare->add_option("--batch", choice.batches, "batch sizes to compare at (comma-separated)")
-      ->delimiter(',');
+  compare->add_option("--batch", choice.batches, "batch sizes to compare at (comma-separated)");
   compare
       ->add_option("--price", choice.prices,
-                   "GPU=USD/h, overrides a spec's price (comma-separated or repeated)")
-      ->delimiter(',');
+                   "GPU=USD/h, overrides a spec's price (comma-separated or repeated)");
   compare
       ->add_option("--tp", choice.degrees,
                    "with a config.json: tensor-parallel degrees to set beside every GPU "
-                   "(comma-separated, e.g. 1,2,4)")
-      ->delimiter(',');
+                   "(comma-separated, e.g. 1,2,4)");
   compare
       ->add_option("--prompt-tokens", choice.prompt_tokens,
                    "with a config.json: serve requests of this many prompt tokens (with "
@@ -230,10 +248,15 @@ CLI::App *add_compare_command(CLI::App &app, command_line &line) {
       ->add_option("--output-tokens", choice.output_tokens,
                    "with --prompt-tokens: the tokens each request generates")
       ->check(positive_integer);
-  compare->add_option("--ttft", choice.ttft_ms,
-                      "with --prompt-tokens: target time to the first token, in ms");
-  compare->add_option("--tpot", choice.tpot_ms,
-                      "with --prompt-tokens: target time per output token after the first, in ms");
+  // The targets' bounds: check_serving_question's, said here so that the message is CLI11's.
+  compare
+      ->add_option("--ttft", choice.ttft_ms,
+                   "with --prompt-tokens: target time to the first token, in ms")
+      ->check(plain_number("milliseconds", 1e-3, 3.6e6));
+  compare
+      ->add_option("--tpot", choice.tpot_ms,
+                   "with --prompt-tokens: target time per output token after the first, in ms")
+      ->check(plain_number("milliseconds", 1e-3, 3.6e6));
   compare->add_flag("--eager", choice.eager,
                     "with --prompt-tokens: every step launched eagerly by the host (default: "
                     "replayed from CUDA graphs, as serving engines run them)");
@@ -309,6 +332,37 @@ int dispatch(const CLI::App &app, const commands &given, command_line &line) {
   return analyse(net, line.model, line.measuring, line.output);
 }
 
+/// Where CLI11 says only "The following argument was not expected": an option of other commands
+/// says which ones it belongs to, an unknown one the closest of its command's options.
+std::string unexpected_argument(const CLI::App &app, const std::string &argument) {
+  const CLI::App *command =
+      app.get_subcommands().empty() ? &app : app.get_subcommands().front();
+  const auto command_name = [&](const CLI::App *c) {
+    return c == &app ? std::string("the analysis of a network")
+                     : "`roofline-advise " + c->get_name() + " …`";
+  };
+  const std::string name = argument.substr(0, argument.find('='));
+  std::vector<const CLI::App *> commands{&app};
+  for (const CLI::App *sub : app.get_subcommands([](const CLI::App *) { return true; }))
+    commands.push_back(sub);
+  std::vector<std::string> owners;
+  for (const CLI::App *other : commands)
+    if (other != command && other->get_option_no_throw(name))
+      owners.push_back(command_name(other));
+  if (!owners.empty() && name.rfind("--", 0) == 0)
+    return fmt::format("{} belongs to {}, not to {}", shown_value(name),
+                       fmt::join(owners, " and "), command_name(command));
+  std::vector<std::string> known; // the command's own options, as typed
+  for (const CLI::Option *option : command->get_options())
+    for (const std::string &lname : option->get_lnames())
+      known.push_back("--" + lname);
+  if (name.rfind("--", 0) == 0)
+    return fmt::format("unknown option {} for {}{}", shown_value(name), command_name(command),
+                       did_you_mean(name, known));
+  return fmt::format("unexpected argument `{}` for {}", shown_value(argument),
+                     command_name(command));
+}
+
 } // namespace
 
 int run(int argc, char **argv) {
@@ -326,10 +380,20 @@ int run(int argc, char **argv) {
     if (stdout_closed() || !std::cout)
       throw error(stdout_problem(stdout_closed() ? EBADF : errno));
     return status;
+  } catch (const CLI::ExtrasError &e) {
+    const std::vector<std::string> extras = app.remaining(true);
+    if (extras.empty())
+      throw input_error(e.what());
+    throw input_error(unexpected_argument(app, extras.front()));
   } catch (const CLI::ParseError &e) {
     app.exit(e);
     return exit_input_error;
   }
+  compare_choice &c = line.comparing;
+  c.gpus = comma_list(c.gpus, "--gpus");
+  c.batches = comma_list(c.batches, "--batch");
+  c.prices = comma_list(c.prices, "--price");
+  c.degrees = comma_list(c.degrees, "--tp");
   refuse_overwrites(line, given.compare->parsed());
   return dispatch(app, given, line);
 }

@@ -7,7 +7,9 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <charconv>
+#include <cmath>
 #include <map>
 #include <utility>
 
@@ -23,6 +25,47 @@ std::string size_problem(const std::string &text) {
   return error == std::errc{} && stop == end
              ? std::string{}
              : "does not fit in a 64-bit integer (at most 9223372036854775807)";
+}
+
+std::string number_problem(const std::string &text, double low, double high) {
+  const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  const std::size_t number_end = text.find_first_not_of("0123456789.eE+-");
+  if (text.empty() || !(digit(text.front()) || text.front() == '.' || text.front() == '-'))
+    return "is not a number";
+  if (number_end != std::string::npos)
+    return number_end > 0 && text.find_first_of("0123456789") < number_end &&
+                   std::isalpha(static_cast<unsigned char>(text[number_end])) &&
+                   text.find_first_not_of(" abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ/",
+                                          number_end) == std::string::npos
+               ? "has a unit after it (give the bare number)"
+               : "is not a number";
+  double value = 0;
+  const char *end = text.data() + text.size();
+  const auto [stop, error] = std::from_chars(text.data(), end, value);
+  if (error == std::errc::result_out_of_range)
+    return "is out of range";
+  if (error != std::errc{} || stop != end)
+    return "is not a number";
+  return std::isfinite(value) && value >= low && value <= high ? std::string{}
+                                                               : "is out of range";
+}
+
+std::vector<std::string> comma_list(const std::vector<std::string> &given,
+                                    const std::string &option) {
+  std::vector<std::string> entries;
+  for (const std::string &text : given)
+    for (std::size_t start = 0;;) {
+      const std::size_t comma = text.find(',', start);
+      std::string entry = text.substr(start, comma - start);
+      if (entry.empty())
+        throw input_error(option + " `" + text + "`: an empty entry; expected a comma-separated "
+                                                 "list such as a,b,c");
+      entries.push_back(std::move(entry));
+      if (comma == std::string::npos)
+        break;
+      start = comma + 1;
+    }
+  return entries;
 }
 
 std::int64_t positive_from(const std::string &text, const std::string &option) {

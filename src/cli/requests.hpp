@@ -24,9 +24,18 @@ namespace roofline::cli {
 /// and below 2^63 (CLI11's conversion would clamp a larger one to the largest integer).
 std::string size_problem(const std::string &text);
 
+/// What is wrong with a number given on the command line, "" when nothing: written in full as a
+/// decimal (no hex, no spaces, no `inf`, no unit after it) and within [low, high].
+std::string number_problem(const std::string &text, double low, double high);
+
 /// A positive integer from a list option ("--batch 1,8,64"); input_error
 /// "`option`: `text` <size_problem>" otherwise.
 std::int64_t positive_from(const std::string &text, const std::string &option);
+
+/// The entries of a comma-separated list option given once or more ("--tp 1,2 --tp 4");
+/// input_error for an empty entry ("--tp 1,,2"), which CLI11 alone would skip.
+std::vector<std::string> comma_list(const std::vector<std::string> &given,
+                                    const std::string &option);
 
 /// Whether `file` names a model config (config.json) rather than a network YAML.
 bool is_model_config(const std::string &file);

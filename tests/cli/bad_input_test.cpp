@@ -664,7 +664,7 @@ TEST_CASE("compare: a serving question given in part, or with options it sets it
       serving({"--prompt-tokens", "512", "--output-tokens", "64", "--mode", "training"}),
       {"--mode with --prompt-tokens"});
   check_usage_error(serving({"--prompt-tokens", "512", "--output-tokens", "64", "--ttft", "-5"}),
-                    {"--ttft -5: a latency target"});
+                    {"--ttft: `-5` is out of range: expected a number of milliseconds"});
   check_usage_error(serving({"--prompt-tokens", "0", "--output-tokens", "64"}),
                     {"--prompt-tokens"});
   check_usage_error(run_cli({"compare", source_path("examples/llama2-7b-decode.yaml"), "--gpus",
@@ -744,4 +744,17 @@ TEST_CASE("a ROOFLINE_MEASURE_LAYER that does not exist: --measure and compare -
   r = run_cli({net, "--gpu", "h100"});
   CHECK(r.status == 0);
   CHECK(r.err.empty());
+}
+
+TEST_CASE("an empty output file name is refused, not a report silently lost") {
+  const std::string config = source_path("examples/configs/gpt2.json");
+  for (const auto &[option, file] : {std::pair{"--output", alexnet}, {"-o", alexnet},
+                                     {"--plot", alexnet}, {"--html", alexnet},
+                                     {"--emit-yaml", config}}) {
+    CAPTURE(option);
+    const cli_result r = run_cli({file, "--gpu", "h100", option, ""});
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find("an empty file name; expected a path to write to") != std::string::npos);
+  }
 }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "suggest.hpp"
 
+#include "roofline/error.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <numeric>
@@ -42,8 +44,12 @@ std::vector<std::string> closest_names(std::string_view word,
   std::vector<std::pair<std::size_t, std::string>> scored;
   for (const std::string &candidate : candidates) {
     const std::string other = to_lower(candidate);
-    const std::size_t distance =
-        other.rfind(lower, 0) == 0 && !lower.empty() ? 1 : edit_distance(lower, other);
+    // A longer spelling of a name ("--batchsize" for "--batch") is as good a hint.
+    const bool extends = other.size() >= 3 && lower.rfind(other, 0) == 0;
+    const std::size_t distance = other.rfind(lower, 0) == 0 && !lower.empty()
+                                     ? 1
+                                     : std::min(edit_distance(lower, other),
+                                                extends ? std::size_t{2} : lower.size());
     if (distance <= tolerance)
       scored.emplace_back(distance, candidate);
   }
@@ -75,3 +81,11 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string> &
 }
 
 } // namespace roofline::detail
+
+namespace roofline {
+
+std::string did_you_mean(std::string_view word, const std::vector<std::string> &candidates) {
+  return detail::did_you_mean(word, candidates);
+}
+
+} // namespace roofline

@@ -7,6 +7,7 @@
 #include "roofline/spec_catalog.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <variant>
@@ -54,9 +55,18 @@ std::map<std::string, gpu_spec> resolve_compared_gpus(const compare_request &req
   for (const std::string &name : request.gpus)
     if (name != "local")
       gpus.add(spec_of(name).name, name);
-  for (const auto &[name, price] : request.prices)
-    if (name != "local")
-      prices.add(spec_of(name).name, name);
+  std::vector<std::string> compared; // the compared GPUs' spec names
+  for (const std::string &name : request.gpus)
+    compared.push_back(name == "local" ? name : spec_of(name).name);
+  for (const auto &[name, price] : request.prices) {
+    const std::string spec = name == "local" ? name : spec_of(name).name;
+    // A price for a GPU left out would be dropped, and the verdict then say no price is known.
+    if (std::find(compared.begin(), compared.end(), spec) == compared.end())
+      throw input_error(fmt::format("--price {}: `{}` is not among the GPUs compared ({}); price "
+                                    "the GPUs given to --gpus",
+                                    name, name, fmt::join(request.gpus, ", ")));
+    prices.add(spec, name);
+  }
   return specs;
 }
 
