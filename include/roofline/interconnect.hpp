@@ -18,6 +18,11 @@ struct interconnect_spec {
   int links = 0;               ///< NVLink links per GPU; 0 for PCIe only
   double bytes_per_s = 0;      ///< all links together, one direction
   double pcie_bytes_per_s = 0; ///< the PCIe fallback (x16), one direction
+  /// The most GPUs these links join: one host (8 on an HGX board, the default), a pair of
+  /// bridged cards (2), an NVL72 rack (72). Beyond them a collective crosses hosts, which is not
+  /// modelled.
+  int gpus = default_domain_gpus;
+  static constexpr int default_domain_gpus = 8;
 };
 
 /// One all-reduce timed on the host: `bytes` per GPU reduced over all of them.

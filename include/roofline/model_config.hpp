@@ -52,8 +52,9 @@ struct config_options {
   inference_phase phase = inference_phase::prefill;
   std::int64_t batch = 1;
   /// Prefill: the prompt's tokens; decode: the tokens already in the KV cache when `kv_len` is
-  /// not given.
-  std::int64_t seq_len = 2048;
+  /// not given. Unset: default_seq_len, or the model's context where that is shorter (BERT's 512
+  /// positions), the network's notes saying so.
+  std::optional<std::int64_t> seq_len;
   /// Decode: the KV cache length each new token attends to; unset: `seq_len`.
   std::optional<std::int64_t> kv_len;
   /// Prefill: the LM head for the last position only (what the first token needs), not for
@@ -72,6 +73,16 @@ struct config_options {
   int tensor_parallel = 1;
   /// The kernels the glue around the layers runs as.
   glue_style glue = glue_style::eager;
+};
+
+/// The tokens of a step whose options give no `seq_len`.
+inline constexpr std::int64_t default_seq_len = 2048;
+
+/// The positions a model reads at most, as its config says (`max_position_embeddings`, GPT-2's
+/// `n_positions`), and the key that says it.
+struct context_window {
+  std::int64_t positions = 0;
+  std::string key;
 };
 
 /// The most GPUs tensor parallelism is modelled over.
@@ -104,6 +115,9 @@ public:
 
   /// The file (or name) it was read from.
   const std::string &origin() const noexcept;
+
+  /// The model's context window; nullopt when the config gives none.
+  const std::optional<context_window> &context() const noexcept;
 
   /// The network of the config (`model_type` llama, mistral, mixtral, qwen2, qwen2_moe, gemma,
   /// gpt2 or bert) as `options` say: its decoder (or encoder) blocks with grouped-query attention,

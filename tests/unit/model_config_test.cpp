@@ -158,12 +158,17 @@ TEST_CASE("every family's shapes, by hand") {
   SUBCASE("GPT-2: one c_attn of 3 × 768, a plain MLP of 4 × 768, no torch_dtype") {
     const network net = load_model_config(config_path("gpt2.json"));
     const auto g = gemms(net);
-    CHECK(g.at("decoder_layer/c_attn") == std::vector<std::int64_t>{2048, 2304, 768, 1, 12});
-    CHECK(g.at("decoder_layer/up_proj") == std::vector<std::int64_t>{2048, 3072, 768, 1, 12});
+    // Its 1024 positions, not the default 2048 tokens (which it cannot read), said in a note.
+    CHECK(g.at("decoder_layer/c_attn") == std::vector<std::int64_t>{1024, 2304, 768, 1, 12});
+    CHECK(g.at("decoder_layer/up_proj") == std::vector<std::int64_t>{1024, 3072, 768, 1, 12});
     CHECK(g.count("decoder_layer/gate_proj") == 0);
     CHECK(net.precision == precision::fp16);
     CHECK(std::any_of(net.notes.begin(), net.notes.end(),
                       [](const std::string &note) { return contains(note, "fp16 assumed"); }));
+    CHECK(std::any_of(net.notes.begin(), net.notes.end(), [](const std::string &note) {
+      return contains(note, "the step is 1024 tokens, the model's context (`n_positions` in its "
+                            "config), not the default 2048");
+    }));
   }
   SUBCASE("BERT base: an encoder, bidirectional, no LM head, no decode") {
     config_options options;
@@ -789,4 +794,46 @@ TEST_CASE("a config's training step: the whole sequence forward and backward, no
   served.optimizer = optimizer::sgd;
   CHECK_THROWS_WITH_AS(check_config_options(served),
                        "--optimizer applies to a training step: give --mode training", input_error);
+}
+
+TEST_CASE("a step past the model's context is refused at the key that gives it") {
+  const model_config gpt2 = model_config::load(config_path("gpt2.json"));
+  REQUIRE(gpt2.context());
+  CHECK(gpt2.context()->positions == 1024);
+  CHECK(gpt2.context()->key == "n_positions");
+  config_options options;
+  options.seq_len = 1024; // the whole context is fine
+  CHECK_NOTHROW((void)gpt2.build(options));
+  options.seq_len = 1025;
+  CHECK_THROWS_WITH_AS((void)gpt2.build(options),
+                       doctest::Contains("gpt2.json:10:18: config: `n_positions` is 1024: the "
+                                         "model reads at most 1024 positions, and this step has "
+                                         "1025 (--seq-len)"),
+                       input_error);
+  options.seq_len.reset();
+  options.phase = inference_phase::decode;
+  options.kv_len = 4096;
+  CHECK_THROWS_WITH_AS((void)gpt2.build(options),
+                       doctest::Contains("this decode step's KV cache holds 4096 (--kv-len)"),
+                       input_error);
+  // A config without a context key is taken at its word.
+  const model_config bare(R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 1,
+    "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100})",
+                          "bare.json");
+  CHECK_FALSE(bare.context());
+  config_options long_prompt;
+  long_prompt.seq_len = 100000;
+  CHECK_NOTHROW((void)bare.build(long_prompt));
+}
+
+TEST_CASE("an encoder refuses what only a decoder's served step has") {
+  const model_config bert = model_config::load(config_path("bert-base-uncased.json"));
+  config_options options;
+  options.kv_cache = precision::fp8;
+  CHECK_THROWS_WITH_AS((void)bert.build(options),
+                       doctest::Contains("`bert` is an encoder: it has no KV cache"), input_error);
+  options = {};
+  options.last_logits = true;
+  CHECK_THROWS_WITH_AS((void)bert.build(options),
+                       doctest::Contains("`bert` is an encoder: it has no LM head"), input_error);
 }

@@ -7,6 +7,7 @@
 #include "roofline/serving.hpp"
 #include "roofline/spec_catalog.hpp"
 #include "roofline/writers.hpp"
+#include "yaml_reader.hpp"
 
 #include "test_support.hpp"
 
@@ -21,11 +22,20 @@ namespace {
 
 const std::string llama = ROOFLINE_SOURCE_DIR "/examples/configs/llama-3-8b.json";
 
-compare_request request_for(std::vector<std::string> gpus, glue_style glue = glue_style::fused) {
+compare_request request_for(std::vector<std::string> gpus, glue_style glue = glue_style::fused,
+                            std::optional<std::int64_t> context = std::nullopt) {
   compare_request request;
   config_options options;
   options.glue = glue;
-  request.source = config_source{model_config::load(llama), options};
+  // With `context`, Llama-3-8B stretched to that many positions (its config says 8192).
+  std::string text = roofline::detail::read_text_file(llama, "model config");
+  if (context) {
+    const std::string key = "\"max_position_embeddings\": 8192";
+    REQUIRE(text.find(key) != std::string::npos);
+    text.replace(text.find(key), key.size(),
+                 "\"max_position_embeddings\": " + std::to_string(*context));
+  }
+  request.source = config_source{model_config(text, llama), options};
   request.gpus = std::move(gpus);
   return request;
 }
@@ -145,7 +155,7 @@ TEST_CASE("the verdict: the cheapest and the fastest meet the targets; the other
 }
 
 TEST_CASE("a setup the model does not fit is no answer; more GPUs make room") {
-  compare_request request = request_for({"l4"});
+  compare_request request = request_for({"l4"}, glue_style::fused, 131072);
   request.tensor_parallel = {1, 2};
   // 128k tokens of context: 17.2 GB of cache for one request, beside 16 GB of weights.
   const serving_comparison c = serve(request, question(120000, 8000));
@@ -329,8 +339,18 @@ TEST_CASE("CSV: each setup's status says meets, misses or does not fit") {
   CAPTURE(text);
   CHECK(text.find("\nh100-sxm5,meets,") != std::string::npos);
   CHECK(text.find("\nl4,misses,") != std::string::npos);
-  const serving_comparison huge = serve(request_for({"l4"}), question(1 << 20, 256));
+  const serving_comparison huge =
+      serve(request_for({"l4"}, glue_style::fused, 1 << 21), question(1 << 20, 256));
   std::ostringstream none;
   write_serving(huge, output_format::csv, none);
   CHECK(none.str().find("\nl4,does not fit,") != std::string::npos);
+}
+
+TEST_CASE("a request longer than the model's context is refused") {
+  CHECK_NOTHROW(serve(request_for({"h100"}), question(8192 - 256, 256)));
+  CHECK_THROWS_WITH_AS(serve(request_for({"h100"}), question(8192 - 255, 256)),
+                       doctest::Contains("a request of 7937 prompt and 256 output tokens is "
+                                         "longer than the model's context: "
+                                         "`max_position_embeddings` is 8192"),
+                       input_error);
 }

@@ -15,6 +15,7 @@
 #include "test_support.hpp"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
@@ -256,4 +257,35 @@ TEST_CASE("a step measured on every GPU: GEMMs and all-reduces summed apart, per
         doctest::Approx(4 * a.ops[1].prediction.device_time_s));
   CHECK(r.gpu_steps[1].step_time_s == doctest::Approx(4 * (12e-6 + 20e-6) + add));
   CHECK(r.gpu_steps[1].predicted_step_time_s == doctest::Approx(a.totals.device_time_s));
+}
+
+TEST_CASE("an all-reduce over more GPUs than the links join is refused, not costed as one host's") {
+  const spec_catalog &catalog = spec_catalog::builtin();
+  const model_config llama = model_config::load(config_path("llama-2-7b.json"));
+  config_options options;
+  for (const auto &[gpu, within, beyond] :
+       {std::tuple{"h100-sxm5", 8, 16}, {"h100-nvl", 2, 4}}) {
+    CAPTURE(gpu);
+    const perf_model model(*catalog.find(gpu));
+    options.tensor_parallel = within;
+    CHECK_NOTHROW((void)analyze(llama.build(options), model, "test"));
+    options.tensor_parallel = beyond;
+    const std::string expected =
+        fmt::format("an all-reduce over {} GPUs, and the {}'s links join at most", beyond, gpu);
+    CHECK_THROWS_WITH_AS((void)analyze(llama.build(options), model, "test"),
+                         doctest::Contains(expected.c_str()), input_error);
+  }
+  // A network YAML's all_reduce layer alike; a GB200's links join its NVL72 rack.
+  const auto all_reduce_over = [](int gpus) {
+    return parse_network("name: n\nlayers:\n  - {name: ar, type: all_reduce, gpus: " +
+                             std::to_string(gpus) + ", features: 4096}\n",
+                         "n.yaml");
+  };
+  CHECK_THROWS_WITH_AS((void)analyze(all_reduce_over(9), perf_model(*catalog.find("h100-sxm5")),
+                                     "test"),
+                       doctest::Contains("n.yaml: `ar`: an all-reduce over 9 GPUs"), input_error);
+  const perf_model gb200(*catalog.find("gb200"));
+  CHECK_NOTHROW((void)analyze(all_reduce_over(72), gb200, "test"));
+  CHECK_THROWS_WITH_AS((void)analyze(all_reduce_over(73), gb200, "test"),
+                       doctest::Contains("links join at most 72"), input_error);
 }

@@ -4,6 +4,7 @@
 #include "checked_math.hpp"
 #include "roofline/error.hpp"
 #include "roofline/lowering.hpp"
+#include "roofline/output_format.hpp"
 
 #include <fmt/format.h>
 
@@ -63,6 +64,15 @@ analysis analyze_ops(std::string name, std::vector<op> ops, const perf_model &gi
 analysis analyze(const network &net, const perf_model &model, std::string device_selection,
                  std::optional<double> memory_reserve) {
   std::vector<op> ops = lower(net);
+  const gpu_spec &spec = model.spec();
+  for (const op &o : ops)
+    if (o.is_all_reduce() && spec.interconnect && o.gpus > spec.interconnect->gpus)
+      throw input_error(
+          {net.origin},
+          fmt::format("`{}`: an all-reduce over {} GPUs, and the {}'s links join at most {} (one "
+                      "host: its spec's `interconnect.gpus`); collectives across hosts are not "
+                      "modelled yet",
+                      shown_value(o.layer), o.gpus, spec.name, spec.interconnect->gpus));
   std::optional<memory_use> memory;
   if (const double capacity = model.spec().memory_bytes; capacity > 0) {
     if (memory_reserve && *memory_reserve >= capacity)

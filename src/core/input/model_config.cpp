@@ -68,6 +68,7 @@ struct transformer_shape {
   /// per token, and (Qwen2-MoE) a shared expert every token runs; none when `experts` is 0.
   std::int64_t experts = 0, top_k = 0, expert_intermediate = 0, shared_intermediate = 0;
   int tensor_parallel = 1; ///< the widths above are one GPU's share of this many
+  std::optional<context_window> context;
 };
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
@@ -346,6 +347,13 @@ transformer_shape shape_of(config_reader &config) {
   if (type == "mistral" || type == "mixtral")
     s.window = config.optional_int({"sliding_window"}).value_or(0);
   complete_widths(map, s);
+  // The context it was trained for: a learned position table (GPT-2, BERT) has no row past it,
+  // and rotary models are untested there.
+  for (const char *key : {"max_position_embeddings", "n_positions", "n_ctx"})
+    if (const auto positions = config.optional_int({key})) {
+      s.context = context_window{*positions, key};
+      break;
+    }
   return s;
 }
 
@@ -543,8 +551,9 @@ attention_layer attention_of(const transformer_shape &s, const config_options &o
   attention.heads = s.heads;
   attention.kv_heads = s.kv_heads;
   attention.head_dim = s.head_dim;
-  attention.seq_len = decode ? 1 : options.seq_len;
-  attention.kv_len = decode ? options.kv_len.value_or(options.seq_len) : options.seq_len;
+  const std::int64_t seq_len = options.seq_len.value_or(default_seq_len);
+  attention.seq_len = decode ? 1 : seq_len;
+  attention.kv_len = decode ? options.kv_len.value_or(seq_len) : seq_len;
   attention.causal = !decode && !s.encoder;
   attention.fused = options.fused_attention;
   attention.window = s.window;
@@ -746,7 +755,8 @@ void check_run_mode(const config_options &options) {
 
 void check_config_options(const config_options &options) {
   check_positive(options.batch, "--batch");
-  check_positive(options.seq_len, "--seq-len");
+  if (options.seq_len)
+    check_positive(*options.seq_len, "--seq-len");
   if (options.kv_len)
     check_positive(*options.kv_len, "--kv-len");
   check_run_mode(options);
@@ -800,15 +810,57 @@ const std::string &model_config::origin() const noexcept {
   return m_parsed->origin;
 }
 
-network model_config::build(const config_options &options) const {
-  check_config_options(options);
+const std::optional<context_window> &model_config::context() const noexcept {
+  return m_parsed->shape.context;
+}
+
+namespace {
+
+/// `options` with the step's tokens within the model's context: an unset `seq_len` is the
+/// default shortened to the context where that is shorter (`note` says so); input_error, at the
+/// config's key, for a step that reads more positions than the context holds.
+config_options within_context(config_options options, const transformer_shape &s,
+                              const yaml_map &map, std::string &note) {
+  if (!s.context)
+    return options;
+  const context_window &context = *s.context;
+  const bool decode = options.phase == inference_phase::decode;
+  if (!options.seq_len && default_seq_len > context.positions && !(decode && options.kv_len)) {
+    options.seq_len = context.positions;
+    note = fmt::format("the step is {} tokens, the model's context (`{}` in its config), not "
+                       "the default {} (--seq-len sets it)",
+                       context.positions, context.key, default_seq_len);
+  }
+  const std::int64_t positions =
+      decode ? options.kv_len.value_or(options.seq_len.value_or(default_seq_len))
+             : options.seq_len.value_or(default_seq_len);
+  if (positions > context.positions)
+    map.fail(context.key,
+             fmt::format("`{}` is {}: the model reads at most {} positions, and this {} {} ({})",
+                         context.key, context.positions, context.positions,
+                         decode ? "decode step's KV cache holds" : "step has", positions,
+                         decode && options.kv_len ? "--kv-len" : "--seq-len"));
+  return options;
+}
+
+} // namespace
+
+network model_config::build(const config_options &given) const {
+  check_config_options(given);
   const config_reader &config = m_parsed->config;
+  std::string context_note;
+  const config_options options =
+      within_context(given, m_parsed->shape, config.map(), context_note);
   std::vector<std::string> sharding_notes;
   const transformer_shape s =
       sharded(m_parsed->shape, options.tensor_parallel, config.map(), sharding_notes);
-  if (options.phase == inference_phase::decode && s.encoder)
-    config.map().fail("model_type",
-                      "`" + s.family + "` is an encoder: it has no decode phase (use prefill)");
+  if (s.encoder)
+    for (const auto &[asked, what] :
+         {std::pair{options.phase == inference_phase::decode, "no decode phase (use prefill)"},
+          {options.kv_cache.has_value(), "no KV cache for --kv-cache-dtype to store"},
+          {options.last_logits, "no LM head for --last-logits to run at the last position"}})
+      if (asked)
+        config.map().fail("model_type", "`" + s.family + "` is an encoder: it has " + what);
   const attention_layer attention = attention_of(s, options);
   network net = step_of(s, options, attention, m_parsed->origin);
   const linear_quantization quantized = quantization_of(config, options.quantization);
@@ -825,6 +877,8 @@ network model_config::build(const config_options &options) const {
   net.resident_weight_bytes = resident_weight_bytes(config, s, options);
   if (config.optional_string("torch_dtype").empty())
     net.notes.push_back("the config names no `torch_dtype`: fp16 assumed");
+  if (!context_note.empty())
+    net.notes.push_back(context_note);
   net.notes.insert(net.notes.end(), sharding_notes.begin(), sharding_notes.end());
   add_head(net, s, options);
   net.config_sizes = config_sizes_of(m_parsed->shape);

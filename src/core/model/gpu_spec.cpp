@@ -235,7 +235,7 @@ gpu_spec parse_gpu_spec(std::string_view yaml_text, const std::string &origin) {
   spec.price_per_hour_usd = optional_scaled_number(doc, "price_per_hour_usd", 1, price_range);
   if (doc.has("interconnect")) {
     const yaml_map links(doc.required("interconnect"), origin, "GPU spec `interconnect`",
-                         {"kind", "links", "gb_per_s", "pcie_gb_per_s"});
+                         {"kind", "links", "gb_per_s", "pcie_gb_per_s", "gpus"});
     interconnect_spec ic;
     ic.kind = links.string("kind");
     const std::int64_t count = links.non_negative_int_or("links", 0);
@@ -244,6 +244,12 @@ gpu_spec parse_gpu_spec(std::string_view yaml_text, const std::string &origin) {
     ic.links = static_cast<int>(count);
     ic.bytes_per_s = scaled_number(links, "gb_per_s", 1e9, link_range);
     ic.pcie_bytes_per_s = scaled_number(links, "pcie_gb_per_s", 1e9, link_range);
+    const std::int64_t domain = links.non_negative_int_or("gpus", ic.gpus);
+    if (domain < 1 || domain > 1024)
+      links.fail("gpus", fmt::format("`gpus` = {} is not a number of GPUs one set of links joins "
+                                     "(from 1 to 1024)",
+                                     domain));
+    ic.gpus = static_cast<int>(domain);
     spec.interconnect = ic;
   }
 
