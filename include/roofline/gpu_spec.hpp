@@ -2,6 +2,7 @@
 #pragma once
 
 #include "roofline/accuracy.hpp"
+#include "roofline/error.hpp"
 #include "roofline/interconnect.hpp"
 #include "roofline/model_parameters.hpp"
 #include "roofline/precision.hpp"
@@ -109,7 +110,19 @@ struct gpu_spec {
   double ridge_intensity(precision p, bool sparse = false) const;
 };
 
-/// Parses a spec from YAML text; `origin` names it in errors. Throws input_error.
+/// The GPU architectures a spec may name, oldest first: "volta", "turing", "ampere", "ada",
+/// "hopper", "blackwell" (sm_100) and "blackwell-sm120".
+const std::vector<std::string> &architecture_names();
+
+/// The architecture of compute capability major.minor (9.0: "hopper"); nullopt for one no GPU
+/// here has. device_description's per-SM rate tables follow it.
+std::optional<std::string> architecture_of(int cc_major, int cc_minor);
+
+/// Parses a spec from YAML text; `origin` names it in errors. Throws input_error: for a key
+/// missing or malformed, a number out of its range, an `architecture` that is a near miss of
+/// one of architecture_names() (any case is read: `Hopper`; a name far from all is a new
+/// architecture, on generic defaults), a `compute_capability` not written MAJOR.MINOR or, for a
+/// known architecture, of another one.
 gpu_spec parse_gpu_spec(std::string_view yaml_text, const std::string &origin);
 
 /// Reads and parses a spec file. Throws input_error.
@@ -130,10 +143,12 @@ struct architecture_parameters {
   /// Its `accuracy:` bands (measured / predicted on held-out rows), by class; a class it lacks
   /// takes the base's where it inherits.
   accuracy_bands accuracy = {};
+  /// Where `architecture:` and `inherits:` stand in the file it was read from (the file alone
+  /// for one built in code).
+  source_location where = {}, inherits_where = {};
 };
 
-/// Parses an architecture file: `architecture:`, a `model:` section and an optional `accuracy:`
-/// one (class → {p10, p90}). Throws input_error.
+/// Parses an architecture file: `architecture:` (read as a spec's is), a `model:` section and an optional `accuracy:` one (class → {p10, p90}). Throws input_error.
 architecture_parameters parse_architecture_parameters(std::string_view yaml_text,
                                                       const std::string &origin);
 

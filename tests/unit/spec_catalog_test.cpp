@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // spec_catalog and gpu_spec parsing: the built-in GPUs, names and aliases, resolving a name or a
 // spec file, and the errors for unknown names and bad spec files.
+#include "roofline/device_description.hpp"
 #include "roofline/error.hpp"
 #include "roofline/gpu_spec.hpp"
 #include "roofline/spec_catalog.hpp"
@@ -479,14 +480,34 @@ TEST_CASE("an architecture that inherits takes its base's values for what it did
   CHECK(p[parameter::wave_quantization] == info(parameter::wave_quantization).default_value);
   CHECK(contains(resolved.parameters.origin, "fitted on a child GPU"));
   CHECK(contains(resolved.parameters.origin, "as the base architecture's"));
-  // An unknown base, or one that inherits in turn, is refused naming the file.
+  // An unknown base, itself, one that inherits in turn (a loop too), or a name given twice is
+  // refused naming the architecture, at its file and line where it has them (no invented file
+  // for one built in code).
   architecture_parameters orphan{"orphan", {"x", {}}, "nowhere"};
   CHECK_THROWS_WITH_AS(spec_catalog({}, {orphan}),
-                       doctest::Contains("specs/arch/orphan.yaml: `inherits: nowhere`"),
+                       "architecture `orphan`: `inherits: nowhere`: no architecture of that name",
                        input_error);
   architecture_parameters grandchild{"grandchild", {"x", {}}, "child"};
   CHECK_THROWS_WITH_AS(spec_catalog({}, {base, child, grandchild}),
-                       doctest::Contains("inherits in turn"), input_error);
+                       doctest::Contains("architecture `grandchild`: `inherits: child`, which "
+                                         "inherits base in turn"),
+                       input_error);
+  const architecture_parameters itself = parse_architecture_parameters(
+      "architecture: mine\ninherits: mine\nmodel:\n  origin: \"x\"\n", "mine.yaml");
+  CHECK_THROWS_WITH_AS(spec_catalog({}, {itself}),
+                       "mine.yaml:2:11: architecture `mine`: `inherits: mine`: an architecture "
+                       "cannot inherit itself",
+                       input_error);
+  architecture_parameters loop_a{"loop-a", {"x", {}}, "loop-b"},
+      loop_b{"loop-b", {"x", {}}, "loop-a"};
+  CHECK_THROWS_WITH_AS(spec_catalog({}, {loop_a, loop_b}), doctest::Contains("in turn"),
+                       input_error);
+  const architecture_parameters twice = parse_architecture_parameters(
+      "architecture: base\nmodel:\n  origin: \"x\"\n", "second.yaml");
+  CHECK_THROWS_WITH_AS(spec_catalog({}, {base, twice}),
+                       "second.yaml:1:15: architecture `base` a second time (first in code): give "
+                       "each architecture one file",
+                       input_error);
   // The YAML key.
   const architecture_parameters parsed = parse_architecture_parameters(
       "architecture: child\ninherits: base\nmodel:\n  origin: \"x\"\n  dram_efficiency: 0.7\n",
@@ -621,4 +642,49 @@ TEST_CASE("power-capped cards hold a sustained clock; GPUs fitted at the clock t
     CAPTURE(name);
     CHECK_FALSE(catalog.find(name)->sustained_clock_hz.has_value());
   }
+}
+
+TEST_CASE("a spec's architecture is read in any case, a near miss refused, a new one on defaults") {
+  const auto spec_of = [](const std::string &architecture, const std::string &cc) {
+    std::string yaml = spec_yaml("x");
+    yaml.replace(yaml.find("architecture: test"), 18, "architecture: " + architecture);
+    yaml.replace(yaml.find("\"1.0\""), 5, "\"" + cc + "\"");
+    return parse_gpu_spec(yaml, "x.yaml");
+  };
+  // `Hopper` is hopper: its fitted parameters, not the generic defaults it silently ran on.
+  const gpu_spec capitalised = spec_catalog::builtin().inherit(spec_of("Hopper", "9.0"));
+  CHECK(capitalised.architecture == "hopper");
+  CHECK(contains(capitalised.parameters.origin, "hopper architecture: fitted"));
+  CHECK_THROWS_WITH_AS(spec_of("Hoper", "9.0"),
+                       doctest::Contains("x.yaml:2:15: GPU spec: unknown architecture `Hoper` "
+                                         "(did you mean `hopper`?)"),
+                       input_error);
+  const gpu_spec future = spec_catalog::builtin().inherit(spec_of("rubin", "11.0"));
+  CHECK(contains(future.parameters.origin, "generic defaults"));
+  CHECK_THROWS_WITH_AS(spec_of("hopper", "banana"),
+                       doctest::Contains("`compute_capability` must be MAJOR.MINOR"), input_error);
+  CHECK_THROWS_WITH_AS(spec_of("hopper", "9."), doctest::Contains("must be MAJOR.MINOR"),
+                       input_error);
+  CHECK_THROWS_WITH_AS(spec_of("ada", "9.0"),
+                       doctest::Contains("`compute_capability` 9.0 is of the hopper architecture, "
+                                         "not the `architecture` ada"),
+                       input_error);
+}
+
+TEST_CASE("architecture_of agrees with the per-SM rate tables and names only known architectures") {
+  const std::vector<std::string> &known = architecture_names();
+  for (int major = 1; major <= 20; ++major)
+    for (int minor = 0; minor <= 9; ++minor) {
+      CAPTURE(major);
+      CAPTURE(minor);
+      const auto architecture = architecture_of(major, minor);
+      const auto rates = sm_rates_for(major, minor, false);
+      CHECK(architecture.has_value() == rates.has_value());
+      if (architecture && rates) {
+        CHECK(*architecture == rates->architecture);
+        CHECK(std::find(known.begin(), known.end(), *architecture) != known.end());
+      }
+    }
+  for (const gpu_spec &spec : spec_catalog::builtin().specs()) // every spec's pair agrees
+    CHECK(std::find(known.begin(), known.end(), spec.architecture) != known.end());
 }

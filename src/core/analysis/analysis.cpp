@@ -4,7 +4,7 @@
 #include "checked_math.hpp"
 #include "roofline/error.hpp"
 #include "roofline/lowering.hpp"
-#include "roofline/output_format.hpp"
+#include "text_table.hpp"
 
 #include <fmt/format.h>
 

@@ -40,16 +40,17 @@ std::vector<std::string> closest_names(std::string_view word,
                                        std::size_t at_most) {
   const std::string lower = to_lower(word);
   // A typo changes a few characters; a prefix ("a100" for "a100-sxm4-80gb") is also a good hint.
-  const std::size_t tolerance = std::max<std::size_t>(2, lower.size() / 3);
+  // (A word of one to three letters is a few edits from almost anything: one at most there.)
+  const std::size_t tolerance = lower.size() < 4 ? 1 : std::max<std::size_t>(2, lower.size() / 3);
   std::vector<std::pair<std::size_t, std::string>> scored;
   for (const std::string &candidate : candidates) {
     const std::string other = to_lower(candidate);
     // A longer spelling of a name ("--batchsize" for "--batch") is as good a hint.
     const bool extends = other.size() >= 3 && lower.rfind(other, 0) == 0;
-    const std::size_t distance = other.rfind(lower, 0) == 0 && !lower.empty()
+    const std::size_t distance = other.rfind(lower, 0) == 0 && lower.size() >= 3
                                      ? 1
-                                     : std::min(edit_distance(lower, other),
-                                                extends ? std::size_t{2} : lower.size());
+                                 : extends ? std::min<std::size_t>(edit_distance(lower, other), 2)
+                                           : edit_distance(lower, other);
     if (distance <= tolerance)
       scored.emplace_back(distance, candidate);
   }

@@ -2,6 +2,8 @@
 #include "roofline/gpu_spec.hpp"
 
 #include "roofline/error.hpp"
+#include "suggest.hpp"
+#include "text_table.hpp"
 #include "yaml_reader.hpp"
 
 #include <fmt/format.h>
@@ -204,6 +206,70 @@ double memory_bytes_of(const detail::yaml_map &doc) {
 
 } // namespace
 
+const std::vector<std::string> &architecture_names() {
+  static const std::vector<std::string> names{"volta",  "turing",    "ampere",         "ada",
+                                              "hopper", "blackwell", "blackwell-sm120"};
+  return names;
+}
+
+std::optional<std::string> architecture_of(int cc_major, int cc_minor) {
+  switch (cc_major) {
+  case 7: return cc_minor < 5 ? "volta" : "turing";
+  case 8: return cc_minor == 9 ? "ada" : "ampere";
+  case 9: return "hopper";
+  case 10: return "blackwell";
+  case 12: return "blackwell-sm120";
+  default: return std::nullopt;
+  }
+}
+
+namespace {
+
+/// The architecture `key` names, in lower case. A near miss of a known one ("hoper",
+/// "blackwell_sm120") is refused: it would silently leave that architecture's fitted parameters
+/// out. A name far from all is an architecture of its own (a GPU newer than this tool), whose
+/// report says it runs on generic defaults.
+std::string architecture_name(const detail::yaml_map &doc, const std::string &key) {
+  const std::string named = doc.string(key);
+  const std::string name = detail::to_lower(named);
+  const std::vector<std::string> &known = architecture_names();
+  if (std::find(known.begin(), known.end(), name) == known.end())
+    if (const std::string hint = detail::did_you_mean(name, known); !hint.empty())
+      doc.fail(key, fmt::format("unknown architecture `{}`{}; the architectures known are {}",
+                                detail::shown_value(named), hint, detail::quoted_list(known)));
+  return name;
+}
+
+/// The spec's `architecture` and its `compute_capability`, checked against each other where the
+/// architecture is known.
+void read_architecture(const detail::yaml_map &doc, gpu_spec &spec) {
+  spec.architecture = architecture_name(doc, "architecture");
+  spec.compute_capability = doc.string("compute_capability");
+  const std::string &cc = spec.compute_capability;
+  const std::size_t dot = cc.find('.');
+  const auto digits = [](std::string_view text) {
+    return !text.empty() && text.size() <= 2 &&
+           text.find_first_not_of("0123456789") == std::string_view::npos;
+  };
+  if (dot == std::string::npos || !digits(std::string_view(cc).substr(0, dot)) ||
+      !digits(std::string_view(cc).substr(dot + 1)))
+    doc.fail("compute_capability",
+             fmt::format("`compute_capability` must be MAJOR.MINOR, as \"9.0\" for a Hopper "
+                         "GPU; got '{}'",
+                         detail::shown_value(cc)));
+  const int major = std::stoi(cc.substr(0, dot)), minor = std::stoi(cc.substr(dot + 1));
+  const std::vector<std::string> &known = architecture_names();
+  if (std::find(known.begin(), known.end(), spec.architecture) == known.end())
+    return;
+  if (const auto of_cc = architecture_of(major, minor); of_cc != spec.architecture)
+    doc.fail("compute_capability",
+             fmt::format("`compute_capability` {} is {}, not the `architecture` {}", cc,
+                         of_cc ? "of the " + *of_cc + " architecture" : "of no known architecture",
+                         spec.architecture));
+}
+
+} // namespace
+
 gpu_spec parse_gpu_spec(std::string_view yaml_text, const std::string &origin) {
   using detail::yaml_map;
   const yaml_map doc(detail::parse_yaml(yaml_text, origin), origin, "GPU spec",
@@ -216,8 +282,7 @@ gpu_spec parse_gpu_spec(std::string_view yaml_text, const std::string &origin) {
   spec.name = doc.string("name");
   spec.aliases = doc.strings_or_empty("aliases");
   spec.display_name = doc.string_or("display_name", spec.name);
-  spec.architecture = doc.string("architecture");
-  spec.compute_capability = doc.string("compute_capability");
+  read_architecture(doc, spec);
   const std::int64_t sm_count = doc.positive_int("sm_count");
   if (static_cast<double>(sm_count) > sm_range.max)
     doc.fail("sm_count", fmt::format("`sm_count` = {} is outside the range any GPU has: [{:g}, "
@@ -302,10 +367,15 @@ architecture_parameters parse_architecture_parameters(std::string_view yaml_text
   using detail::yaml_map;
   const yaml_map doc(detail::parse_yaml(yaml_text, origin), origin, "architecture parameters",
                      {"architecture", "inherits", "model", "accuracy"});
-  return {doc.string("architecture"), parse_model_section(doc.required("model"), origin),
-          doc.string_or("inherits", ""),
-          doc.has("accuracy") ? parse_accuracy_section(doc.required("accuracy"), origin)
-                              : accuracy_bands{}};
+  architecture_parameters a{architecture_name(doc, "architecture"),
+                            parse_model_section(doc.required("model"), origin),
+                            doc.has("inherits") ? architecture_name(doc, "inherits") : "",
+                            doc.has("accuracy")
+                                ? parse_accuracy_section(doc.required("accuracy"), origin)
+                                : accuracy_bands{}};
+  a.where = doc.where("architecture");
+  a.inherits_where = doc.has("inherits") ? doc.where("inherits") : a.where;
+  return a;
 }
 
 gpu_spec with_architecture(gpu_spec spec, const architecture_parameters *architecture) {

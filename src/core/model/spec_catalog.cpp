@@ -6,6 +6,8 @@
 #include "suggest.hpp"
 #include "text_table.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 namespace roofline {
@@ -32,18 +34,36 @@ namespace {
 std::vector<architecture_parameters>
 resolve_inheritance(std::vector<architecture_parameters> architectures) {
   const std::vector<architecture_parameters> own = architectures;
+  for (auto a = own.begin(); a != own.end(); ++a)
+    for (auto b = own.begin(); b != a; ++b)
+      if (b->architecture == a->architecture)
+        throw input_error(a->where, fmt::format("architecture `{}` a second time (first in {}): "
+                                                "give each architecture one file",
+                                                a->architecture,
+                                                b->where.file.empty() ? std::string("code")
+                                                                      : b->where.to_string()));
   for (architecture_parameters &a : architectures) {
     if (a.inherits.empty())
       continue;
+    if (a.inherits == a.architecture)
+      throw input_error(a.inherits_where, fmt::format("architecture `{}`: `inherits: {}`: an "
+                                                      "architecture cannot inherit itself",
+                                                      a.architecture, a.inherits));
     const auto base = std::find_if(own.begin(), own.end(), [&](const architecture_parameters &b) {
       return b.architecture == a.inherits;
     });
-    const source_location file{"specs/arch/" + a.architecture + ".yaml"};
     if (base == own.end())
-      throw input_error(file, "`inherits: " + a.inherits + "`: no architecture file of that name");
+      throw input_error(a.inherits_where,
+                        fmt::format("architecture `{}`: `inherits: {}`: no architecture of that "
+                                    "name",
+                                    a.architecture, a.inherits));
+    // One level deep: a base that inherits in turn (a chain, or a loop a → b → a) is refused.
     if (!base->inherits.empty())
-      throw input_error(file, "`inherits: " + a.inherits + "`, which inherits in turn: name " +
-                                  base->inherits + " instead");
+      throw input_error(a.inherits_where,
+                        fmt::format("architecture `{}`: `inherits: {}`, which inherits {} in "
+                                    "turn: name an architecture that inherits nothing (one "
+                                    "level deep)",
+                                    a.architecture, a.inherits, base->inherits));
     std::vector<std::pair<parameter, double>> values = base->parameters.values;
     values.insert(values.end(), a.parameters.values.begin(), a.parameters.values.end());
     a.parameters.values = std::move(values);
