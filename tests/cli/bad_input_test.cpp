@@ -291,7 +291,7 @@ TEST_CASE("huge nested repeat counts finish quickly: they are counted, not expan
 
 TEST_CASE("an unknown GPU names the closest ones") {
   check_usage_error(run_cli({alexnet, "--gpu", "h2000", "--format", "json"}),
-                    {"unknown GPU `h2000`", "(did you mean `h200`", "roofline-advise specs"});
+                    {"unknown GPU `h2000`", "(did you mean `h200-sxm`", "roofline-advise specs"});
 }
 
 TEST_CASE("a GPU spec file with an error") {

@@ -181,3 +181,14 @@ TEST_CASE("json_writer escapes DEL, the C1 and the bidirectional-text controls: 
         "\"a\\u001b[2J\\u007f\\u009b\\u202e\\u2066\xC2\xA0\xE2\x9C\x93\xF0\x9F\x98\x80\"");
   CHECK(nlohmann::json::parse(out.str()).get<std::string>() == name);
 }
+
+TEST_CASE("json_writer escapes the byte-order mark and noncharacters, past 16 bits as a surrogate "
+          "pair: the same string") {
+  std::ostringstream out;
+  json_writer w(out);
+  const std::string name = "\xEF\xBB\xBF" "a\xEF\xBF\xBE" "b\xF0\x9F\xBF\xBF";
+  w.value(std::string_view(name));
+  w.finish();
+  CHECK(out.str() == "\"\\ufeffa\\ufffeb\\ud83f\\udfff\"");
+  CHECK(nlohmann::json::parse(out.str()).get<std::string>() == name);
+}

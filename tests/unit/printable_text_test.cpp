@@ -27,6 +27,13 @@ TEST_CASE("printable_text escapes what a terminal acts on and keeps every other 
                        "2J") == "\\u009b2J");
   CHECK(printable_text("\xE2\x80\xAEgnp.exe\xE2\x81\xA6\xE2\x80\x8F") ==
         "\\u202egnp.exe\\u2066\\u200f");
+  // Invisible characters and noncharacters: the byte-order mark, U+FFFE, zero-width space and
+  // joiner, the line separator, the word joiner, the soft hyphen; a letter after them stays.
+  CHECK(printable_text("\xEF\xBB\xBF"
+                       "a\xEF\xBF\xBE"
+                       "b\xE2\x80\x8B\xE2\x80\x8D\xE2\x80\xA8\xE2\x81\xA0\xC2\xAD"
+                       "c") == "\\ufeffa\\ufffeb\\u200b\\u200d\\u2028\\u2060\\u00adc");
+  CHECK(printable_text("\xF0\x9F\xBF\xBF") == "\\u1ffff"); // a noncharacter of plane 1
   // Bytes that are not UTF-8: their value.
   CHECK(printable_text("caf\xE9 \xFF\xC3") == "caf\\xe9 \\xff\\xc3");
 }

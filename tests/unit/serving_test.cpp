@@ -354,3 +354,14 @@ TEST_CASE("a request longer than the model's context is refused") {
                                          "`max_position_embeddings` is 8192"),
                        input_error);
 }
+
+TEST_CASE("a price below a dollar an hour is shown, not rounded to 0.00") {
+  compare_request request = request_for({"h100"});
+  request.prices = {{"h100", 0.001}};
+  const serving_comparison c = serve(request, question(2048, 256));
+  std::ostringstream table;
+  write_serving(c, output_format::table, table);
+  CAPTURE(table.str());
+  CHECK(table.str().find(" 0.001 ") != std::string::npos);
+  CHECK(table.str().find(" 0.00 ") == std::string::npos);
+}

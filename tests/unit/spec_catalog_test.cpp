@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <tuple>
 #include <fstream>
 #include <iterator>
 #include <optional>
@@ -218,8 +219,29 @@ TEST_CASE("an unknown GPU name is an input_error asking whether the closest know
     CAPTURE(what);
     CHECK(contains(what, "unknown GPU `h210`"));
     CHECK(contains(what, "(did you mean"));
-    CHECK(contains(what, "`h200`"));
+    CHECK(contains(what, "`h200-sxm`")); // specs by their names, not an alias each
     CHECK(contains(what, "`h20`"));
+  }
+  // A model number is a typo only of the same model: no A100 for a V100, nothing for a GPU
+  // of another generation.
+  for (const auto &[typed, meant, not_meant] :
+       {std::tuple{"v100-16gb", "(did you mean `v100-pcie` or `v100-sxm2`?)", "a100"},
+        {"h200 nvl", "(did you mean `h200-sxm`", "h100-nvl"},
+        {"3090", "known GPUs:", "(did you mean"},
+        {"rtx3090", "known GPUs:", "(did you mean"}}) {
+    CAPTURE(typed);
+    try {
+      (void)catalog.resolve(typed);
+      FAIL("resolved");
+    } catch (const input_error &e) {
+      CHECK(contains(e.what(), meant));
+      CHECK_FALSE(contains(e.what(), not_meant));
+    }
+  }
+  // The name a report prints is a name too.
+  for (const gpu_spec &spec : catalog.specs()) {
+    CAPTURE(spec.display_name);
+    CHECK(catalog.resolve(spec.display_name).name == spec.name);
   }
   try {
     (void)catalog.resolve("a100-sxm4-80");

@@ -16,8 +16,6 @@ std::string to_lower(std::string_view text) {
   return lower;
 }
 
-namespace {
-
 std::size_t edit_distance(const std::string &a, const std::string &b) {
   std::vector<std::size_t> row(b.size() + 1);
   std::iota(row.begin(), row.end(), std::size_t{0});
@@ -33,11 +31,16 @@ std::size_t edit_distance(const std::string &a, const std::string &b) {
   return row[b.size()];
 }
 
-} // namespace
-
 std::vector<std::string> closest_names(std::string_view word,
                                        const std::vector<std::string> &candidates,
                                        std::size_t at_most) {
+  // A word far longer than every candidate is a typo of none (and a 100 MB one would take
+  // seconds of edit distances).
+  std::size_t longest = 0;
+  for (const std::string &candidate : candidates)
+    longest = std::max(longest, candidate.size());
+  if (word.size() > 2 * longest + 8)
+    return {};
   const std::string lower = to_lower(word);
   // A typo changes a few characters; a prefix ("a100" for "a100-sxm4-80gb") is also a good hint.
   // (A word of one to three letters is a few edits from almost anything: one at most there.)

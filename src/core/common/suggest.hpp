@@ -13,6 +13,9 @@ std::vector<std::string> closest_names(std::string_view word,
                                        const std::vector<std::string> &candidates,
                                        std::size_t at_most = 3);
 
+/// Levenshtein's distance: the fewest insertions, deletions and substitutions from `a` to `b`.
+std::size_t edit_distance(const std::string &a, const std::string &b);
+
 /// " (did you mean `a`?)" / " (did you mean `a` or `b`?)", or "" when nothing is close.
 std::string did_you_mean(std::string_view word, const std::vector<std::string> &candidates);
 

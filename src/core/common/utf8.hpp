@@ -16,10 +16,13 @@ std::size_t utf8_sequence(std::string_view s);
 /// The code point of the valid UTF-8 sequence of `length` bytes (utf8_sequence's) starting `s`.
 std::uint32_t utf8_code_point(std::string_view s, std::size_t length);
 
-/// Whether code point `c` is one a terminal acts on or that reorders the text shown: the C0 and
-/// C1 controls, DEL, and the bidirectional-text controls (the Arabic letter mark, the
-/// left-to-right and right-to-left marks, embeddings, overrides and isolates). Every format shows
-/// them escaped (printable_text; JSON as `\u009b`).
+/// Whether code point `c` is one a terminal acts on, that reorders the text shown or that hides
+/// in it: the C0 and C1 controls, DEL, the bidirectional-text controls (the Arabic letter mark,
+/// the left-to-right and right-to-left marks, embeddings, overrides and isolates), invisible
+/// format characters (the soft hyphen, zero-width space and joiners, the line and paragraph
+/// separators, the word joiner and invisible operators, the byte-order mark, the interlinear
+/// annotation marks) and noncharacters (U+FFFE, U+FFFF of every plane, U+FDD0–U+FDEF). Every
+/// format shows them escaped (printable_text; JSON as `\u009b`).
 bool is_control(std::uint32_t c);
 
 } // namespace roofline::detail

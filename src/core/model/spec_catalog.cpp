@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 
 namespace roofline {
 
@@ -109,7 +110,8 @@ std::string gpu_name_key(std::string_view name) {
 const gpu_spec *spec_catalog::find(std::string_view name) const {
   const std::string wanted = gpu_name_key(name);
   for (const gpu_spec &spec : m_specs) {
-    if (gpu_name_key(spec.name) == wanted)
+    // Its name, or its display name as a report prints it ("NVIDIA H100 SXM5 80GB").
+    if (gpu_name_key(spec.name) == wanted || gpu_name_key(spec.display_name) == wanted)
       return &spec;
     for (const std::string &alias : spec.aliases)
       if (gpu_name_key(alias) == wanted)
@@ -125,6 +127,73 @@ bool is_spec_path(std::string_view name_or_path) {
          (text.size() > 4 && (text.rfind(".yml") == text.size() - 4));
 }
 
+namespace {
+
+/// The model number a GPU's name carries: its first run of digits, with the letters just before
+/// it ("v100-16gb": v 100; "RTX-4090": rtx 4090; "3090": 3090; "hopper": none).
+struct model_number {
+  std::string letters, digits;
+};
+
+model_number model_number_of(std::string_view name) {
+  const std::string lower = detail::to_lower(name);
+  const std::size_t first = lower.find_first_of("0123456789");
+  if (first == std::string::npos)
+    return {};
+  std::size_t letters_end = first;
+  while (letters_end > 0 && std::string_view("-_ ").find(lower[letters_end - 1]) != std::string_view::npos)
+    --letters_end;
+  std::size_t letters = letters_end;
+  while (letters > 0 && std::isalpha(static_cast<unsigned char>(lower[letters - 1])))
+    --letters;
+  const std::size_t end = lower.find_first_not_of("0123456789", first);
+  return {lower.substr(letters, letters_end - letters), lower.substr(first, end - first)};
+}
+
+/// Whether `typed` could be a typo of `known`'s model number: with letters, the same letters and
+/// digits at most one edit apart that begin alike (`h2000` for h200, not h100: another
+/// generation); digits alone must be equal (`3090` is no B300 and no RTX 4090).
+bool same_model(const model_number &typed, const model_number &known) {
+  if (typed.letters.empty())
+    return typed.digits == known.digits;
+  return typed.letters == known.letters && typed.digits.front() == known.digits.front() &&
+         detail::edit_distance(typed.digits, known.digits) <= 1;
+}
+
+/// The specs a mistyped `wanted` most likely meant, by name. A name with a model number is a
+/// typo only of specs of the same model (same_model): `v100-16gb` is no A100, however few edits
+/// apart; the closest (by any of its names) first.
+std::vector<std::string> likely_meant(const std::string &wanted,
+                                      const std::vector<gpu_spec> &specs) {
+  const model_number number = model_number_of(wanted);
+  std::vector<std::string> names;
+  std::vector<std::pair<std::size_t, std::string>> same; // (distance, spec name)
+  for (const gpu_spec &spec : specs) {
+    std::vector<std::string> spellings{spec.name};
+    spellings.insert(spellings.end(), spec.aliases.begin(), spec.aliases.end());
+    names.insert(names.end(), spellings.begin(), spellings.end());
+    std::optional<std::size_t> nearest;
+    for (const std::string &spelling : spellings) {
+      const model_number other = model_number_of(spelling);
+      if (!number.digits.empty() && !other.digits.empty() && same_model(number, other))
+        nearest = std::min(nearest.value_or(SIZE_MAX),
+                           detail::edit_distance(gpu_name_key(wanted), gpu_name_key(spelling)));
+    }
+    if (nearest)
+      same.emplace_back(*nearest, spec.name);
+  }
+  if (number.digits.empty())
+    return detail::closest_names(wanted, names);
+  std::stable_sort(same.begin(), same.end(),
+                   [](const auto &a, const auto &b) { return a.first < b.first; });
+  std::vector<std::string> best;
+  for (std::size_t i = 0; i < same.size() && i < 3; ++i)
+    best.push_back(same[i].second);
+  return best;
+}
+
+} // namespace
+
 gpu_spec spec_catalog::resolve(std::string_view name_or_path) const {
   const std::string text(name_or_path);
   if (is_spec_path(text))
@@ -136,7 +205,9 @@ gpu_spec spec_catalog::resolve(std::string_view name_or_path) const {
     names.push_back(spec.name);
     names.insert(names.end(), spec.aliases.begin(), spec.aliases.end());
   }
-  const std::string close = detail::did_you_mean(text, names);
+  const std::vector<std::string> meant = likely_meant(text, m_specs);
+  const std::string close =
+      meant.empty() ? std::string{} : " (did you mean " + detail::quoted_list(meant) + "?)";
   std::string message = "unknown GPU `" + detail::shown_value(text) + "`";
   message += close.empty() ? "; known GPUs: " + detail::quoted_list(names, " and ") : close;
   message += "; `roofline-advise specs` lists them, and a path to a spec file also works";

@@ -103,8 +103,8 @@ text_table totals_table(const std::vector<comparison> &comparisons) {
            {detail::significant(g.samples_per_s), detail::raw(g.samples_per_s)},
            {detail::significant(g.tokens_per_s), detail::raw(g.tokens_per_s)},
            {detail::percent(g.memory_bound_share), detail::raw(g.memory_bound_share)},
-           detail::usd_cell(g.usd_per_hour, "{:.2f}"),
-           detail::usd_cell(g.usd_per_million_tokens, "{:.4g}"),
+           detail::usd_cell(g.usd_per_hour, detail::usd_amount::per_hour),
+           detail::usd_cell(g.usd_per_million_tokens, detail::usd_amount::per_million_tokens),
            memory_cell(g.analysis.memory)});
       if (per_gpu) {
         std::vector<cell> &row = table.rows.back();

@@ -264,9 +264,13 @@ void write_document(const document &d, output_format format, std::ostream &out,
   }
 }
 
-cell usd_cell(std::optional<double> usd, const char *format) {
+cell usd_cell(std::optional<double> usd, usd_amount amount) {
   if (!usd)
     return {"—", std::string{}};
+  // Below a dollar, cents alone would round a $0.001 hourly price to 0.00.
+  const char *format = amount == usd_amount::per_million_tokens ? "{:.4g}"
+                       : *usd < 0.995                           ? "{:.3g}"
+                                                                : "{:.2f}";
   return {fmt::format(fmt::runtime(format), *usd), raw(*usd)};
 }
 

@@ -84,9 +84,13 @@ std::vector<std::string> parameter_origins(const Sides &sides, ModelOf model_of)
   return lines;
 }
 
-/// A price in USD as a table cell: `format` applied ("{:.2f}"), its full value for CSV; "—" and
-/// an empty CSV field where none is known.
-cell usd_cell(std::optional<double> usd, const char *format);
+/// What a price in USD is of: an hour (in cents, three significant digits below a dollar) or a
+/// million tokens (four significant digits).
+enum class usd_amount { per_hour, per_million_tokens };
+
+/// A price in USD as a table cell, its full value for CSV; "—" and an empty CSV field where none
+/// is known.
+cell usd_cell(std::optional<double> usd, usd_amount amount);
 
 /// Writes `d` in `format`: the only switch over output formats.
 void write_document(const document &d, output_format format, std::ostream &out,

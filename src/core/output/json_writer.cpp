@@ -29,6 +29,11 @@ constexpr auto special_bytes = [] {
 }();
 
 void append_unicode_escape(std::string &out, std::uint32_t c) {
+  if (c > 0xFFFF) { // past the 16 bits \u holds: a UTF-16 surrogate pair, as JSON writes it
+    append_unicode_escape(out, 0xD800 + ((c - 0x10000) >> 10));
+    append_unicode_escape(out, 0xDC00 + ((c - 0x10000) & 0x3FF));
+    return;
+  }
   constexpr char hex[] = "0123456789abcdef";
   out += "\\u";
   for (int shift = 12; shift >= 0; shift -= 4)

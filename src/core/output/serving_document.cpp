@@ -66,8 +66,9 @@ text_table setups_table(const serving_comparison &c) {
       for (int i = 0; i < 7; ++i)
         row.push_back({"—", std::string{}});
     }
-    row.push_back(detail::usd_cell(s.usd_per_hour, "{:.2f}"));
-    row.push_back(detail::usd_cell(s.usd_per_million_output_tokens, "{:.4g}"));
+    row.push_back(detail::usd_cell(s.usd_per_hour, detail::usd_amount::per_hour));
+    row.push_back(detail::usd_cell(s.usd_per_million_output_tokens,
+                                    detail::usd_amount::per_million_tokens));
     row.push_back(
         {detail::gigabytes(s.memory->kv_cache_bytes), detail::raw(s.memory->kv_cache_bytes)});
     row.push_back({fmt::format("{} of {}", detail::gigabytes(s.memory->total_bytes),
