@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Fuzzes roofline-advise's inputs with libFuzzer (tests/fuzz/README.md):
-#   scripts/fuzz.sh [TARGET|all] [MINUTES]     targets: network spec config cli cache; default all, 10
+#   scripts/fuzz.sh [TARGET|all] [MINUTES]     targets: network spec config cli serving cache; default all, 10
 # Builds the targets with clang under ASan and UBSan (ROOFLINE_FUZZ=ON) in build-fuzz/, then runs
 # each for MINUTES (one after the other for `all`) in libFuzzer's fork mode, as many jobs at once
 # as the machine has cores, going on past crashes, timeouts and out-of-memory inputs. Each
@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-all_targets=(network spec config cli cache)
+all_targets=(network spec config cli serving cache)
 target=${1:-all}
 minutes=${2:-10}
 if [ "$target" = all ]; then
@@ -21,7 +21,7 @@ if [ "$target" = all ]; then
 elif [[ " ${all_targets[*]} " == *" $target "* ]]; then
   targets=("$target")
 else
-  echo "usage: scripts/fuzz.sh [network|spec|config|cli|cache|all] [MINUTES]" >&2
+  echo "usage: scripts/fuzz.sh [network|spec|config|cli|serving|cache|all] [MINUTES]" >&2
   exit 2
 fi
 if ! [[ "$minutes" =~ ^[0-9]+$ ]] || [ "$minutes" -eq 0 ]; then
@@ -38,7 +38,7 @@ cmake -S . -B "$build" -DCMAKE_CXX_COMPILER="${ROOFLINE_FUZZ_CXX:-clang++}" -DCM
 cmake --build "$build" -j"$(nproc)" --target "${targets[@]/#/fuzz_}"
 
 # The longest input each target is given (the CLI's are argument lists).
-declare -A max_len=([network]=8192 [spec]=4096 [config]=2048 [cli]=512 [cache]=16384)
+declare -A max_len=([network]=8192 [spec]=4096 [config]=2048 [cli]=512 [serving]=512 [cache]=16384)
 summary=()
 for t in "${targets[@]}"; do
   corpus=$findings/$t/corpus
