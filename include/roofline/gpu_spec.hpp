@@ -148,7 +148,8 @@ struct architecture_parameters {
   source_location where = {}, inherits_where = {};
 };
 
-/// Parses an architecture file: `architecture:` (read as a spec's is), a `model:` section and an optional `accuracy:` one (class → {p10, p90}). Throws input_error.
+/// Parses an architecture file: `architecture:` (read as a spec's is), a `model:` section and an
+/// optional `accuracy:` one (class → {p10, p90}). Throws input_error.
 architecture_parameters parse_architecture_parameters(std::string_view yaml_text,
                                                       const std::string &origin);
 

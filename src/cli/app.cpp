@@ -231,13 +231,11 @@ CLI::App *add_compare_command(CLI::App &app, command_line &line) {
                    "GPUs to compare, the first is the baseline; `local`: the measured GPU")
       ->required();
   compare->add_option("--batch", choice.batches, "batch sizes to compare at (comma-separated)");
-  compare
-      ->add_option("--price", choice.prices,
-                   "GPU=USD/h, overrides a spec's price (comma-separated or repeated)");
-  compare
-      ->add_option("--tp", choice.degrees,
-                   "with a config.json: tensor-parallel degrees to set beside every GPU "
-                   "(comma-separated, e.g. 1,2,4)");
+  compare->add_option("--price", choice.prices,
+                      "GPU=USD/h, overrides a spec's price (comma-separated or repeated)");
+  compare->add_option("--tp", choice.degrees,
+                      "with a config.json: tensor-parallel degrees to set beside every GPU "
+                      "(comma-separated, e.g. 1,2,4)");
   compare
       ->add_option("--prompt-tokens", choice.prompt_tokens,
                    "with a config.json: serve requests of this many prompt tokens (with "
@@ -335,8 +333,7 @@ int dispatch(const CLI::App &app, const commands &given, command_line &line) {
 /// Where CLI11 says only "The following argument was not expected": an option of other commands
 /// says which ones it belongs to, an unknown one the closest of its command's options.
 std::string unexpected_argument(const CLI::App &app, const std::string &argument) {
-  const CLI::App *command =
-      app.get_subcommands().empty() ? &app : app.get_subcommands().front();
+  const CLI::App *command = app.get_subcommands().empty() ? &app : app.get_subcommands().front();
   const auto command_name = [&](const CLI::App *c) {
     return c == &app ? std::string("the analysis of a network")
                      : "`roofline-advise " + c->get_name() + " …`";
@@ -350,8 +347,8 @@ std::string unexpected_argument(const CLI::App &app, const std::string &argument
     if (other != command && other->get_option_no_throw(name))
       owners.push_back(command_name(other));
   if (!owners.empty() && name.rfind("--", 0) == 0)
-    return fmt::format("{} belongs to {}, not to {}", shown_value(name),
-                       fmt::join(owners, " and "), command_name(command));
+    return fmt::format("{} belongs to {}, not to {}", shown_value(name), fmt::join(owners, " and "),
+                       command_name(command));
   std::vector<std::string> known; // the command's own options, as typed
   for (const CLI::Option *option : command->get_options())
     for (const std::string &lname : option->get_lnames())

@@ -46,8 +46,7 @@ std::string number_problem(const std::string &text, double low, double high) {
     return "is out of range";
   if (error != std::errc{} || stop != end)
     return "is not a number";
-  return std::isfinite(value) && value >= low && value <= high ? std::string{}
-                                                               : "is out of range";
+  return std::isfinite(value) && value >= low && value <= high ? std::string{} : "is out of range";
 }
 
 std::vector<std::string> comma_list(const std::vector<std::string> &given,
@@ -58,8 +57,9 @@ std::vector<std::string> comma_list(const std::vector<std::string> &given,
       const std::size_t comma = text.find(',', start);
       std::string entry = text.substr(start, comma - start);
       if (entry.empty())
-        throw input_error(option + " `" + text + "`: an empty entry; expected a comma-separated "
-                                                 "list such as a,b,c");
+        throw input_error(option + " `" + text +
+                          "`: an empty entry; expected a comma-separated "
+                          "list such as a,b,c");
       entries.push_back(std::move(entry));
       if (comma == std::string::npos)
         break;

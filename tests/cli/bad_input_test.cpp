@@ -748,8 +748,10 @@ TEST_CASE("a ROOFLINE_MEASURE_LAYER that does not exist: --measure and compare -
 
 TEST_CASE("an empty output file name is refused, not a report silently lost") {
   const std::string config = source_path("examples/configs/gpt2.json");
-  for (const auto &[option, file] : {std::pair{"--output", alexnet}, {"-o", alexnet},
-                                     {"--plot", alexnet}, {"--html", alexnet},
+  for (const auto &[option, file] : {std::pair{"--output", alexnet},
+                                     {"-o", alexnet},
+                                     {"--plot", alexnet},
+                                     {"--html", alexnet},
                                      {"--emit-yaml", config}}) {
     CAPTURE(option);
     const cli_result r = run_cli({file, "--gpu", "h100", option, ""});

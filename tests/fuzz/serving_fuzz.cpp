@@ -22,9 +22,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
   if (lines.size() < 3 || lines.size() > 24 || std::count(text.begin(), text.end(), ',') > 4 ||
       text.find('/') != std::string_view::npos || text.find('\0') != std::string_view::npos)
     return 0;
-  std::vector<std::string> args{"roofline-advise", "compare",         "cfg.json", "--gpus",
-                                lines[0],          "--prompt-tokens", lines[1],   "--output-tokens",
-                                lines[2]};
+  std::vector<std::string> args{"roofline-advise", "compare", "cfg.json",        "--gpus", lines[0],
+                                "--prompt-tokens", lines[1],  "--output-tokens", lines[2]};
   args.insert(args.end(), lines.begin() + 3, lines.end());
   roofline::fuzz::run_cli(std::move(args));
   return 0;

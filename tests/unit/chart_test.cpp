@@ -124,7 +124,8 @@ TEST_CASE("escape_xml writes only XML characters: U+FFFE and U+FFFF escaped, oth
   CHECK(escape_xml("a\xEF\xBF\xBE"
                    "b\xEF\xBF\xBF") == "a\\ufffeb\\uffff");
   CHECK(escape_xml("\xEF\xBF\xBD \xEF\xB7\x90 \xF0\x9F\x98\x80") ==
-        "\xEF\xBF\xBD \\ufdd0 \xF0\x9F\x98\x80"); // U+FFFD, U+1F600 kept; U+FDD0, a noncharacter, shown
+        "\xEF\xBF\xBD \\ufdd0 \xF0\x9F\x98\x80"); // U+FFFD, U+1F600 kept; U+FDD0, a noncharacter,
+                                                  // shown
   CHECK(escape_xml("\xC2\x9B") == "\\u009b");          // C1 control
   CHECK(escape_xml("\xFF") == "\xEF\xBF\xBD");         // not UTF-8
 }

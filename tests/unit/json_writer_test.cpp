@@ -186,7 +186,9 @@ TEST_CASE("json_writer escapes the byte-order mark and noncharacters, past 16 bi
           "pair: the same string") {
   std::ostringstream out;
   json_writer w(out);
-  const std::string name = "\xEF\xBB\xBF" "a\xEF\xBF\xBE" "b\xF0\x9F\xBF\xBF";
+  const std::string name = "\xEF\xBB\xBF"
+                           "a\xEF\xBF\xBE"
+                           "b\xF0\x9F\xBF\xBF";
   w.value(std::string_view(name));
   w.finish();
   CHECK(out.str() == "\"\\ufeffa\\ufffeb\\ud83f\\udfff\"");

@@ -319,7 +319,8 @@ TEST_CASE("no answer calls a target met that its own numbers miss") {
   // Every point of every curve is met exactly when its shown TTFT and TPOT are within the
   // targets, on setups that meet them, miss them and meet one of two.
   for (const auto &[ttft, tpot] : {std::pair{1.0, 0.05}, {0.05, 0.02}, {10.0, 0.012}, {0.2, 1.0}}) {
-    const serving_comparison c = serve(request_for({"h100", "l4"}), question(2048, 256, ttft, tpot));
+    const serving_comparison c =
+        serve(request_for({"h100", "l4"}), question(2048, 256, ttft, tpot));
     for (const serving_setup &s : c.setups)
       for (const serving_point &p : s.curve) {
         CAPTURE(p.batch);

@@ -16,12 +16,12 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <tuple>
 #include <fstream>
 #include <iterator>
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -524,8 +524,8 @@ TEST_CASE("an architecture that inherits takes its base's values for what it did
       loop_b{"loop-b", {"x", {}}, "loop-a"};
   CHECK_THROWS_WITH_AS(spec_catalog({}, {loop_a, loop_b}), doctest::Contains("in turn"),
                        input_error);
-  const architecture_parameters twice = parse_architecture_parameters(
-      "architecture: base\nmodel:\n  origin: \"x\"\n", "second.yaml");
+  const architecture_parameters twice =
+      parse_architecture_parameters("architecture: base\nmodel:\n  origin: \"x\"\n", "second.yaml");
   CHECK_THROWS_WITH_AS(spec_catalog({}, {base, twice}),
                        "second.yaml:1:15: architecture `base` a second time (first in code): give "
                        "each architecture one file",

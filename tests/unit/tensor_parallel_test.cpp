@@ -263,8 +263,7 @@ TEST_CASE("an all-reduce over more GPUs than the links join is refused, not cost
   const spec_catalog &catalog = spec_catalog::builtin();
   const model_config llama = model_config::load(config_path("llama-2-7b.json"));
   config_options options;
-  for (const auto &[gpu, within, beyond] :
-       {std::tuple{"h100-sxm5", 8, 16}, {"h100-nvl", 2, 4}}) {
+  for (const auto &[gpu, within, beyond] : {std::tuple{"h100-sxm5", 8, 16}, {"h100-nvl", 2, 4}}) {
     CAPTURE(gpu);
     const perf_model model(*catalog.find(gpu));
     options.tensor_parallel = within;
@@ -281,9 +280,9 @@ TEST_CASE("an all-reduce over more GPUs than the links join is refused, not cost
                              std::to_string(gpus) + ", features: 4096}\n",
                          "n.yaml");
   };
-  CHECK_THROWS_WITH_AS((void)analyze(all_reduce_over(9), perf_model(*catalog.find("h100-sxm5")),
-                                     "test"),
-                       doctest::Contains("n.yaml: `ar`: an all-reduce over 9 GPUs"), input_error);
+  CHECK_THROWS_WITH_AS(
+      (void)analyze(all_reduce_over(9), perf_model(*catalog.find("h100-sxm5")), "test"),
+      doctest::Contains("n.yaml: `ar`: an all-reduce over 9 GPUs"), input_error);
   const perf_model gb200(*catalog.find("gb200"));
   CHECK_NOTHROW((void)analyze(all_reduce_over(72), gb200, "test"));
   CHECK_THROWS_WITH_AS((void)analyze(all_reduce_over(73), gb200, "test"),

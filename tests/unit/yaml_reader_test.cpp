@@ -344,8 +344,7 @@ TEST_CASE("a file past max_text_file_bytes is refused from its size, before a by
     std::ofstream create(file); // then made 5 GiB long, sparse: no disk and no memory spent
   }
   fs::resize_file(file, std::uintmax_t{5} << 30);
-  const input_error e =
-      thrown("a 5 GiB file", [&] { (void)read_text_file(file, "model config"); });
+  const input_error e = thrown("a 5 GiB file", [&] { (void)read_text_file(file, "model config"); });
   fs::remove(file);
   CAPTURE(std::string(e.what()));
   CHECK(e.where().file == file.string());
@@ -364,8 +363,8 @@ TEST_CASE("a file at the size limit's edge is read whole, one past it refused") 
   fs::resize_file(file, max_text_file_bytes);
   CHECK(read_text_file(file, "network file").size() == max_text_file_bytes);
   fs::resize_file(file, max_text_file_bytes + 1);
-  CHECK(contains(thrown("one byte too many", [&] { (void)read_text_file(file, "network file"); })
-                     .message(),
-                 "more than the 64 MiB"));
+  CHECK(contains(
+      thrown("one byte too many", [&] { (void)read_text_file(file, "network file"); }).message(),
+      "more than the 64 MiB"));
   fs::remove(file);
 }

@@ -43,8 +43,8 @@ bool is_control(std::uint32_t c) {
   const bool bidirectional = c == 0x61C || c == 0x200E || c == 0x200F ||
                              (c >= 0x202A && c <= 0x202E) || (c >= 0x2066 && c <= 0x2069);
   // Invisible, or not text at all: a name holding them reads as another name.
-  const bool invisible = c == 0xAD || (c >= 0x200B && c <= 0x200D) || c == 0x2028 ||
-                         c == 0x2029 || (c >= 0x2060 && c <= 0x2064) || c == 0xFEFF ||
+  const bool invisible = c == 0xAD || (c >= 0x200B && c <= 0x200D) || c == 0x2028 || c == 0x2029 ||
+                         (c >= 0x2060 && c <= 0x2064) || c == 0xFEFF ||
                          (c >= 0xFFF9 && c <= 0xFFFB);
   const bool noncharacter = (c >= 0xFDD0 && c <= 0xFDEF) || (c & 0xFFFE) == 0xFFFE;
   return terminal || bidirectional || invisible || noncharacter;

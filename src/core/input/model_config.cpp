@@ -849,8 +849,7 @@ network model_config::build(const config_options &given) const {
   check_config_options(given);
   const config_reader &config = m_parsed->config;
   std::string context_note;
-  const config_options options =
-      within_context(given, m_parsed->shape, config.map(), context_note);
+  const config_options options = within_context(given, m_parsed->shape, config.map(), context_note);
   std::vector<std::string> sharding_notes;
   const transformer_shape s =
       sharded(m_parsed->shape, options.tensor_parallel, config.map(), sharding_notes);

@@ -367,12 +367,11 @@ architecture_parameters parse_architecture_parameters(std::string_view yaml_text
   using detail::yaml_map;
   const yaml_map doc(detail::parse_yaml(yaml_text, origin), origin, "architecture parameters",
                      {"architecture", "inherits", "model", "accuracy"});
-  architecture_parameters a{architecture_name(doc, "architecture"),
-                            parse_model_section(doc.required("model"), origin),
-                            doc.has("inherits") ? architecture_name(doc, "inherits") : "",
-                            doc.has("accuracy")
-                                ? parse_accuracy_section(doc.required("accuracy"), origin)
-                                : accuracy_bands{}};
+  architecture_parameters a{
+      architecture_name(doc, "architecture"), parse_model_section(doc.required("model"), origin),
+      doc.has("inherits") ? architecture_name(doc, "inherits") : "",
+      doc.has("accuracy") ? parse_accuracy_section(doc.required("accuracy"), origin)
+                          : accuracy_bands{}};
   a.where = doc.where("architecture");
   a.inherits_where = doc.has("inherits") ? doc.where("inherits") : a.where;
   return a;

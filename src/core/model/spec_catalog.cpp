@@ -141,7 +141,8 @@ model_number model_number_of(std::string_view name) {
   if (first == std::string::npos)
     return {};
   std::size_t letters_end = first;
-  while (letters_end > 0 && std::string_view("-_ ").find(lower[letters_end - 1]) != std::string_view::npos)
+  while (letters_end > 0 &&
+         std::string_view("-_ ").find(lower[letters_end - 1]) != std::string_view::npos)
     --letters_end;
   std::size_t letters = letters_end;
   while (letters > 0 && std::isalpha(static_cast<unsigned char>(lower[letters - 1])))
@@ -165,6 +166,8 @@ bool same_model(const model_number &typed, const model_number &known) {
 /// apart; the closest (by any of its names) first.
 std::vector<std::string> likely_meant(const std::string &wanted,
                                       const std::vector<gpu_spec> &specs) {
+  if (wanted.size() > 64) // no GPU's name is this long; edit distances to it would cost seconds
+    return {};
   const model_number number = model_number_of(wanted);
   std::vector<std::string> names;
   std::vector<std::pair<std::size_t, std::string>> same; // (distance, spec name)

@@ -42,9 +42,9 @@ text_table setups_table(const serving_comparison &c) {
                    {"KV cache", "kv_cache_bytes"},
                    {"memory of usable", "memory_total_bytes"}};
   for (const serving_setup &s : c.setups) {
-    std::vector<cell> row{{s.name},
-                          {status_of(s), std::nullopt,
-                           s.meets_targets() ? detail::tone::plain : detail::tone::warn}};
+    std::vector<cell> row{
+        {s.name},
+        {status_of(s), std::nullopt, s.meets_targets() ? detail::tone::plain : detail::tone::warn}};
     if (s.chosen) {
       const serving_point &p = *s.chosen;
       row.insert(
@@ -67,8 +67,8 @@ text_table setups_table(const serving_comparison &c) {
         row.push_back({"—", std::string{}});
     }
     row.push_back(detail::usd_cell(s.usd_per_hour, detail::usd_amount::per_hour));
-    row.push_back(detail::usd_cell(s.usd_per_million_output_tokens,
-                                    detail::usd_amount::per_million_tokens));
+    row.push_back(
+        detail::usd_cell(s.usd_per_million_output_tokens, detail::usd_amount::per_million_tokens));
     row.push_back(
         {detail::gigabytes(s.memory->kv_cache_bytes), detail::raw(s.memory->kv_cache_bytes)});
     row.push_back({fmt::format("{} of {}", detail::gigabytes(s.memory->total_bytes),
