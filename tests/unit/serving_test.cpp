@@ -316,6 +316,10 @@ TEST_CASE("no answer calls a target met that its own numbers miss") {
   CHECK(doc["setups"][0]["serving"]["tpot_ms"].is_null());
   CHECK(doc["setups"][0]["serving"]["tpot_range_ms"].is_null());
   CHECK(doc["verdict"]["text"].get<std::string>().find("TPOT") == std::string::npos);
+  std::ostringstream svg; // its curve along TTFT, not a TPOT it has not
+  write_serving(one, output_format::svg, svg);
+  CHECK(svg.str().find("against TTFT") != std::string::npos);
+  CHECK(svg.str().find("TPOT") == std::string::npos);
   // Every point of every curve is met exactly when its shown TTFT and TPOT are within the
   // targets, on setups that meet them, miss them and meet one of two.
   for (const auto &[ttft, tpot] : {std::pair{1.0, 0.05}, {0.05, 0.02}, {10.0, 0.012}, {0.2, 1.0}}) {

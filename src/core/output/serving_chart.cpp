@@ -31,12 +31,16 @@ std::string seconds_tick(int decade) {
 } // namespace
 
 std::string serving_curve_svg(const serving_comparison &c) {
+  // A request of one output token has no TPOT: its curve runs along TTFT.
+  const bool by_ttft = c.question.output_tokens == 1;
+  const auto latency = [&](const serving_point &p) { return by_ttft ? p.ttft_s : p.tpot_s; };
+  const std::string axis = by_ttft ? "TTFT" : "TPOT";
   double x_low = std::numeric_limits<double>::max(), x_high = 0;
   double y_low = std::numeric_limits<double>::max(), y_high = 0;
   for (const serving_setup &s : c.setups)
     for (const serving_point &p : s.curve) {
-      x_low = std::min(x_low, p.tpot_s);
-      x_high = std::max(x_high, p.tpot_s);
+      x_low = std::min(x_low, latency(p));
+      x_high = std::max(x_high, latency(p));
       y_low = std::min(y_low, p.output_tokens_per_s_per_gpu);
       y_high = std::max(y_high, p.output_tokens_per_s_per_gpu);
     }
@@ -51,7 +55,9 @@ std::string serving_curve_svg(const serving_comparison &c) {
   // Each note one line, short enough for the SVG's width at 11 px.
   std::vector<std::string> notes = {
       "Each curve: a setup at batch 1, 2, 4, … up to the largest that fits (its last point).",
-      "Ringed: the batch chosen. TPOT: a decode step at the mean cache plus its share of prefills.",
+      by_ttft ? "Ringed: the batch chosen. TTFT: a decode step plus the prefills a step admits."
+              : "Ringed: the batch chosen. TPOT: a decode step at the mean cache plus its share "
+                "of prefills.",
       "Batched continuously; output tokens per second per GPU."};
   for (const serving_setup &s : c.setups)
     if (s.curve.empty())
@@ -67,13 +73,15 @@ std::string serving_curve_svg(const serving_comparison &c) {
   const double height = std::max(f.top + f.height + 56 + 16.0 * static_cast<double>(notes.size()),
                                  f.top + 24 + 18.0 * static_cast<double>(c.setups.size()));
   std::string out;
-  const std::string title = c.network_name + ": output tokens per second per GPU against TPOT";
+  const std::string title =
+      c.network_name + ": output tokens per second per GPU against " + axis;
   svg_open(out, height, title);
   svg_heading(out, f.left, title,
               fmt::format("requests of {} prompt + {} output tokens{}", c.question.prompt_tokens,
                           c.question.output_tokens,
                           c.question.eager ? ", eager" : ", CUDA graphs"));
-  svg_log_axes(out, f, seconds_tick, decade_text, "TPOT (time per output token, log)",
+  svg_log_axes(out, f, seconds_tick, decade_text,
+               by_ttft ? "TTFT (time to the first token, log)" : "TPOT (time per output token, log)",
                "output tokens/s per GPU (log)");
   if (c.question.tpot_s) {
     const double x = f.x_of(*c.question.tpot_s);
@@ -96,24 +104,24 @@ std::string serving_curve_svg(const serving_comparison &c) {
       continue;
     std::string path;
     for (const serving_point &p : s.curve)
-      path += fmt::format("{}{:.1f},{:.1f}", path.empty() ? "M" : " L", f.x_of(p.tpot_s),
+      path += fmt::format("{}{:.1f},{:.1f}", path.empty() ? "M" : " L", f.x_of(latency(p)),
                           f.y_of(p.output_tokens_per_s_per_gpu));
     put(out, "<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"/>\n", path, colour);
     for (const serving_point &p : s.curve)
       put(out,
           "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.5\" fill=\"{}\"><title>{}</title></circle>\n",
-          f.x_of(p.tpot_s), f.y_of(p.output_tokens_per_s_per_gpu), colour,
-          escape_xml(fmt::format("{} at batch {}: TPOT {}, TTFT {}, {} output tokens/s per GPU",
-                                 s.name, p.batch, duration(p.tpot_s), duration(p.ttft_s),
-                                 significant(p.output_tokens_per_s_per_gpu))));
+          f.x_of(latency(p)), f.y_of(p.output_tokens_per_s_per_gpu), colour,
+          escape_xml(fmt::format("{} at batch {}: {}TTFT {}, {} output tokens/s per GPU", s.name,
+                                 p.batch, p.has_tpot ? "TPOT " + duration(p.tpot_s) + ", " : "",
+                                 duration(p.ttft_s), significant(p.output_tokens_per_s_per_gpu))));
     const serving_point &last = s.curve.back();
     put(out, "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"10\" fill=\"{}\">{}</text>\n",
-        f.x_of(last.tpot_s) + 5, f.y_of(last.output_tokens_per_s_per_gpu) - 5, colour, last.batch);
+        f.x_of(latency(last)) + 5, f.y_of(last.output_tokens_per_s_per_gpu) - 5, colour, last.batch);
     if (s.chosen)
       put(out,
           "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"7\" fill=\"none\" stroke=\"{}\" "
           "stroke-width=\"2\"/>\n",
-          f.x_of(s.chosen->tpot_s), f.y_of(s.chosen->output_tokens_per_s_per_gpu), colour);
+          f.x_of(latency(*s.chosen)), f.y_of(s.chosen->output_tokens_per_s_per_gpu), colour);
   }
   for (std::size_t i = 0; i < notes.size(); ++i)
     put(out, "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" fill=\"#555555\">{}</text>\n",
