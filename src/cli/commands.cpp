@@ -50,10 +50,11 @@ int analyse(const network &net, const model_choice &model, const measure_choice 
   pipeline_options options = pipeline_options_of(measuring);
   if (model.memory_reserve_gb)
     options.memory_reserve = *model.memory_reserve_gb * 1e9;
-  // The plugin is loaded only where it is used: `--gpu auto` and --measure. A datasheet analysis
-  // loads no CUDA library.
-  const measurement_layer_ref layer =
-      options.measure || model.gpu == "auto" ? measurement_plugin() : measurement_layer_ref{};
+  // The plugin is loaded only where it is used: `--gpu auto` (where a GPU may be) and --measure.
+  // A datasheet analysis loads no CUDA library.
+  const measurement_layer_ref layer = options.measure          ? measurement_plugin()
+                                      : model.gpu == "auto" ? local_gpu_plugin()
+                                                            : measurement_layer_ref{};
   if (options.measure) {
     options.layer = layer;
     // Ctrl-C stops a measurement after the op in flight (without a layer, run_pipeline says why).
