@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Installs the Debian packages roofline-advise builds and tests with (python3: the include-graph
-# and chart checks; pkg-config: the consumer test that builds with roofline.pc and no CMake), where
+# and chart checks; pkg-config: the consumer test that builds with roofline.pc and no CMake;
+# ccache: the compiler cache in front of every build of scripts/setup.sh and scripts/test.sh), where
 # they are missing. With --test, also Chromium, which renders the HTML
 # report in a test: best effort, since the test reports itself skipped, with the reason, without
 # it.
 set -euo pipefail
 packages=(cmake g++ make libyaml-dev libcli11-dev doctest-dev nlohmann-json3-dev libfmt-dev
-          libnlopt-dev python3 pkg-config)
+          libnlopt-dev python3 pkg-config ccache)
 missing_of() {
   local p
   for p in "$@"; do

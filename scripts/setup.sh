@@ -5,7 +5,12 @@
 # Tests and benchmarks are not built here: scripts/test.sh builds and runs them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/build-env.sh
 scripts/install-deps.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DROOFLINE_BUILD_TESTS=OFF
+use_compiler_cache
+stage "install what is missing"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DROOFLINE_BUILD_TESTS=OFF "${launcher[@]}"
 cmake --build build -j"$(nproc)" --target roofline-advise # the plugin too: the CLI depends on it
+stage "build the CLI"
 build/roofline-advise examples/alexnet-classifier.yaml --gpu v100
+print_stage_times

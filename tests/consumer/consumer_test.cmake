@@ -66,6 +66,9 @@ elseif(MODE STREQUAL "add_subdirectory")
 else()
   message(FATAL_ERROR "MODE must be find_package or add_subdirectory, not '${MODE}'")
 endif()
+if(LAUNCHER) # this build's compiler cache (ccache), for the consumer's compiles too
+  list(APPEND configure_args -DCMAKE_CXX_COMPILER_LAUNCHER=${LAUNCHER})
+endif()
 execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR}/${PROJECT} -B ${WORK_DIR}/build
                         ${configure_args}
                 RESULT_VARIABLE failed)
