@@ -38,8 +38,13 @@ inline constexpr std::int64_t max_serving_batch = 4096;
 /// The longest prompt plus output a serving question may ask for: a context of 2^24 tokens.
 inline constexpr std::int64_t max_serving_tokens = std::int64_t{1} << 24;
 
+/// The bounds of a latency target (TTFT, TPOT): a microsecond, shorter than any GPU step (a
+/// tinier target only prints as a long run of zeros), to an hour.
+inline constexpr double min_latency_target_s = 1e-6, max_latency_target_s = 3600;
+
 /// Throws input_error for a question no setup can be asked: no prompt or output tokens, a
-/// request longer than max_serving_tokens, a target that is not a positive number of seconds.
+/// request longer than max_serving_tokens, a target outside [min_latency_target_s,
+/// max_latency_target_s], a TPOT target for requests of one output token.
 void check_serving_question(const serving_question &q);
 
 /// "TTFT ≤ 500 ms and TPOT ≤ 50.0 ms", "TPOT ≤ 50.0 ms"; "" without targets.

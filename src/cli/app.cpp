@@ -7,6 +7,7 @@
 
 #include "roofline/error.hpp"
 #include "roofline/output_format.hpp"
+#include "roofline/serving.hpp"
 #include "roofline/spec_catalog.hpp"
 #include "roofline/version.hpp"
 
@@ -246,15 +247,17 @@ CLI::App *add_compare_command(CLI::App &app, command_line &line) {
       ->add_option("--output-tokens", choice.output_tokens,
                    "with --prompt-tokens: the tokens each request generates")
       ->check(positive_integer);
-  // The targets' bounds: check_serving_question's, said here so that the message is CLI11's.
+  // The targets' bounds are the core's, checked here so that a malformed number is told why.
+  const CLI::Validator latency_target =
+      plain_number("milliseconds", min_latency_target_s * 1e3, max_latency_target_s * 1e3);
   compare
       ->add_option("--ttft", choice.ttft_ms,
                    "with --prompt-tokens: target time to the first token, in ms")
-      ->check(plain_number("milliseconds", 1e-3, 3.6e6));
+      ->check(latency_target);
   compare
       ->add_option("--tpot", choice.tpot_ms,
                    "with --prompt-tokens: target time per output token after the first, in ms")
-      ->check(plain_number("milliseconds", 1e-3, 3.6e6));
+      ->check(latency_target);
   compare->add_flag("--eager", choice.eager,
                     "with --prompt-tokens: every step launched eagerly by the host (default: "
                     "replayed from CUDA graphs, as serving engines run them)");

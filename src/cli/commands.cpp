@@ -52,7 +52,7 @@ int analyse(const network &net, const model_choice &model, const measure_choice 
     options.memory_reserve = *model.memory_reserve_gb * 1e9;
   // The plugin is loaded only where it is used: `--gpu auto` (where a GPU may be) and --measure.
   // A datasheet analysis loads no CUDA library.
-  const measurement_layer_ref layer = options.measure          ? measurement_plugin()
+  const measurement_layer_ref layer = options.measure       ? measurement_plugin()
                                       : model.gpu == "auto" ? local_gpu_plugin()
                                                             : measurement_layer_ref{};
   if (options.measure) {

@@ -88,8 +88,8 @@ const measurement_layer_ref &measurement_plugin() {
 measurement_layer_ref local_gpu_plugin() {
   const char *chosen = std::getenv("ROOFLINE_MEASURE_LAYER");
   std::error_code ec;
-  const bool device = std::filesystem::exists("/dev/nvidiactl", ec) ||
-                      std::filesystem::exists("/dev/dxg", ec);
+  const bool device =
+      std::filesystem::exists("/dev/nvidiactl", ec) || std::filesystem::exists("/dev/dxg", ec);
   if (!device && !(chosen && *chosen))
     return measurement_layer_ref::none("no local GPU found");
   return measurement_plugin();

@@ -52,12 +52,12 @@ std::map<std::string, gpu_spec> resolve_compared_gpus(const compare_request &req
                                 : specs.emplace(name, catalog.resolve(name)).first->second;
   };
   spelled_once gpus("--gpus", "name each GPU once"), prices("--price", "give it one price");
-  for (const std::string &name : request.gpus)
-    if (name != "local")
-      gpus.add(spec_of(name).name, name);
   std::vector<std::string> compared; // the compared GPUs' spec names
-  for (const std::string &name : request.gpus)
+  for (const std::string &name : request.gpus) {
     compared.push_back(name == "local" ? name : spec_of(name).name);
+    if (name != "local")
+      gpus.add(compared.back(), name);
+  }
   for (const auto &[name, price] : request.prices) {
     const std::string spec = name == "local" ? name : spec_of(name).name;
     // A price for a GPU left out would be dropped, and the verdict then say no price is known.

@@ -25,12 +25,12 @@ void check_serving_question(const serving_question &q) {
                                   "up to {} tokens of context",
                                   q.prompt_tokens, q.output_tokens, max_serving_tokens));
   for (const auto &[target, option] : {std::pair{q.ttft_s, "--ttft"}, {q.tpot_s, "--tpot"}})
-    // A microsecond at least: no step of a GPU is shorter, and a tinier target only prints as
-    // a long run of zeros.
-    if (target && !(std::isfinite(*target) && *target >= 1e-6 && *target <= 3600))
+    if (target && !(std::isfinite(*target) && *target >= min_latency_target_s &&
+                    *target <= max_latency_target_s))
       throw input_error(fmt::format("{} {:g}: a latency target must be a number of milliseconds "
-                                    "from 0.001 (a microsecond) to 3600000 (an hour)",
-                                    option, *target * 1e3));
+                                    "from {:g} (a microsecond) to {:g} (an hour)",
+                                    option, *target * 1e3, min_latency_target_s * 1e3,
+                                    max_latency_target_s * 1e3));
   if (q.tpot_s && q.output_tokens == 1)
     throw input_error("--tpot with --output-tokens 1: a request of one output token has no time "
                       "per output token after the first; leave the TPOT target out, or ask for "

@@ -225,6 +225,11 @@ std::optional<std::string> architecture_of(int cc_major, int cc_minor) {
 
 namespace {
 
+bool is_known_architecture(const std::string &name) {
+  const std::vector<std::string> &known = architecture_names();
+  return std::find(known.begin(), known.end(), name) != known.end();
+}
+
 /// The architecture `key` names, in lower case. A near miss of a known one ("hoper",
 /// "blackwell_sm120") is refused: it would silently leave that architecture's fitted parameters
 /// out. A name far from all is an architecture of its own (a GPU newer than this tool), whose
@@ -233,7 +238,7 @@ std::string architecture_name(const detail::yaml_map &doc, const std::string &ke
   const std::string named = doc.string(key);
   const std::string name = detail::to_lower(named);
   const std::vector<std::string> &known = architecture_names();
-  if (std::find(known.begin(), known.end(), name) == known.end())
+  if (!is_known_architecture(name))
     if (const std::string hint = detail::did_you_mean(name, known); !hint.empty())
       doc.fail(key, fmt::format("unknown architecture `{}`{}; the architectures known are {}",
                                 detail::shown_value(named), hint, detail::quoted_list(known)));
@@ -258,8 +263,7 @@ void read_architecture(const detail::yaml_map &doc, gpu_spec &spec) {
                          "GPU; got '{}'",
                          detail::shown_value(cc)));
   const int major = std::stoi(cc.substr(0, dot)), minor = std::stoi(cc.substr(dot + 1));
-  const std::vector<std::string> &known = architecture_names();
-  if (std::find(known.begin(), known.end(), spec.architecture) == known.end())
+  if (!is_known_architecture(spec.architecture))
     return;
   if (const auto of_cc = architecture_of(major, minor); of_cc != spec.architecture)
     doc.fail("compute_capability",

@@ -73,15 +73,15 @@ std::string serving_curve_svg(const serving_comparison &c) {
   const double height = std::max(f.top + f.height + 56 + 16.0 * static_cast<double>(notes.size()),
                                  f.top + 24 + 18.0 * static_cast<double>(c.setups.size()));
   std::string out;
-  const std::string title =
-      c.network_name + ": output tokens per second per GPU against " + axis;
+  const std::string title = c.network_name + ": output tokens per second per GPU against " + axis;
   svg_open(out, height, title);
   svg_heading(out, f.left, title,
               fmt::format("requests of {} prompt + {} output tokens{}", c.question.prompt_tokens,
                           c.question.output_tokens,
                           c.question.eager ? ", eager" : ", CUDA graphs"));
   svg_log_axes(out, f, seconds_tick, decade_text,
-               by_ttft ? "TTFT (time to the first token, log)" : "TPOT (time per output token, log)",
+               by_ttft ? "TTFT (time to the first token, log)"
+                       : "TPOT (time per output token, log)",
                "output tokens/s per GPU (log)");
   if (c.question.tpot_s) {
     const double x = f.x_of(*c.question.tpot_s);
@@ -116,7 +116,8 @@ std::string serving_curve_svg(const serving_comparison &c) {
                                  duration(p.ttft_s), significant(p.output_tokens_per_s_per_gpu))));
     const serving_point &last = s.curve.back();
     put(out, "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"10\" fill=\"{}\">{}</text>\n",
-        f.x_of(latency(last)) + 5, f.y_of(last.output_tokens_per_s_per_gpu) - 5, colour, last.batch);
+        f.x_of(latency(last)) + 5, f.y_of(last.output_tokens_per_s_per_gpu) - 5, colour,
+        last.batch);
     if (s.chosen)
       put(out,
           "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"7\" fill=\"none\" stroke=\"{}\" "
