@@ -19,10 +19,18 @@ struct interconnect_spec {
   double bytes_per_s = 0;      ///< all links together, one direction
   double pcie_bytes_per_s = 0; ///< the PCIe fallback (x16), one direction
   /// The most GPUs these links join: one host (8 on an HGX board, the default), a pair of
-  /// bridged cards (2), an NVL72 rack (72). Beyond them a collective crosses hosts, which is not
-  /// modelled.
-  int gpus = default_domain_gpus;
-  static constexpr int default_domain_gpus = 8;
+  /// bridged cards (2), an NVL72 rack (72).
+  int gpus = default_host_gpus;
+  /// The most GPUs of one host. Between `gpus` and these a collective runs over PCIe; beyond
+  /// both it crosses hosts, which is not modelled.
+  int host_gpus = default_host_gpus;
+  static constexpr int default_host_gpus = 8;
+
+  /// The most GPUs a collective is modelled over: the links' domain or the host, the larger.
+  int max_gpus() const { return gpus > host_gpus ? gpus : host_gpus; }
+  /// The bandwidth (one direction) a collective over `n` GPUs runs at: the links' where they
+  /// join that many, else PCIe's.
+  double bytes_per_s_over(int n) const { return n > gpus ? pcie_bytes_per_s : bytes_per_s; }
 };
 
 /// One all-reduce timed on the host: `bytes` per GPU reduced over all of them.

@@ -78,11 +78,19 @@ struct config_options {
 /// The tokens of a step whose options give no `seq_len`.
 inline constexpr std::int64_t default_seq_len = 2048;
 
-/// The positions a model reads at most, as its config says (`max_position_embeddings`, GPT-2's
+/// The positions a model was trained for, as its config says (`max_position_embeddings`, GPT-2's
 /// `n_positions`), and the key that says it.
 struct context_window {
   std::int64_t positions = 0;
   std::string key;
+  /// A learned position table (GPT-2, BERT) has no row past `positions`: a longer step cannot
+  /// run. Rotary positions run on past it, untrained.
+  bool learned = false;
+  /// Rotary positions as the config's `rope_scaling` stretches them (its `factor` times
+  /// `original_max_position_embeddings`, else times `positions`); `positions` without one.
+  std::int64_t scaled_positions = 0;
+  /// "`max_position_embeddings` is 32768, stretched to 131072 by `rope_scaling`".
+  std::string describe() const;
 };
 
 /// The most GPUs tensor parallelism is modelled over.

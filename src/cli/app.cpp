@@ -39,8 +39,8 @@ CLI::Validator plain_number(const std::string &unit, double low, double high) {
       [=](std::string &text) {
         const std::string problem = number_problem(text, low, high);
         return problem.empty() ? problem
-                               : fmt::format("`{}` {}: expected a number of {} from {:g} to {:g}",
-                                             text, problem, unit, low, high);
+                               : fmt::format("`{}` {}: expected a number of {} from {} to {}", text,
+                                             problem, unit, low, high);
       },
       "NUMBER");
 }

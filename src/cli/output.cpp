@@ -28,7 +28,8 @@ output_format display_format(const output_choice &choice) {
   if (auto format = parse_output_format(choice.format))
     return *format;
   throw input_error("unknown --format `" + choice.format + "`; expected " +
-                    names_of<output_format>().choices());
+                    names_of<output_format>().choices() +
+                    did_you_mean(choice.format, names_of<output_format>().names()));
 }
 
 /// A stream into a string we keep: a report of 100,000 ops is 190 MB of JSON, and

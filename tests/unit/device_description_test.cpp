@@ -258,7 +258,7 @@ TEST_CASE("sm_rates_for: the rate table by compute capability") {
   SUBCASE("unknown architectures: nullopt") {
     CHECK_FALSE(sm_rates_for(6, 1, false).has_value());  // Pascal
     CHECK_FALSE(sm_rates_for(5, 2, false).has_value());  // Maxwell
-    CHECK_FALSE(sm_rates_for(11, 0, false).has_value()); // Thor: not in the table
+    CHECK_FALSE(sm_rates_for(13, 0, false).has_value()); // newer than the table
     CHECK_FALSE(sm_rates_for(0, 0, false).has_value());
   }
 }
@@ -295,7 +295,7 @@ TEST_CASE("GeForce halves tf32/fp16/bf16/fp8 but not fp32, fp64 or int8, on ever
 }
 
 TEST_CASE("theoretical_spec of an unknown compute capability throws roofline::error naming it") {
-  for (const std::pair<int, int> &cc : {std::pair{6, 1}, std::pair{11, 0}}) {
+  for (const std::pair<int, int> &cc : {std::pair{6, 1}, std::pair{13, 0}}) {
     const int major = cc.first, minor = cc.second;
     CAPTURE(major);
     device_description d = description("NVIDIA Mystery GPU", major, minor, 28, 1.5e9, 12e9);

@@ -166,8 +166,8 @@ TEST_CASE("every family's shapes, by hand") {
     CHECK(std::any_of(net.notes.begin(), net.notes.end(),
                       [](const std::string &note) { return contains(note, "fp16 assumed"); }));
     CHECK(std::any_of(net.notes.begin(), net.notes.end(), [](const std::string &note) {
-      return contains(note, "the step is 1024 tokens, the model's context (`n_positions` in its "
-                            "config), not the default 2048");
+      return contains(note, "the step is 1024 tokens, the model's context (`n_positions` is "
+                            "1024), not the default 2048");
     }));
   }
   SUBCASE("BERT base: an encoder, bidirectional, no LM head, no decode") {
@@ -796,7 +796,7 @@ TEST_CASE("a config's training step: the whole sequence forward and backward, no
                        "--optimizer applies to a training step: give --mode training", input_error);
 }
 
-TEST_CASE("a step past the model's context is refused at the key that gives it") {
+TEST_CASE("a step past a learned position table is refused at the key that gives it") {
   const model_config gpt2 = model_config::load(config_path("gpt2.json"));
   REQUIRE(gpt2.context());
   CHECK(gpt2.context()->positions == 1024);
@@ -807,8 +807,8 @@ TEST_CASE("a step past the model's context is refused at the key that gives it")
   options.seq_len = 1025;
   CHECK_THROWS_WITH_AS((void)gpt2.build(options),
                        doctest::Contains("gpt2.json:10:18: config: `n_positions` is 1024: the "
-                                         "model reads at most 1024 positions, and this step has "
-                                         "1025 (--seq-len)"),
+                                         "model's learned position table has no row past it, and "
+                                         "this step has 1025 (--seq-len)"),
                        input_error);
   options.seq_len.reset();
   options.phase = inference_phase::decode;
@@ -824,6 +824,57 @@ TEST_CASE("a step past the model's context is refused at the key that gives it")
   config_options long_prompt;
   long_prompt.seq_len = 100000;
   CHECK_NOTHROW((void)bare.build(long_prompt));
+}
+
+TEST_CASE("a rotary model runs past its context, stretched by rope_scaling, with a note") {
+  const auto config = [](const std::string &rope_scaling) {
+    return model_config(R"({"model_type": "qwen2", "hidden_size": 64, "num_hidden_layers": 1,
+      "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100,
+      "max_position_embeddings": 32768)" +
+                            rope_scaling + "}",
+                        "qwen.json");
+  };
+  const auto notes_past = [](const network &net) {
+    return std::count_if(net.notes.begin(), net.notes.end(), [](const std::string &note) {
+      return contains(note, "past the model's context") && contains(note, "never trained");
+    });
+  };
+  config_options options;
+  options.seq_len = 100000;
+  // Qwen2.5's YaRN: 32k trained, stretched 4×.
+  const model_config yarn = config(R"(, "rope_scaling": {"type": "yarn", "factor": 4.0,
+    "original_max_position_embeddings": 32768})");
+  REQUIRE(yarn.context());
+  CHECK_FALSE(yarn.context()->learned);
+  CHECK(yarn.context()->scaled_positions == 131072);
+  CHECK(yarn.context()->describe() ==
+        "`max_position_embeddings` is 32768, stretched to 131072 by `rope_scaling`");
+  CHECK(notes_past(yarn.build(options)) == 0);
+  options.seq_len = 131073;
+  const network past = yarn.build(options);
+  CHECK(notes_past(past) == 1);
+  CHECK(gemms(past).at("decoder_layer/q_proj").front() == 131073); // built as asked
+  // Llama 3.1's: an original 8192 stretched 8×; a context its config already says longer stays.
+  const std::string llama3 = R"(, "rope_scaling": {"rope_type": "llama3", "factor": 8.0,
+    "original_max_position_embeddings": 8192})";
+  CHECK(config(llama3).context()->scaled_positions == 65536);
+  std::string llama31 = llama3;
+  llama31.replace(llama31.find("8192"), 4, "32768");
+  llama31.replace(llama31.find("8.0"), 3, "0.5");
+  CHECK(config(llama31).context()->scaled_positions == 32768);
+  // Without an original, the factor stretches max_position_embeddings; without a factor, nothing.
+  CHECK(
+      config(R"(, "rope_scaling": {"type": "linear", "factor": 2})").context()->scaled_positions ==
+      65536);
+  CHECK(config(R"(, "rope_scaling": {"type": "mrope"})").context()->scaled_positions == 32768);
+  CHECK(config(R"(, "rope_scaling": null)").context()->scaled_positions == 32768);
+  CHECK_THROWS_WITH_AS(
+      config(R"(, "rope_scaling": {"factor": 0})"),
+      doctest::Contains(
+          "qwen.json:3:68: config `rope_scaling`: `factor` must be a positive number"),
+      input_error);
+  CHECK_THROWS_WITH_AS(config(R"(, "rope_scaling": {"factor": 1e30})"),
+                       doctest::Contains("expected at most 1073741824"), input_error);
 }
 
 TEST_CASE("an encoder refuses what only a decoder's served step has") {

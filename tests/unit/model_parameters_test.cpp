@@ -372,6 +372,7 @@ TEST_CASE("a spec file's `model:` overrides only what it names, on top of its ar
   // The same file of an architecture with no parameters: the defaults under the override.
   std::string text = hopper_spec("model:\n  efficiency: {fp16: 0.5}\n");
   text.replace(text.find("architecture: hopper"), 20, "architecture: future");
+  text.replace(text.find("\"9.0\""), 5, "\"15.0\"");
   const temp_spec future("future", text);
   const gpu_spec unfitted = catalog().resolve(future.path());
   model_parameters expected;

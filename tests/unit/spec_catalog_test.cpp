@@ -681,8 +681,17 @@ TEST_CASE("a spec's architecture is read in any case, a near miss refused, a new
                        doctest::Contains("x.yaml:2:15: GPU spec: unknown architecture `Hoper` "
                                          "(did you mean `hopper`?)"),
                        input_error);
-  const gpu_spec future = spec_catalog::builtin().inherit(spec_of("rubin", "11.0"));
+  const gpu_spec future = spec_catalog::builtin().inherit(spec_of("rubin", "15.0"));
   CHECK(contains(future.parameters.origin, "generic defaults"));
+  // A name of its own at a known compute capability is the known architecture misnamed.
+  CHECK_THROWS_WITH_AS(spec_of("GH100", "9.0"),
+                       doctest::Contains("x.yaml:2:15: GPU spec: unknown architecture `GH100`, of "
+                                         "compute capability 9.0: that is the hopper "
+                                         "architecture; name it"),
+                       input_error);
+  CHECK_THROWS_WITH_AS(spec_of("thor", "11.0"), doctest::Contains("that is the blackwell"),
+                       input_error);
+  CHECK(spec_of("blackwell", "11.0").architecture == "blackwell");
   CHECK_THROWS_WITH_AS(spec_of("hopper", "banana"),
                        doctest::Contains("`compute_capability` must be MAJOR.MINOR"), input_error);
   CHECK_THROWS_WITH_AS(spec_of("hopper", "9."), doctest::Contains("must be MAJOR.MINOR"),

@@ -65,14 +65,20 @@ analysis analyze(const network &net, const perf_model &model, std::string device
                  std::optional<double> memory_reserve) {
   std::vector<op> ops = lower(net);
   const gpu_spec &spec = model.spec();
-  for (const op &o : ops)
-    if (o.is_all_reduce() && spec.interconnect && o.gpus > spec.interconnect->gpus)
-      throw input_error(
-          {net.origin},
-          fmt::format("`{}`: an all-reduce over {} GPUs, and the {}'s links join at most {} (one "
-                      "host: its spec's `interconnect.gpus`); collectives across hosts are not "
-                      "modelled yet",
-                      shown_value(o.layer), o.gpus, spec.name, spec.interconnect->gpus));
+  int over_pcie = 0;
+  for (const op &o : ops) {
+    if (!o.is_all_reduce() || !spec.interconnect)
+      continue;
+    const interconnect_spec &links = *spec.interconnect;
+    if (o.gpus > links.max_gpus())
+      throw input_error(o.where,
+                        fmt::format("`{}`: an all-reduce over {} GPUs, and the {}'s links and host "
+                                    "join at most {} (its spec's `interconnect.gpus` and "
+                                    "`host_gpus`); collectives across hosts are not modelled yet",
+                                    shown_value(o.layer), o.gpus, spec.name, links.max_gpus()));
+    if (o.gpus > links.gpus)
+      over_pcie = std::max(over_pcie, o.gpus);
+  }
   std::optional<memory_use> memory;
   if (const double capacity = model.spec().memory_bytes; capacity > 0) {
     if (memory_reserve && *memory_reserve >= capacity)
@@ -84,6 +90,12 @@ analysis analyze(const network &net, const perf_model &model, std::string device
   analysis r = analyze_ops(net.name, std::move(ops), model, std::move(device_selection));
   r.memory = memory;
   std::vector<std::string> notes = net.notes;
+  if (over_pcie > 0)
+    notes.push_back(fmt::format(
+        "all-reduces over {} GPUs run over PCIe ({:.0f} GB/s a direction): the {}'s {} links "
+        "join {} GPUs at most",
+        over_pcie, spec.interconnect->pcie_bytes_per_s / 1e9, spec.name, spec.interconnect->kind,
+        spec.interconnect->gpus));
   for (std::string &note : routing_notes(net))
     notes.push_back(std::move(note));
   if (net.mode == run_mode::training && net.recompute == recomputation::full)

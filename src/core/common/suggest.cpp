@@ -50,7 +50,7 @@ std::vector<std::string> closest_names(std::string_view word,
     const std::string other = to_lower(candidate);
     // A longer spelling of a name ("--batchsize" for "--batch") is as good a hint.
     const bool extends = other.size() >= 3 && lower.rfind(other, 0) == 0;
-    const std::size_t distance = other.rfind(lower, 0) == 0 && lower.size() >= 3 ? 1
+    const std::size_t distance = other.rfind(lower, 0) == 0 && lower.size() >= 2 ? 1
                                  : extends ? std::min<std::size_t>(edit_distance(lower, other), 2)
                                            : edit_distance(lower, other);
     if (distance <= tolerance)

@@ -395,13 +395,16 @@ serving_comparison serve(const compare_request &request, const serving_question 
   if (source->options.mode == run_mode::training)
     throw input_error("a serving question is of a model served, not trained: build its config "
                       "in inference (config_options::mode)");
+  // A rotary model runs on past its context (the steps' networks note it); a learned
+  // position table cannot.
   if (const auto &context = source->config.context();
-      context && question.prompt_tokens + question.output_tokens > context->positions)
+      context && context->learned &&
+      question.prompt_tokens + question.output_tokens > context->positions)
     throw input_error({source->config.origin()},
                       fmt::format("a request of {} prompt and {} output tokens is longer than the "
-                                  "model's context: `{}` is {}",
-                                  question.prompt_tokens, question.output_tokens, context->key,
-                                  context->positions));
+                                  "model's context: {}",
+                                  question.prompt_tokens, question.output_tokens,
+                                  context->describe()));
   const std::map<std::string, gpu_spec> specs = resolve_compared_gpus(request);
   detail::check_prices_and_degrees(request);
   // Before any analysis: each setup analyses its steps at about 3 · log2(max_serving_batch)

@@ -316,6 +316,29 @@ void complete_widths(const yaml_map &map, transformer_shape &s) {
                          s.kv_heads, s.heads));
 }
 
+/// The positions a rotary model's `rope_scaling` (YaRN, Llama 3's, linear, dynamic NTK) stretches
+/// `positions` to: its `factor` times `original_max_position_embeddings` where given, else times
+/// `positions`; `positions` where it gives no factor (Qwen2-VL's mrope) or stretches less.
+std::int64_t rope_scaled_positions(const config_reader &config, std::int64_t positions) {
+  const yaml_map &top = config.map();
+  if (!top.has("rope_scaling") || top.required("rope_scaling").is_null())
+    return positions;
+  const yaml_map map(top.required("rope_scaling"), top.file(), "config `rope_scaling`",
+                     yaml_map::any_keys{});
+  if (!map.has("factor"))
+    return positions;
+  const double factor = map.positive_number("factor");
+  const double original = static_cast<double>(
+      map.optional_positive_int("original_max_position_embeddings").value_or(positions));
+  // A billion positions: past any model's context, and far inside an int64.
+  constexpr double most_positions = 1 << 30;
+  if (factor * original > most_positions)
+    map.fail("factor", fmt::format("`factor` {} stretches the context to {:.3g} positions; "
+                                   "expected at most {:.0f}",
+                                   factor, factor * original, most_positions));
+  return std::max(positions, static_cast<std::int64_t>(std::llround(factor * original)));
+}
+
 transformer_shape shape_of(config_reader &config) {
   const yaml_map &map = config.map();
   const std::string type = map.string("model_type");
@@ -351,7 +374,9 @@ transformer_shape shape_of(config_reader &config) {
   // and rotary models are untested there.
   for (const char *key : {"max_position_embeddings", "n_positions", "n_ctx"})
     if (const auto positions = config.optional_int({key})) {
-      s.context = context_window{*positions, key};
+      s.context = context_window{*positions, key, !s.rotary, *positions};
+      if (s.rotary)
+        s.context->scaled_positions = rope_scaled_positions(config, *positions);
       break;
     }
   return s;
@@ -810,6 +835,13 @@ const std::string &model_config::origin() const noexcept {
   return m_parsed->origin;
 }
 
+std::string context_window::describe() const {
+  if (scaled_positions == positions)
+    return fmt::format("`{}` is {}", key, positions);
+  return fmt::format("`{}` is {}, stretched to {} by `rope_scaling`", key, positions,
+                     scaled_positions);
+}
+
 const std::optional<context_window> &model_config::context() const noexcept {
   return m_parsed->shape.context;
 }
@@ -817,29 +849,36 @@ const std::optional<context_window> &model_config::context() const noexcept {
 namespace {
 
 /// `options` with the step's tokens within the model's context: an unset `seq_len` is the
-/// default shortened to the context where that is shorter (`note` says so); input_error, at the
-/// config's key, for a step that reads more positions than the context holds.
+/// default shortened to the context where that is shorter (`note` says so). A step that reads
+/// more positions than a learned table holds is refused at the config's key (input_error); a
+/// rotary one past its (scaled) context is built, `note` saying its positions are untrained.
 config_options within_context(config_options options, const transformer_shape &s,
-                              const yaml_map &map, std::string &note) {
+                              const yaml_map &map, std::vector<std::string> &notes) {
   if (!s.context)
     return options;
   const context_window &context = *s.context;
   const bool decode = options.phase == inference_phase::decode;
-  if (!options.seq_len && default_seq_len > context.positions && !(decode && options.kv_len)) {
-    options.seq_len = context.positions;
-    note = fmt::format("the step is {} tokens, the model's context (`{}` in its config), not "
-                       "the default {} (--seq-len sets it)",
-                       context.positions, context.key, default_seq_len);
+  if (!options.seq_len && default_seq_len > context.scaled_positions &&
+      !(decode && options.kv_len)) {
+    options.seq_len = context.scaled_positions;
+    notes.push_back(fmt::format("the step is {} tokens, the model's context ({}), not the "
+                                "default {} (--seq-len sets it)",
+                                context.scaled_positions, context.describe(), default_seq_len));
   }
   const std::int64_t positions =
       decode ? options.kv_len.value_or(options.seq_len.value_or(default_seq_len))
              : options.seq_len.value_or(default_seq_len);
-  if (positions > context.positions)
-    map.fail(context.key,
-             fmt::format("`{}` is {}: the model reads at most {} positions, and this {} {} ({})",
-                         context.key, context.positions, context.positions,
-                         decode ? "decode step's KV cache holds" : "step has", positions,
-                         decode && options.kv_len ? "--kv-len" : "--seq-len"));
+  const char *given = decode && options.kv_len ? "--kv-len" : "--seq-len";
+  const char *holds = decode ? "decode step's KV cache holds" : "step has";
+  if (positions > context.scaled_positions && context.learned)
+    map.fail(context.key, fmt::format("{}: the model's learned position table has no row past "
+                                      "it, and this {} {} ({})",
+                                      context.describe(), holds, positions, given));
+  if (positions > context.scaled_positions)
+    notes.push_back(fmt::format("this {} {} positions ({}), past the model's context ({}): its "
+                                "rotary positions there were never trained; the cost is "
+                                "modelled, the answers' quality is not",
+                                holds, positions, given, context.describe()));
   return options;
 }
 
@@ -848,8 +887,9 @@ config_options within_context(config_options options, const transformer_shape &s
 network model_config::build(const config_options &given) const {
   check_config_options(given);
   const config_reader &config = m_parsed->config;
-  std::string context_note;
-  const config_options options = within_context(given, m_parsed->shape, config.map(), context_note);
+  std::vector<std::string> context_notes;
+  const config_options options =
+      within_context(given, m_parsed->shape, config.map(), context_notes);
   std::vector<std::string> sharding_notes;
   const transformer_shape s =
       sharded(m_parsed->shape, options.tensor_parallel, config.map(), sharding_notes);
@@ -876,8 +916,7 @@ network model_config::build(const config_options &given) const {
   net.resident_weight_bytes = resident_weight_bytes(config, s, options);
   if (config.optional_string("torch_dtype").empty())
     net.notes.push_back("the config names no `torch_dtype`: fp16 assumed");
-  if (!context_note.empty())
-    net.notes.push_back(context_note);
+  net.notes.insert(net.notes.end(), context_notes.begin(), context_notes.end());
   net.notes.insert(net.notes.end(), sharding_notes.begin(), sharding_notes.end());
   add_head(net, s, options);
   net.config_sizes = config_sizes_of(m_parsed->shape);

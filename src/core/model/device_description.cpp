@@ -60,6 +60,15 @@ const sm_rates blackwell{"blackwell",
 // TFLOPS = 188 · 1024 · 2.617 GHz). An architecture of its own: it lacks sm_100's TMEM and 2-CTA
 // MMA, so it must not inherit sm_100's model parameters.
 const sm_rates blackwell_sm120{"blackwell-sm120", ada.flop_per_clock};
+// sm_110 (Jetson Thor, sm_101 before CUDA 13): taken as sm_100's tensor rates, unchecked on a
+// Thor; no fp64 rate, which a datacenter part's would overstate.
+const sm_rates thor{"blackwell",
+                    {{p::fp32, 256},
+                     {p::tf32, 4096},
+                     {p::fp16, 8192},
+                     {p::bf16, 8192},
+                     {p::fp8, 16384},
+                     {p::int8, 16384}}};
 
 } // namespace
 
@@ -79,6 +88,8 @@ std::optional<sm_rates> sm_rates_for(int cc_major, int cc_minor, bool geforce) {
     rates = hopper;
   else if (cc_major == 10)
     rates = blackwell;
+  else if (cc_major == 11)
+    rates = thor;
   else if (cc_major == 12)
     rates = blackwell_sm120;
   if (rates && geforce) // GeForce tensor cores accumulate in fp32 at half rate (fp16/bf16/tf32/fp8)

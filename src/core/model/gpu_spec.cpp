@@ -217,7 +217,8 @@ std::optional<std::string> architecture_of(int cc_major, int cc_minor) {
   case 7: return cc_minor < 5 ? "volta" : "turing";
   case 8: return cc_minor == 9 ? "ada" : "ampere";
   case 9: return "hopper";
-  case 10: return "blackwell";
+  case 10:
+  case 11: return "blackwell"; // 11.0: Jetson Thor (sm_101 before CUDA 13)
   case 12: return "blackwell-sm120";
   default: return std::nullopt;
   }
@@ -263,9 +264,16 @@ void read_architecture(const detail::yaml_map &doc, gpu_spec &spec) {
                          "GPU; got '{}'",
                          detail::shown_value(cc)));
   const int major = std::stoi(cc.substr(0, dot)), minor = std::stoi(cc.substr(dot + 1));
+  const auto of_cc = architecture_of(major, minor);
+  // A name of its own is a GPU newer than this tool: one of a known compute capability is not.
+  if (!is_known_architecture(spec.architecture) && of_cc)
+    doc.fail("architecture",
+             fmt::format("unknown architecture `{}`, of compute capability {}: that is the {} "
+                         "architecture; name it, or give a newer GPU's compute capability",
+                         detail::shown_value(doc.string("architecture")), cc, *of_cc));
   if (!is_known_architecture(spec.architecture))
     return;
-  if (const auto of_cc = architecture_of(major, minor); of_cc != spec.architecture)
+  if (of_cc != spec.architecture)
     doc.fail("compute_capability",
              fmt::format("`compute_capability` {} is {}, not the `architecture` {}", cc,
                          of_cc ? "of the " + *of_cc + " architecture" : "of no known architecture",
@@ -304,7 +312,7 @@ gpu_spec parse_gpu_spec(std::string_view yaml_text, const std::string &origin) {
   spec.price_per_hour_usd = optional_scaled_number(doc, "price_per_hour_usd", 1, price_range);
   if (doc.has("interconnect")) {
     const yaml_map links(doc.required("interconnect"), origin, "GPU spec `interconnect`",
-                         {"kind", "links", "gb_per_s", "pcie_gb_per_s", "gpus"});
+                         {"kind", "links", "gb_per_s", "pcie_gb_per_s", "gpus", "host_gpus"});
     interconnect_spec ic;
     ic.kind = links.string("kind");
     const std::int64_t count = links.non_negative_int_or("links", 0);
@@ -313,12 +321,14 @@ gpu_spec parse_gpu_spec(std::string_view yaml_text, const std::string &origin) {
     ic.links = static_cast<int>(count);
     ic.bytes_per_s = scaled_number(links, "gb_per_s", 1e9, link_range);
     ic.pcie_bytes_per_s = scaled_number(links, "pcie_gb_per_s", 1e9, link_range);
-    const std::int64_t domain = links.non_negative_int_or("gpus", ic.gpus);
-    if (domain < 1 || domain > 1024)
-      links.fail("gpus", fmt::format("`gpus` = {} is not a number of GPUs one set of links joins "
-                                     "(from 1 to 1024)",
-                                     domain));
-    ic.gpus = static_cast<int>(domain);
+    for (auto [key, field, what] : {std::tuple{"gpus", &ic.gpus, "one set of links joins"},
+                                    {"host_gpus", &ic.host_gpus, "one host holds"}}) {
+      const std::int64_t n = links.non_negative_int_or(key, *field);
+      if (n < 1 || n > 1024)
+        links.fail(key, fmt::format("`{}` = {} is not a number of GPUs {} (from 1 to 1024)", key, n,
+                                    what));
+      *field = static_cast<int>(n);
+    }
     spec.interconnect = ic;
   }
 

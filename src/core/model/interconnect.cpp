@@ -24,7 +24,7 @@ double bus_bandwidth(std::int64_t bytes, double time_s, int gpus) {
 double all_reduce_bound_s(std::int64_t bytes, int gpus, const interconnect_spec &links) {
   if (gpus < 2)
     return 0;
-  return static_cast<double>(bytes) * 2.0 * (gpus - 1) / gpus / links.bytes_per_s;
+  return static_cast<double>(bytes) * 2.0 * (gpus - 1) / gpus / links.bytes_per_s_over(gpus);
 }
 
 double all_reduce_parameter(const model_parameters &params, parameter group, int gpus) {
@@ -51,7 +51,7 @@ double modelled_all_reduce_s(std::int64_t bytes, int gpus, const interconnect_sp
   return all_reduce_parameter(params, parameter::all_reduce_latency_s, gpus) +
          all_reduce_traffic_bytes(bytes, gpus, params) /
              (all_reduce_parameter(params, parameter::all_reduce_link_efficiency, gpus) *
-              links.bytes_per_s);
+              links.bytes_per_s_over(gpus));
 }
 
 std::optional<double> measured_all_reduce_s(std::int64_t bytes, int gpus,

@@ -332,11 +332,12 @@ std::string modelled_all_reduce_terms(std::int64_t bytes, int gpus, const interc
                                       const model_parameters &params) {
   const bool oneshot = all_reduce_traffic_bytes(bytes, gpus, params) >
                        static_cast<double>(bytes) * 2.0 * (gpus - 1) / gpus;
-  return fmt::format("{}{} at {:.0f}% of {:.0f} GB/s a direction plus {:.1f} µs", links.kind,
+  return fmt::format("{}{} at {:.0f}% of {:.0f} GB/s a direction plus {:.1f} µs",
+                     gpus > links.gpus ? "PCIe" : links.kind,
                      oneshot ? " (one-shot: every peer's whole message)" : "",
                      100 *
                          all_reduce_parameter(params, parameter::all_reduce_link_efficiency, gpus),
-                     links.bytes_per_s / 1e9,
+                     links.bytes_per_s_over(gpus) / 1e9,
                      1e6 * all_reduce_parameter(params, parameter::all_reduce_latency_s, gpus));
 }
 
