@@ -267,137 +267,215 @@ void print_ratios(const std::vector<gpu_data> &gpus, precision p) {
   }
 }
 
+/// The command line: `aic_gemm_fit DIR [--hopper-fp8 CALIBRATION.csv,FRESH.csv] ...`.
+struct options {
+  std::string dir, hopper_fp8, only, dump, h200_fp8;
+  std::size_t cap = 400;
+};
+
+options parse_options(int argc, char **argv) {
+  if (argc < 2)
+    throw error("usage: aic_gemm_fit DIR [--hopper-fp8 CALIBRATION.csv,FRESH.csv] "
+                "[--fit-rows N] [--only ARCH]");
+  options o;
+  o.dir = argv[1];
+  for (int i = 2; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i], value = argv[i + 1];
+    if (flag == "--hopper-fp8")
+      o.hopper_fp8 = value;
+    else if (flag == "--fit-rows")
+      o.cap = static_cast<std::size_t>(std::stoul(value));
+    else if (flag == "--only")
+      o.only = value;
+    else if (flag == "--dump")
+      o.dump = value;
+    else if (flag == "--score-h200-fp8")
+      o.h200_fp8 = value;
+    else
+      throw error("unknown option " + flag);
+  }
+  return o;
+}
+
+/// Every AIConfigurator GPU's GEMM table, with its spec where the catalog has one.
+std::vector<gpu_data> load_gpus(const std::string &dir) {
+  const spec_catalog &catalog = spec_catalog::builtin();
+  std::vector<gpu_data> gpus;
+  for (const bench::aic_gpu &g : bench::aic_gpus()) {
+    gpu_data d;
+    d.files = std::string(g.files);
+    gemm_table table = read_gemms(dir + "/gemm_" + d.files + "_trtllm.csv");
+    d.rows = std::move(table.rows);
+    d.weight_only = std::move(table.weight_only);
+    try {
+      const gpu_spec spec = catalog.resolve(std::string(g.spec));
+      d.catalog = spec.parameters;
+      d.fitted = spec.parameters;
+      d.spec = model_basis(spec);
+      for (auto &[p, rows] : d.rows)
+        for (row &r : rows)
+          r.timed.gemm.operands = operands_of(r.timed.gemm.shape, p, *d.spec);
+      for (auto &[label, rows] : d.weight_only)
+        for (row &r : rows) // the plugin's engine was timed on one inference: weights cold
+          r.timed.gemm.operands = cache_state::cold;
+    } catch (const std::exception &e) {
+      std::fprintf(stderr, "%s: no spec `%s` in the catalog, not scored (%s)\n", d.files.c_str(),
+                   std::string(g.spec).c_str(), e.what());
+    }
+    gpus.push_back(std::move(d));
+  }
+  return gpus;
+}
+
+gpu_data &gpu_named(std::vector<gpu_data> &gpus, std::string_view files) {
+  for (gpu_data &g : gpus)
+    if (g.files == files)
+      return g;
+  throw error("no GPU " + std::string(files));
+}
+
+/// Each fitted architecture's parameters, printed as a spec's `model:` section.
+std::map<std::string, model_parameters> fit_architectures(std::vector<gpu_data> &gpus,
+                                                          const options &o) {
+  const spec_catalog &catalog = spec_catalog::builtin();
+  // Each architecture fitted on its GPU, from what it inherits (specs/arch/*.yaml `inherits:
+  // hopper`), so that its values go with the ones it does not fit.
+  const architecture_parameters *hopper = catalog.architecture("hopper");
+  if (!hopper)
+    throw error("no hopper architecture file in the catalog");
+  const model_parameters inherited = apply(model_parameters{}, hopper->parameters);
+  std::map<std::string, model_parameters> by_architecture;
+  for (const fitted_architecture &a : fitted_architectures) {
+    const std::string architecture(a.architecture);
+    if (!o.only.empty() && o.only != architecture)
+      continue;
+    gpu_data &g = gpu_named(gpus, a.gpu_files);
+    if (!g.spec)
+      continue;
+    model_parameters p = inherited;
+    const std::vector<timed_linear> bf16 = fit_rows(g.rows[precision::bf16], o.cap);
+    p = fit_model(gemms_of(bf16), *g.spec, p);
+    // The tables hold no fp16 GEMM: fp16 runs at bf16's tensor-core rate on these
+    // architectures, so it takes bf16's values rather than the generic defaults.
+    for (const parameter group : {parameter::efficiency, parameter::wave_overhead_s})
+      p.set(parameter_at(group, precision::fp16), p[parameter_at(group, precision::bf16)]);
+    std::size_t fp8_rows = 0;
+    if (g.rows.count(precision::fp8) && g.spec->peak_flop_per_s(precision::fp8) > 0) {
+      const std::vector<timed_linear> fp8 = fit_rows(g.rows[precision::fp8], o.cap);
+      std::vector<parameter> free = precision_parameters(precision::fp8);
+      free.insert(free.end(), quantize_parameters.begin(), quantize_parameters.end());
+      p = fit_linear(fp8, *g.spec, p, free);
+      fp8_rows = fp8.size();
+    }
+    by_architecture[architecture] = p;
+    const parameter_overrides fitted = changed(
+        inherited, p,
+        fmt::format("fitted by bench/aic_gemm_fit on NVIDIA AIConfigurator's TensorRT-LLM GEMM "
+                    "timings of an {} (third-party: ai-dynamo/aiconfigurator 095f58a, "
+                    "gemm_{}_trtllm): {} bf16 and {} fp8 rows of the `fit` half",
+                    g.spec->display_name, g.files, bf16.size(), fp8_rows));
+    fmt::print("## {} (fitted on {}: {} bf16, {} fp8 rows)\n\n```yaml\n{}```\n\n", architecture,
+               g.files, bf16.size(), fp8_rows, to_yaml(fitted));
+  }
+  return by_architecture;
+}
+
+/// Hopper's fp8: the GEMM on our own sweep, then TensorRT-LLM's quantize op on the H100's fit
+/// half (printed with its scores); nullopt without --hopper-fp8.
+std::optional<model_parameters> fit_hopper_fp8(std::vector<gpu_data> &gpus, const options &o) {
+  if (o.hopper_fp8.empty() || !(o.only.empty() || o.only == "hopper"))
+    return std::nullopt;
+  gpu_data &h100 = gpu_named(gpus, "h100_sxm");
+  const std::size_t comma = o.hopper_fp8.find(',');
+  if (comma == std::string::npos)
+    throw error("--hopper-fp8 CALIBRATION.csv,FRESH.csv");
+  const std::vector<timed_linear> calibration = read_sweep(o.hopper_fp8.substr(0, comma));
+  const std::vector<timed_linear> fresh = read_sweep(o.hopper_fp8.substr(comma + 1));
+  model_parameters p = h100.catalog;
+  for (const parameter id : precision_parameters(precision::fp8)) // not from an earlier fit
+    p.set(id, info(id).default_value);
+  for (const parameter id : quantize_parameters)
+    p.set(id, info(id).default_value);
+  const model_parameters before = p;
+  p = fit_linear(calibration, *h100.spec, p, precision_parameters(precision::fp8));
+  const std::vector<timed_linear> quantized = fit_rows(h100.rows[precision::fp8], o.cap);
+  p = fit_linear(quantized, *h100.spec, p, quantize_parameters);
+  fmt::print("## hopper fp8 (GEMM on our {} cuBLASLt rows, quantize op on {} H100 fit rows)"
+             "\n\n```yaml\n{}```\n\n| our fp8 sweep | n | median | p90 | bias |\n|---|---:|"
+             "---:|---:|---:|\n| fitted on (calibration) | {} | {} |\n| held out (fresh) | {} "
+             "| {} |\n| fresh, table defaults | {} | {} |\n\n",
+             calibration.size(), quantized.size(), to_yaml(changed(before, p, "hopper fp8")),
+             calibration.size(), errors(calibration, *h100.spec, p), fresh.size(),
+             errors(fresh, *h100.spec, p), fresh.size(), errors(fresh, *h100.spec, before));
+  return p;
+}
+
+/// Every GPU's and precision's scores on the `score` half; the weight-only rows; the ratios.
+void print_scores(const std::vector<gpu_data> &gpus) {
+  fmt::print("### Per GPU, `score` half (shapes no fit saw)\n\n| GPU | architecture | "
+             "precision | n | catalog: median | p90 | bias | fitted: median | p90 | bias |\n"
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (const gpu_data &g : gpus) {
+    if (!g.spec)
+      continue;
+    for (const auto &[p, rows] : g.rows) {
+      const std::vector<timed_linear> scored = score_rows(rows);
+      fmt::print("| {} | {} | {} | {} | {} | {} |\n", g.files, g.spec->architecture, to_string(p),
+                 scored.size(), errors(scored, *g.spec, g.catalog),
+                 errors(scored, *g.spec, g.fitted));
+    }
+  }
+  fmt::print("\n### Weight-only quantized weights, `score` half (no parameter of their own: "
+             "cuBLAS's bf16 kernel reading the quantized bytes; TensorRT's per-layer profiler on "
+             "one inference, not a graph replay)\n\n| GPU | weights | n | median | p90 | bias "
+             "|\n|---|---|---:|---:|---:|---:|\n");
+  for (const gpu_data &g : gpus)
+    if (g.spec)
+      for (const auto &[label, rows] : g.weight_only) {
+        const std::vector<timed_linear> scored = score_rows(rows);
+        fmt::print("| {} | {} | {} | {} |\n", g.files, label, scored.size(),
+                   errors(scored, *g.spec, g.fitted));
+      }
+  for (const precision p : {precision::bf16, precision::fp8})
+    print_ratios(gpus, p);
+}
+
+/// The `score` half's rows, measured and predicted, as CSV.
+void dump_scores(const std::vector<gpu_data> &gpus, const std::string &dump) {
+  std::FILE *out = std::fopen(dump.c_str(), "w");
+  if (!out)
+    throw error("cannot write " + dump);
+  std::fprintf(out, "gpu,precision,m,n,k,measured_us,predicted_us\n");
+  for (const gpu_data &g : gpus)
+    if (g.spec)
+      for (const auto &[p, rows] : g.rows)
+        for (const timed_linear &x : score_rows(rows))
+          std::fprintf(out, "%s,%s,%lld,%lld,%lld,%.4g,%.4g\n", g.files.c_str(),
+                       std::string(to_string(p)).c_str(), static_cast<long long>(x.gemm.shape.m),
+                       static_cast<long long>(x.gemm.shape.n),
+                       static_cast<long long>(x.gemm.shape.k), x.gemm.time_s * 1e6,
+                       linear_time_s(x, *g.spec, g.fitted) * 1e6);
+  std::fclose(out);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   try {
-    if (argc < 2)
-      throw error("usage: aic_gemm_fit DIR [--hopper-fp8 CALIBRATION.csv,FRESH.csv] "
-                  "[--fit-rows N] [--only ARCH]");
-    const std::string dir = argv[1];
-    std::string hopper_fp8, only, dump, h200_fp8;
-    std::size_t cap = 400;
-    for (int i = 2; i + 1 < argc; i += 2) {
-      const std::string flag = argv[i], value = argv[i + 1];
-      if (flag == "--hopper-fp8")
-        hopper_fp8 = value;
-      else if (flag == "--fit-rows")
-        cap = static_cast<std::size_t>(std::stoul(value));
-      else if (flag == "--only")
-        only = value;
-      else if (flag == "--dump")
-        dump = value;
-      else if (flag == "--score-h200-fp8")
-        h200_fp8 = value;
-      else
-        throw error("unknown option " + flag);
-    }
-    const spec_catalog &catalog = spec_catalog::builtin();
-    std::vector<gpu_data> gpus;
-    for (const bench::aic_gpu &g : bench::aic_gpus()) {
-      gpu_data d;
-      d.files = std::string(g.files);
-      gemm_table table = read_gemms(dir + "/gemm_" + d.files + "_trtllm.csv");
-      d.rows = std::move(table.rows);
-      d.weight_only = std::move(table.weight_only);
-      try {
-        const gpu_spec spec = catalog.resolve(std::string(g.spec));
-        d.catalog = spec.parameters;
-        d.fitted = spec.parameters;
-        d.spec = model_basis(spec);
-        for (auto &[p, rows] : d.rows)
-          for (row &r : rows)
-            r.timed.gemm.operands = operands_of(r.timed.gemm.shape, p, *d.spec);
-        for (auto &[label, rows] : d.weight_only)
-          for (row &r : rows) // the plugin's engine was timed on one inference: weights cold
-            r.timed.gemm.operands = cache_state::cold;
-      } catch (const std::exception &e) {
-        std::fprintf(stderr, "%s: no spec `%s` in the catalog, not scored (%s)\n", d.files.c_str(),
-                     std::string(g.spec).c_str(), e.what());
-      }
-      gpus.push_back(std::move(d));
-    }
-    const auto gpu_named = [&](std::string_view files) -> gpu_data & {
-      for (gpu_data &g : gpus)
-        if (g.files == files)
-          return g;
-      throw error("no GPU " + std::string(files));
-    };
-
-    // Each architecture fitted on its GPU, from what it inherits (specs/arch/*.yaml `inherits:
-    // hopper`), so that its values go with the ones it does not fit.
-    const architecture_parameters *hopper = catalog.architecture("hopper");
-    if (!hopper)
-      throw error("no hopper architecture file in the catalog");
-    const model_parameters inherited = apply(model_parameters{}, hopper->parameters);
-    std::map<std::string, model_parameters> by_architecture;
-    for (const fitted_architecture &a : fitted_architectures) {
-      const std::string architecture(a.architecture);
-      if (!only.empty() && only != architecture)
-        continue;
-      gpu_data &g = gpu_named(a.gpu_files);
-      if (!g.spec)
-        continue;
-      model_parameters p = inherited;
-      const std::vector<timed_linear> bf16 = fit_rows(g.rows[precision::bf16], cap);
-      p = fit_model(gemms_of(bf16), *g.spec, p);
-      // The tables hold no fp16 GEMM: fp16 runs at bf16's tensor-core rate on these
-      // architectures, so it takes bf16's values rather than the generic defaults.
-      for (const parameter group : {parameter::efficiency, parameter::wave_overhead_s})
-        p.set(parameter_at(group, precision::fp16), p[parameter_at(group, precision::bf16)]);
-      std::size_t fp8_rows = 0;
-      if (g.rows.count(precision::fp8) && g.spec->peak_flop_per_s(precision::fp8) > 0) {
-        const std::vector<timed_linear> fp8 = fit_rows(g.rows[precision::fp8], cap);
-        std::vector<parameter> free = precision_parameters(precision::fp8);
-        free.insert(free.end(), quantize_parameters.begin(), quantize_parameters.end());
-        p = fit_linear(fp8, *g.spec, p, free);
-        fp8_rows = fp8.size();
-      }
-      by_architecture[architecture] = p;
-      const parameter_overrides fitted = changed(
-          inherited, p,
-          fmt::format("fitted by bench/aic_gemm_fit on NVIDIA AIConfigurator's TensorRT-LLM GEMM "
-                      "timings of an {} (third-party: ai-dynamo/aiconfigurator 095f58a, "
-                      "gemm_{}_trtllm): {} bf16 and {} fp8 rows of the `fit` half",
-                      g.spec->display_name, g.files, bf16.size(), fp8_rows));
-      fmt::print("## {} (fitted on {}: {} bf16, {} fp8 rows)\n\n```yaml\n{}```\n\n", architecture,
-                 g.files, bf16.size(), fp8_rows, to_yaml(fitted));
-    }
-    // Hopper: fp8 on our own sweep, then TensorRT-LLM's quantize op on the H100's fit half.
-    if (!hopper_fp8.empty() && (only.empty() || only == "hopper")) {
-      gpu_data &h100 = gpu_named("h100_sxm");
-      const std::size_t comma = hopper_fp8.find(',');
-      if (comma == std::string::npos)
-        throw error("--hopper-fp8 CALIBRATION.csv,FRESH.csv");
-      const std::vector<timed_linear> calibration = read_sweep(hopper_fp8.substr(0, comma));
-      const std::vector<timed_linear> fresh = read_sweep(hopper_fp8.substr(comma + 1));
-      model_parameters p = h100.catalog;
-      for (const parameter id : precision_parameters(precision::fp8)) // not from an earlier fit
-        p.set(id, info(id).default_value);
-      for (const parameter id : quantize_parameters)
-        p.set(id, info(id).default_value);
-      const model_parameters before = p;
-      p = fit_linear(calibration, *h100.spec, p, precision_parameters(precision::fp8));
-      const std::vector<timed_linear> quantized = fit_rows(h100.rows[precision::fp8], cap);
-      p = fit_linear(quantized, *h100.spec, p, quantize_parameters);
-      by_architecture["hopper"] = p;
-      fmt::print("## hopper fp8 (GEMM on our {} cuBLASLt rows, quantize op on {} H100 fit rows)"
-                 "\n\n```yaml\n{}```\n\n| our fp8 sweep | n | median | p90 | bias |\n|---|---:|"
-                 "---:|---:|---:|\n| fitted on (calibration) | {} | {} |\n| held out (fresh) | {} "
-                 "| {} |\n| fresh, table defaults | {} | {} |\n\n",
-                 calibration.size(), quantized.size(), to_yaml(changed(before, p, "hopper fp8")),
-                 calibration.size(), errors(calibration, *h100.spec, p), fresh.size(),
-                 errors(fresh, *h100.spec, p), fresh.size(), errors(fresh, *h100.spec, before));
-    }
-    if (!h200_fp8.empty()) {
-      const gpu_data &h200 = gpu_named("h200_sxm");
+    const options o = parse_options(argc, argv);
+    std::vector<gpu_data> gpus = load_gpus(o.dir);
+    std::map<std::string, model_parameters> by_architecture = fit_architectures(gpus, o);
+    if (auto hopper = fit_hopper_fp8(gpus, o))
+      by_architecture["hopper"] = *hopper;
+    if (!o.h200_fp8.empty()) {
+      const gpu_data &h200 = gpu_named(gpus, "h200_sxm");
       const auto found = by_architecture.find("hopper");
       const model_parameters &p = found != by_architecture.end() ? found->second : h200.catalog;
-      const std::vector<timed_linear> rows = read_sweep(h200_fp8);
+      const std::vector<timed_linear> rows = read_sweep(o.h200_fp8);
       fmt::print(
           "## hopper fp8 on our own H200 sweep (never fitted on)\n\n| {} | n | median | "
           "p90 | bias |\n|---|---:|---:|---:|---:|\n| Hopper's fp8 parameters | {} | {} |\n\n",
-          h200_fp8, rows.size(), errors(rows, *h200.spec, p));
+          o.h200_fp8, rows.size(), errors(rows, *h200.spec, p));
     }
     for (gpu_data &g : gpus)
       if (g.spec) {
@@ -406,48 +484,9 @@ int main(int argc, char **argv) {
           g.fitted = found->second;
       }
 
-    fmt::print("### Per GPU, `score` half (shapes no fit saw)\n\n| GPU | architecture | "
-               "precision | n | catalog: median | p90 | bias | fitted: median | p90 | bias |\n"
-               "|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
-    for (const gpu_data &g : gpus) {
-      if (!g.spec)
-        continue;
-      for (const auto &[p, rows] : g.rows) {
-        const std::vector<timed_linear> scored = score_rows(rows);
-        fmt::print("| {} | {} | {} | {} | {} | {} |\n", g.files, g.spec->architecture, to_string(p),
-                   scored.size(), errors(scored, *g.spec, g.catalog),
-                   errors(scored, *g.spec, g.fitted));
-      }
-    }
-    fmt::print("\n### Weight-only quantized weights, `score` half (no parameter of their own: "
-               "cuBLAS's bf16 kernel reading the quantized bytes; TensorRT's per-layer profiler on "
-               "one inference, not a graph replay)\n\n| GPU | weights | n | median | p90 | bias "
-               "|\n|---|---|---:|---:|---:|---:|\n");
-    for (const gpu_data &g : gpus)
-      if (g.spec)
-        for (const auto &[label, rows] : g.weight_only) {
-          const std::vector<timed_linear> scored = score_rows(rows);
-          fmt::print("| {} | {} | {} | {} |\n", g.files, label, scored.size(),
-                     errors(scored, *g.spec, g.fitted));
-        }
-    for (const precision p : {precision::bf16, precision::fp8})
-      print_ratios(gpus, p);
-    if (!dump.empty()) {
-      std::FILE *out = std::fopen(dump.c_str(), "w");
-      if (!out)
-        throw error("cannot write " + dump);
-      std::fprintf(out, "gpu,precision,m,n,k,measured_us,predicted_us\n");
-      for (const gpu_data &g : gpus)
-        if (g.spec)
-          for (const auto &[p, rows] : g.rows)
-            for (const timed_linear &x : score_rows(rows))
-              std::fprintf(
-                  out, "%s,%s,%lld,%lld,%lld,%.4g,%.4g\n", g.files.c_str(),
-                  std::string(to_string(p)).c_str(), static_cast<long long>(x.gemm.shape.m),
-                  static_cast<long long>(x.gemm.shape.n), static_cast<long long>(x.gemm.shape.k),
-                  x.gemm.time_s * 1e6, linear_time_s(x, *g.spec, g.fitted) * 1e6);
-      std::fclose(out);
-    }
+    print_scores(gpus);
+    if (!o.dump.empty())
+      dump_scores(gpus, o.dump);
   } catch (const std::exception &e) {
     std::fprintf(stderr, "aic_gemm_fit: %s\n", e.what());
     return 1;

@@ -264,38 +264,83 @@ void dump(const std::string &name, const gpu_data &gpu, const model_parameters &
     }
 }
 
+/// The command line: the GPU and file the architecture is fitted on, the GPUs scored.
+struct options {
+  std::optional<std::pair<std::string, std::string>> fit; // GPU, CSV
+  std::vector<std::pair<std::string, std::vector<std::string>>> gpus, cold_gpus;
+  std::string dump_file;
+};
+
+/// The options; nullopt (the usage printed) where --fit or --gpu is missing.
+std::optional<options> parse_options(int argc, char **argv) {
+  options o;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string option = argv[i], value = argv[i + 1];
+    const auto equals = value.find('=');
+    if (option == "--dump") {
+      o.dump_file = value;
+      continue;
+    }
+    if (equals == std::string::npos)
+      throw error(option + " " + value + ": expected GPU=FILES");
+    const std::string gpu = value.substr(0, equals);
+    const std::vector<std::string> files = split(value.substr(equals + 1), ',');
+    if (option == "--fit")
+      o.fit = {gpu, files.at(0)};
+    else if (option == "--gpu" && files.size() >= 2)
+      o.gpus.push_back({gpu, files});
+    else if (option == "--cold" && files.size() == 2)
+      o.cold_gpus.push_back({gpu, files});
+    else
+      throw error("unknown or incomplete option " + option);
+  }
+  if (!o.fit || o.gpus.empty()) {
+    std::fprintf(stderr, "usage: model_accuracy --fit GPU=CAL.csv --gpu GPU=CAL.csv,FRESH.csv"
+                         "[,FLOOR] [--gpu ...] [--dump FILE]\n");
+    return std::nullopt;
+  }
+  return o;
+}
+
+/// `file`'s rows, their operands cold.
+std::vector<row> cold_rows(const std::string &file) {
+  std::vector<row> rows = read_rows(file);
+  for (row &r : rows)
+    r.sample.operands = cache_state::cold;
+  return rows;
+}
+
+/// `architecture` with its cold-operand parameters fitted on the first --cold pair (the fitted
+/// GPU's) calibration rows, printed; `architecture` itself without --cold.
+model_parameters fit_cold(const options &o, const gpu_spec &fit_gpu,
+                          const model_parameters &architecture) {
+  if (o.cold_gpus.empty())
+    return architecture;
+  if (o.cold_gpus.front().first != o.fit->first)
+    throw error("the first --cold is the --fit GPU's: its calibration rows fit the cold "
+                "parameters");
+  std::vector<timed_gemm> cold_samples;
+  for (const row &r : cold_rows(o.cold_gpus.front().second[0]))
+    if (r.set == "calibration")
+      cold_samples.push_back(r.sample);
+  const model_parameters cold = fit_cold_operands(cold_samples, fit_gpu, architecture);
+  fmt::print("\ncold operands, fitted on {} cold calibration rows ({}):\n```yaml\n"
+             "  cold_dram_efficiency: {}\n  cold_dram_latency_s: {}\n```\n",
+             cold_samples.size(), o.cold_gpus.front().second[0],
+             cold[parameter::cold_dram_efficiency], cold[parameter::cold_dram_latency_s]);
+  return cold;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   try {
-    std::optional<std::pair<std::string, std::string>> fit; // GPU, CSV
-    std::vector<std::pair<std::string, std::vector<std::string>>> gpus, cold_gpus;
-    std::string dump_file;
-    for (int i = 1; i + 1 < argc; i += 2) {
-      const std::string option = argv[i], value = argv[i + 1];
-      const auto equals = value.find('=');
-      if (option == "--dump") {
-        dump_file = value;
-        continue;
-      }
-      if (equals == std::string::npos)
-        throw error(option + " " + value + ": expected GPU=FILES");
-      const std::string gpu = value.substr(0, equals);
-      const std::vector<std::string> files = split(value.substr(equals + 1), ',');
-      if (option == "--fit")
-        fit = {gpu, files.at(0)};
-      else if (option == "--gpu" && files.size() >= 2)
-        gpus.push_back({gpu, files});
-      else if (option == "--cold" && files.size() == 2)
-        cold_gpus.push_back({gpu, files});
-      else
-        throw error("unknown or incomplete option " + option);
-    }
-    if (!fit || gpus.empty()) {
-      std::fprintf(stderr, "usage: model_accuracy --fit GPU=CAL.csv --gpu GPU=CAL.csv,FRESH.csv"
-                           "[,FLOOR] [--gpu ...] [--dump FILE]\n");
+    const std::optional<options> parsed = parse_options(argc, argv);
+    if (!parsed)
       return 2;
-    }
+    const options &o = *parsed;
+    const auto &fit = o.fit;
+    const auto &gpus = o.gpus;
     const spec_catalog &catalog = spec_catalog::builtin();
     const auto datasheet = [&](const std::string &name) {
       gpu_spec spec = catalog.resolve(name);
@@ -319,30 +364,7 @@ int main(int argc, char **argv) {
                "```\n",
                fit_gpu.architecture, fitted.values.size(), parameter_count, fit_gpu.architecture,
                to_yaml(fitted));
-    // Cold operands: the first --cold file pair is the fitted GPU's.
-    const auto cold_rows = [](const std::string &file) {
-      std::vector<row> rows = read_rows(file);
-      for (row &r : rows)
-        r.sample.operands = cache_state::cold;
-      return rows;
-    };
-    model_parameters cold_architecture = architecture;
-    if (!cold_gpus.empty()) {
-      if (cold_gpus.front().first != fit->first)
-        throw error("the first --cold is the --fit GPU's: its calibration rows fit the cold "
-                    "parameters");
-      std::vector<timed_gemm> cold_samples;
-      for (const row &r : cold_rows(cold_gpus.front().second[0]))
-        if (r.set == "calibration")
-          cold_samples.push_back(r.sample);
-      cold_architecture = fit_cold_operands(cold_samples, fit_gpu, architecture);
-      fmt::print("\ncold operands, fitted on {} cold calibration rows ({}):\n```yaml\n"
-                 "  cold_dram_efficiency: {}\n  cold_dram_latency_s: {}\n```\n",
-                 cold_samples.size(), cold_gpus.front().second[0],
-                 cold_architecture[parameter::cold_dram_efficiency],
-                 cold_architecture[parameter::cold_dram_latency_s]);
-    }
-
+    const model_parameters cold_architecture = fit_cold(o, fit_gpu, architecture);
     std::vector<gpu_data> data;
     for (const auto &[name, files] : gpus) {
       gpu_data g;
@@ -361,12 +383,12 @@ int main(int argc, char **argv) {
     }
     for (std::size_t i = 0; i < data.size(); ++i)
       score(gpus[i].first, data[i], architecture);
-    for (const auto &[name, files] : cold_gpus)
+    for (const auto &[name, files] : o.cold_gpus)
       score_cold(name, datasheet(name), cold_rows(files[1]), cold_architecture);
     for (std::size_t i = 1; i < data.size(); ++i)
       score_ratio(gpus[0].first, data[0], gpus[i].first, data[i], architecture, architecture);
-    if (!dump_file.empty()) {
-      std::ofstream out(dump_file);
+    if (!o.dump_file.empty()) {
+      std::ofstream out(o.dump_file);
       out << "gpu,set,category,m,n,k,batch_count,precision,launches,device_us,eager_us,"
              "architecture_us,calibrated_us,family,tile_m,tile_n,split_k,predicted_launches\n";
       for (std::size_t i = 0; i < data.size(); ++i)

@@ -207,6 +207,44 @@ template <class T, int Copies> struct copy_plan {
   }
 };
 
+/// One stage's k_steps of mma into `acc`: the warp's A and B fragments loaded from the stage at
+/// `stage` (ldmatrix, the lane's swizzled offsets `a_lane` and `b_lane`), converted, multiplied.
+template <class T>
+__device__ __forceinline__ void mma_stage(float (&acc)[m_tiles][n_tiles][4], std::uint32_t stage,
+                                          std::uint32_t a_lane, std::uint32_t b_lane) {
+  using op = mma_type<T>;
+#pragma unroll
+  for (int s = 0; s < k_steps; ++s) {
+    std::uint32_t af[m_tiles][4], bf[n_tiles][2];
+#pragma unroll
+    for (int i = 0; i < m_tiles; ++i)
+      ldmatrix_x4(af[i],
+                  stage + (a_lane ^ (32u * s)) + static_cast<std::uint32_t>(i * 16 * slice_bytes));
+#pragma unroll
+    for (int j = 0; j < n_tiles / 2; ++j) {
+      std::uint32_t r[4];
+      ldmatrix_x4(r,
+                  stage + (b_lane ^ (32u * s)) + static_cast<std::uint32_t>(j * 16 * slice_bytes));
+      bf[2 * j][0] = r[0], bf[2 * j][1] = r[1], bf[2 * j + 1][0] = r[2], bf[2 * j + 1][1] = r[3];
+    }
+#pragma unroll
+    for (int i = 0; i < m_tiles; ++i)
+#pragma unroll
+      for (int r = 0; r < 4; ++r)
+        af[i][r] = op::operand(af[i][r]);
+#pragma unroll
+    for (int j = 0; j < n_tiles; ++j)
+#pragma unroll
+      for (int r = 0; r < 2; ++r)
+        bf[j][r] = op::operand(bf[j][r]);
+#pragma unroll
+    for (int i = 0; i < m_tiles; ++i)
+#pragma unroll
+      for (int j = 0; j < n_tiles; ++j)
+        op::run(acc[i][j], af[i], bf[j]);
+  }
+}
+
 template <class T, bool Aligned>
 __global__ void __launch_bounds__(threads, min_blocks)
     gemm_tensorcore_kernel(const T *a, const T *b, T *c, int m, int n, int k, int tiles_m,
@@ -262,37 +300,7 @@ __global__ void __launch_bounds__(threads, min_blocks)
 
       const std::uint32_t stage =
           shared_base + static_cast<std::uint32_t>(slice % stages * stage_bytes);
-#pragma unroll
-      for (int s = 0; s < k_steps; ++s) {
-        std::uint32_t af[m_tiles][4], bf[n_tiles][2];
-#pragma unroll
-        for (int i = 0; i < m_tiles; ++i)
-          ldmatrix_x4(af[i], stage + (a_lane ^ (32u * s)) +
-                                 static_cast<std::uint32_t>(i * 16 * slice_bytes));
-#pragma unroll
-        for (int j = 0; j < n_tiles / 2; ++j) {
-          std::uint32_t r[4];
-          ldmatrix_x4(r, stage + (b_lane ^ (32u * s)) +
-                             static_cast<std::uint32_t>(j * 16 * slice_bytes));
-          bf[2 * j][0] = r[0], bf[2 * j][1] = r[1], bf[2 * j + 1][0] = r[2],
-                 bf[2 * j + 1][1] = r[3];
-        }
-#pragma unroll
-        for (int i = 0; i < m_tiles; ++i)
-#pragma unroll
-          for (int r = 0; r < 4; ++r)
-            af[i][r] = op::operand(af[i][r]);
-#pragma unroll
-        for (int j = 0; j < n_tiles; ++j)
-#pragma unroll
-          for (int r = 0; r < 2; ++r)
-            bf[j][r] = op::operand(bf[j][r]);
-#pragma unroll
-        for (int i = 0; i < m_tiles; ++i)
-#pragma unroll
-          for (int j = 0; j < n_tiles; ++j)
-            op::run(acc[i][j], af[i], bf[j]);
-      }
+      mma_stage<T>(acc, stage, a_lane, b_lane);
     }
     __syncthreads(); // the next tile's copies overwrite stages still being read
 

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace roofline {
 
@@ -38,7 +39,17 @@ std::string shown_value(std::string_view value, std::size_t max_characters = 60)
 
 struct write_options {
   bool colour = false; ///< ANSI colour in the table format (a terminal)
+  /// The table format: every column, and long lines unbroken; else the key columns, and lines
+  /// wrapped at table_width.
+  bool wide = false;
+  /// The table format: the columns named (headers or JSON keys, in any case), after the first,
+  /// in each table that has some of them; a name no table of the document has is an
+  /// input_error.
+  std::vector<std::string> columns;
 };
+
+/// The width the table format keeps to unless write_options::wide: a terminal's 120 columns.
+inline constexpr std::size_t table_width = 120;
 
 /// The version of the JSON documents' layout (docs/json-schema.md).
 inline constexpr int json_schema_version = 2;

@@ -81,6 +81,12 @@ void add_output_options(CLI::App &command, output_choice &output) {
       .add_option("--output,-o", output.file,
                   "also write the report to this file, in the format its extension names")
       ->check(file_name);
+  command.add_flag("--wide", output.wide,
+                   "the table format: every column, long lines unbroken (default: the key "
+                   "columns, lines wrapped at 120)");
+  command.add_option("--columns", output.columns,
+                     "the table format: these columns (headers or JSON keys, comma-separated) "
+                     "after each table's first");
 }
 
 void add_chart_options(CLI::App &command, output_choice &output) {
@@ -394,6 +400,7 @@ int run(int argc, char **argv) {
   c.batches = comma_list(c.batches, "--batch");
   c.prices = comma_list(c.prices, "--price");
   c.degrees = comma_list(c.degrees, "--tp");
+  line.output.columns = comma_list(line.output.columns, "--columns");
   refuse_overwrites(line, given.compare->parsed());
   return dispatch(app, given, line);
 }

@@ -52,10 +52,11 @@ private:
 
 bool stdout_was_closed = false;
 
-std::string render(const report_writer &write, output_format format, bool colour) {
+std::string render(const report_writer &write, output_format format, bool colour,
+                   const output_choice &choice) {
   string_buffer buffer;
   std::ostream text(&buffer);
-  write(format, text, write_options{colour});
+  write(format, text, write_options{colour, choice.wide, choice.columns});
   return std::move(buffer.text);
 }
 
@@ -84,7 +85,7 @@ std::vector<file_output> rendered_files(const output_choice &choice, const repor
                             output_format file_format) {
     files.push_back(
         {option, file,
-         file_format == format && !colour ? display : render(write, file_format, false)});
+         file_format == format && !colour ? display : render(write, file_format, false, choice)});
   };
   if (!choice.file.empty())
     add_file("--output", choice.file,
@@ -140,7 +141,7 @@ struct file_identity {
 void emit(const output_choice &choice, const report_writer &write) {
   const output_format format = display_format(choice);
   const bool colour = colour_terminal();
-  const std::string display = render(write, format, colour);
+  const std::string display = render(write, format, colour, choice);
   // Every file rendered before any is written.
   for (const file_output &output : rendered_files(choice, write, format, colour, display)) {
     try {

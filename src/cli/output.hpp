@@ -18,6 +18,10 @@ namespace roofline::cli {
 /// Where a report goes, as the command line says.
 struct output_choice {
   std::string format = "table";
+  /// The table format: every column and long lines unbroken (--wide), or the columns named
+  /// (--columns) after each table's first.
+  bool wide = false;
+  std::vector<std::string> columns;
   std::string file;
   std::string plot; ///< the roofline chart as SVG
   std::string html; ///< one self-contained page: chart, tables, advice

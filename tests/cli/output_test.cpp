@@ -434,3 +434,57 @@ TEST_CASE("a config.json holding what JSON allows and YAML does not is read") {
   INFO("stderr: " << r.err);
   CHECK(r.status == 0);
 }
+
+// ------------------------------------------------------------------ the first screen
+
+namespace {
+
+/// The widest line of `text`, in code points.
+std::size_t widest_line(const std::string &text) {
+  std::size_t widest = 0, width = 0;
+  for (const char c : text) {
+    if (c == '\n') {
+      widest = std::max(widest, width);
+      width = 0;
+    } else if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) {
+      ++width;
+    }
+  }
+  return std::max(widest, width);
+}
+
+} // namespace
+
+TEST_CASE("the default table fits 120 columns; --wide has every column, --columns the named") {
+  const std::string llama = source_path("examples/configs/llama-3-8b.json");
+  const std::vector<std::vector<std::string>> commands = {
+      {llama, "--gpu", "h100"},
+      {llama, "--gpu", "h100", "--mode", "training"},
+      {source_path("examples/resnet50.yaml"), "--gpu", "a100"},
+      {"compare", llama, "--gpus", "h100,a100,l40s"},
+      {"compare", llama, "--gpus", "h100,h200,l40s", "--prompt-tokens", "2048", "--output-tokens",
+       "256", "--ttft", "500", "--tpot", "50"},
+      {"specs"}};
+  for (const std::vector<std::string> &args : commands) {
+    CAPTURE(args.front());
+    const cli_result r = run_cli(args);
+    REQUIRE(r.status == 0);
+    CHECK(widest_line(r.out) <= 120);
+    std::vector<std::string> wide = args;
+    wide.push_back("--wide");
+    CHECK(widest_line(run_cli(wide).out) > 120);
+  }
+  const auto header = [](const std::string &out) { // the ops table's
+    const std::size_t at = out.find("\nlayer ");
+    return at == std::string::npos ? std::string{} : out.substr(at, out.find('\n', at + 1) - at);
+  };
+  CHECK(contains(header(run_cli({llama, "--gpu", "h100", "--wide"}).out), "host floor"));
+  CHECK_FALSE(contains(header(run_cli({llama, "--gpu", "h100"}).out), "host floor"));
+  const cli_result chosen = run_cli({llama, "--gpu", "h100", "--columns", "device,Ridge"});
+  REQUIRE(chosen.status == 0);
+  CHECK(contains(chosen.out, "\nlayer                     ridge   device\n"));
+  // The batch table has none of them: it keeps its own columns.
+  CHECK(contains(chosen.out, "compute-bound from"));
+  // CSV and JSON have every column whatever the table shows.
+  CHECK(contains(run_cli({llama, "--gpu", "h100", "-f", "csv"}).out, "host_floor_us"));
+}

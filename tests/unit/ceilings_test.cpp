@@ -380,56 +380,6 @@ TEST_CASE("parse_ceilings rejects damaged documents with input_error naming the 
     CHECK(contains(error_text(document_with("spread", -1), origin), "out of range"));
     CHECK(contains(error_text(document_with("value", 0), origin), "out of range"));
   }
-  SUBCASE("a value outside what its kind may take, or past a double's range") {
-    // Each kind's bounds, and its largest value, still accepted.
-    measured_ceilings c = h200_ceilings_with_host_floors();
-    c.results.push_back(result("cuBLAS fallback call host floor fp16",
-                               ceiling_kind::fallback_host_floor, precision::fp16, 7.9e-6));
-    const auto index_of = [&](ceiling_kind kind) {
-      for (std::size_t i = 0; i < c.results.size(); ++i)
-        if (c.results[i].kind == kind && c.results[i].failure.empty())
-          return i;
-      FAIL("no result of kind " << to_string(kind));
-      return std::size_t{0};
-    };
-    for (const ceiling_kind kind :
-         {ceiling_kind::dram_bandwidth, ceiling_kind::l2_bandwidth, ceiling_kind::flop_rate,
-          ceiling_kind::latency, ceiling_kind::host_floor, ceiling_kind::fallback_host_floor}) {
-      const ceiling_range range = ceiling_value_range(kind);
-      for (const double bad : {1e308, range.max * 1.01, range.min * 0.99, -range.min}) {
-        CAPTURE(to_string(kind));
-        CAPTURE(bad);
-        json doc = json::parse(to_json_text(c));
-        doc["results"][index_of(kind)]["value"] = bad;
-        const std::string what = error_text(doc.dump(), origin);
-        CHECK(contains(what, "out of range"));
-        CHECK(contains(what, "--refresh"));
-        doc["results"][index_of(kind)]["value"] = range.max;
-        CHECK_NOTHROW(parse_ceilings(doc.dump(), origin));
-      }
-    }
-    CHECK(ceiling_value_range(ceiling_kind::host_floor).min == min_host_call_s);
-    CHECK(ceiling_value_range(ceiling_kind::dram_bandwidth).max == max_bandwidth_bytes_per_s);
-    CHECK(ceiling_value_range(ceiling_kind::flop_rate).max == max_peak_flop_per_s);
-    // 1e999 and NaN are no numbers (nlohmann-json refuses both).
-    std::string text = document_with("value", 0);
-    const std::string zero = "\"value\":0";
-    REQUIRE(text.find(zero) != std::string::npos);
-    CHECK(contains(
-        error_text(std::string(text).replace(text.find(zero), zero.size(), "\"value\": 1e999"),
-                   origin),
-        "damaged"));
-    CHECK(contains(
-        error_text(std::string(text).replace(text.find(zero), zero.size(), "\"value\": NaN"),
-                   origin),
-        "damaged"));
-    text = document_with("spread", 0);
-    const std::string spread = "\"spread\":0";
-    CHECK(contains(
-        error_text(std::string(text).replace(text.find(spread), spread.size(), "\"spread\": 1e999"),
-                   origin),
-        "damaged"));
-  }
   SUBCASE("a key given twice (nlohmann-json would keep the last)") {
     std::string text = to_json_text(h200_ceilings());
     text.replace(text.find("\"uuid\""), 0, "\"uuid\": \"GPU-other\", ");
@@ -442,6 +392,58 @@ TEST_CASE("parse_ceilings rejects damaged documents with input_error naming the 
     doc["results"][0].erase("failure");
     CHECK(contains(error_text(doc.dump(), origin), "damaged"));
   }
+}
+
+TEST_CASE("parse_ceilings refuses a value outside what its kind may take, or past a double's "
+          "range") {
+  const std::string origin = "/cache/ceilings-GPU-x.json";
+  // Each kind's bounds, and its largest value, still accepted.
+  measured_ceilings c = h200_ceilings_with_host_floors();
+  c.results.push_back(result("cuBLAS fallback call host floor fp16",
+                             ceiling_kind::fallback_host_floor, precision::fp16, 7.9e-6));
+  const auto index_of = [&](ceiling_kind kind) {
+    for (std::size_t i = 0; i < c.results.size(); ++i)
+      if (c.results[i].kind == kind && c.results[i].failure.empty())
+        return i;
+    FAIL("no result of kind " << to_string(kind));
+    return std::size_t{0};
+  };
+  for (const ceiling_kind kind :
+       {ceiling_kind::dram_bandwidth, ceiling_kind::l2_bandwidth, ceiling_kind::flop_rate,
+        ceiling_kind::latency, ceiling_kind::host_floor, ceiling_kind::fallback_host_floor}) {
+    const ceiling_range range = ceiling_value_range(kind);
+    for (const double bad : {1e308, range.max * 1.01, range.min * 0.99, -range.min}) {
+      CAPTURE(to_string(kind));
+      CAPTURE(bad);
+      json doc = json::parse(to_json_text(c));
+      doc["results"][index_of(kind)]["value"] = bad;
+      const std::string what = error_text(doc.dump(), origin);
+      CHECK(contains(what, "out of range"));
+      CHECK(contains(what, "--refresh"));
+      doc["results"][index_of(kind)]["value"] = range.max;
+      CHECK_NOTHROW(parse_ceilings(doc.dump(), origin));
+    }
+  }
+  CHECK(ceiling_value_range(ceiling_kind::host_floor).min == min_host_call_s);
+  CHECK(ceiling_value_range(ceiling_kind::dram_bandwidth).max == max_bandwidth_bytes_per_s);
+  CHECK(ceiling_value_range(ceiling_kind::flop_rate).max == max_peak_flop_per_s);
+  // 1e999 and NaN are no numbers (nlohmann-json refuses both).
+  std::string text = document_with("value", 0);
+  const std::string zero = "\"value\":0";
+  REQUIRE(text.find(zero) != std::string::npos);
+  CHECK(contains(
+      error_text(std::string(text).replace(text.find(zero), zero.size(), "\"value\": 1e999"),
+                 origin),
+      "damaged"));
+  CHECK(contains(
+      error_text(std::string(text).replace(text.find(zero), zero.size(), "\"value\": NaN"), origin),
+      "damaged"));
+  text = document_with("spread", 0);
+  const std::string spread = "\"spread\":0";
+  CHECK(contains(
+      error_text(std::string(text).replace(text.find(spread), spread.size(), "\"spread\": 1e999"),
+                 origin),
+      "damaged"));
 }
 
 TEST_CASE("cache_directory: ROOFLINE_CACHE_DIR, else XDG_CACHE_HOME/roofline-advise, else "

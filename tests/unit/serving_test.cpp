@@ -368,7 +368,7 @@ TEST_CASE("a price below a dollar an hour is shown, not rounded to 0.00") {
   request.prices = {{"h100", 0.001}};
   const serving_comparison c = serve(request, question(2048, 256));
   std::ostringstream table;
-  write_serving(c, output_format::table, table);
+  write_serving(c, output_format::table, table, write_options{false, true}); // $/h is wide
   CAPTURE(table.str());
   CHECK(table.str().find(" 0.001 ") != std::string::npos);
   CHECK(table.str().find(" 0.00 ") == std::string::npos);

@@ -21,6 +21,9 @@ struct column {
   std::string header; ///< what people read
   std::string key;    ///< the CSV header: the JSON field name
   detail::align align = align::right;
+  /// Shown in the aligned table only when asked for (write_options::wide or ::columns), so that
+  /// the default fits a terminal; Markdown, HTML and CSV have them all.
+  bool wide = false;
 };
 
 struct cell {
@@ -45,8 +48,22 @@ using roofline::shown_value; // output_format.hpp
 std::string markdown_text(std::string_view text);
 
 /// Columns padded to their widest cell (UTF-8 aware), two spaces apart; ANSI colour if `colour`.
-/// Every header and cell written as printable_text.
-void render_aligned(const text_table &table, std::ostream &out, bool colour);
+/// Every header and cell written as printable_text. Where the table passes `max_width` (0: no
+/// limit) and its last column is left-aligned words, those wrap under the column's start.
+void render_aligned(const text_table &table, std::ostream &out, bool colour,
+                    std::size_t max_width = 0);
+/// The aligned table's columns: where `chosen` names (headers or keys, in any case) some of
+/// its columns, the first and those; else every column, or (not `wide`) those not marked wide.
+text_table shown_columns(const text_table &table, bool wide,
+                         const std::vector<std::string> &chosen);
+
+/// Whether `name` names `c` (its header or its key, in any case).
+bool names_column(const column &c, const std::string &name);
+
+/// `text` broken at spaces into lines of at most `width` display columns (a longer word alone
+/// on its line), each after the first indented by `indent` spaces.
+std::vector<std::string> wrapped(const std::string &text, std::size_t width, std::size_t indent);
+
 /// Every header and cell as markdown_text, `|` escaped.
 void render_markdown(const text_table &table, std::ostream &out);
 /// RFC 4180: fields (as printable_text writes them) with commas or quotes are quoted.

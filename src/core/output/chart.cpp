@@ -268,28 +268,11 @@ chart roofline_chart(const report &r) {
   return c;
 }
 
-chart comparison_chart(const std::vector<comparison> &comparisons) {
-  chart c;
-  if (comparisons.empty())
-    return c;
-  const comparison &first = comparisons.front();
-  const gpu_result &base = first.gpus.front();
-  const bool sharded_apart = std::any_of(first.gpus.begin(), first.gpus.end(),
-                                         [](const gpu_result &g) { return g.op_speedups.empty(); });
-  c.title = fmt::format("{} on {} {}", first.network_name, first.gpus.size(),
-                        sharded_apart ? "setups" : "GPUs");
-  std::string batches;
-  for (const comparison &at : comparisons)
-    batches += (batches.empty() ? "" : ", ") + std::to_string(at.batch);
-  // An image model has no tokens to name (comparison::unit).
-  c.subtitle = fmt::format(
-      "batch{} {}{} · each op at its time on each GPU, joined", comparisons.size() > 1 ? "es" : "",
-      batches, first.unit == throughput_unit::tokens ? ", " + first.tokens : std::string{});
-  std::set<precision> units;
-  for (const analysed_op &entry : base.analysis.ops)
-    units.insert(entry.op.unit());
-  const std::vector<distinct_op> ops = distinct_ops(base.analysis);
-  std::size_t undrawn = 0;
+namespace {
+
+/// Each compared GPU's roofs and bandwidth slope, in its setup's colour, with its legend line;
+/// a GPU at another tensor-parallel degree drawn once, its later setups' points named after it.
+void add_compared_roofs(chart &c, const comparison &first, const std::set<precision> &units) {
   std::vector<std::string> named_roof;       ///< each roof's label before GPU names joined it
   std::map<std::string, std::size_t> roofed; ///< each GPU's spec: the first setup that drew it
   for (std::size_t g = 0; g < first.gpus.size(); ++g) {
@@ -334,9 +317,16 @@ chart comparison_chart(const std::vector<comparison> &comparisons) {
                      si(gpu.analysis.model.spec().dram_bytes_per_s), peaks),
          colour, legend_entry::mark::line});
   }
-  // Every batch's points, each op joined across the GPUs at its batch; labels and the count of
-  // ops not drawn are the first batch's (the others' ops are the same layers).
-  std::vector<std::size_t> baseline_points;
+}
+
+/// Every batch's points, each op joined across the GPUs at its batch; labels are the first
+/// batch's (the others' ops are the same layers). Returns the ops of the first batch's baseline
+/// not drawn, and `baseline_points`, those drawn.
+std::size_t add_compared_points(chart &c, const std::vector<comparison> &comparisons,
+                                const std::vector<distinct_op> &ops,
+                                std::vector<std::size_t> &baseline_points) {
+  const comparison &first = comparisons.front();
+  std::size_t undrawn = 0;
   for (const comparison &at : comparisons) {
     const bool labelled = &at == &first;
     const gpu_result &at_base = at.gpus.front();
@@ -374,6 +364,35 @@ chart comparison_chart(const std::vector<comparison> &comparisons) {
       }
     }
   }
+  return undrawn;
+}
+
+} // namespace
+
+chart comparison_chart(const std::vector<comparison> &comparisons) {
+  chart c;
+  if (comparisons.empty())
+    return c;
+  const comparison &first = comparisons.front();
+  const gpu_result &base = first.gpus.front();
+  const bool sharded_apart = std::any_of(first.gpus.begin(), first.gpus.end(),
+                                         [](const gpu_result &g) { return g.op_speedups.empty(); });
+  c.title = fmt::format("{} on {} {}", first.network_name, first.gpus.size(),
+                        sharded_apart ? "setups" : "GPUs");
+  std::string batches;
+  for (const comparison &at : comparisons)
+    batches += (batches.empty() ? "" : ", ") + std::to_string(at.batch);
+  // An image model has no tokens to name (comparison::unit).
+  c.subtitle = fmt::format(
+      "batch{} {}{} · each op at its time on each GPU, joined", comparisons.size() > 1 ? "es" : "",
+      batches, first.unit == throughput_unit::tokens ? ", " + first.tokens : std::string{});
+  std::set<precision> units;
+  for (const analysed_op &entry : base.analysis.ops)
+    units.insert(entry.op.unit());
+  const std::vector<distinct_op> ops = distinct_ops(base.analysis);
+  add_compared_roofs(c, first, units);
+  std::vector<std::size_t> baseline_points;
+  const std::size_t undrawn = add_compared_points(c, comparisons, ops, baseline_points);
   label_largest(c, std::move(baseline_points)); // once per op, at the baseline's point
   // Ridges labelled for the first roof of each GPU only: the rest would crowd the chart.
   std::set<std::size_t> ridge_labelled;

@@ -73,7 +73,7 @@ text_table totals_table(const std::vector<comparison> &comparisons) {
   // No sequence (an image model): tokens would repeat the samples; the samples take its name.
   const throughput_unit unit = comparisons.front().unit;
   const bool tokens = unit == throughput_unit::tokens;
-  const auto column = [&](const char *key) {
+  const auto column = [&](const std::string &key) {
     return std::find_if(table.columns.begin(), table.columns.end(),
                         [&](const detail::column &c) { return c.key == key; });
   };
@@ -114,6 +114,23 @@ text_table totals_table(const std::vector<comparison> &comparisons) {
         row.insert(row.begin() + 9, {detail::percent(share), detail::raw(share)});
       }
     }
+  // The key columns fit a terminal: where the numbers come from when some were measured, $/M
+  // where prices are known; $/h, and samples/s beside tokens/s, with --wide.
+  const auto any_gpu = [&](auto &&predicate) {
+    return std::any_of(comparisons.begin(), comparisons.end(), [&](const comparison &c) {
+      return std::any_of(c.gpus.begin(), c.gpus.end(), predicate);
+    });
+  };
+  const bool measured = any_gpu([](const gpu_result &g) {
+    return std::any_of(g.sources.begin(), g.sources.end(),
+                       [](time_source s) { return s != time_source::predicted; });
+  });
+  const bool priced = any_gpu([](const gpu_result &g) { return g.usd_per_hour.has_value(); });
+  column("source")->wide = !measured;
+  column("usd_per_hour")->wide = true;
+  const std::string samples = tokens ? "samples" : std::string(to_string(unit));
+  column("usd_per_million_" + (tokens ? std::string("tokens") : samples))->wide = !priced;
+  column(samples + "_per_s")->wide = tokens;
   if (!tokens) { // the tokens/s column, which would repeat the samples
     const auto at = column("tokens_per_s") - table.columns.begin();
     table.columns.erase(table.columns.begin() + at);
@@ -126,8 +143,11 @@ text_table totals_table(const std::vector<comparison> &comparisons) {
 /// Per op: time per run on each GPU, its speedup over the baseline and its bound (m/c).
 text_table ops_table(const comparison &c) {
   text_table table;
+  const bool passes =
+      std::any_of(c.gpus.front().analysis.ops.begin(), c.gpus.front().analysis.ops.end(),
+                  [](const analysed_op &entry) { return entry.op.pass != pass::forward; });
   table.columns = {
-      {"layer", "layer", align::left}, {"pass", "pass", align::left}, {"runs", "count"}};
+      {"layer", "layer", align::left}, {"pass", "pass", align::left, !passes}, {"runs", "count"}};
   for (const gpu_result &g : c.gpus)
     table.columns.push_back({g.name, g.name + "_time_us"});
   const gpu_result &base = c.gpus.front();

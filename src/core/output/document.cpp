@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "document.hpp"
+#include "suggest.hpp"
 
 #include "roofline/error.hpp"
 #include "roofline/version.hpp"
@@ -84,7 +85,29 @@ std::vector<json_field> fields_of(const nlohmann::json &object) {
 
 namespace {
 
-void render_text(const text_document &doc, std::ostream &out, bool colour) {
+/// Input_error for a column `options` names that no table of `doc` has.
+void check_columns(const text_document &doc, const write_options &options) {
+  std::vector<std::string> known;
+  for (const block &b : doc.blocks)
+    if (b.kind == block::kind::table)
+      for (const column &c : b.table.columns)
+        if (std::find(known.begin(), known.end(), c.header) == known.end())
+          known.push_back(c.header);
+  for (const std::string &name : options.columns) {
+    const bool found = std::any_of(doc.blocks.begin(), doc.blocks.end(), [&](const block &b) {
+      return std::any_of(b.table.columns.begin(), b.table.columns.end(),
+                         [&](const column &c) { return names_column(c, name); });
+    });
+    if (!found)
+      throw input_error(fmt::format("no column of this report is named `{}`{}; its columns are {}",
+                                    shown_value(name), did_you_mean(name, known),
+                                    quoted_list(known, " and ")));
+  }
+}
+
+void render_text(const text_document &doc, std::ostream &out, const write_options &options) {
+  check_columns(doc, options);
+  const bool colour = options.colour;
   const block *previous = nullptr;
   for (const block &b : doc.blocks) {
     // Notes follow each other without blank lines.
@@ -92,20 +115,28 @@ void render_text(const text_document &doc, std::ostream &out, bool colour) {
       out << '\n';
     previous = &b;
     // Names (a network's, a layer's) are written into these lines: no control sequence of
-    // theirs reaches the terminal.
-    const auto line = [&](std::size_t i) { return printable_text(b.lines[i]); };
+    // theirs reaches the terminal. Long ones broken to the table's width, the rest indented.
+    const auto write = [&](const std::string &prefix, std::size_t i, bool strong) {
+      const std::string text = prefix + printable_text(b.lines[i]);
+      for (const std::string &line :
+           options.wide ? std::vector<std::string>{text} : wrapped(text, table_width, 4))
+        out << (strong ? bold(line, colour) : line) << '\n';
+    };
     switch (b.kind) {
     case block::kind::title:
       for (std::size_t i = 0; i < b.lines.size(); ++i)
-        out << bold(line(i), colour) << '\n';
+        write("", i, true);
       break;
     case block::kind::lines:
       for (std::size_t i = 0; i < b.lines.size(); ++i)
-        out << (i == 0 && b.strong ? bold(line(i), colour) : line(i)) << '\n';
+        write("", i, i == 0 && b.strong);
       break;
-    case block::kind::table: render_aligned(b.table, out, colour); break;
-    case block::kind::warning: out << bold("warning: " + line(0), colour) << '\n'; break;
-    case block::kind::note: out << "note: " << line(0) << '\n'; break;
+    case block::kind::table:
+      render_aligned(shown_columns(b.table, options.wide, options.columns), out, colour,
+                     options.wide ? 0 : table_width);
+      break;
+    case block::kind::warning: write("warning: ", 0, true); break;
+    case block::kind::note: write("note: ", 0, false); break;
     }
   }
 }
@@ -260,7 +291,7 @@ void write_document(const document &d, output_format format, std::ostream &out,
     throw input_error("this output has no chart (analyses, comparisons and serving questions "
                       "have one)");
   case output_format::markdown: render_markdown(d.text(), out); return;
-  case output_format::table: render_text(d.text(), out, options.colour); return;
+  case output_format::table: render_text(d.text(), out, options); return;
   }
 }
 

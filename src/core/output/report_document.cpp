@@ -100,28 +100,33 @@ std::string model_summary(const prediction &p) {
 }
 
 text_table ops_table(const analysis &r) {
+  // The key columns fit a terminal; the pass only where there is more than one.
+  const bool passes = std::any_of(r.ops.begin(), r.ops.end(), [](const analysed_op &entry) {
+    return entry.op.pass != pass::forward;
+  });
+  constexpr bool wide = true;
   text_table table;
   table.columns = {{"layer", "layer", align::left},
-                   {"pass", "pass", align::left},
+                   {"pass", "pass", align::left, !passes},
                    {"kind", "kind", align::left},
-                   {"prec", "precision", align::left},
+                   {"prec", "precision", align::left, wide},
                    {"M", "m"},
                    {"N", "n"},
                    {"K", "k"},
-                   {"batch", "batch_count"},
-                   {"runs", "count"},
-                   {"GFLOP", "flops"},
-                   {"MB", "bytes"},
+                   {"batch", "batch_count", align::right, wide},
+                   {"runs", "count", align::right, wide},
+                   {"GFLOP", "flops", align::right, wide},
+                   {"MB", "bytes", align::right, wide},
                    {"FLOP/B", "arithmetic_intensity"},
-                   {"ridge", "ridge_intensity"},
+                   {"ridge", "ridge_intensity", align::right, wide},
                    {"bound", "bound", align::left},
-                   {"roofline", "roofline_time_us"},
-                   {"device", "device_time_us"},
-                   {"host floor", "host_floor_us"},
+                   {"roofline", "roofline_time_us", align::right, wide},
+                   {"device", "device_time_us", align::right, wide},
+                   {"host floor", "host_floor_us", align::right, wide},
                    {"predicted", "predicted_time_us"},
-                   {"TFLOP/s", "predicted_flop_per_s"},
+                   {"TFLOP/s", "predicted_flop_per_s", align::right, wide},
                    {"share", "time_share"},
-                   {"model", "model_summary", align::left}};
+                   {"model", "model_summary", align::left, wide}};
   for (const analysed_op &entry : r.ops) {
     const op &o = entry.op;
     const prediction &p = entry.prediction;
@@ -293,11 +298,21 @@ std::string speedup_text(double before_s, double after_s) {
 
 text_table padding_table(const report &r) {
   const advice &a = *r.advice;
+  const bool passes = std::any_of(a.padding.begin(), a.padding.end(),
+                                  [](const padding_advice &p) { return p.pass != pass::forward; });
+  bool measured_any = false;
+  for (std::size_t i = 0; i < a.padding.size(); ++i)
+    measured_any = measured_any || r.measured_pad(i) != nullptr;
+  constexpr bool wide = true;
   text_table table;
-  table.columns = {{"pad", "layer", align::left},       {"pass", "pass", align::left},
-                   {"change", "change", align::left},   {"from", "shape", align::left},
-                   {"to", "padded_shape", align::left}, {"predicted", "predicted_speedup"},
-                   {"measured", "measured_speedup"},    {"+FLOPs", "extra_flops"},
+  table.columns = {{"pad", "layer", align::left},
+                   {"pass", "pass", align::left, !passes},
+                   {"change", "change", align::left},
+                   {"from", "shape", align::left, wide},
+                   {"to", "padded_shape", align::left, wide},
+                   {"predicted", "predicted_speedup"},
+                   {"measured", "measured_speedup", align::right, !measured_any},
+                   {"+FLOPs", "extra_flops"},
                    {"why", "reason", align::left}};
   for (std::size_t i = 0; i < a.padding.size(); ++i) {
     const padding_advice &p = a.padding[i];
@@ -317,9 +332,11 @@ text_table padding_table(const report &r) {
 }
 
 text_table batch_table(const advice &a) {
+  const bool passes = std::any_of(a.batch.begin(), a.batch.end(),
+                                  [](const auto &b) { return b.pass != pass::forward; });
   text_table table;
   table.columns = {{"batch", "layer", align::left},
-                   {"pass", "pass", align::left},
+                   {"pass", "pass", align::left, !passes},
                    {"now", "batch"},
                    {"compute-bound from", "compute_bound_batch"},
                    {"whole waves at", "full_wave_batch"}};

@@ -77,6 +77,18 @@ text_table setups_table(const serving_comparison &c) {
                    s.memory->fits ? detail::tone::plain : detail::tone::warn});
     table.rows.push_back(std::move(row));
   }
+  // The key columns fit a terminal: $/M where prices are known, per GPU where a setup has more
+  // than one; requests/s, the KV cache and $/h with --wide.
+  const bool priced = std::any_of(c.setups.begin(), c.setups.end(), [](const serving_setup &s) {
+    return s.usd_per_hour.has_value();
+  });
+  const bool sharded = std::any_of(c.setups.begin(), c.setups.end(),
+                                   [](const serving_setup &s) { return s.tensor_parallel > 1; });
+  for (detail::column &col : table.columns)
+    col.wide = col.key == "requests_per_s" || col.key == "kv_cache_bytes" ||
+               col.key == "usd_per_hour" ||
+               (col.key == "output_tokens_per_s_per_gpu" && !sharded) ||
+               (col.key == "usd_per_million_output_tokens" && !priced);
   return table;
 }
 

@@ -29,7 +29,7 @@ cell clock_cell(const gpu_spec &s) {
 text_table spec_table(const std::vector<gpu_spec> &specs) {
   text_table table;
   table.columns = {{"name", "name", align::left},
-                   {"aliases", "aliases", align::left},
+                   {"aliases", "aliases", align::left, true},
                    {"arch", "architecture", align::left},
                    {"SMs", "sm_count"},
                    {"MHz", "clock_hz"},
@@ -37,9 +37,11 @@ text_table spec_table(const std::vector<gpu_spec> &specs) {
   const std::vector<precision> shown{precision::fp64, precision::fp32, precision::tf32,
                                      precision::fp16, precision::bf16, precision::fp8,
                                      precision::int8};
+  // The tensor cores' precisions fit a terminal; fp64, fp32, tf32 and int8 with --wide.
   for (precision p : shown)
     table.columns.push_back({std::string(to_string(p)) + " TF/s·ridge",
-                             std::string(to_string(p)) + "_dense_flop_per_s"});
+                             std::string(to_string(p)) + "_dense_flop_per_s", align::right,
+                             p != precision::fp16 && p != precision::bf16 && p != precision::fp8});
   for (const gpu_spec &s : specs) {
     std::string aliases;
     for (const std::string &alias : s.aliases)
