@@ -11,10 +11,10 @@ use_torch_nccl
 c=examples/configs/llama-2-7b.json
 for l2 in warm cold; do
   flag=""; [ $l2 = cold ] && flag="--cold-l2"
-  h200/roofline-advise $c --tp 2 --gpu h200 --phase decode --batch 8 --kv-len 2048 --measure --devices all $flag --format json --output $OUT/decode-$l2.json > /dev/null 2> $OUT/decode-$l2.err
+  h200/roofline-advise $c --glue eager --tp 2 --gpu h200 --phase decode --batch 8 --kv-len 2048 --measure --devices all $flag --format json --output $OUT/decode-$l2.json > /dev/null 2> $OUT/decode-$l2.err
   echo "decode $l2: exit $?"
 done
-h200/roofline-advise $c --tp 2 --gpu h200 --batch 1 --seq-len 2048 --measure --devices all --cold-l2 --format json --output $OUT/prefill-cold.json > /dev/null 2> $OUT/prefill-cold.err
+h200/roofline-advise $c --glue eager --tp 2 --gpu h200 --batch 1 --seq-len 2048 --measure --devices all --cold-l2 --format json --output $OUT/prefill-cold.json > /dev/null 2> $OUT/prefill-cold.err
 echo "prefill cold: exit $?"
 python3 - <<'PY'
 import json, os

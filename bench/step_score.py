@@ -111,7 +111,8 @@ def main():
     ap.add_argument("steps", help="steps.json of bench/step_check.py")
     ap.add_argument("--tool", default="build-dev/roofline-advise")
     ap.add_argument("--gpu", default="h100-sxm5")
-    ap.add_argument("--glue", default="", help="eager or fused (the tool's default: eager)")
+    ap.add_argument("--glue", default="eager",
+                    help="eager (default: PyTorch eager is what step_check.py timed) or fused")
     args = ap.parse_args()
     steps, seen = [], set()
     for s in json.load(open(args.steps)):  # a step timed twice (run 3 and 4): its first timing

@@ -36,19 +36,19 @@ run tp_step python3 bench/tp_step_check.py "$out"
 step "the tool's predictions of the same steps"
 config=examples/configs/llama-2-7b.json
 for gpu in auto h200; do
-  run "predict-prefill-$gpu" "$bin/roofline-advise" "$config" --tp 2 --gpu "$gpu" --batch 1 \
+  run "predict-prefill-$gpu" "$bin/roofline-advise" "$config" --glue eager --tp 2 --gpu "$gpu" --batch 1 \
     --seq-len 2048 --format json --output "$out/predict-prefill-$gpu.json"
-  run "predict-decode-$gpu" "$bin/roofline-advise" "$config" --tp 2 --gpu "$gpu" --phase decode \
+  run "predict-decode-$gpu" "$bin/roofline-advise" "$config" --glue eager --tp 2 --gpu "$gpu" --phase decode \
     --batch 8 --kv-len 2048 --format json --output "$out/predict-decode-$gpu.json"
 done
 step "the tool: the sharded step measured on both GPUs at once, all-reduces for real"
-run devices-prefill "$bin/roofline-advise" "$config" --tp 2 --gpu auto --batch 1 --seq-len 2048 \
+run devices-prefill "$bin/roofline-advise" "$config" --glue eager --tp 2 --gpu auto --batch 1 --seq-len 2048 \
   --measure --devices all --format json --output "$out/devices-prefill.json"
-run devices-decode "$bin/roofline-advise" "$config" --tp 2 --gpu auto --phase decode --batch 8 \
+run devices-decode "$bin/roofline-advise" "$config" --glue eager --tp 2 --gpu auto --phase decode --batch 8 \
   --kv-len 2048 --measure --devices all --format json --output "$out/devices-decode.json"
 # The step's weights are cold (more than L2 moves between two uses): what the model predicts and
 # --measure times by default. Warm, for contrast: back-to-back calls on the same buffers.
-run devices-decode-warm "$bin/roofline-advise" "$config" --tp 2 --gpu auto --phase decode \
+run devices-decode-warm "$bin/roofline-advise" "$config" --glue eager --tp 2 --gpu auto --phase decode \
   --batch 8 --kv-len 2048 --measure --devices all --warm-l2 --format json \
   --output "$out/devices-decode-warm.json"
 step "done"

@@ -71,9 +71,13 @@ struct config_options {
   /// Tensor parallelism over this many GPUs (Megatron's split of each block): the network is
   /// one GPU's share, with the all-reduces between them.
   int tensor_parallel = 1;
-  /// The kernels the glue around the layers runs as.
-  glue_style glue = glue_style::eager;
+  /// The kernels the glue around the layers runs as; unset: glue_of's default.
+  std::optional<glue_style> glue;
 };
+
+/// The glue `options` run: theirs, else what runs a step of their mode: a serving engine's
+/// kernels (fused) for inference, PyTorch eager for training.
+glue_style glue_of(const config_options &options);
 
 /// The tokens of a step whose options give no `seq_len`.
 inline constexpr std::int64_t default_seq_len = 2048;

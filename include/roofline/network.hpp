@@ -209,6 +209,8 @@ struct network {
   /// Training: the optimizer whose state memory counts, and the forward results kept.
   roofline::optimizer optimizer = optimizer::adamw;
   recomputation recompute = recomputation::none;
+  /// A model config's: how its glue runs ("fused", "eager"); "" for a network written out.
+  std::string glue;
   std::vector<layer> layers;
   std::string origin; ///< the file it came from
   /// What the reader must know of how it was built (a model config: what was left out); the

@@ -330,9 +330,6 @@ compare_request compare_request_of(const compare_choice &choice, const config_ch
     request.batches.push_back(positive_from(b, "--batch"));
   resolve_compared_gpus(request); // unknown or repeated GPUs, before the network
   request.source = read_network_source(choice.file, config); // refuses --emit-yaml for a YAML
-  if (auto *source = std::get_if<config_source>(&request.source);
-      source && choice.prompt_tokens > 0 && config.glue.empty())
-    source->options.glue = glue_style::fused;
   return request;
 }
 

@@ -18,6 +18,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -482,7 +483,9 @@ TEST_CASE("the default table fits 120 columns; --wide has every column, --column
   CHECK_FALSE(contains(header(run_cli({llama, "--gpu", "h100"}).out), "host floor"));
   const cli_result chosen = run_cli({llama, "--gpu", "h100", "--columns", "device,Ridge"});
   REQUIRE(chosen.status == 0);
-  CHECK(contains(chosen.out, "\nlayer                     ridge   device\n"));
+  std::istringstream words(header(chosen.out));
+  CHECK(std::vector<std::string>(std::istream_iterator<std::string>(words), {}) ==
+        std::vector<std::string>{"layer", "ridge", "device"});
   // The batch table has none of them: it keeps its own columns.
   CHECK(contains(chosen.out, "compute-bound from"));
   // CSV and JSON have every column whatever the table shows.

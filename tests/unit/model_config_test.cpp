@@ -87,8 +87,9 @@ network round_trip(const network &net) {
 } // namespace
 
 TEST_CASE("Llama-2-7B's config builds the network of examples/llama2-7b-prefill.yaml") {
-  config_options textbook; // the example writes attention unfused
+  config_options textbook; // the example writes attention unfused, the glue as eager runs it
   textbook.fused_attention = false;
+  textbook.glue = glue_style::eager;
   const network from_config = load_model_config(config_path("llama-2-7b.json"), textbook);
   const network written =
       load_network(std::string(ROOFLINE_SOURCE_DIR) + "/examples/llama2-7b-prefill.yaml");
@@ -620,6 +621,7 @@ TEST_CASE("the glue by hand: Llama-3-8B decode, batch 4, as transformers runs it
   decode.phase = inference_phase::decode;
   decode.batch = 4;
   decode.kv_len = 1024;
+  decode.glue = glue_style::eager;
   const network eager = load_model_config(config_path("llama-3-8b.json"), decode);
   auto ops = ops_by_layer(eager);
   // 4 tokens; bf16: 2 bytes. The gather reads 4 rows of the table and writes them.
@@ -662,6 +664,28 @@ TEST_CASE("the glue by hand: Llama-3-8B decode, batch 4, as transformers runs it
   const analysis b = analyze(fused, perf_model(spec_catalog::builtin().resolve("h100")), "t");
   CHECK(a.totals.gemm_time_s == doctest::Approx(b.totals.gemm_time_s));
   CHECK(a.totals.device_time_s > b.totals.device_time_s);
+}
+
+TEST_CASE("the glue by default: a serving engine's in inference, eager in training, said") {
+  const model_config llama = model_config::load(config_path("llama-3-8b.json"));
+  config_options options;
+  CHECK(glue_of(options) == glue_style::fused);
+  const network served = llama.build(options);
+  CHECK(served.glue == "fused");
+  CHECK(ops_by_layer(served).count("decoder_layer/rotary_kv_write") == 1);
+  options.mode = run_mode::training;
+  CHECK(glue_of(options) == glue_style::eager);
+  const network trained = llama.build(options);
+  CHECK(trained.glue == "eager");
+  CHECK(ops_by_layer(trained).count("decoder_layer/rotary") == 1);
+  options.glue = glue_style::fused; // a serving engine's kernels do not train
+  CHECK_THROWS_AS((void)llama.build(options), input_error);
+  const gpu_spec &h100 = spec_catalog::builtin().resolve("h100");
+  std::ostringstream table;
+  const analysis analysed = analyze(served, perf_model(h100), "t");
+  write_report(assemble_report(analysed, advise(analysed)), output_format::table, table,
+               write_options{false, true}); // whole lines
+  CHECK(contains(table.str(), "inference, batch 1, seq_len 2048, fused glue"));
 }
 
 TEST_CASE("the glue by hand: learned positions (GPT-2), and BERT's token types and norm") {

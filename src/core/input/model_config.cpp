@@ -36,6 +36,11 @@ std::string_view to_string(glue_style g) {
   return g == glue_style::eager ? "eager" : "fused";
 }
 
+glue_style glue_of(const config_options &options) {
+  return options.glue.value_or(options.mode == run_mode::training ? glue_style::eager
+                                                                  : glue_style::fused);
+}
+
 std::optional<glue_style> parse_glue_style(std::string_view name) {
   if (name == "eager")
     return glue_style::eager;
@@ -585,7 +590,7 @@ attention_layer attention_of(const transformer_shape &s, const config_options &o
   // transformers passes SDPA a mask when decoding into a static cache, and then expands the
   // grouped keys and values to every query head rather than using SDPA's grouped-query mode.
   attention.expanded_kv =
-      options.glue == glue_style::eager && decode && attention.fused && s.kv_heads < s.heads;
+      glue_of(options) == glue_style::eager && decode && attention.fused && s.kv_heads < s.heads;
   if (options.kv_cache)
     attention.kv_precision = options.kv_cache;
   return attention;
@@ -605,6 +610,7 @@ network step_of(const transformer_shape &s, const config_options &options,
   net.precision = s.precision;
   net.batch = options.batch;
   net.seq_len = attention.seq_len;
+  net.glue = std::string(to_string(glue_of(options)));
   if (training) { // not a served step: no phase, no cache
     net.mode = run_mode::training;
     net.optimizer = options.optimizer.value_or(optimizer::adamw);
@@ -626,10 +632,10 @@ network step_of(const transformer_shape &s, const config_options &options,
 void add_blocks(network &net, const transformer_shape &s, const attention_layer &attention,
                 const linear_quantization &quantized, const config_options &options) {
   const bool decode = options.phase == inference_phase::decode;
-  net.layers = embedding_of(s, options.glue);
+  net.layers = embedding_of(s, glue_of(options));
   repeat_block blocks;
   blocks.times = s.layers;
-  blocks.layers = block_of(s, attention, options.glue, decode);
+  blocks.layers = block_of(s, attention, glue_of(options), decode);
   if (quantized.fp8)
     for (layer &l : blocks.layers)
       if (std::holds_alternative<linear_layer>(l.body) || std::holds_alternative<moe_layer>(l.body))
@@ -644,7 +650,7 @@ void add_blocks(network &net, const transformer_shape &s, const attention_layer 
   net.notes.push_back(options.mode == run_mode::training
                           ? "the glue as PyTorch eager runs transformers' code: norms and rotary "
                             "embeddings in its kernels"
-                      : options.glue == glue_style::eager
+                      : glue_of(options) == glue_style::eager
                           ? "the glue as PyTorch eager runs transformers' code: norms, rotary "
                             "embeddings and cache writes in its kernels (--glue fused: a "
                             "serving engine's)"
@@ -680,7 +686,7 @@ void add_head(network &net, const transformer_shape &s, const config_options &op
     net.notes.push_back("an encoder: no LM head (the task head is left out)");
     return;
   }
-  net.layers.push_back(norm_layer("final_norm", s, options.glue));
+  net.layers.push_back(norm_layer("final_norm", s, glue_of(options)));
   if (!decode && options.last_logits)
     net.layers.push_back(make("lm_head", matmul_layer{net.batch, s.vocab, s.hidden, 1}));
   else
@@ -773,7 +779,7 @@ void check_run_mode(const config_options &options) {
                                   options.quantization == quantization::w4a16 ? "w4a16" : "w8a16"));
   if (options.glue == glue_style::fused)
     throw input_error("--glue fused is a serving engine's kernels: a training step runs as "
-                      "PyTorch eager runs transformers' code (--glue eager, the default)");
+                      "PyTorch eager runs transformers' code (--glue eager, training's default)");
 }
 
 } // namespace
@@ -888,8 +894,8 @@ network model_config::build(const config_options &given) const {
   check_config_options(given);
   const config_reader &config = m_parsed->config;
   std::vector<std::string> context_notes;
-  const config_options options =
-      within_context(given, m_parsed->shape, config.map(), context_notes);
+  config_options options = within_context(given, m_parsed->shape, config.map(), context_notes);
+  options.glue = glue_of(options);
   std::vector<std::string> sharding_notes;
   const transformer_shape s =
       sharded(m_parsed->shape, options.tensor_parallel, config.map(), sharding_notes);

@@ -70,8 +70,8 @@ std::vector<std::string> header_lines(const analysis &r) {
                     sparse ? "(2:4 sparse)" : "dense", clock_phrase(d, net.precision), roof,
                     significant(d.ridge_intensity(net.precision, sparse_asked)));
   }
-  lines.push_back(
-      fmt::format("{} · {}, batch {}, {}", roof, to_string(net.mode), net.batch, step_tokens(net)));
+  lines.push_back(fmt::format("{} · {}, batch {}, {}{}", roof, to_string(net.mode), net.batch,
+                              step_tokens(net), net.glue.empty() ? "" : ", " + net.glue + " glue"));
   return lines;
 }
 
