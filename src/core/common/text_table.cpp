@@ -164,8 +164,8 @@ void render_aligned(const text_table &table, std::ostream &out, bool colour,
       const std::string &text = pieces[piece];
       if (piece > 0)
         out << std::string(before_last, ' ');
-      const std::string padding(
-          widths[i] > display_width(text) ? widths[i] - display_width(text) : 0, ' ');
+      // A piece of a cell is never wider than the cell, nor the cell than its column.
+      const std::string padding(widths[i] - display_width(text), ' ');
       std::string shown = text;
       if (colour && is_header)
         shown = bold(text, true);

@@ -894,8 +894,8 @@ network model_config::build(const config_options &given) const {
   check_config_options(given);
   const config_reader &config = m_parsed->config;
   std::vector<std::string> context_notes;
-  config_options options = within_context(given, m_parsed->shape, config.map(), context_notes);
-  options.glue = glue_of(options);
+  const config_options options =
+      within_context(given, m_parsed->shape, config.map(), context_notes);
   std::vector<std::string> sharding_notes;
   const transformer_shape s =
       sharded(m_parsed->shape, options.tensor_parallel, config.map(), sharding_notes);

@@ -62,13 +62,11 @@ const sm_rates blackwell{"blackwell",
 const sm_rates blackwell_sm120{"blackwell-sm120", ada.flop_per_clock};
 // sm_110 (Jetson Thor, sm_101 before CUDA 13): taken as sm_100's tensor rates, unchecked on a
 // Thor; no fp64 rate, which a datacenter part's would overstate.
-const sm_rates thor{"blackwell",
-                    {{p::fp32, 256},
-                     {p::tf32, 4096},
-                     {p::fp16, 8192},
-                     {p::bf16, 8192},
-                     {p::fp8, 16384},
-                     {p::int8, 16384}}};
+const sm_rates thor = [] {
+  sm_rates rates = blackwell;
+  rates.flop_per_clock.erase(p::fp64);
+  return rates;
+}();
 
 } // namespace
 
