@@ -17,9 +17,9 @@
 // of a GPU the catalog does not hold yet. --dump: every scored row, measured and predicted.
 // Hopper is fitted and scored but its values are not meant for specs/arch/hopper.yaml (see
 // not_written below).
-#include "roofline/error.hpp"
-#include "roofline/interconnect.hpp"
-#include "roofline/model_fit.hpp"
+#include "roofline/common/error.hpp"
+#include "roofline/model/interconnect.hpp"
+#include "roofline/model/model_fit.hpp"
 
 #include "aic_data.hpp"
 #include "aic_fit.hpp"

@@ -26,12 +26,12 @@
 // table's defaults for attention; hopper.yaml's for Hopper) and after, then each architecture's
 // fitted values as a `model:` section for specs/arch/. --spec GPU=FILE: the spec of a GPU the
 // catalog does not hold yet. --dump: every scored call, measured and predicted, as CSV.
-#include "roofline/attention_model.hpp"
-#include "roofline/error.hpp"
-#include "roofline/lowering.hpp"
-#include "roofline/model_fit.hpp"
-#include "roofline/network.hpp"
-#include "roofline/spec_catalog.hpp"
+#include "roofline/analysis/lowering.hpp"
+#include "roofline/common/error.hpp"
+#include "roofline/input/network.hpp"
+#include "roofline/model/attention_model.hpp"
+#include "roofline/model/model_fit.hpp"
+#include "roofline/model/spec_catalog.hpp"
 
 #include "aic_data.hpp"
 #include "aic_fit.hpp"

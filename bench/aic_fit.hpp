@@ -4,10 +4,10 @@
 // holds the GPUs and the fit/score split): their command line, the spec of each GPU of the data,
 // a second hash to subsample the fit half with, and the error summary of their tables.
 
-#include "roofline/error.hpp"
-#include "roofline/gpu_spec.hpp"
-#include "roofline/model_parameters.hpp"
-#include "roofline/spec_catalog.hpp"
+#include "roofline/common/error.hpp"
+#include "roofline/model/gpu_spec.hpp"
+#include "roofline/model/model_parameters.hpp"
+#include "roofline/model/spec_catalog.hpp"
 
 #include "aic_data.hpp"
 

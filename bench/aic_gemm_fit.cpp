@@ -24,10 +24,10 @@
 // `score` half, with the catalog's parameters (what the tool uses now) and the ones fitted here.
 // --dump writes every scored row, measured and predicted with the fitted parameters, as CSV.
 // --score-h200-fp8 scores Hopper's fp8 parameters on our own sweep of an H200 (never fitted on).
-#include "roofline/error.hpp"
-#include "roofline/gpu_spec.hpp"
-#include "roofline/model_fit.hpp"
-#include "roofline/spec_catalog.hpp"
+#include "roofline/common/error.hpp"
+#include "roofline/model/gpu_spec.hpp"
+#include "roofline/model/model_fit.hpp"
+#include "roofline/model/spec_catalog.hpp"
 
 #include "aic_data.hpp"
 #include "csv_fields.hpp"

@@ -8,9 +8,9 @@
 // per GPU, for comparison (bench/allreduce_compare.sh runs every mode).
 //   allreduce_probe [--graph | --threads] [OUT.json]   (NCCL from $ROOFLINE_NCCL_LIBRARY, else
 //                                                      the loader's path)
-#include "nccl_all_reduce.hpp"
+#include "roofline/cuda/detail/nccl_all_reduce.hpp"
 
-#include "roofline/interconnect.hpp"
+#include "roofline/model/interconnect.hpp"
 
 #include <nlohmann/json.hpp>
 

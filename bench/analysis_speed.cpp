@@ -6,9 +6,9 @@
 // bench/analysis_speed.sh runs it and times the CLI on networks of 5 to 100,000 layers.
 //
 //   analysis_speed [--gpu h100] [--shapes 20000] [--distinct 1000] [--repeats 200000]
-#include "roofline/op.hpp"
-#include "roofline/perf_model.hpp"
-#include "roofline/spec_catalog.hpp"
+#include "roofline/model/op.hpp"
+#include "roofline/model/perf_model.hpp"
+#include "roofline/model/spec_catalog.hpp"
 
 #include <fmt/format.h>
 

@@ -15,12 +15,12 @@
 // bytes and shape are the analysis's own. Prints the errors before (the architecture's parameters)
 // and after, by kind of call, then the fitted parameters as a `model:` section for specs/arch/.
 // --dump writes every scored call, measured and predicted with the fitted parameters, as CSV.
-#include "roofline/attention_model.hpp"
-#include "roofline/error.hpp"
-#include "roofline/lowering.hpp"
-#include "roofline/model_fit.hpp"
-#include "roofline/network.hpp"
-#include "roofline/spec_catalog.hpp"
+#include "roofline/analysis/lowering.hpp"
+#include "roofline/common/error.hpp"
+#include "roofline/input/network.hpp"
+#include "roofline/model/attention_model.hpp"
+#include "roofline/model/model_fit.hpp"
+#include "roofline/model/spec_catalog.hpp"
 
 #include "csv_fields.hpp"
 #include "fit_bench.hpp"

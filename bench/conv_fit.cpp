@@ -14,12 +14,12 @@
 // model's (the implicit GEMM timed as cuBLAS's, what convolutions got before they had parameters
 // of their own), then the fitted parameters as a `model:` section for specs/arch/. --dump writes
 // every scored row, measured and predicted, as CSV.
-#include "roofline/conv_model.hpp"
-#include "roofline/error.hpp"
-#include "roofline/lowering.hpp"
-#include "roofline/model_fit.hpp"
-#include "roofline/network.hpp"
-#include "roofline/spec_catalog.hpp"
+#include "roofline/analysis/lowering.hpp"
+#include "roofline/common/error.hpp"
+#include "roofline/input/network.hpp"
+#include "roofline/model/conv_model.hpp"
+#include "roofline/model/model_fit.hpp"
+#include "roofline/model/spec_catalog.hpp"
 
 #include "csv_fields.hpp"
 #include "fit_bench.hpp"

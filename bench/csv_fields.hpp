@@ -2,7 +2,7 @@
 #pragma once
 // The fields of one line of the benches' CSV files (Python's csv module writes them).
 
-#include "roofline/error.hpp"
+#include "roofline/common/error.hpp"
 
 #include <algorithm>
 #include <fstream>

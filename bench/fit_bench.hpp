@@ -4,10 +4,10 @@
 // the fit of one file's `fit` half and the scoring of the rest, the error table they print, and
 // the fitted values they print last.
 
-#include "roofline/error.hpp"
-#include "roofline/gpu_spec.hpp"
-#include "roofline/model_fit.hpp"
-#include "roofline/model_parameters.hpp"
+#include "roofline/common/error.hpp"
+#include "roofline/model/gpu_spec.hpp"
+#include "roofline/model/model_fit.hpp"
+#include "roofline/model/model_parameters.hpp"
 
 #include <fmt/format.h>
 

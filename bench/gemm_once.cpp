@@ -3,11 +3,11 @@
 // calls, a device synchronisation, then exactly one call inside the NVTX range "measured", which
 // ncu selects with --nvtx --nvtx-include "measured/" (bench/ncu_check.sh).
 //   gemm_once M N K [precision=fp16] [batch_count=1] [warmup=3]
-#include "cuda_check.hpp"
-#include "cuda_owners.hpp"
-#include "device_buffer.hpp"
 #include "kernels.hpp"
-#include "lt_gemm.hpp"
+#include "roofline/cuda/detail/cuda_check.hpp"
+#include "roofline/cuda/detail/cuda_owners.hpp"
+#include "roofline/cuda/detail/device_buffer.hpp"
+#include "roofline/cuda/detail/lt_gemm.hpp"
 
 #include <nvtx3/nvToolsExt.h>
 

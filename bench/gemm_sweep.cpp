@@ -20,8 +20,8 @@
 //   gemm_sweep OUT.csv [calibration|scoring|fresh|all [cold|PRECISION]]   (all: calibration +
 //   scoring)
 #include "roofline/cuda/measurer.hpp"
-#include "roofline/spec_catalog.hpp"
-#include "roofline/sweep_shapes.hpp"
+#include "roofline/model/detail/sweep_shapes.hpp"
+#include "roofline/model/spec_catalog.hpp"
 
 #include <algorithm>
 #include <atomic>

@@ -3,10 +3,10 @@
 // The fused attention op a network of one attention layer lowers to: what the attention fitting
 // benches time a call as, so that its bytes and shape are the analysis's own.
 
-#include "roofline/attention_shape.hpp"
-#include "roofline/error.hpp"
-#include "roofline/lowering.hpp"
-#include "roofline/network.hpp"
+#include "roofline/analysis/lowering.hpp"
+#include "roofline/common/error.hpp"
+#include "roofline/input/network.hpp"
+#include "roofline/model/attention_shape.hpp"
 
 #include <optional>
 

@@ -12,10 +12,10 @@
 // and efficiency from the table's defaults; its rows of split `score` and every --score file's
 // rows score them. Prints the errors before (the architecture's parameters) and after, by kind,
 // then the fitted parameters as a `model:` section for specs/arch/.
-#include "roofline/error.hpp"
-#include "roofline/memory_op.hpp"
-#include "roofline/model_fit.hpp"
-#include "roofline/spec_catalog.hpp"
+#include "roofline/common/error.hpp"
+#include "roofline/model/memory_op.hpp"
+#include "roofline/model/model_fit.hpp"
+#include "roofline/model/spec_catalog.hpp"
 
 #include "csv_fields.hpp"
 #include "fit_bench.hpp"

@@ -24,12 +24,12 @@
 // rows, of the --fit GPU, fit the cold-operand parameters on top of --fit's (fit_cold_operands),
 // printed beside them; every --cold GPU's fresh rows are scored with those parameters, predicted
 // cold, against the same parameters predicted warm (what the model said before it knew cold).
-#include "roofline/ceilings.hpp"
-#include "roofline/error.hpp"
-#include "roofline/gemm_model.hpp"
-#include "roofline/host_floor.hpp"
-#include "roofline/model_fit.hpp"
-#include "roofline/spec_catalog.hpp"
+#include "roofline/common/error.hpp"
+#include "roofline/model/ceilings.hpp"
+#include "roofline/model/gemm_model.hpp"
+#include "roofline/model/host_floor.hpp"
+#include "roofline/model/model_fit.hpp"
+#include "roofline/model/spec_catalog.hpp"
 
 #include "csv_fields.hpp"
 

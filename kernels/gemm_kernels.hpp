@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-// Our own GEMM kernels, with the contract of the cuBLASLt runner (src/cuda/lt_gemm.hpp) so that the
-// measurement layer can swap engines: row-major C[M,N] = A[M,K]·B[N,K]ᵀ, A stored [M,K], B stored
-// [N,K] (the "TN"/weight layout), C stored [M,N]; `batch_count` GEMMs with dense strides (A: M·K
-// elements apart, B: N·K, C: M·N); alpha = 1, beta = 0. C has the input's type (f16 → f16,
-// bf16 → bf16, f32 → f32, f64 → f64); products accumulate in fp32 (fp64 for f64).
+// Our own GEMM kernels, with the contract of the cuBLASLt runner (roofline/cuda/detail/lt_gemm.hpp)
+// so that the measurement layer can swap engines: row-major C[M,N] = A[M,K]·B[N,K]ᵀ, A stored
+// [M,K], B stored [N,K] (the "TN"/weight layout), C stored [M,N]; `batch_count` GEMMs with dense
+// strides (A: M·K elements apart, B: N·K, C: M·N); alpha = 1, beta = 0. C has the input's type (f16
+// → f16, bf16 → bf16, f32 → f32, f64 → f64); products accumulate in fp32 (fp64 for f64).
 #include "kernels.hpp"
 
 #include <cuda_runtime_api.h>

@@ -3,9 +3,9 @@
 // hidden size and decode batch on two GPUs. For each size: the share of the GEMMs' time that is
 // compute-bound, the time per output token, and whether weights and KV cache fit. Exits 1 when
 // the answers contradict the roofline (the example doubles as a test of the installed package).
-#include <roofline/analysis.hpp>
-#include <roofline/network.hpp>
-#include <roofline/pipeline.hpp>
+#include <roofline/analysis/analysis.hpp>
+#include <roofline/analysis/pipeline.hpp>
+#include <roofline/input/network.hpp>
 
 #include <cstdint>
 #include <cstdio>

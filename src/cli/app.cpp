@@ -5,11 +5,11 @@
 #include "output.hpp"
 #include "requests.hpp"
 
-#include "roofline/error.hpp"
-#include "roofline/output_format.hpp"
-#include "roofline/serving.hpp"
-#include "roofline/spec_catalog.hpp"
-#include "roofline/version.hpp"
+#include "roofline/common/error.hpp"
+#include "roofline/common/version.hpp"
+#include "roofline/compare/serving.hpp"
+#include "roofline/model/spec_catalog.hpp"
+#include "roofline/output/output_format.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>

@@ -4,14 +4,14 @@
 #include "interrupt.hpp"
 #include "measurement_plugin.hpp"
 
-#include "roofline/comparison.hpp"
-#include "roofline/error.hpp"
-#include "roofline/measurement_layer.hpp"
-#include "roofline/model_fit.hpp"
-#include "roofline/pipeline.hpp"
-#include "roofline/serving.hpp"
-#include "roofline/spec_catalog.hpp"
-#include "roofline/writers.hpp"
+#include "roofline/analysis/measurement_layer.hpp"
+#include "roofline/analysis/pipeline.hpp"
+#include "roofline/common/error.hpp"
+#include "roofline/compare/comparison.hpp"
+#include "roofline/compare/serving.hpp"
+#include "roofline/model/model_fit.hpp"
+#include "roofline/model/spec_catalog.hpp"
+#include "roofline/output/writers.hpp"
 
 #include <algorithm>
 #include <iomanip>

@@ -7,7 +7,7 @@
 #include "output.hpp"
 #include "requests.hpp"
 
-#include "roofline/network.hpp"
+#include "roofline/input/network.hpp"
 
 #include <optional>
 #include <string>

@@ -4,8 +4,8 @@
 #include "app.hpp"
 #include "output.hpp"
 
-#include "roofline/error.hpp"
-#include "roofline/output_format.hpp"
+#include "roofline/common/error.hpp"
+#include "roofline/output/output_format.hpp"
 
 #include <cerrno>
 #include <csignal>

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "measurement_plugin.hpp"
 
-#include "../cuda/plugin.hpp"
+#include "roofline/analysis/plugin_abi.hpp"
 
-#include "roofline/output_format.hpp"
-#include "roofline/version.hpp"
+#include "roofline/common/version.hpp"
+#include "roofline/output/output_format.hpp"
 
 #include <dlfcn.h>
 

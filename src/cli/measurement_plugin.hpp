@@ -2,10 +2,10 @@
 #pragma once
 
 // The measurement layer of roofline-advise: roofline::measure as a plugin
-// (libroofline_measure_layer.so, src/cuda/plugin.hpp), loaded on the first command that needs the
-// GPU, so that a datasheet analysis loads no CUDA library.
+// (libroofline_measure_layer.so, roofline/analysis/plugin_abi.hpp), loaded on the first command
+// that needs the GPU, so that a datasheet analysis loads no CUDA library.
 
-#include "roofline/measurement_layer.hpp"
+#include "roofline/analysis/measurement_layer.hpp"
 
 namespace roofline::cli {
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "output.hpp"
 
-#include "roofline/atomic_file.hpp"
-#include "roofline/error.hpp"
+#include "roofline/common/atomic_file.hpp"
+#include "roofline/common/error.hpp"
 
 #include <cerrno>
 #include <cstdlib>

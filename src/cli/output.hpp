@@ -4,7 +4,7 @@
 // What roofline-advise writes: reports on stdout and into the files the command line names
 // (rendered whole before anything is written), progress on stderr.
 
-#include "roofline/output_format.hpp"
+#include "roofline/output/output_format.hpp"
 
 #include <cstddef>
 #include <functional>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "requests.hpp"
 
-#include "roofline/error.hpp"
-#include "roofline/gpu_spec.hpp"
-#include "roofline/precision.hpp"
+#include "roofline/common/error.hpp"
+#include "roofline/model/gpu_spec.hpp"
+#include "roofline/model/precision.hpp"
 
 #include <fmt/format.h>
 

@@ -7,11 +7,11 @@
 
 #include "output.hpp"
 
-#include "roofline/comparison.hpp"
-#include "roofline/model_config.hpp"
-#include "roofline/network.hpp"
-#include "roofline/pipeline.hpp"
-#include "roofline/serving.hpp"
+#include "roofline/analysis/pipeline.hpp"
+#include "roofline/compare/comparison.hpp"
+#include "roofline/compare/serving.hpp"
+#include "roofline/input/model_config.hpp"
+#include "roofline/input/network.hpp"
 
 #include <cstdint>
 #include <optional>

@@ -6,7 +6,7 @@
 // anything. ROOFLINE_FAKE_SIGINT_AT=N raises SIGINT as GEMM N (from 0) starts, where a test cannot
 // send it from outside at the right moment. It uses no symbol of roofline::core (only the
 // headers' types), so it loads into any roofline-advise of this version.
-#include "../../src/cuda/plugin.hpp"
+#include "roofline/analysis/plugin_abi.hpp"
 
 #include <chrono>
 #include <csignal>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Analyses one layer against a built-in GPU spec, as an embedding tool would; exits 1 on surprise.
-#include <roofline/network.hpp>
-#include <roofline/pipeline.hpp>
+#include <roofline/analysis/pipeline.hpp>
+#include <roofline/input/network.hpp>
 
 #include <iostream>
 

@@ -2,8 +2,8 @@
 // Links roofline::measure from the installed package, as an embedder that measures in-process
 // would: its headers, its library and the CUDA libraries it needs. Needs no GPU (device_count()
 // is 0 without one); exits 1 on surprise.
+#include <roofline/analysis/pipeline.hpp>
 #include <roofline/cuda/measurement_layer.hpp>
-#include <roofline/pipeline.hpp>
 
 #include <iostream>
 

@@ -6,11 +6,11 @@
 // as a ceilings file and cached_host_floor() reads it: it never throws, and its floor is a number.
 #include "fuzz_support.hpp"
 
-#include "roofline/ceilings.hpp"
-#include "roofline/host_floor.hpp"
-#include "roofline/interconnect.hpp"
-#include "roofline/model_fit.hpp"
-#include "roofline/spec_catalog.hpp"
+#include "roofline/model/ceilings.hpp"
+#include "roofline/model/host_floor.hpp"
+#include "roofline/model/interconnect.hpp"
+#include "roofline/model/model_fit.hpp"
+#include "roofline/model/spec_catalog.hpp"
 
 #include <cmath>
 #include <cstdio>

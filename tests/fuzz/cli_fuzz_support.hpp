@@ -7,7 +7,7 @@
 
 #include "../../src/cli/app.hpp"
 
-#include "roofline/error.hpp"
+#include "roofline/common/error.hpp"
 
 #include <unistd.h>
 

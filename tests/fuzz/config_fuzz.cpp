@@ -9,8 +9,8 @@
 // config.
 #include "fuzz_support.hpp"
 
-#include "roofline/lowering.hpp"
-#include "roofline/model_config.hpp"
+#include "roofline/analysis/lowering.hpp"
+#include "roofline/input/model_config.hpp"
 
 #include <charconv>
 #include <cstdio>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "fuzz_support.hpp"
 
-#include "roofline/advisor.hpp"
-#include "roofline/analysis.hpp"
-#include "roofline/spec_catalog.hpp"
+#include "roofline/analysis/advisor.hpp"
+#include "roofline/analysis/analysis.hpp"
+#include "roofline/model/spec_catalog.hpp"
 
 #include <cmath>
 #include <cstdio>

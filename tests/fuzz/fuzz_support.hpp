@@ -3,9 +3,9 @@
 // where it stays cheap, and which exceptions are answers rather than findings.
 #pragma once
 
-#include "roofline/error.hpp"
-#include "roofline/network.hpp"
-#include "roofline/perf_model.hpp"
+#include "roofline/common/error.hpp"
+#include "roofline/input/network.hpp"
+#include "roofline/model/perf_model.hpp"
 
 #include <cstddef>
 #include <cstdint>

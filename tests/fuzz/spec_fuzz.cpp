@@ -4,8 +4,8 @@
 // meet sizes in the model's arithmetic.
 #include "fuzz_support.hpp"
 
-#include "roofline/gpu_spec.hpp"
-#include "roofline/spec_catalog.hpp"
+#include "roofline/model/gpu_spec.hpp"
+#include "roofline/model/spec_catalog.hpp"
 
 #include <string>
 

@@ -3,8 +3,8 @@
 #include "event_timer.hpp"
 #include "gpu_test_support.hpp"
 #include "kernel_trace.hpp"
-#include "lt_gemm.hpp"
 #include "roofline/cuda/cuda_error.hpp"
+#include "roofline/cuda/detail/lt_gemm.hpp"
 
 #include <doctest/doctest.h>
 

@@ -5,8 +5,8 @@
 #include "cuda_graph.hpp"
 #include "event_timer.hpp"
 #include "gpu_test_support.hpp"
-#include "lt_gemm.hpp"
 #include "roofline/cuda/cuda_error.hpp"
+#include "roofline/cuda/detail/lt_gemm.hpp"
 
 #include <doctest/doctest.h>
 

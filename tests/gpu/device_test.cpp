@@ -2,8 +2,8 @@
 #include "cuda_graph.hpp"
 #include "event_timer.hpp"
 #include "gpu_test_support.hpp"
-#include "lt_gemm.hpp"
 #include "roofline/cuda/ceiling_probe.hpp"
+#include "roofline/cuda/detail/lt_gemm.hpp"
 #include "roofline/cuda/device.hpp"
 #include "roofline/cuda/local_gpu.hpp"
 

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "cuda_check.hpp"
-#include "cuda_owners.hpp"
-#include "device_buffer.hpp"
 #include "host_elements.hpp"
 #include "kernels.hpp"
+#include "roofline/cuda/detail/cuda_check.hpp"
+#include "roofline/cuda/detail/cuda_owners.hpp"
+#include "roofline/cuda/detail/device_buffer.hpp"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>

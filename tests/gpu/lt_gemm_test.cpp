@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "gpu_test_support.hpp"
-#include "lt_gemm.hpp"
+#include "roofline/cuda/detail/lt_gemm.hpp"
 
 #include <doctest/doctest.h>
 

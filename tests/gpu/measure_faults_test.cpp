@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Faults during a measurement, injected through the test-only ROOFLINE_INJECT_FAULT
-// (src/cuda/fault_injection.hpp): a failing GEMM call, an allocation beyond the GPU's memory and a
-// CUPTI error each mark their op, and every other op is measured. And a stopped run (what Ctrl-C
-// does through measure_options::stop) keeps what it measured.
+// (src/cuda/runtime/fault_injection.hpp): a failing GEMM call, an allocation beyond the GPU's
+// memory and a CUPTI error each mark their op, and every other op is measured. And a stopped run
+// (what Ctrl-C does through measure_options::stop) keeps what it measured.
 #include "../scoped_env.hpp"
 #include "cli_runner.hpp"
+#include "roofline/common/error.hpp"
 #include "roofline/cuda/measurer.hpp"
-#include "roofline/error.hpp"
 
 #include <doctest/doctest.h>
 

@@ -4,12 +4,12 @@
 // data; convolutions through cuDNN (loaded at run time; as their implicit GEMMs when it is not on
 // the machine); fused attention through cuDNN's graph API, checked the same way; kinds no kernel
 // runs skipped with the reason.
-#include "cuda_owners.hpp"
 #include "cudnn_attention.hpp"
+#include "roofline/analysis/lowering.hpp"
+#include "roofline/cuda/detail/cuda_owners.hpp"
 #include "roofline/cuda/measurer.hpp"
-#include "roofline/lowering.hpp"
-#include "roofline/memory_op.hpp"
-#include "roofline/network.hpp"
+#include "roofline/input/network.hpp"
+#include "roofline/model/memory_op.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The measurement layer end to end on cuBLAS: checked, timed, traced, and timed again in rounds.
+#include "roofline/analysis/pipeline.hpp"
 #include "roofline/cuda/measurement_layer.hpp"
 #include "roofline/cuda/measurer.hpp"
-#include "roofline/pipeline.hpp"
-#include "roofline/spec_catalog.hpp"
+#include "roofline/model/spec_catalog.hpp"
 
 #include <doctest/doctest.h>
 

@@ -2,12 +2,12 @@
 // Prediction intervals: an architecture's `accuracy:` bands parsed and inherited, each
 // prediction's interval from its class's band (the host floor not widened), sums taken end by
 // end, and the comparison's step ranges, speedup range and overlap sentence.
-#include "roofline/accuracy.hpp"
-#include "roofline/analysis.hpp"
-#include "roofline/comparison.hpp"
-#include "roofline/gpu_spec.hpp"
-#include "roofline/perf_model.hpp"
-#include "roofline/spec_catalog.hpp"
+#include "roofline/analysis/analysis.hpp"
+#include "roofline/compare/comparison.hpp"
+#include "roofline/model/accuracy.hpp"
+#include "roofline/model/gpu_spec.hpp"
+#include "roofline/model/perf_model.hpp"
+#include "roofline/model/spec_catalog.hpp"
 
 #include "test_support.hpp"
 

@@ -2,13 +2,13 @@
 // advise()'s memory-bound warning: its batch matches the per-layer table or says how it was chosen,
 // and it names only what the network has (attention GEMMs, a KV cache, the memory-bound ops'
 // kinds).
-#include "roofline/advisor.hpp"
-#include "roofline/analysis.hpp"
-#include "roofline/gemm.hpp"
-#include "roofline/model_config.hpp"
-#include "roofline/network.hpp"
-#include "roofline/perf_model.hpp"
-#include "roofline/spec_catalog.hpp"
+#include "roofline/analysis/advisor.hpp"
+#include "roofline/analysis/analysis.hpp"
+#include "roofline/input/model_config.hpp"
+#include "roofline/input/network.hpp"
+#include "roofline/model/gemm.hpp"
+#include "roofline/model/perf_model.hpp"
+#include "roofline/model/spec_catalog.hpp"
 
 #include "test_support.hpp"
 

@@ -3,8 +3,8 @@
 // whatever fails and whenever a signal that ends the process arrives; and never in place of
 // anything but a regular file (issue 27, part 1): a device or a FIFO is written through, a
 // symbolic link's target is written, a file keeps its mode, owner and hard links.
-#include "roofline/atomic_file.hpp"
-#include "roofline/error.hpp"
+#include "roofline/common/atomic_file.hpp"
+#include "roofline/common/error.hpp"
 
 #include <doctest/doctest.h>
 

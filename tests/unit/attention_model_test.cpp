@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The fused attention model (estimate_attention): each cost term against a hand computation on
 // an H100's basis, with the parameters set so that one term shows at a time.
-#include "roofline/attention_model.hpp"
-#include "roofline/lowering.hpp"
-#include "roofline/network.hpp"
-#include "roofline/spec_catalog.hpp"
+#include "roofline/analysis/lowering.hpp"
+#include "roofline/input/network.hpp"
+#include "roofline/model/attention_model.hpp"
+#include "roofline/model/spec_catalog.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // measured_ceilings: which measurement becomes which roof, apply_ceilings on a datasheet spec, the
 // JSON cache document (round trip, damaged documents), and the cache directory and files.
-#include "roofline/ceilings.hpp"
-#include "roofline/error.hpp"
-#include "roofline/op.hpp"
-#include "roofline/perf_model.hpp"
-#include "roofline/spec_catalog.hpp"
+#include "roofline/common/error.hpp"
+#include "roofline/model/ceilings.hpp"
+#include "roofline/model/op.hpp"
+#include "roofline/model/perf_model.hpp"
+#include "roofline/model/spec_catalog.hpp"
 
 #include "test_support.hpp"
 

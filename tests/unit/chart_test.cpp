@@ -3,12 +3,12 @@
 // that hold every op and ridge, and an SVG whose text is escaped.
 #include "chart.hpp"
 
-#include "roofline/comparison.hpp"
-#include "roofline/model_config.hpp"
-#include "roofline/network.hpp"
-#include "roofline/perf_model.hpp"
-#include "roofline/report.hpp"
-#include "roofline/spec_catalog.hpp"
+#include "roofline/analysis/report.hpp"
+#include "roofline/compare/comparison.hpp"
+#include "roofline/input/model_config.hpp"
+#include "roofline/input/network.hpp"
+#include "roofline/model/perf_model.hpp"
+#include "roofline/model/spec_catalog.hpp"
 
 #include "test_support.hpp"
 

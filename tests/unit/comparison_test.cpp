@@ -2,11 +2,11 @@
 // compare(): each op's speedup is the ratio of the resource that bounds it, corrected for the
 // quantization the model sees on each GPU's SM count. Checked by hand on V100 → A100 (SXM4 80GB),
 // two GPUs of architectures without fitted parameters: both use the generic defaults.
-#include "roofline/comparison.hpp"
-#include "roofline/lowering.hpp"
-#include "roofline/model_config.hpp"
-#include "roofline/spec_catalog.hpp"
-#include "roofline/writers.hpp"
+#include "roofline/analysis/lowering.hpp"
+#include "roofline/compare/comparison.hpp"
+#include "roofline/input/model_config.hpp"
+#include "roofline/model/spec_catalog.hpp"
+#include "roofline/output/writers.hpp"
 
 #include "test_support.hpp"
 

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // The convolution model (estimate_conv) against hand computations on an H100's basis, and what a
 // conv2d layer with groups lowers to.
-#include "roofline/conv_model.hpp"
-#include "roofline/lowering.hpp"
-#include "roofline/memory_op_model.hpp"
-#include "roofline/network.hpp"
-#include "roofline/perf_model.hpp"
-#include "roofline/spec_catalog.hpp"
+#include "roofline/analysis/lowering.hpp"
+#include "roofline/input/network.hpp"
+#include "roofline/model/conv_model.hpp"
+#include "roofline/model/memory_op_model.hpp"
+#include "roofline/model/perf_model.hpp"
+#include "roofline/model/spec_catalog.hpp"
 
 #include <doctest/doctest.h>
 

@@ -3,10 +3,10 @@
 // × per-SM rate), the per-architecture rate table with its GeForce half rates, and matching a
 // queried device to its datasheet spec in the catalog. Expected values are worked out by hand
 // below.
-#include "roofline/device_description.hpp"
-#include "roofline/error.hpp"
-#include "roofline/precision.hpp"
-#include "roofline/spec_catalog.hpp"
+#include "roofline/common/error.hpp"
+#include "roofline/model/device_description.hpp"
+#include "roofline/model/precision.hpp"
+#include "roofline/model/spec_catalog.hpp"
 
 #include "test_support.hpp"
 

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // device_report: the "local" spec analyses use (datasheet, else theory, with measured ceilings on
 // top) and write_device_report in every format: JSON fields, the table's wording, CSV cells.
-#include "roofline/ceilings.hpp"
-#include "roofline/device_description.hpp"
-#include "roofline/device_report.hpp"
-#include "roofline/spec_catalog.hpp"
-#include "roofline/writers.hpp"
+#include "roofline/model/ceilings.hpp"
+#include "roofline/model/device_description.hpp"
+#include "roofline/model/device_report.hpp"
+#include "roofline/model/spec_catalog.hpp"
+#include "roofline/output/writers.hpp"
 
 #include "test_support.hpp"
 

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// roofline/enum_table.hpp: one table per enum for its names, its parsing and the choices that
-// messages list.
-#include "roofline/enum_table.hpp"
-#include "roofline/measurement.hpp"
-#include "roofline/network.hpp"
-#include "roofline/output_format.hpp"
-#include "roofline/precision.hpp"
+// roofline/common/enum_table.hpp: one table per enum for its names, its parsing and the choices
+// that messages list.
+#include "roofline/analysis/measurement.hpp"
+#include "roofline/common/enum_table.hpp"
+#include "roofline/input/network.hpp"
+#include "roofline/model/precision.hpp"
+#include "roofline/output/output_format.hpp"
 
 #include <doctest/doctest.h>
 

@@ -4,12 +4,12 @@
 // (25 bytes per SM per cycle: 25 GB/s per SM). estimate_gemm gives device time only;
 // perf_model::predict adds the host's floor.
 #include "kernel_choice.hpp"
-#include "roofline/gemm_model.hpp"
-#include "roofline/host_floor.hpp"
-#include "roofline/memory_op_model.hpp"
-#include "roofline/model_fit.hpp"
-#include "roofline/op.hpp"
-#include "roofline/perf_model.hpp"
+#include "roofline/model/gemm_model.hpp"
+#include "roofline/model/host_floor.hpp"
+#include "roofline/model/memory_op_model.hpp"
+#include "roofline/model/model_fit.hpp"
+#include "roofline/model/op.hpp"
+#include "roofline/model/perf_model.hpp"
 
 #include <doctest/doctest.h>
 

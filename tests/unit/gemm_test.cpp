@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// roofline/gemm.hpp: FLOP and byte counts of a GEMM, overflow detection, gradient shapes.
-#include "roofline/gemm.hpp"
+// roofline/model/gemm.hpp: FLOP and byte counts of a GEMM, overflow detection, gradient shapes.
+#include "roofline/model/gemm.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
-// roofline/host_floor.hpp and what the model does with it: a GEMM call's floor and a kernel
+// roofline/model/host_floor.hpp and what the model does with it: a GEMM call's floor and a kernel
 // launch's, the measured floor with its fallbacks, the eager time max(device, floor) of real GPUs,
 // the report's launch-bound totals and the advice they lead to.
-#include "roofline/advisor.hpp"
-#include "roofline/ceilings.hpp"
-#include "roofline/host_floor.hpp"
-#include "roofline/lowering.hpp"
-#include "roofline/network.hpp"
-#include "roofline/op.hpp"
-#include "roofline/perf_model.hpp"
-#include "roofline/report.hpp"
-#include "roofline/spec_catalog.hpp"
+#include "roofline/analysis/advisor.hpp"
+#include "roofline/analysis/lowering.hpp"
+#include "roofline/analysis/report.hpp"
+#include "roofline/input/network.hpp"
+#include "roofline/model/ceilings.hpp"
+#include "roofline/model/host_floor.hpp"
+#include "roofline/model/op.hpp"
+#include "roofline/model/perf_model.hpp"
+#include "roofline/model/spec_catalog.hpp"
 
 #include "test_support.hpp"
 

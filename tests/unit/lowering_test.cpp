@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // lower(): every layer type to its GEMMs and memory-bound ops, with shapes, FLOPs and bytes
 // worked out by hand (docs/network-format.md gives the rules).
-#include "roofline/analysis.hpp"
-#include "roofline/error.hpp"
-#include "roofline/lowering.hpp"
-#include "roofline/model_config.hpp"
-#include "roofline/network.hpp"
-#include "roofline/op.hpp"
-#include "roofline/spec_catalog.hpp"
+#include "roofline/analysis/analysis.hpp"
+#include "roofline/analysis/lowering.hpp"
+#include "roofline/common/error.hpp"
+#include "roofline/input/model_config.hpp"
+#include "roofline/input/network.hpp"
+#include "roofline/model/op.hpp"
+#include "roofline/model/spec_catalog.hpp"
 
 #include "test_support.hpp"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// roofline/measurement.hpp: merging the rounds of one op's measurement, and its notes.
-#include "roofline/measurement.hpp"
+// roofline/analysis/measurement.hpp: merging the rounds of one op's measurement, and its notes.
+#include "roofline/analysis/measurement.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// roofline/median.hpp: the one median, and the upper median that always reports a value seen.
-#include "roofline/median.hpp"
+// roofline/common/median.hpp: the one median, and the upper median that always reports a value
+// seen.
+#include "roofline/common/median.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Does it fit: weights, KV cache and activations, totalled by hand for two models on two GPUs.
-#include "roofline/analysis.hpp"
-#include "roofline/comparison.hpp"
-#include "roofline/lowering.hpp"
-#include "roofline/memory_fit.hpp"
-#include "roofline/model_config.hpp"
-#include "roofline/network.hpp"
-#include "roofline/spec_catalog.hpp"
+#include "roofline/analysis/analysis.hpp"
+#include "roofline/analysis/lowering.hpp"
+#include "roofline/analysis/memory_fit.hpp"
+#include "roofline/compare/comparison.hpp"
+#include "roofline/input/model_config.hpp"
+#include "roofline/input/network.hpp"
+#include "roofline/model/spec_catalog.hpp"
 
 #include "test_support.hpp"
 

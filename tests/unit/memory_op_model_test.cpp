@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // The memory-bound ops' model (memory_op_time_s) against hand computations on an H100's basis.
-#include "roofline/gemm_model.hpp"
-#include "roofline/lowering.hpp"
-#include "roofline/memory_op_model.hpp"
-#include "roofline/network.hpp"
-#include "roofline/perf_model.hpp"
-#include "roofline/spec_catalog.hpp"
+#include "roofline/analysis/lowering.hpp"
+#include "roofline/input/network.hpp"
+#include "roofline/model/gemm_model.hpp"
+#include "roofline/model/memory_op_model.hpp"
+#include "roofline/model/perf_model.hpp"
+#include "roofline/model/spec_catalog.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,19 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 // Model configs (config.json) built into networks: hand-checked shapes for every family shipped in
 // examples/configs, grouped-query attention's KV traffic, the YAML they write, and located errors.
-#include "roofline/advisor.hpp"
-#include "roofline/analysis.hpp"
-#include "roofline/error.hpp"
-#include "roofline/gemm_model.hpp"
-#include "roofline/lowering.hpp"
-#include "roofline/memory_fit.hpp"
-#include "roofline/memory_op_model.hpp"
-#include "roofline/model_config.hpp"
-#include "roofline/network.hpp"
-#include "roofline/op.hpp"
-#include "roofline/report.hpp"
-#include "roofline/spec_catalog.hpp"
-#include "roofline/writers.hpp"
+#include "roofline/analysis/advisor.hpp"
+#include "roofline/analysis/analysis.hpp"
+#include "roofline/analysis/lowering.hpp"
+#include "roofline/analysis/memory_fit.hpp"
+#include "roofline/analysis/report.hpp"
+#include "roofline/common/error.hpp"
+#include "roofline/input/model_config.hpp"
+#include "roofline/input/network.hpp"
+#include "roofline/model/gemm_model.hpp"
+#include "roofline/model/memory_op_model.hpp"
+#include "roofline/model/op.hpp"
+#include "roofline/model/spec_catalog.hpp"
+#include "roofline/output/writers.hpp"
 
 #include "test_support.hpp"
 

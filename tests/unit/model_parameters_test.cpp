@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
-// roofline/model_parameters.hpp and where a GPU's parameters come from: the one parameter table,
-// bounds checked on every set, overrides layered generic defaults <- architecture file <- the GPU's
-// own `model:` section, their YAML form, and calibrations saved beside a GPU's ceilings.
+// roofline/model/model_parameters.hpp and where a GPU's parameters come from: the one parameter
+// table, bounds checked on every set, overrides layered generic defaults <- architecture file <-
+// the GPU's own `model:` section, their YAML form, and calibrations saved beside a GPU's ceilings.
 // The values of specs/arch/hopper.yaml are a placeholder until a GPU fit: read through the catalog,
 // never written here.
-#include "roofline/error.hpp"
-#include "roofline/gpu_spec.hpp"
-#include "roofline/model_fit.hpp"
-#include "roofline/model_parameters.hpp"
-#include "roofline/op.hpp"
-#include "roofline/perf_model.hpp"
-#include "roofline/spec_catalog.hpp"
+#include "roofline/common/error.hpp"
+#include "roofline/model/gpu_spec.hpp"
+#include "roofline/model/model_fit.hpp"
+#include "roofline/model/model_parameters.hpp"
+#include "roofline/model/op.hpp"
+#include "roofline/model/perf_model.hpp"
+#include "roofline/model/spec_catalog.hpp"
 
 #include "test_support.hpp"
 

@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // The numbers the product must produce: ridge points of real GPUs, the bound and time of layers
 // whose FLOPs and bytes are worked out by hand, and the sums of analyze().
-#include "roofline/error.hpp"
-#include "roofline/host_floor.hpp"
-#include "roofline/lowering.hpp"
-#include "roofline/memory_op_model.hpp"
-#include "roofline/network.hpp"
-#include "roofline/op.hpp"
-#include "roofline/perf_model.hpp"
-#include "roofline/report.hpp"
-#include "roofline/spec_catalog.hpp"
+#include "roofline/analysis/lowering.hpp"
+#include "roofline/analysis/report.hpp"
+#include "roofline/common/error.hpp"
+#include "roofline/input/network.hpp"
+#include "roofline/model/host_floor.hpp"
+#include "roofline/model/memory_op_model.hpp"
+#include "roofline/model/op.hpp"
+#include "roofline/model/perf_model.hpp"
+#include "roofline/model/spec_catalog.hpp"
 
 #include "test_support.hpp"
 

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // parse_network / load_network: what a good file becomes, and that every bad one is an input_error
 // located at file:line:column (1-based) with a message that says what is wrong.
-#include "roofline/error.hpp"
-#include "roofline/lowering.hpp"
-#include "roofline/network.hpp"
-#include "roofline/op.hpp"
-#include "roofline/perf_model.hpp"
-#include "roofline/report.hpp"
-#include "roofline/spec_catalog.hpp"
+#include "roofline/analysis/lowering.hpp"
+#include "roofline/analysis/report.hpp"
+#include "roofline/common/error.hpp"
+#include "roofline/input/network.hpp"
+#include "roofline/model/op.hpp"
+#include "roofline/model/perf_model.hpp"
+#include "roofline/model/spec_catalog.hpp"
 
 #include "test_support.hpp"
 

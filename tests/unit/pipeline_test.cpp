@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // The pipeline, GPU selection and comparison through a measurement layer, with a fake layer that
 // "measures" every GEMM at a fixed time: no GPU needed. And write_file_atomically.
-#include "roofline/atomic_file.hpp"
-#include "roofline/comparison.hpp"
-#include "roofline/error.hpp"
-#include "roofline/measurement_layer.hpp"
-#include "roofline/pipeline.hpp"
-#include "roofline/spec_catalog.hpp"
+#include "roofline/analysis/measurement_layer.hpp"
+#include "roofline/analysis/pipeline.hpp"
+#include "roofline/common/atomic_file.hpp"
+#include "roofline/common/error.hpp"
+#include "roofline/compare/comparison.hpp"
+#include "roofline/model/spec_catalog.hpp"
 
 #include "test_support.hpp"
 

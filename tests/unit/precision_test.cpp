@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// roofline/precision.hpp: names and element sizes of the number formats.
-#include "roofline/precision.hpp"
+// roofline/model/precision.hpp: names and element sizes of the number formats.
+#include "roofline/model/precision.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // printable_text and the human formats' escaping of names: no control sequence of a layer's name
 // reaches a terminal, a Markdown renderer or a CSV reader; any other UTF-8 is shown as it is.
-#include "roofline/error.hpp"
-#include "roofline/output_format.hpp"
+#include "roofline/common/error.hpp"
+#include "roofline/output/output_format.hpp"
 
 #include "text_table.hpp"
 

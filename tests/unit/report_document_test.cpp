@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // write_report in every format: JSON that parses and carries numbers as numbers, CSV whose header
 // is the JSON field names, Markdown and aligned tables; format names and file extensions.
-#include "roofline/advisor.hpp"
-#include "roofline/host_floor.hpp"
-#include "roofline/network.hpp"
-#include "roofline/perf_model.hpp"
-#include "roofline/report.hpp"
-#include "roofline/spec_catalog.hpp"
-#include "roofline/writers.hpp"
+#include "roofline/analysis/advisor.hpp"
+#include "roofline/analysis/report.hpp"
+#include "roofline/input/network.hpp"
+#include "roofline/model/host_floor.hpp"
+#include "roofline/model/perf_model.hpp"
+#include "roofline/model/spec_catalog.hpp"
+#include "roofline/output/writers.hpp"
 
 #include "test_support.hpp"
 

@@ -2,11 +2,11 @@
 // serve(): whole requests on each setup at the largest batch that fits and meets the targets.
 // Llama-3-8B (examples/configs) on an H100 SXM5 checked by hand: its KV cache is
 // 2 (K, V) · 32 layers · 8 KV heads · 128 · 2 bytes = 131072 bytes a token.
-#include "roofline/analysis.hpp"
-#include "roofline/error.hpp"
-#include "roofline/serving.hpp"
-#include "roofline/spec_catalog.hpp"
-#include "roofline/writers.hpp"
+#include "roofline/analysis/analysis.hpp"
+#include "roofline/common/error.hpp"
+#include "roofline/compare/serving.hpp"
+#include "roofline/model/spec_catalog.hpp"
+#include "roofline/output/writers.hpp"
 #include "yaml_reader.hpp"
 
 #include "test_support.hpp"

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // spec_catalog and gpu_spec parsing: the built-in GPUs, names and aliases, resolving a name or a
 // spec file, and the errors for unknown names and bad spec files.
-#include "roofline/device_description.hpp"
-#include "roofline/error.hpp"
-#include "roofline/gpu_spec.hpp"
-#include "roofline/spec_catalog.hpp"
+#include "roofline/common/error.hpp"
+#include "roofline/model/device_description.hpp"
+#include "roofline/model/gpu_spec.hpp"
+#include "roofline/model/spec_catalog.hpp"
 #include "suggest.hpp"
 
 #include "test_support.hpp"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// roofline/sweep_shapes.hpp: the fresh accuracy set is large, deterministic, inside its size cap,
-// covers every category, and shares no shape with the calibration and scoring sweep.
-#include "roofline/sweep_shapes.hpp"
+// roofline/model/detail/sweep_shapes.hpp: the fresh accuracy set is large, deterministic, inside
+// its size cap, covers every category, and shares no shape with the calibration and scoring sweep.
+#include "roofline/model/detail/sweep_shapes.hpp"
 
 #include <doctest/doctest.h>
 

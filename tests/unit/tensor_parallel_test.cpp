@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // Tensor parallelism: Megatron's split of a config's blocks over N GPUs (shapes by hand), the
 // all-reduces between them, and the bus-bandwidth arithmetic of nccl-tests.
-#include "roofline/analysis.hpp"
-#include "roofline/error.hpp"
-#include "roofline/interconnect.hpp"
-#include "roofline/lowering.hpp"
-#include "roofline/memory_fit.hpp"
-#include "roofline/model_config.hpp"
-#include "roofline/network.hpp"
-#include "roofline/perf_model.hpp"
-#include "roofline/report.hpp"
-#include "roofline/spec_catalog.hpp"
+#include "roofline/analysis/analysis.hpp"
+#include "roofline/analysis/lowering.hpp"
+#include "roofline/analysis/memory_fit.hpp"
+#include "roofline/analysis/report.hpp"
+#include "roofline/common/error.hpp"
+#include "roofline/input/model_config.hpp"
+#include "roofline/input/network.hpp"
+#include "roofline/model/interconnect.hpp"
+#include "roofline/model/perf_model.hpp"
+#include "roofline/model/spec_catalog.hpp"
 
 #include "test_support.hpp"
 

@@ -4,11 +4,11 @@
 // Helpers several unit tests share: text checks, CSV splitting, model configs and their ops, and a
 // device and its ceilings as an H200 reports them.
 #include "../scoped_env.hpp"
-#include "roofline/ceilings.hpp"
-#include "roofline/device_description.hpp"
-#include "roofline/error.hpp"
-#include "roofline/model_config.hpp"
-#include "roofline/op.hpp"
+#include "roofline/common/error.hpp"
+#include "roofline/input/model_config.hpp"
+#include "roofline/model/ceilings.hpp"
+#include "roofline/model/device_description.hpp"
+#include "roofline/model/op.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "roofline/measurement.hpp"
-#include "roofline/measurement_layer.hpp"
+#include "roofline/analysis/measurement.hpp"
+#include "roofline/analysis/measurement_layer.hpp"
 
 namespace roofline::cuda {
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "roofline/ceilings.hpp"
+#include "roofline/model/ceilings.hpp"
 
 #include <functional>
 #include <string>

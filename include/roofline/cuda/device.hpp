@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "roofline/device_description.hpp"
+#include "roofline/model/device_description.hpp"
 
 namespace roofline::cuda {
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "roofline/device_report.hpp"
+#include "roofline/model/device_report.hpp"
 
 #include <functional>
 #include <optional>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "roofline/measurement.hpp"
-#include "roofline/op.hpp"
+#include "roofline/analysis/measurement.hpp"
+#include "roofline/model/op.hpp"
 
 #include <vector>
 
@@ -27,7 +27,7 @@ namespace roofline::cuda {
 /// goes on in every case. options.stop stops it between ops (measurements::complete). Notes for the
 /// whole run (e.g. counters not permitted) are in the result's `notes`. Throws cuda_error only when
 /// no GPU can be used at all, roofline::error when the test-only ROOFLINE_INJECT_FAULT
-/// (src/cuda/fault_injection.hpp) cannot be read.
+/// (src/cuda/runtime/fault_injection.hpp) cannot be read.
 measurements measure(const std::vector<op> &ops, const measure_options &options);
 
 } // namespace roofline::cuda

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "roofline/advisor.hpp"
+#include "roofline/analysis/advisor.hpp"
 
 #include "checked_math.hpp"
-#include "roofline/error.hpp"
-#include "text_table.hpp"
+#include "roofline/common/error.hpp"
+#include "text_format.hpp"
 
 #include <fmt/format.h>
 

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "roofline/analysis.hpp"
+#include "roofline/analysis/analysis.hpp"
 
 #include "checked_math.hpp"
-#include "roofline/error.hpp"
-#include "roofline/lowering.hpp"
-#include "text_table.hpp"
+#include "roofline/analysis/lowering.hpp"
+#include "roofline/common/error.hpp"
+#include "text_format.hpp"
 
 #include <fmt/format.h>
 

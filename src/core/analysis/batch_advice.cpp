@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "roofline/batch_advice.hpp"
+#include "roofline/analysis/batch_advice.hpp"
 
 #include "checked_math.hpp"
 #include "hashing.hpp"
 #include "parallel.hpp"
-#include "roofline/error.hpp"
-#include "roofline/gemm_model.hpp"
-#include "roofline/lowering.hpp"
+#include "roofline/analysis/lowering.hpp"
+#include "roofline/common/error.hpp"
+#include "roofline/model/gemm_model.hpp"
 
 #include <fmt/format.h>
 

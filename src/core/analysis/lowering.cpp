@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "roofline/lowering.hpp"
+#include "roofline/analysis/lowering.hpp"
 
 #include "checked_math.hpp"
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "roofline/measurement.hpp"
+#include "roofline/analysis/measurement.hpp"
 
-#include "roofline/median.hpp"
+#include "roofline/common/median.hpp"
 
 #include <algorithm>
 #include <array>

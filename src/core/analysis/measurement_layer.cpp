@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "roofline/measurement_layer.hpp"
+#include "roofline/analysis/measurement_layer.hpp"
 
-#include "roofline/error.hpp"
+#include "roofline/common/error.hpp"
 
 namespace roofline {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "roofline/memory_fit.hpp"
+#include "roofline/analysis/memory_fit.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "roofline/padding_advice.hpp"
+#include "roofline/analysis/padding_advice.hpp"
 
 #include "checked_math.hpp"
 #include "hashing.hpp"

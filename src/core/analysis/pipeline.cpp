@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "roofline/pipeline.hpp"
+#include "roofline/analysis/pipeline.hpp"
 
-#include "roofline/advisor.hpp"
-#include "roofline/analysis.hpp"
-#include "roofline/error.hpp"
-#include "roofline/measurement_layer.hpp"
-#include "roofline/spec_catalog.hpp"
+#include "roofline/analysis/advisor.hpp"
+#include "roofline/analysis/analysis.hpp"
+#include "roofline/analysis/measurement_layer.hpp"
+#include "roofline/common/error.hpp"
+#include "roofline/model/spec_catalog.hpp"
 
 #include <exception>
 #include <string>

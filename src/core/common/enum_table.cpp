@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "roofline/enum_table.hpp"
+#include "roofline/common/enum_table.hpp"
 
 namespace roofline::detail {
 

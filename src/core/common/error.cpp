@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "roofline/error.hpp"
+#include "roofline/common/error.hpp"
 
 namespace roofline {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "roofline/median.hpp"
+#include "roofline/common/median.hpp"
 
 #include <algorithm>
 #include <cstddef>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "suggest.hpp"
 
-#include "roofline/error.hpp"
+#include "roofline/common/error.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "utf8.hpp"
 
+#include <fmt/format.h>
+
 namespace roofline::detail {
 
 std::size_t utf8_sequence(std::string_view s) {
@@ -48,6 +50,28 @@ bool is_control(std::uint32_t c) {
                          (c >= 0xFFF9 && c <= 0xFFFB);
   const bool noncharacter = (c >= 0xFDD0 && c <= 0xFDEF) || (c & 0xFFFE) == 0xFFFE;
   return terminal || bidirectional || invisible || noncharacter;
+}
+
+std::string control_escape(std::uint32_t c) {
+  switch (c) {
+  case '\n': return "\\n";
+  case '\r': return "\\r";
+  case '\t': return "\\t";
+  default: break;
+  }
+  if (!is_control(c))
+    return {};
+  return c < 0x80 ? fmt::format("\\x{:02x}", c) : fmt::format("\\u{:04x}", c);
+}
+
+std::size_t first_escape(std::string_view text) {
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t length = utf8_sequence(text.substr(i));
+    if (length == 0 || is_control(utf8_code_point(text.substr(i), length)))
+      return i;
+    i += length;
+  }
+  return std::string_view::npos;
 }
 
 } // namespace roofline::detail

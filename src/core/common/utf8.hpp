@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace roofline::detail {
@@ -24,5 +25,13 @@ std::uint32_t utf8_code_point(std::string_view s, std::size_t length);
 /// annotation marks) and noncharacters (U+FFFE, U+FFFF of every plane, U+FDD0–U+FDEF). Every
 /// format shows them escaped (printable_text; JSON as `\u009b`).
 bool is_control(std::uint32_t c);
+
+/// The visible escape printable_text writes for code point `c` (`\n`, `\x1b`, `\u009b`,
+/// `\u202e`), or "" where `c` is shown as it is.
+std::string control_escape(std::uint32_t c);
+
+/// Where printable_text first changes `text` (a byte that is not UTF-8, or a control character);
+/// npos where it shows `text` as it is.
+std::size_t first_escape(std::string_view text);
 
 } // namespace roofline::detail

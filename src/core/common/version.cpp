@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "roofline/version.hpp"
+#include "roofline/common/version.hpp"
 
 namespace roofline {
 

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "yaml_reader.hpp"
 
-#include "roofline/output_format.hpp"
+#include "roofline/common/printable_text.hpp"
 
 #include "suggest.hpp"
-#include "text_table.hpp"
+#include "text_format.hpp"
 #include "utf8.hpp"
 
 #include <fmt/format.h>

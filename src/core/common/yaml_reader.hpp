@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "roofline/error.hpp"
+#include "roofline/common/error.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "compared_setups.hpp"
 
-#include "roofline/advice_thresholds.hpp"
-#include "roofline/error.hpp"
-#include "roofline/host_floor.hpp"
-#include "roofline/spec_catalog.hpp"
+#include "roofline/analysis/advice_thresholds.hpp"
+#include "roofline/common/error.hpp"
+#include "roofline/model/host_floor.hpp"
+#include "roofline/model/spec_catalog.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

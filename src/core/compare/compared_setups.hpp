@@ -3,7 +3,7 @@
 // What a comparison and a serving question share: the setups a compare_request names (each GPU
 // at each tensor-parallel degree), their prices, and the network one GPU of a setup runs.
 
-#include "roofline/compare_request.hpp"
+#include "roofline/compare/compare_request.hpp"
 
 #include <cstddef>
 #include <map>

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "roofline/comparison.hpp"
+#include "roofline/compare/comparison.hpp"
 
 #include "compared_setups.hpp"
-#include "roofline/advice_thresholds.hpp"
-#include "roofline/error.hpp"
-#include "roofline/lowering.hpp"
-#include "text_table.hpp"
+#include "roofline/analysis/advice_thresholds.hpp"
+#include "roofline/analysis/lowering.hpp"
+#include "roofline/common/error.hpp"
+#include "text_format.hpp"
 
 #include <fmt/format.h>
 

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "roofline/serving.hpp"
+#include "roofline/compare/serving.hpp"
 
 #include "compared_setups.hpp"
-#include "roofline/error.hpp"
-#include "roofline/lowering.hpp"
-#include "text_table.hpp"
+#include "roofline/analysis/lowering.hpp"
+#include "roofline/common/error.hpp"
+#include "text_format.hpp"
 
 #include <fmt/format.h>
 

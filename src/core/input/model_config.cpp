@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "roofline/model_config.hpp"
+#include "roofline/input/model_config.hpp"
 
-#include "roofline/error.hpp"
-#include "roofline/memory_op.hpp"
+#include "roofline/common/error.hpp"
+#include "roofline/model/memory_op.hpp"
 
 #include "checked_math.hpp"
 #include "suggest.hpp"
-#include "text_table.hpp"
+#include "text_format.hpp"
 #include "yaml_reader.hpp"
 
 #include <fmt/format.h>

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "roofline/network.hpp"
+#include "roofline/input/network.hpp"
 
-#include "roofline/memory_op.hpp"
+#include "roofline/model/memory_op.hpp"
 
 #include "checked_math.hpp"
 #include "suggest.hpp"
-#include "text_table.hpp"
+#include "text_format.hpp"
 #include "yaml_reader.hpp"
 
 #include <fmt/format.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "roofline/accuracy.hpp"
+#include "roofline/model/accuracy.hpp"
 
 #include <array>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "roofline/attention_model.hpp"
+#include "roofline/model/attention_model.hpp"
 
 #include "interpolation.hpp"
 

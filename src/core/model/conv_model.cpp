@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "roofline/conv_model.hpp"
+#include "roofline/model/conv_model.hpp"
 
-#include "roofline/gemm.hpp"
-#include "roofline/memory_op_model.hpp"
+#include "roofline/model/gemm.hpp"
+#include "roofline/model/memory_op_model.hpp"
 
 #include <fmt/format.h>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "roofline/conv_shape.hpp"
+#include "roofline/model/conv_shape.hpp"
 
 #include <array>
 

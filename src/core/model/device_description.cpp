@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "roofline/device_description.hpp"
+#include "roofline/model/device_description.hpp"
 
-#include "roofline/error.hpp"
+#include "roofline/common/error.hpp"
 
 #include <cmath>
 

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "roofline/device_report.hpp"
+#include "roofline/model/device_report.hpp"
 
-#include "roofline/ceilings.hpp"
-#include "roofline/error.hpp"
-#include "roofline/model_fit.hpp"
-#include "roofline/spec_catalog.hpp"
+#include "roofline/common/error.hpp"
+#include "roofline/model/ceilings.hpp"
+#include "roofline/model/model_fit.hpp"
+#include "roofline/model/spec_catalog.hpp"
 
 namespace roofline {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "roofline/gemm.hpp"
+#include "roofline/model/gemm.hpp"
 
 #include "checked_math.hpp"
 

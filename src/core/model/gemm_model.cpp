@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "roofline/gemm_model.hpp"
+#include "roofline/model/gemm_model.hpp"
 
 #include "checked_math.hpp"
 #include "kernel_choice.hpp"

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "roofline/gpu_spec.hpp"
+#include "roofline/model/gpu_spec.hpp"
 
-#include "roofline/error.hpp"
+#include "roofline/common/error.hpp"
 #include "suggest.hpp"
-#include "text_table.hpp"
+#include "text_format.hpp"
 #include "yaml_reader.hpp"
 
 #include <fmt/format.h>

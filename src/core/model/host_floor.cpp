@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "roofline/host_floor.hpp"
+#include "roofline/model/host_floor.hpp"
 
-#include "roofline/ceilings.hpp"
-#include "roofline/error.hpp"
+#include "roofline/common/error.hpp"
+#include "roofline/model/ceilings.hpp"
 
 #include <fmt/format.h>
 

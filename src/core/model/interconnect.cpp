@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "roofline/interconnect.hpp"
+#include "roofline/model/interconnect.hpp"
 
-#include "roofline/error.hpp"
+#include "roofline/common/error.hpp"
 
 #include "interpolation.hpp"
 #include "json_reader.hpp"

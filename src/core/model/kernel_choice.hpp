@@ -4,10 +4,10 @@
 // Which kernels cuBLAS picks for a GEMM on an architecture: the kernel families, their tile menus
 // and cuBLAS's split-K rule. What a kernel costs is gemm_model.cpp's.
 
-#include "roofline/gemm.hpp"
-#include "roofline/gpu_spec.hpp"
-#include "roofline/kernel_family.hpp"
-#include "roofline/model_parameters.hpp"
+#include "roofline/model/gemm.hpp"
+#include "roofline/model/gpu_spec.hpp"
+#include "roofline/model/kernel_family.hpp"
+#include "roofline/model/model_parameters.hpp"
 
 #include <array>
 #include <cstddef>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "roofline/memory_op.hpp"
+#include "roofline/model/memory_op.hpp"
 
 #include "checked_math.hpp"
-#include "roofline/precision.hpp"
+#include "roofline/model/precision.hpp"
 
 #include <array>
 #include <utility>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "roofline/memory_op_model.hpp"
+#include "roofline/model/memory_op_model.hpp"
 
-#include "roofline/gemm_model.hpp"
+#include "roofline/model/gemm_model.hpp"
 
 #include <algorithm>
 

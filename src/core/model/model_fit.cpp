@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "roofline/model_fit.hpp"
+#include "roofline/model/model_fit.hpp"
 
 #include "json_reader.hpp"
 #include "kernel_choice.hpp"
-#include "roofline/attention_model.hpp"
-#include "roofline/ceilings.hpp"
-#include "roofline/conv_model.hpp"
-#include "roofline/error.hpp"
-#include "roofline/gemm_model.hpp"
-#include "roofline/interconnect.hpp"
-#include "roofline/median.hpp"
-#include "roofline/memory_op_model.hpp"
+#include "roofline/common/error.hpp"
+#include "roofline/common/median.hpp"
+#include "roofline/model/attention_model.hpp"
+#include "roofline/model/ceilings.hpp"
+#include "roofline/model/conv_model.hpp"
+#include "roofline/model/gemm_model.hpp"
+#include "roofline/model/interconnect.hpp"
+#include "roofline/model/memory_op_model.hpp"
 
 #include <nlohmann/json.hpp>
 #include <nlopt.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "roofline/model_parameters.hpp"
+#include "roofline/model/model_parameters.hpp"
 
 #include <fmt/format.h>
 

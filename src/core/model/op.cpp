@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "roofline/op.hpp"
+#include "roofline/model/op.hpp"
 
 #include "checked_math.hpp"
 

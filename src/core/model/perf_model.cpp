@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "roofline/perf_model.hpp"
+#include "roofline/model/perf_model.hpp"
 
 #include "hashing.hpp"
-#include "roofline/attention_model.hpp"
-#include "roofline/conv_model.hpp"
-#include "roofline/memory_op_model.hpp"
+#include "roofline/model/attention_model.hpp"
+#include "roofline/model/conv_model.hpp"
+#include "roofline/model/memory_op_model.hpp"
 
 #include <fmt/format.h>
 

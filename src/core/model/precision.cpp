@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "roofline/precision.hpp"
+#include "roofline/model/precision.hpp"
 
 namespace roofline {
 

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "roofline/spec_catalog.hpp"
+#include "roofline/model/spec_catalog.hpp"
 
 #include "builtin_specs.hpp"
-#include "roofline/error.hpp"
+#include "roofline/common/error.hpp"
 #include "suggest.hpp"
-#include "text_table.hpp"
+#include "text_format.hpp"
 
 #include <fmt/format.h>
 

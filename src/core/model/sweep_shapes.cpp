@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "roofline/sweep_shapes.hpp"
+#include "roofline/model/detail/sweep_shapes.hpp"
 
 #include <cmath>
 #include <cstdint>

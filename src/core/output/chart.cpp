@@ -2,10 +2,10 @@
 #include "chart.hpp"
 
 #include "json_writer.hpp"
-#include "roofline/comparison.hpp"
-#include "roofline/gemm_model.hpp"
-#include "roofline/output_format.hpp"
-#include "roofline/report.hpp"
+#include "roofline/analysis/report.hpp"
+#include "roofline/compare/comparison.hpp"
+#include "roofline/model/gemm_model.hpp"
+#include "roofline/output/output_format.hpp"
 #include "text_table.hpp"
 #include "utf8.hpp"
 

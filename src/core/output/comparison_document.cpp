@@ -2,8 +2,8 @@
 // `roofline-advise compare`: totals per GPU, per-op times and speedups, the verdict.
 #include "document.hpp"
 #include "json_fields.hpp"
-#include "roofline/comparison.hpp"
-#include "roofline/writers.hpp"
+#include "roofline/compare/comparison.hpp"
+#include "roofline/output/writers.hpp"
 
 #include <fmt/format.h>
 

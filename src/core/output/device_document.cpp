@@ -2,8 +2,8 @@
 // The local GPU (`roofline-advise device`): the device query and every roof side by side.
 #include "document.hpp"
 #include "json_fields.hpp"
-#include "roofline/device_report.hpp"
-#include "roofline/writers.hpp"
+#include "roofline/model/device_report.hpp"
+#include "roofline/output/writers.hpp"
 
 #include <fmt/format.h>
 

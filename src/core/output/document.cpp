@@ -2,8 +2,8 @@
 #include "document.hpp"
 #include "suggest.hpp"
 
-#include "roofline/error.hpp"
-#include "roofline/version.hpp"
+#include "roofline/common/error.hpp"
+#include "roofline/common/version.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

@@ -3,7 +3,7 @@
 
 #include "chart.hpp"
 #include "json_writer.hpp"
-#include "roofline/output_format.hpp"
+#include "roofline/output/output_format.hpp"
 #include "text_table.hpp"
 
 #include <nlohmann/json_fwd.hpp>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "roofline/analysis.hpp"
-#include "roofline/gpu_spec.hpp"
-#include "roofline/measurement.hpp"
+#include "roofline/analysis/analysis.hpp"
+#include "roofline/analysis/measurement.hpp"
+#include "roofline/model/gpu_spec.hpp"
 
 #include "json_writer.hpp"
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "document.hpp"
 #include "json_fields.hpp"
-#include "roofline/advice_thresholds.hpp"
-#include "roofline/report.hpp"
-#include "roofline/writers.hpp"
+#include "roofline/analysis/advice_thresholds.hpp"
+#include "roofline/analysis/report.hpp"
+#include "roofline/output/writers.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

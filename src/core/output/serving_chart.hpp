@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "roofline/serving.hpp"
+#include "roofline/compare/serving.hpp"
 
 #include <string>
 

@@ -3,8 +3,8 @@
 // the verdict, and the throughput–latency curves.
 #include "document.hpp"
 #include "json_fields.hpp"
-#include "roofline/serving.hpp"
-#include "roofline/writers.hpp"
+#include "roofline/compare/serving.hpp"
+#include "roofline/output/writers.hpp"
 #include "serving_chart.hpp"
 
 #include <fmt/format.h>

@@ -2,8 +2,8 @@
 // The GPU catalog (`roofline-advise specs`): peaks, bandwidth and ridge points.
 #include "document.hpp"
 #include "json_fields.hpp"
-#include "roofline/gpu_spec.hpp"
-#include "roofline/writers.hpp"
+#include "roofline/model/gpu_spec.hpp"
+#include "roofline/output/writers.hpp"
 
 #include <fmt/format.h>
 

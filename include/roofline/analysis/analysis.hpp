@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "roofline/analysis/memory_fit.hpp"
+#include "roofline/input/network.hpp"
+#include "roofline/model/gpu_spec.hpp"
+#include "roofline/model/op.hpp"
+#include "roofline/model/perf_model.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace roofline {
+
+/// An op and what the model predicts for it.
+struct analysed_op {
+  roofline::op op;
+  roofline::prediction prediction;
+  double total_time_s = 0; ///< prediction.time_s × op.count (eager)
+  time_range total_range;  ///< prediction.range × op.count
+  double time_share = 0;   ///< of the network's step time, 0..1
+};
+
+/// Sums over one step of the network (every op × its count).
+struct step_totals {
+  double time_s = 0;        ///< eagerly issued: Σ predicted time (max of device time, host floor)
+  double device_time_s = 0; ///< Σ device time: the step replayed from a CUDA graph
+  /// Σ of the ops' intervals, end by end (time_range::operator+=: one class's errors on one GPU
+  /// share a fitted bias, so they add up rather than cancel): time_s's and device_time_s's.
+  time_range range, device_range;
+  double flops = 0;
+  double bytes = 0;
+  double memory_bound_time_s = 0;
+  double memory_bound_share = 0;     ///< of time_s, 0..1
+  double launch_bound_time_s = 0;    ///< of ops the host's floor decides
+  double launch_bound_share = 0;     ///< of time_s, 0..1
+  std::int64_t launch_bound_ops = 0; ///< distinct ops (rows) the host's floor decides
+  double gemm_time_s = 0;
+  double communication_time_s = 0; ///< in all-reduces between GPUs
+  double communication_share = 0;  ///< of time_s, 0..1
+  std::int64_t op_count = 0;       ///< distinct ops (rows)
+  std::int64_t gemm_count = 0;     ///< GEMM runs per step, counts included
+};
+
+/// One network on one GPU as the model sees it: the ops with their predictions and the step's
+/// totals. The first stage's value; advice, measurements and the report are built from it, and
+/// read the network and the model from it rather than copies of their pieces.
+struct analysis {
+  /// The network analysed; an analysis of bare ops (analyze_ops) has only its name.
+  roofline::network network;
+  /// The model that predicted the ops, with the operand cache the step decided: its spec, options,
+  /// parameters (and their origin) and host floor are the ones used. It shares its memo with the
+  /// model given to analyze(), so the advice's predictions reuse the analysis's.
+  perf_model model{gpu_spec{}};
+  std::string device_selection; ///< how the GPU was chosen: "--gpu v100", "default: no local GPU"
+  std::vector<analysed_op> ops;
+  step_totals totals;
+  /// Weights, KV cache and activations against the GPU's memory (a network's analysis; an
+  /// analysis of bare ops has none).
+  std::optional<memory_use> memory;
+  std::vector<std::string> notes; ///< what the reader must know of the model's choices
+};
+
+/// Lowers `net`, predicts every op with `model` and sums the totals; its memory keeps
+/// `memory_reserve` bytes back (memory_reserve_bytes: unset, the default share).
+analysis analyze(const network &net, const perf_model &model, std::string device_selection,
+                 std::optional<double> memory_reserve = std::nullopt);
+
+/// An analysis of ops built elsewhere (the calibration sweep, a benchmark's shapes).
+analysis analyze_ops(std::string name, std::vector<op> ops, const perf_model &model,
+                     std::string device_selection);
+
+} // namespace roofline

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "roofline/input/network.hpp"
+#include "roofline/model/op.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace roofline {
+
+/// The bytes of optimizer state a training step keeps per trained parameter whose weight is
+/// stored in `weight_bytes` bytes, mixed precision as Megatron-LM and DeepSpeed count it: an
+/// fp32 master copy of a weight stored narrower than fp32, and the optimizer's moments in fp32
+/// (an fp64 weight's in fp64). AdamW beside bf16 weights: 4 + 2 · 4 = 12, so with the weight
+/// and its bf16 gradient 16 bytes a parameter, the 16Ψ of Rajbhandari et al., "ZeRO: Memory
+/// Optimizations Toward Training Trillion Parameter Models" (SC 2020), §3.1 (K = 12); SGD with
+/// momentum: 4 + 4 = 8.
+double optimizer_bytes_per_parameter(optimizer o, double weight_bytes);
+
+/// Does the network fit in the GPU's memory, and how much larger could its batch or its KV
+/// cache be?
+struct memory_use {
+  /// Every linear, conv and expert layer's weights (repeats counted; every expert, reached in a
+  /// step or not), and those no layer runs
+  /// (network::resident_weight_bytes: a config's embeddings).
+  double weights_bytes = 0;
+  /// Training: one gradient per weight, in the weight's own precision (bf16 weights, bf16
+  /// gradients); 0 in inference.
+  double gradient_bytes = 0;
+  /// Training: the optimizer's state, optimizer_bytes_per_parameter for every weight; 0 in
+  /// inference.
+  double optimizer_bytes = 0;
+  double kv_cache_bytes = 0; ///< keys and values of every decoder attention layer's cache
+  /// Inference: the largest op's operands and result other than its weights or cache, held at
+  /// once (each layer's tensors are freed once the next has read them); training: the forward
+  /// results kept for the backward pass (every op's, or with recomputation each repeat's input
+  /// and one repeat's results).
+  double activation_bytes = 0;
+  /// Training: the optimizer and the recomputation counted (unset in inference).
+  std::optional<roofline::optimizer> optimizer;
+  std::optional<recomputation> recompute;
+  double total_bytes = 0;
+  double capacity_bytes = 0; ///< the GPU's memory, as its datasheet gives it
+  /// Kept back from the network (memory_reserve_bytes): the framework's workspace, the CUDA
+  /// context and the allocator's fragmentation. `fits`, `max_batch` and `max_kv_len` count it.
+  double reserve_bytes = 0;
+  bool fits = false;
+  /// The largest batch whose total fits (the same context; in training, the largest
+  /// micro-batch: weights, gradients and optimizer state do not grow with it), at most
+  /// 2^63 − 1; none when not even 1 does.
+  std::optional<std::int64_t> max_batch;
+  /// Decoding (a cache longer than the queries): the longest context, in tokens, every attention
+  /// layer's alike, whose cache fits at this batch; none when any context fits (every cache
+  /// is a sliding window's).
+  std::optional<std::int64_t> max_kv_len;
+
+  /// What the network may use: the capacity less the reserve.
+  double usable_bytes() const { return capacity_bytes - reserve_bytes; }
+};
+
+/// The share of a GPU's memory kept back by default for what no layer holds: the framework's
+/// workspace (cuBLAS, the caching allocator's), the CUDA context and fragmentation. vLLM's
+/// default `gpu_memory_utilization` of 0.9 leaves the same 10%.
+inline constexpr double default_memory_reserve_share = 0.1;
+
+/// The bytes kept back of `capacity_bytes`: `reserve_bytes` where given (`--memory-reserve`),
+/// else default_memory_reserve_share of the capacity.
+double memory_reserve_bytes(double capacity_bytes, std::optional<double> reserve_bytes);
+
+/// `net` (lowered to `ops`) against `capacity_bytes` of GPU memory, `reserve_bytes` of it kept
+/// back (memory_use::reserve_bytes).
+memory_use memory_of(const network &net, const std::vector<op> &ops, double capacity_bytes,
+                     double reserve_bytes = 0);
+
+} // namespace roofline

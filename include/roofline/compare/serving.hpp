@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "roofline/analysis/analysis.hpp"
+#include "roofline/analysis/memory_fit.hpp"
+#include "roofline/compare/compare_request.hpp"
+#include "roofline/model/accuracy.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+// Serving a model config at a latency target: whole requests (a prompt, then output tokens) on
+// each setup (a GPU at a tensor-parallel degree), at the largest batch that fits and meets the
+// targets (docs/network-format.md, "Serving at a latency target").
+
+namespace roofline {
+
+/// What a serving question asks: requests of `prompt_tokens` in and `output_tokens` out, with
+/// optional targets for the time to the first token and between output tokens.
+struct serving_question {
+  std::int64_t prompt_tokens = 0;
+  std::int64_t output_tokens = 0;
+  std::optional<double> ttft_s; ///< target: time to the first token, at most
+  std::optional<double> tpot_s; ///< target: time per output token after the first, at most
+  /// Every step issued eagerly (each kernel launched by the host); false: replayed from a CUDA
+  /// graph, as serving engines (vLLM, SGLang, TensorRT-LLM) run their steps.
+  bool eager = false;
+};
+
+/// The most requests a setup is given at once. Serving engines cap their running batch (vLLM's
+/// max_num_seqs, TensorRT-LLM's max_batch_size) at hundreds to a few thousand; beyond this the
+/// KV cache, not the model, is the question.
+inline constexpr std::int64_t max_serving_batch = 4096;
+
+/// The longest prompt plus output a serving question may ask for: a context of 2^24 tokens.
+inline constexpr std::int64_t max_serving_tokens = std::int64_t{1} << 24;
+
+/// The bounds of a latency target (TTFT, TPOT): a microsecond, shorter than any GPU step (a
+/// tinier target only prints as a long run of zeros), to an hour.
+inline constexpr double min_latency_target_s = 1e-6, max_latency_target_s = 3600;
+
+/// Throws input_error for a question no setup can be asked: no prompt or output tokens, a
+/// request longer than max_serving_tokens, a target outside [min_latency_target_s,
+/// max_latency_target_s], a TPOT target for requests of one output token.
+void check_serving_question(const serving_question &q);
+
+/// "TTFT ≤ 500 ms and TPOT ≤ 50.0 ms", "TPOT ≤ 50.0 ms"; "" without targets.
+std::string targets_phrase(const serving_question &q);
+
+/// One batch of requests on one setup: `batch` requests admitted together, their prompts
+/// prefilled in one step (the first token of each), then `output_tokens − 1` decode steps.
+struct serving_point {
+  std::int64_t batch = 1;
+  double ttft_s = 0; ///< the prefill step
+  /// One decode step at the mean cache length of the request (prompt + half the output):
+  /// attention's cost grows linearly along the request, so this is its mean.
+  double tpot_s = 0;
+  /// False for a request of one output token: no token follows the first, so there is no TPOT
+  /// to show or to meet (tpot_s is then the decode step the batch still runs).
+  bool has_tpot = true;
+  /// Their intervals from the steps' (analysis's step_totals::range or device_range), carried
+  /// through the same sums.
+  time_range ttft_range, tpot_range;
+  double request_latency_s = 0; ///< ttft_s + (output_tokens − 1) · tpot_s
+  double requests_per_s = 0;    ///< batch / request_latency_s
+  double output_tokens_per_s = 0;
+  double output_tokens_per_s_per_gpu = 0;
+  /// output_tokens_per_s's interval: at the longest and the shortest request latency.
+  double output_tokens_per_s_low = 0, output_tokens_per_s_high = 0;
+  bool meets_ttft = true, meets_tpot = true;
+  bool meets_targets() const { return meets_ttft && meets_tpot; }
+};
+
+/// One setup's answer.
+struct serving_setup {
+  std::string name; ///< "h100-sxm5", "h100-sxm5 ×2"
+  int tensor_parallel = 1;
+  /// The decode step's network at batch 1 with its cache at prompt + output tokens, on this
+  /// setup's GPU: its model and memory.
+  roofline::analysis analysis;
+  /// The largest batch whose KV cache (at prompt + output tokens) and prefill fit each GPU;
+  /// none when not even one request does.
+  std::optional<std::int64_t> largest_fitting_batch;
+  /// The throughput–latency curve: powers of two up to the largest fitting batch, and it.
+  std::vector<serving_point> curve;
+  /// The largest fitting batch that meets the targets; else batch 1 (missing them) where one
+  /// request fits; none when none fits.
+  std::optional<serving_point> chosen;
+  /// What keeps the chosen batch from growing: "memory", "batch cap" (max_serving_batch),
+  /// "TTFT" or "TPOT" (the next batch misses that target); "" when none is chosen.
+  std::string limited_by;
+  /// Memory at the chosen batch (the decode step's, with the cache at its longest).
+  std::optional<memory_use> memory;
+  std::optional<double> usd_per_hour; ///< of all its GPUs
+  /// At the chosen batch, where it meets the targets and a price is known.
+  std::optional<double> usd_per_million_output_tokens;
+  /// Its interval, from output_tokens_per_s's; set with it.
+  std::optional<std::pair<double, double>> usd_per_million_output_tokens_range;
+  bool meets_targets() const { return chosen && chosen->meets_targets(); }
+};
+
+struct serving_verdict {
+  /// Setups that meet the targets: the lowest price per output token (where prices are known),
+  /// and the most output tokens per second per GPU.
+  std::optional<std::string> cheapest, fastest;
+  /// Setups meeting the targets whose price (or throughput) interval overlaps the cheapest's (or
+  /// the fastest's): within the model's error as good.
+  std::vector<std::string> cheapest_within_error, fastest_within_error;
+  std::string text;
+};
+
+struct serving_comparison {
+  std::string network_name;
+  serving_question question;
+  std::vector<serving_setup> setups;
+  serving_verdict verdict;
+};
+
+/// `question` on every GPU of `request` at every degree (`--tp`, else 1): each setup's batch
+/// chosen up to what fits, the verdict from those that meet the targets. The network must be a
+/// model config (built as a prefill and a decode step, the glue as its options say); throws
+/// input_error for a network YAML, batches given, the local GPU, and what compare_gpus refuses.
+serving_comparison serve(const compare_request &request, const serving_question &question);
+
+} // namespace roofline

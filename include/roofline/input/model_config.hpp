@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "roofline/input/network.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+// Transformers as their users have them: a Hugging Face-style config.json, built into the
+// network it runs (docs/network-format.md, "Model configs").
+namespace roofline {
+
+/// How the transformer blocks' linear layers run: weight-only int8 or int4 weights with the
+/// config's 16-bit activations (W8A16: one scale per output column; W4A16: one per group of 128,
+/// AWQ's and GPTQ's), or fp8 GEMMs (W8A8).
+enum class quantization { w8a16, w4a16, fp8 };
+
+/// "w8a16", "w4a16" or "fp8"; nullopt otherwise.
+std::optional<quantization> parse_quantization(std::string_view name);
+
+/// How the work around the layers (norms, rotary embeddings, the KV-cache write, layout copies)
+/// runs: the kernels a framework launches for it.
+enum class glue_style {
+  /// PyTorch eager running Hugging Face transformers' code: RMSNorm unfused through fp32, RoPE
+  /// as apply_rotary_pos_emb, attention's output copied to contiguous rows, each new token's
+  /// keys and values written by index_copy_ (a StaticCache; a prefill keeps its own as the cache).
+  eager,
+  /// A serving engine's kernels (vLLM's, TensorRT-LLM's): one kernel per norm, RoPE and the cache
+  /// write as one kernel (in prefill too), attention writing its output where the next GEMM reads
+  /// it.
+  fused
+};
+
+/// "eager" or "fused".
+std::string_view to_string(glue_style g);
+/// "eager" or "fused"; nullopt otherwise.
+std::optional<glue_style> parse_glue_style(std::string_view name);
+
+struct config_options {
+  /// Inference (a served step, `phase`), or a training step: the whole `seq_len` of every
+  /// sequence forward and backward, no KV cache, the LM head (and the loss) at every position.
+  run_mode mode = run_mode::inference;
+  /// Training: the optimizer whose state memory counts; unset: AdamW.
+  std::optional<roofline::optimizer> optimizer;
+  /// Training: the forward results kept for the backward pass; unset: every one (none
+  /// recomputed).
+  std::optional<recomputation> recompute;
+  inference_phase phase = inference_phase::prefill;
+  std::int64_t batch = 1;
+  /// Prefill: the prompt's tokens; decode: the tokens already in the KV cache when `kv_len` is
+  /// not given. Unset: default_seq_len, or the model's context where that is shorter (BERT's 512
+  /// positions), the network's notes saying so.
+  std::optional<std::int64_t> seq_len;
+  /// Decode: the KV cache length each new token attends to; unset: `seq_len`.
+  std::optional<std::int64_t> kv_len;
+  /// Prefill: the LM head for the last position only (what the first token needs), not for
+  /// every prompt position.
+  bool last_logits = false;
+  /// Attention as one fused kernel (what runs: FlashAttention and its kind); false: the
+  /// textbook form, two GEMMs with the softmax's S × kv scores through DRAM.
+  bool fused_attention = true;
+  /// The blocks' linear layers quantized thus, whatever the config's `quantization_config` says;
+  /// unset: as the config says (none without one).
+  std::optional<roofline::quantization> quantization;
+  /// The KV cache's format (an fp8 cache); unset: the config's dtype.
+  std::optional<roofline::precision> kv_cache;
+  /// Tensor parallelism over this many GPUs (Megatron's split of each block): the network is
+  /// one GPU's share, with the all-reduces between them.
+  int tensor_parallel = 1;
+  /// The kernels the glue around the layers runs as; unset: glue_of's default.
+  std::optional<glue_style> glue;
+};
+
+/// The glue `options` run: theirs, else what runs a step of their mode: a serving engine's
+/// kernels (fused) for inference, PyTorch eager for training.
+glue_style glue_of(const config_options &options);
+
+/// The tokens of a step whose options give no `seq_len`.
+inline constexpr std::int64_t default_seq_len = 2048;
+
+/// The positions a model was trained for, as its config says (`max_position_embeddings`, GPT-2's
+/// `n_positions`), and the key that says it.
+struct context_window {
+  std::int64_t positions = 0;
+  std::string key;
+  /// A learned position table (GPT-2, BERT) has no row past `positions`: a longer step cannot
+  /// run. Rotary positions run on past it, untrained.
+  bool learned = false;
+  /// Rotary positions as the config's `rope_scaling` stretches them (its `factor` times
+  /// `original_max_position_embeddings`, else times `positions`); `positions` without one.
+  std::int64_t scaled_positions = 0;
+  /// "`max_position_embeddings` is 32768, stretched to 131072 by `rope_scaling`".
+  std::string describe() const;
+};
+
+/// The most GPUs tensor parallelism is modelled over.
+inline constexpr std::int64_t max_tensor_parallel = 1024;
+
+/// Throws input_error "--tp N: tensor parallelism is modelled over at most 1024 GPUs" when `gpus`
+/// is above max_tensor_parallel, and when it is below 1.
+void check_tensor_parallel(std::int64_t gpus);
+
+/// Throws input_error for options no config can be built at, with the CLI's words for them: a
+/// batch, sequence or KV length below 1, a `kv_len` outside decode (a prefill's cache is its
+/// prompt), `last_logits` in decode, a KV cache wider than 16 bits or with unfused attention, a
+/// tensor-parallel degree check_tensor_parallel refuses; an optimizer or recomputation outside
+/// training, and in training what only a served step has (decode, `kv_len`, `last_logits`, a KV
+/// cache format, quantized weights, a serving engine's glue). Every builder below checks its
+/// options so before anything else.
+void check_config_options(const config_options &options);
+
+/// A model config, read and parsed once: its JSON and the transformer it describes (its family,
+/// widths, precision), ready to be built at any options. Cheap to copy (the parsed config is
+/// shared, never changed).
+class model_config {
+public:
+  /// Parses a config (input_error, located in `origin`, for a text that is not JSON, not an
+  /// object, of an unknown `model_type`, with a missing or malformed field, or a model it cannot
+  /// build: DeepSeek's latent attention, ...).
+  model_config(std::string_view json_text, std::string origin);
+  /// Reads and parses a config file (input_error when missing, unreadable or malformed).
+  static model_config load(const std::filesystem::path &file);
+
+  /// The file (or name) it was read from.
+  const std::string &origin() const noexcept;
+
+  /// The model's context window; nullopt when the config gives none.
+  const std::optional<context_window> &context() const noexcept;
+
+  /// The network of the config (`model_type` llama, mistral, mixtral, qwen2, qwen2_moe, gemma,
+  /// gpt2 or bert) as `options` say: its decoder (or encoder) blocks with grouped-query attention,
+  /// the MLP or the mixture of experts, norms and residual adds, the LM head, and the glue around
+  /// them as `options.glue` runs it (the embedding lookup, rotary embeddings, the KV-cache write,
+  /// layout copies). Throws input_error for options check_config_options refuses, and, located in
+  /// the config, for what these options cannot build (heads that do not split over the GPUs, a
+  /// decode step of an encoder, a quantization method it does not model).
+  network build(const config_options &options = {}) const;
+
+private:
+  struct parsed;
+  std::shared_ptr<const parsed> m_parsed;
+};
+
+/// A model config with the options to build it at: a network source that builds anew at another
+/// batch or tensor-parallel degree (roofline::compare_gpus).
+struct config_source {
+  model_config config;
+  config_options options;
+};
+
+/// model_config(json_text, origin).build(options), the options checked first.
+network network_from_config(std::string_view json_text, const std::string &origin,
+                            const config_options &options = {});
+
+/// model_config::load(file).build(options), the options checked before the file is read.
+network load_model_config(const std::filesystem::path &file, const config_options &options = {});
+
+/// The network as the YAML a user could edit and analyse (docs/network-format.md); repeat
+/// blocks kept, notes as comments.
+std::string to_network_yaml(const network &net);
+
+} // namespace roofline
