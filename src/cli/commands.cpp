@@ -9,6 +9,7 @@
 #include "roofline/common/error.hpp"
 #include "roofline/compare/comparison.hpp"
 #include "roofline/compare/serving.hpp"
+#include "roofline/input/network_yaml.hpp"
 #include "roofline/model/model_fit.hpp"
 #include "roofline/model/spec_catalog.hpp"
 #include "roofline/output/writers.hpp"

@@ -2,6 +2,7 @@
 #include "requests.hpp"
 
 #include "roofline/common/error.hpp"
+#include "roofline/input/network_yaml.hpp"
 #include "roofline/model/gpu_spec.hpp"
 #include "roofline/model/precision.hpp"
 

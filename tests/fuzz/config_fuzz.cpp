@@ -11,6 +11,7 @@
 
 #include "roofline/analysis/lowering.hpp"
 #include "roofline/input/model_config.hpp"
+#include "roofline/input/network_yaml.hpp"
 
 #include <charconv>
 #include <cstdio>

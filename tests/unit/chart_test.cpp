@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The roofline chart: points where their numbers say, ridges labelled with their values, axes
 // that hold every op and ridge, and an SVG whose text is escaped.
-#include "chart.hpp"
+#include "chart_svg.hpp"
+#include "text_format.hpp"
 
 #include "roofline/analysis/report.hpp"
 #include "roofline/compare/comparison.hpp"

@@ -9,6 +9,7 @@
 #include "roofline/common/error.hpp"
 #include "roofline/input/model_config.hpp"
 #include "roofline/input/network.hpp"
+#include "roofline/input/network_yaml.hpp"
 #include "roofline/model/gemm_model.hpp"
 #include "roofline/model/memory_op_model.hpp"
 #include "roofline/model/op.hpp"

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The YAML tree read through libyaml: what is null and what a string, aliases sharing their
 // anchor's node, and every refusal located at file:line:column.
+#include "json_reader.hpp"
 #include "yaml_reader.hpp"
 
 #include "test_support.hpp"

@@ -159,8 +159,4 @@ network network_from_config(std::string_view json_text, const std::string &origi
 /// model_config::load(file).build(options), the options checked before the file is read.
 network load_model_config(const std::filesystem::path &file, const config_options &options = {});
 
-/// The network as the YAML a user could edit and analyse (docs/network-format.md); repeat
-/// blocks kept, notes as comments.
-std::string to_network_yaml(const network &net);
-
 } // namespace roofline

@@ -45,4 +45,13 @@ std::string percent(double share) {
   return significant(share * 100, 3) + "%";
 }
 
+std::string si(double value) {
+  static constexpr std::pair<double, const char *> prefixes[] = {
+      {1e18, "E"}, {1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
+  for (const auto &[scale, prefix] : prefixes)
+    if (std::fabs(value) >= scale)
+      return significant(value / scale) + " " + prefix;
+  return significant(value) + " ";
+}
+
 } // namespace roofline::detail

@@ -25,4 +25,7 @@ std::string gigabytes(double bytes);
 /// 0.615 → "61.5%".
 std::string percent(double share);
 
+/// "1 T", "100 G", "1.5 P": `value` with an SI prefix (G, T, P ...), 3 significant digits.
+std::string si(double value);
+
 } // namespace roofline::detail

@@ -3,6 +3,8 @@
 
 #include "roofline/common/error.hpp"
 
+#include "yaml_node.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -20,60 +22,6 @@
 // libyaml stays out of this header.
 namespace roofline::detail {
 
-/// Where a node starts: 0-based line and column (columns count characters), as libyaml marks it.
-struct yaml_mark {
-  std::uint32_t line = 0;
-  std::uint32_t column = 0;
-};
-
-/// The nodes of one parsed document (defined in yaml_reader.cpp).
-class yaml_tree;
-
-/// A node of a parsed YAML document: a cheap handle that keeps its document alive. A plain scalar
-/// that is empty, `~`, `null`, `Null` or `NULL` is null; quoted scalars are always strings; an
-/// alias is the node its anchor names (shared, not copied); tags are ignored. A
-/// default-constructed node is null and has no mark (an empty document's root).
-class yaml_node {
-public:
-  enum class kind : std::uint8_t { null, scalar, sequence, map };
-
-  yaml_node() = default;
-
-  kind type() const noexcept;
-  bool is_null() const noexcept { return type() == kind::null; }
-  bool is_scalar() const noexcept { return type() == kind::scalar; }
-  bool is_sequence() const noexcept { return type() == kind::sequence; }
-  bool is_map() const noexcept { return type() == kind::map; }
-
-  /// A scalar's text ("" for any other node); valid while a handle to its document lives.
-  std::string_view scalar() const noexcept;
-  /// The elements of a sequence or the entries of a mapping; 0 for any other node.
-  std::size_t size() const noexcept;
-  /// Element `i` of a sequence (i < size()).
-  yaml_node operator[](std::size_t i) const noexcept;
-  /// The key and the value of a mapping's entry `i` (i < size()), in document order.
-  yaml_node key(std::size_t i) const noexcept;
-  yaml_node value(std::size_t i) const noexcept;
-
-  /// A JSON string or a quoted YAML scalar (`'7'`, `"7"`), not a number, boolean or word.
-  bool quoted() const noexcept;
-  /// Where the node starts; none for a default-constructed node.
-  std::optional<yaml_mark> mark() const noexcept;
-  /// The same node of the same document (an alias and its anchor).
-  bool same_node_as(const yaml_node &other) const noexcept {
-    return m_tree == other.m_tree && m_index == other.m_index;
-  }
-
-private:
-  friend class yaml_tree;
-  yaml_node(std::shared_ptr<const yaml_tree> tree, std::uint32_t index) noexcept
-      : m_tree(std::move(tree)), m_index(index) {}
-  yaml_node child(std::size_t i) const noexcept;
-
-  std::shared_ptr<const yaml_tree> m_tree;
-  std::uint32_t m_index = 0;
-};
-
 /// The largest network, GPU spec or config.json read: real ones are kilobytes, a generated
 /// 100,000-layer network a few MB.
 inline constexpr std::size_t max_text_file_bytes = std::size_t{64} << 20;
@@ -82,23 +30,10 @@ inline constexpr std::size_t max_text_file_bytes = std::size_t{64} << 20;
 /// larger than max_text_file_bytes (judged from its size before it is read).
 std::string read_text_file(const std::filesystem::path &file, std::string_view what);
 
-/// How deep lists and mappings may nest in a file: far deeper than any of ours (a network's
-/// repeat blocks nest at most 32 deep, two levels each), and shallow enough that libyaml, whose
-/// scanner revisits every open level at each token, reads a hostile file quickly.
-inline constexpr std::size_t max_yaml_depth = 128;
-
 /// Parses the one YAML document of `text` (an empty text: a null root). Syntax errors, text that
 /// is not UTF-8, an undefined alias, a second document and nesting deeper than max_yaml_depth
 /// become input_errors located in `origin`.
 yaml_node parse_yaml(std::string_view text, const std::string &origin);
-
-/// Parses a JSON text (a model's config.json), strictly (RFC 8259), into the tree parse_yaml
-/// builds: strings are quoted scalars, numbers plain scalars as written, `true` and `false` plain
-/// scalars, `null` a null node. What JSON refuses (comments, trailing commas, single quotes, a
-/// lone surrogate, a raw control character in a string, a second value), text that is not UTF-8
-/// and nesting deeper than max_yaml_depth become input_errors located in `origin`, the column
-/// counting characters; an empty text is refused too. Linear in the text.
-yaml_node parse_json(std::string_view text, const std::string &origin);
 
 source_location location_of(const yaml_node &node, const std::string &file);
 

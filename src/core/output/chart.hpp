@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include <fmt/format.h>
-
 #include <cstddef>
 #include <functional>
 #include <iterator>
@@ -18,6 +16,16 @@ struct comparison;
 // A roofline chart as plain values (what to draw, in data units), built from a report or a
 // comparison, and its SVG. The chart decides what is shown; render_svg only where.
 namespace roofline::detail {
+
+// Okabe & Ito's palette: told apart with every common colour-vision deficiency.
+inline constexpr const char *blue = "#0072B2";
+inline constexpr const char *orange = "#E69F00";
+inline constexpr const char *vermillion = "#D55E00";
+inline constexpr const char *green = "#009E73";
+inline constexpr const char *purple = "#CC79A7";
+inline constexpr const char *sky = "#56B4E9";
+inline constexpr const char *ink = "#222222";
+inline constexpr const char *gpu_colours[] = {blue, vermillion, green, purple, orange, sky, ink};
 
 /// A log axis from 10^low to 10^high (whole decades).
 struct log_axis {
@@ -89,54 +97,5 @@ chart comparison_chart(const std::vector<comparison> &comparisons);
 /// The colour of a comparison's `i`-th GPU (or setup): Okabe & Ito's palette, told apart with
 /// every common colour-vision deficiency, in turn.
 const char *gpu_colour(std::size_t i);
-
-/// Where the plot area sits in the SVG, and data → pixel coordinates.
-struct plot_frame {
-  double left = 0, top = 0, width = 0, height = 0;
-  log_axis x, y;
-  double x_of(double intensity) const;
-  double y_of(double flop_per_s) const;
-};
-
-/// The SVG's width, and its least height (svg_height_of: more where the notes need it).
-inline constexpr double svg_width = 960, svg_height = 620;
-
-plot_frame frame_of(const chart &c);
-
-/// The height of `c`'s SVG: svg_height, grown so that its last note line is not clipped.
-double svg_height_of(const chart &c);
-
-/// Appends `format` with `args` to `out`: how every chart writes its SVG.
-template <class... Args>
-void put(std::string &out, fmt::format_string<Args...> format, Args &&...args) {
-  fmt::format_to(std::back_inserter(out), format, std::forward<Args>(args)...);
-}
-
-/// A decade's tick label: "0.1", "1", "10 k", "1 P".
-std::string decade_text(int power);
-
-/// An SVG document's opening: the element (svg_width wide, `height` high), its title and a white
-/// ground.
-void svg_open(std::string &out, double height, const std::string &title);
-
-/// A chart's title and subtitle, from `left` (the plot's left edge).
-void svg_heading(std::string &out, double left, const std::string &title,
-                 const std::string &subtitle);
-
-/// Log axes around `f`: a grid line and a tick label at every decade (`x_tick`, `y_tick` of its
-/// power of ten), the plot's frame, and the axes' titles.
-void svg_log_axes(std::string &out, const plot_frame &f,
-                  const std::function<std::string(int)> &x_tick,
-                  const std::function<std::string(int)> &y_tick, const std::string &x_title,
-                  const std::string &y_title);
-
-/// A standalone SVG document (no script, no external font or image).
-std::string render_svg(const chart &c);
-
-/// `text` for XML and HTML: markup characters as entities, control characters as spaces.
-std::string escape_xml(const std::string &text);
-
-/// "1 T", "100 G", "1.5 P": `value` with an SI prefix (G, T, P ...), 3 significant digits.
-std::string si(double value);
 
 } // namespace roofline::detail

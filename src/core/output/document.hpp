@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "chart.hpp"
+#include "chart_svg.hpp"
 #include "json_writer.hpp"
 #include "roofline/output/output_format.hpp"
 #include "text_table.hpp"

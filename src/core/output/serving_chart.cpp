@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "serving_chart.hpp"
 
-#include "chart.hpp"
+#include "svg.hpp"
 #include "text_table.hpp"
 
 #include <fmt/format.h>
