@@ -3,6 +3,7 @@
 
 #include "interrupt.hpp"
 #include "measurement_plugin.hpp"
+#include "option_words.hpp"
 
 #include "roofline/analysis/measurement_layer.hpp"
 #include "roofline/analysis/pipeline.hpp"
@@ -40,7 +41,7 @@ gpu_choice chosen_gpu(const model_choice &model, std::optional<cache_state> oper
   options.operand_cache = operand_cache;
   gpu_choice gpu = choose_gpu(model.gpu, options, layer);
   if (!gpu.notice.empty())
-    std::cerr << "roofline-advise: " << gpu.notice << '\n';
+    std::cerr << "roofline-advise: " << in_cli_words(gpu.notice) << '\n';
   return gpu;
 }
 

@@ -2,6 +2,7 @@
 // roofline-advise: the process around the command line (app.hpp's run): standard streams, signals,
 // and the one place errors are printed.
 #include "app.hpp"
+#include "option_words.hpp"
 #include "output.hpp"
 
 #include "roofline/common/error.hpp"
@@ -32,10 +33,12 @@ int main(int argc, char **argv) {
   try {
     return run(argc, argv);
   } catch (const roofline::input_error &e) {
-    std::cerr << "roofline-advise: error: " << roofline::printable_text(e.what()) << '\n';
+    std::cerr << "roofline-advise: error: " << roofline::printable_text(in_cli_words(e.what()))
+              << '\n';
     return exit_input_error;
   } catch (const std::exception &e) {
-    std::cerr << "roofline-advise: error: " << roofline::printable_text(e.what()) << '\n';
+    std::cerr << "roofline-advise: error: " << roofline::printable_text(in_cli_words(e.what()))
+              << '\n';
     return exit_failure;
   }
 }

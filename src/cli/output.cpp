@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "output.hpp"
 
+#include "option_words.hpp"
+
 #include "roofline/common/atomic_file.hpp"
 #include "roofline/common/error.hpp"
 
@@ -56,7 +58,7 @@ std::string render(const report_writer &write, output_format format, bool colour
                    const output_choice &choice) {
   string_buffer buffer;
   std::ostream text(&buffer);
-  write(format, text, write_options{colour, choice.wide, choice.columns});
+  write(format, text, write_options{colour, choice.wide, choice.columns, in_cli_words});
   return std::move(buffer.text);
 }
 

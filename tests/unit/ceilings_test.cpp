@@ -339,7 +339,7 @@ TEST_CASE("parse_ceilings rejects damaged documents with input_error naming the 
     const std::string what = error_text("{\"format_version\": 1, \"uuid\": ", origin);
     CHECK(contains(what, origin));
     CHECK(contains(what, "damaged"));
-    CHECK(contains(what, "--refresh"));
+    CHECK(contains(what, "describe_local_gpu::refresh"));
   }
   SUBCASE("empty file") {
     CHECK(contains(error_text("", origin), origin));
@@ -355,7 +355,7 @@ TEST_CASE("parse_ceilings rejects damaged documents with input_error naming the 
       const std::string what = error_text(document_with("format_version", version), origin);
       CHECK(contains(what, origin));
       CHECK(contains(what, "format version"));
-      CHECK(contains(what, "--refresh"));
+      CHECK(contains(what, "describe_local_gpu::refresh"));
     }
   }
   SUBCASE("format_version not a number") {
@@ -419,7 +419,7 @@ TEST_CASE("parse_ceilings refuses a value outside what its kind may take, or pas
       doc["results"][index_of(kind)]["value"] = bad;
       const std::string what = error_text(doc.dump(), origin);
       CHECK(contains(what, "out of range"));
-      CHECK(contains(what, "--refresh"));
+      CHECK(contains(what, "describe_local_gpu::refresh"));
       doc["results"][index_of(kind)]["value"] = range.max;
       CHECK_NOTHROW(parse_ceilings(doc.dump(), origin));
     }

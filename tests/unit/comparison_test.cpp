@@ -55,7 +55,7 @@ comparison v100_vs_a100() {
 
 /// Each GPU as compare() is given it by the CLI: its own parameters, the typical host floor.
 compared_gpu plain(const char *name) {
-  return {perf_model(gpu(name)), std::string("--gpus ") + name, std::nullopt};
+  return {perf_model(gpu(name)), std::string("compare_request::gpus ") + name, std::nullopt};
 }
 
 /// A small network of tiny layers: every op is launch-bound, on any GPU.
@@ -264,7 +264,7 @@ TEST_CASE("compare(): the measured GPU's times are measured, the others' scaled 
                   std::nullopt};
 
   const comparison c =
-      compare(net, {{h100, "local", measured}, {h200, "--gpus h200", std::nullopt}});
+      compare(net, {{h100, "local", measured}, {h200, "compare_request::gpus h200", std::nullopt}});
   REQUIRE(c.gpus.size() == 2);
   const gpu_result &here = c.gpus[0], &there = c.gpus[1];
   REQUIRE(here.analysis.model.spec().name == "h100-sxm5");
@@ -316,8 +316,8 @@ TEST_CASE("compare(): the measured GPU's times are measured, the others' scaled 
   measurements eager_only = measured;
   eager_only.ops[0]->device_time_s = 0;
   eager_only.ops[1]->device_time_s = 0;
-  const comparison e =
-      compare(net, {{h100, "local", eager_only}, {h200, "--gpus h200", std::nullopt}});
+  const comparison e = compare(
+      net, {{h100, "local", eager_only}, {h200, "compare_request::gpus h200", std::nullopt}});
   const gpu_result &eager_here = e.gpus[0], &eager_there = e.gpus[1];
   CHECK(eager_here.op_times_s[0] == 260e-6);
   CHECK(eager_here.op_times_s[1] == 7e-6);
@@ -420,15 +420,16 @@ TEST_CASE("compare refuses a GPU named twice in any spelling, and a GPU priced t
                                                {"a100", "H100", "h100"}}) {
     request.gpus = gpus;
     CAPTURE(gpus.back());
-    const std::string message = "--gpus: `" + gpus[gpus.size() - 2] + "` and `" + gpus.back() +
-                                "` are the same GPU (h100-sxm5)";
+    const std::string message = "compare_request::gpus: `" + gpus[gpus.size() - 2] + "` and `" +
+                                gpus.back() + "` are the same GPU (h100-sxm5)";
     CHECK_THROWS_WITH_AS(compare_gpus(request), doctest::Contains(message.c_str()), input_error);
   }
   request.gpus = {"h100", "a100"};
   request.prices = {{"h100", 2.0}, {"H100", 3.0}};
-  CHECK_THROWS_WITH_AS(compare_gpus(request),
-                       doctest::Contains("--price: `H100` and `h100` are the same GPU (h100-sxm5)"),
-                       input_error);
+  CHECK_THROWS_WITH_AS(
+      compare_gpus(request),
+      doctest::Contains("compare_request::prices: `H100` and `h100` are the same GPU (h100-sxm5)"),
+      input_error);
   request.prices = {{"h100-sxm5", 2.0}};
   CHECK(compare_gpus(request).front().gpus.front().usd_per_hour == 2.0);
 }

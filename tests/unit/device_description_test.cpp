@@ -308,7 +308,7 @@ TEST_CASE("theoretical_spec of an unknown compute capability throws roofline::er
       const std::string what = e.what();
       CHECK(contains(what, std::to_string(major) + "." + std::to_string(minor)));
       CHECK(contains(what, "NVIDIA Mystery GPU"));
-      CHECK(contains(what, "--gpu"));
+      CHECK(contains(what, "choose_gpu::request"));
     }
   }
 }

@@ -264,7 +264,7 @@ TEST_CASE("device report table: the device line, every roof, and how to measure 
   for (const char *p : {"fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8"})
     CHECK(contains(text, p));
   CHECK(contains(text, "no measured ceilings yet"));
-  CHECK(contains(text, "roofline-advise device --measure"));
+  CHECK(contains(text, "describe_local_gpu::measure"));
   CHECK_FALSE(contains(text, "\033[")); // no colour unless asked
 }
 

@@ -185,7 +185,7 @@ TEST_CASE("every family's shapes, by hand") {
   }
 }
 
-TEST_CASE("--last-logits keeps the LM head to the last position in prefill") {
+TEST_CASE("config_options::last_logits keeps the LM head to the last position in prefill") {
   config_options options;
   options.batch = 4;
   options.last_logits = true;
@@ -736,33 +736,37 @@ TEST_CASE("config options that contradict each other are refused for every calle
   };
   config_options prefill_cache;
   prefill_cache.kv_len = 4096;
-  CHECK(refused(prefill_cache) == "--kv-len is the cache a decode step reads: give --phase "
-                                  "decode (a prefill's cache is its prompt, --seq-len)");
+  CHECK(refused(prefill_cache) ==
+        "config_options::kv_len is the cache a decode step reads: give config_options::phase "
+        "decode (a prefill's cache is its prompt, config_options::seq_len)");
   config_options decode_last;
   decode_last.phase = inference_phase::decode;
   decode_last.last_logits = true;
-  CHECK(refused(decode_last) == "--last-logits applies to a prefill: a decode step's LM head "
-                                "already runs for its one new token");
+  CHECK(refused(decode_last) ==
+        "config_options::last_logits applies to a prefill: a decode step's LM head "
+        "already runs for its one new token");
   config_options wide_cache;
   wide_cache.kv_cache = precision::fp32;
-  CHECK(refused(wide_cache) == "unknown --kv-cache-dtype `fp32`; expected fp16, bf16, fp8 or int8");
+  CHECK(refused(wide_cache) ==
+        "unknown config_options::kv_cache `fp32`; expected fp16, bf16, fp8 or int8");
   config_options unfused_cache;
   unfused_cache.kv_cache = precision::fp8;
   unfused_cache.fused_attention = false;
-  CHECK(contains(refused(unfused_cache), "--kv-cache-dtype needs fused attention"));
+  CHECK(contains(refused(unfused_cache), "config_options::kv_cache needs fused attention"));
   config_options too_wide;
   too_wide.tensor_parallel = 2048;
-  CHECK(refused(too_wide) == "--tp 2048: tensor parallelism is modelled over at most 1024 GPUs");
+  CHECK(refused(too_wide) == "config_options::tensor_parallel 2048: tensor parallelism is modelled "
+                             "over at most 1024 GPUs");
   config_options none;
   none.tensor_parallel = 0;
   CHECK(contains(refused(none), "at least one GPU"));
   config_options empty;
   empty.batch = 0;
-  CHECK(refused(empty) == "--batch: `0` is not a positive integer");
+  CHECK(refused(empty) == "config_options::batch: `0` is not a positive integer");
   // Options that make sense reach the file.
   CHECK(contains(refused({}), "/nonexistent/config.json"));
   CHECK_THROWS_WITH_AS(network_from_config("{}", "x.json", prefill_cache),
-                       doctest::Contains("--kv-len is the cache"), input_error);
+                       doctest::Contains("config_options::kv_len is the cache"), input_error);
 }
 
 TEST_CASE("a model config read once builds at any options as a config read anew does") {
@@ -817,8 +821,10 @@ TEST_CASE("a config's training step: the whole sequence forward and backward, no
   // A training step's choices outside training are refused with the CLI's words.
   config_options served;
   served.optimizer = optimizer::sgd;
-  CHECK_THROWS_WITH_AS(check_config_options(served),
-                       "--optimizer applies to a training step: give --mode training", input_error);
+  CHECK_THROWS_WITH_AS(
+      check_config_options(served),
+      "config_options::optimizer applies to a training step: give config_options::mode training",
+      input_error);
 }
 
 TEST_CASE("a step past a learned position table is refused at the key that gives it") {
@@ -833,14 +839,15 @@ TEST_CASE("a step past a learned position table is refused at the key that gives
   CHECK_THROWS_WITH_AS((void)gpt2.build(options),
                        doctest::Contains("gpt2.json:10:18: config: `n_positions` is 1024: the "
                                          "model's learned position table has no row past it, and "
-                                         "this step has 1025 (--seq-len)"),
+                                         "this step has 1025 (config_options::seq_len)"),
                        input_error);
   options.seq_len.reset();
   options.phase = inference_phase::decode;
   options.kv_len = 4096;
-  CHECK_THROWS_WITH_AS((void)gpt2.build(options),
-                       doctest::Contains("this decode step's KV cache holds 4096 (--kv-len)"),
-                       input_error);
+  CHECK_THROWS_WITH_AS(
+      (void)gpt2.build(options),
+      doctest::Contains("this decode step's KV cache holds 4096 (config_options::kv_len)"),
+      input_error);
   // A config without a context key is taken at its word.
   const model_config bare(R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 1,
     "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100})",

@@ -185,8 +185,9 @@ TEST_CASE("run_pipeline without --measure touches no layer; with it and no layer
                        error);
   const gpu_choice fallback = choose_gpu(
       "auto", {}, measurement_layer_ref::none("ROOFLINE_MEASURE_LAYER=x does not exist"));
-  CHECK(fallback.notice == "ROOFLINE_MEASURE_LAYER=x does not exist; using the default spec "
-                           "h200-sxm (choose one with --gpu, see `roofline-advise specs`)");
+  CHECK(fallback.notice ==
+        "ROOFLINE_MEASURE_LAYER=x does not exist; using the default spec "
+        "h200-sxm (choose one with choose_gpu::request, see `spec_catalog::specs`)");
   CHECK(fallback.selection == "default: ROOFLINE_MEASURE_LAYER=x does not exist");
 }
 
@@ -199,7 +200,7 @@ TEST_CASE("choose_gpu: a name needs no layer; auto takes the layer's local GPU")
     CHECK(local.model.spec().name == "h100-sxm5");
   }
   const gpu_choice named = choose_gpu("v100", {}, measurement_layer_ref::none("not used"));
-  CHECK(named.selection == "--gpu v100");
+  CHECK(named.selection == "choose_gpu::request v100");
   CHECK(named.model.spec().name == "v100-sxm2");
 }
 
@@ -224,7 +225,8 @@ TEST_CASE("compare_gpus: local is measured and the others scaled; bad lists are 
   request.gpus = {"local", "h100"};
   request.layer = measurement_layer_ref::none("not built");
   CHECK_THROWS_WITH_AS(compare_gpus(request),
-                       "--gpus local needs the CUDA measurement layer: not built", error);
+                       "compare_request::gpus local needs the CUDA measurement layer: not built",
+                       error);
 }
 
 TEST_CASE("assemble_report refuses measurements of another op list") {

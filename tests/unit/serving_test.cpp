@@ -94,7 +94,7 @@ TEST_CASE("one setup by hand: batch, KV cache, TTFT and TPOT") {
   CHECK(step_s(decode) + static_cast<double>(p.batch + 1) / 256 * prefill_s > 0.050);
   CHECK(c.verdict.fastest == std::optional<std::string>("h100-sxm5"));
   CHECK_FALSE(c.verdict.cheapest); // no price known
-  CHECK(c.verdict.text.find("give --price GPU=USD/h") != std::string::npos);
+  CHECK(c.verdict.text.find("give compare_request::prices GPU=USD/h") != std::string::npos);
 }
 
 TEST_CASE("without targets the batch is the largest that fits, and the curve ends there") {
@@ -183,15 +183,15 @@ TEST_CASE("eager launches take at least as long as CUDA graphs") {
 
 TEST_CASE("questions and requests a serving question refuses") {
   CHECK_THROWS_WITH_AS(check_serving_question(question(0, 10)),
-                       doctest::Contains("--prompt-tokens"), input_error);
+                       doctest::Contains("serving_question::prompt_tokens"), input_error);
   CHECK_THROWS_WITH_AS(check_serving_question(question(10, 0)),
-                       doctest::Contains("--output-tokens"), input_error);
+                       doctest::Contains("serving_question::output_tokens"), input_error);
   CHECK_THROWS_WITH_AS(check_serving_question(question(max_serving_tokens, 1)),
                        doctest::Contains("up to 16777216 tokens"), input_error);
   CHECK_THROWS_WITH_AS(check_serving_question(question(10, 10, -1.0)),
-                       doctest::Contains("--ttft -1000"), input_error);
+                       doctest::Contains("serving_question::ttft_s -1"), input_error);
   CHECK_THROWS_WITH_AS(check_serving_question(question(10, 10, std::nullopt, 0.0)),
-                       doctest::Contains("--tpot 0"), input_error);
+                       doctest::Contains("serving_question::tpot_s 0"), input_error);
   compare_request yaml;
   yaml.source =
       parse_network("name: n\nlayers:\n  - {name: l, type: matmul, m: 8, n: 8, k: 8}\n", "n.yaml");
@@ -200,9 +200,10 @@ TEST_CASE("questions and requests a serving question refuses") {
                        input_error);
   compare_request batches = request_for({"h100"});
   batches.batches = {8};
-  CHECK_THROWS_WITH_AS(serve(batches, question(10, 10)), doctest::Contains("--batch"), input_error);
+  CHECK_THROWS_WITH_AS(serve(batches, question(10, 10)),
+                       doctest::Contains("compare_request::batches"), input_error);
   CHECK_THROWS_WITH_AS(serve(request_for({"local"}), question(10, 10)),
-                       doctest::Contains("--gpus local"), input_error);
+                       doctest::Contains("compare_request::gpus local"), input_error);
 }
 
 TEST_CASE("JSON: each setup's serving, its curve, and the verdict") {
@@ -305,8 +306,10 @@ TEST_CASE("few output tokens: every step prefills several prompts, and TTFT wait
 TEST_CASE("no answer calls a target met that its own numbers miss") {
   // One output token has no TPOT: a TPOT target is refused (it was reported met beside a
   // 2.33 s TPOT), and the TPOT shown is none.
-  CHECK_THROWS_WITH_AS(check_serving_question(question(2048, 1, std::nullopt, 0.005)),
-                       doctest::Contains("--tpot with --output-tokens 1"), input_error);
+  CHECK_THROWS_WITH_AS(
+      check_serving_question(question(2048, 1, std::nullopt, 0.005)),
+      doctest::Contains("serving_question::tpot_s with serving_question::output_tokens 1"),
+      input_error);
   const serving_comparison one = serve(request_for({"h100"}), question(2048, 1, 1.0));
   REQUIRE(one.setups.front().chosen);
   CHECK_FALSE(one.setups.front().chosen->has_tpot);

@@ -54,7 +54,8 @@ struct analysis {
   /// parameters (and their origin) and host floor are the ones used. It shares its memo with the
   /// model given to analyze(), so the advice's predictions reuse the analysis's.
   perf_model model{gpu_spec{}};
-  std::string device_selection; ///< how the GPU was chosen: "--gpu v100", "default: no local GPU"
+  std::string device_selection; ///< how the GPU was chosen: "choose_gpu::request v100", "default:
+                                ///< no local GPU"
   std::vector<analysed_op> ops;
   step_totals totals;
   /// Weights, KV cache and activations against the GPU's memory (a network's analysis; an

@@ -16,7 +16,8 @@ namespace roofline {
 /// The GPU an analysis runs against, and how it was chosen.
 struct gpu_choice {
   perf_model model;
-  std::string selection; ///< "--gpu h100", "local GPU NVIDIA H200, ceilings measured ..."
+  std::string
+      selection; ///< "choose_gpu::request h100", "local GPU NVIDIA H200, ceilings measured ..."
   std::string notice;    ///< non-empty: a line the user must see (no local GPU: the default spec)
 };
 

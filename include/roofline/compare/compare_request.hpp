@@ -22,7 +22,7 @@ namespace roofline {
 /// What compare() needs per GPU: its model, and (for the measured local GPU) its measurements.
 struct compared_gpu {
   perf_model model;
-  std::string selection; ///< how it was named: "--gpus h100", "local"
+  std::string selection; ///< how it was named: "compare_request::gpus h100", "local"
   /// The network's ops (at the same batch) measured on this GPU, in the order lower() gives.
   std::optional<measurements> measured;
   int tensor_parallel = 1;

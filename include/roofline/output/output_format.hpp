@@ -5,6 +5,7 @@
 #include "roofline/common/printable_text.hpp"
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,6 +36,11 @@ struct write_options {
   /// in each table that has some of them; a name no table of the document has is an
   /// input_error.
   std::vector<std::string> columns;
+  /// How options are named in what is written: given text in the library's words, where an
+  /// option is its field (`config_options::seq_len`, `compare_request::gpus`), the text to write.
+  /// Called only on text that holds `::`. Unset: as it is. roofline-advise passes its flags'
+  /// names (src/cli/option_words.hpp).
+  std::function<std::string(std::string_view)> words;
 };
 
 /// The width the table format keeps to unless write_options::wide: a terminal's 120 columns.

@@ -82,9 +82,10 @@ analysis analyze(const network &net, const perf_model &model, std::string device
   std::optional<memory_use> memory;
   if (const double capacity = model.spec().memory_bytes; capacity > 0) {
     if (memory_reserve && *memory_reserve >= capacity)
-      throw input_error(fmt::format("--memory-reserve {:g} GB: at least all of the {}'s {:.1f} GB; "
-                                    "keep back less than the GPU has",
-                                    *memory_reserve / 1e9, model.spec().name, capacity / 1e9));
+      throw input_error(fmt::format(
+          "pipeline_options::memory_reserve {:g} GB: at least all of the {}'s {:.1f} GB; "
+          "keep back less than the GPU has",
+          *memory_reserve / 1e9, model.spec().name, capacity / 1e9));
     memory = memory_of(net, ops, capacity, memory_reserve_bytes(capacity, memory_reserve));
   }
   analysis r = analyze_ops(net.name, std::move(ops), model, std::move(device_selection));

@@ -19,7 +19,7 @@ gpu_choice choose_gpu(const std::string &request, const model_options &options,
   if (request != "auto") {
     if (!chosen.host)
       chosen.host = cached_host_floor();
-    return {perf_model(catalog.resolve(request), chosen), "--gpu " + request, {}};
+    return {perf_model(catalog.resolve(request), chosen), "choose_gpu::request " + request, {}};
   }
   std::string why = layer.missing;
   if (layer) {
@@ -36,7 +36,7 @@ gpu_choice choose_gpu(const std::string &request, const model_options &options,
     chosen.host = typical_host_floor();
   return {perf_model(*catalog.find(spec_catalog::default_gpu), chosen), "default: " + why,
           why + "; using the default spec " + std::string(spec_catalog::default_gpu) +
-              " (choose one with --gpu, see `roofline-advise specs`)"};
+              " (choose one with choose_gpu::request, see `spec_catalog::specs`)"};
 }
 
 report run_pipeline(const network &net, const gpu_choice &gpu, const pipeline_options &options) {

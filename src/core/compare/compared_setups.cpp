@@ -39,11 +39,11 @@ private:
 
 std::map<std::string, gpu_spec> resolve_compared_gpus(const compare_request &request) {
   if (request.gpus.empty())
-    throw input_error("--gpus: name at least one GPU");
+    throw input_error("compare_request::gpus: name at least one GPU");
   for (std::size_t i = 0; i < request.gpus.size(); ++i)
     if (std::find(request.gpus.begin(), request.gpus.begin() + static_cast<std::ptrdiff_t>(i),
                   request.gpus[i]) != request.gpus.begin() + static_cast<std::ptrdiff_t>(i))
-      throw input_error("--gpus: `" + request.gpus[i] + "` is named twice");
+      throw input_error("compare_request::gpus: `" + request.gpus[i] + "` is named twice");
   const spec_catalog &catalog = spec_catalog::builtin();
   std::map<std::string, gpu_spec> specs;
   const auto spec_of = [&](const std::string &name) -> const gpu_spec & {
@@ -51,7 +51,8 @@ std::map<std::string, gpu_spec> resolve_compared_gpus(const compare_request &req
     return found != specs.end() ? found->second
                                 : specs.emplace(name, catalog.resolve(name)).first->second;
   };
-  spelled_once gpus("--gpus", "name each GPU once"), prices("--price", "give it one price");
+  spelled_once gpus("compare_request::gpus", "name each GPU once"),
+      prices("compare_request::prices", "give it one price");
   std::vector<std::string> compared; // the compared GPUs' spec names
   for (const std::string &name : request.gpus) {
     compared.push_back(name == "local" ? name : spec_of(name).name);
@@ -62,9 +63,10 @@ std::map<std::string, gpu_spec> resolve_compared_gpus(const compare_request &req
     const std::string spec = name == "local" ? name : spec_of(name).name;
     // A price for a GPU left out would be dropped, and the verdict then say no price is known.
     if (std::find(compared.begin(), compared.end(), spec) == compared.end())
-      throw input_error(fmt::format("--price {}: `{}` is not among the GPUs compared ({}); price "
-                                    "the GPUs given to --gpus",
-                                    name, name, fmt::join(request.gpus, ", ")));
+      throw input_error(
+          fmt::format("compare_request::prices {}: `{}` is not among the GPUs compared ({}); price "
+                      "the GPUs given to compare_request::gpus",
+                      name, name, fmt::join(request.gpus, ", ")));
     prices.add(spec, name);
   }
   return specs;
@@ -87,23 +89,27 @@ network network_at(const network_source &source, int gpus, std::int64_t batch) {
 void check_prices_and_degrees(const compare_request &request) {
   for (const auto &[name, price] : request.prices)
     if (!price_in_range(price))
-      throw input_error(fmt::format("--price {}={}: a GPU's price must be from {:g} to {:g} USD "
-                                    "per hour",
-                                    name, price, min_price_per_hour_usd, max_price_per_hour_usd));
+      throw input_error(
+          fmt::format("compare_request::prices {}={}: a GPU's price must be from {:g} to {:g} USD "
+                      "per hour",
+                      name, price, min_price_per_hour_usd, max_price_per_hour_usd));
   if (request.tensor_parallel.empty())
     return;
   if (!std::holds_alternative<config_source>(request.source))
-    throw input_error("--tp: only a model config can be sharded (a network YAML says its own "
+    throw input_error("compare_request::tensor_parallel: only a model config can be sharded (a "
+                      "network YAML says its own "
                       "all_reduce layers)");
   if (std::find(request.gpus.begin(), request.gpus.end(), "local") != request.gpus.end())
-    throw input_error("--tp with --gpus local: the local GPU is measured running the network as "
+    throw input_error("compare_request::tensor_parallel with compare_request::gpus local: the "
+                      "local GPU is measured running the network as "
                       "given; name its spec instead");
   const std::vector<int> &degrees = request.tensor_parallel;
   for (std::size_t i = 0; i < degrees.size(); ++i) {
     check_tensor_parallel(degrees[i]);
     if (std::find(degrees.begin(), degrees.begin() + static_cast<std::ptrdiff_t>(i), degrees[i]) !=
         degrees.begin() + static_cast<std::ptrdiff_t>(i))
-      throw input_error("--tp: " + std::to_string(degrees[i]) + " is named twice");
+      throw input_error("compare_request::tensor_parallel: " + std::to_string(degrees[i]) +
+                        " is named twice");
   }
 }
 
@@ -115,11 +121,12 @@ compared_sides sides_of(const compare_request &request,
   compared_sides sides;
   for (const std::string &name : request.gpus) {
     std::optional<gpu_spec> spec;
-    std::string selection = "--gpus " + name;
+    std::string selection = "compare_request::gpus " + name;
     if (name == "local") {
-      const auto local_gpu = request.layer.required("--gpus local").find_local_gpu();
+      const auto local_gpu = request.layer.required("compare_request::gpus local").find_local_gpu();
       if (!local_gpu)
-        throw error("--gpus local: no GPU found; name a spec instead (roofline-advise specs)");
+        throw error(
+            "compare_request::gpus local: no GPU found; name a spec instead (spec_catalog::specs)");
       // Its ops are measured; the other GPUs are scaled from them by datasheet-to-datasheet
       // ratios, so the local side is held to its datasheet too (a measured ceiling would make its
       // own spec look faster).
@@ -141,7 +148,7 @@ std::map<std::string, double> prices_by_spec(const compare_request &request,
                                              const std::map<std::string, gpu_spec> &specs,
                                              const std::string &local_name) {
   std::map<std::string, double> prices;
-  spelled_once priced("--price", "give it one price");
+  spelled_once priced("compare_request::prices", "give it one price");
   for (const auto &[name, price] : request.prices) {
     const std::string spec = name == "local" ? local_name : specs.at(name).name;
     priced.add(spec, name);

@@ -439,12 +439,11 @@ std::vector<comparison> compare_gpus(const compare_request &request) {
   // Before any analysis: the work is the network's ops at every GPU, degree and batch.
   const auto analyses = static_cast<std::int64_t>(sides.gpus.size() * batches.size());
   if (const std::int64_t ops = op_count(given); ops > max_compared_ops / analyses)
-    throw input_error(
-        {given.origin},
-        fmt::format(
-            "compare: {} GPUs (each --tp degree one) × {} batches × the network's {} ops would "
-            "analyse more than {} ops, the limit; compare fewer at once",
-            sides.gpus.size(), batches.size(), ops, max_compared_ops));
+    throw input_error({given.origin},
+                      fmt::format("compare: {} GPUs (each compare_request::tensor_parallel degree "
+                                  "one) × {} batches × the network's {} ops would "
+                                  "analyse more than {} ops, the limit; compare fewer at once",
+                                  sides.gpus.size(), batches.size(), ops, max_compared_ops));
   std::vector<comparison> comparisons;
   for (std::int64_t batch : batches) {
     // The network one GPU of each degree runs, built once per degree and batch.

@@ -17,22 +17,24 @@ namespace roofline {
 
 void check_serving_question(const serving_question &q) {
   if (q.prompt_tokens < 1)
-    throw input_error("--prompt-tokens: a request needs at least one prompt token");
+    throw input_error("serving_question::prompt_tokens: a request needs at least one prompt token");
   if (q.output_tokens < 1)
-    throw input_error("--output-tokens: a request makes at least one output token");
+    throw input_error("serving_question::output_tokens: a request makes at least one output token");
   if (q.prompt_tokens > max_serving_tokens - q.output_tokens)
-    throw input_error(fmt::format("--prompt-tokens {} + --output-tokens {}: a request is modelled "
+    throw input_error(fmt::format("serving_question::prompt_tokens {} + "
+                                  "serving_question::output_tokens {}: a request is modelled "
                                   "up to {} tokens of context",
                                   q.prompt_tokens, q.output_tokens, max_serving_tokens));
-  for (const auto &[target, option] : {std::pair{q.ttft_s, "--ttft"}, {q.tpot_s, "--tpot"}})
+  for (const auto &[target, option] :
+       {std::pair{q.ttft_s, "serving_question::ttft_s"}, {q.tpot_s, "serving_question::tpot_s"}})
     if (target && !(std::isfinite(*target) && *target >= min_latency_target_s &&
                     *target <= max_latency_target_s))
-      throw input_error(fmt::format("{} {:g}: a latency target must be a number of milliseconds "
-                                    "from {:g} (a microsecond) to {:g} (an hour)",
-                                    option, *target * 1e3, min_latency_target_s * 1e3,
-                                    max_latency_target_s * 1e3));
+      throw input_error(fmt::format("{} {:g}: a latency target must be from {:g} s (a "
+                                    "microsecond) to {:g} s (an hour)",
+                                    option, *target, min_latency_target_s, max_latency_target_s));
   if (q.tpot_s && q.output_tokens == 1)
-    throw input_error("--tpot with --output-tokens 1: a request of one output token has no time "
+    throw input_error("serving_question::tpot_s with serving_question::output_tokens 1: a request "
+                      "of one output token has no time "
                       "per output token after the first; leave the TPOT target out, or ask for "
                       "more output tokens");
 }
@@ -370,7 +372,8 @@ serving_verdict decide(const serving_comparison &c) {
   if (cheapest || fastest)
     v.text += within_error_sentence(c, cheapest, fastest, v);
   if (fastest && !cheapest) // specs carry no prices: they change by the week and by the buyer
-    v.text += " No price is known: give --price GPU=USD/h to rank the setups by cost.";
+    v.text +=
+        " No price is known: give compare_request::prices GPU=USD/h to rank the setups by cost.";
   if (!missing.empty())
     v.text += " Misses the targets even one request at a time: " + joined(missing) + ".";
   if (!too_small.empty())
@@ -384,13 +387,16 @@ serving_comparison serve(const compare_request &request, const serving_question 
   check_serving_question(question);
   const auto *source = std::get_if<config_source>(&request.source);
   if (!source)
-    throw input_error("--prompt-tokens and --output-tokens need a model config (a .json file): a "
+    throw input_error("serving_question::prompt_tokens and serving_question::output_tokens need a "
+                      "model config (a .json file): a "
                       "network YAML is one step, not a prefill and its decode steps");
   if (!request.batches.empty())
-    throw input_error("--batch with --prompt-tokens: a serving question chooses each setup's "
+    throw input_error("compare_request::batches with serving_question::prompt_tokens: a serving "
+                      "question chooses each setup's "
                       "batch (the largest that fits and meets the targets)");
   if (std::find(request.gpus.begin(), request.gpus.end(), "local") != request.gpus.end())
-    throw input_error("--gpus local with --prompt-tokens: a serving question is predicted; name "
+    throw input_error("compare_request::gpus local with serving_question::prompt_tokens: a serving "
+                      "question is predicted; name "
                       "the local GPU's spec instead");
   if (source->options.mode == run_mode::training)
     throw input_error("a serving question is of a model served, not trained: build its config "
@@ -414,10 +420,11 @@ serving_comparison serve(const compare_request &request, const serving_question 
   constexpr std::int64_t analyses_per_setup = 40;
   if (const std::int64_t ops = op_count(source->config.build(source->options));
       ops > max_compared_ops / (setups * analyses_per_setup))
-    throw input_error(fmt::format("compare: {} setups (each --tp degree one) of a serving "
-                                  "question × about {} steps each × the network's {} ops would "
-                                  "analyse more than {} ops, the limit; ask about fewer at once",
-                                  setups, analyses_per_setup, ops, max_compared_ops));
+    throw input_error(fmt::format(
+        "compare: {} setups (each compare_request::tensor_parallel degree one) of a serving "
+        "question × about {} steps each × the network's {} ops would "
+        "analyse more than {} ops, the limit; ask about fewer at once",
+        setups, analyses_per_setup, ops, max_compared_ops));
   const detail::compared_sides sides = detail::sides_of(request, specs);
   const std::map<std::string, double> prices =
       detail::prices_by_spec(request, specs, sides.local_name);

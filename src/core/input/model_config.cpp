@@ -400,7 +400,7 @@ struct linear_quantization {
 linear_quantization quantization_of(const config_reader &config,
                                     const std::optional<quantization> &chosen) {
   linear_quantization q;
-  std::string source = "--quantization";
+  std::string source = "config_options::quantization";
   if (chosen) {
     if (*chosen == quantization::fp8)
       q.fp8 = true;
@@ -430,7 +430,7 @@ linear_quantization quantization_of(const config_reader &config,
     } else {
       map.fail("quant_method", "`quant_method` `" + detail::shown_value(method) +
                                    "` is not modelled; expected awq, gptq or fp8 (or choose with "
-                                   "--quantization w8a16, w4a16 or fp8)");
+                                   "config_options::quantization w8a16, w4a16 or fp8)");
     }
   }
   if (q.weights)
@@ -648,16 +648,17 @@ void add_blocks(network &net, const transformer_shape &s, const attention_layer 
   if (options.kv_cache)
     net.notes.push_back(fmt::format("the KV cache is stored as {}", to_string(*options.kv_cache)));
   net.layers.push_back(std::move(repeated));
-  net.notes.push_back(options.mode == run_mode::training
-                          ? "the glue as PyTorch eager runs transformers' code: norms and rotary "
-                            "embeddings in its kernels"
-                      : glue_of(options) == glue_style::eager
-                          ? "the glue as PyTorch eager runs transformers' code: norms, rotary "
-                            "embeddings and cache writes in its kernels (--glue fused: a "
-                            "serving engine's)"
-                          : "the glue as a serving engine runs it: one kernel per norm, rotary "
-                            "embedding and cache write in one; the residual adds and the "
-                            "activations' products kept apart");
+  net.notes.push_back(
+      options.mode == run_mode::training
+          ? "the glue as PyTorch eager runs transformers' code: norms and rotary "
+            "embeddings in its kernels"
+      : glue_of(options) == glue_style::eager
+          ? "the glue as PyTorch eager runs transformers' code: norms, rotary "
+            "embeddings and cache writes in its kernels (config_options::glue fused: a "
+            "serving engine's)"
+          : "the glue as a serving engine runs it: one kernel per norm, rotary "
+            "embedding and cache write in one; the residual adds and the "
+            "activations' products kept apart");
 }
 
 /// The bytes of the embedding tables no layer counts as weights. The embedding table is held in
@@ -701,8 +702,9 @@ void add_head(network &net, const transformer_shape &s, const config_options &op
                                 "sequence parallelism)"
                               : ""));
   else if (!decode && !options.last_logits)
-    net.notes.push_back("the LM head runs for every prompt position (--last-logits: the last "
-                        "one only, all the first token needs)");
+    net.notes.push_back(
+        "the LM head runs for every prompt position (config_options::last_logits: the last "
+        "one only, all the first token needs)");
 }
 
 /// The config fields that set the linear layers' features (network::config_sizes), from the
@@ -737,10 +739,12 @@ void check_positive(std::int64_t value, const char *option) {
 
 void check_tensor_parallel(std::int64_t gpus) {
   if (gpus < 1)
-    throw input_error(fmt::format("--tp {}: tensor parallelism needs at least one GPU", gpus));
+    throw input_error(fmt::format(
+        "config_options::tensor_parallel {}: tensor parallelism needs at least one GPU", gpus));
   if (gpus > max_tensor_parallel)
-    throw input_error(fmt::format("--tp {}: tensor parallelism is modelled over at most {} GPUs",
-                                  gpus, max_tensor_parallel));
+    throw input_error(fmt::format(
+        "config_options::tensor_parallel {}: tensor parallelism is modelled over at most {} GPUs",
+        gpus, max_tensor_parallel));
 }
 
 namespace {
@@ -750,61 +754,72 @@ namespace {
 void check_run_mode(const config_options &options) {
   if (options.mode != run_mode::training) {
     if (options.optimizer)
-      throw input_error("--optimizer applies to a training step: give --mode training");
+      throw input_error("config_options::optimizer applies to a training step: give "
+                        "config_options::mode training");
     if (options.recompute)
-      throw input_error("--recompute applies to a training step: give --mode training");
+      throw input_error("config_options::recompute applies to a training step: give "
+                        "config_options::mode training");
     return;
   }
   // A training step is a whole prefill's forward pass and its backward: no cache, every logit.
   const auto refuse = [](const char *what) {
-    throw input_error(std::string(what) +
-                      " has no place in a training step (--mode training), which runs every "
-                      "sequence's --seq-len tokens forward and backward with no KV cache");
+    throw input_error(
+        std::string(what) +
+        " has no place in a training step (config_options::mode training), which runs every "
+        "sequence's config_options::seq_len tokens forward and backward with no KV cache");
   };
   if (options.phase == inference_phase::decode)
-    refuse("--phase decode, a served model's step,");
+    refuse("config_options::phase decode, a served model's step,");
   if (options.kv_len)
-    refuse("--kv-len, the cache a decode step reads,");
+    refuse("config_options::kv_len, the cache a decode step reads,");
   if (options.kv_cache)
-    refuse("--kv-cache-dtype, the KV cache's format,");
+    refuse("config_options::kv_cache, the KV cache's format,");
   if (options.last_logits)
-    throw input_error("--last-logits applies to a prefill: a training step's loss needs the "
-                      "logits of every position");
+    throw input_error(
+        "config_options::last_logits applies to a prefill: a training step's loss needs the "
+        "logits of every position");
   if (options.quantization == quantization::fp8)
-    throw input_error("--quantization fp8 is modelled for inference: fp8 training keeps 16-bit "
-                      "weights and fp32 master weights beside its fp8 casts (Transformer "
-                      "Engine's), which are not modelled; train in the config's dtype");
+    throw input_error(
+        "config_options::quantization fp8 is modelled for inference: fp8 training keeps 16-bit "
+        "weights and fp32 master weights beside its fp8 casts (Transformer "
+        "Engine's), which are not modelled; train in the config's dtype");
   if (options.quantization)
-    throw input_error(fmt::format("--quantization {} is weight-only quantization for inference: "
-                                  "a training step updates the config's 16-bit weights",
-                                  options.quantization == quantization::w4a16 ? "w4a16" : "w8a16"));
+    throw input_error(
+        fmt::format("config_options::quantization {} is weight-only quantization for inference: "
+                    "a training step updates the config's 16-bit weights",
+                    options.quantization == quantization::w4a16 ? "w4a16" : "w8a16"));
   if (options.glue == glue_style::fused)
-    throw input_error("--glue fused is a serving engine's kernels: a training step runs as "
-                      "PyTorch eager runs transformers' code (--glue eager, training's default)");
+    throw input_error(
+        "config_options::glue fused is a serving engine's kernels: a training step runs as "
+        "PyTorch eager runs transformers' code (config_options::glue eager, training's default)");
 }
 
 } // namespace
 
 void check_config_options(const config_options &options) {
-  check_positive(options.batch, "--batch");
+  check_positive(options.batch, "config_options::batch");
   if (options.seq_len)
-    check_positive(*options.seq_len, "--seq-len");
+    check_positive(*options.seq_len, "config_options::seq_len");
   if (options.kv_len)
-    check_positive(*options.kv_len, "--kv-len");
+    check_positive(*options.kv_len, "config_options::kv_len");
   check_run_mode(options);
   const bool decode = options.phase == inference_phase::decode;
   if (options.kv_len && !decode)
-    throw input_error("--kv-len is the cache a decode step reads: give --phase decode (a "
-                      "prefill's cache is its prompt, --seq-len)");
+    throw input_error("config_options::kv_len is the cache a decode step reads: give "
+                      "config_options::phase decode (a "
+                      "prefill's cache is its prompt, config_options::seq_len)");
   if (options.last_logits && decode)
-    throw input_error("--last-logits applies to a prefill: a decode step's LM head already runs "
-                      "for its one new token");
+    throw input_error(
+        "config_options::last_logits applies to a prefill: a decode step's LM head already runs "
+        "for its one new token");
   if (options.kv_cache && element_bytes(*options.kv_cache) > 2)
-    throw input_error(fmt::format("unknown --kv-cache-dtype `{}`; expected fp16, bf16, fp8 or int8",
-                                  to_string(*options.kv_cache)));
+    throw input_error(
+        fmt::format("unknown config_options::kv_cache `{}`; expected fp16, bf16, fp8 or int8",
+                    to_string(*options.kv_cache)));
   if (options.kv_cache && !options.fused_attention)
-    throw input_error("--kv-cache-dtype needs fused attention: the unfused GEMMs read keys and "
-                      "values in the layer's precision");
+    throw input_error(
+        "config_options::kv_cache needs fused attention: the unfused GEMMs read keys and "
+        "values in the layer's precision");
   check_tensor_parallel(options.tensor_parallel);
 }
 
@@ -869,13 +884,14 @@ config_options within_context(config_options options, const transformer_shape &s
       !(decode && options.kv_len)) {
     options.seq_len = context.scaled_positions;
     notes.push_back(fmt::format("the step is {} tokens, the model's context ({}), not the "
-                                "default {} (--seq-len sets it)",
+                                "default {} (config_options::seq_len sets it)",
                                 context.scaled_positions, context.describe(), default_seq_len));
   }
   const std::int64_t positions =
       decode ? options.kv_len.value_or(options.seq_len.value_or(default_seq_len))
              : options.seq_len.value_or(default_seq_len);
-  const char *given = decode && options.kv_len ? "--kv-len" : "--seq-len";
+  const char *given =
+      decode && options.kv_len ? "config_options::kv_len" : "config_options::seq_len";
   const char *holds = decode ? "decode step's KV cache holds" : "step has";
   if (positions > context.scaled_positions && context.learned)
     map.fail(context.key, fmt::format("{}: the model's learned position table has no row past "
@@ -903,8 +919,9 @@ network model_config::build(const config_options &given) const {
   if (s.encoder)
     for (const auto &[asked, what] :
          {std::pair{options.phase == inference_phase::decode, "no decode phase (use prefill)"},
-          {options.kv_cache.has_value(), "no KV cache for --kv-cache-dtype to store"},
-          {options.last_logits, "no LM head for --last-logits to run at the last position"}})
+          {options.kv_cache.has_value(), "no KV cache for config_options::kv_cache to store"},
+          {options.last_logits,
+           "no LM head for config_options::last_logits to run at the last position"}})
       if (asked)
         config.map().fail("model_type", "`" + s.family + "` is an encoder: it has " + what);
   const attention_layer attention = attention_of(s, options);

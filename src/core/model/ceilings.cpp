@@ -163,12 +163,14 @@ std::string to_json_text(const measured_ceilings &ceilings) {
 measured_ceilings parse_ceilings(const std::string &json_text, const std::string &origin) {
   try {
     const json doc = detail::parse_json_once_per_key(json_text, [&](const std::string &why) {
-      throw input_error({origin}, "damaged ceilings cache (re-measure with --refresh): " + why);
+      throw input_error(
+          {origin}, "damaged ceilings cache (re-measure with describe_local_gpu::refresh): " + why);
     });
     const int version = doc.at("format_version").get<int>();
     if (version < oldest_readable_version || version > cache_format_version)
-      throw input_error({origin},
-                        "ceilings cache of another format version; re-measure with --refresh");
+      throw input_error(
+          {origin},
+          "ceilings cache of another format version; re-measure with describe_local_gpu::refresh");
     measured_ceilings ceilings;
     ceilings.uuid = doc.at("uuid").get<std::string>();
     ceilings.device_name = doc.at("device_name").get<std::string>();
@@ -195,17 +197,21 @@ measured_ceilings parse_ceilings(const std::string &json_text, const std::string
       const bool value_ok = r.failure.empty() ? r.value >= range.min && r.value <= range.max
                                               : std::isfinite(r.value) && r.value >= 0;
       if (!value_ok || !(std::isfinite(r.spread) && r.spread >= 0))
-        throw input_error({origin},
-                          fmt::format("damaged ceilings cache (re-measure with --refresh): `{}` "
-                                      "has a value or spread out of range (a {} is from {:g} to "
-                                      "{:g} {}; a spread is finite and non-negative)",
-                                      r.name, to_string(r.kind), range.min, range.max, range.unit));
+        throw input_error(
+            {origin},
+            fmt::format(
+                "damaged ceilings cache (re-measure with describe_local_gpu::refresh): `{}` "
+                "has a value or spread out of range (a {} is from {:g} to "
+                "{:g} {}; a spread is finite and non-negative)",
+                r.name, to_string(r.kind), range.min, range.max, range.unit));
       ceilings.results.push_back(r);
     }
     return ceilings;
   } catch (const json::exception &e) {
     throw input_error(
-        {origin}, std::string("damaged ceilings cache (re-measure with --refresh): ") + e.what());
+        {origin},
+        std::string("damaged ceilings cache (re-measure with describe_local_gpu::refresh): ") +
+            e.what());
   }
 }
 

@@ -107,7 +107,7 @@ gpu_spec theoretical_spec(const device_description &d) {
   if (!rates)
     throw error("no per-SM rate table for compute capability " + std::to_string(d.cc_major) + "." +
                 std::to_string(d.cc_minor) + " (" + d.name +
-                "); analyse against a spec with --gpu");
+                "); analyse against a spec with choose_gpu::request");
   gpu_spec spec;
   spec.name = "local";
   spec.display_name = d.name;

@@ -60,7 +60,7 @@ local_gpu local_gpu_of(const device_report &r) {
       r.ceilings
           ? ", ceilings measured " + r.ceilings->measured_at
           : ", " + std::string(r.datasheet ? "datasheet " + r.datasheet->name : "theoretical") +
-                " roofline: `roofline-advise device --measure` measures it";
+                " roofline: `describe_local_gpu::measure` measures it";
   // A cache file left out, and why.
   if (!r.ceilings && !r.ceilings_source.empty())
     local.selection += "; ceilings " + r.ceilings_source;

@@ -34,8 +34,8 @@ host_floor typical_host_floor() {
   set(precision::tf32, 8.1, 11.3);
   set(precision::fp32, 11.7, 11.7);
   floor.kernel_launch_s = 4.4e-6;
-  floor.origin = "typical host floor (not measured on this machine: `roofline-advise device "
-                 "--measure` measures it)";
+  floor.origin = "typical host floor (not measured on this machine: "
+                 "`describe_local_gpu::measure` measures it)";
   return floor;
 }
 
@@ -60,7 +60,8 @@ host_floor measured_host_floor(const measured_ceilings &ceilings) {
     floor.kernel_launch_s = *launch;
   if (calls) {
     floor.measured = true;
-    floor.origin = "measured on this machine " + ceilings.measured_at + " (device --measure)";
+    floor.origin =
+        "measured on this machine " + ceilings.measured_at + " (describe_local_gpu::measure)";
   }
   return floor;
 }

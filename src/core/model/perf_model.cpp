@@ -351,7 +351,7 @@ prediction perf_model::all_reduce(const op &o, reasons why) const {
   if (!m_spec.interconnect && !measured)
     throw input_error(o.where, "layer `" + o.layer + "`: the " + m_spec.name +
                                    " spec gives no `interconnect`, which an all-reduce needs "
-                                   "where none was measured (`roofline-advise device --measure` "
+                                   "where none was measured (`describe_local_gpu::measure` "
                                    "on the host)");
   prediction result;
   result.bound = bound::communication;
@@ -431,13 +431,14 @@ std::vector<std::string> model_notes(const perf_model &model, const std::vector<
                             "interpolated between the sizes measured",
                             table->library, table->gpus, table->origin)
         : links
-            ? fmt::format("all-reduces: their traffic over the {}'s links, over {} GPUs {}: "
-                          "modelled, not measured on this host (`roofline-advise device "
-                          "--measure` on a host of several GPUs measures NCCL, and --gpu auto "
-                          "uses it)",
-                          model.spec().name, first_all_reduce->gpus,
-                          modelled_all_reduce_terms(first_all_reduce->bytes, first_all_reduce->gpus,
-                                                    *links, model.parameters()))
+            ? fmt::format(
+                  "all-reduces: their traffic over the {}'s links, over {} GPUs {}: "
+                  "modelled, not measured on this host (`describe_local_gpu::measure` on a host of "
+                  "several GPUs measures NCCL, and choose_gpu::request auto "
+                  "uses it)",
+                  model.spec().name, first_all_reduce->gpus,
+                  modelled_all_reduce_terms(first_all_reduce->bytes, first_all_reduce->gpus, *links,
+                                            model.parameters()))
             : std::string("all-reduces: no links in the spec and none measured"));
   }
   if (model.operand_cache() == cache_state::cold &&
@@ -445,7 +446,8 @@ std::vector<std::string> model_notes(const perf_model &model, const std::vector<
     notes.push_back(fmt::format(
         "GEMMs with their operands cold: read from DRAM at {:.0f}% of its bandwidth{}, as in "
         "a step that moves more than the {:.0f} MB L2 holds, where each layer's weights have "
-        "left L2 since their last use (--warm-l2: as back-to-back calls on the same buffers)",
+        "left L2 since their last use (model_options::operand_cache: as back-to-back calls on the "
+        "same buffers)",
         100 * model.parameters()[parameter::cold_dram_efficiency],
         model.parameters()[parameter::cold_dram_latency_s] > 0
             ? fmt::format(" after {:.1f} µs a call",
@@ -474,17 +476,20 @@ std::vector<std::string> model_notes(const perf_model &model, const std::vector<
   };
   if (!sparse.empty())
     notes.push_back(fmt::format(
-        "--sparse holds the {} GEMMs against the {}'s 2:4-sparse peak for the roofline placement "
+        "model_options::sparse holds the {} GEMMs against the {}'s 2:4-sparse peak for the "
+        "roofline placement "
         "only (ridge, bound, roofline time): bytes count dense operands, and device and predicted "
         "times are a dense kernel's (the GEMM model has no 2:4-sparse timings to be fitted on)",
         names(sparse), gpu_name));
   if (!dense_only.empty())
-    notes.push_back(fmt::format("--sparse has no effect on {}: the {} has no 2:4-sparse {} peak",
-                                sparse.empty() ? "this GPU" : "the " + names(dense_only) + " GEMMs",
-                                gpu_name, names(dense_only)));
+    notes.push_back(
+        fmt::format("model_options::sparse has no effect on {}: the {} has no 2:4-sparse {} peak",
+                    sparse.empty() ? "this GPU" : "the " + names(dense_only) + " GEMMs", gpu_name,
+                    names(dense_only)));
   if (sparse.empty() && dense_only.empty())
-    notes.push_back("--sparse has no effect: there are no GEMMs (memory-bound ops run on the CUDA "
-                    "cores, which have no 2:4-sparse peak)");
+    notes.push_back(
+        "model_options::sparse has no effect: there are no GEMMs (memory-bound ops run on the CUDA "
+        "cores, which have no 2:4-sparse peak)");
   return notes;
 }
 

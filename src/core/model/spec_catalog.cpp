@@ -213,7 +213,7 @@ gpu_spec spec_catalog::resolve(std::string_view name_or_path) const {
       meant.empty() ? std::string{} : " (did you mean " + detail::quoted_list(meant) + "?)";
   std::string message = "unknown GPU `" + detail::shown_value(text) + "`";
   message += close.empty() ? "; known GPUs: " + detail::quoted_list(names, " and ") : close;
-  message += "; `roofline-advise specs` lists them, and a path to a spec file also works";
+  message += "; `spec_catalog::specs` lists them, and a path to a spec file also works";
   throw input_error(message);
 }
 

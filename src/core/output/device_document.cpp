@@ -162,11 +162,12 @@ text_table all_reduce_table_of(const all_reduce_table &t) {
 
 std::vector<std::string> footer(const device_report &r) {
   return {"theory: SMs × max clock × dense FLOP/clock/SM of the architecture; ridge: what analyses "
-          "with --gpu auto use (measured roofs where there are any, else the datasheet's, else "
+          "with choose_gpu::request auto use (measured roofs where there are any, else the "
+          "datasheet's, else "
           "theory)",
           r.ceilings
               ? "ceilings: " + r.ceilings_source + " (measured " + r.ceilings->measured_at + ")"
-              : "no measured ceilings yet: `roofline-advise device --measure` measures and "
+              : "no measured ceilings yet: `describe_local_gpu::measure` measures and "
                 "caches them" +
                     (r.ceilings_source.empty() ? "" : " (" + r.ceilings_source + ")")};
 }

@@ -256,6 +256,46 @@ void render_html(const text_document &doc, const std::optional<std::string> &fig
 
 } // namespace
 
+namespace {
+
+/// `text` in write_options::words, where it names an option (`struct::field`).
+void to_words(std::string &text, const write_options &options) {
+  if (text.find("::") != std::string::npos)
+    text = options.words(text);
+}
+
+/// `table`'s cells in write_options::words.
+text_table in_words(text_table table, const write_options &options) {
+  for (auto &row : table.rows)
+    for (cell &c : row) {
+      to_words(c.text, options);
+      if (c.raw)
+        to_words(*c.raw, options);
+    }
+  return table;
+}
+
+/// `doc`'s lines and tables in write_options::words.
+text_document in_words(text_document doc, const write_options &options) {
+  if (!options.words)
+    return doc;
+  for (block &b : doc.blocks) {
+    for (std::string &line : b.lines)
+      to_words(line, options);
+    b.table = in_words(std::move(b.table), options);
+  }
+  return doc;
+}
+
+std::optional<std::string> figure_in_words(const document &d, const write_options &options) {
+  std::optional<std::string> figure = d.figure();
+  if (figure && options.words)
+    to_words(*figure, options);
+  return figure;
+}
+
+} // namespace
+
 void write_document(const document &d, output_format format, std::ostream &out,
                     const write_options &options) {
   switch (format) {
@@ -270,7 +310,7 @@ void write_document(const document &d, output_format format, std::ostream &out,
                       }});
     std::sort(fields.begin(), fields.end(),
               [](const json_field &a, const json_field &b) { return a.key < b.key; });
-    json_writer w(out);
+    json_writer w(out, options.words);
     w.begin_object();
     for (const json_field &field : fields) {
       w.key(field.key);
@@ -281,17 +321,21 @@ void write_document(const document &d, output_format format, std::ostream &out,
     out << '\n';
     return;
   }
-  case output_format::csv: render_csv(d.csv(), out); return;
-  case output_format::html: render_html(d.text(), d.figure(), out); return;
+  case output_format::csv:
+    render_csv(options.words ? in_words(d.csv(), options) : d.csv(), out);
+    return;
+  case output_format::html:
+    render_html(in_words(d.text(), options), figure_in_words(d, options), out);
+    return;
   case output_format::svg:
-    if (const std::optional<std::string> svg = d.figure()) {
+    if (const std::optional<std::string> svg = figure_in_words(d, options)) {
       out << *svg;
       return;
     }
     throw input_error("this output has no chart (analyses, comparisons and serving questions "
                       "have one)");
-  case output_format::markdown: render_markdown(d.text(), out); return;
-  case output_format::table: render_text(d.text(), out, options); return;
+  case output_format::markdown: render_markdown(in_words(d.text(), options), out); return;
+  case output_format::table: render_text(in_words(d.text(), options), out, options); return;
   }
 }
 

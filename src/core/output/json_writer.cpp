@@ -149,6 +149,9 @@ void append_json_number(std::string &out, double number) {
 
 json_writer::json_writer(std::ostream &out) : m_out(out) {}
 
+json_writer::json_writer(std::ostream &out, std::function<std::string(std::string_view)> words)
+    : m_words(std::move(words)), m_out(out) {}
+
 std::string &json_writer::sink() {
   if (m_open_objects > 0)
     return m_frames[m_open_objects - 1].text;
@@ -333,7 +336,10 @@ void json_writer::value(double number) {
 }
 
 void json_writer::value(std::string_view text) {
-  append_string(before_value(), text);
+  if (m_words && text.find("::") != std::string_view::npos) // an option's field: words()
+    append_string(before_value(), m_words(text));
+  else
+    append_string(before_value(), text);
 }
 
 void json_writer::integer(std::int64_t number) {

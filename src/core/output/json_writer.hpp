@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -24,6 +25,8 @@ namespace roofline::detail {
 class json_writer {
 public:
   explicit json_writer(std::ostream &out);
+  /// Every string value written passes through `words` first (write_options::words).
+  json_writer(std::ostream &out, std::function<std::string(std::string_view)> words);
 
   void begin_object();
   void end_object();
@@ -72,6 +75,7 @@ public:
   void finish();
 
 private:
+  std::function<std::string(std::string_view)> m_words;
   struct object_frame {
     std::string text;                  ///< its members, each `"key": value`, in written order
     std::vector<std::size_t> starts;   ///< where each member begins in `text`

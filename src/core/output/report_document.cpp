@@ -463,9 +463,10 @@ std::string memory_terms(const memory_use &m) {
       to_string(*m.optimizer),
       *m.optimizer == optimizer::adamw ? "two fp32 moments" : "an fp32 momentum",
       gigabytes(m.activation_bytes),
-      m.recompute == recomputation::full ? "--recompute full: each block's input, and one "
-                                           "block's results at a time"
-                                         : "every forward result; --recompute full keeps less");
+      m.recompute == recomputation::full
+          ? "config_options::recompute full: each block's input, and one "
+            "block's results at a time"
+          : "every forward result; config_options::recompute full keeps less");
 }
 
 /// Weights + cache + activations (training: + gradients + optimizer state) against the GPU's
@@ -473,7 +474,7 @@ std::string memory_terms(const memory_use &m) {
 std::string memory_line(const memory_use &m) {
   std::string line = fmt::format(
       "memory: {} = {} of {} less {} kept back (the framework's workspace, CUDA context, "
-      "fragmentation: --memory-reserve): ",
+      "fragmentation: pipeline_options::memory_reserve): ",
       memory_terms(m), gigabytes(m.total_bytes), gigabytes(m.capacity_bytes),
       gigabytes(m.reserve_bytes));
   line += m.fits ? fmt::format("fits with {} to spare", gigabytes(m.usable_bytes() - m.total_bytes))

@@ -217,7 +217,8 @@ public:
         "that replace finished ones (batch / {} of one); TTFT: one prompt's prefill plus a "
         "decode step it shares; requests/s: batch / (TTFT + {} · TPOT); $/M out tokens: only "
         "where the targets are met; a target is met at the predicted time, (low–high) being the "
-        "model's held-out p10–p90; memory of usable: the GPU's less --memory-reserve",
+        "model's held-out p10–p90; memory of usable: the GPU's less "
+        "compare_request::memory_reserve",
         max_serving_batch, c.question.prompt_tokens + c.question.output_tokens,
         c.question.prompt_tokens + c.question.output_tokens / 2, c.question.output_tokens,
         c.question.output_tokens - 1)});

@@ -68,7 +68,8 @@ constexpr std::string_view spec_note =
     "dense peaks in TFLOP/s, as the datasheet prints them (at the boost clock) · ridge = peak at "
     "the MHz column's clock / DRAM bandwidth in FLOP/B: a power-capped card's sustained clock "
     "where its spec gives one, as analyses use it; fp16/bf16/tf32/fp8/int8 are tensor-core rates "
-    "with fp32 accumulate; 2:4-sparse peaks (twice the dense tensor rates) are in --format json";
+    "with fp32 accumulate; 2:4-sparse peaks (twice the dense tensor rates) are in "
+    "output_format::json";
 
 class spec_list_document final : public detail::document {
 public:

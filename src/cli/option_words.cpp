@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "option_words.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <iterator>
+#include <utility>
+
+namespace roofline::cli {
+
+namespace {
+
+/// The one table from the library's option fields to the CLI's words, sorted by field.
+constexpr std::pair<std::string_view, std::string_view> option_words[] = {
+    {"choose_gpu::request", "--gpu"},
+    {"compare_request::batches", "--batch"},
+    {"compare_request::gpus", "--gpus"},
+    {"compare_request::memory_reserve", "--memory-reserve"},
+    {"compare_request::prices", "--price"},
+    {"compare_request::tensor_parallel", "--tp"},
+    {"config_options::batch", "--batch"},
+    {"config_options::glue", "--glue"},
+    {"config_options::kv_cache", "--kv-cache-dtype"},
+    {"config_options::kv_len", "--kv-len"},
+    {"config_options::last_logits", "--last-logits"},
+    {"config_options::mode", "--mode"},
+    {"config_options::optimizer", "--optimizer"},
+    {"config_options::phase", "--phase"},
+    {"config_options::quantization", "--quantization"},
+    {"config_options::recompute", "--recompute"},
+    {"config_options::seq_len", "--seq-len"},
+    {"config_options::tensor_parallel", "--tp"},
+    {"describe_local_gpu::measure", "roofline-advise device --measure"},
+    {"describe_local_gpu::refresh", "--refresh"},
+    {"model_options::operand_cache", "--warm-l2"},
+    {"model_options::sparse", "--sparse"},
+    {"output_format::json", "--format json"},
+    {"pipeline_options::memory_reserve", "--memory-reserve"},
+    {"serving_question::output_tokens", "--output-tokens"},
+    {"serving_question::prompt_tokens", "--prompt-tokens"},
+    {"serving_question::tpot_s", "--tpot"},
+    {"serving_question::ttft_s", "--ttft"},
+    {"spec_catalog::specs", "roofline-advise specs"},
+};
+
+bool word_character(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+}
+
+} // namespace
+
+std::string in_cli_words(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  std::size_t copied = 0;
+  for (std::size_t colons = text.find("::"); colons != std::string_view::npos;
+       colons = text.find("::", colons + 2)) {
+    std::size_t start = colons, end = colons + 2;
+    while (start > copied && word_character(text[start - 1]))
+      --start;
+    while (end < text.size() && word_character(text[end]))
+      ++end;
+    const std::string_view field = text.substr(start, end - start);
+    const auto *found = std::lower_bound(
+        std::begin(option_words), std::end(option_words), field,
+        [](const auto &entry, std::string_view name) { return entry.first < name; });
+    if (found == std::end(option_words) || found->first != field)
+      continue;
+    out.append(text, copied, start - copied);
+    out.append(found->second);
+    copied = end;
+    colons = end - 2;
+  }
+  out.append(text, copied);
+  return out;
+}
+
+} // namespace roofline::cli
