@@ -354,6 +354,34 @@ TEST_CASE("padding is said in the user's sizes: ResNet-50's conv1 pads its input
   CHECK(conv1->extra_bytes > 0);
 }
 
+TEST_CASE("a convolution's padding is costed by the conv model: its time is the table's, the "
+          "padded time the conv model's of the padded convolution, and it is advised only "
+          "where that beats the table") {
+  for (const char *gpu : {"h100", "a100"}) {
+    CAPTURE(gpu);
+    const network net = load_network(ROOFLINE_SOURCE_DIR "/examples/resnet50.yaml");
+    const perf_model model(*spec_catalog::builtin().find(gpu));
+    const analysis analysed = analyze(net, model, "test");
+    const advice advised = advise(analysed);
+    const auto conv1 = std::find_if(advised.padding.begin(), advised.padding.end(),
+                                    [](const padding_advice &p) { return p.layer == "conv1"; });
+    REQUIRE(conv1 != advised.padding.end());
+    const auto table = std::find_if(analysed.ops.begin(), analysed.ops.end(),
+                                    [](const analysed_op &e) { return e.op.layer == "conv1"; });
+    REQUIRE(table != analysed.ops.end());
+    CHECK(conv1->time_s == doctest::Approx(table->prediction.time_s));
+    // The padded convolution itself: 8 input channels, its tensors' bytes anew.
+    op padded = table->op;
+    padded.conv->in_channels = 8;
+    padded.gemm = conv1->padded;
+    padded.flops = *gemm_flops(conv1->padded);
+    padded.bytes = *conv_bytes(*padded.conv, padded.precision);
+    CHECK(padded.bytes > table->op.bytes);
+    CHECK(conv1->padded_time_s == doctest::Approx(model.predict(padded).time_s));
+    CHECK(conv1->padded_time_s < conv1->time_s);
+  }
+}
+
 TEST_CASE("training a convolution: its data gradient pads in whole input channels, its weight "
           "gradient's K (the batch's pixels) is never padded") {
   // N of the data gradient = C·R·S = 112·9 = 1008: 1024 is no channel count's.

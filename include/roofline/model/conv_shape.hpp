@@ -2,8 +2,10 @@
 #pragma once
 
 #include "roofline/model/pass.hpp"
+#include "roofline/model/precision.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -32,6 +34,13 @@ struct conv_shape {
            a.padding_w == b.padding_w;
   }
 };
+
+/// The DRAM bytes one pass of `shape` moves at `p`: the implicit GEMM reads the real input
+/// tensor, not the R·S-times larger im2col matrix, and of it only the elements some window covers
+/// (a strided 1×1 conv reads M·K of them); every pass touches the input (or its gradient), the
+/// filters and the output once, and the data-grad pass writes the whole input gradient, zeros
+/// where no window reads. nullopt where a count overflows 64 bits.
+std::optional<std::int64_t> conv_bytes(const conv_shape &shape, precision p);
 
 /// One pooling window sliding over `batch` samples of a `channels` × `input_h` × `input_w` map
 /// (NHWC): `kernel` × `kernel`, by `stride`, over the input padded by `padding` on each side,

@@ -296,23 +296,6 @@ private:
     return padded < kernel ? 0 : (padded - kernel) / stride + 1;
   }
 
-  /// Input positions along one axis that some output's window reads. Window i covers padded
-  /// positions [i·stride, i·stride + kernel), so padded position y is read when y mod stride <
-  /// kernel (always when kernel ≥ stride) and y comes before the last window's end,
-  /// (outputs − 1)·stride + kernel; of those, the real input is [padding, padding + input).
-  /// Where kernel < stride (a 1×1 stride-2 conv) only every stride-th position is read; where
-  /// kernel ≥ stride the whole input is, less a tail the last window stops short of.
-  static std::int64_t read_extent(std::int64_t input, std::int64_t padding, std::int64_t kernel,
-                                  std::int64_t stride, std::int64_t outputs) {
-    // Read positions in [0, n): whole periods of `stride` read min(kernel, stride) each, then
-    // the partial period. No overflow: every argument below is at most the padded extent.
-    const auto read_before = [&](std::int64_t n) {
-      return n / stride * std::min(kernel, stride) + std::min(n % stride, kernel);
-    };
-    const std::int64_t end = std::min(padding + input, (outputs - 1) * stride + kernel);
-    return end > padding ? read_before(end) - read_before(padding) : 0;
-  }
-
   void lower(const context &ctx, const conv2d_layer &conv) {
     const std::int64_t p =
         output_extent(ctx, conv.input_h, conv.padding_h, conv.kernel_h, conv.stride_h);
@@ -330,25 +313,15 @@ private:
         product(ctx, {batch, p, q}, "M = batch·P·Q"), conv.out_channels / conv.groups,
         product(ctx, {conv.in_channels / conv.groups, conv.kernel_h, conv.kernel_w}, "K = C·R·S"),
         conv.groups};
-    const std::int64_t input =
-        product(ctx, {batch, conv.in_channels, conv.input_h, conv.input_w}, "its input size");
-    const std::int64_t input_read =
-        product(ctx,
-                {batch, conv.in_channels,
-                 read_extent(conv.input_h, conv.padding_h, conv.kernel_h, conv.stride_h, p),
-                 read_extent(conv.input_w, conv.padding_w, conv.kernel_w, conv.stride_w, q)},
-                "its input size");
-    const std::int64_t filters = product(ctx, {conv.out_channels, shape.k}, "its filter size");
+    // Every tensor's size checked where its layer is, before conv_bytes sums them.
+    product(ctx, {batch, conv.in_channels, conv.input_h, conv.input_w}, "its input size");
+    product(ctx, {conv.out_channels, shape.k}, "its filter size");
     const std::int64_t output = product(ctx, {shape.m, conv.out_channels}, "its output size");
-    // The implicit GEMM reads the real input tensor, not the R·S-times larger im2col matrix, and
-    // of it only the elements some window covers (a strided 1×1 conv reads M·K of them): every
-    // pass touches the input (or its gradient), the filters and the output once. The data-grad
-    // pass writes the whole input gradient, zeros where no window reads.
-    const auto bytes = [&](std::int64_t input_side) {
-      return product(
-          ctx,
-          {sum(ctx, {input_side, filters, output}, "its tensor sizes"), element_bytes(ctx.prec)},
-          "its byte count");
+    const auto bytes = [&](const conv_shape &pass) {
+      const std::optional<std::int64_t> moved = conv_bytes(pass, ctx.prec);
+      return moved ? *moved
+                   : detail::require_no_overflow(moved, ctx.where, "layer `" + ctx.path + "`",
+                                                 "its byte count");
     };
     const std::size_t first = m_forward.size();
     const std::size_t first_backward = m_backward.size();
@@ -368,12 +341,12 @@ private:
                   pass::forward,
                   conv.padding_h,
                   conv.padding_w};
-    m_forward[first].bytes = bytes(input_read);
+    m_forward[first].bytes = bytes(cs);
     m_forward[first].conv = cs;
     for (std::size_t g = first_backward; g < m_backward.size(); ++g)
       for (op &grad : m_backward[g]) {
-        grad.bytes = bytes(grad.pass == pass::data_grad ? input : input_read);
         cs.pass = grad.pass;
+        grad.bytes = bytes(cs);
         grad.conv = cs;
       }
     m_previous = {output, conv.out_channels, conv.out_channels, p, q}; // NHWC

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -22,10 +23,6 @@ namespace {
 /// advice (and no op to predict).
 bool representable(const gemm_shape &shape, precision p) {
   return gemm_flops(shape) && gemm_min_bytes(shape, p);
-}
-
-double predicted_time(const perf_model &model, const gemm_shape &shape, precision p) {
-  return model.predict(make_gemm_op("padding", shape, p), reasons::without).time_s;
 }
 
 /// A padded shape worth predicting.
@@ -195,19 +192,39 @@ std::vector<size_change> changes_of(const gemm_shape &from, const gemm_shape &to
   return changes;
 }
 
+/// What `o` takes per call padded to `shape` (`o`'s own shape: as it is), as the model prices
+/// it: a convolution as a convolution (its channels grown with its implicit GEMM, its tensors'
+/// bytes anew), the table's time where unpadded; any other GEMM as a plain GEMM of the shape.
+double predicted_time(const op &o, const gemm_shape &shape, const size_names &names,
+                      const perf_model &model) {
+  if (!o.conv)
+    return model.predict(make_gemm_op("padding", shape, o.precision), reasons::without).time_s;
+  op padded = o;
+  for (const size_change &change : changes_of(*o.gemm, shape, names))
+    (change.size == "in_channels" ? padded.conv->in_channels : padded.conv->out_channels) =
+        change.to;
+  padded.gemm = shape;
+  padded.flops = gemm_flops(shape).value(); // a candidate: representable
+  const std::optional<std::int64_t> bytes = conv_bytes(*padded.conv, o.precision);
+  if (!bytes)
+    return INFINITY; // its tensors past 64 bits: no advice
+  padded.bytes = *bytes;
+  return model.predict(padded, reasons::without).time_s;
+}
+
 /// The best padding of one GEMM, when it gains at least `min_speedup`.
 std::optional<padding_advice> pad(const op &o, const layer_sizes &sizes, const perf_model &model,
                                   double min_speedup) {
   const gemm_shape &s = *o.gemm;
-  const double time = predicted_time(model, s, o.precision);
   const size_names names = user_sizes_of(o, sizes);
+  const double time = predicted_time(o, s, names, model);
   const std::optional<candidates> padded = candidates_of(s, o.precision, names);
   if (!padded)
     return std::nullopt;
   padding_advice best;
   best.padded_time_s = time;
   for (const candidate &c : padded->shapes) {
-    const double padded_time = predicted_time(model, c.shape, o.precision);
+    const double padded_time = predicted_time(o, c.shape, names, model);
     if (padded_time < best.padded_time_s) {
       best.padded = c.shape;
       best.padded_time_s = padded_time;
