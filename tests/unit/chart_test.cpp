@@ -15,6 +15,7 @@
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -85,6 +86,26 @@ TEST_CASE("every roof's ridge is marked with its value, and the axes hold every 
   // The memory-bound region ends at the ridge of the roof that holds most of the time.
   REQUIRE(c.region_ridge);
   CHECK(*c.region_ridge == doctest::Approx(989.4 / 3.35));
+}
+
+TEST_CASE("the chart's regions never contradict the table: where an op of another roof would "
+          "sit in the other region, no regions are drawn, and a note says why") {
+  // The fp16 GEMM holds most of the time (the regions split at fp16's ridge, 295 FLOP/B); the
+  // fp32 GEMM (intensity 171) is compute-bound against fp32's ridge of 20 FLOP/B.
+  const std::string mixed = square_gemm + "  - {name: mm32, type: matmul, m: 512, n: 512, k: 512, "
+                                          "precision: fp32}\n";
+  for (const auto &[yaml, agree] : {std::pair{square_gemm, true}, std::pair{mixed, false}}) {
+    const report r = report_of(yaml, "h100");
+    const chart c = roofline_chart(r);
+    CHECK(c.region_ridge.has_value() == agree);
+    CHECK(contains(fmt::format("{}", fmt::join(c.notes, "\n")), "no memory- and compute-bound "
+                                                                "regions") == !agree);
+    if (!c.region_ridge)
+      continue;
+    for (const analysed_op &e : r.analysis.ops)
+      CHECK((e.op.arithmetic_intensity() < *c.region_ridge) ==
+            (e.prediction.bound == bound::memory));
+  }
 }
 
 TEST_CASE("--sparse adds the dashed 2:4 roof and its ridge") {

@@ -174,6 +174,20 @@ void fit_axes(chart &c) {
     c.y.low = c.y.high - 3;
 }
 
+/// Leaves out the chart's regions where they would put an op in the region the table does not
+/// (an op of another unit, whose roof has another ridge): the table's bound is the answer.
+/// `bounds`: each point's intensity and its bound in the table.
+void keep_regions_that_agree(chart &c, const std::vector<std::pair<double, bound>> &bounds) {
+  const auto disagrees = [&](const std::pair<double, bound> &b) {
+    return (b.first < *c.region_ridge) != (b.second == bound::memory);
+  };
+  if (c.region_ridge && std::any_of(bounds.begin(), bounds.end(), disagrees)) {
+    c.region_ridge.reset();
+    c.notes.push_back("no memory- and compute-bound regions: the ops are held against roofs of "
+                      "different ridges (each op's bound is its own roof's, as the table says)");
+  }
+}
+
 } // namespace
 
 chart roofline_chart(const report &r) {
@@ -194,6 +208,7 @@ chart roofline_chart(const report &r) {
   bool any_gemm = false, any_attention = false, any_memory = false, any_launch = false,
        any_measured = false;
   double main_share = -1;
+  std::vector<std::pair<double, bound>> bounds; // each point's intensity and the table's bound
   for (const distinct_op &d : distinct_ops(a)) {
     const analysed_op &entry = a.ops[d.first];
     const op &o = entry.op;
@@ -225,13 +240,16 @@ chart roofline_chart(const report &r) {
     any_attention = any_attention || (o.is_fused_attention() && !p.launch_bound);
     any_memory = any_memory || (!o.is_gemm() && !o.is_fused_attention() && !p.launch_bound);
     any_launch = any_launch || p.launch_bound;
-    // The regions split at the ridge of the roof that holds most of the step's time.
+    // The regions split at the ridge of the roof that holds most of the step's time, as the
+    // table placed that op.
     if (d.share > main_share) {
       main_share = d.share;
-      c.region_ridge = gpu.ridge_intensity(o.unit(), a.model.options().sparse && o.is_gemm());
+      c.region_ridge = p.ridge_intensity;
     }
+    bounds.push_back({point.intensity, p.bound});
     c.points.push_back(std::move(point));
   }
+  keep_regions_that_agree(c, bounds);
   std::vector<std::size_t> every_point(c.points.size());
   for (std::size_t i = 0; i < every_point.size(); ++i)
     every_point[i] = i;

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 
 namespace roofline::detail {
@@ -26,6 +27,89 @@ log_axis decades(double low, double high) {
 /// "10.0 ms": a decade of seconds' tick label.
 std::string seconds_tick(int decade) {
   return duration(std::pow(10.0, decade));
+}
+
+/// How setup `i` is drawn, so that every setup of a chart is told apart: the palette's colours in
+/// turn with round markers and solid curves, then each round of colours again with another
+/// marker (square, triangle, diamond) and a dashed curve.
+struct setup_style {
+  const char *colour;
+  enum class marker { circle, square, triangle, diamond } shape;
+  bool dashed;
+};
+
+setup_style style_of(std::size_t i) {
+  const std::size_t round = i / std::size(gpu_colours);
+  return {gpu_colour(i), static_cast<setup_style::marker>(round % 4), round > 0};
+}
+
+/// A marker of `style` centred on (x, y), `size` its radius, with `title` as its tooltip (none
+/// where empty).
+std::string marker_svg(const setup_style &style, double x, double y, double size,
+                       const std::string &title) {
+  std::string shape;
+  switch (style.shape) {
+  case setup_style::marker::circle:
+    shape = fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{}\"", x, y, size);
+    break;
+  case setup_style::marker::square:
+    shape = fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\"",
+                        x - size, y - size, 2 * size, 2 * size);
+    break;
+  case setup_style::marker::triangle:
+    shape =
+        fmt::format("<polygon points=\"{:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f}\"", x,
+                    y - 1.2 * size, x - 1.1 * size, y + 0.9 * size, x + 1.1 * size, y + 0.9 * size);
+    break;
+  case setup_style::marker::diamond:
+    shape = fmt::format("<polygon points=\"{0:.1f},{1:.1f} {2:.1f},{3:.1f} {0:.1f},{4:.1f} "
+                        "{5:.1f},{3:.1f}\"",
+                        x, y - 1.3 * size, x + 1.3 * size, y, y + 1.3 * size, x - 1.3 * size);
+    break;
+  }
+  shape += fmt::format(" fill=\"{}\"", style.colour);
+  return title.empty() ? shape + "/>\n"
+                       : shape + "><title>" + title + "</title>" +
+                             shape.substr(1, shape.find(' ') - 1) + ">\n";
+}
+
+/// Setup `i` of a chart framed by `f`: its legend line, its curve (its points at `latency`), its
+/// largest batch and its chosen batch ringed.
+void add_setup(std::string &out, const plot_frame &f, const serving_setup &s, std::size_t i,
+               const std::function<double(const serving_point &)> &latency) {
+  const setup_style style = style_of(i);
+  const char *colour = style.colour;
+  const char *dash = style.dashed ? " stroke-dasharray=\"7 3\"" : "";
+  const double legend_y = f.top + 8 + 18.0 * static_cast<double>(i);
+  put(out,
+      "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\" stroke=\"{3}\" "
+      "stroke-width=\"2\"{7}/>\n<text x=\"{4:.1f}\" y=\"{5:.1f}\">{6}</text>\n",
+      f.left + f.width + 16, legend_y, f.left + f.width + 40, colour, f.left + f.width + 46,
+      legend_y + 4, escape_xml(s.name), dash);
+  if (style.shape != setup_style::marker::circle || style.dashed)
+    out += marker_svg(style, f.left + f.width + 28, legend_y, 3.5, {});
+  if (s.curve.empty())
+    return;
+  std::string path;
+  for (const serving_point &p : s.curve)
+    path += fmt::format("{}{:.1f},{:.1f}", path.empty() ? "M" : " L", f.x_of(latency(p)),
+                        f.y_of(p.output_tokens_per_s_per_gpu));
+  put(out, "<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{}/>\n", path, colour,
+      dash);
+  for (const serving_point &p : s.curve)
+    out += marker_svg(
+        style, f.x_of(latency(p)), f.y_of(p.output_tokens_per_s_per_gpu), 3.5,
+        escape_xml(fmt::format("{} at batch {}: {}TTFT {}, {} output tokens/s per GPU", s.name,
+                               p.batch, p.has_tpot ? "TPOT " + duration(p.tpot_s) + ", " : "",
+                               duration(p.ttft_s), significant(p.output_tokens_per_s_per_gpu))));
+  const serving_point &last = s.curve.back();
+  put(out, "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"10\" fill=\"{}\">{}</text>\n",
+      f.x_of(latency(last)) + 5, f.y_of(last.output_tokens_per_s_per_gpu) - 5, colour, last.batch);
+  if (s.chosen)
+    put(out,
+        "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"7\" fill=\"none\" stroke=\"{}\" "
+        "stroke-width=\"2\"/>\n",
+        f.x_of(latency(*s.chosen)), f.y_of(s.chosen->output_tokens_per_s_per_gpu), colour);
 }
 
 } // namespace
@@ -91,39 +175,8 @@ std::string serving_curve_svg(const serving_comparison &c) {
         "target {5}</text>\n",
         x, f.top, f.top + f.height, x + 4, f.top + 14, escape_xml(duration(*c.question.tpot_s)));
   }
-  for (std::size_t i = 0; i < c.setups.size(); ++i) {
-    const serving_setup &s = c.setups[i];
-    const char *colour = gpu_colour(i);
-    const double legend_y = f.top + 8 + 18.0 * static_cast<double>(i);
-    put(out,
-        "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\" stroke=\"{3}\" "
-        "stroke-width=\"2\"/>\n<text x=\"{4:.1f}\" y=\"{5:.1f}\">{6}</text>\n",
-        f.left + f.width + 16, legend_y, f.left + f.width + 40, colour, f.left + f.width + 46,
-        legend_y + 4, escape_xml(s.name));
-    if (s.curve.empty())
-      continue;
-    std::string path;
-    for (const serving_point &p : s.curve)
-      path += fmt::format("{}{:.1f},{:.1f}", path.empty() ? "M" : " L", f.x_of(latency(p)),
-                          f.y_of(p.output_tokens_per_s_per_gpu));
-    put(out, "<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"/>\n", path, colour);
-    for (const serving_point &p : s.curve)
-      put(out,
-          "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.5\" fill=\"{}\"><title>{}</title></circle>\n",
-          f.x_of(latency(p)), f.y_of(p.output_tokens_per_s_per_gpu), colour,
-          escape_xml(fmt::format("{} at batch {}: {}TTFT {}, {} output tokens/s per GPU", s.name,
-                                 p.batch, p.has_tpot ? "TPOT " + duration(p.tpot_s) + ", " : "",
-                                 duration(p.ttft_s), significant(p.output_tokens_per_s_per_gpu))));
-    const serving_point &last = s.curve.back();
-    put(out, "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"10\" fill=\"{}\">{}</text>\n",
-        f.x_of(latency(last)) + 5, f.y_of(last.output_tokens_per_s_per_gpu) - 5, colour,
-        last.batch);
-    if (s.chosen)
-      put(out,
-          "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"7\" fill=\"none\" stroke=\"{}\" "
-          "stroke-width=\"2\"/>\n",
-          f.x_of(latency(*s.chosen)), f.y_of(s.chosen->output_tokens_per_s_per_gpu), colour);
-  }
+  for (std::size_t i = 0; i < c.setups.size(); ++i)
+    add_setup(out, f, c.setups[i], i, latency);
   for (std::size_t i = 0; i < notes.size(); ++i)
     put(out, "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" fill=\"#555555\">{}</text>\n",
         f.left, f.top + f.height + 60 + 16.0 * static_cast<double>(i), escape_xml(notes[i]));
