@@ -463,6 +463,8 @@ TEST_CASE("the default table fits 120 columns; --wide has every column, --column
       {llama, "--gpu", "h100", "--mode", "training"},
       {source_path("examples/resnet50.yaml"), "--gpu", "a100"},
       {"compare", llama, "--gpus", "h100,a100,l40s"},
+      {"compare", llama, "--gpus", "h100,h200,a100-80gb", "--tp", "1,2", "--price",
+       "h100=3,h200=4,a100-80gb=2"},
       {"compare", llama, "--gpus", "h100,h200,l40s", "--prompt-tokens", "2048", "--output-tokens",
        "256", "--ttft", "500", "--tpot", "50"},
       {"specs"}};

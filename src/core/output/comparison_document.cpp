@@ -131,6 +131,13 @@ text_table totals_table(const std::vector<comparison> &comparisons) {
   const std::string samples = tokens ? "samples" : std::string(to_string(unit));
   column("usd_per_million_" + (tokens ? std::string("tokens") : samples))->wide = !priced;
   column(samples + "_per_s")->wide = tokens;
+  if (per_gpu && priced) {
+    // Sharded and priced, the per-GPU rate and the cost answer the question (the verdict says
+    // the all-reduces' share): the whole rate and both shares go wide.
+    column("tokens_per_s")->wide = tokens;
+    column("memory_bound_share")->wide = true;
+    column("communication_share")->wide = true;
+  }
   if (!tokens) { // the tokens/s column, which would repeat the samples
     const auto at = column("tokens_per_s") - table.columns.begin();
     table.columns.erase(table.columns.begin() + at);
@@ -143,9 +150,8 @@ text_table totals_table(const std::vector<comparison> &comparisons) {
 /// Per op: time per run on each GPU, its speedup over the baseline and its bound (m/c).
 text_table ops_table(const comparison &c) {
   text_table table;
-  const bool passes =
-      std::any_of(c.gpus.front().analysis.ops.begin(), c.gpus.front().analysis.ops.end(),
-                  [](const analysed_op &entry) { return entry.op.pass != pass::forward; });
+  const bool passes = detail::beyond_forward(c.gpus.front().analysis.ops,
+                                     [](const analysed_op &entry) { return entry.op.pass; });
   table.columns = {
       {"layer", "layer", align::left}, {"pass", "pass", align::left, !passes}, {"runs", "count"}};
   for (const gpu_result &g : c.gpus)

@@ -3,6 +3,7 @@
 
 #include "chart_svg.hpp"
 #include "json_writer.hpp"
+#include "roofline/model/pass.hpp"
 #include "roofline/output/output_format.hpp"
 #include "text_table.hpp"
 
@@ -10,6 +11,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <iterator>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -82,6 +84,13 @@ std::vector<std::string> parameter_origins(const Sides &sides, ModelOf model_of)
       lines.push_back(std::move(line));
   }
   return lines;
+}
+
+/// Whether any of `items` is of a pass past the forward one (`pass_of(item)`): a table shows its
+/// pass column only then.
+template <class Items, class PassOf> bool beyond_forward(const Items &items, PassOf pass_of) {
+  return std::any_of(std::begin(items), std::end(items),
+                     [&](const auto &item) { return pass_of(item) != pass::forward; });
 }
 
 /// What a price in USD is of: an hour (in cents, three significant digits below a dollar) or a

@@ -101,9 +101,8 @@ std::string model_summary(const prediction &p) {
 
 text_table ops_table(const analysis &r) {
   // The key columns fit a terminal; the pass only where there is more than one.
-  const bool passes = std::any_of(r.ops.begin(), r.ops.end(), [](const analysed_op &entry) {
-    return entry.op.pass != pass::forward;
-  });
+  const bool passes =
+      detail::beyond_forward(r.ops, [](const analysed_op &entry) { return entry.op.pass; });
   constexpr bool wide = true;
   text_table table;
   table.columns = {{"layer", "layer", align::left},
@@ -298,8 +297,8 @@ std::string speedup_text(double before_s, double after_s) {
 
 text_table padding_table(const report &r) {
   const advice &a = *r.advice;
-  const bool passes = std::any_of(a.padding.begin(), a.padding.end(),
-                                  [](const padding_advice &p) { return p.pass != pass::forward; });
+  const bool passes =
+      detail::beyond_forward(a.padding, [](const padding_advice &p) { return p.pass; });
   bool measured_any = false;
   for (std::size_t i = 0; i < a.padding.size(); ++i)
     measured_any = measured_any || r.measured_pad(i) != nullptr;
@@ -332,8 +331,7 @@ text_table padding_table(const report &r) {
 }
 
 text_table batch_table(const advice &a) {
-  const bool passes = std::any_of(a.batch.begin(), a.batch.end(),
-                                  [](const auto &b) { return b.pass != pass::forward; });
+  const bool passes = detail::beyond_forward(a.batch, [](const auto &b) { return b.pass; });
   text_table table;
   table.columns = {{"batch", "layer", align::left},
                    {"pass", "pass", align::left, !passes},
