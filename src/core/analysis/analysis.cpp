@@ -19,6 +19,7 @@ analysis analyze_ops(std::string name, std::vector<op> ops, const perf_model &gi
   r.model = model;
   r.device_selection = std::move(device_selection);
   r.notes = model_notes(model, ops);
+  r.ops.reserve(ops.size());
   for (op &o : ops) {
     analysed_op entry;
     entry.prediction = model.predict(o);

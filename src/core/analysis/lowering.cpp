@@ -204,7 +204,8 @@ private:
                                                "layer `" + ctx.path + "`", "its weights' size"),
                    shape.batch_count},
                   "its weights' size");
-    m_forward.push_back(forward);
+    const batch_scaling scaling = forward.scaling;
+    m_forward.push_back(std::move(forward));
     if (!training())
       return;
     std::vector<op> grads;
@@ -216,8 +217,8 @@ private:
       // The data gradient keeps the forward's M, batch_count and weights; the weight gradient
       // keeps its batch_count, while the forward's M becomes its reduction.
       if (p == pass::data_grad || growth == batch_growth::instances)
-        grad.scaling = forward.scaling;
-      grads.push_back(grad);
+        grad.scaling = scaling;
+      grads.push_back(std::move(grad));
     }
     m_backward.push_back(std::move(grads));
   }
