@@ -4,7 +4,7 @@
 # /tmp/roofline-out) made, the tool's cache inside it, NVLink multicast off (KINDS.md: harmless on
 # one GPU), $log, and step() to head each part of it.
 bin=${BIN:-h200}
-export LD_LIBRARY_PATH="$bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" # libnlopt.so.0, libfmt.so.9
+export LD_LIBRARY_PATH="$bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" # libnlopt, libfmt, libyaml
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 out=${OUT:-/tmp/roofline-out}
 mkdir -p "$out"

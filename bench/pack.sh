@@ -18,6 +18,8 @@ for program in gemm_once gemm_sweep allreduce_probe; do
     echo "pack.sh: $program not built in $build, not packed" >&2
   fi
 done
-# NLopt (calibrate's optimizer) and fmt are Debian libraries the GPU machine may lack: they travel along.
-cp -L /usr/lib/x86_64-linux-gnu/libnlopt.so.0 /usr/lib/x86_64-linux-gnu/libfmt.so.9 "$dest/"
+# NLopt (calibrate's optimizer), fmt and libyaml are Debian libraries the GPU machine may lack:
+# they travel along.
+cp -L /usr/lib/x86_64-linux-gnu/libnlopt.so.0 /usr/lib/x86_64-linux-gnu/libfmt.so.9 \
+  /usr/lib/x86_64-linux-gnu/libyaml-0.so.2 "$dest/"
 du -sh "$dest"

@@ -29,8 +29,10 @@ timeout -k 10 240 python3 bench/power_probe.py --out "$out/power-micro" > "$out/
 tail -3 "$out/power-micro.log"
 step "power probe: whole steps"
 timeout -k 10 330 python3 bench/power_probe.py --out "$out/power-steps" --only none \
-  --steps "prefill,decode b32,decode b8,BERT,channels_last,GPT-2" > "$out/power-steps.log" 2>&1 \
+  --steps "prefill,decode,BERT,channels_last,GPT-2" > "$out/power-steps.log" 2>&1 \
   || status=1
 tail -3 "$out/power-steps.log"
 step "done"
+# At most 8 files come back: the probes' folders travel as one archive.
+tar -czf "$out/power.tar.gz" -C "$out" power-micro power-steps && rm -rf "$out/power-micro" "$out/power-steps"
 exit $status

@@ -22,6 +22,7 @@ import ctypes
 import json
 import os
 import sys
+import threading
 import time
 import traceback
 
@@ -109,9 +110,38 @@ def burst(nvml, fn, idle_s):
                 clock_at_idle_mhz=idle_clock)
 
 
+class Sampler:
+    """NVML read every `period_s` on a thread of its own while the work runs, so that the host
+    thread issuing the work never waits on NVML (ctypes lets go of the GIL in each call)."""
+
+    def __init__(self, nvml, period_s=0.05):
+        self.nvml, self.period_s = nvml, period_s
+        self.clocks, self.mem_clocks, self.powers, self.temps, self.reasons = [], [], [], [], set()
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def run(self):
+        self.times, start = [], time.perf_counter()
+        while not self.stop.wait(self.period_s):
+            self.times.append(time.perf_counter() - start)
+            self.clocks.append(self.nvml.clock_mhz(NVML_CLOCK_SM))
+            self.mem_clocks.append(self.nvml.clock_mhz(NVML_CLOCK_MEM))
+            self.powers.append(self.nvml.power_w())
+            self.temps.append(self.nvml.temperature_c())
+            self.reasons.update(self.nvml.reasons())
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+
+
 def sustained(nvml, fn, warm_s, window_s, per_call_guess):
-    """Back-to-back for warm_s, then a measured window of window_s (chunks of ~20 ms, NVML sampled
-    after each chunk is enqueued, the host kept at most two chunks ahead)."""
+    """Back-to-back for warm_s, then a measured window of window_s (chunks of ~20 ms, the host
+    kept at most two chunks ahead of the GPU; NVML sampled on its own thread)."""
     chunk = max(1, int(0.02 / max(per_call_guess, 1e-6)))
     end = time.perf_counter() + warm_s
     while time.perf_counter() < end:
@@ -120,35 +150,53 @@ def sustained(nvml, fn, warm_s, window_s, per_call_guess):
         sync()
     start_event, end_event = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     sync()
-    e0, t0 = nvml.energy_mj(), time.perf_counter()
-    start_event.record()
-    calls, clocks, mem_clocks, powers, temps, reasons = 0, [], [], [], [], set()
-    pending = []
-    while time.perf_counter() - t0 < window_s:
-        for _ in range(chunk):
-            fn()
-        calls += chunk
-        marker = torch.cuda.Event()
-        marker.record()
-        pending.append(marker)
-        clocks.append(nvml.clock_mhz(NVML_CLOCK_SM))
-        mem_clocks.append(nvml.clock_mhz(NVML_CLOCK_MEM))
-        powers.append(nvml.power_w())
-        temps.append(nvml.temperature_c())
-        reasons.update(nvml.reasons())
-        if len(pending) > 2:
-            pending.pop(0).synchronize()
-    end_event.record()
-    end_event.synchronize()
-    e1, t1 = nvml.energy_mj(), time.perf_counter()
+    with Sampler(nvml) as s:
+        e0, t0 = nvml.energy_mj(), time.perf_counter()
+        start_event.record()
+        calls, pending = 0, []
+        while time.perf_counter() - t0 < window_s:
+            for _ in range(chunk):
+                fn()
+            calls += chunk
+            marker = torch.cuda.Event()
+            marker.record()
+            pending.append(marker)
+            if len(pending) > 2:
+                pending.pop(0).synchronize()
+        end_event.record()
+        end_event.synchronize()
+        e1, t1 = nvml.energy_mj(), time.perf_counter()
     gpu_s = start_event.elapsed_time(end_event) / 1e3
     mean = lambda xs: sum(xs) / len(xs) if xs else None
     return dict(sustained_s=gpu_s / calls, calls=calls, window_s=t1 - t0, gpu_window_s=gpu_s,
                 energy_j_per_call=(e1 - e0) / 1e3 / calls, power_w=(e1 - e0) / 1e3 / (t1 - t0),
-                sampled_power_w=mean(powers), sm_clock_mhz=mean(clocks),
-                sm_clock_min_mhz=min(clocks) if clocks else None,
-                mem_clock_mhz=mean(mem_clocks), temperature_c=mean(temps),
-                throttle_reasons=sorted(reasons))
+                sampled_power_w=mean(s.powers), sm_clock_mhz=mean(s.clocks),
+                sm_clock_min_mhz=min(s.clocks) if s.clocks else None,
+                mem_clock_mhz=mean(s.mem_clocks), temperature_c=mean(s.temps),
+                throttle_reasons=sorted(s.reasons))
+
+
+def ramp(nvml, fn, idle_s, seconds=0.8):
+    """From idle, every call's time for `seconds` (an event after each), and the SM clock and
+    power every 10 ms: how long a burst lasts before the power controller lowers the clock."""
+    fn()
+    sync()
+    time.sleep(idle_s)
+    events = [torch.cuda.Event(enable_timing=True)]
+    with Sampler(nvml, period_s=0.01) as s:
+        events[0].record()
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < seconds:
+            fn()
+            e = torch.cuda.Event(enable_timing=True)
+            e.record()
+            events.append(e)
+            if len(events) > 4:
+                events[-4].synchronize()
+        sync()
+    ends = [events[0].elapsed_time(e) / 1e3 for e in events[1:]]
+    return dict(ramp_call_end_s=ends, ramp_sample_s=s.times, ramp_clock_mhz=s.clocks,
+                ramp_power_w=s.powers)
 
 
 def gemm(m, n, k, dtype, tf32=False):
@@ -259,6 +307,8 @@ def main():
                 b = burst(nvml, fn, args.idle_s)
                 record.update(b)
                 record.update(sustained(nvml, fn, args.warm_s, args.window_s, b["burst_s"]))
+                if name == "gemm bf16 8192^3":
+                    record.update(ramp(nvml, fn, args.idle_s))
                 if "flops" in info:
                     record["burst_tflops"] = info["flops"] / b["burst_s"] / 1e12
                     record["sustained_tflops"] = info["flops"] / record["sustained_s"] / 1e12
