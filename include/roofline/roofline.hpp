@@ -33,6 +33,7 @@
 #include "roofline/model/op.hpp"
 #include "roofline/model/pass.hpp"
 #include "roofline/model/perf_model.hpp"
+#include "roofline/model/power_model.hpp"
 #include "roofline/model/precision.hpp"
 #include "roofline/model/spec_catalog.hpp"
 

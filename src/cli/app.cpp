@@ -109,6 +109,15 @@ void add_memory_reserve_option(CLI::App &command, std::optional<double> &gb) {
       ->type_name("GB");
 }
 
+void add_clock_option(CLI::App &command, std::string &clock) {
+  command
+      .add_option("--clock", clock,
+                  "sustained: the clock the GPU's power limit lets it hold under load (real "
+                  "programs); burst: the boost clock of a short run from idle")
+      ->check(CLI::IsMember({"sustained", "burst"}))
+      ->capture_default_str();
+}
+
 void add_model_options(CLI::App &command, model_choice &model, measure_choice &measuring) {
   command
       .add_option("--gpu,-g", model.gpu,
@@ -116,6 +125,7 @@ void add_model_options(CLI::App &command, model_choice &model, measure_choice &m
       ->capture_default_str();
   command.add_flag("--sparse", model.sparse,
                    "hold GEMMs against 2:4-sparse tensor peaks where the GPU has them");
+  add_clock_option(command, model.clock);
   command.add_flag(
       "--measure", measuring.enabled,
       "run every op it predicts on the local GPU (GEMMs through cuBLAS, convolutions through "
@@ -271,6 +281,7 @@ CLI::App *add_compare_command(CLI::App &app, command_line &line) {
   // One --sparse, before the command or after it (dispatch hands it to the comparison).
   compare->add_flag("--sparse", line.model.sparse,
                     "hold GEMMs against 2:4-sparse tensor peaks where the GPU has them");
+  add_clock_option(*compare, line.model.clock);
   add_output_options(*compare, line.output);
   add_chart_options(*compare, line.output);
   return compare;
@@ -317,6 +328,7 @@ int dispatch(const CLI::App &app, const commands &given, command_line &line) {
     return calibrate();
   if (given.compare->parsed()) {
     line.comparing.sparse = line.model.sparse;
+    line.comparing.clock = line.model.clock;
     line.comparing.ttft_given = given.compare->get_option("--ttft")->count() > 0;
     line.comparing.tpot_given = given.compare->get_option("--tpot")->count() > 0;
     return compare(line.comparing, line.config, line.output);

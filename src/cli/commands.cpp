@@ -38,6 +38,7 @@ gpu_choice chosen_gpu(const model_choice &model, std::optional<cache_state> oper
                       const measurement_layer_ref &layer) {
   model_options options;
   options.sparse = model.sparse;
+  options.clock = model.clock == "burst" ? clock_regime::burst : clock_regime::sustained;
   options.operand_cache = operand_cache;
   gpu_choice gpu = choose_gpu(model.gpu, options, layer);
   if (!gpu.notice.empty())

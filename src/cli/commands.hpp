@@ -19,6 +19,7 @@ struct model_choice {
   std::string gpu = "auto";
   bool sparse = false;
   std::optional<double> memory_reserve_gb; ///< --memory-reserve; unset: the default share
+  std::string clock = "sustained";         ///< --clock: sustained or burst
 };
 
 /// The analysis of `net` (a network, or one GEMM), measured where `measuring` asks (through the

@@ -323,6 +323,7 @@ compare_request compare_request_of(const compare_choice &choice, const config_ch
   }
   request.gpus = choice.gpus;
   request.sparse = choice.sparse;
+  request.clock = choice.clock == "burst" ? clock_regime::burst : clock_regime::sustained;
   request.progress = show_op_progress;
   request.prices = prices_of(choice.prices);
   if (choice.memory_reserve_gb)

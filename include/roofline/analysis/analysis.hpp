@@ -21,6 +21,8 @@ struct analysed_op {
   double total_time_s = 0; ///< prediction.time_s × op.count (eager)
   time_range total_range;  ///< prediction.range × op.count
   double time_share = 0;   ///< of the network's step time, 0..1
+  /// Per run: its work's dynamic energy plus the idle draw over its time (power_model.hpp).
+  double energy_j = 0;
 };
 
 /// Sums over one step of the network (every op × its count).
@@ -62,6 +64,10 @@ struct analysis {
   /// analysis of bare ops has none).
   std::optional<memory_use> memory;
   std::vector<std::string> notes; ///< what the reader must know of the model's choices
+  /// What the GPU may draw, and how the step holds under it: its ops' predictions are at the
+  /// clock power.regime says (sustained: the clock-bound ones slowed by power.slowdown).
+  power_budget budget;
+  power_draw power;
 };
 
 /// Lowers `net`, predicts every op with `model` and sums the totals; its memory keeps

@@ -49,6 +49,7 @@ struct compare_request {
   /// USD per hour by GPU as named (in `gpus` or not); two names of the same spec are refused.
   std::map<std::string, double> prices;
   bool sparse = false;
+  clock_regime clock = clock_regime::sustained; ///< model_options::clock of every setup
   progress_callback progress; ///< while the local GPU measures
   /// Tensor-parallel degrees to set beside every GPU (`--tp 1,2,4`), each replacing a config
   /// source's own; empty: the network as it is (a config at one GPU). Only a config shards.

@@ -87,6 +87,10 @@ enum class parameter : int {
       all_reduce_latency_s + static_cast<int>(all_reduce_gpu_counts.size()),
   all_reduce_oneshot_below_bytes =
       all_reduce_link_efficiency + static_cast<int>(all_reduce_gpu_counts.size()),
+  energy_per_flop_pj,
+  dram_energy_per_byte_pj = energy_per_flop_pj + precision_count,
+  idle_power_share,
+  power_burst_s,
   count
 };
 inline constexpr std::size_t parameter_count = static_cast<std::size_t>(parameter::count);
@@ -120,6 +124,7 @@ enum class parameter_fit {
   memory,     ///< fitted to measured memory-bound kernels' device times (bench/memory_op_fit)
   conv,       ///< fitted to measured cuDNN convolutions' device times (bench/conv_fit)
   all_reduce, ///< fitted to measured all-reduces (bench/aic_allreduce_fit)
+  power,      ///< fitted to NVML's energy and clocks under load (bench/power_fit.py)
 };
 
 /// One row of the parameter table: the single home of a parameter's name, default and bounds.

@@ -8,6 +8,7 @@
 #include "roofline/model/interconnect.hpp"
 #include "roofline/model/model_parameters.hpp"
 #include "roofline/model/op.hpp"
+#include "roofline/model/power_model.hpp"
 
 #include <memory>
 #include <string>
@@ -38,6 +39,10 @@ struct model_options {
   /// Where GEMM operands are when each call starts. Unset: analyze() decides for the step it
   /// analyses (step_operand_cache); a model used outside an analysis takes them warm.
   std::optional<cache_state> operand_cache;
+  /// The clock a step is predicted at: what its power limit lets the GPU hold (analyze() slows
+  /// its clock-bound ops), or the boost clock of a burst from idle. predict() alone is the
+  /// boost clock's.
+  clock_regime clock = clock_regime::sustained;
 };
 
 /// Where a step's GEMM operands are when each runs: cold when the rest of the step (its ops'

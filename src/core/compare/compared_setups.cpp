@@ -117,7 +117,8 @@ compared_sides sides_of(const compare_request &request,
                         const std::map<std::string, gpu_spec> &specs) {
   // Each GPU runs with its own parameters (its architecture's, overridden by what was fitted on
   // it) and all with this machine's host floor: the host does not change with the GPU.
-  const model_options options{request.sparse, false, {}, cached_host_floor()};
+  model_options options{request.sparse, false, {}, cached_host_floor()};
+  options.clock = request.clock;
   compared_sides sides;
   for (const std::string &name : request.gpus) {
     std::optional<gpu_spec> spec;

@@ -263,6 +263,32 @@ constexpr row all_reduce_scalars[] = {
      "never"},
 };
 
+// Energy and the power cap (power_model.hpp). An architecture with no power fit keeps 0 for the
+// energies: each is then taken from the datasheet (the limit's headroom over the unit's dense peak,
+// over DRAM's bandwidth: at its peak a unit draws just the limit), and the analysis says so.
+constexpr row power_precision_group{
+    parameter::energy_per_flop_pj,
+    "energy_per_flop_pj",
+    0,
+    0,
+    1000,
+    "pJ/FLOP",
+    parameter_fit::power,
+    "energy per FLOP of this precision's unit beyond the idle draw, at the clock the power cap "
+    "holds (tensor cores where the precision has them, else the CUDA cores); 0: from the "
+    "datasheet"};
+
+constexpr row power_scalars[] = {
+    {parameter::dram_energy_per_byte_pj, "dram_energy_per_byte_pj", 0, 0, 10000, "pJ/byte",
+     parameter_fit::power,
+     "energy per byte read or written in DRAM beyond the idle draw; 0: from the datasheet"},
+    {parameter::idle_power_share, "idle_power_share", 0.18, 0, 1, "fraction of the power limit",
+     parameter_fit::power, "what the board draws with nothing running, as a share of its limit"},
+    {parameter::power_burst_s, "power_burst_s", 0.06, 0, 10, "s", parameter_fit::power,
+     "how long work at full power runs at the boost clock from idle before the power "
+     "controller lowers it: a step shorter than this alone is a burst"},
+};
+
 std::vector<parameter_info> build_table() {
   std::vector<parameter_info> table;
   const auto add = [&](const row &r) {
@@ -309,6 +335,9 @@ std::vector<parameter_info> build_table() {
   for (const row &g : all_reduce_gpu_count_groups)
     add_group(g, gpu_counts);
   for (const row &r : all_reduce_scalars)
+    add(r);
+  add_group(power_precision_group, precisions);
+  for (const row &r : power_scalars)
     add(r);
   for (std::size_t i = 0; i < table.size(); ++i)
     if (static_cast<std::size_t>(table[i].id) != i)

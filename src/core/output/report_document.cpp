@@ -125,6 +125,7 @@ text_table ops_table(const analysis &r) {
                    {"predicted", "predicted_time_us"},
                    {"TFLOP/s", "predicted_flop_per_s", align::right, wide},
                    {"share", "time_share"},
+                   {"J/run", "energy_j", align::right, wide},
                    {"model", "model_summary", align::left, wide}};
   for (const analysed_op &entry : r.ops) {
     const op &o = entry.op;
@@ -158,6 +159,7 @@ text_table ops_table(const analysis &r) {
         {significant(p.flop_per_s / 1e12), raw(p.flop_per_s)},
         {percent(entry.time_share), raw(entry.time_share),
          entry.time_share < 0.01 ? tone::dim : tone::plain},
+        {significant(entry.energy_j), raw(entry.energy_j)},
         {model_summary(p)},
     });
   }
@@ -553,6 +555,63 @@ std::string totals_line(const analysis &r) {
       percent(t.launch_bound_share), communication, t.gemm_count, t.op_count);
 }
 
+/// "joules per token" and its like: the step's energy over what it processes.
+std::string energy_per_item(const analysis &r) {
+  const network &net = r.network;
+  const throughput_unit unit = throughput_unit_of(net);
+  const double items = static_cast<double>(net.batch) *
+                       (unit == throughput_unit::tokens ? static_cast<double>(net.seq_len) : 1);
+  if (!(items > 0) || net.batch <= 0)
+    return {};
+  const std::string name(to_string(unit));
+  return fmt::format(" · {} J per {}", significant(r.power.energy_j / items),
+                     name.substr(0, name.size() - 1)); // "tokens" → "token"
+}
+
+void write_power(json_writer &w, const analysis &a) {
+  const power_draw &d = a.power;
+  w.begin_object();
+  w.field("clock", to_string(d.regime));
+  w.field("limit_w", a.budget.cap_w);
+  w.field("idle_w", a.budget.idle_w);
+  w.field("capped", d.capped);
+  w.field("above_limit", d.above_cap);
+  w.field("clock_bound_slowdown", d.slowdown);
+  w.field("energy_j", d.energy_j);
+  w.field("average_power_w", d.average_w);
+  w.field("energy_fitted", energy_fitted(a.model.parameters()));
+  w.end_object();
+}
+
+std::string power_line(const analysis &r) {
+  const power_draw &d = r.power;
+  const power_budget &b = r.budget;
+  if (b.cap_w <= 0)
+    return "power: the spec gives no power limit (tdp_w): no cap held, no energy predicted";
+  std::string clock;
+  if (d.regime == clock_regime::burst)
+    clock = d.above_cap
+                ? fmt::format("a burst from idle at the boost clock, above the {:g} W "
+                              "limit, which it holds for about {} at most",
+                              b.cap_w, duration(r.model.parameters()[parameter::power_burst_s]))
+                : fmt::format("a burst from idle at the boost clock, under the {:g} W "
+                              "limit",
+                              b.cap_w);
+  else
+    clock = d.capped ? fmt::format("sustained: the {:g} W limit holds the clock-bound ops to "
+                                   "{}× their boost-clock time",
+                                   b.cap_w, significant(d.slowdown))
+                     : fmt::format("sustained, under the {:g} W limit: the boost clock", b.cap_w);
+  const std::string source =
+      energy_fitted(r.model.parameters())
+          ? std::string{}
+          : " · energies not fitted for this architecture: each unit at its dense datasheet peak, "
+            "and DRAM at its bandwidth, taken to draw the whole limit";
+  return fmt::format("power: {} · {} J per step at {} W (idle {} W){}{}", clock,
+                     significant(d.energy_j), significant(d.average_w), significant(b.idle_w),
+                     energy_per_item(r), source);
+}
+
 std::string notes_line(const analysis &r) {
   std::string note =
       "roofline: max(FLOPs/peak, bytes/bandwidth) per run; device: the GPU's time per run with no "
@@ -713,6 +772,7 @@ void detail::write_op_fields(json_writer &w, const analysed_op &entry,
   w.field("attainable_flop_per_s", p.attainable_flop_per_s);
   w.field("predicted_flop_per_s", p.flop_per_s);
   w.field("time_share", entry.time_share);
+  w.field("energy_j", entry.energy_j);
   w.field("factors", p.factors);
   w.field("line", o.where.line);
   w.key("measured");
@@ -740,7 +800,7 @@ public:
           a.network.name, a.model.spec().display_name, gigabytes(a.memory->capacity_bytes),
           gigabytes(a.memory->reserve_bytes), gigabytes(a.memory->total_bytes),
           memory_terms(*a.memory)));
-    std::vector<std::string> summary{totals_line(a)};
+    std::vector<std::string> summary{totals_line(a), power_line(a)};
     if (a.network.phase)
       summary.push_back(serving_line(a));
     if (a.memory)
@@ -830,6 +890,7 @@ public:
                         w.field("op_count", t.op_count);
                         w.end_object();
                       }});
+    fields.push_back({"power", [&a](json_writer &w) { write_power(w, a); }});
     fields.push_back({"complete", [&r](json_writer &w) { w.value(r.complete); }});
     fields.push_back({"gpu_steps", [&r](json_writer &w) {
                         w.begin_array();
