@@ -52,10 +52,23 @@ serving_question question(std::int64_t prompt, std::int64_t output,
 }
 
 /// A step of Llama-3-8B on the H100 as the tool analyses it alone, replayed from a CUDA graph.
+/// The boost clock's model: the hand sums below hold for steps not held to the power limit.
+perf_model burst_model(const char *gpu = "h100-sxm5") {
+  model_options options;
+  options.clock = clock_regime::burst;
+  return perf_model(*spec_catalog::builtin().find(gpu), options);
+}
+
 double step_s(const config_options &options) {
   const model_config config = model_config::load(llama);
-  const perf_model model(*spec_catalog::builtin().find("h100-sxm5"));
-  return analyze(config.build(options), model, "test").totals.device_time_s;
+  return analyze(config.build(options), burst_model(), "test").totals.device_time_s;
+}
+
+/// request_for at the boost clock.
+compare_request burst_request_for(std::vector<std::string> gpus) {
+  compare_request request = request_for(std::move(gpus));
+  request.clock = clock_regime::burst;
+  return request;
 }
 
 constexpr double kv_bytes_per_token = 131072;
@@ -63,7 +76,7 @@ constexpr double kv_bytes_per_token = 131072;
 } // namespace
 
 TEST_CASE("one setup by hand: batch, KV cache, TTFT and TPOT") {
-  const serving_comparison c = serve(request_for({"h100"}), question(2048, 256, 1.0, 0.050));
+  const serving_comparison c = serve(burst_request_for({"h100"}), question(2048, 256, 1.0, 0.050));
   REQUIRE(c.setups.size() == 1);
   const serving_setup &s = c.setups.front();
   REQUIRE(s.chosen);
@@ -237,7 +250,7 @@ TEST_CASE("JSON: each setup's serving, its curve, and the verdict") {
 }
 
 TEST_CASE("intervals: TTFT and TPOT carry the steps' bands through their sums") {
-  const serving_comparison c = serve(request_for({"h100", "h200"}), question(2048, 256));
+  const serving_comparison c = serve(burst_request_for({"h100", "h200"}), question(2048, 256));
   for (const serving_setup &s : c.setups)
     for (const serving_point &p : s.curve) {
       CHECK(p.ttft_range.low_s < p.ttft_s);
@@ -258,7 +271,7 @@ TEST_CASE("intervals: TTFT and TPOT carry the steps' bands through their sums") 
   decode.last_logits = false;
   decode.kv_len = 2176;
   const model_config config = model_config::load(llama);
-  const perf_model model(*spec_catalog::builtin().find("h100-sxm5"));
+  const perf_model model = burst_model();
   const time_range p = analyze(config.build(prefill), model, "test").totals.device_range;
   const time_range d = analyze(config.build(decode), model, "test").totals.device_range;
   const serving_point &one = c.setups.front().curve.front();
@@ -375,4 +388,40 @@ TEST_CASE("a price below a dollar an hour is shown, not rounded to 0.00") {
   CAPTURE(table.str());
   CHECK(table.str().find(" 0.001 ") != std::string::npos);
   CHECK(table.str().find(" 0.00 ") == std::string::npos);
+}
+
+TEST_CASE("sustained, each serving step is held to the power limit as one: a decode's spare "
+          "power lets the prefill beside it keep more of its clock than a prefill alone") {
+  const serving_comparison held = serve(request_for({"h100"}), question(2048, 256));
+  const serving_comparison burst = serve(burst_request_for({"h100"}), question(2048, 256));
+  const serving_point &p = held.setups.front().curve.back();
+  const serving_point &b = burst.setups.front().curve.back();
+  REQUIRE(p.batch == b.batch);
+  // The step at the limit: its burst time, or the time its energy takes at the limit.
+  config_options prefill, decode;
+  prefill.glue = decode.glue = glue_style::fused;
+  prefill.seq_len = 2048;
+  prefill.last_logits = true;
+  decode.phase = inference_phase::decode;
+  decode.seq_len = 1;
+  decode.batch = p.batch;
+  decode.kv_len = 2048 + 128;
+  const model_config config = model_config::load(llama);
+  const perf_model model(*spec_catalog::builtin().find("h100-sxm5"));
+  const analysis pre = analyze(config.build(prefill), model, "test");
+  const analysis dec = analyze(config.build(decode), model, "test");
+  const double share = static_cast<double>(p.batch) / 256;
+  const power_draw step = draw_of(dec.power.burst_device_s(dec.totals.device_time_s) +
+                                      share * pre.power.burst_device_s(pre.totals.device_time_s),
+                                  dec.power.clock_bound_s + share * pre.power.clock_bound_s,
+                                  dec.power.dynamic_j + share * pre.power.dynamic_j, dec.budget,
+                                  clock_regime::sustained);
+  CHECK(p.tpot_s == doctest::Approx(step.step_s));
+  CHECK(p.tpot_s >= b.tpot_s);
+  CHECK(p.joules_per_output_token == doctest::Approx(step.energy_j / static_cast<double>(p.batch)));
+  // The prefill alone is held harder than beside a decode: its sustained share is the larger.
+  CHECK(pre.power.slowdown >= 1);
+  CHECK(p.tpot_s - b.tpot_s <=
+        share * (pre.totals.device_time_s - pre.power.burst_device_s(pre.totals.device_time_s)) +
+            1e-12);
 }

@@ -57,6 +57,9 @@ struct gpu_result {
   /// Per million of the comparison's unit (comparison::unit): tokens, or the samples (images)
   /// of a network with no sequence.
   std::optional<double> usd_per_million_tokens;
+  /// A step's energy, all its GPUs (each GPU's idle draw over step_time_s plus its work's), per
+  /// unit processed (a token, or a sample or image), and each GPU's average draw.
+  double energy_per_step_j = 0, joules_per_token = 0, average_power_w = 0;
 };
 
 /// The plain-words answer: which GPU, how much faster, and why.
@@ -64,6 +67,7 @@ struct verdict {
   std::string fastest;                 ///< GPU name
   double speedup = 1;                  ///< of the fastest over the baseline
   std::optional<std::string> cheapest; ///< per token, where prices are known
+  std::string least_energy;            ///< per token, of those that fit; "" for none
   /// The baseline and the runner-up, where the fastest's step range overlaps theirs: within the
   /// model's error, the fastest is not surely faster than these.
   std::vector<std::string> within_error;

@@ -70,6 +70,9 @@ struct serving_point {
   double output_tokens_per_s_per_gpu = 0;
   /// output_tokens_per_s's interval: at the longest and the shortest request latency.
   double output_tokens_per_s_low = 0, output_tokens_per_s_high = 0;
+  /// Energy per output token, all the setup's GPUs: a steady-state step's (a decode with its
+  /// share of a prefill) over the `batch` tokens it makes; and that step's average draw per GPU.
+  double joules_per_output_token = 0, average_power_w = 0;
   bool meets_ttft = true, meets_tpot = true;
   bool meets_targets() const { return meets_ttft && meets_tpot; }
 };

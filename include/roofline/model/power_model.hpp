@@ -56,6 +56,12 @@ struct power_draw {
   bool capped = false;  ///< sustained, and the limit binds
   /// A burst whose average draw passes the limit: it holds for power_burst_s at most.
   bool above_cap = false;
+  /// What it was drawn from (draw_of's arguments): the step at the boost clock, the device time
+  /// of its clock-bound work, its work's dynamic energy.
+  double burst_step_s = 0, clock_bound_s = 0, dynamic_j = 0;
+
+  /// A device time `device_s` of the step as drawn (sustained) at the boost clock.
+  double burst_device_s(double device_s) const;
 };
 
 /// `step_s`: the step's time at the boost clock (host floors included); `clock_bound_s`: of it,

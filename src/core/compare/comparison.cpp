@@ -229,6 +229,16 @@ std::string within_error_sentence(const gpu_result &fastest,
                                       fastest.name, range(fastest), others, fastest.name);
 }
 
+/// The GPU that fits with the least energy per token; none where no energy is known.
+const gpu_result *least_energy_fitting(const comparison &c) {
+  const gpu_result *least = nullptr;
+  for (const gpu_result &g : c.gpus)
+    if (fits(g) && g.joules_per_token > 0 &&
+        (!least || g.joules_per_token < least->joules_per_token))
+      least = &g;
+  return least;
+}
+
 verdict decide(const comparison &c, precision net_precision) {
   const gpu_result &fastest = fastest_fitting(c);
   verdict v;
@@ -245,6 +255,14 @@ verdict decide(const comparison &c, precision net_precision) {
     v.text += fmt::format(" Cheapest per {}: {} at ${:.4g} per million {}.",
                           unit.substr(0, unit.size() - 1), *v.cheapest,
                           *cheapest->usd_per_million_tokens, unit);
+  }
+  if (const gpu_result *least = least_energy_fitting(c)) {
+    v.least_energy = least->name;
+    const std::string_view unit = to_string(c.unit);
+    v.text += fmt::format(" Least energy per {}: {} at {} J ({} W a GPU).",
+                          unit.substr(0, unit.size() - 1), least->name,
+                          detail::significant(least->joules_per_token),
+                          detail::significant(least->average_power_w));
   }
   return v;
 }
@@ -354,6 +372,13 @@ void add_rates(gpu_result &result, const network &net,
   result.tokens_per_s =
       static_cast<double>(net.batch) * static_cast<double>(net.seq_len) / result.step_time_s;
   result.tokens_per_s_per_gpu = result.tokens_per_s / result.tensor_parallel;
+  // The predicted step's dynamic energy over the step as timed (a measured one's time), each GPU.
+  const analysis &a = result.analysis;
+  const double per_gpu_j = a.budget.idle_w * result.step_time_s + a.power.dynamic_j;
+  result.energy_per_step_j = per_gpu_j * result.tensor_parallel;
+  result.average_power_w = result.step_time_s > 0 ? per_gpu_j / result.step_time_s : 0;
+  const double processed = result.tokens_per_s > 0 ? result.tokens_per_s * result.step_time_s : 0;
+  result.joules_per_token = processed > 0 ? result.energy_per_step_j / processed : 0;
   result.usd_per_hour =
       detail::price_per_hour(result.analysis.model.spec(), prices, result.tensor_parallel);
   if (result.usd_per_hour)

@@ -85,13 +85,21 @@ public:
     // place, so each step carries that share of a prefill beside the decode (an upper bound: an
     // engine fusing the two reads the weights once). A new request's first token comes from a
     // step that prefills its prompt, with the others admitted at once when more than one are.
+    // Each such step is held to the power limit as one: a decode's spare power lets a prefill
+    // beside it keep more of its clock than a prefill alone would.
     const double prompts = requests / outputs;
-    p.ttft_s = decode + std::max(1.0, prompts) * prefill;
-    p.tpot_s = decode + prompts * prefill;
+    const power_draw ttft_step = held(decode_step, std::max(1.0, prompts));
+    const power_draw tpot_step = held(decode_step, prompts);
+    p.ttft_s = ttft_step.step_s;
+    p.tpot_s = tpot_step.step_s;
     p.ttft_range = decode_range;
     p.ttft_range += prefill_range * std::max(1.0, prompts);
+    p.ttft_range = p.ttft_range * (p.ttft_s / (decode + std::max(1.0, prompts) * prefill));
     p.tpot_range = decode_range;
     p.tpot_range += prefill_range * prompts;
+    p.tpot_range = p.tpot_range * (p.tpot_s / (decode + prompts * prefill));
+    p.joules_per_output_token = tpot_step.energy_j * m_gpu.tensor_parallel / requests;
+    p.average_power_w = tpot_step.average_w;
     p.request_latency_s = p.ttft_s + (outputs - 1) * p.tpot_s;
     p.requests_per_s = requests / p.request_latency_s;
     p.output_tokens_per_s = p.requests_per_s * outputs;
@@ -123,6 +131,19 @@ private:
 
   double step_time(const analysis &a) const {
     return m_question.eager ? a.totals.time_s : a.totals.device_time_s;
+  }
+
+  /// The time of `a`, as step_time counts it, at the boost clock.
+  double burst_time(const analysis &a) const {
+    return m_question.eager ? a.power.burst_step_s : a.power.burst_device_s(a.totals.device_time_s);
+  }
+
+  /// `decode` with `share` of the prefill beside it, as one step under the power limit.
+  power_draw held(const analysis &decode, double share) const {
+    const power_draw &d = decode.power, &p = m_prefill.power;
+    return draw_of(burst_time(decode) + share * burst_time(m_prefill),
+                   d.clock_bound_s + share * p.clock_bound_s, d.dynamic_j + share * p.dynamic_j,
+                   decode.budget, d.regime);
   }
 
   time_range step_range(const analysis &a) const {

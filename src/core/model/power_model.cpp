@@ -48,11 +48,20 @@ double dynamic_energy_j(const op &o, const gpu_spec &gpu, const model_parameters
          static_cast<double>(o.bytes) * energy_per_dram_byte_j(gpu, parameters);
 }
 
+double power_draw::burst_device_s(double device_s) const {
+  if (slowdown <= 1)
+    return device_s;
+  // Where nothing was clock-bound, the whole step slowed.
+  return clock_bound_s > 0 ? device_s - (slowdown - 1) * clock_bound_s : device_s / slowdown;
+}
+
 power_draw draw_of(double step_s, double clock_bound_s, double dynamic_j,
                    const power_budget &budget, clock_regime regime) {
   power_draw d;
   d.regime = regime;
-  d.step_s = step_s;
+  d.step_s = d.burst_step_s = step_s;
+  d.clock_bound_s = clock_bound_s;
+  d.dynamic_j = dynamic_j;
   const double headroom_w = budget.cap_w - budget.idle_w;
   // The time at which the step's average draw is the cap: less than that passes it.
   const double at_cap_s = headroom_w > 0 ? dynamic_j / headroom_w : 0;

@@ -64,6 +64,7 @@ text_table totals_table(const std::vector<comparison> &comparisons) {
                    {"memory-bound", "memory_bound_share"},
                    {"$/h", "usd_per_hour"},
                    {"$/M tokens", "usd_per_million_tokens"},
+                   {"J/token", "joules_per_token", align::right, true},
                    {"memory", "memory_total_bytes"}};
   const bool per_gpu = sharded(comparisons);
   if (per_gpu) { // beside tokens/s, and the share of the step spent communicating
@@ -105,6 +106,7 @@ text_table totals_table(const std::vector<comparison> &comparisons) {
            {detail::percent(g.memory_bound_share), detail::raw(g.memory_bound_share)},
            detail::usd_cell(g.usd_per_hour, detail::usd_amount::per_hour),
            detail::usd_cell(g.usd_per_million_tokens, detail::usd_amount::per_million_tokens),
+           {detail::significant(g.joules_per_token), detail::raw(g.joules_per_token)},
            memory_cell(g.analysis.memory)});
       if (per_gpu) {
         std::vector<cell> &row = table.rows.back();
@@ -234,6 +236,9 @@ void write_gpu(detail::json_writer &w, const gpu_result &g, throughput_unit unit
   w.field("speedup", g.speedup);
   w.field("speedup_range", speedup_range_json(g));
   w.field("usd_per_hour", g.usd_per_hour);
+  w.field("energy_per_step_j", g.energy_per_step_j);
+  w.field("joules_per_token", g.joules_per_token);
+  w.field("average_power_w", g.average_power_w);
   w.end_object();
   w.end_object();
 }

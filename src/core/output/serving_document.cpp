@@ -37,6 +37,8 @@ text_table setups_table(const serving_comparison &c) {
                    {"requests/s", "requests_per_s"},
                    {"out tokens/s", "output_tokens_per_s"},
                    {"per GPU", "output_tokens_per_s_per_gpu"},
+                   {"J/out token", "joules_per_output_token"},
+                   {"tokens/kWh", "output_tokens_per_kwh"},
                    {"$/h", "usd_per_hour"},
                    {"$/M out tokens", "usd_per_million_output_tokens"},
                    {"KV cache", "kv_cache_bytes"},
@@ -61,9 +63,12 @@ text_table setups_table(const serving_comparison &c) {
            {detail::significant(p.requests_per_s), detail::raw(p.requests_per_s)},
            {detail::significant(p.output_tokens_per_s), detail::raw(p.output_tokens_per_s)},
            {detail::significant(p.output_tokens_per_s_per_gpu),
-            detail::raw(p.output_tokens_per_s_per_gpu)}});
+            detail::raw(p.output_tokens_per_s_per_gpu)},
+           {detail::significant(p.joules_per_output_token), detail::raw(p.joules_per_output_token)},
+           {detail::significant(3.6e6 / p.joules_per_output_token),
+            detail::raw(3.6e6 / p.joules_per_output_token)}});
     } else {
-      for (int i = 0; i < 7; ++i)
+      for (int i = 0; i < 9; ++i)
         row.push_back({"—", std::string{}});
     }
     row.push_back(detail::usd_cell(s.usd_per_hour, detail::usd_amount::per_hour));
@@ -86,7 +91,8 @@ text_table setups_table(const serving_comparison &c) {
                                    [](const serving_setup &s) { return s.tensor_parallel > 1; });
   for (detail::column &col : table.columns)
     col.wide = col.key == "requests_per_s" || col.key == "kv_cache_bytes" ||
-               col.key == "usd_per_hour" ||
+               col.key == "usd_per_hour" || col.key == "output_tokens_per_kwh" ||
+               col.key == "joules_per_output_token" ||
                (col.key == "output_tokens_per_s_per_gpu" && !sharded) ||
                (col.key == "usd_per_million_output_tokens" && !priced);
   return table;
@@ -110,6 +116,9 @@ void write_point_fields(detail::json_writer &w, const serving_point &p) {
   w.field("output_tokens_per_s_range",
           nlohmann::json{{"low", p.output_tokens_per_s_low}, {"high", p.output_tokens_per_s_high}});
   w.field("output_tokens_per_s_per_gpu", p.output_tokens_per_s_per_gpu);
+  w.field("joules_per_output_token", p.joules_per_output_token);
+  w.field("output_tokens_per_kwh", 3.6e6 / p.joules_per_output_token);
+  w.field("average_power_w", p.average_power_w);
   w.field("meets_ttft", p.meets_ttft);
   w.field("meets_tpot", p.meets_tpot);
   w.field("meets_targets", p.meets_targets());
