@@ -71,6 +71,20 @@ compare_request burst_request_for(std::vector<std::string> gpus) {
   return request;
 }
 
+/// A question of 2048 prompt and 256 output tokens: its prefill, and its decode at `batch` with
+/// the mean cache (2048 + 128).
+std::pair<config_options, config_options> steps_at(std::int64_t batch) {
+  config_options prefill, decode;
+  prefill.glue = decode.glue = glue_style::fused;
+  prefill.seq_len = 2048;
+  prefill.last_logits = true;
+  decode.phase = inference_phase::decode;
+  decode.seq_len = 1;
+  decode.batch = batch;
+  decode.kv_len = 2048 + 128;
+  return {prefill, decode};
+}
+
 constexpr double kv_bytes_per_token = 131072;
 
 } // namespace
@@ -81,14 +95,7 @@ TEST_CASE("one setup by hand: batch, KV cache, TTFT and TPOT") {
   const serving_setup &s = c.setups.front();
   REQUIRE(s.chosen);
   const serving_point &p = *s.chosen;
-  config_options prefill, decode;
-  prefill.glue = decode.glue = glue_style::fused;
-  prefill.seq_len = 2048;
-  prefill.last_logits = true;
-  decode.phase = inference_phase::decode;
-  decode.seq_len = 1;
-  decode.batch = p.batch;
-  decode.kv_len = 2048 + 128; // the mean cache of 256 output tokens
+  auto [prefill, decode] = steps_at(p.batch);
   const double prefill_s = step_s(prefill), decode_s = step_s(decode);
   CHECK(p.ttft_s == doctest::Approx(prefill_s + decode_s));
   CHECK(p.tpot_s == doctest::Approx(decode_s + static_cast<double>(p.batch) / 256 * prefill_s));
@@ -398,14 +405,7 @@ TEST_CASE("sustained, each serving step is held to the power limit as one: a dec
   const serving_point &b = burst.setups.front().curve.back();
   REQUIRE(p.batch == b.batch);
   // The step at the limit: its burst time, or the time its energy takes at the limit.
-  config_options prefill, decode;
-  prefill.glue = decode.glue = glue_style::fused;
-  prefill.seq_len = 2048;
-  prefill.last_logits = true;
-  decode.phase = inference_phase::decode;
-  decode.seq_len = 1;
-  decode.batch = p.batch;
-  decode.kv_len = 2048 + 128;
+  const auto [prefill, decode] = steps_at(p.batch);
   const model_config config = model_config::load(llama);
   const perf_model model(*spec_catalog::builtin().find("h100-sxm5"));
   const analysis pre = analyze(config.build(prefill), model, "test");
