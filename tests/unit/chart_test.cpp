@@ -108,6 +108,29 @@ TEST_CASE("the chart's regions never contradict the table: where an op of anothe
   }
 }
 
+TEST_CASE("a sustained analysis draws its power roof: below the compute roof where the limit "
+          "binds; a burst draws none") {
+  const std::string big = "name: big\nprecision: bf16\nlayers:\n"
+                          "  - {name: mm, type: matmul, m: 8192, n: 8192, k: 8192}\n";
+  const report r = report_of(big, "h200");
+  const chart c = roofline_chart(r);
+  REQUIRE(c.power_roof);
+  const chart_power_roof &p = *c.power_roof;
+  CHECK(p.headroom_w == doctest::Approx(r.analysis.budget.cap_w - r.analysis.budget.idle_w));
+  // Far right, only the FLOPs' energy counts: the limit over it, below the bf16 peak.
+  CHECK(p.flop_per_s(1e9) == doctest::Approx(p.headroom_w / p.joules_per_flop).epsilon(1e-6));
+  CHECK(p.flop_per_s(1e9) < p.peak_flop_per_s);
+  const std::string svg = render_svg(c);
+  CHECK(contains(svg, "700 W power limit (bf16)"));
+  CHECK(contains(svg, "stroke-dasharray=\"3 3\""));
+  // The boost clock of a burst: no power roof.
+  const network net = parse_network(big, "big.yaml");
+  model_options burst;
+  burst.clock = clock_regime::burst;
+  const perf_model model(spec_catalog::builtin().resolve("h200"), burst);
+  CHECK_FALSE(roofline_chart(assemble_report(analyze(net, model, "test"))).power_roof);
+}
+
 TEST_CASE("--sparse adds the dashed 2:4 roof and its ridge") {
   const chart c = roofline_chart(report_of(square_gemm, "h100", true));
   const std::string svg = render_svg(c);

@@ -174,6 +174,30 @@ void fit_axes(chart &c) {
     c.y.low = c.y.high - 3;
 }
 
+/// The power roof of `unit` where `a` is sustained under a known limit that lowers its roofs
+/// somewhere on the chart; none otherwise.
+std::optional<chart_power_roof> power_roof_of(const analysis &a, precision unit) {
+  const gpu_spec &gpu = a.model.spec();
+  const power_budget &b = a.budget;
+  if (a.power.regime != clock_regime::sustained || !(b.cap_w > b.idle_w) ||
+      gpu.peaks.find(unit) == gpu.peaks.end())
+    return std::nullopt;
+  chart_power_roof r;
+  r.headroom_w = b.cap_w - b.idle_w;
+  r.joules_per_flop = energy_per_flop_j(unit, gpu, a.model.parameters());
+  r.joules_per_byte = energy_per_dram_byte_j(gpu, a.model.parameters());
+  r.peak_flop_per_s = gpu.peak_flop_per_s(unit);
+  r.bytes_per_s = gpu.dram_bytes_per_s;
+  r.colour = vermillion;
+  r.label = fmt::format("{:g} W power limit ({})", b.cap_w, to_string(unit));
+  // Where it binds: at the ridge, or far right, the limit is below the roof.
+  const double ridge = r.peak_flop_per_s / r.bytes_per_s;
+  if (!(r.joules_per_flop > 0) || (r.flop_per_s(ridge) >= r.peak_flop_per_s &&
+                                   r.headroom_w / r.joules_per_flop >= r.peak_flop_per_s))
+    return std::nullopt;
+  return r;
+}
+
 /// Leaves out the chart's regions where they would put an op in the region the table does not
 /// (an op of another unit, whose roof has another ridge): the table's bound is the answer.
 /// `bounds`: each point's intensity and its bound in the table.
@@ -209,6 +233,7 @@ chart roofline_chart(const report &r) {
        any_measured = false;
   double main_share = -1;
   std::vector<std::pair<double, bound>> bounds; // each point's intensity and the table's bound
+  std::optional<precision> main_unit;           // the unit of the op with the most time
   for (const distinct_op &d : distinct_ops(a)) {
     const analysed_op &entry = a.ops[d.first];
     const op &o = entry.op;
@@ -245,11 +270,17 @@ chart roofline_chart(const report &r) {
     if (d.share > main_share) {
       main_share = d.share;
       c.region_ridge = p.ridge_intensity;
+      main_unit = o.unit();
     }
     bounds.push_back({point.intensity, p.bound});
     c.points.push_back(std::move(point));
   }
   keep_regions_that_agree(c, bounds);
+  if (main_unit)
+    c.power_roof = power_roof_of(a, *main_unit);
+  if (c.power_roof)
+    c.notes.push_back("dotted: the power roof, what the power limit lets the main unit sustain at "
+                      "each intensity (its energy per FLOP and per DRAM byte over the limit)");
   std::vector<std::size_t> every_point(c.points.size());
   for (std::size_t i = 0; i < every_point.size(); ++i)
     every_point[i] = i;

@@ -67,6 +67,21 @@ struct chart_point {
   std::optional<double> measured_intensity, measured_flop_per_s;
 };
 
+/// The power roof: what a unit sustains at each intensity when its power limit binds,
+/// FLOP/s = headroom_w / (joules_per_flop + joules_per_byte / intensity); drawn where it is
+/// below the roofs (power_model.hpp).
+struct chart_power_roof {
+  std::string label; ///< "700 W power limit (bf16)"
+  double headroom_w = 0, joules_per_flop = 0, joules_per_byte = 0;
+  double peak_flop_per_s = 0, bytes_per_s = 0; ///< the roofs it lowers: drawn only below them
+  std::string colour;
+
+  /// The FLOP/s the limit allows at `intensity`.
+  double flop_per_s(double intensity) const {
+    return headroom_w / (joules_per_flop + joules_per_byte / intensity);
+  }
+};
+
 struct legend_entry {
   std::string label;
   std::string colour;
@@ -77,6 +92,7 @@ struct chart {
   std::string title, subtitle;
   std::vector<chart_slope> slopes;
   std::vector<chart_roof> roofs;
+  std::optional<chart_power_roof> power_roof; ///< a sustained analysis's, of its main unit
   std::vector<chart_point> points;
   /// Points drawn as one op seen on several GPUs: joined by a thin line (indices into points).
   std::vector<std::vector<std::size_t>> links;

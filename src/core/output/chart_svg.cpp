@@ -230,7 +230,35 @@ private:
       put(m_out,
           "<line x1=\"{0:.1f}\" y1=\"{2:.1f}\" x2=\"{1:.1f}\" y2=\"{2:.1f}\" stroke=\"{3}\"{4}/>\n",
           f.x_of(r.ridge), f.x_of(x_right), f.y_of(r.flop_per_s), r.colour, dash(r.dashed));
+    if (m_chart.power_roof)
+      power_roof(*m_chart.power_roof, x_left, x_right);
     put(m_out, "</g>\n");
+  }
+
+  /// The power roof: sampled along the intensity axis where it is below both roofs it lowers,
+  /// labelled at its right end.
+  void power_roof(const chart_power_roof &r, double x_left, double x_right) {
+    const plot_frame &f = m_frame;
+    std::string path;
+    double last_x = 0, last_y = 0;
+    constexpr int samples = 160;
+    for (int i = 0; i <= samples; ++i) {
+      const double intensity = x_left * std::pow(x_right / x_left, i / double(samples));
+      const double rate = r.flop_per_s(intensity);
+      if (rate >= std::min(r.peak_flop_per_s, r.bytes_per_s * intensity))
+        continue;
+      last_x = f.x_of(intensity);
+      last_y = f.y_of(rate);
+      path += fmt::format("{}{:.1f},{:.1f}", path.empty() ? "M" : " L", last_x, last_y);
+    }
+    if (path.empty())
+      return;
+    put(m_out, "<path d=\"{}\" stroke=\"{}\" stroke-dasharray=\"3 3\"/>\n", path, r.colour);
+    const double w = text_width(r.label, 11);
+    if (const auto at =
+            m_labels.place(r.label, 11, {{last_x - w, last_y + 14}, {last_x - w, last_y - 5}}))
+      put(m_out, "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" fill=\"{}\">{}</text>\n",
+          at->first, at->second, r.colour, escape_xml(r.label));
   }
 
   /// Ridge points and roof labels.
