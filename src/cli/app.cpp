@@ -250,6 +250,11 @@ CLI::App *add_compare_command(CLI::App &app, command_line &line) {
   compare->add_option("--batch", choice.batches, "batch sizes to compare at (comma-separated)");
   compare->add_option("--price", choice.prices,
                       "GPU=USD/h, overrides a spec's price (comma-separated or repeated)");
+  compare
+      ->add_option("--energy-price", choice.energy_usd_per_kwh,
+                   "USD per kWh of the energy the GPUs draw: added to the cost per token")
+      ->check(plain_number("USD/kWh", 0, 100))
+      ->type_name("USD/kWh");
   compare->add_option("--tp", choice.degrees,
                       "with a config.json: tensor-parallel degrees to set beside every GPU "
                       "(comma-separated, e.g. 1,2,4)");

@@ -328,6 +328,7 @@ compare_request compare_request_of(const compare_choice &choice, const config_ch
   request.prices = prices_of(choice.prices);
   if (choice.memory_reserve_gb)
     request.memory_reserve = *choice.memory_reserve_gb * 1e9;
+  request.energy_usd_per_kwh = choice.energy_usd_per_kwh;
   for (const std::string &b : choice.batches)
     request.batches.push_back(positive_from(b, "--batch"));
   resolve_compared_gpus(request); // unknown or repeated GPUs, before the network

@@ -80,6 +80,7 @@ struct compare_choice {
   std::vector<std::string> gpus, batches, prices, degrees;
   bool sparse = false;
   std::string clock = "sustained"; ///< --clock
+  std::optional<double> energy_usd_per_kwh; ///< --energy-price
   /// A serving question: requests of this many prompt and output tokens (0: none asked), with
   /// targets in milliseconds (0: none), eager or replayed from CUDA graphs.
   std::int64_t prompt_tokens = 0, output_tokens = 0;

@@ -496,3 +496,32 @@ TEST_CASE("an image model is compared in images: images/s and $/M images, no tok
           .unit == throughput_unit::tokens);
   CHECK(compare(tiny_layers(), {plain("h100")}).unit == throughput_unit::samples);
 }
+
+TEST_CASE("energy: each GPU's joules per token are its step's energy over its tokens, an energy "
+          "price adds their cost to the price per token, and the verdict names the least") {
+  compare_request request;
+  request.gpus = {"h100", "h200"};
+  request.source = two_layers();
+  request.prices = {{"h100", 2.0}};
+  request.energy_usd_per_kwh = 0.15;
+  const comparison c = compare_gpus(request).front();
+  for (const gpu_result &g : c.gpus) {
+    CAPTURE(g.name);
+    const double tokens = g.tokens_per_s * g.step_time_s;
+    CHECK(g.joules_per_token == doctest::Approx(g.energy_per_step_j / tokens));
+    CHECK(g.energy_per_step_j ==
+          doctest::Approx(g.analysis.budget.idle_w * g.step_time_s + g.analysis.power.dynamic_j));
+    REQUIRE(g.energy_usd_per_million_tokens);
+    // J/token × 10^6 tokens / (3.6 × 10^6 J per kWh) × $0.15.
+    CHECK(*g.energy_usd_per_million_tokens == doctest::Approx(g.joules_per_token / 3.6 * 0.15));
+  }
+  // The H100's hourly price per token, plus its energy's.
+  const gpu_result &h100 = c.gpus.front();
+  REQUIRE(h100.usd_per_million_tokens);
+  CHECK(*h100.usd_per_million_tokens == doctest::Approx(2.0 / 3600 / h100.tokens_per_s * 1e6 +
+                                                        *h100.energy_usd_per_million_tokens));
+  CHECK_FALSE(c.gpus[1].usd_per_million_tokens); // no hourly price: no price per token
+  CHECK_FALSE(c.verdict.least_energy.empty());
+  CHECK(c.verdict.text.find("Least energy per sample: " + c.verdict.least_energy) !=
+        std::string::npos);
+}

@@ -31,6 +31,8 @@ struct compared_gpu {
   /// GPU memory kept back from the network, in bytes; unset: the default share
   /// (memory_reserve_bytes).
   std::optional<double> memory_reserve;
+  /// USD per kWh of the energy it draws: added to its cost per token; unset: none.
+  std::optional<double> energy_usd_per_kwh;
 };
 
 /// Where a comparison's network comes from: a network as given (a network YAML, parsed), run at
@@ -59,7 +61,15 @@ struct compare_request {
   /// GPU memory kept back on every GPU, in bytes; unset: the default share
   /// (memory_reserve_bytes).
   std::optional<double> memory_reserve;
+  /// USD per kWh of the energy the GPUs draw (compared_gpu::energy_usd_per_kwh); unset: none.
+  std::optional<double> energy_usd_per_kwh;
 };
+
+/// USD per million of what a step processes (tokens, samples) for the energy of `joules_per_item`
+/// at `usd_per_kwh`.
+inline double energy_usd_per_million(double joules_per_item, double usd_per_kwh) {
+  return joules_per_item * 1e6 / 3.6e6 * usd_per_kwh;
+}
 
 /// The most ops a comparison analyses in all: the network's ops times its GPUs (at each
 /// tensor-parallel degree) times its batches. Two GPUs of the largest network (max_ops): about

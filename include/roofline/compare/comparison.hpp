@@ -60,6 +60,9 @@ struct gpu_result {
   /// A step's energy, all its GPUs (each GPU's idle draw over step_time_s plus its work's), per
   /// unit processed (a token, or a sample or image), and each GPU's average draw.
   double energy_per_step_j = 0, joules_per_token = 0, average_power_w = 0;
+  /// The energy's cost per million tokens at compare_request::energy_usd_per_kwh (also in
+  /// usd_per_million_tokens, where that is known); unset without an energy price.
+  std::optional<double> energy_usd_per_million_tokens;
 };
 
 /// The plain-words answer: which GPU, how much faster, and why.

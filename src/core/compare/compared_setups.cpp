@@ -140,7 +140,7 @@ compared_sides sides_of(const compare_request &request,
     }
     for (int tp : request.tensor_parallel.empty() ? std::vector<int>{1} : request.tensor_parallel)
       sides.gpus.push_back({perf_model(*spec, options), selection, std::nullopt, tp, std::nullopt,
-                            request.memory_reserve});
+                            request.memory_reserve, request.energy_usd_per_kwh});
   }
   return sides;
 }

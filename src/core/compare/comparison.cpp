@@ -353,9 +353,10 @@ void time_ops(gpu_result &result, const compared_gpu &g,
 }
 
 /// What the step's time means: its memory- and launch-bound shares, its throughput per GPU, and
-/// its price (`prices` by spec name over the spec's own).
-void add_rates(gpu_result &result, const network &net,
-               const std::map<std::string, double> &prices) {
+/// its price (`prices` by spec name over the spec's own) and its energy, priced at
+/// `energy_usd_per_kwh` where given.
+void add_rates(gpu_result &result, const network &net, const std::map<std::string, double> &prices,
+               std::optional<double> energy_usd_per_kwh) {
   double memory = 0, launch = 0;
   for (std::size_t i = 0; i < result.op_times_s.size(); ++i) {
     const prediction &p = result.analysis.ops[i].prediction;
@@ -384,6 +385,12 @@ void add_rates(gpu_result &result, const network &net,
   if (result.usd_per_hour)
     result.usd_per_million_tokens =
         detail::usd_per_million(*result.usd_per_hour, result.tokens_per_s);
+  if (energy_usd_per_kwh) {
+    result.energy_usd_per_million_tokens =
+        energy_usd_per_million(result.joules_per_token, *energy_usd_per_kwh);
+    if (result.usd_per_million_tokens)
+      *result.usd_per_million_tokens += *result.energy_usd_per_million_tokens;
+  }
 }
 
 } // namespace
@@ -405,7 +412,7 @@ comparison compare(const network &net, const std::vector<compared_gpu> &gpus,
     result.analysis = analyze(g.sharded ? *g.sharded : net, g.model, g.selection, g.memory_reserve);
     result.name = detail::setup_name(result.analysis.model.spec(), g.tensor_parallel);
     time_ops(result, g, measured);
-    add_rates(result, net, prices);
+    add_rates(result, net, prices, g.energy_usd_per_kwh);
     c.gpus.push_back(std::move(result));
   }
   for (gpu_result &g : c.gpus) {

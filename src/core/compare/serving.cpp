@@ -253,8 +253,13 @@ serving_setup serve_on(const config_source &source, const compared_gpu &gpu,
     setup.memory = serving_memory(*steps.longest_decode(batch).memory, prefill_activations, batch,
                                   q.output_tokens);
   if (setup.meets_targets() && setup.usd_per_hour) {
+    // The energy's cost per token, where priced, on top of the hourly price's.
+    const double energy_usd =
+        gpu.energy_usd_per_kwh
+            ? energy_usd_per_million(setup.chosen->joules_per_output_token, *gpu.energy_usd_per_kwh)
+            : 0;
     const auto usd_per_million = [&](double tokens_per_s) {
-      return detail::usd_per_million(*setup.usd_per_hour, tokens_per_s);
+      return detail::usd_per_million(*setup.usd_per_hour, tokens_per_s) + energy_usd;
     };
     setup.usd_per_million_output_tokens = usd_per_million(setup.chosen->output_tokens_per_s);
     setup.usd_per_million_output_tokens_range =

@@ -238,6 +238,7 @@ void write_gpu(detail::json_writer &w, const gpu_result &g, throughput_unit unit
   w.field("usd_per_hour", g.usd_per_hour);
   w.field("energy_per_step_j", g.energy_per_step_j);
   w.field("joules_per_token", g.joules_per_token);
+  w.field("energy_usd_per_million_tokens", g.energy_usd_per_million_tokens);
   w.field("average_power_w", g.average_power_w);
   w.end_object();
   w.end_object();
