@@ -279,7 +279,7 @@ TEST_CASE("to_json_text / parse_ceilings round trip every field exactly") {
 
   // The document: format_version 1, precision a string or null, failure a string ("" when none).
   const json doc = json::parse(text);
-  CHECK(doc.at("format_version") == 2);
+  CHECK(doc.at("format_version") == 3);
   CHECK(doc.at("uuid") == c.uuid);
   CHECK(doc.at("device_name") == "NVIDIA H200");
   CHECK(doc.at("measured_at") == "2025-01-02T03:04:05Z");
@@ -350,7 +350,7 @@ TEST_CASE("parse_ceilings rejects damaged documents with input_error naming the 
     CHECK(contains(error_text("{}", origin), origin)); // no format_version
   }
   SUBCASE("another format_version") {
-    for (int version : {0, 3, 99}) {
+    for (int version : {0, 4, 99}) {
       CAPTURE(version);
       const std::string what = error_text(document_with("format_version", version), origin);
       CHECK(contains(what, origin));
@@ -631,4 +631,56 @@ TEST_CASE("save_ceilings where the cache directory cannot be made throws rooflin
   const scoped_env env("ROOFLINE_CACHE_DIR", (blocker / "cache").string().c_str());
   CHECK_THROWS_AS(save_ceilings(h200_ceilings()), error);
   CHECK(fs::is_regular_file(blocker));
+}
+
+TEST_CASE("what NVML read survives the cache, and a version 2 document (before it) is read with "
+          "none") {
+  measured_ceilings c;
+  c.uuid = "GPU-1";
+  c.device_name = "NVIDIA H200";
+  c.measured_at = "2026-11-29T01:00:00Z";
+  c.results.push_back(
+      {"idle power", ceiling_kind::idle_power, std::nullopt, 128.5, 0.01, "NVML", ""});
+  c.results.push_back(
+      {"bf16 energy", ceiling_kind::energy_per_flop, precision::bf16, 0.83e-12, 0.02, "NVML", ""});
+  c.results.push_back(
+      {"dram energy", ceiling_kind::energy_per_byte, std::nullopt, 122e-12, 0.02, "NVML", ""});
+  c.results.push_back({"bf16 sustained", ceiling_kind::sustained_flop_rate, precision::bf16, 650e12,
+                       0.01, "NVML", ""});
+  const measured_ceilings back = parse_ceilings(to_json_text(c), "cache.json");
+  CHECK(back.idle_power_w() == 128.5);
+  CHECK(back.energy_per_flop_j(precision::bf16) == 0.83e-12);
+  CHECK_FALSE(back.energy_per_flop_j(precision::fp16));
+  CHECK(back.energy_per_dram_byte_j() == 122e-12);
+  json old = json::parse(to_json_text(c));
+  old["format_version"] = 2;
+  old["results"] = json::array();
+  const measured_ceilings before = parse_ceilings(old.dump(), "old.json");
+  CHECK_FALSE(before.idle_power_w());
+  // A power reading no board draws is damage.
+  c.results.front().value = 1e6;
+  CHECK(contains(error_text(to_json_text(c), "bad.json"), "idle_power is from 1 to 10000 W"));
+}
+
+TEST_CASE("what NVML read is the local board's: it replaces the architecture's power parameters") {
+  const gpu_spec &h200 = *spec_catalog::builtin().find("h200");
+  measured_ceilings c;
+  c.results.push_back({"idle power", ceiling_kind::idle_power, std::nullopt, 140, 0, "NVML", ""});
+  c.results.push_back(
+      {"bf16 energy", ceiling_kind::energy_per_flop, precision::bf16, 0.9e-12, 0, "NVML", ""});
+  c.results.push_back(
+      {"dram energy", ceiling_kind::energy_per_byte, std::nullopt, 110e-12, 0, "NVML", ""});
+  const gpu_spec local = apply_ceilings(h200, c);
+  CHECK(local.parameters[parameter::idle_power_share] == doctest::Approx(140.0 / 700));
+  CHECK(local.parameters[parameter_at(parameter::energy_per_flop_pj, precision::bf16)] ==
+        doctest::Approx(0.9));
+  // Hopper's DRAM energy is fitted to PyTorch's kernels: our copy kernel's does not replace it.
+  CHECK(local.parameters[parameter::dram_energy_per_byte_pj] ==
+        h200.parameters[parameter::dram_energy_per_byte_pj]);
+  const gpu_spec l40s = apply_ceilings(*spec_catalog::builtin().find("l40s"), c);
+  CHECK(l40s.parameters[parameter::dram_energy_per_byte_pj] == doctest::Approx(110));
+  // What NVML did not read keeps the architecture's fit.
+  CHECK(local.parameters[parameter_at(parameter::energy_per_flop_pj, precision::fp16)] ==
+        h200.parameters[parameter_at(parameter::energy_per_flop_pj, precision::fp16)]);
+  CHECK(contains(local.origin, "power read through NVML"));
 }

@@ -24,7 +24,14 @@ enum class ceiling_kind {
   flop_rate,
   latency,
   host_floor,
-  fallback_host_floor
+  fallback_host_floor,
+  /// Read through NVML (issue 39): the board's draw doing nothing, watts; a unit's energy per
+  /// FLOP and DRAM's per byte beyond that draw, joules, under sustained load; the FLOP/s a unit
+  /// holds at the power limit.
+  idle_power,
+  energy_per_flop,
+  energy_per_byte,
+  sustained_flop_rate,
 };
 
 /// The kind's name in the cache document: "dram_bandwidth", "l2_bandwidth", "flop_rate",
@@ -80,10 +87,17 @@ struct measured_ceilings {
   std::optional<double> host_floor_s(precision p) const;
   /// The same for a call of misaligned rows (the fallback_host_floor result of `p`).
   std::optional<double> fallback_host_floor_s(precision p) const;
+  /// What NVML read (the first non-failed result of each kind; `p`'s for energy per FLOP):
+  /// nullopt where not measured (no NVML, a cache written before power was measured).
+  std::optional<double> idle_power_w() const;
+  std::optional<double> energy_per_flop_j(precision p) const;
+  std::optional<double> energy_per_dram_byte_j() const;
 };
 
 /// `spec` with its DRAM bandwidth and every measured peak replaced by the measured ceilings;
-/// sparse peaks scale with their dense ones. `origin` notes the measurement.
+/// sparse peaks scale with their dense ones; its power parameters by what NVML read (its idle
+/// share and energies per FLOP; DRAM's energy per byte only where its architecture has none
+/// fitted). `origin` notes the measurement.
 gpu_spec apply_ceilings(gpu_spec spec, const measured_ceilings &ceilings);
 
 /// The cache document (JSON, format_version 2).

@@ -24,10 +24,11 @@ namespace {
 
 using nlohmann::json;
 
-// 2: host_floor and fallback_host_floor results. Version 1 documents lack them and are read as
-// they are; older binaries refuse version 2 as "another format version", which says what to do,
+// 2: host_floor and fallback_host_floor results; 3: what NVML read (idle_power, energy_per_flop,
+// energy_per_byte, sustained_flop_rate). Older documents lack them and are read as they are;
+// older binaries refuse a newer version as "another format version", which says what to do,
 // rather than stumbling on the unknown kind.
-constexpr int cache_format_version = 2;
+constexpr int cache_format_version = 3;
 constexpr int oldest_readable_version = 1;
 
 struct ceiling_kind_entry {
@@ -41,7 +42,7 @@ constexpr ceiling_range bandwidth_range{min_bandwidth_bytes_per_s, max_bandwidth
                                         "bytes/s"};
 constexpr ceiling_range time_range{min_host_call_s, max_host_call_s, "s"};
 
-constexpr std::array<ceiling_kind_entry, 6> ceiling_kinds{{
+constexpr std::array<ceiling_kind_entry, 10> ceiling_kinds{{
     {ceiling_kind::dram_bandwidth, "dram_bandwidth", false, bandwidth_range},
     {ceiling_kind::l2_bandwidth, "l2_bandwidth", false, bandwidth_range},
     {ceiling_kind::flop_rate,
@@ -51,6 +52,13 @@ constexpr std::array<ceiling_kind_entry, 6> ceiling_kinds{{
     {ceiling_kind::latency, "latency", true, time_range},
     {ceiling_kind::host_floor, "host_floor", true, time_range},
     {ceiling_kind::fallback_host_floor, "fallback_host_floor", true, time_range},
+    {ceiling_kind::idle_power, "idle_power", false, {1, 10000, "W"}},
+    {ceiling_kind::energy_per_flop, "energy_per_flop", false, {1e-16, 1e-9, "J/FLOP"}},
+    {ceiling_kind::energy_per_byte, "energy_per_byte", false, {1e-14, 1e-8, "J/byte"}},
+    {ceiling_kind::sustained_flop_rate,
+     "sustained_flop_rate",
+     false,
+     {min_peak_flop_per_s, max_peak_flop_per_s, "FLOP/s"}},
 }};
 
 } // namespace
@@ -126,6 +134,24 @@ std::optional<double> measured_ceilings::fallback_host_floor_s(precision p) cons
   return first_time(results, ceiling_kind::fallback_host_floor, p);
 }
 
+std::optional<double> measured_ceilings::idle_power_w() const {
+  for (const ceiling_result &r : results)
+    if (r.kind == ceiling_kind::idle_power && r.failure.empty())
+      return r.value;
+  return std::nullopt;
+}
+
+std::optional<double> measured_ceilings::energy_per_flop_j(precision p) const {
+  return first_time(results, ceiling_kind::energy_per_flop, p);
+}
+
+std::optional<double> measured_ceilings::energy_per_dram_byte_j() const {
+  for (const ceiling_result &r : results)
+    if (r.kind == ceiling_kind::energy_per_byte && r.failure.empty())
+      return r.value;
+  return std::nullopt;
+}
+
 gpu_spec apply_ceilings(gpu_spec spec, const measured_ceilings &ceilings) {
   if (!spec.paper)
     spec.paper = gpu_spec::paper_numbers{spec.dram_bytes_per_s, spec.peaks};
@@ -140,7 +166,27 @@ gpu_spec apply_ceilings(gpu_spec spec, const measured_ceilings &ceilings) {
     rate.dense_flop_per_s = *measured;
     rate.measured = true;
   }
-  spec.origin += " + ceilings measured " + ceilings.measured_at;
+  // What NVML read is this board's own: it replaces the architecture's power parameters.
+  bool power = false;
+  if (const auto idle = ceilings.idle_power_w(); idle && spec.tdp_w > 0 && *idle < spec.tdp_w) {
+    spec.parameters.set(parameter::idle_power_share, *idle / spec.tdp_w);
+    power = true;
+  }
+  for (const precision p : all_precisions)
+    if (const auto joules = ceilings.energy_per_flop_j(p)) {
+      spec.parameters.set(parameter_at(parameter::energy_per_flop_pj, p), *joules * 1e12);
+      power = true;
+    }
+  // DRAM's energy per byte depends on the kernel that moves the bytes: our streaming copy draws
+  // 86 pJ/byte on an H200 where PyTorch's copy_, whose kind the model prices, draws 122
+  // (docs/benchmarks.md). Ours stands in only for an architecture with no fit of its own.
+  if (const auto joules = ceilings.energy_per_dram_byte_j();
+      joules && !(spec.parameters[parameter::dram_energy_per_byte_pj] > 0)) {
+    spec.parameters.set(parameter::dram_energy_per_byte_pj, *joules * 1e12);
+    power = true;
+  }
+  spec.origin +=
+      " + ceilings measured " + ceilings.measured_at + (power ? ", power read through NVML" : "");
   return spec;
 }
 

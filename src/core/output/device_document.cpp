@@ -106,12 +106,35 @@ std::string unit_of(ceiling_kind kind) {
   case ceiling_kind::latency:
   case ceiling_kind::host_floor:
   case ceiling_kind::fallback_host_floor: return "µs";
+  case ceiling_kind::idle_power: return "W";
+  case ceiling_kind::energy_per_flop: return "pJ/FLOP";
+  case ceiling_kind::energy_per_byte: return "pJ/byte";
+  case ceiling_kind::sustained_flop_rate: return "TFLOP/s";
   }
   return "";
 }
 
+/// A measurement's `kind` in the JSON document: its unit and meaning.
+std::string json_kind(ceiling_kind kind) {
+  switch (kind) {
+  case ceiling_kind::flop_rate: return "flop_per_s";
+  case ceiling_kind::sustained_flop_rate: return "sustained_flop_per_s";
+  case ceiling_kind::idle_power: return "idle_power_w";
+  case ceiling_kind::energy_per_flop: return "energy_per_flop_j";
+  case ceiling_kind::energy_per_byte: return "energy_per_byte_j";
+  case ceiling_kind::dram_bandwidth:
+  case ceiling_kind::l2_bandwidth: return "bytes_per_s";
+  default: return std::string(to_string(kind)) + "_s"; // the times
+  }
+}
+
 double display_scale(ceiling_kind kind) {
-  return is_time(kind) ? 1e-6 : 1e12;
+  switch (kind) {
+  case ceiling_kind::idle_power: return 1;
+  case ceiling_kind::energy_per_flop:
+  case ceiling_kind::energy_per_byte: return 1e-12;
+  default: return is_time(kind) ? 1e-6 : 1e12;
+  }
 }
 
 text_table measurement_table(const measured_ceilings &ceilings) {
@@ -188,9 +211,7 @@ json device_report_json(const device_report &r) {
   if (r.ceilings)
     for (const ceiling_result &m : r.ceilings->results)
       measurements.push_back({{"name", m.name},
-                              {"kind", is_time(m.kind) ? std::string(to_string(m.kind)) + "_s"
-                                       : m.kind == ceiling_kind::flop_rate ? "flop_per_s"
-                                                                           : "bytes_per_s"},
+                              {"kind", json_kind(m.kind)},
                               {"value", m.value},
                               {"spread", m.spread},
                               {"method", m.method},

@@ -5,6 +5,7 @@
 #include "event_timer.hpp"
 #include "kernel_trace.hpp"
 #include "kernels.hpp"
+#include "power_probe.hpp"
 #include "roofline/cuda/cuda_error.hpp"
 #include "roofline/cuda/detail/cuda_check.hpp"
 #include "roofline/cuda/detail/cuda_owners.hpp"
@@ -53,6 +54,8 @@ public:
     cublas();
     host_floors();
     launch_overhead();
+    for (ceiling_result &r : detail::measure_power(m_ordinal, m_stream.get(), m_options.progress))
+      m_result.results.push_back(std::move(r));
     m_result.measured_at = utc_now();
     return m_result;
   }
