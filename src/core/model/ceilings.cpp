@@ -107,49 +107,41 @@ std::optional<double> measured_ceilings::flop_per_s(precision p) const {
   return best;
 }
 
-std::optional<double> measured_ceilings::launch_latency_s() const {
-  for (const ceiling_result &r : results)
-    if (r.kind == ceiling_kind::latency && r.failure.empty())
-      return r.value;
-  return std::nullopt;
-}
-
 namespace {
 
-std::optional<double> first_time(const std::vector<ceiling_result> &results, ceiling_kind kind,
-                                 precision p) {
+/// The value of the first result of `kind` (and `p`'s, where one is given) that did not fail.
+std::optional<double> first_of(const std::vector<ceiling_result> &results, ceiling_kind kind,
+                               std::optional<precision> p = std::nullopt) {
   for (const ceiling_result &r : results)
-    if (r.kind == kind && r.precision == p && r.failure.empty())
+    if (r.kind == kind && (!p || r.precision == p) && r.failure.empty())
       return r.value;
   return std::nullopt;
 }
 
 } // namespace
 
+std::optional<double> measured_ceilings::launch_latency_s() const {
+  return first_of(results, ceiling_kind::latency);
+}
+
 std::optional<double> measured_ceilings::host_floor_s(precision p) const {
-  return first_time(results, ceiling_kind::host_floor, p);
+  return first_of(results, ceiling_kind::host_floor, p);
 }
 
 std::optional<double> measured_ceilings::fallback_host_floor_s(precision p) const {
-  return first_time(results, ceiling_kind::fallback_host_floor, p);
+  return first_of(results, ceiling_kind::fallback_host_floor, p);
 }
 
 std::optional<double> measured_ceilings::idle_power_w() const {
-  for (const ceiling_result &r : results)
-    if (r.kind == ceiling_kind::idle_power && r.failure.empty())
-      return r.value;
-  return std::nullopt;
+  return first_of(results, ceiling_kind::idle_power);
 }
 
 std::optional<double> measured_ceilings::energy_per_flop_j(precision p) const {
-  return first_time(results, ceiling_kind::energy_per_flop, p);
+  return first_of(results, ceiling_kind::energy_per_flop, p);
 }
 
 std::optional<double> measured_ceilings::energy_per_dram_byte_j() const {
-  for (const ceiling_result &r : results)
-    if (r.kind == ceiling_kind::energy_per_byte && r.failure.empty())
-      return r.value;
-  return std::nullopt;
+  return first_of(results, ceiling_kind::energy_per_byte);
 }
 
 gpu_spec apply_ceilings(gpu_spec spec, const measured_ceilings &ceilings) {
