@@ -73,6 +73,8 @@ struct serving_point {
   /// Energy per output token, all the setup's GPUs: a steady-state step's (a decode with its
   /// share of a prefill) over the `batch` tokens it makes; and that step's average draw per GPU.
   double joules_per_output_token = 0, average_power_w = 0;
+  /// A request's: its output tokens' (each carries its share of a prefill, as the step does).
+  double joules_per_request = 0;
   bool meets_ttft = true, meets_tpot = true;
   bool meets_targets() const { return meets_ttft && meets_tpot; }
 };

@@ -100,6 +100,7 @@ public:
     p.tpot_range = p.tpot_range * (p.tpot_s / (decode + prompts * prefill));
     p.joules_per_output_token = tpot_step.energy_j * m_gpu.tensor_parallel / requests;
     p.average_power_w = tpot_step.average_w;
+    p.joules_per_request = p.joules_per_output_token * outputs;
     p.request_latency_s = p.ttft_s + (outputs - 1) * p.tpot_s;
     p.requests_per_s = requests / p.request_latency_s;
     p.output_tokens_per_s = p.requests_per_s * outputs;

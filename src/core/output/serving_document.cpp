@@ -117,6 +117,7 @@ void write_point_fields(detail::json_writer &w, const serving_point &p) {
           nlohmann::json{{"low", p.output_tokens_per_s_low}, {"high", p.output_tokens_per_s_high}});
   w.field("output_tokens_per_s_per_gpu", p.output_tokens_per_s_per_gpu);
   w.field("joules_per_output_token", p.joules_per_output_token);
+  w.field("joules_per_request", p.joules_per_request);
   w.field("output_tokens_per_kwh", 3.6e6 / p.joules_per_output_token);
   w.field("average_power_w", p.average_power_w);
   w.field("meets_ttft", p.meets_ttft);
