@@ -43,6 +43,15 @@ constexpr std::pair<std::string_view, std::string_view> option_words[] = {
     {"spec_catalog::specs", "roofline-advise specs"},
 };
 
+/// lower_bound needs the table in order: a field out of it would silently go unmapped.
+constexpr bool sorted_by_field() {
+  for (std::size_t i = 1; i < std::size(option_words); ++i)
+    if (!(option_words[i - 1].first < option_words[i].first))
+      return false;
+  return true;
+}
+static_assert(sorted_by_field(), "option_words must be sorted by field, each field once");
+
 bool word_character(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
 }

@@ -509,8 +509,8 @@ TEST_CASE("energy: each GPU's joules per token are its step's energy over its to
     CAPTURE(g.name);
     const double tokens = g.tokens_per_s * g.step_time_s;
     CHECK(g.joules_per_token == doctest::Approx(g.energy_per_step_j / tokens));
-    CHECK(g.energy_per_step_j ==
-          doctest::Approx(g.analysis.budget.idle_w * g.step_time_s + g.analysis.power.dynamic_j));
+    CHECK(g.energy_per_step_j == doctest::Approx(g.analysis.budget.idle_w * g.step_time_s +
+                                                 g.analysis.power.work.dynamic_j));
     REQUIRE(g.energy_usd_per_million_tokens);
     // J/token × 10^6 tokens / (3.6 × 10^6 J per kWh) × $0.15.
     CHECK(*g.energy_usd_per_million_tokens == doctest::Approx(g.joules_per_token / 3.6 * 0.15));

@@ -15,35 +15,46 @@ TEST_CASE("a step that stays under its limit runs at the boost clock; its energy
           "its time plus its work's") {
   // 700 W limit, 126 W idle: 574 W of headroom. 10 ms of work of 3 J: 300 W, under it.
   const power_budget budget{700, 126};
-  const power_draw d = draw_of(0.010, 0.006, 3.0, budget, clock_regime::sustained);
+  const power_draw d = draw_of({0.010, 0.006, 0.009, 3.0}, budget, clock_regime::sustained);
   CHECK_FALSE(d.capped);
   CHECK(d.slowdown == 1);
   CHECK(d.step_s == doctest::Approx(0.010));
   CHECK(d.energy_j == doctest::Approx(126 * 0.010 + 3.0)); // 4.26 J
   CHECK(d.average_w == doctest::Approx(426));
+  CHECK_FALSE(d.above_cap);
 }
 
 TEST_CASE("sustained, a step whose work would pass the limit slows its clock-bound part until "
-          "it averages the limit") {
-  // 10 ms, 8 of them clock-bound, 7.462 J of work: 574 W of headroom needs 13 ms. The 3 ms
-  // extra fall on the 8 clock-bound ms: ×(8 + 3)/8 = 1.375.
+          "it averages the limit; past max_clock_slowdown, all its stretchable work") {
+  // 10 ms, 8 of them clock-bound, 9.5 stretchable, 7.462 J of work: 574 W of headroom needs 13
+  // ms. The 3 ms extra fall on the 8 clock-bound ms: ×(8 + 3)/8 = 1.375.
   const power_budget budget{700, 126};
-  const power_draw d = draw_of(0.010, 0.008, 7.462, budget, clock_regime::sustained);
+  const power_draw d = draw_of({0.010, 0.008, 0.0095, 7.462}, budget, clock_regime::sustained);
   CHECK(d.capped);
+  CHECK_FALSE(d.whole_step);
   CHECK(d.step_s == doctest::Approx(0.013));
   CHECK(d.slowdown == doctest::Approx(1.375));
   CHECK(d.average_w == doctest::Approx(700));
   CHECK(d.energy_j == doctest::Approx(126 * 0.013 + 7.462));
-  // With nothing clock-bound, the whole step slows: ×1.3.
-  CHECK(draw_of(0.010, 0, 7.462, budget, clock_regime::sustained).slowdown == doctest::Approx(1.3));
+  CHECK(d.burst_device_s(0.009 + 0.008 * 0.375) == doctest::Approx(0.009));
+  // 1 ms clock-bound of 10 would slow ×4: past 2×, the 9.5 stretchable ms take the 3 ms.
+  const power_draw whole = draw_of({0.010, 0.001, 0.0095, 7.462}, budget, clock_regime::sustained);
+  CHECK(whole.whole_step);
+  CHECK(whole.slowdown == doctest::Approx(1 + 0.003 / 0.0095));
+  CHECK(whole.step_s == doctest::Approx(0.013));
+  // Nothing that can slow (all host-bound): the draw passes the limit, and says so.
+  const power_draw stuck = draw_of({0.010, 0, 0, 7.462}, budget, clock_regime::sustained);
+  CHECK(stuck.slowdown == 1);
+  CHECK(stuck.above_cap);
   // A burst keeps the boost clock, and says it is above the limit.
-  const power_draw burst = draw_of(0.010, 0.008, 7.462, budget, clock_regime::burst);
+  const power_draw burst = draw_of({0.010, 0.008, 0.0095, 7.462}, budget, clock_regime::burst);
   CHECK(burst.slowdown == 1);
   CHECK_FALSE(burst.capped);
   CHECK(burst.above_cap);
   CHECK(burst.average_w == doctest::Approx((126 * 0.010 + 7.462) / 0.010));
   // No limit known (a spec without tdp_w): no cap, and no idle draw either.
-  CHECK(draw_of(0.010, 0.008, 7.462, power_budget{}, clock_regime::sustained).slowdown == 1);
+  CHECK(draw_of({0.010, 0.008, 0.0095, 7.462}, power_budget{}, clock_regime::sustained).slowdown ==
+        1);
 }
 
 TEST_CASE("an op's dynamic energy: its FLOPs at its unit's energy per FLOP, its DRAM bytes at "

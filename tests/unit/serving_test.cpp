@@ -411,14 +411,15 @@ TEST_CASE("sustained, each serving step is held to the power limit as one: a dec
   const analysis pre = analyze(config.build(prefill), model, "test");
   const analysis dec = analyze(config.build(decode), model, "test");
   const double share = static_cast<double>(p.batch) / 256;
-  const power_draw step = draw_of(dec.power.burst_device_s(dec.totals.device_time_s) +
-                                      share * pre.power.burst_device_s(pre.totals.device_time_s),
-                                  dec.power.clock_bound_s + share * pre.power.clock_bound_s,
-                                  dec.power.dynamic_j + share * pre.power.dynamic_j, dec.budget,
-                                  clock_regime::sustained);
+  step_work work = dec.power.work;
+  work += pre.power.work * share;
+  work.step_s = dec.power.burst_device_s(dec.totals.device_time_s) +
+                share * pre.power.burst_device_s(pre.totals.device_time_s);
+  const power_draw step = draw_of(work, dec.budget, clock_regime::sustained);
   CHECK(p.tpot_s == doctest::Approx(step.step_s));
   CHECK(p.tpot_s >= b.tpot_s);
   CHECK(p.joules_per_output_token == doctest::Approx(step.energy_j / static_cast<double>(p.batch)));
+  CHECK(held.verdict.text.find("Least energy per output token") != std::string::npos);
   // The prefill alone is held harder than beside a decode: its sustained share is the larger.
   CHECK(pre.power.slowdown >= 1);
   CHECK(p.tpot_s - b.tpot_s <=

@@ -75,6 +75,15 @@ struct analysis {
 analysis analyze(const network &net, const perf_model &model, std::string device_selection,
                  std::optional<double> memory_reserve = std::nullopt);
 
+/// Whether a power limit can slow `o` (predicted `p` at the boost clock): its device time is the
+/// GPU's, not the host's (launch-bound) nor the links' (an all-reduce).
+bool stretchable(const op &o, const prediction &p);
+
+/// `p` (`o`'s prediction at the boost clock) as a step held to its power limit runs it: slowed
+/// by power.slowdown where the step slows it (its compute-bound ops, or with power.whole_step
+/// every stretchable one); as it is otherwise.
+prediction held_to(prediction p, const op &o, const power_draw &power);
+
 /// An analysis of ops built elsewhere (the calibration sweep, a benchmark's shapes).
 analysis analyze_ops(std::string name, std::vector<op> ops, const perf_model &model,
                      std::string device_selection);

@@ -44,31 +44,52 @@ bool energy_fitted(const model_parameters &parameters);
 /// energy is not modelled).
 double dynamic_energy_j(const op &o, const gpu_spec &gpu, const model_parameters &parameters);
 
+/// The most the power controller slows what the SM clock sets: the lowest clocks an H200 held under
+/// its limit (1230 MHz of 1980, bench/data/power) make 1.6×. Where the limit asks for more, the
+/// clock-bound work alone cannot absorb it: the whole step slows.
+inline constexpr double max_clock_slowdown = 2.0;
+
+/// A step's work as the power limit sees it, at the boost clock.
+struct step_work {
+  double step_s = 0; ///< the step's time (host floors included)
+  /// Device time the SM clock sets: compute-bound ops the host does not hold back.
+  double clock_bound_s = 0;
+  /// Device time that can stretch at all: every op but the launch-bound and the all-reduces.
+  double stretchable_s = 0;
+  double dynamic_j = 0; ///< its work's energy beyond the idle draw
+
+  step_work &operator+=(const step_work &other);
+  step_work operator*(double factor) const;
+};
+
 /// How a step holds under its power limit.
 struct power_draw {
   clock_regime regime = clock_regime::sustained;
-  /// The time of the step's clock-bound work, under the limit over at the boost clock (≥ 1;
-  /// 1 in a burst or where the limit does not bind).
+  step_work work; ///< what it was drawn from
+  /// The time of the step's stretched work (its clock-bound work, or with whole_step all its
+  /// stretchable work), under the limit over at the boost clock (≥ 1; 1 in a burst or where the
+  /// limit does not bind).
   double slowdown = 1;
+  /// The limit asks more than max_clock_slowdown of the clock-bound work: all the stretchable
+  /// work slows alike.
+  bool whole_step = false;
   double step_s = 0;    ///< the step's time with the slowdown
   double energy_j = 0;  ///< idle draw over the step plus its work's dynamic energy
   double average_w = 0; ///< energy_j / step_s
   bool capped = false;  ///< sustained, and the limit binds
-  /// A burst whose average draw passes the limit: it holds for power_burst_s at most.
+  /// Its average draw passes the limit: a burst (it holds for power_burst_s at most), or a step
+  /// with nothing that could slow (all host-bound).
   bool above_cap = false;
-  /// What it was drawn from (draw_of's arguments): the step at the boost clock, the device time
-  /// of its clock-bound work, its work's dynamic energy.
-  double burst_step_s = 0, clock_bound_s = 0, dynamic_j = 0;
 
-  /// A device time `device_s` of the step as drawn (sustained) at the boost clock.
+  /// The time of the stretched work: what `slowdown` applies to.
+  double stretched_s() const { return whole_step ? work.stretchable_s : work.clock_bound_s; }
+  /// A device time `device_s` of the step as drawn (sustained), at the boost clock.
   double burst_device_s(double device_s) const;
 };
 
-/// `step_s`: the step's time at the boost clock (host floors included); `clock_bound_s`: of it,
-/// the device time of the work the SM clock sets; `dynamic_j`: its work's dynamic energy.
-/// Sustained: where idle plus dynamic_j over step_s would pass the cap, the clock-bound work
-/// stretches until the step's average draw is the cap (all of it, where there is none).
-power_draw draw_of(double step_s, double clock_bound_s, double dynamic_j,
-                   const power_budget &budget, clock_regime regime);
+/// Sustained: where idle plus the work's dynamic energy over its time would pass the cap, the
+/// clock-bound work stretches until the step's average draw is the cap; past
+/// max_clock_slowdown, all its stretchable work does. A burst keeps the boost clock.
+power_draw draw_of(const step_work &work, const power_budget &budget, clock_regime regime);
 
 } // namespace roofline

@@ -15,47 +15,52 @@ namespace {
 /// Whether the SM clock sets `p`'s time: a compute-bound op the host does not hold back (an
 /// all-reduce's links, a memory-bound op's DRAM and a launch-bound op's host do not follow it).
 bool clock_bound(const op &o, const prediction &p) {
-  return p.bound == bound::compute && !p.launch_bound && !o.is_all_reduce();
-}
-
-/// `p` with its device time `slowdown` times longer, and what follows from it.
-void slow_down(prediction &p, const op &o, double slowdown) {
-  p.device_time_s *= slowdown;
-  p.device_range = p.device_range * slowdown;
-  p.time_s = std::max(p.device_time_s, p.host_floor_s);
-  p.range = {std::max(p.device_range.low_s, p.host_floor_s),
-             std::max(p.device_range.high_s, p.host_floor_s)};
-  p.launch_bound = p.host_floor_s > p.device_time_s;
-  p.flop_per_s = p.time_s > 0 ? static_cast<double>(o.flops) / p.time_s : 0;
+  return p.bound == bound::compute && stretchable(o, p);
 }
 
 /// The step under its GPU's power limit (power_model.hpp): its energy, and in the sustained
-/// regime its clock-bound ops slowed to the clock the limit lets the GPU hold.
+/// regime its ops slowed to the clock the limit lets the GPU hold.
 void hold_to_power_limit(analysis &r, const std::vector<op> &ops,
                          std::vector<prediction> &predicted) {
   const perf_model &model = r.model;
-  double step_s = 0, clock_bound_s = 0, dynamic_j = 0;
+  step_work work;
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const double runs = static_cast<double>(ops[i].count);
-    step_s += predicted[i].time_s * runs;
-    dynamic_j += dynamic_energy_j(ops[i], model.spec(), model.parameters()) * runs;
+    work.step_s += predicted[i].time_s * runs;
+    work.dynamic_j += dynamic_energy_j(ops[i], model.spec(), model.parameters()) * runs;
     if (clock_bound(ops[i], predicted[i]))
-      clock_bound_s += predicted[i].device_time_s * runs;
+      work.clock_bound_s += predicted[i].device_time_s * runs;
+    if (stretchable(ops[i], predicted[i]))
+      work.stretchable_s += predicted[i].device_time_s * runs;
   }
   r.budget = power_budget_of(model.spec(), model.parameters());
   // The plain roofline is the boost clock's bound: it stays one.
   const clock_regime regime =
       model.options().roofline_only ? clock_regime::burst : model.options().clock;
-  r.power = draw_of(step_s, clock_bound_s, dynamic_j, r.budget, regime);
-  if (r.power.slowdown <= 1)
-    return;
-  const bool every_op = clock_bound_s <= 0; // nothing the clock sets: the whole step slows
+  r.power = draw_of(work, r.budget, regime);
   for (std::size_t i = 0; i < ops.size(); ++i)
-    if (every_op || clock_bound(ops[i], predicted[i]))
-      slow_down(predicted[i], ops[i], r.power.slowdown);
+    predicted[i] = held_to(predicted[i], ops[i], r.power);
 }
 
 } // namespace
+
+bool stretchable(const op &o, const prediction &p) {
+  return !p.launch_bound && !o.is_all_reduce();
+}
+
+prediction held_to(prediction p, const op &o, const power_draw &power) {
+  if (!(power.slowdown > 1) ||
+      !(power.whole_step ? stretchable(o, p) : p.bound == bound::compute && stretchable(o, p)))
+    return p;
+  const double s = power.slowdown;
+  p.device_time_s *= s;
+  p.device_range = p.device_range * s;
+  p.time_s = std::max(p.device_time_s, p.host_floor_s);
+  p.range = {std::max(p.device_range.low_s, p.host_floor_s),
+             std::max(p.device_range.high_s, p.host_floor_s)};
+  p.flop_per_s = p.time_s > 0 ? static_cast<double>(o.flops) / p.time_s : 0;
+  return p;
+}
 
 analysis analyze_ops(std::string name, std::vector<op> ops, const perf_model &given,
                      std::string device_selection) {

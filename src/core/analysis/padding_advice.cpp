@@ -195,10 +195,13 @@ std::vector<size_change> changes_of(const gemm_shape &from, const gemm_shape &to
 /// What `o` takes per call padded to `shape` (`o`'s own shape: as it is), as the model prices
 /// it: a convolution as a convolution (its channels grown with its implicit GEMM, its tensors'
 /// bytes anew), the table's time where unpadded; any other GEMM as a plain GEMM of the shape.
+/// Both at the clock the step's power limit holds (`power`: the analysis's).
 double predicted_time(const op &o, const gemm_shape &shape, const size_names &names,
-                      const perf_model &model) {
-  if (!o.conv)
-    return model.predict(make_gemm_op("padding", shape, o.precision), reasons::without).time_s;
+                      const perf_model &model, const power_draw &power) {
+  if (!o.conv) {
+    const op gemm = make_gemm_op("padding", shape, o.precision);
+    return held_to(model.predict(gemm, reasons::without), gemm, power).time_s;
+  }
   op padded = o;
   for (const size_change &change : changes_of(*o.gemm, shape, names))
     (change.size == "in_channels" ? padded.conv->in_channels : padded.conv->out_channels) =
@@ -209,22 +212,23 @@ double predicted_time(const op &o, const gemm_shape &shape, const size_names &na
   if (!bytes)
     return INFINITY; // its tensors past 64 bits: no advice
   padded.bytes = *bytes;
-  return model.predict(padded, reasons::without).time_s;
+  return held_to(model.predict(padded, reasons::without), padded, power).time_s;
 }
 
 /// The best padding of one GEMM, when it gains at least `min_speedup`.
-std::optional<padding_advice> pad(const op &o, const layer_sizes &sizes, const perf_model &model,
+std::optional<padding_advice> pad(const op &o, const layer_sizes &sizes, const analysis &analysed,
                                   double min_speedup) {
+  const perf_model &model = analysed.model;
   const gemm_shape &s = *o.gemm;
   const size_names names = user_sizes_of(o, sizes);
-  const double time = predicted_time(o, s, names, model);
+  const double time = predicted_time(o, s, names, model, analysed.power);
   const std::optional<candidates> padded = candidates_of(s, o.precision, names);
   if (!padded)
     return std::nullopt;
   padding_advice best;
   best.padded_time_s = time;
   for (const candidate &c : padded->shapes) {
-    const double padded_time = predicted_time(o, c.shape, names, model);
+    const double padded_time = predicted_time(o, c.shape, names, model, analysed.power);
     if (padded_time < best.padded_time_s) {
       best.padded = c.shape;
       best.padded_time_s = padded_time;
@@ -260,15 +264,20 @@ std::optional<padding_advice> pad(const op &o, const layer_sizes &sizes, const p
 std::vector<padding_advice> advise_padding(const analysis &analysed, double min_speedup) {
   std::vector<padding_advice> result;
   const layer_sizes sizes = sizes_of(analysed.network);
-  std::unordered_set<detail::integers_key<5>, detail::integers_key<5>::hash> seen;
+  // A GEMM once per shape and precision; a convolution once per geometry and pass too (two
+  // convolutions of one implicit GEMM are priced apart).
+  std::unordered_set<detail::integers_key<10>, detail::integers_key<10>::hash> seen;
   for (const analysed_op &entry : analysed.ops) {
     const op &o = entry.op;
+    const conv_shape c = o.conv.value_or(conv_shape{});
     if (!o.is_gemm() ||
-        !seen.insert(detail::integers_key<5>{{o.gemm->m, o.gemm->n, o.gemm->k, o.gemm->batch_count,
-                                              static_cast<int>(o.precision)}})
+        !seen.insert(detail::integers_key<10>{{o.gemm->m, o.gemm->n, o.gemm->k, o.gemm->batch_count,
+                                               static_cast<int>(o.precision), o.conv.has_value(),
+                                               c.in_channels, c.kernel_h * c.kernel_w, c.stride_h,
+                                               static_cast<int>(c.pass)}})
              .second)
       continue;
-    if (auto padding = pad(o, sizes, analysed.model, min_speedup))
+    if (auto padding = pad(o, sizes, analysed, min_speedup))
       result.push_back(*padding);
   }
   return result;

@@ -233,7 +233,7 @@ std::string within_error_sentence(const gpu_result &fastest,
 const gpu_result *least_energy_fitting(const comparison &c) {
   const gpu_result *least = nullptr;
   for (const gpu_result &g : c.gpus)
-    if (fits(g) && g.joules_per_token > 0 &&
+    if (fits(g) && g.joules_per_token > 0 && g.analysis.budget.cap_w > 0 &&
         (!least || g.joules_per_token < least->joules_per_token))
       least = &g;
   return least;
@@ -375,7 +375,7 @@ void add_rates(gpu_result &result, const network &net, const std::map<std::strin
   result.tokens_per_s_per_gpu = result.tokens_per_s / result.tensor_parallel;
   // The predicted step's dynamic energy over the step as timed (a measured one's time), each GPU.
   const analysis &a = result.analysis;
-  const double per_gpu_j = a.budget.idle_w * result.step_time_s + a.power.dynamic_j;
+  const double per_gpu_j = a.budget.idle_w * result.step_time_s + a.power.work.dynamic_j;
   result.energy_per_step_j = per_gpu_j * result.tensor_parallel;
   result.average_power_w = result.step_time_s > 0 ? per_gpu_j / result.step_time_s : 0;
   const double processed = result.tokens_per_s > 0 ? result.tokens_per_s * result.step_time_s : 0;

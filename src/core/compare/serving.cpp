@@ -136,15 +136,15 @@ private:
 
   /// The time of `a`, as step_time counts it, at the boost clock.
   double burst_time(const analysis &a) const {
-    return m_question.eager ? a.power.burst_step_s : a.power.burst_device_s(a.totals.device_time_s);
+    return m_question.eager ? a.power.work.step_s : a.power.burst_device_s(a.totals.device_time_s);
   }
 
   /// `decode` with `share` of the prefill beside it, as one step under the power limit.
   power_draw held(const analysis &decode, double share) const {
-    const power_draw &d = decode.power, &p = m_prefill.power;
-    return draw_of(burst_time(decode) + share * burst_time(m_prefill),
-                   d.clock_bound_s + share * p.clock_bound_s, d.dynamic_j + share * p.dynamic_j,
-                   decode.budget, d.regime);
+    step_work work = decode.power.work;
+    work += m_prefill.power.work * share;
+    work.step_s = burst_time(decode) + share * burst_time(m_prefill);
+    return draw_of(work, decode.budget, decode.power.regime);
   }
 
   time_range step_range(const analysis &a) const {
@@ -398,6 +398,18 @@ serving_verdict decide(const serving_comparison &c) {
   }
   if (cheapest || fastest)
     v.text += within_error_sentence(c, cheapest, fastest, v);
+  // The least energy per output token, meeting the targets (where the power limit is known).
+  const serving_setup *frugal = nullptr;
+  for (const serving_setup &s : c.setups)
+    if (s.meets_targets() && s.chosen->joules_per_output_token > 0 && s.analysis.budget.cap_w > 0 &&
+        (!frugal || s.chosen->joules_per_output_token < frugal->chosen->joules_per_output_token))
+      frugal = &s;
+  if (frugal)
+    v.text += fmt::format(" Least energy per output token {}: {} at {} J ({} output tokens per "
+                          "kWh).",
+                          meeting, frugal->name,
+                          detail::significant(frugal->chosen->joules_per_output_token),
+                          detail::significant(3.6e6 / frugal->chosen->joules_per_output_token));
   if (fastest && !cheapest) // specs carry no prices: they change by the week and by the buyer
     v.text +=
         " No price is known: give compare_request::prices GPU=USD/h to rank the setups by cost.";

@@ -48,32 +48,45 @@ double dynamic_energy_j(const op &o, const gpu_spec &gpu, const model_parameters
          static_cast<double>(o.bytes) * energy_per_dram_byte_j(gpu, parameters);
 }
 
-double power_draw::burst_device_s(double device_s) const {
-  if (slowdown <= 1)
-    return device_s;
-  // Where nothing was clock-bound, the whole step slowed.
-  return clock_bound_s > 0 ? device_s - (slowdown - 1) * clock_bound_s : device_s / slowdown;
+step_work &step_work::operator+=(const step_work &other) {
+  step_s += other.step_s;
+  clock_bound_s += other.clock_bound_s;
+  stretchable_s += other.stretchable_s;
+  dynamic_j += other.dynamic_j;
+  return *this;
 }
 
-power_draw draw_of(double step_s, double clock_bound_s, double dynamic_j,
-                   const power_budget &budget, clock_regime regime) {
+step_work step_work::operator*(double factor) const {
+  return {step_s * factor, clock_bound_s * factor, stretchable_s * factor, dynamic_j * factor};
+}
+
+double power_draw::burst_device_s(double device_s) const {
+  return device_s - (slowdown - 1) * stretched_s();
+}
+
+power_draw draw_of(const step_work &work, const power_budget &budget, clock_regime regime) {
   power_draw d;
   d.regime = regime;
-  d.step_s = d.burst_step_s = step_s;
-  d.clock_bound_s = clock_bound_s;
-  d.dynamic_j = dynamic_j;
+  d.work = work;
+  d.step_s = work.step_s;
   const double headroom_w = budget.cap_w - budget.idle_w;
   // The time at which the step's average draw is the cap: less than that passes it.
-  const double at_cap_s = headroom_w > 0 ? dynamic_j / headroom_w : 0;
-  if (regime == clock_regime::sustained && at_cap_s > step_s && step_s > 0) {
-    const double stretched_s = clock_bound_s > 0 ? clock_bound_s : step_s;
-    d.slowdown = (stretched_s + at_cap_s - step_s) / stretched_s;
-    d.step_s = at_cap_s;
-    d.capped = true;
+  const double at_cap_s = headroom_w > 0 ? work.dynamic_j / headroom_w : 0;
+  const double extra_s = at_cap_s - work.step_s;
+  if (regime == clock_regime::sustained && extra_s > 0) {
+    const bool whole =
+        !(work.clock_bound_s > 0) || 1 + extra_s / work.clock_bound_s > max_clock_slowdown;
+    const double stretched_s = whole ? work.stretchable_s : work.clock_bound_s;
+    if (stretched_s > 0) {
+      d.whole_step = whole;
+      d.slowdown = 1 + extra_s / stretched_s;
+      d.step_s = at_cap_s;
+      d.capped = true;
+    }
   }
-  d.energy_j = budget.idle_w * d.step_s + dynamic_j;
+  d.energy_j = budget.idle_w * d.step_s + work.dynamic_j;
   d.average_w = d.step_s > 0 ? d.energy_j / d.step_s : budget.idle_w;
-  d.above_cap = regime == clock_regime::burst && budget.cap_w > 0 && d.average_w > budget.cap_w;
+  d.above_cap = budget.cap_w > 0 && d.average_w > budget.cap_w * (1 + 1e-9);
   return d;
 }
 

@@ -12,7 +12,9 @@ namespace roofline::cuda::detail {
 
 enum class injected_fault {
   none,
-  cublas, ///< the op's GEMM call fails: CUBLAS_STATUS_EXECUTION_FAILED, whatever the engine
+  /// the op's first (checked) call fails as a cuBLAS GEMM would: CUBLAS_STATUS_EXECUTION_FAILED,
+  /// whatever the op (every op runs as an op_call: GEMMs, memory-bound ops, cuDNN's)
+  cublas,
   oom,    ///< allocating the op's operands fails: a real cudaMalloc beyond the GPU's memory
   cupti,  ///< CUPTI fails while it reads the op's counters or traces its kernels
   sigint, ///< the process raises SIGINT as the op starts: Ctrl-C while it is in flight
