@@ -597,3 +597,17 @@ TEST_CASE("a step that moves more than the L2 holds beside one op has its GEMMs'
       analyze(parse_network(with_repeats(400), "t.yaml"), perf_model(v100, told), "--gpu v100");
   CHECK(kept.ops.at(0).prediction.device_time_s == warm.ops.at(0).prediction.device_time_s);
 }
+
+TEST_CASE("in a step whose data comes from DRAM (operands cold), no op is predicted below its "
+          "roofline bound: ResNet-50's ReLUs were fitted L2-warm, faster than DRAM allows") {
+  const network net = load_network(ROOFLINE_SOURCE_DIR "/examples/resnet50.yaml");
+  const analysis a = analyze(net, perf_model(*spec_catalog::builtin().find("h100")), "test");
+  REQUIRE(a.model.options().operand_cache == cache_state::cold);
+  int relus = 0;
+  for (const analysed_op &e : a.ops) {
+    CAPTURE(e.op.layer);
+    CHECK(e.prediction.device_time_s >= e.prediction.roofline_time_s * (1 - 1e-12));
+    relus += e.op.kind == "relu";
+  }
+  CHECK(relus > 0);
+}

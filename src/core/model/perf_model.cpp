@@ -307,7 +307,13 @@ prediction perf_model::compute(const op &o, reasons why) const {
       streaming_s = static_cast<double>(o.bytes) /
                         (m_parameters[parameter::dram_efficiency] * m_basis.dram_bytes_per_s) +
                     m_parameters[parameter::kernel_overhead_s];
-    result.device_time_s = std::max(compute_s, streaming_s);
+    // Fitted on back-to-back kernels over the same buffers, L2 warm; in a step that moves more
+    // than L2 holds, its tensors come from DRAM: no faster than its roofline bound there.
+    const bool from_dram = operand_cache() == cache_state::cold;
+    if (from_dram && streaming_s < memory_s && why == reasons::with)
+      result.factors.push_back("its tensors from DRAM (the step moves more than L2 holds): at "
+                               "most the DRAM roofline's rate");
+    result.device_time_s = std::max({compute_s, streaming_s, from_dram ? memory_s : 0.0});
     result.host_floor_s = o.launches * m_host.kernel_launch_s;
     if (o.launches > 1 && why == reasons::with)
       result.factors.push_back(fmt::format(
