@@ -49,8 +49,7 @@ bool stretchable(const op &o, const prediction &p) {
 }
 
 prediction held_to(prediction p, const op &o, const power_draw &power) {
-  if (!(power.slowdown > 1) ||
-      !(power.whole_step ? stretchable(o, p) : p.bound == bound::compute && stretchable(o, p)))
+  if (!(power.slowdown > 1) || !(power.whole_step ? stretchable(o, p) : clock_bound(o, p)))
     return p;
   const double s = power.slowdown;
   p.device_time_s *= s;

@@ -597,11 +597,18 @@ std::string power_line(const analysis &r) {
                 : fmt::format("a burst from idle at the boost clock, under the {:g} W "
                               "limit",
                               b.cap_w);
+  else if (d.capped)
+    clock = fmt::format("sustained: the {:g} W limit holds {} to {}× {} boost-clock time", b.cap_w,
+                        d.whole_step ? "all the GPU's work (its compute-bound ops alone could "
+                                       "not take the cut)"
+                                     : "the compute-bound ops",
+                        significant(d.slowdown), d.whole_step ? "its" : "their");
+  else if (d.above_cap)
+    clock = fmt::format("sustained, above the {:g} W limit: nothing the limit could slow (the "
+                        "host sets every op's time)",
+                        b.cap_w);
   else
-    clock = d.capped ? fmt::format("sustained: the {:g} W limit holds the clock-bound ops to "
-                                   "{}× their boost-clock time",
-                                   b.cap_w, significant(d.slowdown))
-                     : fmt::format("sustained, under the {:g} W limit: the boost clock", b.cap_w);
+    clock = fmt::format("sustained, under the {:g} W limit: the boost clock", b.cap_w);
   const std::string source =
       energy_fitted(r.model.parameters())
           ? std::string{}
