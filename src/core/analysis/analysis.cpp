@@ -39,7 +39,7 @@ void hold_to_power_limit(analysis &r, const std::vector<op> &ops,
       model.options().roofline_only ? clock_regime::burst : model.options().clock;
   r.power = draw_of(work, r.budget, regime);
   for (std::size_t i = 0; i < ops.size(); ++i)
-    predicted[i] = held_to(predicted[i], ops[i], r.power);
+    predicted[i] = held_to(std::move(predicted[i]), ops[i], r.power);
 }
 
 } // namespace
