@@ -68,7 +68,7 @@ struct compare_request {
 /// USD per million of what a step processes (tokens, samples) for the energy of `joules_per_item`
 /// at `usd_per_kwh`.
 inline double energy_usd_per_million(double joules_per_item, double usd_per_kwh) {
-  return joules_per_item * 1e6 / 3.6e6 * usd_per_kwh;
+  return joules_per_item * 1e6 / joules_per_kwh * usd_per_kwh;
 }
 
 /// The most ops a comparison analyses in all: the network's ops times its GPUs (at each

@@ -19,6 +19,9 @@ namespace roofline {
 /// programs, run for longer than a burst), or its boost clock (one short call from idle).
 enum class clock_regime { sustained, burst };
 
+/// Joules in a kilowatt-hour.
+inline constexpr double joules_per_kwh = 3.6e6;
+
 /// "sustained", "burst".
 std::string_view to_string(clock_regime r);
 

@@ -19,15 +19,16 @@ bool clock_bound(const op &o, const prediction &p) {
 }
 
 /// The step under its GPU's power limit (power_model.hpp): its energy, and in the sustained
-/// regime its ops slowed to the clock the limit lets the GPU hold.
+/// regime its ops slowed to the clock the limit lets the GPU hold. `dynamic_j`: each op's
+/// dynamic energy per run.
 void hold_to_power_limit(analysis &r, const std::vector<op> &ops,
-                         std::vector<prediction> &predicted) {
+                         std::vector<prediction> &predicted, const std::vector<double> &dynamic_j) {
   const perf_model &model = r.model;
   step_work work;
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const double runs = static_cast<double>(ops[i].count);
     work.step_s += predicted[i].time_s * runs;
-    work.dynamic_j += dynamic_energy_j(ops[i], model.spec(), model.parameters()) * runs;
+    work.dynamic_j += dynamic_j[i] * runs;
     if (clock_bound(ops[i], predicted[i]))
       work.clock_bound_s += predicted[i].device_time_s * runs;
     if (stretchable(ops[i], predicted[i]))
@@ -72,16 +73,19 @@ analysis analyze_ops(std::string name, std::vector<op> ops, const perf_model &gi
   r.notes = model_notes(model, ops);
   r.ops.reserve(ops.size());
   std::vector<prediction> predicted;
+  std::vector<double> dynamic_j;
   predicted.reserve(ops.size());
-  for (const op &o : ops)
+  dynamic_j.reserve(ops.size());
+  for (const op &o : ops) {
     predicted.push_back(model.predict(o));
-  hold_to_power_limit(r, ops, predicted);
+    dynamic_j.push_back(dynamic_energy_j(o, model.spec(), model.parameters()));
+  }
+  hold_to_power_limit(r, ops, predicted, dynamic_j);
   for (std::size_t i = 0; i < ops.size(); ++i) {
     op &o = ops[i];
     analysed_op entry;
     entry.prediction = std::move(predicted[i]);
-    entry.energy_j = dynamic_energy_j(o, model.spec(), model.parameters()) +
-                     r.budget.idle_w * entry.prediction.time_s;
+    entry.energy_j = dynamic_j[i] + r.budget.idle_w * entry.prediction.time_s;
     entry.total_time_s = entry.prediction.time_s * static_cast<double>(o.count);
     entry.total_range = entry.prediction.range * static_cast<double>(o.count);
     entry.op = std::move(o);

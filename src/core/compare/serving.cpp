@@ -405,11 +405,11 @@ serving_verdict decide(const serving_comparison &c) {
         (!frugal || s.chosen->joules_per_output_token < frugal->chosen->joules_per_output_token))
       frugal = &s;
   if (frugal)
-    v.text += fmt::format(" Least energy per output token {}: {} at {} J ({} output tokens per "
-                          "kWh).",
-                          meeting, frugal->name,
-                          detail::significant(frugal->chosen->joules_per_output_token),
-                          detail::significant(3.6e6 / frugal->chosen->joules_per_output_token));
+    v.text += fmt::format(
+        " Least energy per output token {}: {} at {} J ({} output tokens per "
+        "kWh).",
+        meeting, frugal->name, detail::significant(frugal->chosen->joules_per_output_token),
+        detail::significant(joules_per_kwh / frugal->chosen->joules_per_output_token));
   if (fastest && !cheapest) // specs carry no prices: they change by the week and by the buyer
     v.text +=
         " No price is known: give compare_request::prices GPU=USD/h to rank the setups by cost.";

@@ -190,10 +190,10 @@ std::optional<chart_power_roof> power_roof_of(const analysis &a, precision unit)
   r.bytes_per_s = gpu.dram_bytes_per_s;
   r.colour = vermillion;
   r.label = fmt::format("{:g} W power limit ({})", b.cap_w, to_string(unit));
-  // Where it binds: at the ridge, or far right, the limit is below the roof.
+  // The limit's rate rises with the intensity and each roof's falls or stays, relative to it, away
+  // from the ridge: it binds somewhere exactly where it binds at the ridge.
   const double ridge = r.peak_flop_per_s / r.bytes_per_s;
-  if (!(r.joules_per_flop > 0) || (r.flop_per_s(ridge) >= r.peak_flop_per_s &&
-                                   r.headroom_w / r.joules_per_flop >= r.peak_flop_per_s))
+  if (!(r.joules_per_flop > 0) || r.flop_per_s(ridge) >= r.peak_flop_per_s)
     return std::nullopt;
   return r;
 }

@@ -65,8 +65,8 @@ text_table setups_table(const serving_comparison &c) {
            {detail::significant(p.output_tokens_per_s_per_gpu),
             detail::raw(p.output_tokens_per_s_per_gpu)},
            {detail::significant(p.joules_per_output_token), detail::raw(p.joules_per_output_token)},
-           {detail::significant(3.6e6 / p.joules_per_output_token),
-            detail::raw(3.6e6 / p.joules_per_output_token)}});
+           {detail::significant(joules_per_kwh / p.joules_per_output_token),
+            detail::raw(joules_per_kwh / p.joules_per_output_token)}});
     } else {
       for (int i = 0; i < 9; ++i)
         row.push_back({"—", std::string{}});
@@ -118,7 +118,7 @@ void write_point_fields(detail::json_writer &w, const serving_point &p) {
   w.field("output_tokens_per_s_per_gpu", p.output_tokens_per_s_per_gpu);
   w.field("joules_per_output_token", p.joules_per_output_token);
   w.field("joules_per_request", p.joules_per_request);
-  w.field("output_tokens_per_kwh", 3.6e6 / p.joules_per_output_token);
+  w.field("output_tokens_per_kwh", joules_per_kwh / p.joules_per_output_token);
   w.field("average_power_w", p.average_power_w);
   w.field("meets_ttft", p.meets_ttft);
   w.field("meets_tpot", p.meets_tpot);

@@ -281,10 +281,9 @@ public:
     build_plan(p == precision::fp16 ? CUDNN_DATA_HALF : CUDNN_DATA_BFLOAT16);
 
     const std::size_t size = kernels::element_size(m_element);
-    const auto stride = [](std::size_t bytes) { return (bytes + 255) / 256 * 256; };
-    m_q_stride = stride(query_elements() * size);
-    m_kv_stride =
-        stride(static_cast<std::size_t>(s.batch * s.kv_heads * s.kv_len * s.head_dim) * size);
+    m_q_stride = operand_stride(query_elements() * size);
+    m_kv_stride = operand_stride(
+        static_cast<std::size_t>(s.batch * s.kv_heads * s.kv_len * s.head_dim) * size);
     m_sets = sets(2 * m_q_stride + 2 * m_kv_stride);
     m_q = device_buffer(m_q_stride * m_sets);
     m_k = device_buffer(m_kv_stride * m_sets);

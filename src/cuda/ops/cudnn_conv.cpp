@@ -118,11 +118,10 @@ public:
       m_workspace = device_buffer(m_workspace_bytes);
 
     const std::size_t size = kernels::element_size(types.element);
-    const auto stride = [](std::size_t bytes) { return (bytes + 255) / 256 * 256; };
-    m_input_stride = stride(count(s.batch, s.input_h, s.input_w, s.in_channels) * size);
+    m_input_stride = operand_stride(count(s.batch, s.input_h, s.input_w, s.in_channels) * size);
     m_filter_stride =
-        stride(count(s.out_channels, s.kernel_h, s.kernel_w, group_channels()) * size);
-    m_output_stride = stride(outputs() * size);
+        operand_stride(count(s.out_channels, s.kernel_h, s.kernel_w, group_channels()) * size);
+    m_output_stride = operand_stride(outputs() * size);
     m_sets = sets(m_input_stride + m_filter_stride + m_output_stride);
     m_x = device_buffer(m_input_stride * m_sets);
     m_w = device_buffer(m_filter_stride * m_sets);

@@ -77,13 +77,12 @@ kernels::gemm_engine kernel_engine(gemm_engine e) {
   }
 }
 
-/// A whole operand's sets in one allocation, each at a 256-byte boundary (cuBLASLt's alignment):
-/// cold L2 rotates through hundreds of small sets, which allocated and filled one by one cost
-/// seconds an op.
+/// A whole operand's sets in one allocation, each at its operand_stride: cold L2 rotates through
+/// hundreds of small sets, which allocated and filled one by one cost seconds an op.
 class operand_pool {
 public:
   operand_pool(std::size_t set_bytes, std::size_t sets)
-      : m_stride((set_bytes + 255) / 256 * 256), m_memory(m_stride * sets) {}
+      : m_stride(operand_stride(set_bytes)), m_memory(m_stride * sets) {}
   void *set(std::size_t i) const {
     return static_cast<void *>(m_memory.as<unsigned char>() + m_stride * i);
   }

@@ -102,21 +102,19 @@ public:
     const std::size_t size = kernels::element_size(type);
     const auto inputs = static_cast<std::size_t>(kernels::memory_kernel_inputs(kernel, shape));
     const auto outputs = static_cast<std::size_t>(kernels::memory_kernel_outputs(kernel, shape));
-    // Every operand at a 256-byte boundary: the kernels load 16-byte packs.
-    const auto stride = [](std::size_t bytes) { return (bytes + 255) / 256 * 256; };
-    m_x_stride = stride(inputs * size);
+    m_x_stride = operand_stride(inputs * size);
     m_y_stride = binary(kernel) ? m_x_stride : 0;
-    m_out_stride = stride(outputs * size);
+    m_out_stride = operand_stride(outputs * size);
     const bool gather = kernel == memory_kernel::embedding;
     const auto tokens = static_cast<std::size_t>(gather ? shape.elements / shape.row : 0);
-    m_ids_stride = stride(tokens * sizeof(std::int32_t));
+    m_ids_stride = operand_stride(tokens * sizeof(std::int32_t));
     // One table for every set: each set's own ids gather other rows of it, and a set's bytes
     // are the rows it reads, its ids and its output.
     m_sets = gather ? sets(m_ids_stride + 2 * m_out_stride)
                     : sets(m_x_stride + m_y_stride + m_out_stride);
     if (gather)
       m_x_stride = 0;
-    m_x = device_buffer(gather ? stride(inputs * size) : m_x_stride * m_sets);
+    m_x = device_buffer(gather ? operand_stride(inputs * size) : m_x_stride * m_sets);
     m_out = device_buffer(m_out_stride * m_sets);
     // Uniform in [-1, 1]: never zero everywhere, and within every activation's interesting range.
     ROOFLINE_CUDA_CHECK(

@@ -18,6 +18,12 @@ public:
   using roofline::error::error;
 };
 
+/// `bytes` rounded up to the 256-byte boundary every operand set starts at (cuBLASLt's
+/// alignment, and our kernels' 16-byte packs).
+constexpr std::size_t operand_stride(std::size_t bytes) {
+  return (bytes + 255) / 256 * 256;
+}
+
 /// How many copies of an op's operands to allocate, given the bytes of one copy: more than one
 /// when each call must find its operands evicted from L2 (cold L2). Throws op_skipped when they
 /// do not fit in the GPU's free memory.

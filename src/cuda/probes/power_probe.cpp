@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "power_probe.hpp"
 
+#include "event_timer.hpp"
 #include "kernels.hpp"
 #include "nvml_library.hpp"
 #include "roofline/common/error.hpp"
@@ -75,19 +76,6 @@ held_run hold(const nvml_device &nvml, cudaStream_t stream, double call_guess_s,
   return run;
 }
 
-/// The first call of `call`, timed: a guess of its length for hold()'s batches.
-template <class Call> double first_call_s(cudaStream_t stream, Call &&call) {
-  const event begin, end;
-  call();
-  ROOFLINE_CUDA_CHECK(cudaEventRecord(begin.get(), stream));
-  call();
-  ROOFLINE_CUDA_CHECK(cudaEventRecord(end.get(), stream));
-  ROOFLINE_CUDA_CHECK(cudaEventSynchronize(end.get()));
-  float ms = 0;
-  ROOFLINE_CUDA_CHECK(cudaEventElapsedTime(&ms, begin.get(), end.get()));
-  return ms * 1e-3;
-}
-
 std::string held_text(const held_run &run) {
   return fmt::format("{:.0f} W, SM clock {} MHz{}", run.power_w, run.sm_clock_mhz,
                      run.throttle.empty() ? "" : " (" + run.throttle + ")");
@@ -151,7 +139,7 @@ measure_power(int device, cudaStream_t stream,
       ROOFLINE_CUDA_CHECK(
           kernels::stream_copy(destination.get(), source.get(), bytes, sms, shape, stream));
     };
-    const held_run run = hold(*nvml, stream, first_call_s(stream, copy), copy);
+    const held_run run = hold(*nvml, stream, time_runs(stream, 1, 1, copy).median_s, copy);
     const double moved = 2.0 * static_cast<double>(bytes); // read and written
     dram_j = r.value = (run.energy_per_call_j - idle_w * run.call_s) / moved;
     r.method = fmt::format("our copy kernel over 1 GiB back to back, {:.3g} TB/s, {}; beyond "
@@ -181,7 +169,7 @@ measure_power(int device, cudaStream_t stream,
             gemm = std::make_unique<lt_gemm>(lt.get(), shape, precision::bf16, workspace.get(),
                                              workspace.bytes());
             const auto call = [&] { gemm->run(a->get(), b->get(), c->get(), stream); };
-            gemm_run = hold(*nvml, stream, first_call_s(stream, call), call);
+            gemm_run = hold(*nvml, stream, time_runs(stream, 1, 1, call).median_s, call);
             r.value = flops / gemm_run.call_s;
             r.method =
                 fmt::format("back to back for 2 s, then a 2 s window: {}", held_text(gemm_run));

@@ -31,18 +31,16 @@ const std::string &cudnn_handle::description() const {
 
 namespace {
 
-template <class Function>
-void resolve(const loaded_library &library, const char *name, Function &function) {
-  function = reinterpret_cast<Function>(library.symbol(
-      name, "running a convolution or attention needs cuDNN 9 (its legacy and graph APIs)"));
-}
+/// What a missing function means.
+const char *const needs =
+    "running a convolution or attention needs cuDNN 9 (its legacy and graph APIs)";
 
 cudnn_api open_cudnn() {
   const loaded_library library = load_library(
       {"cuDNN", "running a convolution or fused attention through cuDNN", "ROOFLINE_CUDNN_LIBRARY",
        "libcudnn.so." + std::to_string(CUDNN_MAJOR), "nvidia/cudnn/lib"});
   cudnn_api api;
-  resolve(library, "cudnnGetVersion", api.get_version);
+  library.resolve("cudnnGetVersion", api.get_version, needs);
   const std::size_t version = api.get_version();
   // A cuDNN of another major version has other structures behind the same names.
   if (version / 10000 != CUDNN_MAJOR)
@@ -51,31 +49,31 @@ cudnn_api open_cudnn() {
   api.description = "cuDNN " + std::to_string(version / 10000) + "." +
                     std::to_string(version / 100 % 100) + "." + std::to_string(version % 100) +
                     " (" + library.path + ")";
-  resolve(library, "cudnnGetErrorString", api.get_error_string);
-  resolve(library, "cudnnCreate", api.create);
-  resolve(library, "cudnnDestroy", api.destroy);
-  resolve(library, "cudnnSetStream", api.set_stream);
-  resolve(library, "cudnnCreateTensorDescriptor", api.create_tensor);
-  resolve(library, "cudnnDestroyTensorDescriptor", api.destroy_tensor);
-  resolve(library, "cudnnSetTensor4dDescriptor", api.set_tensor_4d);
-  resolve(library, "cudnnCreateFilterDescriptor", api.create_filter);
-  resolve(library, "cudnnDestroyFilterDescriptor", api.destroy_filter);
-  resolve(library, "cudnnSetFilter4dDescriptor", api.set_filter_4d);
-  resolve(library, "cudnnCreateConvolutionDescriptor", api.create_convolution);
-  resolve(library, "cudnnDestroyConvolutionDescriptor", api.destroy_convolution);
-  resolve(library, "cudnnSetConvolution2dDescriptor", api.set_convolution_2d);
-  resolve(library, "cudnnSetConvolutionMathType", api.set_math_type);
-  resolve(library, "cudnnSetConvolutionGroupCount", api.set_group_count);
-  resolve(library, "cudnnGetConvolution2dForwardOutputDim", api.output_dim);
-  resolve(library, "cudnnGetConvolutionForwardAlgorithm_v7", api.forward_algorithms);
-  resolve(library, "cudnnGetConvolutionForwardWorkspaceSize", api.forward_workspace);
-  resolve(library, "cudnnConvolutionForward", api.forward);
-  resolve(library, "cudnnBackendCreateDescriptor", api.backend_create);
-  resolve(library, "cudnnBackendDestroyDescriptor", api.backend_destroy);
-  resolve(library, "cudnnBackendSetAttribute", api.backend_set);
-  resolve(library, "cudnnBackendGetAttribute", api.backend_get);
-  resolve(library, "cudnnBackendFinalize", api.backend_finalize);
-  resolve(library, "cudnnBackendExecute", api.backend_execute);
+  library.resolve("cudnnGetErrorString", api.get_error_string, needs);
+  library.resolve("cudnnCreate", api.create, needs);
+  library.resolve("cudnnDestroy", api.destroy, needs);
+  library.resolve("cudnnSetStream", api.set_stream, needs);
+  library.resolve("cudnnCreateTensorDescriptor", api.create_tensor, needs);
+  library.resolve("cudnnDestroyTensorDescriptor", api.destroy_tensor, needs);
+  library.resolve("cudnnSetTensor4dDescriptor", api.set_tensor_4d, needs);
+  library.resolve("cudnnCreateFilterDescriptor", api.create_filter, needs);
+  library.resolve("cudnnDestroyFilterDescriptor", api.destroy_filter, needs);
+  library.resolve("cudnnSetFilter4dDescriptor", api.set_filter_4d, needs);
+  library.resolve("cudnnCreateConvolutionDescriptor", api.create_convolution, needs);
+  library.resolve("cudnnDestroyConvolutionDescriptor", api.destroy_convolution, needs);
+  library.resolve("cudnnSetConvolution2dDescriptor", api.set_convolution_2d, needs);
+  library.resolve("cudnnSetConvolutionMathType", api.set_math_type, needs);
+  library.resolve("cudnnSetConvolutionGroupCount", api.set_group_count, needs);
+  library.resolve("cudnnGetConvolution2dForwardOutputDim", api.output_dim, needs);
+  library.resolve("cudnnGetConvolutionForwardAlgorithm_v7", api.forward_algorithms, needs);
+  library.resolve("cudnnGetConvolutionForwardWorkspaceSize", api.forward_workspace, needs);
+  library.resolve("cudnnConvolutionForward", api.forward, needs);
+  library.resolve("cudnnBackendCreateDescriptor", api.backend_create, needs);
+  library.resolve("cudnnBackendDestroyDescriptor", api.backend_destroy, needs);
+  library.resolve("cudnnBackendSetAttribute", api.backend_set, needs);
+  library.resolve("cudnnBackendGetAttribute", api.backend_get, needs);
+  library.resolve("cudnnBackendFinalize", api.backend_finalize, needs);
+  library.resolve("cudnnBackendExecute", api.backend_execute, needs);
   return api;
 }
 

@@ -9,11 +9,8 @@ namespace roofline::cuda::detail {
 
 namespace {
 
-template <class Function>
-void resolve(const loaded_library &library, const char *name, Function &function) {
-  function = reinterpret_cast<Function>(
-      library.symbol(name, "measuring an all-reduce needs NCCL 2.13 or newer"));
-}
+/// What a missing function means.
+const char *const needs = "measuring an all-reduce needs NCCL 2.13 or newer";
 
 /// Loads NCCL and resolves what is used.
 nccl_api open_nccl() {
@@ -22,18 +19,18 @@ nccl_api open_nccl() {
                     "nvidia/nccl/lib"});
   nccl_api api;
   api.path = library.path;
-  resolve(library, "ncclGetVersion", api.get_version);
+  library.resolve("ncclGetVersion", api.get_version, needs);
   if (api.get_version(&api.version) != ncclSuccess)
     throw error("ncclGetVersion failed in " + api.path);
-  resolve(library, "ncclGetErrorString", api.get_error_string);
-  resolve(library, "ncclGetLastError", api.get_last_error);
-  resolve(library, "ncclCommInitAll", api.comm_init_all);
-  resolve(library, "ncclCommDestroy", api.comm_destroy);
-  resolve(library, "ncclCommAbort", api.comm_abort);
-  resolve(library, "ncclCommGetAsyncError", api.comm_get_async_error);
-  resolve(library, "ncclGroupStart", api.group_start);
-  resolve(library, "ncclGroupEnd", api.group_end);
-  resolve(library, "ncclAllReduce", api.all_reduce);
+  library.resolve("ncclGetErrorString", api.get_error_string, needs);
+  library.resolve("ncclGetLastError", api.get_last_error, needs);
+  library.resolve("ncclCommInitAll", api.comm_init_all, needs);
+  library.resolve("ncclCommDestroy", api.comm_destroy, needs);
+  library.resolve("ncclCommAbort", api.comm_abort, needs);
+  library.resolve("ncclCommGetAsyncError", api.comm_get_async_error, needs);
+  library.resolve("ncclGroupStart", api.group_start, needs);
+  library.resolve("ncclGroupEnd", api.group_end, needs);
+  library.resolve("ncclAllReduce", api.all_reduce, needs);
   return api;
 }
 

@@ -31,25 +31,22 @@ struct nvml_api {
   nvml_return (*reasons)(nvml_device_handle, unsigned long long *) = nullptr;
 };
 
-template <class Function>
-void resolve(const loaded_library &library, const char *name, Function &function) {
-  function = reinterpret_cast<Function>(
-      library.symbol(name, "reading the GPU's power needs the driver's NVML"));
-}
+/// What a missing function means.
+const char *const needs = "reading the GPU's power needs the driver's NVML";
 
 nvml_api open_nvml() {
   const loaded_library library = load_library(
       {"NVML", "reading the GPU's power", "ROOFLINE_NVML_LIBRARY", "libnvidia-ml.so.1", ""});
   nvml_api api;
   api.path = library.path;
-  resolve(library, "nvmlInit_v2", api.init);
-  resolve(library, "nvmlErrorString", api.error_string);
-  resolve(library, "nvmlDeviceGetHandleByPciBusId_v2", api.by_pci_bus_id);
-  resolve(library, "nvmlDeviceGetTotalEnergyConsumption", api.energy);
-  resolve(library, "nvmlDeviceGetPowerUsage", api.power);
-  resolve(library, "nvmlDeviceGetClockInfo", api.clock);
-  resolve(library, "nvmlDeviceGetEnforcedPowerLimit", api.limit);
-  resolve(library, "nvmlDeviceGetCurrentClocksEventReasons", api.reasons);
+  library.resolve("nvmlInit_v2", api.init, needs);
+  library.resolve("nvmlErrorString", api.error_string, needs);
+  library.resolve("nvmlDeviceGetHandleByPciBusId_v2", api.by_pci_bus_id, needs);
+  library.resolve("nvmlDeviceGetTotalEnergyConsumption", api.energy, needs);
+  library.resolve("nvmlDeviceGetPowerUsage", api.power, needs);
+  library.resolve("nvmlDeviceGetClockInfo", api.clock, needs);
+  library.resolve("nvmlDeviceGetEnforcedPowerLimit", api.limit, needs);
+  library.resolve("nvmlDeviceGetCurrentClocksEventReasons", api.reasons, needs);
   if (const nvml_return status = api.init(); status != 0)
     throw error(std::string("NVML did not initialise (") + api.error_string(status) + ") in " +
                 api.path);

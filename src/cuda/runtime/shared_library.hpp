@@ -26,6 +26,12 @@ struct loaded_library {
 
   /// The address of `name`; throws roofline::error naming the library and `why` when it lacks it.
   void *symbol(const char *name, const std::string &why) const;
+
+  /// `function` set to `name`'s address, as symbol() finds it.
+  template <class Function>
+  void resolve(const char *name, Function &function, const std::string &why) const {
+    function = reinterpret_cast<Function>(symbol(name, why));
+  }
 };
 
 /// Loads `search`'s library: the file $environment names when set (that one or none: falling
