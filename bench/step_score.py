@@ -70,12 +70,14 @@ def command(step, tool, glue):
     return None
 
 
-def predict(step, tool, gpu, glue):
+def predict(step, tool, gpu, glue, clock=None):
     args = command(step, tool, glue)
     if args is None:
         return None
     if glue and args[0].endswith(".json"):
         args += ["--glue", glue]
+    if clock:
+        args += ["--clock", clock]
     out = subprocess.run([tool, *args, "--gpu", gpu, "--format", "json"], check=True,
                          capture_output=True, text=True).stdout
     doc = json.loads(out)
@@ -113,6 +115,8 @@ def main():
     ap.add_argument("--gpu", default="h100-sxm5")
     ap.add_argument("--glue", default="eager",
                     help="eager (default: PyTorch eager is what step_check.py timed) or fused")
+    ap.add_argument("--clock", default=None,
+                    help="the tool's --clock (sustained, its default, or burst)")
     args = ap.parse_args()
     steps, seen = [], set()
     for s in json.load(open(args.steps)):  # a step timed twice (run 3 and 4): its first timing
@@ -122,12 +126,13 @@ def main():
     if not steps:
         sys.exit(f"{args.steps}: no step without an error to score")
     print(f"# {steps[0]['gpu']}: {args.steps}; tool --gpu {args.gpu}"
-          f"{' --glue ' + args.glue if args.glue else ''}; ms per step, measured / predicted")
+          f"{' --glue ' + args.glue if args.glue else ''}"
+          f"{' --clock ' + args.clock if args.clock else ''}; ms per step, measured / predicted")
     print("| step | measured as | step | GEMM + conv | attention | everything else |")
     print("| --- | --- | ---: | ---: | ---: | ---: |")
     errors = []
     for s in steps:
-        p = predict(s, args.tool, args.gpu, args.glue)
+        p = predict(s, args.tool, args.gpu, args.glue, args.clock)
         if p is None:
             continue
         total, how, cls = measured(s)
