@@ -265,7 +265,9 @@ constexpr row all_reduce_scalars[] = {
 
 // Energy and the power cap (power_model.hpp). An architecture with no power fit keeps 0 for the
 // energies: each is then taken from the datasheet (the limit's headroom over the unit's dense peak,
-// over DRAM's bandwidth: at its peak a unit draws just the limit), and the analysis says so.
+// over DRAM's bandwidth: at its peak a unit draws just the limit), and the analysis says so. The
+// idle share's and the burst's defaults are an H200's rounded (123-134 W of 700, a 58 ms burst:
+// bench/data/power/h200-micro-run{1,2}.json), not fitted on the GPU they are used for.
 constexpr row power_precision_group{
     parameter::energy_per_flop_pj,
     "energy_per_flop_pj",
