@@ -8,8 +8,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 source bench/common.sh
-wheel=$(python3 -c 'import nvidia.cudnn, os; print(os.path.join(list(nvidia.cudnn.__path__)[0], "lib", "libcudnn.so.9"))' 2>/dev/null)
-[ -f "$wheel" ] && export ROOFLINE_CUDNN_LIBRARY="$wheel"
+use_torch_cudnn
 nvidia-smi --query-gpu=name --format=csv,noheader | tee "$out/gpu.txt"
 status=0
 i=0

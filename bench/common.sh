@@ -12,6 +12,14 @@ export ROOFLINE_CACHE_DIR="$out/cache"
 log="$out/log.txt"
 step() { echo "=== $* ($(date -u +%H:%M:%S))" | tee -a "$log"; }
 
+# The cuDNN that PyTorch loads (its pip wheel), for the tool too, unless one is chosen already.
+use_torch_cudnn() {
+  local wheel
+  if [ -n "${ROOFLINE_CUDNN_LIBRARY:-}" ]; then return; fi
+  wheel=$(python3 -c 'import nvidia.cudnn, os; print(os.path.join(list(nvidia.cudnn.__path__)[0], "lib", "libcudnn.so.9"))' 2>/dev/null)
+  if [ -f "$wheel" ]; then export ROOFLINE_CUDNN_LIBRARY="$wheel"; fi
+}
+
 # The NCCL that PyTorch loads (its pip wheel), for the tool too: both then run one library.
 use_torch_nccl() {
   local wheel

@@ -16,11 +16,7 @@ cd "$(dirname "$0")/.." || exit 2
 source bench/common.sh
 status=0
 
-# The cuDNN PyTorch loads, for the tool too (when the pip wheel is there and none is chosen).
-if [ -z "${ROOFLINE_CUDNN_LIBRARY:-}" ]; then
-  wheel=$(python3 -c 'import nvidia.cudnn, os; print(os.path.join(list(nvidia.cudnn.__path__)[0], "lib", "libcudnn.so.9"))' 2>/dev/null)
-  if [ -f "$wheel" ]; then export ROOFLINE_CUDNN_LIBRARY="$wheel"; fi
-fi
+use_torch_cudnn
 echo "ROOFLINE_CUDNN_LIBRARY=${ROOFLINE_CUDNN_LIBRARY:-(loader search)}" | tee -a "$log"
 
 step "GPU tests (label gpu): the new ops first"

@@ -146,6 +146,9 @@ void add_model_options(CLI::App &command, model_choice &model, measure_choice &m
       ->excludes(cold);
   command.add_flag("--no-counters", measuring.no_counters,
                    "with --measure: event timing only, no CUPTI counters");
+  command.add_flag("--no-power", measuring.no_power,
+                   "with --measure: do not hold each op at the power limit (NVML: its energy per "
+                   "call and sustained time; about 1 s an op)");
   command.add_option("--devices", measuring.devices,
                      "with --measure: `all`, every local GPU at once (a sharded network's "
                      "GEMMs on each, its all-reduces run for real; counters off)");

@@ -229,6 +229,9 @@ pipeline_options pipeline_options_of(const measure_choice &choice) {
   measuring.engine = *engine;
   measuring.counters = !choice.no_counters;
   measuring.rounds = 3; // a spell of a slower host moves one round, not the result
+  // Half a second to settle, half a second read: past the power controller's settling (tens of
+  // ms), long enough for NVML's energy counter to resolve a few percent.
+  measuring.held_s = choice.no_power ? 0 : 0.5;
   measuring.progress = show_op_progress;
   measuring.every_gpu = choice.devices == "all";
   options.measure = measuring;

@@ -65,6 +65,7 @@ struct measure_choice {
   std::string engine = "cublas";
   bool cold_l2 = false, warm_l2 = false;
   bool no_counters = false;
+  bool no_power = false; ///< no op held at the power limit
   std::string devices; ///< "all": every local GPU at once
 };
 

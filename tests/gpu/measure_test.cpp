@@ -7,6 +7,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 using namespace roofline;
 
 namespace {
@@ -131,4 +133,40 @@ TEST_CASE("the pipeline measures through the layer: every GEMM, and both GEMMs o
   CHECK(r.measured_padding[0]->time_s > 0);
   CHECK(r.measured_padding[0]->padded_time_s > 0);
   MESSAGE("512×50257×768 fp16: measured padding speedup ×" << r.measured_padding[0]->speedup());
+}
+
+TEST_CASE("ops held at the power limit (NVML): a reading per op in its first round, or a note "
+          "that says why none") {
+  measure_options options;
+  options.counters = false;
+  options.time_budget_s = 0.005;
+  options.rounds = 2;
+  options.held_s = 0.2;
+  const std::vector<op> ops = two_gemms();
+  const measurements r = cuda::measure(ops, options);
+  REQUIRE(r.ops.size() == ops.size());
+  const bool unreadable = std::any_of(r.notes.begin(), r.notes.end(), [](const std::string &n) {
+    return n.find("not held at the power limit") != std::string::npos;
+  });
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    CAPTURE(ops[i].layer);
+    REQUIRE(r.ops[i]);
+    const measurement &m = *r.ops[i];
+    INFO("note: " << m.note);
+    REQUIRE(m.status == measurement_status::measured);
+    if (unreadable) {
+      CHECK_FALSE(m.held);
+      continue;
+    }
+    REQUIRE(m.held);
+    CHECK(m.held->time_s > 0);
+    CHECK(m.held->energy_j > 0);
+    CHECK(m.held->power_w > 0);
+    CHECK(m.held->sm_clock_hz > 1e8);
+    // Held calls run the same kernels as the replays: no faster than a tenth of the burst time.
+    CHECK(m.held->time_s > 0.1 * m.device_time_s);
+  }
+  options.held_s = 0;
+  const measurements plain = cuda::measure(ops, options);
+  CHECK_FALSE(plain.ops[0]->held);
 }

@@ -409,21 +409,37 @@ TEST_CASE("CSV has the device time and host floor columns") {
   }
 }
 
-TEST_CASE("an interrupted measurement: complete false in JSON, the op not reached marked, what was "
-          "measured kept; complete true otherwise") {
+namespace {
+
+/// Two 1024² linear layers at batch 64 analysed on an H100.
+analysis two_linear_layers() {
   const network net = parse_network("name: two\nbatch: 64\nlayers:\n"
                                     "  - {name: first, type: linear, in: 1024, out: 1024}\n"
                                     "  - {name: second, type: linear, in: 1024, out: 1024}\n",
                                     "two.yaml");
   const gpu_spec *h100 = spec_catalog::builtin().find("h100");
   REQUIRE(h100 != nullptr);
-  const analysis a = analyze(net, perf_model(*h100), "--gpu h100");
+  analysis a = analyze(net, perf_model(*h100), "--gpu h100");
   REQUIRE(a.ops.size() == 2);
-  measurement first;
-  first.engine = "cublas";
-  first.time_s = first.min_time_s = first.max_time_s = 20e-6;
-  first.device_time_s = first.device_min_time_s = first.device_max_time_s = 18e-6;
-  first.samples = 5;
+  return a;
+}
+
+/// A GEMM measured by cuBLAS: 20 µs eager, 18 µs replayed.
+measurement one_gemm_measured() {
+  measurement m;
+  m.engine = "cublas";
+  m.time_s = m.min_time_s = m.max_time_s = 20e-6;
+  m.device_time_s = m.device_min_time_s = m.device_max_time_s = 18e-6;
+  m.samples = 5;
+  return m;
+}
+
+} // namespace
+
+TEST_CASE("an interrupted measurement: complete false in JSON, the op not reached marked, what was "
+          "measured kept; complete true otherwise") {
+  const analysis a = two_linear_layers();
+  const measurement first = one_gemm_measured();
   measurements stopped;
   stopped.ops = {first, not_reached("cublas")};
   stopped.notes = {"interrupted: stopped after 1 of 2 GEMMs, the others are marked not measured"};
@@ -479,4 +495,37 @@ TEST_CASE("a measured op's note shows beside its status in the table") {
   CHECK(contains(written(r, output_format::table), "ok: hardware counters not read: CUPTI error"));
   CHECK(json::parse(written(r, output_format::json)).at("ops")[0].at("measured").at("note") ==
         "hardware counters not read: CUPTI error");
+}
+
+TEST_CASE("an op held at the power limit: its sustained time and energy in JSON, the CSV and the "
+          "totals, beside the step's prediction; null where not held") {
+  const analysis a = two_linear_layers();
+  const measurement burst = one_gemm_measured();
+  measurement held = burst;
+  held.held = held_reading{21e-6, 0.0125, 595, 1.5e9, "sw power cap"};
+  measurements run;
+  run.ops = {held, burst};
+  const report r = assemble_report(a, std::nullopt, run);
+
+  const json doc = json::parse(written(r, output_format::json));
+  const json &reading = doc.at("ops")[0].at("measured").at("held");
+  CHECK(reading.at("time_us").get<double>() == doctest::Approx(21));
+  CHECK(reading.at("energy_j").get<double>() == doctest::Approx(0.0125));
+  CHECK(reading.at("power_w").get<double>() == doctest::Approx(595));
+  CHECK(reading.at("sm_clock_hz").get<double>() == doctest::Approx(1.5e9));
+  CHECK(reading.at("throttle") == "sw power cap");
+  CHECK(doc.at("ops")[1].at("measured").at("held").is_null());
+
+  REQUIRE(r.measured_sums);
+  CHECK(r.measured_sums->held == 1);
+  CHECK(r.measured_sums->held_time_s == doctest::Approx(21e-6));
+  CHECK(r.measured_sums->held_energy_j == doctest::Approx(0.0125));
+  CHECK(r.measured_sums->predicted_energy_of_held_j == doctest::Approx(a.ops[0].energy_j));
+  CHECK(contains(written(r, output_format::table), "1 op held at the power"));
+
+  const std::string csv = written(r, output_format::csv);
+  const std::string header = csv.substr(0, csv.find('\n'));
+  CHECK(contains(header, "measured_held_time_us"));
+  CHECK(contains(header, "measured_held_energy_j"));
+  CHECK(contains(header, "measured_predicted_energy_j"));
 }

@@ -31,6 +31,17 @@ struct counter_readings {
   int passes = 0; ///< replay passes the counters needed
 };
 
+/// One op's calls held back to back at the board's power limit (measure_options::held_s),
+/// read through NVML once the power controller had settled: what the op costs sustained, beside
+/// its burst from idle (measurement::device_time_s).
+struct held_reading {
+  double time_s = 0;   ///< GPU time per call, sustained
+  double energy_j = 0; ///< the board's energy per call (NVML's counter), idle draw included
+  double power_w = 0;  ///< the board's average draw over the window
+  double sm_clock_hz = 0;
+  std::string throttle; ///< why the clock was below its maximum, in words; "" for no reason
+};
+
 /// What running one op on the GPU showed.
 struct measurement {
   /// "cublas", "naive", "tiled", "tensorcore" (GEMMs), "cudnn" (convolutions, fused attention),
@@ -58,6 +69,9 @@ struct measurement {
   /// call, with counters or kernel tracing), seconds; 0: not traced. A cross-check on
   /// device_time_s, which it should approach for calls longer than a few launch gaps.
   double kernel_time_s = 0;
+  /// Held at the power limit (NVML); nullopt where not asked, not readable (the run's notes say
+  /// why) or the op was not measured.
+  std::optional<held_reading> held;
 };
 
 /// What measuring a list of ops showed: one entry per op, in order (nullopt for ops the run did
@@ -130,6 +144,10 @@ struct measure_options {
   /// Times every op this many times, in rounds over all ops, and keeps the median round (checked
   /// and counted in the first): a spell of a slower host moves one round, not the result.
   int rounds = 1;
+  /// Each op's calls, in its first round, held back to back this long past a warm-up of as long
+  /// again and read through NVML (measurement::held); 0: not held. Where NVML cannot be read, no
+  /// op is held and measurements::notes says why.
+  double held_s = 0;
   progress_callback progress; ///< called before each op
   /// Asked before each op; once true, no op is started any more: the ops not reached are marked
   /// skipped (not_reached()) and measurements::complete is false. Empty: never stops.

@@ -31,6 +31,11 @@ struct measured_totals {
   /// ran): measured and predicted device time and their roofline bound.
   double device_time_s = 0, predicted_device_time_s = 0, roofline_of_device_s = 0;
   bool cold_l2 = false; ///< operands were rotated through buffers larger than L2
+  /// Of the ops held at the power limit (measurement::held): how many, their sustained time and
+  /// energy per step, and what the analysis predicted of them in the step.
+  int held = 0;
+  double held_time_s = 0, held_energy_j = 0;
+  double predicted_time_of_held_s = 0, predicted_energy_of_held_j = 0;
 };
 
 /// One GPU's share of a tensor-parallel step measured on every GPU at once (--devices all):

@@ -95,6 +95,13 @@ report assemble_report(analysis a, std::optional<roofline::advice> advice,
         t.roofline_of_device_s += p.roofline_time_s * runs;
       }
       t.cold_l2 = t.cold_l2 || m->cold_l2;
+      if (m->held) {
+        ++t.held;
+        t.held_time_s += m->held->time_s * runs;
+        t.held_energy_j += m->held->energy_j * runs;
+        t.predicted_time_of_held_s += p.device_time_s * runs;
+        t.predicted_energy_of_held_j += a.ops[i].energy_j * runs;
+      }
     }
     r.measured_sums = t;
   }

@@ -182,6 +182,9 @@ text_table measured_table(const report &r) {
                    {"pred. device", "predicted_device_time_us"},
                    {"device", "device_time_us"},
                    {"kernels µs", "kernel_time_us"},
+                   {"held", "held_time_us"},
+                   {"pred. J", "predicted_energy_j"},
+                   {"held J", "held_energy_j"},
                    {"spread", "spread"},
                    {"% roof", "roofline_fraction"},
                    {"TFLOP/s", "achieved_flop_per_s"},
@@ -200,6 +203,7 @@ text_table measured_table(const report &r) {
     const measurement &m = *measured;
     const bool ok = m.status == measurement_status::measured;
     const bool device = ok && m.device_time_s > 0;
+    const bool held = ok && m.held;
     const auto dram = measured_dram_bytes(m);
     const auto dram_rate = measured_dram_bytes_per_s(m);
     std::string kernels;
@@ -223,6 +227,9 @@ text_table measured_table(const report &r) {
          device ? raw(m.device_time_s * 1e6) : std::string{}},
         {ok && m.kernel_time_s > 0 ? duration(m.kernel_time_s) : "—",
          ok && m.kernel_time_s > 0 ? raw(m.kernel_time_s * 1e6) : std::string{}},
+        {held ? duration(m.held->time_s) : "—", held ? raw(m.held->time_s * 1e6) : std::string{}},
+        {significant(entry.energy_j), raw(entry.energy_j)},
+        {held ? significant(m.held->energy_j) : "—", held ? raw(m.held->energy_j) : std::string{}},
         {ok ? percent(spread) : "—", ok ? raw(spread) : std::string{}},
         {ok ? percent(roofline_fraction(entry.prediction, m)) : "—",
          ok ? raw(roofline_fraction(entry.prediction, m)) : std::string{}},
@@ -267,7 +274,7 @@ std::string measured_line(const measured_totals &t) {
   return fmt::format(
       "measured: {} ops{}, {} per step eager (predicted {}), {} replayed from a CUDA graph "
       "(predicted device time {}); the roofline bound is {} (of the replayed ops: {} of their "
-      "device time){}",
+      "device time){}{}",
       t.ops,
       t.skipped + t.failed > 0
           ? fmt::format(" ({} skipped, {} failed: their notes say why)", t.skipped, t.failed)
@@ -276,7 +283,14 @@ std::string measured_line(const measured_totals &t) {
       t.device_time_s > 0 ? duration(t.device_time_s) : "—", duration(t.predicted_device_time_s),
       duration(t.roofline_time_s),
       t.device_time_s > 0 ? percent(t.roofline_of_device_s / t.device_time_s) : "—",
-      t.cold_l2 ? ", cold L2" : "");
+      t.cold_l2 ? ", cold L2" : "",
+      t.held > 0
+          ? fmt::format("; {} op{} held at the power limit one at a time: {} and {} J per step "
+                        "(predicted in the step: {} and {} J)",
+                        t.held, t.held == 1 ? "" : "s", duration(t.held_time_s),
+                        significant(t.held_energy_j), duration(t.predicted_time_of_held_s),
+                        significant(t.predicted_energy_of_held_j))
+          : std::string());
 }
 
 std::string shape_text(const gemm_shape &s) {
@@ -674,6 +688,18 @@ void write_measurement(json_writer &w, const op &o, const prediction &p, const m
   w.field("device_min_time_us", when(device, m.device_min_time_s * 1e6));
   w.field("device_max_time_us", when(device, m.device_max_time_s * 1e6));
   w.field("kernel_time_us", when(m.kernel_time_s > 0, m.kernel_time_s * 1e6));
+  w.key("held");
+  if (ok && m.held) {
+    w.begin_object();
+    w.field("time_us", m.held->time_s * 1e6);
+    w.field("energy_j", m.held->energy_j);
+    w.field("power_w", m.held->power_w);
+    w.field("sm_clock_hz", m.held->sm_clock_hz);
+    w.field("throttle", m.held->throttle);
+    w.end_object();
+  } else {
+    w.null();
+  }
   w.field("samples", m.samples);
   w.field("cold_l2", m.cold_l2);
   w.field("relative_error", when(ok, m.relative_error));

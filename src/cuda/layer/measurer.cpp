@@ -9,6 +9,7 @@
 #include "fault_injection.hpp"
 #include "gemm_call.hpp"
 #include "gpu_threads.hpp"
+#include "held_run.hpp"
 #include "kernel_trace.hpp"
 #include "kernels.hpp"
 #include "memory_op_call.hpp"
@@ -31,6 +32,7 @@
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <utility>
 
@@ -68,6 +70,15 @@ public:
       m_scrub_sink = device_buffer(sizeof(unsigned));
       ROOFLINE_CUDA_CHECK(kernels::fill_random(m_scrub.get(), m_scrub.bytes() / 4,
                                                element_type::f32, 99, 1.0f, m_stream.get()));
+    }
+    if (options.held_s > 0) {
+      try {
+        m_nvml.emplace(options.device);
+      } catch (const std::exception &e) {
+        m_notes.push_back(std::string("ops not held at the power limit (no energy per call, no "
+                                      "sustained time): ") +
+                          e.what());
+      }
     }
   }
   ~runner() {
@@ -274,7 +285,7 @@ private:
         sets > 1 ? static_cast<int>((static_cast<std::size_t>(per_sample) + sets - 1) / sets * sets)
                  : per_sample;
     const int replays = std::clamp(samples * per_sample / replayed_calls, 5, samples);
-    time_device(m, replayed_calls, replays, one_call);
+    time_device(m, replayed_calls, replays, one_call, reach != scope::timing_only);
 
     if (reach == scope::timing_only)
       return;
@@ -344,22 +355,48 @@ private:
   /// Times `calls` back-to-back calls of `one_call`, captured into a CUDA graph, replayed `replays`
   /// times (after one warm-up replay), into m.device_time_s and its extremes. When the calls
   /// cannot be captured (an engine that allocates or synchronizes), device_time_s stays 0, m.note
-  /// says why, and the op counts as measured all the same: its eager time stands.
-  void time_device(measurement &m, int calls, int replays, const std::function<void()> &one_call) {
+  /// says why, and the op counts as measured all the same: its eager time stands. With `held`,
+  /// then holds the calls at the power limit (hold_at_limit).
+  void time_device(measurement &m, int calls, int replays, const std::function<void()> &one_call,
+                   bool held) {
+    std::optional<detail::captured_work> work;
     try {
-      const detail::captured_work work(m_stream.get(), [&] {
+      work.emplace(m_stream.get(), [&] {
         for (int i = 0; i < calls; ++i)
           one_call();
       });
       const detail::run_timing timing =
-          detail::time_runs(m_stream.get(), 1, replays, [&] { work.launch(m_stream.get()); });
+          detail::time_runs(m_stream.get(), 1, replays, [&] { work->launch(m_stream.get()); });
       m.device_time_s = timing.median_s / calls;
       m.device_min_time_s = timing.min_s / calls;
       m.device_max_time_s = timing.max_s / calls;
     } catch (const std::exception &e) {
       cudaGetLastError(); // the capture's error must not fail the op's next CUDA call
+      work.reset();
       m.device_time_s = m.device_min_time_s = m.device_max_time_s = 0;
       add_note(m.note, std::string(device_time_missing) + e.what());
+    }
+    if (held && m_nvml) {
+      if (work)
+        hold_at_limit(
+            m, [&] { work->launch(m_stream.get()); }, calls);
+      else
+        hold_at_limit(m, one_call, 1);
+    }
+  }
+
+  /// Holds `launch` (`calls` calls of the op each) back to back at the power limit into m.held;
+  /// a failure costs the op its held reading, which its note says, not its times.
+  void hold_at_limit(measurement &m, const std::function<void()> &launch, int calls) {
+    try {
+      const double guess_s = m.device_time_s > 0 ? m.device_time_s : m.time_s;
+      const detail::held_run run = detail::hold(*m_nvml, m_stream.get(), guess_s, launch,
+                                                {m_options.held_s, m_options.held_s}, calls);
+      m.held = held_reading{run.call_s, run.energy_per_call_j, run.power_w, run.sm_clock_mhz * 1e6,
+                            run.throttle};
+    } catch (const std::exception &e) {
+      cudaGetLastError();
+      add_note(m.note, std::string("not held at the power limit: ") + e.what());
     }
   }
 
@@ -377,6 +414,7 @@ private:
   std::unique_ptr<detail::cudnn_handle> m_cudnn; ///< made for the first convolution or attention
   std::string m_cudnn_missing;      ///< why cuDNN cannot run here; empty: not known yet
   std::vector<std::string> m_notes; ///< for the whole run, raised while measuring an op
+  std::optional<detail::nvml_device> m_nvml; ///< where ops are held and NVML can be read
 };
 
 /// Whether measure() runs `o` on one GPU: every op but the all-reduces, which need all of them.

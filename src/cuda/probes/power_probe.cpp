@@ -2,6 +2,7 @@
 #include "power_probe.hpp"
 
 #include "event_timer.hpp"
+#include "held_run.hpp"
 #include "kernels.hpp"
 #include "nvml_library.hpp"
 #include "roofline/common/error.hpp"
@@ -22,64 +23,6 @@ namespace roofline::cuda::detail {
 namespace {
 
 using clock_type = std::chrono::steady_clock;
-
-double seconds_since(clock_type::time_point start) {
-  return std::chrono::duration<double>(clock_type::now() - start).count();
-}
-
-/// Back-to-back calls of `one_call` over a window, after a warm-up long enough for the power
-/// controller to settle: the GPU's time per call (events), and the board's energy and draw
-/// across the window (NVML's counter).
-struct held_run {
-  double call_s = 0, energy_per_call_j = 0, power_w = 0;
-  unsigned sm_clock_mhz = 0;
-  std::string throttle;
-};
-
-template <class Call>
-held_run hold(const nvml_device &nvml, cudaStream_t stream, double call_guess_s, Call &&one_call) {
-  constexpr double warm_s = 2.0, window_s = 2.0;
-  // Batches of ~20 ms, the host at most two batches ahead of the GPU.
-  const int batch = std::max(1, static_cast<int>(0.02 / std::max(call_guess_s, 1e-7)));
-  const auto run_for = [&](double seconds, long long *calls) {
-    event ahead[2];
-    const clock_type::time_point start = clock_type::now();
-    for (int turn = 0; seconds_since(start) < seconds; ++turn) {
-      for (int i = 0; i < batch; ++i)
-        one_call();
-      if (calls)
-        *calls += batch;
-      event &marker = ahead[turn % 2];
-      ROOFLINE_CUDA_CHECK(cudaEventSynchronize(marker.get())); // the batch before last
-      ROOFLINE_CUDA_CHECK(cudaEventRecord(marker.get(), stream));
-    }
-  };
-  run_for(warm_s, nullptr);
-  ROOFLINE_CUDA_CHECK(cudaStreamSynchronize(stream));
-  const event begin, end;
-  long long calls = 0;
-  const double e0 = nvml.energy_j();
-  const clock_type::time_point t0 = clock_type::now();
-  ROOFLINE_CUDA_CHECK(cudaEventRecord(begin.get(), stream));
-  run_for(window_s, &calls);
-  ROOFLINE_CUDA_CHECK(cudaEventRecord(end.get(), stream));
-  ROOFLINE_CUDA_CHECK(cudaEventSynchronize(end.get()));
-  held_run run;
-  run.sm_clock_mhz = nvml.sm_clock_mhz();
-  run.throttle = nvml.throttle_reasons();
-  const double e1 = nvml.energy_j(), wall_s = seconds_since(t0);
-  float gpu_ms = 0;
-  ROOFLINE_CUDA_CHECK(cudaEventElapsedTime(&gpu_ms, begin.get(), end.get()));
-  run.call_s = gpu_ms * 1e-3 / static_cast<double>(calls);
-  run.energy_per_call_j = (e1 - e0) / static_cast<double>(calls);
-  run.power_w = (e1 - e0) / wall_s;
-  return run;
-}
-
-std::string held_text(const held_run &run) {
-  return fmt::format("{:.0f} W, SM clock {} MHz{}", run.power_w, run.sm_clock_mhz,
-                     run.throttle.empty() ? "" : " (" + run.throttle + ")");
-}
 
 } // namespace
 
