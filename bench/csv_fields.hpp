@@ -53,6 +53,10 @@ public:
     std::getline(m_in, line);
     m_header = csv_fields(line);
   }
+  /// Whether the header has a column `name`.
+  bool has_column(const std::string &name) const {
+    return std::find(m_header.begin(), m_header.end(), name) != m_header.end();
+  }
   /// The index of the column `name`; throws naming the file when it has none.
   std::size_t column(const std::string &name) const {
     const auto at = std::find(m_header.begin(), m_header.end(), name);

@@ -24,6 +24,7 @@
 
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,23 +64,59 @@ const std::map<std::string, std::pair<memory_op_kind, std::string>> &modelled() 
   return ops;
 }
 
+/// The in-step sweep's op names (bench/memop_instep.py): all contiguous; `copy` is its
+/// transposed copy of attention-shaped heads, as the tool's copy kind.
+const std::map<std::string, memory_op_kind> &modelled_in_step() {
+  static const std::map<std::string, memory_op_kind> ops{
+      {"relu", memory_op_kind::relu},         {"gelu", memory_op_kind::gelu},
+      {"silu", memory_op_kind::silu},         {"add", memory_op_kind::add},
+      {"mul", memory_op_kind::mul},           {"layer_norm", memory_op_kind::layernorm},
+      {"rms_norm", memory_op_kind::rmsnorm},  {"softmax", memory_op_kind::softmax},
+      {"copy", memory_op_kind::copy},
+  };
+  return ops;
+}
+
+/// The row-wise kinds, whose rows the in-step sweep gives.
+bool row_wise(memory_op_kind kind) {
+  return kind == memory_op_kind::layernorm || kind == memory_op_kind::rmsnorm ||
+         kind == memory_op_kind::softmax;
+}
+
+/// Rows of bench/sweep_kernels.py's memops.csv (back to back on the same buffers), or of
+/// bench/memop_instep.py's memops-instep.csv: its `producer` rows only (each call behind a kernel
+/// that writes its input, as in a step), with their rows for the row-wise kinds.
 std::vector<sample> read_samples(const std::string &file, bool fitting) {
-  bench::csv_file csv(file, "bench/sweep_kernels.py's memops.csv");
+  bench::csv_file csv(file, "bench/sweep_kernels.py's memops.csv or bench/memop_instep.py's "
+                            "memops-instep.csv");
+  const bool in_step = csv.has_column("cache");
   const std::size_t c_op = csv.column("op"), c_bytes = csv.column("bytes"),
                     c_time = csv.column("time_us"), c_split = csv.column("split"),
-                    c_layout = csv.column("layout"), c_timing = csv.column("timing");
+                    c_timing = csv.column("timing");
+  const std::size_t c_layout = in_step ? 0 : csv.column("layout");
+  const std::size_t c_cache = in_step ? csv.column("cache") : 0;
+  const std::size_t c_rows = in_step ? csv.column("rows") : 0;
   std::vector<sample> samples;
   for (std::vector<std::string> f; csv.next(f);) {
-    const auto op = modelled().find(f[c_op]);
-    if (op == modelled().end() || f[c_layout] != op->second.second || f[c_timing] != "graph")
+    std::optional<memory_op_kind> kind;
+    if (in_step) {
+      const auto op = modelled_in_step().find(f[c_op]);
+      if (op != modelled_in_step().end() && f[c_cache] == "producer")
+        kind = op->second;
+    } else if (const auto op = modelled().find(f[c_op]);
+               op != modelled().end() && f[c_layout] == op->second.second) {
+      kind = op->second.first;
+    }
+    if (!kind || f[c_timing] != "graph")
       continue;
     const std::optional<double> time_us = bench::positive_time(f[c_time]);
     if (!time_us)
       continue;
     sample x;
-    x.kind = std::string(to_string(op->second.first));
+    x.kind = std::string(to_string(*kind));
     x.fit = fitting && f[c_split] == "fit";
-    x.timed = {op->second.first, std::stoll(f[c_bytes]), *time_us * 1e-6};
+    x.timed = {*kind, std::stoll(f[c_bytes]),
+               in_step && row_wise(*kind) ? std::stoll(f[c_rows]) : 0, *time_us * 1e-6};
     samples.push_back(x);
   }
   return samples;

@@ -84,3 +84,25 @@ TEST_CASE(
   // their floor and stream their own tensors.
   CHECK(unfused_time_s(rmsnorm, 1024, 2, h100(), p) > 8 * 1.5e-6);
 }
+
+TEST_CASE("a row-wise kernel: each row costs memory_row_s beyond its bytes, and few long rows "
+          "take at least one row's bytes at memory_row_bytes_per_s") {
+  model_parameters p = with(memory_op_kind::layernorm, 3e-6, 0.5);
+  const auto big = static_cast<std::int64_t>(4 * h100().l2_bytes);
+  const double streamed = static_cast<double>(big) / (0.5 * h100().dram_bytes_per_s);
+  // No row terms (their defaults): rows change nothing.
+  CHECK(memory_op_time_s(memory_op_kind::layernorm, big, h100(), p, 1000) ==
+        doctest::Approx(3e-6 + streamed));
+  p.set(memory_parameter_at(parameter::memory_row_s, memory_op_kind::layernorm), 1e-9);
+  p.set(memory_parameter_at(parameter::memory_row_bytes_per_s, memory_op_kind::layernorm), 2e9);
+  // Many short rows: the rows' cost adds to the bytes'.
+  const std::int64_t narrow_rows = big / 256;
+  CHECK(memory_op_time_s(memory_op_kind::layernorm, big, h100(), p, narrow_rows) ==
+        doctest::Approx(3e-6 + streamed + static_cast<double>(narrow_rows) * 1e-9));
+  // Eight rows of a 4-L2 tensor: one row's bytes at 2 GB/s bind (a block each, the GPU idle).
+  CHECK(memory_op_time_s(memory_op_kind::layernorm, big, h100(), p, 8) ==
+        doctest::Approx(3e-6 + static_cast<double>(big) / 8 / 2e9));
+  // Rows unknown (0): the kernel as it was.
+  CHECK(memory_op_time_s(memory_op_kind::layernorm, big, h100(), p) ==
+        doctest::Approx(3e-6 + streamed));
+}

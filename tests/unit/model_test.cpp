@@ -611,3 +611,26 @@ TEST_CASE("in a step whose data comes from DRAM (operands cold), no op is predic
   }
   CHECK(relus > 0);
 }
+
+TEST_CASE("in a step that fits in L2, a memory-bound op faster than DRAM allows is held against "
+          "the L2 roof, and none is below its bound") {
+  const network net = parse_network("name: small\nbatch: 4096\nlayers:\n"
+                                    "  - {name: fc, type: linear, in: 1024, out: 1024}\n"
+                                    "  - {name: act, type: relu}\n"
+                                    "  - {name: norm, type: layernorm}\n",
+                                    "small.yaml");
+  const gpu_spec h100 = *spec_catalog::builtin().find("h100");
+  const analysis a = analyze(net, perf_model(h100), "test");
+  REQUIRE(a.model.options().operand_cache.value_or(cache_state::warm) == cache_state::warm);
+  int on_l2 = 0;
+  for (const analysed_op &e : a.ops) {
+    CAPTURE(e.op.layer);
+    CHECK(e.prediction.device_time_s >= e.prediction.roofline_time_s * (1 - 1e-12));
+    if (!e.prediction.l2_roof)
+      continue;
+    ++on_l2;
+    CHECK(e.prediction.device_time_s <
+          static_cast<double>(e.op.bytes) / h100.dram_bytes_per_s); // beats DRAM: from L2
+  }
+  CHECK(on_l2 > 0);
+}

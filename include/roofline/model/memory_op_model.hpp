@@ -17,9 +17,12 @@ double memory_bytes_per_s(std::int64_t bytes, const gpu_spec &gpu, const model_p
 
 /// Device time of one memory-bound kernel of `kind` moving `bytes` (its minimum traffic: inputs
 /// read, output written once) on `gpu` (the model's basis: model_basis()): its floor
-/// (`memory_floor_s`) plus its bytes at `memory_efficiency` of memory_bytes_per_s().
+/// (`memory_floor_s`) plus its bytes at `memory_efficiency` of memory_bytes_per_s(); a row-wise
+/// kernel over `rows` rows (0: not row-wise) `memory_row_s` more a row, and at least its floor
+/// plus one row's bytes at `memory_row_bytes_per_s` (few long rows: a block each, the rest of the
+/// GPU idle).
 double memory_op_time_s(memory_op_kind kind, std::int64_t bytes, const gpu_spec &gpu,
-                        const model_parameters &params);
+                        const model_parameters &params, std::int64_t rows = 0);
 
 /// Device time of an op run unfused (memory_layer::unfused) over `elements` elements of
 /// `activation_bytes` each: its kernels one after the other, each an elementwise kernel (`mul`'s

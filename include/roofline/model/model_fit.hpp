@@ -47,6 +47,7 @@ struct timed_attention {
 struct timed_memory_op {
   memory_op_kind kind = memory_op_kind::relu;
   std::int64_t bytes = 0;
+  std::int64_t rows = 0; ///< a row-wise kernel's rows (memory_op_time_s); 0: not known
   double time_s = 0; ///< device time: back-to-back calls replayed from a CUDA graph
 };
 

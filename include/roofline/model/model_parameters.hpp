@@ -74,7 +74,9 @@ enum class parameter : int {
   attention_decode_max_group,
   memory_floor_s,
   memory_efficiency = memory_floor_s + memory_op_kind_count,
-  conv_slowdown = memory_efficiency + memory_op_kind_count,
+  memory_row_s = memory_efficiency + memory_op_kind_count,
+  memory_row_bytes_per_s = memory_row_s + memory_op_kind_count,
+  conv_slowdown = memory_row_bytes_per_s + memory_op_kind_count,
   conv_data_grad_slowdown = conv_slowdown + conv_gemm_variant_count,
   conv_weight_grad_slowdown = conv_data_grad_slowdown + conv_gemm_variant_count,
   conv_overhead_s = conv_weight_grad_slowdown + conv_gemm_variant_count,
@@ -107,7 +109,8 @@ parameter attention_efficiency_at(int head_dim, parameter group = parameter::att
 /// (one of all_reduce_gpu_counts). Throws std::out_of_range for another count.
 parameter all_reduce_parameter_at(parameter group, int gpus);
 
-/// The slot of `group`'s value (memory_floor_s or memory_efficiency) for memory ops of `kind`.
+/// The slot of `group`'s value (memory_floor_s, memory_efficiency, memory_row_s or
+/// memory_row_bytes_per_s) for memory ops of `kind`.
 parameter memory_parameter_at(parameter group, memory_op_kind kind);
 
 /// The slot of `group`'s value (conv_slowdown, conv_data_grad_slowdown or

@@ -69,6 +69,10 @@ struct prediction {
   time_range range;
 
   double roofline_time_s = 0; ///< per run: max(FLOPs / peak, bytes / bandwidth), a lower bound
+  /// The bandwidth roofline_time_s holds the bytes against: DRAM's, or L2's for a memory-bound
+  /// op whose tensors a step leaves in L2 (the whole step moves less than L2 holds, and the op's
+  /// fitted time beats DRAM's bound).
+  bool l2_roof = false;
   double peak_flop_per_s = 0; ///< the roof of the unit that runs the op
   bool sparse_peak = false;   ///< that roof is a 2:4-sparse figure
   double ridge_intensity = 0; ///< peak / DRAM bandwidth (FLOP/byte)
@@ -125,6 +129,9 @@ private:
   /// compute()'s prediction with its intervals (device_range, range).
   prediction with_interval(prediction p, const op &o) const;
   prediction all_reduce(const op &o, reasons why) const;
+  /// A memory-bound op as its kernel runs, into compute()'s `result` (its roofline placed): its
+  /// device time, host floor and, where the step leaves its tensors in L2, the L2 roof.
+  void place_memory_op(const op &o, reasons why, prediction &result) const;
 
   gpu_spec m_spec;
   gpu_spec m_basis; ///< model_basis(m_spec): the numbers the GEMM model's parameters go with

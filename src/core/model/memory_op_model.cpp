@@ -17,11 +17,18 @@ double memory_bytes_per_s(std::int64_t bytes, const gpu_spec &gpu, const model_p
 }
 
 double memory_op_time_s(memory_op_kind kind, std::int64_t bytes, const gpu_spec &gpu,
-                        const model_parameters &params) {
-  return params[memory_parameter_at(parameter::memory_floor_s, kind)] +
-         static_cast<double>(bytes) /
-             (params[memory_parameter_at(parameter::memory_efficiency, kind)] *
-              memory_bytes_per_s(bytes, gpu, params));
+                        const model_parameters &params, std::int64_t rows) {
+  const double floor_s = params[memory_parameter_at(parameter::memory_floor_s, kind)];
+  const double streamed_s = static_cast<double>(bytes) /
+                            (params[memory_parameter_at(parameter::memory_efficiency, kind)] *
+                             memory_bytes_per_s(bytes, gpu, params));
+  if (rows <= 0)
+    return floor_s + streamed_s;
+  const double per_row_s = params[memory_parameter_at(parameter::memory_row_s, kind)];
+  const double row_rate = params[memory_parameter_at(parameter::memory_row_bytes_per_s, kind)];
+  const double one_row_s =
+      row_rate > 0 ? static_cast<double>(bytes) / static_cast<double>(rows) / row_rate : 0;
+  return floor_s + std::max(streamed_s + static_cast<double>(rows) * per_row_s, one_row_s);
 }
 
 double unfused_time_s(const unfused_form &form, std::int64_t elements, int activation_bytes,

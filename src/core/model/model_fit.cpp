@@ -52,7 +52,7 @@ double predicted(const timed_attention &sample, const gpu_spec &gpu,
 
 double predicted(const timed_memory_op &sample, const gpu_spec &gpu,
                  const model_parameters &parameters) {
-  return memory_op_time_s(sample.kind, sample.bytes, gpu, parameters);
+  return memory_op_time_s(sample.kind, sample.bytes, gpu, parameters, sample.rows);
 }
 
 double predicted(const timed_conv &sample, const gpu_spec &gpu,
@@ -519,10 +519,22 @@ model_parameters fit_memory_ops(const std::vector<timed_memory_op> &samples, con
     std::vector<timed_memory_op> own;
     std::copy_if(samples.begin(), samples.end(), std::back_inserter(own),
                  [&](const timed_memory_op &x) { return x.kind == kind; });
-    if (!own.empty())
-      best = fit_free(samples_loss(own, gpu), start, best,
-                      {memory_parameter_at(parameter::memory_floor_s, kind),
-                       memory_parameter_at(parameter::memory_efficiency, kind)});
+    if (own.empty())
+      continue;
+    std::vector<parameter> free{memory_parameter_at(parameter::memory_floor_s, kind),
+                                memory_parameter_at(parameter::memory_efficiency, kind)};
+    // The row terms where the samples say how many rows they had (row-wise kinds).
+    if (std::any_of(own.begin(), own.end(), [](const timed_memory_op &x) { return x.rows > 0; })) {
+      const parameter per_row = memory_parameter_at(parameter::memory_row_s, kind);
+      const parameter row_rate = memory_parameter_at(parameter::memory_row_bytes_per_s, kind);
+      free.insert(free.end(), {per_row, row_rate});
+      // From "no row cost" (0), a search would not see that a row term helps: start inside.
+      if (!(best[per_row] > 0))
+        best.set(per_row, 1e-9);
+      if (!(best[row_rate] > 0))
+        best.set(row_rate, 5e9);
+    }
+    best = fit_free(samples_loss(own, gpu), start, best, free);
   }
   return best;
 }

@@ -206,6 +206,13 @@ constexpr row memory_groups[] = {
      parameter_fit::memory,
      "fraction of the bandwidth a memory-bound kernel streams at (DRAM's, nearer L2's the more "
      "of L2 its bytes leave free), by op kind"},
+    {parameter::memory_row_s, "memory_row_s", 0, 0, 1e-6, "s", parameter_fit::memory,
+     "a row-wise kernel's (a norm's, a softmax's) time per row beyond its bytes: one row a warp "
+     "or a block, its reduction and its start, by op kind; 0: no row cost"},
+    {parameter::memory_row_bytes_per_s, "memory_row_bytes_per_s", 0, 0, 1e13, "bytes/s",
+     parameter_fit::memory,
+     "the rate one row of a row-wise kernel streams at (a block on it alone): a kernel of few, "
+     "long rows takes at least a row's bytes at this rate, by op kind; 0: no such bound"},
 };
 
 constexpr row conv_variant_groups[] = {

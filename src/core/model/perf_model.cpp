@@ -292,33 +292,7 @@ prediction perf_model::compute(const op &o, reasons why) const {
     result.factors.insert(result.factors.end(), std::make_move_iterator(estimate.factors.begin()),
                           std::make_move_iterator(estimate.factors.end()));
   } else {
-    // A memory-bound op as its kernel runs (memory_op_time_s); its few FLOPs never bind.
-    // Run unfused (op::launches), its kernels one after the other (unfused_time_s).
-    const std::optional<memory_op_kind> kind = parse_memory_op_kind(o.kind);
-    const std::optional<unfused_form> unfused =
-        kind && o.launches > 1 ? cost_of(*kind).unfused : std::nullopt;
-    double streaming_s = 0;
-    if (unfused)
-      streaming_s =
-          unfused_time_s(*unfused, o.elements, element_bytes(o.precision), m_basis, m_parameters);
-    else if (kind)
-      streaming_s = memory_op_time_s(*kind, o.bytes, m_basis, m_parameters);
-    else
-      streaming_s = static_cast<double>(o.bytes) /
-                        (m_parameters[parameter::dram_efficiency] * m_basis.dram_bytes_per_s) +
-                    m_parameters[parameter::kernel_overhead_s];
-    // Fitted on back-to-back kernels over the same buffers, L2 warm; in a step that moves more
-    // than L2 holds, its tensors come from DRAM: no faster than its roofline bound there.
-    const bool from_dram = operand_cache() == cache_state::cold;
-    if (from_dram && streaming_s < memory_s && why == reasons::with)
-      result.factors.push_back("its tensors from DRAM (the step moves more than L2 holds): at "
-                               "most the DRAM roofline's rate");
-    result.device_time_s = std::max({compute_s, streaming_s, from_dram ? memory_s : 0.0});
-    result.host_floor_s = o.launches * m_host.kernel_launch_s;
-    if (o.launches > 1 && why == reasons::with)
-      result.factors.push_back(fmt::format(
-          "unfused, as the framework writes it: {} kernels, its intermediates through DRAM",
-          o.launches));
+    place_memory_op(o, why, result);
   }
   result.launch_bound = result.host_floor_s > result.device_time_s;
   result.time_s = std::max(result.device_time_s, result.host_floor_s);
@@ -329,6 +303,54 @@ prediction perf_model::compute(const op &o, reasons why) const {
         result.host_floor_s * 1e6, m_host.measured ? "" : " (typical host)",
         result.device_time_s * 1e6));
   return result;
+}
+
+void perf_model::place_memory_op(const op &o, reasons why, prediction &result) const {
+  const double compute_s = static_cast<double>(o.flops) / result.peak_flop_per_s;
+  const double memory_s = static_cast<double>(o.bytes) / m_spec.dram_bytes_per_s;
+  const double intensity = o.arithmetic_intensity();
+  // A memory-bound op as its kernel runs (memory_op_time_s); its few FLOPs never bind.
+  // Run unfused (op::launches), its kernels one after the other (unfused_time_s).
+  const std::optional<memory_op_kind> kind = parse_memory_op_kind(o.kind);
+  const std::optional<unfused_form> unfused =
+      kind && o.launches > 1 ? cost_of(*kind).unfused : std::nullopt;
+  double streaming_s = 0;
+  if (unfused)
+    streaming_s =
+        unfused_time_s(*unfused, o.elements, element_bytes(o.precision), m_basis, m_parameters);
+  else if (kind)
+    streaming_s =
+        memory_op_time_s(*kind, o.bytes, m_basis, m_parameters, o.row > 0 ? o.elements / o.row : 0);
+  else
+    streaming_s = static_cast<double>(o.bytes) /
+                      (m_parameters[parameter::dram_efficiency] * m_basis.dram_bytes_per_s) +
+                  m_parameters[parameter::kernel_overhead_s];
+  // Fitted where part of its tensors sat in L2 (behind their producer, or back to back on the
+  // same buffers); in a step that moves more than L2 holds, they come from DRAM: no faster than
+  // its roofline bound there.
+  const bool from_dram = operand_cache() == cache_state::cold;
+  if (from_dram && streaming_s < memory_s && why == reasons::with)
+    result.factors.push_back("its tensors from DRAM (the step moves more than L2 holds): at "
+                             "most the DRAM roofline's rate");
+  result.device_time_s = std::max({compute_s, streaming_s, from_dram ? memory_s : 0.0});
+  // A step that fits in L2 reads its tensors from there: such an op's bound is L2's roof, which
+  // the fit (a kernel's floor, its bytes at a share of the L2-to-DRAM rate) never beats.
+  if (!from_dram && streaming_s < memory_s) {
+    const double l2_rate = l2_bytes_per_s(m_basis, m_parameters);
+    result.l2_roof = true;
+    result.roofline_time_s = std::max(compute_s, static_cast<double>(o.bytes) / l2_rate);
+    result.attainable_flop_per_s = std::min(result.peak_flop_per_s, intensity * l2_rate);
+    if (why == reasons::with)
+      result.factors.push_back(fmt::format(
+          "its tensors in L2 (the step moves less than L2 holds): held against the L2 roof, "
+          "{:.3g} TB/s",
+          l2_rate / 1e12));
+  }
+  result.host_floor_s = o.launches * m_host.kernel_launch_s;
+  if (o.launches > 1 && why == reasons::with)
+    result.factors.push_back(fmt::format(
+        "unfused, as the framework writes it: {} kernels, its intermediates through DRAM",
+        o.launches));
 }
 
 namespace {

@@ -51,7 +51,7 @@ std::vector<chart_roof> roofs_of(const gpu_spec &gpu, const std::set<precision> 
 }
 
 /// DRAM as the analysis used it (measured where ceilings were), the datasheet's beside it when
-/// they differ, and L2 as the GEMM model sees it.
+/// they differ, and L2 (the GEMM model's rate, the roof of memory-bound ops a step leaves in L2).
 std::vector<chart_slope> slopes_of(const gpu_spec &gpu, const model_parameters &parameters,
                                    const std::string &colour, const std::string &prefix,
                                    std::size_t index, bool with_l2) {
@@ -65,8 +65,7 @@ std::vector<chart_slope> slopes_of(const gpu_spec &gpu, const model_parameters &
          gpu.paper->dram_bytes_per_s, colour, true, index});
   if (with_l2) {
     const double l2 = l2_bytes_per_s(model_basis(gpu), parameters);
-    slopes.push_back(
-        {fmt::format("{}L2 {}B/s (GEMM model)", prefix, si(l2)), l2, sky, true, index});
+    slopes.push_back({fmt::format("{}L2 {}B/s", prefix, si(l2)), l2, sky, true, index});
   }
   return slopes;
 }

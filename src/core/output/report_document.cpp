@@ -794,6 +794,7 @@ void detail::write_op_fields(json_writer &w, const analysed_op &entry,
   w.field("host_floor_us", p.host_floor_s * 1e6);
   w.field("launch_bound", p.launch_bound);
   w.field("roofline_time_us", p.roofline_time_s * 1e6);
+  w.field("memory_roof", p.l2_roof ? "l2" : "dram");
   w.key("gemm_model");
   if (p.gemm)
     write_gemm_model(w, *p.gemm);

@@ -91,7 +91,9 @@ calibration_result calibrate_local_gpu(const progress_callback &progress,
     if (ops[i].is_gemm())
       samples.push_back({*ops[i].gemm, ops[i].precision, m->device_time_s, m->launches});
     else if (const auto kind = parse_memory_op_kind(ops[i].kind))
-      memory_samples.push_back({*kind, ops[i].bytes, m->device_time_s});
+      memory_samples.push_back({*kind, ops[i].bytes,
+                                ops[i].row > 0 ? ops[i].elements / ops[i].row : 0,
+                                m->device_time_s});
   }
   if (samples.size() < 20)
     throw roofline::error("calibration measured only " + std::to_string(samples.size()) +
