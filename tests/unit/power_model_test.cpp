@@ -66,14 +66,25 @@ TEST_CASE("an op's dynamic energy: its FLOPs at its unit's energy per FLOP, its 
   p.set(parameter::dram_energy_per_byte_pj, 120);
   const op gemm = make_gemm_op("g", {4096, 4096, 4096, 1}, precision::bf16);
   // 2·4096³ FLOPs × 0.8 pJ + (3 · 4096² · 2) bytes × 120 pJ.
-  CHECK(dynamic_energy_j(gemm, h200, p) ==
+  p.set(parameter::stall_power_share, 0);
+  CHECK(dynamic_energy_j(gemm, 0, h200, p) ==
         doctest::Approx(2.0 * 4096 * 4096 * 4096 * 0.8e-12 + 3.0 * 4096 * 4096 * 2 * 120e-12));
   op relu;
   relu.kind = "relu";
   relu.flops = 1000;
   relu.bytes = 8000;
   // A memory-bound op runs on the CUDA cores: fp32's energy per FLOP.
-  CHECK(dynamic_energy_j(relu, h200, p) == doctest::Approx(1000 * 10e-12 + 8000 * 120e-12));
+  CHECK(dynamic_energy_j(relu, 0, h200, p) == doctest::Approx(1000 * 10e-12 + 8000 * 120e-12));
+  // Past its roofline time it stalls: a third of the 700 W limit over 2 µs more.
+  p.set(parameter::stall_power_share, 1.0 / 3);
+  CHECK(dynamic_energy_j(relu, 2e-6, h200, p) ==
+        doctest::Approx(1000 * 10e-12 + 8000 * 120e-12 + 700.0 / 3 * 2e-6));
+  // Never a negative stall (an op at its bound), and none for an all-reduce's bytes.
+  CHECK(dynamic_energy_j(relu, -1e-6, h200, p) == doctest::Approx(1000 * 10e-12 + 8000 * 120e-12));
+  op all_reduce = relu;
+  all_reduce.kind = "all_reduce";
+  all_reduce.gpus = 2;
+  CHECK(dynamic_energy_j(all_reduce, 5e-6, h200, p) == doctest::Approx(8000 * 120e-12));
 }
 
 TEST_CASE("unfitted energies come from the datasheet: a unit at its dense peak, DRAM at its "

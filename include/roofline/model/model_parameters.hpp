@@ -92,6 +92,7 @@ enum class parameter : int {
   energy_per_flop_pj,
   dram_energy_per_byte_pj = energy_per_flop_pj + precision_count,
   idle_power_share,
+  stall_power_share,
   power_burst_s,
   count
 };

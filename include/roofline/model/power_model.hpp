@@ -43,9 +43,11 @@ double energy_per_dram_byte_j(const gpu_spec &gpu, const model_parameters &param
 bool energy_fitted(const model_parameters &parameters);
 
 /// The energy one run of `o` takes beyond the idle draw, in joules: its FLOPs at its unit's
-/// energy per FLOP, its DRAM bytes at DRAM's. An all-reduce's: its bytes' only (the links' own
-/// energy is not modelled).
-double dynamic_energy_j(const op &o, const gpu_spec &gpu, const model_parameters &parameters);
+/// energy per FLOP, its DRAM bytes at DRAM's, and the stall power (stall_power_share of the
+/// limit) over `stalled_s`, the time it runs past its roofline bound at the boost clock. An
+/// all-reduce's: its bytes' only (the links' own energy is not modelled).
+double dynamic_energy_j(const op &o, double stalled_s, const gpu_spec &gpu,
+                        const model_parameters &parameters);
 
 /// The most the power controller slows what the SM clock sets: the lowest clocks an H200 held under
 /// its limit (1230 MHz of 1980, bench/data/power) make 1.6×. Where the limit asks for more, the

@@ -78,7 +78,9 @@ analysis analyze_ops(std::string name, std::vector<op> ops, const perf_model &gi
   dynamic_j.reserve(ops.size());
   for (const op &o : ops) {
     predicted.push_back(model.predict(o));
-    dynamic_j.push_back(dynamic_energy_j(o, model.spec(), model.parameters()));
+    const prediction &p = predicted.back();
+    dynamic_j.push_back(
+        dynamic_energy_j(o, p.device_time_s - p.roofline_time_s, model.spec(), model.parameters()));
   }
   hold_to_power_limit(r, ops, predicted, dynamic_j);
   for (std::size_t i = 0; i < ops.size(); ++i) {

@@ -293,6 +293,11 @@ constexpr row power_scalars[] = {
      "energy per byte read or written in DRAM beyond the idle draw; 0: from the datasheet"},
     {parameter::idle_power_share, "idle_power_share", 0.18, 0, 1, "fraction of the power limit",
      parameter_fit::power, "what the board draws with nothing running, as a share of its limit"},
+    // Default: 0.345, fitted on an H200's ops held at its limit (specs/arch/hopper.yaml), rounded.
+    {parameter::stall_power_share, "stall_power_share", 0.35, 0, 1, "fraction of the power limit",
+     parameter_fit::power,
+     "what the board draws beyond idle and its work's energy while an op runs past its roofline "
+     "time (SMs issuing, waiting on memory or on their reductions), as a share of its limit"},
     {parameter::power_burst_s, "power_burst_s", 0.06, 0, 10, "s", parameter_fit::power,
      "how long work at full power runs at the boost clock from idle before the power "
      "controller lowers it: a step shorter than this alone is a burst"},

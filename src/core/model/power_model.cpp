@@ -42,10 +42,13 @@ bool energy_fitted(const model_parameters &parameters) {
   return parameters[parameter::dram_energy_per_byte_pj] > 0;
 }
 
-double dynamic_energy_j(const op &o, const gpu_spec &gpu, const model_parameters &parameters) {
-  const double flops = o.is_all_reduce() ? 0 : static_cast<double>(o.flops);
-  return flops * energy_per_flop_j(o.unit(), gpu, parameters) +
-         static_cast<double>(o.bytes) * energy_per_dram_byte_j(gpu, parameters);
+double dynamic_energy_j(const op &o, double stalled_s, const gpu_spec &gpu,
+                        const model_parameters &parameters) {
+  const double bytes_j = static_cast<double>(o.bytes) * energy_per_dram_byte_j(gpu, parameters);
+  if (o.is_all_reduce())
+    return bytes_j;
+  return static_cast<double>(o.flops) * energy_per_flop_j(o.unit(), gpu, parameters) + bytes_j +
+         parameters[parameter::stall_power_share] * gpu.tdp_w * std::max(0.0, stalled_s);
 }
 
 step_work &step_work::operator+=(const step_work &other) {
