@@ -40,6 +40,7 @@
 #include "roofline/input/model_config.hpp"
 #include "roofline/input/network.hpp"
 #include "roofline/input/network_yaml.hpp"
+#include "roofline/input/op_trace.hpp"
 
 #include "roofline/analysis/advice_thresholds.hpp"
 #include "roofline/analysis/advisor.hpp"

@@ -132,6 +132,31 @@ network read_network_yaml(const std::string &file, const config_choice &config,
   return net;
 }
 
+/// A captured program (an op trace), where `file` is one; nullopt for a model config. Its shapes
+/// are the ones it ran with: the options that would change them are refused.
+std::optional<network> read_op_trace(const std::string &file, const config_choice &config,
+                                     std::int64_t batch) {
+  std::optional<network> traced = load_op_trace(file);
+  if (!traced)
+    return traced;
+  for (const auto &[given, option] :
+       {std::pair{batch > 0, "--batch"}, std::pair{config.seq_len > 0, "--seq-len"},
+        std::pair{!config.mode.empty(), "--mode"}, std::pair{!config.phase.empty(), "--phase"},
+        std::pair{config.kv_len > 0, "--kv-len"}, std::pair{config.last_logits, "--last-logits"},
+        std::pair{!config.emit_yaml.empty(), "--emit-yaml"},
+        std::pair{config.unfused_attention, "--unfused-attention"},
+        std::pair{!config.quantization.empty(), "--quantization"},
+        std::pair{!config.kv_cache_dtype.empty(), "--kv-cache-dtype"},
+        std::pair{!config.glue.empty(), "--glue"}, std::pair{config.tensor_parallel > 0, "--tp"},
+        std::pair{!config.optimizer.empty(), "--optimizer"},
+        std::pair{!config.recompute.empty(), "--recompute"}})
+    if (given)
+      throw input_error(std::string(option) + " does not apply to " + file +
+                        ", a captured program (an op trace): its ops ran at the shapes, "
+                        "precisions and optimizer it records (docs/op-trace-format.md)");
+  return traced;
+}
+
 /// What --mode, --optimizer, --recompute, --phase, --quantization, --kv-cache-dtype and --glue
 /// name; input_error when unknown.
 void parse_config_names(const config_choice &config, config_options &options) {
@@ -197,6 +222,8 @@ network read_network(const std::string &file, const config_choice &config, std::
                      output_choice &output) {
   if (!is_model_config(file))
     return read_network_yaml(file, config, batch);
+  if (std::optional<network> traced = read_op_trace(file, config, batch))
+    return std::move(*traced);
   const config_source source = read_config(file, config, batch);
   network net = source.config.build(source.options);
   if (!config.emit_yaml.empty()) {
@@ -209,6 +236,8 @@ network read_network(const std::string &file, const config_choice &config, std::
 network_source read_network_source(const std::string &file, const config_choice &config) {
   if (!is_model_config(file))
     return read_network_yaml(file, config, 0);
+  if (std::optional<network> traced = read_op_trace(file, config, 0))
+    return std::move(*traced);
   return read_config(file, config, 0);
 }
 

@@ -38,6 +38,9 @@ struct memory_use {
   /// results kept for the backward pass (every op's, or with recomputation each repeat's input
   /// and one repeat's results).
   double activation_bytes = 0;
+  /// A captured program's (an op trace): its tensors' peak, weights the parameters and buffers
+  /// alive then, activations everything else; no larger batch known.
+  bool traced = false;
   /// Training: the optimizer and the recomputation counted (unset in inference).
   std::optional<roofline::optimizer> optimizer;
   std::optional<recomputation> recompute;

@@ -3,6 +3,7 @@
 
 #include "roofline/common/enum_table.hpp"
 #include "roofline/common/error.hpp"
+#include "roofline/input/op_trace.hpp"
 #include "roofline/model/gemm.hpp"
 #include "roofline/model/memory_op.hpp"
 #include "roofline/model/precision.hpp"
@@ -226,7 +227,18 @@ struct network {
   /// A model config's: by layer path ("decoder_layer/up_proj"), the config fields that set its
   /// features; layers not in it are named by their GEMM's N and K.
   std::map<std::string, layer_config_sizes> config_sizes;
+  /// A captured program (an op trace): its ops as they ran, in place of layers, and its memory
+  /// walked from its tensors' lifetimes.
+  std::optional<traced_program> trace;
 };
+
+/// A captured program (an op trace, docs/op-trace-format.md) as a network: its ops in place of
+/// layers, its precision its GEMMs' most common, training where it has a backward pass.
+network network_of_trace(traced_program program, const std::string &origin);
+
+/// `file` as a captured program's network where it is an op trace (is_op_trace); nullopt for any
+/// other file (a model config). Throws input_error when it cannot be read or is a malformed trace.
+std::optional<network> load_op_trace(const std::filesystem::path &file);
 
 /// The most bytes of weights a network may hold that no layer runs
 /// (network::resident_weight_bytes): 2^63, as every size is a 64-bit integer.

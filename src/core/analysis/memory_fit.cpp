@@ -180,8 +180,31 @@ double memory_reserve_bytes(double capacity_bytes, std::optional<double> reserve
   return reserve_bytes.value_or(default_memory_reserve_share * capacity_bytes);
 }
 
+namespace {
+
+/// A captured program's memory: its tensors' peak, as the trace walked it. Its batch is the one
+/// captured: no larger one is known to fit.
+memory_use traced_memory_of(const traced_memory &traced, double capacity_bytes,
+                            double reserve_bytes) {
+  memory_use m;
+  m.traced = true;
+  m.weights_bytes = traced.parameter_bytes;
+  m.gradient_bytes = traced.gradient_bytes;
+  m.optimizer_bytes = traced.optimizer_bytes;
+  m.activation_bytes = traced.activation_bytes;
+  m.total_bytes = traced.peak_bytes;
+  m.capacity_bytes = capacity_bytes;
+  m.reserve_bytes = reserve_bytes;
+  m.fits = m.total_bytes <= m.usable_bytes();
+  return m;
+}
+
+} // namespace
+
 memory_use memory_of(const network &net, const std::vector<op> &ops, double capacity_bytes,
                      double reserve_bytes) {
+  if (net.trace)
+    return traced_memory_of(net.trace->memory, capacity_bytes, reserve_bytes);
   const bool training = net.mode == run_mode::training;
   layer_memory layers;
   if (training)

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <optional>
 
 namespace roofline {
@@ -623,6 +624,32 @@ std::string step_tokens(const network &net) {
     return fmt::format("seq_len {}", net.seq_len);
   return fmt::format("{} new token{} a sequence, KV cache {}", net.seq_len,
                      net.seq_len == 1 ? "" : "s", net.kv_len);
+}
+
+std::optional<network> load_op_trace(const std::filesystem::path &file) {
+  const std::string text = detail::read_text_file(file, "model config or op trace");
+  if (!is_op_trace(text))
+    return std::nullopt;
+  return network_of_trace(read_op_trace(text, file.string()), file.string());
+}
+
+network network_of_trace(traced_program program, const std::string &origin) {
+  network net;
+  net.name = program.name;
+  net.origin = origin;
+  net.mode = program.training ? run_mode::training : run_mode::inference;
+  // The precision most of its GEMM FLOPs run in names the network's.
+  std::map<precision, double> flops;
+  for (const op &o : program.ops)
+    if (o.is_gemm() || o.is_fused_attention())
+      flops[o.precision] += static_cast<double>(o.flops) * static_cast<double>(o.count);
+  if (!flops.empty())
+    net.precision = std::max_element(flops.begin(), flops.end(), [](const auto &a, const auto &b) {
+                      return a.second < b.second;
+                    })->first;
+  net.notes.push_back(coverage_note(program));
+  net.trace = std::move(program);
+  return net;
 }
 
 } // namespace roofline

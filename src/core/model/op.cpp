@@ -12,6 +12,7 @@ std::string_view to_string(pass p) {
   case pass::forward: return "forward";
   case pass::data_grad: return "data-grad";
   case pass::weight_grad: return "weight-grad";
+  case pass::optimizer: return "optimizer";
   }
   return "?";
 }

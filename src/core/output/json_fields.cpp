@@ -68,6 +68,7 @@ void write_memory(json_writer &w, const std::optional<memory_use> &memory) {
   w.field("capacity_bytes", m.capacity_bytes);
   w.field("reserve_bytes", m.reserve_bytes);
   w.field("fits", m.fits);
+  w.field("traced", m.traced);
   w.field("max_batch", m.max_batch);
   w.field("max_kv_len", m.max_kv_len);
   w.end_object();

@@ -70,8 +70,13 @@ std::vector<std::string> header_lines(const analysis &r) {
                     sparse ? "(2:4 sparse)" : "dense", clock_phrase(d, net.precision), roof,
                     significant(d.ridge_intensity(net.precision, sparse_asked)));
   }
-  lines.push_back(fmt::format("{} · {}, batch {}, {}{}", roof, to_string(net.mode), net.batch,
-                              step_tokens(net), net.glue.empty() ? "" : ", " + net.glue + " glue"));
+  if (net.trace)
+    lines.push_back(fmt::format("{} · {}, a captured program ({})", roof, to_string(net.mode),
+                                net.trace->captured.empty() ? net.origin : net.trace->captured));
+  else
+    lines.push_back(fmt::format("{} · {}, batch {}, {}{}", roof, to_string(net.mode), net.batch,
+                                step_tokens(net),
+                                net.glue.empty() ? "" : ", " + net.glue + " glue"));
   return lines;
 }
 
@@ -467,6 +472,11 @@ void add_advice(const report &r, text_document &doc) {
 /// What the memory holds: "13.5 GB weights + 34.4 GB KV cache + 0.00 GB activations"; a
 /// training step's gradients and optimizer state (named) in place of the cache.
 std::string memory_terms(const memory_use &m) {
+  if (m.traced)
+    return fmt::format("{} parameters + {} gradients + {} optimizer state + {} activations and "
+                       "temporaries, at the captured program's peak",
+                       gigabytes(m.weights_bytes), gigabytes(m.gradient_bytes),
+                       gigabytes(m.optimizer_bytes), gigabytes(m.activation_bytes));
   if (!m.optimizer)
     return fmt::format("{} weights + {} KV cache + {} activations", gigabytes(m.weights_bytes),
                        gigabytes(m.kv_cache_bytes), gigabytes(m.activation_bytes));
@@ -494,9 +504,12 @@ std::string memory_line(const memory_use &m) {
   line += m.fits ? fmt::format("fits with {} to spare", gigabytes(m.usable_bytes() - m.total_bytes))
                  : fmt::format("does not fit (needs {} more)",
                                gigabytes(m.total_bytes - m.usable_bytes()));
-  line += m.max_batch ? fmt::format(" · the largest {} that fits at this context: {}",
-                                    m.optimizer ? "micro-batch" : "batch", *m.max_batch)
-                      : fmt::format(" · no {} fits", m.optimizer ? "micro-batch" : "batch");
+  if (m.traced)
+    line += " · at the batch it was captured with (capture another to try another)";
+  else
+    line += m.max_batch ? fmt::format(" · the largest {} that fits at this context: {}",
+                                      m.optimizer ? "micro-batch" : "batch", *m.max_batch)
+                        : fmt::format(" · no {} fits", m.optimizer ? "micro-batch" : "batch");
   if (m.max_kv_len)
     line += fmt::format(" · the longest KV cache at this batch: {} tokens", *m.max_kv_len);
   return line;
@@ -668,6 +681,43 @@ void write_gemm_model(json_writer &w, const gemm_estimate &g) {
   w.field("tile_efficiency", g.tile_efficiency);
   w.field("alignment_bytes", g.alignment_bytes);
   w.field("l2_resident", g.l2_resident);
+  w.end_object();
+}
+
+/// A captured program's coverage: what was priced, what ran no kernel, what was not priced.
+void write_trace(json_writer &w, const traced_program &t) {
+  w.begin_object();
+  w.field("captured", t.captured);
+  w.field("aten_ops", t.aten_ops);
+  w.field("priced_ops", t.priced_ops);
+  w.field("free_ops", t.free_ops);
+  w.key("unpriced");
+  w.begin_array();
+  for (const auto &[name, runs] : t.unpriced) {
+    w.begin_object();
+    w.field("op", name);
+    w.field("runs", runs);
+    w.end_object();
+  }
+  w.end_array();
+  w.field("peak_bytes", t.memory.peak_bytes);
+  w.end_object();
+}
+
+/// What was analysed: its name, file, precision, batch and mode, and a captured program's coverage.
+void write_network(json_writer &w, const network &net) {
+  w.begin_object();
+  w.field("name", net.name);
+  w.field("origin", net.origin);
+  w.field("precision", to_string(net.precision));
+  w.field("batch", net.batch);
+  w.field("seq_len", net.seq_len);
+  w.field("mode", to_string(net.mode));
+  w.key("trace");
+  if (net.trace)
+    write_trace(w, *net.trace);
+  else
+    w.null();
   w.end_object();
 }
 
@@ -864,16 +914,7 @@ public:
     device["selection"] = a.device_selection;
     std::vector<detail::json_field> fields = detail::fields_of(
         {{"device", std::move(device)}, {"model", model_json(a.model)}, {"notes", r.notes}});
-    fields.push_back({"network", [&a](json_writer &w) {
-                        w.begin_object();
-                        w.field("name", a.network.name);
-                        w.field("origin", a.network.origin);
-                        w.field("precision", to_string(a.network.precision));
-                        w.field("batch", a.network.batch);
-                        w.field("seq_len", a.network.seq_len);
-                        w.field("mode", to_string(a.network.mode));
-                        w.end_object();
-                      }});
+    fields.push_back({"network", [&a](json_writer &w) { write_network(w, a.network); }});
     fields.push_back({"advice", [&r](json_writer &w) {
                         if (r.advice)
                           write_advice(w, r);

@@ -1,0 +1,983 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "roofline/input/op_trace.hpp"
+
+#include "roofline/common/error.hpp"
+#include "roofline/model/conv_shape.hpp"
+#include "roofline/model/gemm.hpp"
+#include "roofline/model/memory_op.hpp"
+
+#include "checked_math.hpp"
+#include "json_reader.hpp"
+#include "yaml_reader.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+
+namespace roofline {
+
+namespace {
+
+using detail::yaml_map;
+using detail::yaml_node;
+
+/// A dtype's element size in bytes and the precision the tool prices it at (PyTorch's names);
+/// integers and booleans are priced by their bytes on the CUDA cores, as fp32.
+struct dtype_info {
+  int bytes;
+  precision prec;
+};
+
+std::optional<dtype_info> dtype_of(std::string_view name) {
+  static const std::map<std::string_view, dtype_info> known{
+      {"float32", {4, precision::fp32}},        {"float", {4, precision::fp32}},
+      {"float16", {2, precision::fp16}},        {"half", {2, precision::fp16}},
+      {"bfloat16", {2, precision::bf16}},       {"float64", {8, precision::fp64}},
+      {"double", {8, precision::fp64}},         {"float8_e4m3fn", {1, precision::fp8}},
+      {"float8_e5m2", {1, precision::fp8}},     {"float8_e4m3fnuz", {1, precision::fp8}},
+      {"float8_e5m2fnuz", {1, precision::fp8}}, {"int8", {1, precision::int8}},
+      {"uint8", {1, precision::fp32}},          {"bool", {1, precision::fp32}},
+      {"int16", {2, precision::fp32}},          {"int32", {4, precision::fp32}},
+      {"int64", {8, precision::fp32}},          {"complex64", {8, precision::fp32}},
+      {"complex128", {16, precision::fp64}},
+  };
+  const auto found = known.find(name);
+  return found == known.end() ? std::nullopt : std::optional(found->second);
+}
+
+/// One tensor argument or result.
+struct tensor {
+  std::int64_t storage = -1;
+  std::vector<std::int64_t> shape, stride;
+  dtype_info dtype{4, precision::fp32};
+
+  std::int64_t elements() const {
+    std::int64_t n = 1;
+    for (const std::int64_t d : shape)
+      n = detail::checked_product({n, d}).value_or(0);
+    return n;
+  }
+  /// The elements it holds in memory: a broadcast dimension (stride 0) once.
+  std::int64_t stored_elements() const {
+    std::int64_t n = 1;
+    for (std::size_t i = 0; i < shape.size(); ++i)
+      if (i >= stride.size() || stride[i] != 0)
+        n = detail::checked_product({n, shape[i]}).value_or(0);
+    return n;
+  }
+  std::int64_t bytes() const { return stored_elements() * dtype.bytes; }
+  std::int64_t dim(std::size_t i) const { return i < shape.size() ? shape[i] : 0; }
+  std::int64_t last() const { return shape.empty() ? 1 : shape.back(); }
+};
+
+/// Reads the located JSON of one trace; every failure is an input_error at the node.
+class trace_reader {
+public:
+  trace_reader(std::string file) : m_file(std::move(file)) {}
+
+  [[noreturn]] void fail(const yaml_node &at, const std::string &expected) const {
+    throw input_error(detail::location_of(at, m_file),
+                      "op trace: expected " + expected + "; got " + detail::describe(at));
+  }
+
+  std::int64_t integer(const yaml_node &node, const std::string &what) const {
+    const std::optional<double> value = detail::finite_number(node);
+    if (!value || *value != static_cast<double>(static_cast<std::int64_t>(*value)))
+      fail(node, what + " (an integer)");
+    return static_cast<std::int64_t>(*value);
+  }
+
+  std::vector<std::int64_t> integers(const yaml_node &node, const std::string &what) const {
+    if (!node.is_sequence())
+      fail(node, what + " (a list of integers)");
+    std::vector<std::int64_t> values;
+    values.reserve(node.size());
+    for (std::size_t i = 0; i < node.size(); ++i)
+      values.push_back(integer(node[i], what));
+    return values;
+  }
+
+  /// A tensor: an object with `shape` and `dtype`.
+  static bool is_tensor(const yaml_node &node) {
+    if (!node.is_map())
+      return false;
+    for (std::size_t i = 0; i < node.size(); ++i)
+      if (node.key(i).scalar() == "shape")
+        return true;
+    return false;
+  }
+
+  tensor read_tensor(const yaml_node &node) const {
+    const yaml_map map(node, m_file, "tensor", yaml_map::any_keys{});
+    tensor t;
+    t.storage = map.has("storage") ? integer(map.required("storage"), "`storage`") : -1;
+    t.shape = integers(map.required("shape"), "`shape`");
+    for (const std::int64_t d : t.shape)
+      if (d < 0)
+        map.fail("shape", "a tensor's sizes are not negative");
+    if (map.has("stride"))
+      t.stride = integers(map.required("stride"), "`stride`");
+    const std::string dtype = map.string("dtype");
+    const std::optional<dtype_info> info = dtype_of(dtype);
+    if (!info)
+      map.fail("dtype", "unknown dtype `" + dtype +
+                            "`; expected PyTorch's name (float32, bfloat16, float16, int64, …)");
+    t.dtype = *info;
+    return t;
+  }
+
+  /// The tensors of an argument list, in order, lists of tensors flattened.
+  std::vector<tensor> tensors_in(const yaml_node &list) const {
+    std::vector<tensor> found;
+    if (!list.is_sequence())
+      return found;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const yaml_node item = list[i];
+      if (is_tensor(item))
+        found.push_back(read_tensor(item));
+      else if (item.is_sequence())
+        for (std::size_t j = 0; j < item.size(); ++j)
+          if (is_tensor(item[j]))
+            found.push_back(read_tensor(item[j]));
+    }
+    return found;
+  }
+
+  const std::string &file() const noexcept { return m_file; }
+
+private:
+  std::string m_file;
+};
+
+/// `aten::add.Tensor` → `add`.
+std::string_view base_name(std::string_view op) {
+  if (const auto colons = op.find("::"); colons != std::string_view::npos)
+    op.remove_prefix(colons + 2);
+  if (const auto dot = op.find('.'); dot != std::string_view::npos)
+    op = op.substr(0, dot);
+  return op;
+}
+
+/// Ops that launch no kernel: views, metadata, allocation without initialisation.
+bool costs_nothing(std::string_view name) {
+  static const std::set<std::string_view> free{"view",
+                                               "_unsafe_view",
+                                               "reshape",
+                                               "_reshape_alias",
+                                               "transpose",
+                                               "t",
+                                               "permute",
+                                               "expand",
+                                               "expand_as",
+                                               "slice",
+                                               "select",
+                                               "unsqueeze",
+                                               "squeeze",
+                                               "detach",
+                                               "alias",
+                                               "split",
+                                               "split_with_sizes",
+                                               "chunk",
+                                               "unbind",
+                                               "narrow",
+                                               "as_strided",
+                                               "empty",
+                                               "empty_like",
+                                               "empty_strided",
+                                               "new_empty",
+                                               "new_empty_strided",
+                                               "lift_fresh",
+                                               "_local_scalar_dense",
+                                               "sym_size",
+                                               "sym_stride",
+                                               "sym_numel",
+                                               "is_same_size",
+                                               "diagonal",
+                                               "view_as",
+                                               "unflatten",
+                                               "flatten",
+                                               "numel",
+                                               "size",
+                                               "stride",
+                                               "dim",
+                                               "item",
+                                               "set_",
+                                               "resolve_conj",
+                                               "resolve_neg",
+                                               "detach_",
+                                               "requires_grad_",
+                                               "_has_compatible_shallow_copy_type",
+                                               "record_stream",
+                                               "_nested_tensor_from_mask_left_aligned",
+                                               "is_nonzero",
+                                               "_to_dense",
+                                               "movedim",
+                                               "swapaxes",
+                                               "transpose_",
+                                               "t_",
+                                               "unsqueeze_",
+                                               "squeeze_",
+                                               "as_strided_",
+                                               "_unsafe_view_",
+                                               "unfold",
+                                               "view_as_real",
+                                               "view_as_complex",
+                                               "_conj",
+                                               "conj",
+                                               "real",
+                                               "imag",
+                                               "_neg_view",
+                                               "lift",
+                                               "_assert_async",
+                                               "_assert_tensor_metadata",
+                                               "_functional_assert_async",
+                                               "sym_constrain_range_for_size",
+                                               "_propagate_xla_data",
+                                               "expand_copy_",
+                                               "result_type",
+                                               "_efficientzerotensor",
+                                               "_index_put_impl_meta"};
+  return free.count(name) > 0;
+}
+
+/// The memory-bound kinds aten's elementwise, norm, reduction, gather and optimizer ops are
+/// priced as (the kind whose fitted kernel runs most like theirs).
+std::optional<memory_op_kind> memory_kind(std::string_view name) {
+  static const std::map<std::string_view, memory_op_kind> kinds = [] {
+    std::map<std::string_view, memory_op_kind> m;
+    const auto add = [&](memory_op_kind kind, std::initializer_list<std::string_view> names) {
+      for (const std::string_view n : names)
+        m.emplace(n, kind);
+    };
+    add(memory_op_kind::relu, {"relu",
+                               "relu_",
+                               "threshold_backward",
+                               "hardtanh",
+                               "hardtanh_",
+                               "hardtanh_backward",
+                               "leaky_relu",
+                               "leaky_relu_backward",
+                               "clamp",
+                               "clamp_",
+                               "clamp_min",
+                               "clamp_max",
+                               "abs",
+                               "neg",
+                               "sign",
+                               "fill_",
+                               "fill",
+                               "zero_",
+                               "zeros",
+                               "ones",
+                               "full",
+                               "zeros_like",
+                               "ones_like",
+                               "full_like",
+                               "scalar_tensor",
+                               "arange",
+                               "new_zeros",
+                               "new_ones",
+                               "new_full",
+                               "uniform_",
+                               "normal_",
+                               "bernoulli_",
+                               "rand",
+                               "randn",
+                               "randint",
+                               "rand_like",
+                               "randn_like",
+                               "floor",
+                               "ceil",
+                               "round",
+                               "trunc",
+                               "logical_not",
+                               "bitwise_not"});
+    add(memory_op_kind::gelu, {"gelu", "gelu_", "gelu_backward"});
+    add(memory_op_kind::silu, {"silu",
+                               "silu_",
+                               "silu_backward",
+                               "sigmoid",
+                               "sigmoid_",
+                               "sigmoid_backward",
+                               "tanh",
+                               "tanh_",
+                               "tanh_backward",
+                               "exp",
+                               "exp_",
+                               "exp2",
+                               "log",
+                               "log_",
+                               "log1p",
+                               "log2",
+                               "rsqrt",
+                               "rsqrt_",
+                               "sqrt",
+                               "sqrt_",
+                               "pow",
+                               "pow_",
+                               "reciprocal",
+                               "reciprocal_",
+                               "erf",
+                               "erfinv",
+                               "sin",
+                               "cos",
+                               "hardswish",
+                               "hardswish_backward",
+                               "hardsigmoid",
+                               "mish",
+                               "mish_backward",
+                               "softplus",
+                               "softplus_backward",
+                               "elu",
+                               "elu_backward",
+                               "square",
+                               "sgn",
+                               "atan2"});
+    add(memory_op_kind::add, {"add",
+                              "add_",
+                              "sub",
+                              "sub_",
+                              "rsub",
+                              "div",
+                              "div_",
+                              "where",
+                              "maximum",
+                              "minimum",
+                              "lerp",
+                              "lerp_",
+                              "addcmul",
+                              "addcmul_",
+                              "addcdiv",
+                              "addcdiv_",
+                              "eq",
+                              "ne",
+                              "gt",
+                              "lt",
+                              "ge",
+                              "le",
+                              "logical_and",
+                              "logical_or",
+                              "masked_fill",
+                              "masked_fill_",
+                              "bitwise_and",
+                              "bitwise_or",
+                              "bitwise_xor",
+                              "fmod",
+                              "remainder",
+                              "isnan",
+                              "isinf",
+                              "nan_to_num",
+                              "nll_loss_forward",
+                              "nll_loss_backward",
+                              "nll_loss2d_forward",
+                              "nll_loss2d_backward",
+                              "mse_loss",
+                              "mse_loss_backward",
+                              "binary_cross_entropy_with_logits",
+                              "smooth_l1_loss"});
+    add(memory_op_kind::mul,
+        {"mul", "mul_", "native_dropout", "native_dropout_backward", "_fused_adamw_",
+         "_fused_adam_", "_fused_sgd_", "_amp_foreach_non_finite_check_and_unscale_",
+         "_amp_update_scale_", "_fused_adagrad_"});
+    add(memory_op_kind::copy, {"copy_",
+                               "_to_copy",
+                               "clone",
+                               "cat",
+                               "stack",
+                               "_copy_from",
+                               "_copy_from_and_resize",
+                               "to",
+                               "repeat",
+                               "roll",
+                               "flip",
+                               "constant_pad_nd",
+                               "triu",
+                               "tril",
+                               "triu_",
+                               "tril_",
+                               "slice_scatter",
+                               "select_scatter",
+                               "as_strided_scatter",
+                               "masked_scatter",
+                               "pixel_shuffle",
+                               "reflection_pad2d",
+                               "replicate_pad2d",
+                               "col2im",
+                               "im2col",
+                               "_pdist"});
+    add(memory_op_kind::layernorm, {"native_layer_norm", "native_layer_norm_backward", "layer_norm",
+                                    "native_group_norm", "native_group_norm_backward"});
+    add(memory_op_kind::rmsnorm, {"_fused_rms_norm", "_fused_rms_norm_backward", "rms_norm"});
+    add(memory_op_kind::batchnorm,
+        {"native_batch_norm", "_native_batch_norm_legit", "_native_batch_norm_legit_no_training",
+         "_native_batch_norm_legit_functional", "cudnn_batch_norm", "native_batch_norm_backward",
+         "cudnn_batch_norm_backward", "_batch_norm_impl_index", "batch_norm_backward"});
+    add(memory_op_kind::softmax, {"_softmax",
+                                  "_log_softmax",
+                                  "_softmax_backward_data",
+                                  "_log_softmax_backward_data",
+                                  "softmax",
+                                  "log_softmax",
+                                  "sum",
+                                  "mean",
+                                  "amax",
+                                  "amin",
+                                  "max",
+                                  "min",
+                                  "var_mean",
+                                  "var",
+                                  "std",
+                                  "std_mean",
+                                  "norm",
+                                  "linalg_vector_norm",
+                                  "prod",
+                                  "argmax",
+                                  "argmin",
+                                  "logsumexp",
+                                  "cumsum",
+                                  "all",
+                                  "any",
+                                  "topk",
+                                  "sort",
+                                  "_euclidean_dist"});
+    add(memory_op_kind::embedding, {"embedding",
+                                    "embedding_dense_backward",
+                                    "index_select",
+                                    "gather",
+                                    "index",
+                                    "_unsafe_index",
+                                    "scatter",
+                                    "scatter_",
+                                    "scatter_add",
+                                    "scatter_add_",
+                                    "index_add",
+                                    "index_add_",
+                                    "index_put",
+                                    "index_put_",
+                                    "_index_put_impl_",
+                                    "index_copy",
+                                    "index_copy_",
+                                    "masked_select",
+                                    "nonzero",
+                                    "_embedding_bag",
+                                    "embedding_backward"});
+    add(memory_op_kind::maxpool, {"max_pool2d_with_indices", "max_pool2d_with_indices_backward",
+                                  "max_pool2d", "max_pool1d", "max_pool3d_with_indices"});
+    add(memory_op_kind::avgpool,
+        {"avg_pool2d", "avg_pool2d_backward", "adaptive_avg_pool2d", "_adaptive_avg_pool2d",
+         "_adaptive_avg_pool2d_backward", "adaptive_avg_pool1d", "upsample_nearest2d",
+         "upsample_bilinear2d", "upsample_nearest2d_backward", "upsample_bilinear2d_backward"});
+    return m;
+  }();
+  if (name.rfind("_foreach_", 0) == 0)
+    return memory_op_kind::mul;
+  const auto found = kinds.find(name);
+  return found == kinds.end() ? std::nullopt : std::optional(found->second);
+}
+
+/// Where an attention op's query and is_causal sit in its arguments (aten's schemas; B, H, S, D
+/// layout for every `_scaled_dot_product_*` op).
+struct attention_args {
+  std::size_t query, causal;
+  bool backward;
+};
+
+std::optional<attention_args> attention_of(std::string_view name) {
+  static const std::map<std::string_view, attention_args> known{
+      {"_scaled_dot_product_flash_attention", {0, 4, false}},
+      {"_scaled_dot_product_flash_attention_backward", {1, 11, true}},
+      {"_scaled_dot_product_efficient_attention", {0, 6, false}},
+      {"_scaled_dot_product_efficient_attention_backward", {1, 11, true}},
+      {"_scaled_dot_product_cudnn_attention", {0, 6, false}},
+      {"_scaled_dot_product_cudnn_attention_backward", {1, 14, true}},
+      {"_scaled_dot_product_flash_attention_for_cpu", {0, 3, false}},
+      {"_scaled_dot_product_flash_attention_for_cpu_backward", {1, 8, true}},
+  };
+  const auto found = known.find(name);
+  return found == known.end() ? std::nullopt : std::optional(found->second);
+}
+
+bool is_gemm_op(std::string_view name) {
+  return name == "mm" || name == "addmm" || name == "bmm" || name == "baddbmm" ||
+         name == "_scaled_mm" || name == "addbmm" || name == "_addmm_activation";
+}
+
+bool is_conv_op(std::string_view name) {
+  return name == "convolution" || name == "_convolution" || name == "cudnn_convolution" ||
+         name == "convolution_overrideable" || name == "convolution_backward";
+}
+
+/// What one op of the trace says, read once.
+struct traced_op {
+  std::string name; ///< as the trace spells it: "aten::addmm"
+  std::string_view base;
+  pass phase = pass::forward;
+  yaml_node inputs, outputs;
+  std::vector<tensor> in, out;
+  yaml_node node;
+};
+
+/// The unique bytes an op reads and writes: each input storage once, each output once more
+/// (an in-place op reads and writes its storage); a tensor with no storage id is its own.
+std::int64_t moved_bytes(const traced_op &t) {
+  std::int64_t total = 0;
+  const auto side = [&](const std::vector<tensor> &tensors) {
+    std::map<std::int64_t, std::int64_t> by_storage;
+    for (const tensor &x : tensors) {
+      if (x.storage < 0)
+        total += x.bytes();
+      else
+        by_storage[x.storage] = std::max(by_storage[x.storage], x.bytes());
+    }
+    for (const auto &[_, bytes] : by_storage)
+      total += bytes;
+  };
+  side(t.in);
+  side(t.out);
+  return total;
+}
+
+/// A scalar argument as a boolean; false where absent or not one.
+bool boolean_at(const yaml_node &list, std::size_t i) {
+  return list.is_sequence() && i < list.size() && list[i].is_scalar() && list[i].scalar() == "true";
+}
+
+/// A list-of-integers argument (a conv's stride, padding, ...); `fallback` where absent.
+std::vector<std::int64_t> ints_at(const trace_reader &r, const yaml_node &list, std::size_t i,
+                                  std::vector<std::int64_t> fallback) {
+  if (!list.is_sequence() || i >= list.size() || !list[i].is_sequence())
+    return fallback;
+  return r.integers(list[i], "a list of integers");
+}
+
+/// The tensor at argument `i` (not flattened), where it is one.
+std::optional<tensor> tensor_at(const trace_reader &r, const yaml_node &list, std::size_t i) {
+  if (!list.is_sequence() || i >= list.size() || !trace_reader::is_tensor(list[i]))
+    return std::nullopt;
+  return r.read_tensor(list[i]);
+}
+
+class pricer {
+public:
+  explicit pricer(const trace_reader &reader) : m_reader(reader) {}
+
+  /// The ops `t` runs as the tool prices them; none (and `unpriced`) where no model fits.
+  std::optional<std::vector<op>> price(const traced_op &t) const {
+    if (is_gemm_op(t.base))
+      return gemm(t);
+    if (is_conv_op(t.base))
+      return conv(t);
+    if (const auto args = attention_of(t.base))
+      return attention(t, *args);
+    if (const auto kind = memory_kind(t.base))
+      return memory(t, *kind);
+    return std::nullopt;
+  }
+
+private:
+  op located(op o, const traced_op &t) const {
+    o.layer = t.name;
+    o.pass = t.phase == pass::forward ? pass::forward : o.pass;
+    o.where = detail::location_of(t.node, m_reader.file());
+    return o;
+  }
+
+  std::optional<std::vector<op>> gemm(const traced_op &t) const {
+    // addmm(bias, a, b), baddbmm(bias, a, b): the product's operands follow the bias.
+    const bool biased = t.base == "addmm" || t.base == "baddbmm" || t.base == "addbmm" ||
+                        t.base == "_addmm_activation";
+    const std::optional<tensor> a = tensor_at(m_reader, t.inputs, biased ? 1 : 0);
+    const std::optional<tensor> b = tensor_at(m_reader, t.inputs, biased ? 2 : 1);
+    if (!a || !b || a->shape.size() != b->shape.size() || a->shape.size() < 2 ||
+        a->shape.size() > 3)
+      return std::nullopt;
+    const bool batched = a->shape.size() == 3;
+    const std::size_t row = batched ? 1 : 0;
+    gemm_shape shape{a->dim(row), b->dim(row + 1), a->dim(row + 1), batched ? a->dim(0) : 1};
+    if (t.base == "addbmm") // a sum over the batch into one M×N result
+      shape = {a->dim(1), b->dim(2), a->dim(2) * a->dim(0), 1};
+    if (shape.m <= 0 || shape.n <= 0 || shape.k <= 0 || shape.batch_count <= 0)
+      return std::vector<op>{}; // an empty product: no kernel
+    const precision p = a->dtype.prec;
+    op o = make_gemm_op(t.name, shape, p, detail::location_of(t.node, m_reader.file()));
+    o.pass = t.phase == pass::forward ? pass::forward : pass::data_grad;
+    if (t.phase == pass::optimizer)
+      o.pass = pass::optimizer;
+    return std::vector<op>{located(o, t)};
+  }
+
+  std::optional<std::vector<op>> conv(const traced_op &t) const {
+    const bool backward = t.base == "convolution_backward";
+    // convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
+    // groups); convolution_backward(grad_output, input, weight, bias_sizes, stride, padding,
+    // dilation, transposed, output_padding, groups, output_mask).
+    const std::size_t first = backward ? 1 : 0, rest = backward ? 4 : 3;
+    const std::optional<tensor> input = tensor_at(m_reader, t.inputs, first);
+    const std::optional<tensor> weight = tensor_at(m_reader, t.inputs, first + 1);
+    if (!input || !weight || boolean_at(t.inputs, rest + 3))
+      return std::nullopt; // transposed convolutions are not modelled
+    // 1-D as 2-D of height 1; 3-D is not modelled.
+    if (input->shape.size() != weight->shape.size() || input->shape.size() < 3 ||
+        input->shape.size() > 4)
+      return std::nullopt;
+    const bool one_d = input->shape.size() == 3;
+    const auto extent = [&](const tensor &x, std::size_t i) {
+      return one_d ? (i == 2 ? std::int64_t{1} : x.dim(i == 3 ? 2 : i)) : x.dim(i);
+    };
+    const std::vector<std::int64_t> stride = ints_at(m_reader, t.inputs, rest, {1});
+    const std::vector<std::int64_t> padding = ints_at(m_reader, t.inputs, rest + 1, {0});
+    const std::int64_t groups =
+        t.inputs.is_sequence() && rest + 5 < t.inputs.size()
+            ? m_reader.integer(t.inputs[rest + 5], "the convolution's groups")
+            : 1;
+    // (height, width) of a per-dimension list: a 1-D conv's one value is its width's; one value
+    // for a 2-D conv is both.
+    const auto per_dim = [&](const std::vector<std::int64_t> &v, std::int64_t height_of_1d) {
+      if (v.empty())
+        return std::pair{height_of_1d, height_of_1d};
+      if (one_d)
+        return std::pair{height_of_1d, v[0]};
+      return std::pair{v[0], v.size() > 1 ? v[1] : v[0]};
+    };
+    conv_shape cs;
+    cs.batch = input->dim(0);
+    cs.in_channels = input->dim(1);
+    cs.out_channels = weight->dim(0);
+    cs.input_h = extent(*input, 2);
+    cs.input_w = extent(*input, 3);
+    cs.kernel_h = extent(*weight, 2);
+    cs.kernel_w = extent(*weight, 3);
+    std::tie(cs.stride_h, cs.stride_w) = per_dim(stride, 1);
+    std::tie(cs.padding_h, cs.padding_w) = per_dim(padding, 0);
+    cs.stride_h = std::max<std::int64_t>(1, cs.stride_h);
+    cs.stride_w = std::max<std::int64_t>(1, cs.stride_w);
+    cs.groups = std::max<std::int64_t>(1, groups);
+    const std::int64_t padded_h = cs.input_h + 2 * cs.padding_h;
+    const std::int64_t padded_w = cs.input_w + 2 * cs.padding_w;
+    if (padded_h < cs.kernel_h || padded_w < cs.kernel_w || cs.in_channels % cs.groups != 0 ||
+        cs.out_channels % cs.groups != 0 || cs.batch <= 0)
+      return std::nullopt;
+    cs.out_h = (padded_h - cs.kernel_h) / cs.stride_h + 1;
+    cs.out_w = (padded_w - cs.kernel_w) / cs.stride_w + 1;
+    const std::optional<std::int64_t> m = detail::checked_product({cs.batch, cs.out_h, cs.out_w});
+    const std::optional<std::int64_t> k =
+        detail::checked_product({cs.in_channels / cs.groups, cs.kernel_h, cs.kernel_w});
+    if (!m || !k)
+      return std::nullopt;
+    const gemm_shape forward{*m, cs.out_channels / cs.groups, *k, cs.groups};
+    const precision p = input->dtype.prec;
+    std::vector<op> ops;
+    const auto add = [&](pass which, const gemm_shape &shape) {
+      cs.pass = which;
+      op o = make_gemm_op(t.name, shape, p, detail::location_of(t.node, m_reader.file()));
+      o.pass = which;
+      o.conv = cs;
+      if (const std::optional<std::int64_t> bytes = conv_bytes(cs, p))
+        o.bytes = *bytes;
+      ops.push_back(located(o, t));
+    };
+    if (!backward) {
+      add(pass::forward, forward);
+      return ops;
+    }
+    // output_mask: which gradients it computes (input, weight, bias).
+    const yaml_node mask =
+        t.inputs.is_sequence() && t.inputs.size() > 10 ? t.inputs[10] : yaml_node{};
+    const auto wanted = [&](std::size_t i) { return !mask.is_sequence() || boolean_at(mask, i); };
+    if (wanted(0))
+      add(pass::data_grad, data_grad_shape(forward));
+    if (wanted(1))
+      add(pass::weight_grad, weight_grad_shape(forward));
+    return ops;
+  }
+
+  std::optional<std::vector<op>> attention(const traced_op &t, const attention_args &args) const {
+    const std::optional<tensor> q = tensor_at(m_reader, t.inputs, args.query);
+    const std::optional<tensor> k = tensor_at(m_reader, t.inputs, args.query + 1);
+    if (!q || !k || q->shape.size() != 4 || k->shape.size() != 4)
+      return std::nullopt;
+    attention_shape shape;
+    shape.batch = q->dim(0);
+    shape.heads = q->dim(1);
+    shape.kv_heads = k->dim(1);
+    shape.q_len = q->dim(2);
+    shape.kv_len = k->dim(2);
+    shape.head_dim = q->dim(3);
+    shape.causal = boolean_at(t.inputs, args.causal);
+    shape.backward = args.backward;
+    if (shape.batch <= 0 || shape.heads <= 0 || shape.q_len <= 0 || shape.kv_len <= 0 ||
+        shape.head_dim <= 0 || shape.kv_heads <= 0 || shape.heads % shape.kv_heads != 0)
+      return std::nullopt;
+    // The pairs a causal mask keeps: each query the keys up to its own position (the last
+    // q_len of kv_len).
+    const std::int64_t s = shape.q_len, kv = shape.kv_len;
+    const std::optional<std::int64_t> pairs =
+        shape.causal ? detail::checked_product({s, kv - s}).value_or(0) + s * (s + 1) / 2
+                     : detail::checked_product({s, kv});
+    const std::optional<std::int64_t> forward =
+        pairs ? detail::checked_product({4, shape.batch, shape.heads, *pairs, shape.head_dim})
+              : std::nullopt;
+    if (!forward)
+      return std::nullopt;
+    op o;
+    o.kind = std::string(fused_attention_kind);
+    o.precision = q->dtype.prec;
+    o.elements = q->elements();
+    o.flops = args.backward ? 5 * (*forward / 2) : *forward;
+    o.bytes = moved_bytes(t);
+    o.attention = shape;
+    o.pass = args.backward ? pass::data_grad : pass::forward;
+    return std::vector<op>{located(o, t)};
+  }
+
+  std::optional<std::vector<op>> memory(const traced_op &t, memory_op_kind kind) const {
+    op o;
+    o.kind = std::string(to_string(kind));
+    o.bytes = moved_bytes(t);
+    // The largest tensor it touches decides its elements (a reduction's input, a fill's
+    // output), and the first floating one its precision.
+    const tensor *largest = nullptr;
+    for (const std::vector<tensor> *side : {&t.out, &t.in})
+      for (const tensor &x : *side)
+        if (!largest || x.elements() > largest->elements())
+          largest = &x;
+    if (!largest || o.bytes <= 0)
+      return std::vector<op>{}; // nothing to move: no kernel worth pricing
+    o.elements = largest->elements();
+    o.row = largest->last();
+    o.precision = largest->dtype.prec;
+    o.flops = detail::checked_product({std::max(1, cost_of(kind).flops_per_element), o.elements})
+                  .value_or(o.elements);
+    o.pass = t.phase == pass::optimizer ? pass::optimizer
+             : t.phase == pass::forward ? pass::forward
+                                        : pass::data_grad;
+    return std::vector<op>{located(o, t)};
+  }
+
+  const trace_reader &m_reader;
+};
+
+/// The storages alive as the trace goes, their peak, and what was alive at it (found by playing
+/// the trace's allocations and frees again up to the peak: no copy of the live set per op).
+class memory_walk {
+public:
+  /// A storage made (before the first op, or by an op): counted from now on; its kind
+  /// "parameter", "buffer", "gradient", "optimizer", "input", "activation" or "other".
+  void add(std::int64_t id, double bytes, const std::string &kind) {
+    if (!m_live.try_emplace(id, bytes).second)
+      return;
+    m_kind.try_emplace(id, kind);
+    m_live_bytes += bytes;
+    m_events.push_back({id, bytes});
+    if (m_live_bytes > m_peak_bytes) {
+      m_peak_bytes = m_live_bytes;
+      m_peak_event = m_events.size();
+    }
+  }
+  /// What a storage turned out to be (the trace's `end`: gradients, optimizer state).
+  void name(std::int64_t id, const std::string &kind) { m_kind[id] = kind; }
+  void free(std::int64_t id) {
+    if (const auto found = m_live.find(id); found != m_live.end()) {
+      m_live_bytes -= found->second;
+      m_events.push_back({id, -found->second});
+      m_live.erase(found);
+    }
+  }
+
+  traced_memory at_peak() const {
+    std::unordered_map<std::int64_t, double> alive;
+    for (std::size_t i = 0; i < m_peak_event; ++i) {
+      const auto &[id, bytes] = m_events[i];
+      if (bytes >= 0)
+        alive[id] = bytes;
+      else
+        alive.erase(id);
+    }
+    traced_memory m;
+    m.peak_bytes = m_peak_bytes;
+    for (const auto &[id, bytes] : alive) {
+      const auto kind = m_kind.find(id);
+      const std::string k = kind == m_kind.end() ? "activation" : kind->second;
+      (k == "parameter" || k == "buffer" ? m.parameter_bytes
+       : k == "gradient"                 ? m.gradient_bytes
+       : k == "optimizer"                ? m.optimizer_bytes
+                                         : m.activation_bytes) += bytes;
+    }
+    return m;
+  }
+
+private:
+  std::unordered_map<std::int64_t, double> m_live;
+  std::unordered_map<std::int64_t, std::string> m_kind;
+  /// Each storage made (its bytes) or freed (minus its bytes), in order.
+  std::vector<std::pair<std::int64_t, double>> m_events;
+  double m_live_bytes = 0, m_peak_bytes = 0;
+  std::size_t m_peak_event = 0; ///< events up to the peak
+};
+
+pass phase_of(const yaml_map &op_map) {
+  const std::string phase = op_map.string_or("phase", "forward");
+  if (phase == "forward")
+    return pass::forward;
+  if (phase == "backward")
+    return pass::data_grad;
+  if (phase == "optimizer")
+    return pass::optimizer;
+  op_map.fail("phase", "unknown phase `" + phase + "`; expected forward, backward or optimizer");
+}
+
+/// The storages alive before the first op, and what those alive at the end turned out to be.
+memory_walk storages_of(const yaml_map &top, const trace_reader &reader) {
+  memory_walk memory;
+  const yaml_node storages = top.has("storages") ? top.required("storages") : yaml_node{};
+  if (!storages.is_null() && !storages.is_sequence())
+    reader.fail(storages, "`storages`: a list of {id, bytes, kind}");
+  for (std::size_t i = 0; i < storages.size(); ++i) {
+    const yaml_map s(storages[i], reader.file(), "storage", {"id", "bytes", "kind"});
+    memory.add(reader.integer(s.required("id"), "a storage's `id`"),
+               static_cast<double>(reader.integer(s.required("bytes"), "a storage's `bytes`")),
+               s.string_or("kind", "other"));
+  }
+  if (top.has("end")) {
+    const yaml_map end(top.required("end"), reader.file(), "end", {"gradient", "optimizer"});
+    for (const char *kind : {"gradient", "optimizer"})
+      if (end.has(kind))
+        for (const std::int64_t id : reader.integers(end.required(kind), kind))
+          memory.name(id, kind);
+  }
+  return memory;
+}
+
+/// The key two runs of the same op share: its name, phase and tensors' shapes and dtypes.
+std::string identity_of(const op &o) {
+  return fmt::format(
+      "{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", o.layer, static_cast<int>(o.pass), o.kind,
+      static_cast<int>(o.precision), o.flops, o.bytes, o.elements, o.row,
+      o.gemm ? fmt::format("{}x{}x{}x{}", o.gemm->m, o.gemm->n, o.gemm->k, o.gemm->batch_count)
+             : "",
+      o.attention ? fmt::format("{}.{}.{}.{}.{}.{}.{}", o.attention->batch, o.attention->heads,
+                                o.attention->kv_heads, o.attention->q_len, o.attention->kv_len,
+                                o.attention->head_dim, o.attention->causal)
+                  : "");
+}
+
+} // namespace
+
+bool is_op_trace(std::string_view text) {
+  const std::string_view head = text.substr(0, 4096);
+  return head.find("\"roofline-op-trace\"") != std::string_view::npos;
+}
+
+traced_program read_op_trace(std::string_view text, const std::string &origin) {
+  const yaml_node root = detail::parse_json(text, origin);
+  const trace_reader reader(origin);
+  const yaml_map top(root, origin, "op trace",
+                     {"format", "version", "name", "captured", "storages", "ops", "end"});
+  if (top.string("format") != "roofline-op-trace")
+    top.fail("format", "expected `roofline-op-trace` (docs/op-trace-format.md)");
+  if (const std::int64_t version = top.positive_int("version"); version != op_trace_version)
+    top.fail("version", fmt::format("an op trace of version {}; this reader knows version {}",
+                                    version, op_trace_version));
+  traced_program program;
+  program.name = top.string_or("name", "captured program");
+  if (top.has("captured")) {
+    const yaml_map captured(top.required("captured"), origin, "captured", yaml_map::any_keys{});
+    program.captured =
+        fmt::format("torch {} on {}, {}", captured.string_or("torch", "?"),
+                    captured.string_or("device", "?"), captured.string_or("date", "?"));
+  }
+
+  memory_walk memory = storages_of(top, reader);
+  const yaml_node ops = top.required("ops");
+  if (!ops.is_sequence())
+    reader.fail(ops, "`ops`: the list of the program's aten ops");
+  const pricer prices(reader);
+  std::map<std::string, std::size_t> index; // identity → program.ops
+  std::map<std::string, std::int64_t> unpriced;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const yaml_map op_map(ops[i], origin, "op",
+                          {"op", "phase", "inputs", "args", "outputs", "allocated", "freed"});
+    traced_op t;
+    t.node = ops[i];
+    t.name = op_map.string("op");
+    t.base = base_name(t.name);
+    t.phase = phase_of(op_map);
+    ++program.aten_ops;
+    program.training = program.training || t.phase == pass::data_grad;
+    if (op_map.has("allocated")) {
+      const yaml_node allocated = op_map.required("allocated");
+      if (!allocated.is_sequence())
+        reader.fail(allocated, "`allocated`: a list of [storage id, bytes]");
+      for (std::size_t a = 0; a < allocated.size(); ++a) {
+        const std::vector<std::int64_t> pair = reader.integers(allocated[a], "[storage id, bytes]");
+        if (pair.size() != 2 || pair[1] < 0)
+          reader.fail(allocated[a], "[storage id, bytes]");
+        memory.add(pair[0], static_cast<double>(pair[1]), "activation");
+      }
+    }
+    if (op_map.has("freed"))
+      for (const std::int64_t id : reader.integers(op_map.required("freed"), "`freed`"))
+        memory.free(id);
+    if (costs_nothing(t.base)) {
+      ++program.free_ops;
+      continue;
+    }
+    t.inputs = op_map.has("inputs") ? op_map.required("inputs") : yaml_node{};
+    t.outputs = op_map.has("outputs") ? op_map.required("outputs") : yaml_node{};
+    t.in = reader.tensors_in(t.inputs);
+    t.out = reader.tensors_in(t.outputs);
+    const std::optional<std::vector<op>> priced = prices.price(t);
+    if (!priced) {
+      ++unpriced[t.name];
+      continue;
+    }
+    ++program.priced_ops;
+    for (const op &o : *priced) {
+      const auto [found, added] = index.try_emplace(identity_of(o), program.ops.size());
+      if (added)
+        program.ops.push_back(o);
+      else
+        ++program.ops[found->second].count;
+    }
+  }
+  // Each distinct op named by its aten op and, where one aten op has several shapes, its place.
+  std::map<std::string, int> seen;
+  for (op &o : program.ops)
+    if (++seen[o.layer] > 1)
+      o.layer += fmt::format(" #{}", seen[o.layer]);
+
+  program.unpriced.assign(unpriced.begin(), unpriced.end());
+  std::stable_sort(program.unpriced.begin(), program.unpriced.end(),
+                   [](const auto &a, const auto &b) { return a.second > b.second; });
+  program.memory = memory.at_peak();
+  return program;
+}
+
+std::string coverage_note(const traced_program &program) {
+  std::string unpriced;
+  for (std::size_t i = 0; i < program.unpriced.size() && i < 12; ++i)
+    unpriced += fmt::format("{}{} ×{}", i == 0 ? ": " : ", ", program.unpriced[i].first,
+                            program.unpriced[i].second);
+  if (program.unpriced.size() > 12)
+    unpriced += fmt::format(", and {} more", program.unpriced.size() - 12);
+  std::int64_t unpriced_runs = 0;
+  for (const auto &[_, runs] : program.unpriced)
+    unpriced_runs += runs;
+  const std::int64_t kernels = program.priced_ops + unpriced_runs;
+  return fmt::format(
+      "captured program{}: {} aten ops, {} priced ({:.1f}% of those that launch kernels), {} "
+      "views and metadata (no kernel), {} not priced{}; memory: the peak of its tensors "
+      "({:.3g} GB), no larger batch known to fit",
+      program.captured.empty() ? "" : " (" + program.captured + ")", program.aten_ops,
+      program.priced_ops,
+      kernels > 0 ? 100.0 * static_cast<double>(program.priced_ops) / static_cast<double>(kernels)
+                  : 100.0,
+      program.free_ops, unpriced_runs, unpriced, program.memory.peak_bytes / 1e9);
+}
+
+} // namespace roofline

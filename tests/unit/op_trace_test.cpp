@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: Apache-2.0
+// The op-trace reader (docs/op-trace-format.md) against a hand-written trace whose prices and
+// memory are computed by hand: tests/data/traces/hand-mlp-step.json.
+#include "roofline/analysis/analysis.hpp"
+#include "roofline/analysis/lowering.hpp"
+#include "roofline/input/network.hpp"
+#include "roofline/input/op_trace.hpp"
+#include "roofline/model/spec_catalog.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+using namespace roofline;
+
+namespace {
+
+const char *const hand_trace = ROOFLINE_SOURCE_DIR "/tests/data/traces/hand-mlp-step.json";
+
+std::string text_of(const std::string &file) {
+  std::ifstream in(file);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+const op &named(const traced_program &p, const std::string &layer) {
+  const auto found =
+      std::find_if(p.ops.begin(), p.ops.end(), [&](const op &o) { return o.layer == layer; });
+  REQUIRE(found != p.ops.end());
+  return *found;
+}
+
+} // namespace
+
+TEST_CASE("an op trace: GEMMs, memory-bound ops and the optimizer's priced; views free; what no "
+          "model prices listed with its count") {
+  const std::string text = text_of(hand_trace);
+  REQUIRE(is_op_trace(text));
+  const traced_program p = read_op_trace(text, hand_trace);
+  CHECK(p.name == "hand MLP step");
+  CHECK(p.training);
+  CHECK(p.aten_ops == 10);
+  CHECK(p.free_ops == 1); // aten::t
+  CHECK(p.priced_ops == 8);
+  REQUIRE(p.unpriced.size() == 1);
+  CHECK(p.unpriced[0].first == "aten::frobnicate");
+  CHECK(p.unpriced[0].second == 1);
+
+  // addmm(bias, x[4096, 2048], w.t()[2048, 2048]): M 4096, N 2048, K 2048.
+  const op &addmm = named(p, "aten::addmm");
+  REQUIRE(addmm.gemm);
+  CHECK(addmm.gemm->m == 4096);
+  CHECK(addmm.gemm->n == 2048);
+  CHECK(addmm.gemm->k == 2048);
+  CHECK(addmm.precision == precision::bf16);
+  CHECK(addmm.pass == pass::forward);
+  // The backward's two GEMMs: the input's gradient, then the weight's (K = the batch's rows).
+  const op &dgrad = named(p, "aten::mm");
+  const op &wgrad = named(p, "aten::mm #2");
+  CHECK(dgrad.pass == pass::data_grad);
+  CHECK(dgrad.gemm->k == 2048);
+  CHECK(wgrad.gemm->k == 4096);
+  CHECK(wgrad.gemm->m == 2048);
+
+  // gelu reads 4096·2048 bf16 and writes as much.
+  const op &gelu = named(p, "aten::gelu");
+  CHECK(gelu.kind == "gelu");
+  CHECK(gelu.bytes == 2 * 4096 * 2048 * 2);
+  CHECK(gelu.elements == 4096 * 2048);
+  CHECK(gelu.row == 2048);
+  // gelu_backward's gradient is a broadcast scalar (strides 0): read once, 2 bytes.
+  CHECK(named(p, "aten::gelu_backward").bytes == 2 + 2 * 4096 * 2048 * 2);
+  // The sum is a row-wise reduction over its input.
+  CHECK(named(p, "aten::sum").kind == "softmax");
+  // The optimizer's foreach op: both lists read, in place.
+  const op &step = named(p, "aten::_foreach_add_");
+  CHECK(step.pass == pass::optimizer);
+  CHECK(step.bytes == 2 * 2048 * 2048 * 2);
+}
+
+TEST_CASE("an op trace's memory: the peak of its live storages, and what was alive then") {
+  const traced_program p = read_op_trace(text_of(hand_trace), hand_trace);
+  // Before: the weight (8 MiB), the bias (8 KiB) and the input (16 MiB); the peak comes as the
+  // weight's gradient (8 MiB) is made, with the addmm's output, gelu_backward's and the first
+  // mm's (16 MiB each) and ones_like's 2 bytes alive.
+  const double mib = 1 << 20;
+  CHECK(p.memory.peak_bytes == 8 * mib + 8192 + 16 * mib + 3 * 16 * mib + 2 + 8 * mib);
+  CHECK(p.memory.parameter_bytes == 8 * mib + 8192);
+  CHECK(p.memory.gradient_bytes == 8 * mib); // `end.gradient` names it
+  CHECK(p.memory.optimizer_bytes == 0);
+  CHECK(p.memory.activation_bytes == 16 * mib + 3 * 16 * mib + 2);
+}
+
+TEST_CASE("a trace as a network: its ops lowered as they ran, its memory the trace's, its "
+          "coverage in the notes") {
+  network net = network_of_trace(read_op_trace(text_of(hand_trace), hand_trace), hand_trace);
+  CHECK(net.mode == run_mode::training);
+  CHECK(net.precision == precision::bf16);
+  REQUIRE_FALSE(net.notes.empty());
+  CHECK(net.notes.front().find("1 not priced: aten::frobnicate ×1") != std::string::npos);
+  CHECK(lower(net).size() == net.trace->ops.size());
+  const analysis a = analyze(net, perf_model(*spec_catalog::builtin().find("h100")), "test");
+  REQUIRE(a.memory);
+  CHECK(a.memory->traced);
+  CHECK(a.memory->total_bytes == net.trace->memory.peak_bytes);
+  CHECK(a.memory->fits);
+  CHECK_FALSE(a.memory->max_batch);
+  CHECK(a.totals.op_count == 8);
+}
+
+TEST_CASE("runs of the same op, shapes and phase are one op counted; a JSON that is no trace is "
+          "not taken for one") {
+  std::string text = text_of(hand_trace);
+  // The gelu once more, in the same phase: counted, not listed twice.
+  const std::string gelu_op = text.substr(text.find("  {\"op\": \"aten::gelu\""));
+  const std::string one = gelu_op.substr(0, gelu_op.find('\n') + 1);
+  text.insert(text.find("  {\"op\": \"aten::sum\""), one);
+  const traced_program p = read_op_trace(text, "twice.json");
+  CHECK(named(p, "aten::gelu").count == 2);
+  CHECK(p.priced_ops == 9);
+  CHECK_FALSE(is_op_trace(R"({"model_type": "llama", "hidden_size": 4096})"));
+}
