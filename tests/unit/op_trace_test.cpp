@@ -8,6 +8,7 @@
 #include "roofline/model/spec_catalog.hpp"
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <fstream>
@@ -113,11 +114,15 @@ TEST_CASE("a trace as a network: its ops lowered as they ran, its memory the tra
 
 TEST_CASE("runs of the same op, shapes and phase are one op counted; a JSON that is no trace is "
           "not taken for one") {
-  std::string text = text_of(hand_trace);
   // The gelu once more, in the same phase: counted, not listed twice.
-  const std::string gelu_op = text.substr(text.find("  {\"op\": \"aten::gelu\""));
-  const std::string one = gelu_op.substr(0, gelu_op.find('\n') + 1);
-  text.insert(text.find("  {\"op\": \"aten::sum\""), one);
+  nlohmann::json doc = nlohmann::json::parse(text_of(hand_trace));
+  nlohmann::json &ops = doc.at("ops");
+  const auto gelu = std::find_if(
+      ops.begin(), ops.end(), [](const nlohmann::json &o) { return o.at("op") == "aten::gelu"; });
+  REQUIRE(gelu != ops.end());
+  const nlohmann::json again = *gelu;
+  ops.insert(gelu + 1, again);
+  const std::string text = doc.dump();
   const traced_program p = read_op_trace(text, "twice.json");
   CHECK(named(p, "aten::gelu").count == 2);
   CHECK(p.priced_ops == 9);
