@@ -23,7 +23,8 @@ stage "test: unit, cli, gpu, consumer"
 # (tests/fuzz), CUDA off, lightly optimised.
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
   -DROOFLINE_SANITIZE=address,undefined,float-cast-overflow -DROOFLINE_BUILD_TESTS=ON \
-  -DROOFLINE_ENABLE_CUDA=OFF -DROOFLINE_BUILD_BENCH=OFF -DROOFLINE_INSTALL=OFF "${launcher[@]}"
+  -DROOFLINE_ENABLE_CUDA=OFF -DROOFLINE_BUILD_BENCH=OFF -DROOFLINE_INSTALL=OFF -DROOFLINE_PYTHON=OFF \
+  "${launcher[@]}"
 cmake --build build-asan -j"$(nproc)"
 stage "build: sanitizers, CUDA off"
 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build-asan --output-on-failure -j"$(nproc)" -L 'unit|cli'

@@ -178,7 +178,7 @@ constexpr std::string_view free_ops[] = {
     "view_as_real", "view_as_complex", "_conj", "conj", "real", "imag", "_neg_view", "lift",
     "_assert_async", "_assert_tensor_metadata", "_functional_assert_async",
     "sym_constrain_range_for_size", "_propagate_xla_data", "expand_copy_", "result_type",
-    "_efficientzerotensor", "_index_put_impl_meta",
+    "_efficientzerotensor", "_fused_sdp_choice", "_index_put_impl_meta",
 };
 // clang-format on
 
@@ -284,7 +284,7 @@ constexpr std::pair<std::string_view, memory_op_kind> memory_kinds[] = {
     {"cudnn_batch_norm_backward", memory_op_kind::batchnorm},
     {"_batch_norm_impl_index", memory_op_kind::batchnorm},
     {"batch_norm_backward", memory_op_kind::batchnorm},
-    {"_softmax", memory_op_kind::softmax}, {"_log_softmax", memory_op_kind::softmax},
+    {"_softmax", memory_op_kind::softmax}, {"_safe_softmax", memory_op_kind::softmax}, {"_log_softmax", memory_op_kind::softmax},
     {"_softmax_backward_data", memory_op_kind::softmax},
     {"_log_softmax_backward_data", memory_op_kind::softmax}, {"softmax", memory_op_kind::softmax},
     {"log_softmax", memory_op_kind::softmax}, {"sum", memory_op_kind::softmax},
