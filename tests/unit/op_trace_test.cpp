@@ -128,3 +128,33 @@ TEST_CASE("runs of the same op, shapes and phase are one op counted; a JSON that
   CHECK(p.priced_ops == 9);
   CHECK_FALSE(is_op_trace(R"({"model_type": "llama", "hidden_size": 4096})"));
 }
+
+TEST_CASE("traces captured on an H200 (PyTorch 2.11): every op priced or free, the attention of "
+          "nn.MultiheadAttention's fast path as its three kernels") {
+  const std::string dir = ROOFLINE_SOURCE_DIR "/tests/data/traces/";
+  for (const char *name : {"resnet50-fp16-h200.json", "vit-b16-fp16-h200.json"}) {
+    CAPTURE(name);
+    const traced_program p = read_op_trace(text_of(dir + name), name);
+    CHECK(p.unpriced.empty());
+    CHECK(p.priced_ops + p.free_ops == p.aten_ops);
+    CHECK_FALSE(p.training);
+    CHECK(p.memory.parameter_bytes > 0);
+    CHECK(p.memory.peak_bytes >= p.memory.parameter_bytes);
+  }
+  const traced_program vit = read_op_trace(text_of(dir + "vit-b16-fp16-h200.json"), "vit");
+  // ViT-B/16 at batch 128: 12 encoder blocks, each one fused attention over 197 tokens, 12 heads.
+  const op &attention = named(vit, "aten::_native_multi_head_attention (attention)");
+  REQUIRE(attention.attention);
+  CHECK(attention.count == 12);
+  CHECK(attention.attention->batch == 128);
+  CHECK(attention.attention->heads == 12);
+  CHECK(attention.attention->q_len == 197);
+  CHECK(attention.attention->head_dim == 64);
+  const op &qkv = named(vit, "aten::_native_multi_head_attention (qkv)");
+  CHECK(qkv.gemm->m == 128 * 197);
+  CHECK(qkv.gemm->n == 3 * 768);
+  const traced_program resnet = read_op_trace(text_of(dir + "resnet50-fp16-h200.json"), "r50");
+  const auto convs = std::count_if(resnet.ops.begin(), resnet.ops.end(),
+                                   [](const op &o) { return o.conv.has_value(); });
+  CHECK(convs > 10); // 53 convolutions of ResNet-50, fewer distinct shapes
+}

@@ -44,6 +44,10 @@ struct step_totals {
   double communication_share = 0;  ///< of time_s, 0..1
   std::int64_t op_count = 0;       ///< distinct ops (rows)
   std::int64_t gemm_count = 0;     ///< GEMM runs per step, counts included
+  /// A captured program's: the host time PyTorch eager spends dispatching its aten ops
+  /// (host_floor::framework_op_s each); where it passes the ops' own time, the step is that long
+  /// (time_s and range raised to it). 0 for a network or a config.
+  double dispatch_s = 0;
 };
 
 /// One network on one GPU as the model sees it: the ops with their predictions and the step's

@@ -21,6 +21,9 @@ struct host_floor {
   /// One plain kernel launch: a memory-bound op, or a call's every further kernel (split-K's
   /// reduction), in seconds.
   double kernel_launch_s = 0;
+  /// PyTorch eager's host time per aten op it dispatches, views included (the Python module
+  /// code around it, the dispatcher, autograd's bookkeeping): a captured program's floor.
+  double framework_op_s = 0;
   bool measured = false; ///< false: typical_host_floor(), not this machine's
   std::string origin;    ///< "measured on this machine, 2026-11-22" or "typical ..."
 

@@ -127,6 +127,28 @@ analysis analyze_ops(std::string name, std::vector<op> ops, const perf_model &gi
   return r;
 }
 
+namespace {
+
+/// A captured program issued eagerly: the host dispatches every aten op it ran (views too), and
+/// where that takes longer than the ops' own time, the step waits on the host.
+void hold_to_dispatch(analysis &r, const traced_program &trace, std::vector<std::string> &notes) {
+  const host_floor &host = r.model.host();
+  step_totals &t = r.totals;
+  t.dispatch_s = static_cast<double>(trace.aten_ops) * host.framework_op_s;
+  if (t.dispatch_s <= t.time_s)
+    return;
+  notes.push_back(fmt::format(
+      "host-bound in eager PyTorch: its {} aten ops take about {} of host time to dispatch "
+      "({:.1f} µs each{}), the GPU {} to run them: the step is the host's time; CUDA graphs or "
+      "torch.compile take it away",
+      trace.aten_ops, detail::duration(t.dispatch_s), host.framework_op_s * 1e6,
+      host.measured ? "" : ", a typical host", detail::duration(t.time_s)));
+  t.time_s = t.dispatch_s;
+  t.range = {std::max(t.range.low_s, t.dispatch_s), std::max(t.range.high_s, t.dispatch_s)};
+}
+
+} // namespace
+
 analysis analyze(const network &net, const perf_model &model, std::string device_selection,
                  std::optional<double> memory_reserve) {
   std::vector<op> ops = lower(net);
@@ -157,6 +179,8 @@ analysis analyze(const network &net, const perf_model &model, std::string device
   analysis r = analyze_ops(net.name, std::move(ops), model, std::move(device_selection));
   r.memory = memory;
   std::vector<std::string> notes = net.notes;
+  if (net.trace)
+    hold_to_dispatch(r, *net.trace, notes);
   if (over_pcie > 0)
     notes.push_back(fmt::format(
         "all-reduces over {} GPUs run over PCIe ({:.0f} GB/s a direction): the {}'s {} links "

@@ -263,7 +263,7 @@ constexpr std::pair<std::string_view, memory_op_kind> memory_kinds[] = {
     {"to", memory_op_kind::copy}, {"repeat", memory_op_kind::copy}, {"roll", memory_op_kind::copy},
     {"flip", memory_op_kind::copy}, {"constant_pad_nd", memory_op_kind::copy},
     {"triu", memory_op_kind::copy}, {"tril", memory_op_kind::copy}, {"triu_", memory_op_kind::copy},
-    {"tril_", memory_op_kind::copy}, {"slice_scatter", memory_op_kind::copy},
+    {"tril_", memory_op_kind::copy}, {"slice_scatter", memory_op_kind::copy}, {"slice_backward", memory_op_kind::copy}, {"select_backward", memory_op_kind::copy},
     {"select_scatter", memory_op_kind::copy}, {"as_strided_scatter", memory_op_kind::copy},
     {"masked_scatter", memory_op_kind::copy}, {"pixel_shuffle", memory_op_kind::copy},
     {"reflection_pad2d", memory_op_kind::copy}, {"replicate_pad2d", memory_op_kind::copy},
@@ -430,6 +430,8 @@ public:
       return conv(t);
     if (const auto args = attention_of(t.base))
       return attention(t, *args);
+    if (t.base == "_native_multi_head_attention")
+      return multi_head_attention(t);
     if (const auto kind = memory_kind(t.base))
       return memory(t, *kind);
     return std::nullopt;
@@ -589,6 +591,44 @@ private:
     o.attention = shape;
     o.pass = args.backward ? pass::data_grad : pass::forward;
     return std::vector<op>{located(o, t)};
+  }
+
+  /// nn.MultiheadAttention's inference fast path, one aten op: (query, key, value, embed_dim,
+  /// num_head, qkv_weight, qkv_bias, proj_weight, proj_bias, mask, ...): the QKV projection, the
+  /// fused attention over its heads, the output projection.
+  std::optional<std::vector<op>> multi_head_attention(const traced_op &t) const {
+    const std::optional<tensor> query = tensor_at(m_reader, t.inputs, 0);
+    const std::optional<tensor> key = tensor_at(m_reader, t.inputs, 1);
+    if (!query || !key || query->shape.size() != 3 || key->shape.size() != 3 ||
+        !t.inputs.is_sequence() || t.inputs.size() < 5)
+      return std::nullopt;
+    const std::int64_t embed = m_reader.integer(t.inputs[3], "embed_dim");
+    const std::int64_t heads = m_reader.integer(t.inputs[4], "num_head");
+    const std::int64_t batch = query->dim(0), s = query->dim(1), kv = key->dim(1);
+    if (embed <= 0 || heads <= 0 || embed % heads != 0 || batch <= 0 || s <= 0 || kv <= 0)
+      return std::nullopt;
+    const precision p = query->dtype.prec;
+    const source_location where = detail::location_of(t.node, m_reader.file());
+    // Each part named by the aten op and its role, so that the three stay apart.
+    const auto part = [&](op o, const char *role) {
+      o = located(std::move(o), t);
+      o.layer = t.name + role;
+      return o;
+    };
+    std::vector<op> ops;
+    ops.push_back(part(make_gemm_op(t.name, {batch * s, 3 * embed, embed, 1}, p, where), " (qkv)"));
+    op attention;
+    attention.kind = std::string(fused_attention_kind);
+    attention.precision = p;
+    attention.elements = batch * s * embed;
+    attention.flops = 4 * batch * heads * s * kv * (embed / heads);
+    const std::int64_t element = query->dtype.bytes;
+    attention.bytes = element * (2 * batch * s * embed + 2 * batch * kv * embed);
+    attention.attention =
+        attention_shape{batch, heads, heads, s, kv, embed / heads, false, 0, false, std::nullopt};
+    ops.push_back(part(attention, " (attention)"));
+    ops.push_back(part(make_gemm_op(t.name, {batch * s, embed, embed, 1}, p, where), " (out)"));
+    return ops;
   }
 
   std::optional<std::vector<op>> memory(const traced_op &t, memory_op_kind kind) const {

@@ -960,6 +960,7 @@ public:
                         w.field("launch_bound_ops", t.launch_bound_ops);
                         w.field("gemm_time_us", t.gemm_time_s * 1e6);
                         w.field("gemm_count", t.gemm_count);
+                        w.field("dispatch_us", t.dispatch_s * 1e6);
                         w.field("communication_time_us", t.communication_time_s * 1e6);
                         w.field("communication_share", t.communication_share);
                         w.field("op_count", t.op_count);
