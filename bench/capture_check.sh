@@ -16,6 +16,8 @@ case "$card" in
   *) gpu=auto ;;
 esac
 echo "card: $card (--gpu $gpu)" | tee "$out/log-capture.txt"
+# The capture package's own test on this PyTorch (on the meta device, as CI runs it on 1.13).
+python3 tests/python/test_capture.py 2>&1 | tail -3 | tee -a "$out/log-capture.txt"
 timeout -k 10 "${CAPTURE_BUDGET_S:-480}" python3 bench/capture_check.py --out "$out" \
   --tool "$bin/roofline-advise" --gpu "$gpu" "$@" 2>&1 | tee -a "$out/log-capture.txt"
 status=${PIPESTATUS[0]}
