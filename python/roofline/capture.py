@@ -402,6 +402,11 @@ def capture(model, example_inputs, step=None, *, name=None, device="meta", warmu
         "storages": [],
         "ops": [],
     }
+    # The batch: the leading size of the first input tensor (the tool scales the activations by it
+    # to say what larger batch would fit).
+    first = next(iter(_tensors(example_inputs)), None)
+    if first is not None and first.dim() > 0:
+        trace["captured"]["batch"] = int(first.shape[0])
     storages = _Storages(trace)
     for p in model.parameters():
         storages.declare(p, "parameter")

@@ -108,8 +108,20 @@ TEST_CASE("a trace as a network: its ops lowered as they ran, its memory the tra
   CHECK(a.memory->traced);
   CHECK(a.memory->total_bytes == net.trace->memory.peak_bytes);
   CHECK(a.memory->fits);
-  CHECK_FALSE(a.memory->max_batch);
+  CHECK_FALSE(a.memory->max_batch); // the trace records no batch
   CHECK(a.totals.op_count == 8);
+
+  // Captured at batch 2: the activations grow in proportion to it, the rest stays.
+  nlohmann::json doc = nlohmann::json::parse(text_of(hand_trace));
+  doc["captured"]["batch"] = 2;
+  const network at_two = network_of_trace(read_op_trace(doc.dump(), "two.json"), "two.json");
+  CHECK(at_two.batch == 2);
+  const analysis b = analyze(at_two, perf_model(*spec_catalog::builtin().find("h100")), "test");
+  const traced_memory &m = at_two.trace->memory;
+  const double fixed = m.parameter_bytes + m.gradient_bytes + m.optimizer_bytes;
+  REQUIRE(b.memory->max_batch);
+  CHECK(*b.memory->max_batch ==
+        static_cast<std::int64_t>((b.memory->usable_bytes() - fixed) / (m.activation_bytes / 2)));
 }
 
 TEST_CASE("runs of the same op, shapes and phase are one op counted; a JSON that is no trace is "

@@ -41,6 +41,7 @@ struct traced_program {
   std::int64_t priced_ops = 0; ///< the runs `ops` counts
   traced_memory memory;
   bool training = false; ///< it has a backward phase
+  std::int64_t batch = 0; ///< the batch it was captured at (`captured.batch`); 0: not known
   std::string captured;  ///< "torch 2.11.0 on meta, 2026-11-29": where it was captured
 };
 

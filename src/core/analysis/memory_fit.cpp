@@ -182,9 +182,10 @@ double memory_reserve_bytes(double capacity_bytes, std::optional<double> reserve
 
 namespace {
 
-/// A captured program's memory: its tensors' peak, as the trace walked it. Its batch is the one
-/// captured: no larger one is known to fit.
-memory_use traced_memory_of(const traced_memory &traced, double capacity_bytes,
+/// A captured program's memory: its tensors' peak, as the trace walked it; the largest batch
+/// that fits where the batch it was captured at is known, its activations (all but parameters,
+/// gradients and optimizer state) grown in proportion.
+memory_use traced_memory_of(const traced_memory &traced, std::int64_t batch, double capacity_bytes,
                             double reserve_bytes) {
   memory_use m;
   m.traced = true;
@@ -196,6 +197,11 @@ memory_use traced_memory_of(const traced_memory &traced, double capacity_bytes,
   m.capacity_bytes = capacity_bytes;
   m.reserve_bytes = reserve_bytes;
   m.fits = m.total_bytes <= m.usable_bytes();
+  const double fixed = m.weights_bytes + m.gradient_bytes + m.optimizer_bytes;
+  const double per_sample = batch > 0 ? m.activation_bytes / static_cast<double>(batch) : 0;
+  if (per_sample > 0 && m.usable_bytes() - fixed >= per_sample)
+    m.max_batch = static_cast<std::int64_t>(
+        std::min(std::floor((m.usable_bytes() - fixed) / per_sample), 9.2e18));
   return m;
 }
 
@@ -204,7 +210,7 @@ memory_use traced_memory_of(const traced_memory &traced, double capacity_bytes,
 memory_use memory_of(const network &net, const std::vector<op> &ops, double capacity_bytes,
                      double reserve_bytes) {
   if (net.trace)
-    return traced_memory_of(net.trace->memory, capacity_bytes, reserve_bytes);
+    return traced_memory_of(net.trace->memory, net.trace->batch, capacity_bytes, reserve_bytes);
   const bool training = net.mode == run_mode::training;
   layer_memory layers;
   if (training)

@@ -638,6 +638,7 @@ network network_of_trace(traced_program program, const std::string &origin) {
   net.name = program.name;
   net.origin = origin;
   net.mode = program.training ? run_mode::training : run_mode::inference;
+  net.batch = std::max<std::int64_t>(1, program.batch);
   // The precision most of its GEMM FLOPs run in names the network's.
   std::map<precision, double> flops;
   for (const op &o : program.ops)

@@ -786,6 +786,7 @@ traced_program read_op_trace(std::string_view text, const std::string &origin) {
     program.captured =
         fmt::format("torch {} on {}, {}", captured.string_or("torch", "?"),
                     captured.string_or("device", "?"), captured.string_or("date", "?"));
+    program.batch = captured.non_negative_int_or("batch", 0);
   }
 
   memory_walk memory = storages_of(top, reader);

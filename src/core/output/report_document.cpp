@@ -505,7 +505,11 @@ std::string memory_line(const memory_use &m) {
                  : fmt::format("does not fit (needs {} more)",
                                gigabytes(m.total_bytes - m.usable_bytes()));
   if (m.traced)
-    line += " · at the batch it was captured with (capture another to try another)";
+    line += m.max_batch ? fmt::format(" · the largest batch that fits, its activations growing "
+                                      "with the batch it was captured at: {}",
+                                      *m.max_batch)
+                        : std::string(" · at the batch it was captured with (its batch not "
+                                      "recorded, or not even that one fits)");
   else
     line += m.max_batch ? fmt::format(" · the largest {} that fits at this context: {}",
                                       m.optimizer ? "micro-batch" : "batch", *m.max_batch)
