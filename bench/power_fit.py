@@ -119,8 +119,10 @@ def fit_stall(micro, held_paths, peaks):
     energy): least squares on relative errors over the `fit` half of the held ops, the micro
     energies refitted with it each round (they absorb what the stall term takes), to a fixed
     point."""
-    ops = held_ops(held_paths)
+    ops = [o for o in held_ops(held_paths) if o["held_j"] > 0]
     fit_ops = [o for o in ops if split_of(o["layer"]) == "fit"]
+    if not fit_ops or len(fit_ops) == len(ops):
+        sys.exit("power_fit.py: the held ops need both halves (fit and score) to fit a stall power")
     stall_w = 0.0
     for _ in range(20):
         _, idle_w, dram_pj, per = micro_energies(micro, stall_w, peaks)

@@ -71,15 +71,18 @@ TEST_CASE("an op trace: GEMMs, memory-bound ops and the optimizer's priced; view
   CHECK(gelu.kind == "gelu");
   CHECK(gelu.bytes == 2 * 4096 * 2048 * 2);
   CHECK(gelu.elements == 4096 * 2048);
-  CHECK(gelu.row == 2048);
+  CHECK(gelu.row == 0); // rows are the norms' and softmax's alone
   // gelu_backward's gradient is a broadcast scalar (strides 0): read once, 2 bytes.
   CHECK(named(p, "aten::gelu_backward").bytes == 2 + 2 * 4096 * 2048 * 2);
-  // The sum is a row-wise reduction over its input.
+  // The sum is priced as a reduction over its input, with no row terms (a kernel that splits
+  // a long row over many blocks).
   CHECK(named(p, "aten::sum").kind == "softmax");
-  // The optimizer's foreach op: both lists read, in place.
+  CHECK(named(p, "aten::sum").row == 0);
+  // The optimizer's foreach op: both lists read, the first written in place (it returns
+  // nothing, so its outputs list none).
   const op &step = named(p, "aten::_foreach_add_");
   CHECK(step.pass == pass::optimizer);
-  CHECK(step.bytes == 2 * 2048 * 2048 * 2);
+  CHECK(step.bytes == 3 * 2048 * 2048 * 2);
 }
 
 TEST_CASE("an op trace's memory: the peak of its live storages, and what was alive then") {
@@ -169,4 +172,74 @@ TEST_CASE("traces captured on an H200 (PyTorch 2.11): every op priced or free, t
   const auto convs = std::count_if(resnet.ops.begin(), resnet.ops.end(),
                                    [](const op &o) { return o.conv.has_value(); });
   CHECK(convs > 10); // 53 convolutions of ResNet-50, fewer distinct shapes
+}
+
+namespace {
+
+nlohmann::json tensor_json(std::int64_t storage, std::vector<std::int64_t> shape,
+                           const char *dtype = "float16") {
+  return {{"storage", storage}, {"shape", shape}, {"dtype", dtype}};
+}
+
+/// A trace of one forward op with these inputs.
+std::string one_op(const char *name, nlohmann::json inputs) {
+  nlohmann::json op{{"op", name},
+                    {"phase", "forward"},
+                    {"inputs", std::move(inputs)},
+                    {"outputs", nlohmann::json::array()}};
+  return nlohmann::json{
+      {"format", "roofline-op-trace"}, {"version", 1}, {"ops", nlohmann::json::array({op})}}
+      .dump();
+}
+
+} // namespace
+
+TEST_CASE("aten's argument positions: causal attention aligned top-left, cuDNN's convolution, a "
+          "dilated one; sizes past 64 bits refused") {
+  // Causal flash attention of 128 queries over 4096 keys: each query meets the keys up to its
+  // own position (PyTorch's top-left mask), 128·129/2 pairs, never negative.
+  const traced_program causal =
+      read_op_trace(one_op("aten::_scaled_dot_product_flash_attention",
+                           {tensor_json(0, {1, 8, 128, 64}), tensor_json(1, {1, 8, 4096, 64}),
+                            tensor_json(2, {1, 8, 4096, 64}), 0.0, true}),
+                    "causal.json");
+  REQUIRE(causal.ops.size() == 1);
+  CHECK(causal.ops[0].flops == 4LL * 8 * (128 * 129 / 2) * 64);
+  CHECK(causal.ops[0].attention->kv_len == 128);
+  // cudnn_convolution(self, weight, padding, stride, dilation, groups, benchmark, ...): a 3×3
+  // conv of 56² at padding 1, stride 1; groups read from its own place.
+  const traced_program cudnn =
+      read_op_trace(one_op("aten::cudnn_convolution", {tensor_json(0, {8, 64, 56, 56}),
+                                                       tensor_json(1, {64, 64, 3, 3}),
+                                                       {1, 1},
+                                                       {1, 1},
+                                                       {1, 1},
+                                                       1,
+                                                       true,
+                                                       false,
+                                                       true}),
+                    "cudnn.json");
+  REQUIRE(cudnn.ops.size() == 1);
+  CHECK(cudnn.ops[0].gemm->m == 8 * 56 * 56);
+  CHECK(cudnn.ops[0].gemm->k == 64 * 9);
+  // Dilation 2 at padding 1: the window spans 5, so 54² outputs (56² undilated).
+  const traced_program dilated =
+      read_op_trace(one_op("aten::convolution", {tensor_json(0, {8, 64, 56, 56}),
+                                                 tensor_json(1, {64, 64, 3, 3}),
+                                                 nullptr,
+                                                 {1, 1},
+                                                 {1, 1},
+                                                 {2, 2},
+                                                 false,
+                                                 {0, 0},
+                                                 1}),
+                    "dilated.json");
+  CHECK(dilated.ops[0].gemm->m == 8 * 54 * 54);
+  // A tensor of more than 2^63 bytes, a storage of negative size: input errors, not wrapped.
+  CHECK_THROWS_AS(
+      read_op_trace(one_op("aten::relu", {tensor_json(0, {1LL << 40, 1LL << 40})}), "huge.json"),
+      input_error);
+  nlohmann::json negative = nlohmann::json::parse(one_op("aten::relu", {tensor_json(0, {4})}));
+  negative["storages"] = {{{"id", 0}, {"bytes", -8}, {"kind", "input"}}};
+  CHECK_THROWS_AS(read_op_trace(negative.dump(), "negative.json"), input_error);
 }

@@ -130,21 +130,32 @@ analysis analyze_ops(std::string name, std::vector<op> ops, const perf_model &gi
 namespace {
 
 /// A captured program issued eagerly: the host dispatches every aten op it ran (views too), and
-/// where that takes longer than the ops' own time, the step waits on the host.
+/// where that takes longer than the ops' own time, the step waits on the host: its time, the
+/// shares of it and the idle energy over the wait follow.
 void hold_to_dispatch(analysis &r, const traced_program &trace, std::vector<std::string> &notes) {
-  const host_floor &host = r.model.host();
   step_totals &t = r.totals;
-  t.dispatch_s = static_cast<double>(trace.aten_ops) * host.framework_op_s;
+  if (r.model.options().roofline_only)
+    return;
+  t.dispatch_s = static_cast<double>(trace.aten_ops) * r.model.host().framework_op_s;
   if (t.dispatch_s <= t.time_s)
     return;
   notes.push_back(fmt::format(
       "host-bound in eager PyTorch: its {} aten ops take about {} of host time to dispatch "
-      "({:.1f} µs each{}), the GPU {} to run them: the step is the host's time; CUDA graphs or "
-      "torch.compile take it away",
-      trace.aten_ops, detail::duration(t.dispatch_s), host.framework_op_s * 1e6,
-      host.measured ? "" : ", a typical host", detail::duration(t.time_s)));
+      "({:.1f} µs each, a typical host's), the GPU {} to run them: the step is the host's "
+      "time; CUDA graphs or torch.compile take it away",
+      trace.aten_ops, detail::duration(t.dispatch_s), r.model.host().framework_op_s * 1e6,
+      detail::duration(t.time_s)));
+  const double waited_s = t.dispatch_s - t.time_s;
+  r.power.step_s += waited_s;
+  r.power.energy_j += r.budget.idle_w * waited_s;
+  r.power.average_w = r.power.energy_j / r.power.step_s;
   t.time_s = t.dispatch_s;
   t.range = {std::max(t.range.low_s, t.dispatch_s), std::max(t.range.high_s, t.dispatch_s)};
+  t.memory_bound_share = t.memory_bound_time_s / t.time_s;
+  t.launch_bound_share = t.launch_bound_time_s / t.time_s;
+  t.communication_share = t.communication_time_s / t.time_s;
+  for (analysed_op &entry : r.ops)
+    entry.time_share = entry.total_time_s / t.time_s;
 }
 
 } // namespace

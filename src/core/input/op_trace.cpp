@@ -87,7 +87,8 @@ public:
 
   std::int64_t integer(const yaml_node &node, const std::string &what) const {
     const std::optional<double> value = detail::finite_number(node);
-    if (!value || *value != static_cast<double>(static_cast<std::int64_t>(*value)))
+    // In range before the cast (a double past int64's range converts to nothing defined).
+    if (!value || !(*value >= -9.2e18 && *value <= 9.2e18) || *value != std::floor(*value))
       fail(node, what + " (an integer)");
     return static_cast<std::int64_t>(*value);
   }
@@ -128,6 +129,11 @@ public:
       map.fail("dtype", "unknown dtype `" + dtype +
                             "`; expected PyTorch's name (float32, bfloat16, float16, int64, …)");
     t.dtype = *info;
+    std::optional<std::int64_t> bytes = t.dtype.bytes;
+    for (const std::int64_t d : t.shape)
+      bytes = bytes ? detail::checked_product({*bytes, d}) : std::nullopt;
+    if (!bytes)
+      map.fail("shape", "a tensor of fewer than 2^63 bytes");
     return t;
   }
 
@@ -351,8 +357,8 @@ std::optional<attention_args> attention_of(std::string_view name) {
       {"_scaled_dot_product_efficient_attention_backward", {1, 11, true}},
       {"_scaled_dot_product_cudnn_attention", {0, 6, false}},
       {"_scaled_dot_product_cudnn_attention_backward", {1, 14, true}},
-      {"_scaled_dot_product_flash_attention_for_cpu", {0, 3, false}},
-      {"_scaled_dot_product_flash_attention_for_cpu_backward", {1, 8, true}},
+      {"_scaled_dot_product_flash_attention_for_cpu", {0, 4, false}},
+      {"_scaled_dot_product_flash_attention_for_cpu_backward", {1, 7, true}},
   };
   const auto found = known.find(name);
   return found == known.end() ? std::nullopt : std::optional(found->second);
@@ -368,6 +374,24 @@ bool is_conv_op(std::string_view name) {
          name == "convolution_overrideable" || name == "convolution_backward";
 }
 
+/// Where a convolution's arguments sit: convolution, _convolution and convolution_overrideable
+/// (input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
+/// cudnn_convolution (self, weight, padding, stride, dilation, groups, ...: never transposed);
+/// convolution_backward (grad_output, input, weight, bias_sizes, stride, padding, dilation,
+/// transposed, output_padding, groups, output_mask).
+struct conv_positions {
+  static constexpr std::size_t none = ~std::size_t{0};
+  std::size_t input, stride, padding, dilation, transposed, groups;
+};
+
+conv_positions conv_positions_of(std::string_view base) {
+  if (base == "convolution_backward")
+    return {1, 4, 5, 6, 7, 9};
+  if (base == "cudnn_convolution")
+    return {0, 3, 2, 4, conv_positions::none, 5};
+  return {0, 3, 4, 5, 6, 8};
+}
+
 /// What one op of the trace says, read once.
 struct traced_op {
   std::string name; ///< as the trace spells it: "aten::addmm"
@@ -375,28 +399,11 @@ struct traced_op {
   pass phase = pass::forward;
   yaml_node inputs, outputs;
   std::vector<tensor> in, out;
+  /// An in-place op that returns nothing (the optimizers' foreach and fused ops): the tensors
+  /// it writes, which `outputs` does not list.
+  std::vector<tensor> written;
   yaml_node node;
 };
-
-/// The unique bytes an op reads and writes: each input storage once, each output once more
-/// (an in-place op reads and writes its storage); a tensor with no storage id is its own.
-std::int64_t moved_bytes(const traced_op &t) {
-  std::int64_t total = 0;
-  const auto side = [&](const std::vector<tensor> &tensors) {
-    std::map<std::int64_t, std::int64_t> by_storage;
-    for (const tensor &x : tensors) {
-      if (x.storage < 0)
-        total += x.bytes();
-      else
-        by_storage[x.storage] = std::max(by_storage[x.storage], x.bytes());
-    }
-    for (const auto &[_, bytes] : by_storage)
-      total += bytes;
-  };
-  side(t.in);
-  side(t.out);
-  return total;
-}
 
 /// A scalar argument as a boolean; false where absent or not one.
 bool boolean_at(const yaml_node &list, std::size_t i) {
@@ -438,6 +445,40 @@ public:
   }
 
 private:
+  /// The product of `factors`, an input_error at the op when it overflows 64 bits.
+  std::int64_t product_at(const traced_op &t, std::initializer_list<std::int64_t> factors,
+                          const char *what) const {
+    const std::optional<std::int64_t> product = detail::checked_product(factors);
+    if (!product)
+      throw input_error(detail::location_of(t.node, m_reader.file()),
+                        t.name + ": " + what + " overflows a 64-bit integer");
+    return *product;
+  }
+
+  /// The unique bytes an op reads and writes: each input storage once, each output (and each
+  /// tensor an in-place op writes) once more; a tensor with no storage id is its own.
+  std::int64_t moved_bytes(const traced_op &t) const {
+    std::optional<std::int64_t> total = 0;
+    const auto side = [&](const std::vector<tensor> &tensors) {
+      std::map<std::int64_t, std::int64_t> by_storage;
+      for (const tensor &x : tensors) {
+        if (x.storage < 0)
+          total = detail::checked_sum({total, x.bytes()});
+        else
+          by_storage[x.storage] = std::max(by_storage[x.storage], x.bytes());
+      }
+      for (const auto &[_, bytes] : by_storage)
+        total = detail::checked_sum({total, bytes});
+    };
+    side(t.in);
+    side(t.out);
+    side(t.written);
+    if (!total)
+      throw input_error(detail::location_of(t.node, m_reader.file()),
+                        t.name + ": its bytes overflow a 64-bit integer");
+    return *total;
+  }
+
   op located(op o, const traced_op &t) const {
     o.layer = t.name;
     o.pass = t.phase == pass::forward ? pass::forward : o.pass;
@@ -458,7 +499,7 @@ private:
     const std::size_t row = batched ? 1 : 0;
     gemm_shape shape{a->dim(row), b->dim(row + 1), a->dim(row + 1), batched ? a->dim(0) : 1};
     if (t.base == "addbmm") // a sum over the batch into one M×N result
-      shape = {a->dim(1), b->dim(2), a->dim(2) * a->dim(0), 1};
+      shape = {a->dim(1), b->dim(2), product_at(t, {a->dim(2), a->dim(0)}, "its K"), 1};
     if (shape.m <= 0 || shape.n <= 0 || shape.k <= 0 || shape.batch_count <= 0)
       return std::vector<op>{}; // an empty product: no kernel
     const precision p = a->dtype.prec;
@@ -471,13 +512,11 @@ private:
 
   std::optional<std::vector<op>> conv(const traced_op &t) const {
     const bool backward = t.base == "convolution_backward";
-    // convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
-    // groups); convolution_backward(grad_output, input, weight, bias_sizes, stride, padding,
-    // dilation, transposed, output_padding, groups, output_mask).
-    const std::size_t first = backward ? 1 : 0, rest = backward ? 4 : 3;
-    const std::optional<tensor> input = tensor_at(m_reader, t.inputs, first);
-    const std::optional<tensor> weight = tensor_at(m_reader, t.inputs, first + 1);
-    if (!input || !weight || boolean_at(t.inputs, rest + 3))
+    const conv_positions at = conv_positions_of(t.base);
+    const std::optional<tensor> input = tensor_at(m_reader, t.inputs, at.input);
+    const std::optional<tensor> weight = tensor_at(m_reader, t.inputs, at.input + 1);
+    if (!input || !weight ||
+        (at.transposed != conv_positions::none && boolean_at(t.inputs, at.transposed)))
       return std::nullopt; // transposed convolutions are not modelled
     // 1-D as 2-D of height 1; 3-D is not modelled.
     if (input->shape.size() != weight->shape.size() || input->shape.size() < 3 ||
@@ -487,11 +526,12 @@ private:
     const auto extent = [&](const tensor &x, std::size_t i) {
       return one_d ? (i == 2 ? std::int64_t{1} : x.dim(i == 3 ? 2 : i)) : x.dim(i);
     };
-    const std::vector<std::int64_t> stride = ints_at(m_reader, t.inputs, rest, {1});
-    const std::vector<std::int64_t> padding = ints_at(m_reader, t.inputs, rest + 1, {0});
+    const std::vector<std::int64_t> stride = ints_at(m_reader, t.inputs, at.stride, {1});
+    const std::vector<std::int64_t> padding = ints_at(m_reader, t.inputs, at.padding, {0});
+    const std::vector<std::int64_t> dilation = ints_at(m_reader, t.inputs, at.dilation, {1});
     const std::int64_t groups =
-        t.inputs.is_sequence() && rest + 5 < t.inputs.size()
-            ? m_reader.integer(t.inputs[rest + 5], "the convolution's groups")
+        t.inputs.is_sequence() && at.groups < t.inputs.size()
+            ? m_reader.integer(t.inputs[at.groups], "the convolution's groups")
             : 1;
     // (height, width) of a per-dimension list: a 1-D conv's one value is its width's; one value
     // for a 2-D conv is both.
@@ -515,13 +555,20 @@ private:
     cs.stride_h = std::max<std::int64_t>(1, cs.stride_h);
     cs.stride_w = std::max<std::int64_t>(1, cs.stride_w);
     cs.groups = std::max<std::int64_t>(1, groups);
-    const std::int64_t padded_h = cs.input_h + 2 * cs.padding_h;
-    const std::int64_t padded_w = cs.input_w + 2 * cs.padding_w;
-    if (padded_h < cs.kernel_h || padded_w < cs.kernel_w || cs.in_channels % cs.groups != 0 ||
-        cs.out_channels % cs.groups != 0 || cs.batch <= 0)
+    const auto [dilation_h, dilation_w] = per_dim(dilation, 1);
+    if (cs.padding_h < 0 || cs.padding_w < 0 || dilation_h < 1 || dilation_w < 1)
       return std::nullopt;
-    cs.out_h = (padded_h - cs.kernel_h) / cs.stride_h + 1;
-    cs.out_w = (padded_w - cs.kernel_w) / cs.stride_w + 1;
+    // A dilated window spans dilation·(kernel − 1) + 1 of the padded input; its taps, and so
+    // its FLOPs, stay kernel_h × kernel_w.
+    const std::int64_t padded_h = product_at(t, {2, cs.padding_h}, "its padding") + cs.input_h;
+    const std::int64_t padded_w = product_at(t, {2, cs.padding_w}, "its padding") + cs.input_w;
+    const std::int64_t span_h = product_at(t, {dilation_h, cs.kernel_h - 1}, "its span") + 1;
+    const std::int64_t span_w = product_at(t, {dilation_w, cs.kernel_w - 1}, "its span") + 1;
+    if (cs.kernel_h < 1 || cs.kernel_w < 1 || padded_h < span_h || padded_w < span_w ||
+        cs.in_channels % cs.groups != 0 || cs.out_channels % cs.groups != 0 || cs.batch <= 0)
+      return std::nullopt;
+    cs.out_h = (padded_h - span_h) / cs.stride_h + 1;
+    cs.out_w = (padded_w - span_w) / cs.stride_w + 1;
     const std::optional<std::int64_t> m = detail::checked_product({cs.batch, cs.out_h, cs.out_w});
     const std::optional<std::int64_t> k =
         detail::checked_product({cs.in_channels / cs.groups, cs.kernel_h, cs.kernel_w});
@@ -544,8 +591,10 @@ private:
       return ops;
     }
     // output_mask: which gradients it computes (input, weight, bias).
-    const yaml_node mask =
-        t.inputs.is_sequence() && t.inputs.size() > 10 ? t.inputs[10] : yaml_node{};
+    constexpr std::size_t output_mask = 10;
+    const yaml_node mask = t.inputs.is_sequence() && t.inputs.size() > output_mask
+                               ? t.inputs[output_mask]
+                               : yaml_node{};
     const auto wanted = [&](std::size_t i) { return !mask.is_sequence() || boolean_at(mask, i); };
     if (wanted(0))
       add(pass::data_grad, data_grad_shape(forward));
@@ -571,22 +620,24 @@ private:
     if (shape.batch <= 0 || shape.heads <= 0 || shape.q_len <= 0 || shape.kv_len <= 0 ||
         shape.head_dim <= 0 || shape.kv_heads <= 0 || shape.heads % shape.kv_heads != 0)
       return std::nullopt;
-    // The pairs a causal mask keeps: each query the keys up to its own position (the last
-    // q_len of kv_len).
-    const std::int64_t s = shape.q_len, kv = shape.kv_len;
-    const std::optional<std::int64_t> pairs =
-        shape.causal ? detail::checked_product({s, kv - s}).value_or(0) + s * (s + 1) / 2
-                     : detail::checked_product({s, kv});
-    const std::optional<std::int64_t> forward =
-        pairs ? detail::checked_product({4, shape.batch, shape.heads, *pairs, shape.head_dim})
-              : std::nullopt;
-    if (!forward)
-      return std::nullopt;
+    // PyTorch's causal mask is aligned top-left: query i meets keys 0..i. With no more queries
+    // than keys that is the square causal case over the first q_len keys; with more, every
+    // query meets every key past the diagonal (priced unmasked: a little more than it does).
+    const std::int64_t s = shape.q_len;
+    if (shape.causal && s <= shape.kv_len)
+      shape.kv_len = s;
+    else if (shape.causal)
+      shape.causal = false;
+    const std::int64_t kv = shape.kv_len;
+    const std::int64_t pairs = shape.causal ? product_at(t, {s, s + 1}, "its attended pairs") / 2
+                                            : product_at(t, {s, kv}, "its attended pairs");
+    const std::int64_t forward =
+        product_at(t, {4, shape.batch, shape.heads, pairs, shape.head_dim}, "its FLOP count");
     op o;
     o.kind = std::string(fused_attention_kind);
     o.precision = q->dtype.prec;
     o.elements = q->elements();
-    o.flops = args.backward ? 5 * (*forward / 2) : *forward;
+    o.flops = args.backward ? product_at(t, {5, forward / 2}, "its FLOP count") : forward;
     o.bytes = moved_bytes(t);
     o.attention = shape;
     o.pass = args.backward ? pass::data_grad : pass::forward;
@@ -616,18 +667,26 @@ private:
       return o;
     };
     std::vector<op> ops;
-    ops.push_back(part(make_gemm_op(t.name, {batch * s, 3 * embed, embed, 1}, p, where), " (qkv)"));
+    const std::int64_t rows = product_at(t, {batch, s}, "its rows");
+    ops.push_back(
+        part(make_gemm_op(t.name, {rows, product_at(t, {3, embed}, "its QKV width"), embed, 1}, p,
+                          where),
+             " (qkv)"));
     op attention;
     attention.kind = std::string(fused_attention_kind);
     attention.precision = p;
-    attention.elements = batch * s * embed;
-    attention.flops = 4 * batch * heads * s * kv * (embed / heads);
-    const std::int64_t element = query->dtype.bytes;
-    attention.bytes = element * (2 * batch * s * embed + 2 * batch * kv * embed);
+    attention.elements = product_at(t, {rows, embed}, "its output size");
+    attention.flops = product_at(t, {4, batch, heads, s, kv, embed / heads}, "its FLOP count");
+    // Q and O over the queries, K and V over the keys.
+    attention.bytes =
+        product_at(t,
+                   {2 * query->dtype.bytes, batch,
+                    product_at(t, {s, embed}, "its size") + product_at(t, {kv, embed}, "its size")},
+                   "its byte count");
     attention.attention =
         attention_shape{batch, heads, heads, s, kv, embed / heads, false, 0, false, std::nullopt};
     ops.push_back(part(attention, " (attention)"));
-    ops.push_back(part(make_gemm_op(t.name, {batch * s, embed, embed, 1}, p, where), " (out)"));
+    ops.push_back(part(make_gemm_op(t.name, {rows, embed, embed, 1}, p, where), " (out)"));
     return ops;
   }
 
@@ -645,7 +704,13 @@ private:
     if (!largest || o.bytes <= 0)
       return std::vector<op>{}; // nothing to move: no kernel worth pricing
     o.elements = largest->elements();
-    o.row = largest->last();
+    // Rows only for the kernels fitted by row (norms, softmax); a reduction's kernel splits a
+    // long row over many blocks, which the row terms would not see.
+    o.row = kind == memory_op_kind::layernorm || kind == memory_op_kind::rmsnorm ||
+                    (kind == memory_op_kind::softmax &&
+                     t.base.find("softmax") != std::string_view::npos)
+                ? largest->last()
+                : 0;
     o.precision = largest->dtype.prec;
     o.flops = detail::checked_product({std::max(1, cost_of(kind).flops_per_element), o.elements})
                   .value_or(o.elements);
@@ -658,15 +723,41 @@ private:
   const trace_reader &m_reader;
 };
 
+/// The tensors an in-place op that returns nothing writes: its first argument's (a foreach op's
+/// list), and a fused optimizer's moments or momentum buffers beside its parameters.
+std::vector<tensor> written_in_place(const trace_reader &reader, const traced_op &t) {
+  if (!t.out.empty() || t.base.empty() || t.base.back() != '_' || !t.inputs.is_sequence())
+    return {};
+  std::vector<std::size_t> arguments{0};
+  if (t.base == "_fused_adamw_" || t.base == "_fused_adam_")
+    arguments = {0, 2, 3}; // params, exp_avgs, exp_avg_sqs (grads: read)
+  else if (t.base == "_fused_sgd_")
+    arguments = {0, 2}; // params, momentum buffers
+  std::vector<tensor> written;
+  for (const std::size_t i : arguments) {
+    if (i >= t.inputs.size())
+      continue;
+    const yaml_node argument = t.inputs[i];
+    if (trace_reader::is_tensor(argument))
+      written.push_back(reader.read_tensor(argument));
+    else if (argument.is_sequence())
+      for (std::size_t j = 0; j < argument.size(); ++j)
+        if (trace_reader::is_tensor(argument[j]))
+          written.push_back(reader.read_tensor(argument[j]));
+  }
+  return written;
+}
+
 /// The storages alive as the trace goes, their peak, and what was alive at it (found by playing
 /// the trace's allocations and frees again up to the peak: no copy of the live set per op).
 class memory_walk {
 public:
   /// A storage made (before the first op, or by an op): counted from now on; its kind
   /// "parameter", "buffer", "gradient", "optimizer", "input", "activation" or "other".
-  void add(std::int64_t id, double bytes, const std::string &kind) {
+  /// False where the storage is alive already (nothing changes).
+  bool add(std::int64_t id, double bytes, const std::string &kind) {
     if (!m_live.try_emplace(id, bytes).second)
-      return;
+      return false;
     m_kind.try_emplace(id, kind);
     m_live_bytes += bytes;
     m_events.push_back({id, bytes});
@@ -674,6 +765,7 @@ public:
       m_peak_bytes = m_live_bytes;
       m_peak_event = m_events.size();
     }
+    return true;
   }
   /// What a storage turned out to be (the trace's `end`: gradients, optimizer state).
   void name(std::int64_t id, const std::string &kind) { m_kind[id] = kind; }
@@ -735,9 +827,12 @@ memory_walk storages_of(const yaml_map &top, const trace_reader &reader) {
     reader.fail(storages, "`storages`: a list of {id, bytes, kind}");
   for (std::size_t i = 0; i < storages.size(); ++i) {
     const yaml_map s(storages[i], reader.file(), "storage", {"id", "bytes", "kind"});
-    memory.add(reader.integer(s.required("id"), "a storage's `id`"),
-               static_cast<double>(reader.integer(s.required("bytes"), "a storage's `bytes`")),
-               s.string_or("kind", "other"));
+    const std::int64_t bytes = reader.integer(s.required("bytes"), "a storage's `bytes`");
+    if (bytes < 0)
+      s.fail("bytes", "a storage's size: not negative");
+    if (!memory.add(reader.integer(s.required("id"), "a storage's `id`"),
+                    static_cast<double>(bytes), s.string_or("kind", "other")))
+      s.fail("id", "a storage id not given before");
   }
   if (top.has("end")) {
     const yaml_map end(top.required("end"), reader.file(), "end", {"gradient", "optimizer"});
@@ -765,8 +860,8 @@ std::string identity_of(const op &o) {
 } // namespace
 
 bool is_op_trace(std::string_view text) {
-  const std::string_view head = text.substr(0, 4096);
-  return head.find("\"roofline-op-trace\"") != std::string_view::npos;
+  // The format's name anywhere (keys may come in any order): no model config holds it.
+  return text.find("\"roofline-op-trace\"") != std::string_view::npos;
 }
 
 traced_program read_op_trace(std::string_view text, const std::string &origin) {
@@ -828,6 +923,7 @@ traced_program read_op_trace(std::string_view text, const std::string &origin) {
     t.outputs = op_map.has("outputs") ? op_map.required("outputs") : yaml_node{};
     t.in = reader.tensors_in(t.inputs);
     t.out = reader.tensors_in(t.outputs);
+    t.written = written_in_place(reader, t);
     const std::optional<std::vector<op>> priced = prices.price(t);
     if (!priced) {
       ++unpriced[t.name];
@@ -869,7 +965,7 @@ std::string coverage_note(const traced_program &program) {
   return fmt::format(
       "captured program{}: {} aten ops, {} priced ({:.1f}% of those that launch kernels), {} "
       "views and metadata (no kernel), {} not priced{}; memory: the peak of its tensors "
-      "({:.3g} GB), no larger batch known to fit",
+      "({:.3g} GB)",
       program.captured.empty() ? "" : " (" + program.captured + ")", program.aten_ops,
       program.priced_ops,
       kernels > 0 ? 100.0 * static_cast<double>(program.priced_ops) / static_cast<double>(kernels)
