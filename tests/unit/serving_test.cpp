@@ -12,6 +12,8 @@
 #include "test_support.hpp"
 
 #include <doctest/doctest.h>
+
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include <sstream>
@@ -425,4 +427,26 @@ TEST_CASE("sustained, each serving step is held to the power limit as one: a dec
   CHECK(p.tpot_s - b.tpot_s <=
         share * (pre.totals.device_time_s - pre.power.burst_device_s(pre.totals.device_time_s)) +
             1e-12);
+}
+
+TEST_CASE("the prompts a step admits are prefilled as one batch, as engines run them") {
+  // 16 output tokens at batch 64: 4 prompts a step, prefilled together (one prefill of batch
+  // 4), beside the decode step at the mean cache (2048 + 8).
+  const serving_comparison few = serve(burst_request_for({"h100"}), question(2048, 16));
+  const auto at_64 = std::find_if(few.setups.front().curve.begin(), few.setups.front().curve.end(),
+                                  [](const serving_point &p) { return p.batch == 64; });
+  REQUIRE(at_64 != few.setups.front().curve.end());
+  config_options prefill;
+  prefill.glue = glue_style::fused;
+  prefill.seq_len = 2048;
+  prefill.last_logits = true;
+  const double one_prompt_s = step_s(prefill);
+  prefill.batch = 4;
+  const double four_prompts_s = step_s(prefill);
+  config_options decode = steps_at(64).second;
+  decode.kv_len = 2048 + 8;
+  CHECK(at_64->tpot_s == doctest::Approx(step_s(decode) + four_prompts_s));
+  CHECK(at_64->ttft_s == doctest::Approx(at_64->tpot_s));
+  // Batched, the four cost less than four prompts one by one (the weights read once).
+  CHECK(four_prompts_s < 4 * one_prompt_s);
 }

@@ -77,27 +77,33 @@ public:
                       m_question.prompt_tokens + m_question.output_tokens / 2),
                 m_gpu.model, m_gpu.selection, m_gpu.memory_reserve);
     const double decode = step_time(decode_step);
-    const double prefill = step_time(m_prefill);
-    const time_range decode_range = step_range(decode_step), prefill_range = step_range(m_prefill);
     const auto requests = static_cast<double>(batch);
     const auto outputs = static_cast<double>(m_question.output_tokens);
     // In the steady state `requests / outputs` requests finish each step and as many take their
-    // place, so each step carries that share of a prefill beside the decode (an upper bound: an
-    // engine fusing the two reads the weights once). A new request's first token comes from a
-    // step that prefills its prompt, with the others admitted at once when more than one are.
-    // Each such step is held to the power limit as one: a decode's spare power lets a prefill
-    // beside it keep more of its clock than a prefill alone would.
+    // place, so each step carries their prompts' prefill beside the decode (an upper bound: an
+    // engine fusing the two reads the weights once). The prompts a step admits are prefilled
+    // together, as one batch (engines batch them); fewer than one a step, one prompt's prefill
+    // every so many steps. A new request's first token comes from a step that prefills its
+    // prompt. Each such step is held to the power limit as one: a decode's spare power lets a
+    // prefill beside it keep more of its clock than a prefill alone would.
     const double prompts = requests / outputs;
-    const power_draw ttft_step = held(decode_step, std::max(1.0, prompts));
-    const power_draw tpot_step = held(decode_step, prompts);
+    const std::int64_t together = std::max<std::int64_t>(1, std::llround(prompts));
+    const analysis &prefill_step = prefill_of(together);
+    const double prefill = step_time(prefill_step);
+    const time_range decode_range = step_range(decode_step),
+                     prefill_range = step_range(prefill_step);
+    const double ttft_share = std::max(1.0, prompts) / static_cast<double>(together);
+    const double tpot_share = prompts / static_cast<double>(together);
+    const power_draw ttft_step = held(decode_step, prefill_step, ttft_share);
+    const power_draw tpot_step = held(decode_step, prefill_step, tpot_share);
     p.ttft_s = ttft_step.step_s;
     p.tpot_s = tpot_step.step_s;
     p.ttft_range = decode_range;
-    p.ttft_range += prefill_range * std::max(1.0, prompts);
-    p.ttft_range = p.ttft_range * (p.ttft_s / (decode + std::max(1.0, prompts) * prefill));
+    p.ttft_range += prefill_range * ttft_share;
+    p.ttft_range = p.ttft_range * (p.ttft_s / (decode + ttft_share * prefill));
     p.tpot_range = decode_range;
-    p.tpot_range += prefill_range * prompts;
-    p.tpot_range = p.tpot_range * (p.tpot_s / (decode + prompts * prefill));
+    p.tpot_range += prefill_range * tpot_share;
+    p.tpot_range = p.tpot_range * (p.tpot_s / (decode + tpot_share * prefill));
     p.joules_per_output_token = tpot_step.energy_j * m_gpu.tensor_parallel / requests;
     p.average_power_w = tpot_step.average_w;
     p.joules_per_request = p.joules_per_output_token * outputs;
@@ -139,12 +145,24 @@ private:
     return m_question.eager ? a.power.work.step_s : a.power.burst_device_s(a.totals.device_time_s);
   }
 
-  /// `decode` with `share` of the prefill beside it, as one step under the power limit.
-  power_draw held(const analysis &decode, double share) const {
+  /// `decode` with `share` of `prefill` beside it, as one step under the power limit.
+  power_draw held(const analysis &decode, const analysis &prefill, double share) const {
     step_work work = decode.power.work;
-    work += m_prefill.power.work * share;
-    work.step_s = burst_time(decode) + share * burst_time(m_prefill);
+    work += prefill.power.work * share;
+    work.step_s = burst_time(decode) + share * burst_time(prefill);
     return draw_of(work, decode.budget, decode.power.regime);
+  }
+
+  /// The prefill of `prompts` prompts batched into one step (one prompt's: m_prefill).
+  const analysis &prefill_of(std::int64_t prompts) {
+    if (prompts == 1)
+      return m_prefill;
+    if (const auto found = m_prefills.find(prompts); found != m_prefills.end())
+      return found->second;
+    return m_prefills
+        .emplace(prompts, analyze(build(inference_phase::prefill, prompts, 0), m_gpu.model,
+                                  m_gpu.selection, m_gpu.memory_reserve))
+        .first->second;
   }
 
   time_range step_range(const analysis &a) const {
@@ -155,6 +173,7 @@ private:
   const compared_gpu &m_gpu;
   serving_question m_question;
   analysis m_prefill;
+  std::map<std::int64_t, analysis> m_prefills; ///< batched prefills, by their prompts
   std::map<std::int64_t, serving_point> m_points;
 };
 
