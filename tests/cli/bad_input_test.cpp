@@ -466,7 +466,7 @@ TEST_CASE("config options are refused for a network YAML, and a bad --phase is n
                     {"the 32 attention heads do not split over 5 GPUs"});
   // fp8 GEMMs on a GPU without fp8 tensor cores are refused, naming the layer.
   check_usage_error(run_cli({llama, "--gpu", "a100", "--quantization", "fp8"}),
-                    {"decoder_layer/q_proj", "no fp8 rate"});
+                    {"decoder_layer/qkv_proj", "no fp8 rate"});
 }
 
 TEST_CASE("a model config analyses, and --emit-yaml writes the network it built") {

@@ -113,6 +113,7 @@ TEST_CASE("Llama-3-8B decode: 8 key/value heads, 131,072 bytes of KV cache per t
   decode.phase = inference_phase::decode;
   decode.kv_len = 4096;
   decode.fused_attention = false;
+  decode.glue = glue_style::eager; // q, k and v as transformers runs them: three GEMMs
   const network net = load_model_config(config_path("llama-3-8b.json"), decode);
   CHECK(net.precision == precision::bf16);
   CHECK(net.seq_len == 1);
@@ -135,13 +136,16 @@ TEST_CASE("Llama-3-8B decode: 8 key/value heads, 131,072 bytes of KV cache per t
 
 TEST_CASE("every family's shapes, by hand") {
   SUBCASE("Mistral 7B: 8 kv heads of 128") {
-    const auto g = gemms(load_model_config(config_path("mistral-7b.json")));
+    config_options eager;
+    eager.glue = glue_style::eager;
+    const auto g = gemms(load_model_config(config_path("mistral-7b.json"), eager));
     CHECK(g.at("decoder_layer/k_proj") == std::vector<std::int64_t>{2048, 1024, 4096, 1, 32});
     CHECK(g.at("decoder_layer/down_proj") == std::vector<std::int64_t>{2048, 4096, 14336, 1, 32});
   }
   SUBCASE("Qwen2 7B: 28 heads of 3584 / 28 = 128, 4 kv heads") {
     config_options textbook;
     textbook.fused_attention = false;
+    textbook.glue = glue_style::eager;
     const auto g = gemms(load_model_config(config_path("qwen2-7b.json"), textbook));
     CHECK(g.at("decoder_layer/q_proj") == std::vector<std::int64_t>{2048, 3584, 3584, 1, 28});
     CHECK(g.at("decoder_layer/k_proj") == std::vector<std::int64_t>{2048, 512, 3584, 1, 28});
@@ -152,6 +156,7 @@ TEST_CASE("every family's shapes, by hand") {
   SUBCASE("Gemma 7B: head_dim 256, so 16 heads are 4096 wide on a 3072 hidden size") {
     config_options textbook;
     textbook.fused_attention = false;
+    textbook.glue = glue_style::eager;
     const auto g = gemms(load_model_config(config_path("gemma-7b.json"), textbook));
     CHECK(g.at("decoder_layer/q_proj") == std::vector<std::int64_t>{2048, 4096, 3072, 1, 28});
     CHECK(g.at("decoder_layer/o_proj") == std::vector<std::int64_t>{2048, 3072, 4096, 1, 28});
@@ -187,6 +192,7 @@ TEST_CASE("every family's shapes, by hand") {
 
 TEST_CASE("config_options::last_logits keeps the LM head to the last position in prefill") {
   config_options options;
+  options.glue = glue_style::eager; // q_proj a GEMM of its own
   options.batch = 4;
   options.last_logits = true;
   const auto g = gemms(load_model_config(config_path("llama-2-7b.json"), options));
@@ -381,13 +387,15 @@ TEST_CASE("weight-only int4 by hand: Llama-3-8B's decode reads a quarter of the 
   decode.glue = glue_style::fused; // the kernel reads the fp8 cache's 8 heads
   const network net = load_model_config(config_path("llama-3-8b.json"), decode);
   const std::vector<op> step = lower(net);
-  // q_proj, 4096 × 4096 int4 in groups of 128 along K, an fp16 scale each; bf16 activations.
-  const op &q = op_named(step, "decoder_layer/q_proj");
+  // The engine's QKV GEMM, 4096 × (4096 + 2 · 1024) int4 in groups of 128 along K, an fp16
+  // scale each; bf16 activations.
+  const op &q = op_named(step, "decoder_layer/qkv_proj");
+  const std::int64_t n = 4096 + 2 * 1024;
   REQUIRE(q.gemm->weights.has_value());
   CHECK(q.precision == precision::bf16);
   CHECK(q.precision_label() == "bf16+int4w");
-  CHECK(q.bytes == 4096LL * 4096 / 2 + 2LL * 4096 * (4096 / 128) + 2 * (4096 + 4096));
-  CHECK(q.flops == 2LL * 4096 * 4096);
+  CHECK(q.bytes == 4096LL * n / 2 + 2LL * n * (4096 / 128) + 2 * (4096 + n));
+  CHECK(q.flops == 2LL * 4096 * n);
   // The LM head is not quantized.
   CHECK_FALSE(op_named(step, "lm_head").gemm->weights.has_value());
   // An fp8 cache: keys and values at 1 byte, the query and output at 2.
@@ -412,8 +420,11 @@ TEST_CASE("a config's quantization_config: AWQ, GPTQ per column, fp8; others ref
                            "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
                            "\"intermediate_size\": 512, \"vocab_size\": 1000, "
                            "\"torch_dtype\": \"float16\",\n \"quantization_config\": ";
+  config_options eager; // q_proj a GEMM of its own
+  eager.glue = glue_style::eager;
   const auto q_proj = [&](const std::string &quantization) {
-    const std::vector<op> ops = lower(network_from_config(base + quantization + "}", "q.json"));
+    const std::vector<op> ops =
+        lower(network_from_config(base + quantization + "}", "q.json", eager));
     return op_named(ops, "decoder_layer/q_proj");
   };
   const op awq = q_proj(R"({"quant_method": "awq", "bits": 4, "group_size": 64})");
@@ -425,7 +436,7 @@ TEST_CASE("a config's quantization_config: AWQ, GPTQ per column, fp8; others ref
   CHECK(fp8.precision == precision::fp8);
   CHECK_FALSE(fp8.gemm->weights.has_value());
   // --quantization overrides the config.
-  config_options w8;
+  config_options w8 = eager;
   w8.quantization = quantization::w8a16;
   const std::vector<op> ops =
       lower(network_from_config(base + R"({"quant_method": "awq", "bits": 4})"
@@ -660,10 +671,19 @@ TEST_CASE("the glue by hand: Llama-3-8B decode, batch 4, as transformers runs it
   CHECK(rotate.bytes == 2 * 4 * (4096 + 2 * 1024) * 2);
   CHECK(ops.at("decoder_layer/input_norm").launches == 1);
   CHECK(ops.at("decoder_layer/input_norm").bytes == 2 * 4 * 4096 * 2);
-  // The same GEMMs and attention either way; only the glue differs.
+  // The same GEMM work either way (the engine's QKV and gate-up GEMMs stack the same weights:
+  // the same FLOPs); the engine's glue and its fewer, wider GEMMs take less time.
   const analysis a = analyze(eager, perf_model(spec_catalog::builtin().resolve("h100")), "t");
   const analysis b = analyze(fused, perf_model(spec_catalog::builtin().resolve("h100")), "t");
-  CHECK(a.totals.gemm_time_s == doctest::Approx(b.totals.gemm_time_s));
+  const auto gemm_flops = [](const analysis &x) {
+    double flops = 0;
+    for (const analysed_op &e : x.ops)
+      if (e.op.is_gemm())
+        flops += static_cast<double>(e.op.flops) * static_cast<double>(e.op.count);
+    return flops;
+  };
+  CHECK(gemm_flops(a) == doctest::Approx(gemm_flops(b)));
+  CHECK(a.totals.gemm_time_s > b.totals.gemm_time_s);
   CHECK(a.totals.device_time_s > b.totals.device_time_s);
 }
 
@@ -885,7 +905,7 @@ TEST_CASE("a rotary model runs past its context, stretched by rope_scaling, with
   options.seq_len = 131073;
   const network past = yarn.build(options);
   CHECK(notes_past(past) == 1);
-  CHECK(gemms(past).at("decoder_layer/q_proj").front() == 131073); // built as asked
+  CHECK(gemms(past).at("decoder_layer/qkv_proj").front() == 131073); // built as asked
   // Llama 3.1's: an original 8192 stretched 8×; a context its config already says longer stays.
   const std::string llama3 = R"(, "rope_scaling": {"rope_type": "llama3", "factor": 8.0,
     "original_max_position_embeddings": 8192})";
@@ -933,4 +953,33 @@ TEST_CASE("a huge unknown model_type is refused at once, with no typo searched f
     CHECK(what.find("unknown `model_type`") != std::string::npos);
     CHECK(what.find("did you mean") == std::string::npos);
   }
+}
+
+TEST_CASE("a serving engine's program (glue fused): one QKV GEMM, one gate-up GEMM and one "
+          "activate-and-multiply kernel; fp8 activations written by their producers") {
+  config_options fused;
+  fused.glue = glue_style::fused;
+  const network net = load_model_config(config_path("llama-3-8b.json"), fused);
+  const auto g = gemms(net);
+  // 32 query heads and 8 key/value heads of 128 over a hidden size of 4096; 14,336 wide MLP.
+  CHECK(g.at("decoder_layer/qkv_proj") ==
+        std::vector<std::int64_t>{2048, 4096 + 2 * 1024, 4096, 1, 32});
+  CHECK(g.at("decoder_layer/gate_up_proj") ==
+        std::vector<std::int64_t>{2048, 2 * 14336, 4096, 1, 32});
+  CHECK(g.count("decoder_layer/q_proj") == 0);
+  CHECK(g.count("decoder_layer/gate_proj") == 0);
+  const std::vector<op> ops = lower(net);
+  CHECK(std::any_of(ops.begin(), ops.end(),
+                    [](const op &o) { return o.layer == "decoder_layer/silu_and_mul"; }));
+  CHECK(std::none_of(ops.begin(), ops.end(),
+                     [](const op &o) { return o.layer == "decoder_layer/silu"; }));
+  // fp8: no quantize kernel of its own under the engine's glue; one before each linear eager.
+  fused.quantization = quantization::fp8;
+  const auto quantizes = [](const std::vector<op> &o) {
+    return std::count_if(o.begin(), o.end(), [](const op &x) { return x.kind == "quantize"; });
+  };
+  CHECK(quantizes(lower(load_model_config(config_path("llama-3-8b.json"), fused))) == 0);
+  config_options eager = fused;
+  eager.glue = glue_style::eager;
+  CHECK(quantizes(lower(load_model_config(config_path("llama-3-8b.json"), eager))) > 0);
 }

@@ -46,6 +46,7 @@ TEST_CASE("Llama-2-7B over 2 GPUs: column-parallel q/k/v, gate and up; row-paral
   options.tensor_parallel = 2;
   options.batch = 4;
   options.seq_len = 512;
+  options.glue = glue_style::eager; // q, k, v, gate and up as GEMMs of their own
   const network net = load_model_config(config_path("llama-2-7b.json"), options);
   const std::vector<op> ops = lower(net);
   CHECK(op_named(ops, "decoder_layer/q_proj").gemm->n == 2048); // 32 heads of 128, halved
@@ -81,6 +82,7 @@ TEST_CASE("key/value heads split while they can, then replicate; uneven widths t
           "share; heads that do not split are refused") {
   config_options options;
   options.tensor_parallel = 16;
+  options.glue = glue_style::eager;
   const std::vector<op> ops = lower(load_model_config(config_path("llama-3-8b.json"), options));
   // 32 query heads over 16 GPUs: 2 each; 8 key/value heads: one each, replicated twice.
   CHECK(op_named(ops, "decoder_layer/q_proj").gemm->n == 256);
@@ -91,6 +93,7 @@ TEST_CASE("key/value heads split while they can, then replicate; uneven widths t
                            "\"intermediate_size\": 11008, \"vocab_size\": 32000";
   config_options three;
   three.tensor_parallel = 3;
+  three.glue = glue_style::eager;
   const network net = network_from_config(base + "}", "three.json", three);
   const std::vector<op> split = lower(net);
   // 11008 / 3 = 3669.3: each GPU takes 3670, no longer a multiple of 8 (the padding advice

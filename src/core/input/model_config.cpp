@@ -512,6 +512,8 @@ std::vector<layer> block_of(const transformer_shape &s, const attention_layer &a
     norm(s.fused_qkv ? "ln_1" : "input_norm");
   if (s.fused_qkv) {
     block.push_back(linear("c_attn", s.hidden, q_width + 2 * kv_width));
+  } else if (glue == glue_style::fused && !s.encoder) { // an engine's one QKV GEMM
+    block.push_back(linear("qkv_proj", s.hidden, q_width + 2 * kv_width));
   } else {
     block.push_back(linear("q_proj", s.hidden, q_width));
     block.push_back(linear("k_proj", s.hidden, kv_width));
@@ -544,6 +546,14 @@ std::vector<layer> block_of(const transformer_shape &s, const attention_layer &a
   // The MLP, gated (gate and up, then down) or plain (up, then down), `width` wide.
   const auto mlp = [&](const std::string &prefix, std::int64_t width) {
     const std::string activation(to_string(s.activation));
+    if (s.gated_mlp && glue == glue_style::fused) {
+      // An engine's one gate-up GEMM, and one kernel that activates the gate and multiplies
+      // (reading both halves, writing one: a mul's traffic).
+      block.push_back(linear(prefix + "gate_up_proj", s.hidden, 2 * width));
+      block.push_back(memory(prefix + activation + "_and_mul", memory_op_kind::mul, width));
+      block.push_back(linear(prefix + "down_proj", width, s.hidden));
+      return;
+    }
     if (s.gated_mlp)
       block.push_back(linear(prefix + "gate_proj", s.hidden, width));
     block.push_back(linear(prefix + "up_proj", s.hidden, width));
@@ -716,13 +726,13 @@ std::map<std::string, layer_config_sizes> config_sizes_of(const transformer_shap
       shared{"shared_expert_intermediate_size", s.shared_intermediate}, none;
   const std::string block = s.encoder ? "layer" : "decoder_layer";
   std::map<std::string, layer_config_sizes> sizes;
-  for (const char *name : {"q_proj", "k_proj", "v_proj", "c_attn"})
+  for (const char *name : {"q_proj", "k_proj", "v_proj", "c_attn", "qkv_proj"})
     sizes[layer_path(block, name)] = {hidden, none};
   sizes[layer_path(block, "o_proj")] = {none, hidden};
   for (const auto &[prefix, width] : {std::pair{"", intermediate}, std::pair{"shared_", shared}}) {
     const std::string p(prefix);
-    sizes[layer_path(block, p + "gate_proj")] =
-        sizes[layer_path(block, p + "up_proj")] = {hidden, width};
+    sizes[layer_path(block, p + "gate_proj")] = sizes[layer_path(block, p + "up_proj")] =
+        sizes[layer_path(block, p + "gate_up_proj")] = {hidden, width};
     sizes[layer_path(block, p + "down_proj")] = {width, hidden};
   }
   sizes["lm_head"] = {hidden, {"vocab_size", s.vocab}};

@@ -265,7 +265,7 @@ public:
     const yaml_map doc(root, m_file, "network",
                        {"name", "description", "precision", "weights", "weight_group", "batch",
                         "seq_len", "mode", "optimizer", "recompute", "phase", "kv_len",
-                        "resident_weight_bytes", "layers"});
+                        "resident_weight_bytes", "glue", "layers"});
     network net;
     net.origin = m_file;
     net.name = doc.string("name");
@@ -275,6 +275,11 @@ public:
     net.weights = parse_weights(doc);
     net.batch = doc.positive_int_or("batch", 1);
     net.seq_len = doc.positive_int_or("seq_len", 1);
+    // Whose kernels run the glue: a serving engine's (fused: fp8 activations written by their
+    // producers, no quantize kernels) or PyTorch eager's; a config writes it (--emit-yaml).
+    net.glue = doc.string_or("glue", "");
+    if (net.glue != "" && net.glue != "fused" && net.glue != "eager")
+      doc.fail("glue", "unknown glue `" + net.glue + "`; expected fused or eager");
     net.mode = enum_key<run_mode>(doc, "mode").value_or(run_mode::inference);
     net.optimizer = training_choice(doc, "optimizer", net.mode, net.optimizer);
     net.recompute = training_choice(doc, "recompute", net.mode, net.recompute);

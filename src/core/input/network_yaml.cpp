@@ -154,6 +154,8 @@ std::string to_network_yaml(const network &net) {
                        to_string(net.recompute));
   if (net.phase)
     out += fmt::format("phase: {}\nkv_len: {}\n", to_string(*net.phase), net.kv_len);
+  if (!net.glue.empty())
+    out += fmt::format("glue: {}\n", net.glue);
   // The shortest text that reads back as the same double.
   if (net.resident_weight_bytes != 0)
     out += fmt::format("# Weights held in memory that no layer counts: the token embedding "
