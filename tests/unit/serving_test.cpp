@@ -450,3 +450,33 @@ TEST_CASE("the prompts a step admits are prefilled as one batch, as engines run 
   // Batched, the four cost less than four prompts one by one (the weights read once).
   CHECK(four_prompts_s < 4 * one_prompt_s);
 }
+
+TEST_CASE("fp8: the KV cache in fp8 as engines store it, said; a GPU with no fp8 rate is marked "
+          "and the others answered") {
+  compare_request request = request_for({"h100", "a100"});
+  auto &source = std::get<config_source>(request.source);
+  source.options.quantization = quantization::fp8;
+  const serving_comparison c = serve(request, question(2048, 256));
+  REQUIRE(c.setups.size() == 2);
+  const serving_setup &h100 = c.setups[0], &a100 = c.setups[1];
+  REQUIRE(h100.chosen);
+  CHECK(h100.unsupported.empty());
+  const auto said = [](const serving_setup &s, const std::string &phrase) {
+    return std::any_of(s.analysis.notes.begin(), s.analysis.notes.end(),
+                       [&](const std::string &n) { return n.find(phrase) != std::string::npos; });
+  };
+  CHECK(said(h100, "the KV cache stored as fp8"));
+  // One byte a value: half the bf16 cache's 131,072 bytes a token.
+  CHECK(h100.memory->kv_cache_bytes ==
+        doctest::Approx(static_cast<double>(h100.chosen->batch) * 2304 * kv_bytes_per_token / 2));
+  CHECK_FALSE(a100.chosen);
+  CHECK(a100.unsupported.find("no fp8 rate") != std::string::npos);
+  CHECK(c.verdict.text.find("Cannot run the model: a100-sxm4-80gb") != std::string::npos);
+  CHECK(c.verdict.fastest == std::optional<std::string>("h100-sxm5"));
+  // --kv-cache-dtype bf16 keeps it in the layers' format.
+  source.options.kv_cache = precision::bf16;
+  const serving_comparison kept = serve(request, question(2048, 256));
+  CHECK(kept.setups[0].memory->kv_cache_bytes ==
+        doctest::Approx(static_cast<double>(kept.setups[0].chosen->batch) * 2304 *
+                        kv_bytes_per_token));
+}

@@ -97,6 +97,9 @@ struct serving_setup {
   /// What keeps the chosen batch from growing: "memory", "batch cap" (max_serving_batch),
   /// "TTFT" or "TPOT" (the next batch misses that target); "" when none is chosen.
   std::string limited_by;
+  /// Why this GPU cannot run the model at all (a precision it has no rate for: an A100 and fp8),
+  /// in words; "" where it can. Such a setup is no answer, and the others still are.
+  std::string unsupported;
   /// Memory at the chosen batch (the decode step's, with the cache at its longest).
   std::optional<memory_use> memory;
   std::optional<double> usd_per_hour; ///< of all its GPUs

@@ -253,10 +253,35 @@ void search(serving_setup &setup, request_steps &steps, std::int64_t largest) {
   setup.limited_by = missed(steps.at(bad));
 }
 
+/// Why `gpu` cannot run the request's steps (a unit it has no rate for), in words; "" where it
+/// can: checked on the decode step, whose ops are the prefill's.
+std::string unsupported_on(const config_source &source, const compared_gpu &gpu,
+                           const serving_question &q) {
+  config_options options = source.options;
+  options.tensor_parallel = gpu.tensor_parallel;
+  options.phase = inference_phase::decode;
+  options.batch = 1;
+  options.seq_len = 1;
+  options.kv_len = q.prompt_tokens + q.output_tokens;
+  const gpu_spec &spec = gpu.model.spec();
+  for (const op &o : lower(source.config.build(options)))
+    if (!spec.supports(o.unit()))
+      return spec.unsupported_message(o.unit());
+  return {};
+}
+
 serving_setup serve_on(const config_source &source, const compared_gpu &gpu,
                        const serving_question &q, const std::map<std::string, double> &prices) {
   serving_setup setup;
   setup.tensor_parallel = gpu.tensor_parallel;
+  setup.unsupported = unsupported_on(source, gpu, q);
+  if (!setup.unsupported.empty()) {
+    setup.analysis.model = gpu.model;
+    setup.analysis.device_selection = gpu.selection;
+    setup.name = detail::setup_name(gpu.model.spec(), gpu.tensor_parallel);
+    setup.usd_per_hour = detail::price_per_hour(gpu.model.spec(), prices, gpu.tensor_parallel);
+    return setup;
+  }
   request_steps steps(source, gpu, q);
   setup.analysis = steps.longest_decode(1);
   const gpu_spec &spec = setup.analysis.model.spec();
@@ -376,8 +401,12 @@ serving_verdict decide(const serving_comparison &c) {
   serving_verdict v;
   const std::string targets = targets_phrase(c.question);
   const serving_setup *cheapest = nullptr, *fastest = nullptr;
-  std::vector<std::string> too_small, missing;
+  std::vector<std::string> too_small, missing, cannot_run;
   for (const serving_setup &s : c.setups) {
+    if (!s.unsupported.empty()) {
+      cannot_run.push_back(fmt::format("{} ({})", s.name, s.unsupported));
+      continue;
+    }
     if (!s.chosen) {
       too_small.push_back(fmt::format("{} (one request needs {} of {})", s.name,
                                       detail::gigabytes(s.memory->total_bytes),
@@ -436,6 +465,8 @@ serving_verdict decide(const serving_comparison &c) {
     v.text += " Misses the targets even one request at a time: " + joined(missing) + ".";
   if (!too_small.empty())
     v.text += " Does not fit: " + joined(too_small) + ".";
+  if (!cannot_run.empty())
+    v.text += " Cannot run the model: " + joined(cannot_run) + ".";
   return v;
 }
 

@@ -934,9 +934,23 @@ network model_config::build(const config_options &given) const {
            "no LM head for config_options::last_logits to run at the last position"}})
       if (asked)
         config.map().fail("model_type", "`" + s.family + "` is an encoder: it has " + what);
-  const attention_layer attention = attention_of(s, options);
-  network net = step_of(s, options, attention, m_parsed->origin);
   const linear_quantization quantized = quantization_of(config, options.quantization);
+  // fp8 linears under a serving engine's kernels store the KV cache in fp8 too, as TensorRT-LLM's
+  // fp8 recipes do (their checkpoints quantize the cache with the weights); said in the notes,
+  // and config_options::kv_cache (--kv-cache-dtype) chooses otherwise.
+  config_options effective = options;
+  const bool implied_kv = quantized.fp8 && !options.kv_cache && options.fused_attention &&
+                          glue_of(options) == glue_style::fused && !s.encoder &&
+                          options.mode != run_mode::training;
+  if (implied_kv)
+    effective.kv_cache = precision::fp8;
+  const attention_layer attention = attention_of(s, effective);
+  network net = step_of(s, effective, attention, m_parsed->origin);
+  if (implied_kv)
+    net.notes.push_back(
+        "fp8 linears under a serving engine's kernels: the KV cache stored as fp8 "
+        "too, as TensorRT-LLM's fp8 recipes store it (config_options::kv_cache bf16 "
+        "keeps it in the layers' format)");
   if (options.mode == run_mode::training && (quantized.weights || quantized.fp8))
     config.map().fail("quantization_config",
                       "a training step updates the config's own 16-bit weights, and its "
@@ -946,7 +960,7 @@ network model_config::build(const config_options &given) const {
                       fmt::format("weight-only int{} weights are widened to fp16 or bf16 "
                                   "activations, and this config's `torch_dtype` is {}",
                                   quantized.weights->bits, to_string(s.precision)));
-  add_blocks(net, s, attention, quantized, options);
+  add_blocks(net, s, attention, quantized, effective);
   net.resident_weight_bytes = resident_weight_bytes(config, s, options);
   if (config.optional_string("torch_dtype").empty())
     net.notes.push_back("the config names no `torch_dtype`: fp16 assumed");

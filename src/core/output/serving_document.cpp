@@ -21,6 +21,8 @@ using detail::text_table;
 
 /// The setup's standing against the targets: meets, misses (even at batch 1), does not fit.
 std::string status_of(const serving_setup &s) {
+  if (!s.unsupported.empty())
+    return "cannot run";
   if (!s.chosen)
     return "does not fit";
   return s.meets_targets() ? "meets" : "misses";
@@ -74,6 +76,12 @@ text_table setups_table(const serving_comparison &c) {
     row.push_back(detail::usd_cell(s.usd_per_hour, detail::usd_amount::per_hour));
     row.push_back(
         detail::usd_cell(s.usd_per_million_output_tokens, detail::usd_amount::per_million_tokens));
+    if (!s.memory) { // a setup that cannot run the model at all
+      row.push_back({"—", std::string{}});
+      row.push_back({"—", std::string{}});
+      table.rows.push_back(std::move(row));
+      continue;
+    }
     row.push_back(
         {detail::gigabytes(s.memory->kv_cache_bytes), detail::raw(s.memory->kv_cache_bytes)});
     row.push_back({fmt::format("{} of {}", detail::gigabytes(s.memory->total_bytes),
@@ -134,6 +142,7 @@ void write_setup(detail::json_writer &w, const serving_setup &s) {
   w.field("tensor_parallel", s.tensor_parallel);
   w.field("parameters_origin", s.analysis.model.parameters().origin);
   w.field("largest_fitting_batch", s.largest_fitting_batch);
+  w.field("unsupported", s.unsupported.empty() ? std::nullopt : std::optional(s.unsupported));
   w.key("serving");
   if (s.chosen) {
     w.begin_object();
