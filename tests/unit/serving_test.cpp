@@ -480,3 +480,17 @@ TEST_CASE("fp8: the KV cache in fp8 as engines store it, said; a GPU with no fp8
         doctest::Approx(static_cast<double>(kept.setups[0].chosen->batch) * 2304 *
                         kv_bytes_per_token));
 }
+
+TEST_CASE("a batch just below the largest that serves more (GEMM tiles filled whole) is named "
+          "beside it") {
+  const serving_comparison c = serve(request_for({"h200"}), question(2048, 256));
+  const serving_setup &s = c.setups.front();
+  REQUIRE(s.chosen);
+  REQUIRE(s.most_throughput);
+  CHECK(s.most_throughput->batch < s.chosen->batch);
+  CHECK(s.most_throughput->batch % 64 == 0);
+  CHECK(s.most_throughput->meets_targets());
+  CHECK(s.most_throughput->output_tokens_per_s > 1.005 * s.chosen->output_tokens_per_s);
+  CHECK(c.verdict.text.find("more output tokens a second at batch " +
+                            std::to_string(s.most_throughput->batch)) != std::string::npos);
+}

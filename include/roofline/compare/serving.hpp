@@ -97,6 +97,10 @@ struct serving_setup {
   /// What keeps the chosen batch from growing: "memory", "batch cap" (max_serving_batch),
   /// "TTFT" or "TPOT" (the next batch misses that target); "" when none is chosen.
   std::string limited_by;
+  /// A smaller batch that meets the targets and serves more output tokens a second than the
+  /// chosen one (a tile or wave boundary just below it): the one with the most, where it beats
+  /// the chosen batch by more than half a percent; none otherwise.
+  std::optional<serving_point> most_throughput;
   /// Why this GPU cannot run the model at all (a precision it has no rate for: an A100 and fp8),
   /// in words; "" where it can. Such a setup is no answer, and the others still are.
   std::string unsupported;

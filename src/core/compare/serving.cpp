@@ -270,6 +270,24 @@ std::string unsupported_on(const config_source &source, const compared_gpu &gpu,
   return {};
 }
 
+/// A batch just below `chosen` on a boundary GEMM tiles fill whole (a multiple of 64, 128 or
+/// 256 requests) that serves more output tokens a second and still meets the targets; none where
+/// no such batch beats it by more than half a percent.
+std::optional<serving_point> more_throughput_below(const serving_point &chosen,
+                                                   request_steps &steps) {
+  std::optional<serving_point> best;
+  for (const std::int64_t multiple : {64, 128, 256}) {
+    const std::int64_t batch = chosen.batch / multiple * multiple;
+    if (batch <= 0 || batch == chosen.batch)
+      continue;
+    const serving_point &p = steps.at(batch);
+    if (p.meets_targets() && p.output_tokens_per_s > 1.005 * chosen.output_tokens_per_s &&
+        (!best || p.output_tokens_per_s > best->output_tokens_per_s))
+      best = p;
+  }
+  return best;
+}
+
 serving_setup serve_on(const config_source &source, const compared_gpu &gpu,
                        const serving_question &q, const std::map<std::string, double> &prices) {
   serving_setup setup;
@@ -294,6 +312,7 @@ serving_setup serve_on(const config_source &source, const compared_gpu &gpu,
   if (!setup.largest_fitting_batch)
     return setup;
   search(setup, steps, std::min(*setup.largest_fitting_batch, max_serving_batch));
+  setup.most_throughput = more_throughput_below(*setup.chosen, steps);
   if (const std::int64_t batch = setup.chosen->batch; batch > 1)
     setup.memory = serving_memory(*steps.longest_decode(batch).memory, prefill_activations, batch,
                                   q.output_tokens);
@@ -458,6 +477,15 @@ serving_verdict decide(const serving_comparison &c) {
         "kWh).",
         meeting, frugal->name, detail::significant(frugal->chosen->joules_per_output_token),
         detail::significant(joules_per_kwh / frugal->chosen->joules_per_output_token));
+  for (const serving_setup &s : c.setups)
+    if (s.meets_targets() && s.most_throughput)
+      v.text += fmt::format(
+          " {} serves {} more output tokens a second at batch {} than at its largest, {} (GEMM "
+          "tiles filled whole).",
+          s.name,
+          detail::percent(s.most_throughput->output_tokens_per_s / s.chosen->output_tokens_per_s -
+                          1),
+          s.most_throughput->batch, s.chosen->batch);
   if (fastest && !cheapest) // specs carry no prices: they change by the week and by the buyer
     v.text +=
         " No price is known: give compare_request::prices GPU=USD/h to rank the setups by cost.";

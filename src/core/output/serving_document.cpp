@@ -143,6 +143,16 @@ void write_setup(detail::json_writer &w, const serving_setup &s) {
   w.field("parameters_origin", s.analysis.model.parameters().origin);
   w.field("largest_fitting_batch", s.largest_fitting_batch);
   w.field("unsupported", s.unsupported.empty() ? std::nullopt : std::optional(s.unsupported));
+  w.key("most_throughput");
+  if (s.most_throughput) {
+    w.begin_object();
+    w.field("batch", s.most_throughput->batch);
+    w.field("output_tokens_per_s", s.most_throughput->output_tokens_per_s);
+    w.field("output_tokens_per_s_per_gpu", s.most_throughput->output_tokens_per_s_per_gpu);
+    w.end_object();
+  } else {
+    w.null();
+  }
   w.key("serving");
   if (s.chosen) {
     w.begin_object();
