@@ -57,6 +57,7 @@
 #include "roofline/compare/compare_request.hpp"
 #include "roofline/compare/comparison.hpp"
 #include "roofline/compare/serving.hpp"
+#include "roofline/compare/serving_simulation.hpp"
 
 #include "roofline/output/output_format.hpp"
 #include "roofline/output/writers.hpp"

@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: Apache-2.0
+// The serving simulation's scheduler by hand: a few requests whose TTFT and TPOT can be worked out
+// on paper, each step 10 ms (or a time that says what the step held).
+#include "roofline/compare/serving_simulation.hpp"
+
+#include <doctest/doctest.h>
+
+#include <stdexcept>
+
+using namespace roofline;
+
+namespace {
+
+const step_time_function ten_ms = [](std::int64_t, std::int64_t) { return 0.010; };
+
+} // namespace
+
+TEST_CASE("one request: its prompt in one step, its first token with it, one token a step after") {
+  const simulation_result r = simulate_serving({{0, 100, 3}}, {}, ten_ms);
+  REQUIRE(r.requests.size() == 1);
+  CHECK(r.requests[0].ttft_s == doctest::Approx(0.010));
+  CHECK(r.requests[0].latency_s == doctest::Approx(0.030));
+  CHECK(r.requests[0].tpot_s == doctest::Approx(0.010));
+  CHECK(r.steps == 3);
+  CHECK(r.output_tokens_per_s == doctest::Approx(3 / 0.030));
+}
+
+TEST_CASE("a prompt longer than the step's token budget is prefilled in chunks") {
+  scheduler_options options;
+  options.token_budget = 128;
+  // 300 tokens: 128, 128, then 44 with the first token.
+  const simulation_result r = simulate_serving({{0, 300, 2}}, options, ten_ms);
+  CHECK(r.requests[0].ttft_s == doctest::Approx(0.030));
+  CHECK(r.requests[0].latency_s == doctest::Approx(0.040));
+}
+
+TEST_CASE("one running request at a time: the second waits for the first, then its prefill") {
+  scheduler_options options;
+  options.max_running = 1;
+  const simulation_result r = simulate_serving({{0, 10, 3}, {0, 10, 3}}, options, ten_ms);
+  CHECK(r.requests[0].ttft_s == doctest::Approx(0.010));
+  CHECK(r.requests[1].ttft_s == doctest::Approx(0.040)); // after 30 ms, its own prefill step
+  CHECK(r.requests[1].latency_s == doctest::Approx(0.060));
+  CHECK(r.ttft.p50 == doctest::Approx(0.010));
+  CHECK(r.ttft.p99 == doctest::Approx(0.040));
+}
+
+TEST_CASE("continuous batching: a request arriving mid-decode is prefilled beside the decodes, "
+          "and the step takes what it holds") {
+  // A step costs 10 ms plus 1 ms a decoding request plus 1 µs a prompt token.
+  const step_time_function priced = [](std::int64_t decoding, std::int64_t prefill) {
+    return 0.010 + 0.001 * static_cast<double>(decoding) + 1e-6 * static_cast<double>(prefill);
+  };
+  const simulation_result r = simulate_serving({{0, 1000, 4}, {0.015, 1000, 2}}, {}, priced);
+  // Step 1 (0 → 11 ms): the first prompt. Step 2 (→ 22 ms): its decode alone (the second has not
+  // arrived at 11 ms). Step 3 (→ 34 ms): its decode and the second's prompt. Step 4 (→ 46 ms):
+  // both decode; the first is done (4 tokens), the second too (2).
+  CHECK(r.requests[0].ttft_s == doctest::Approx(0.011));
+  CHECK(r.requests[0].latency_s == doctest::Approx(0.011 + 0.011 + 0.012 + 0.012));
+  CHECK(r.requests[1].ttft_s == doctest::Approx(0.034 - 0.015));
+  CHECK(r.requests[1].latency_s == doctest::Approx(0.046 - 0.015));
+  CHECK(r.requests[1].tpot_s == doctest::Approx(0.012));
+}
+
+TEST_CASE("a closed loop keeps its concurrency: each finished request replaced at once") {
+  scheduler_options options;
+  options.concurrency = 1;
+  const simulation_result r =
+      simulate_serving({{5, 10, 2}, {9, 10, 2}, {1, 10, 2}}, options, ten_ms);
+  // One at a time, back to back, arrival times ignored: each 20 ms from its start.
+  for (const served_request &s : r.requests) {
+    CHECK(s.ttft_s == doctest::Approx(0.010));
+    CHECK(s.latency_s == doctest::Approx(0.020));
+  }
+  CHECK(r.duration_s == doctest::Approx(0.060));
+}
+
+TEST_CASE("Poisson arrivals are seeded, and nonsense is refused") {
+  const auto a = poisson_requests(10, 1000, 128, 128, 7),
+             b = poisson_requests(10, 1000, 128, 128, 7);
+  REQUIRE(a.size() == 1000);
+  CHECK(a[999].arrival_s == b[999].arrival_s);
+  // 999 gaps of 100 ms on average.
+  CHECK(a[999].arrival_s == doctest::Approx(99.9).epsilon(0.15));
+  CHECK_THROWS_AS(simulate_serving({}, {}, ten_ms), std::invalid_argument);
+  CHECK_THROWS_AS(simulate_serving({{0, 0, 1}}, {}, ten_ms), std::invalid_argument);
+  scheduler_options none;
+  none.token_budget = 0;
+  CHECK_THROWS_AS(simulate_serving({{0, 1, 1}}, none, ten_ms), std::invalid_argument);
+  const percentiles p = percentiles_of({1, 2, 3, 4, 5, 6, 7, 8, 9, 10});
+  CHECK(p.p50 == 5);
+  CHECK(p.p90 == 9);
+  CHECK(p.p99 == 10);
+}
