@@ -285,6 +285,24 @@ CLI::App *add_compare_command(CLI::App &app, command_line &line) {
   compare->add_flag("--eager", choice.eager,
                     "with --prompt-tokens: every step launched eagerly by the host (default: "
                     "replayed from CUDA graphs, as serving engines run them)");
+  CLI::Option *rate =
+      compare
+          ->add_option("--rate", choice.rate,
+                       "with --prompt-tokens: simulate requests arriving at this many a second "
+                       "(Poisson), continuously batched: TTFT, TPOT and latency percentiles")
+          ->check(plain_number("requests a second", 1e-6, 1e6))
+          ->type_name("REQUESTS/S");
+  compare
+      ->add_option("--concurrency", choice.concurrency,
+                   "with --prompt-tokens: simulate this many requests in flight at once (a "
+                   "closed loop)")
+      ->check(positive_integer)
+      ->excludes(rate);
+  compare
+      ->add_option("--requests", choice.requests,
+                   "with --rate or --concurrency: how many requests to simulate")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1'000'000}))
+      ->capture_default_str();
   add_memory_reserve_option(*compare, choice.memory_reserve_gb);
   // One --sparse, before the command or after it (dispatch hands it to the comparison).
   compare->add_flag("--sparse", line.model.sparse,

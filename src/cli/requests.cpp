@@ -313,7 +313,9 @@ std::optional<serving_question> serving_question_of(const compare_choice &choice
   if (!asked) {
     for (const auto &[given, option] : {std::pair{choice.ttft_given, "--ttft"},
                                         {choice.tpot_given, "--tpot"},
-                                        {choice.eager, "--eager"}})
+                                        {choice.eager, "--eager"},
+                                        {choice.rate > 0, "--rate"},
+                                        {choice.concurrency > 0, "--concurrency"}})
       if (given)
         throw input_error(std::string(option) +
                           " applies to a serving question: give --prompt-tokens and "
@@ -342,6 +344,11 @@ std::optional<serving_question> serving_question_of(const compare_choice &choice
   if (choice.tpot_given)
     q.tpot_s = choice.tpot_ms / 1e3;
   q.eager = choice.eager;
+  if (choice.rate > 0)
+    q.rate_per_s = choice.rate;
+  if (choice.concurrency > 0)
+    q.concurrency = choice.concurrency;
+  q.simulated_requests = choice.requests;
   check_serving_question(q);
   return q;
 }

@@ -87,6 +87,9 @@ struct compare_choice {
   std::int64_t prompt_tokens = 0, output_tokens = 0;
   double ttft_ms = 0, tpot_ms = 0;
   bool ttft_given = false, tpot_given = false, eager = false;
+  double rate = 0;              ///< --rate: requests a second to simulate (0: none)
+  std::int64_t concurrency = 0; ///< --concurrency: requests in flight to simulate (0: none)
+  std::int64_t requests = 1000; ///< --requests: how many to simulate
   std::optional<double> memory_reserve_gb; ///< --memory-reserve; unset: the default share
 };
 

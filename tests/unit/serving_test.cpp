@@ -494,3 +494,25 @@ TEST_CASE("a batch just below the largest that serves more (GEMM tiles filled wh
   CHECK(c.verdict.text.find("more output tokens a second at batch " +
                             std::to_string(s.most_throughput->batch)) != std::string::npos);
 }
+
+TEST_CASE("a simulated closed loop of one request at a time, by hand: its prompt in one step (a "
+          "prefill of 2048 tokens), then a decode step of one request per token") {
+  serving_question q = question(2048, 8);
+  q.concurrency = 1;
+  q.simulated_requests = 3;
+  const serving_comparison c = serve(burst_request_for({"h100"}), q);
+  const serving_setup &s = c.setups.front();
+  REQUIRE(s.simulated);
+  auto [prefill, decode] = steps_at(1);
+  decode.kv_len = 2048 + 4; // the request's mean cache
+  const double prefill_s = step_s(prefill), decode_s = step_s(decode);
+  for (const served_request &r : s.simulated->requests) {
+    CHECK(r.ttft_s == doctest::Approx(prefill_s));
+    CHECK(r.tpot_s == doctest::Approx(decode_s));
+    CHECK(r.latency_s == doctest::Approx(prefill_s + 7 * decode_s));
+  }
+  CHECK(s.simulated->steps == 3 * 8);
+  CHECK(s.simulated->ttft.p99 == doctest::Approx(prefill_s));
+  // Beside the steady state, whose answer stands.
+  CHECK(s.chosen);
+}

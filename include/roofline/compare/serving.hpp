@@ -4,6 +4,7 @@
 #include "roofline/analysis/analysis.hpp"
 #include "roofline/analysis/memory_fit.hpp"
 #include "roofline/compare/compare_request.hpp"
+#include "roofline/compare/serving_simulation.hpp"
 #include "roofline/model/accuracy.hpp"
 
 #include <cstdint>
@@ -28,6 +29,12 @@ struct serving_question {
   /// Every step issued eagerly (each kernel launched by the host); false: replayed from a CUDA
   /// graph, as serving engines (vLLM, SGLang, TensorRT-LLM) run their steps.
   bool eager = false;
+  /// A load to simulate (serving_simulation.hpp) on each setup that fits, beside the steady
+  /// state: requests arriving at this rate (Poisson), or this many in flight (a closed loop);
+  /// `simulated_requests` of them.
+  std::optional<double> rate_per_s;
+  std::optional<std::int64_t> concurrency;
+  std::int64_t simulated_requests = 1000;
 };
 
 /// The most requests a setup is given at once. Serving engines cap their running batch (vLLM's
@@ -101,6 +108,9 @@ struct serving_setup {
   /// chosen one (a tile or wave boundary just below it): the one with the most, where it beats
   /// the chosen batch by more than half a percent; none otherwise.
   std::optional<serving_point> most_throughput;
+  /// The load of serving_question::rate_per_s or concurrency, simulated on this setup (its
+  /// running batch capped at what fits); none where none was asked or nothing fits.
+  std::optional<simulation_result> simulated;
   /// Why this GPU cannot run the model at all (a precision it has no rate for: an A100 and fp8),
   /// in words; "" where it can. Such a setup is no answer, and the others still are.
   std::string unsupported;

@@ -124,14 +124,49 @@ public:
     return m_points.emplace(batch, p).first->second;
   }
 
+  /// A simulated step's time: `decoding` requests' decode at the request's mean cache beside a
+  /// prefill of `prefill_tokens` (priced as one sequence of them, rounded up to 256 tokens: the
+  /// chunks' attention to the cache before them is left out), each memoised.
+  double simulated_step_s(std::int64_t decoding, std::int64_t prefill_tokens) {
+    double total = 0;
+    if (decoding > 0) {
+      auto found = m_decode_s.find(decoding);
+      if (found == m_decode_s.end())
+        found = m_decode_s
+                    .emplace(decoding,
+                             step_time(analyze(
+                                 build(inference_phase::decode, decoding,
+                                       m_question.prompt_tokens + m_question.output_tokens / 2),
+                                 m_gpu.model, m_gpu.selection, m_gpu.memory_reserve)))
+                    .first;
+      total += found->second;
+    }
+    if (prefill_tokens > 0) {
+      const std::int64_t rounded = (prefill_tokens + 255) / 256 * 256;
+      auto found = m_chunk_s.find(rounded);
+      if (found == m_chunk_s.end())
+        found = m_chunk_s
+                    .emplace(rounded,
+                             step_time(analyze(build(inference_phase::prefill, 1, 0, rounded),
+                                               m_gpu.model, m_gpu.selection, m_gpu.memory_reserve)))
+                    .first;
+      total += found->second;
+    }
+    return total;
+  }
+
 private:
-  network build(inference_phase phase, std::int64_t batch, std::int64_t kv_len) const {
+  /// `batch` requests' step; a prefill of `prompt_tokens` each (the question's where 0).
+  network build(inference_phase phase, std::int64_t batch, std::int64_t kv_len,
+                std::int64_t prompt_tokens = 0) const {
     config_options options = m_source.options;
     options.phase = phase;
     options.batch = batch;
     options.tensor_parallel = m_gpu.tensor_parallel;
     options.last_logits = phase == inference_phase::prefill;
-    options.seq_len = phase == inference_phase::prefill ? m_question.prompt_tokens : 1;
+    options.seq_len = phase == inference_phase::prefill
+                          ? (prompt_tokens > 0 ? prompt_tokens : m_question.prompt_tokens)
+                          : 1;
     options.kv_len = phase == inference_phase::decode ? std::optional(kv_len) : std::nullopt;
     return m_source.config.build(options);
   }
@@ -174,6 +209,7 @@ private:
   serving_question m_question;
   analysis m_prefill;
   std::map<std::int64_t, analysis> m_prefills; ///< batched prefills, by their prompts
+  std::map<std::int64_t, double> m_decode_s, m_chunk_s; ///< simulated steps' parts
   std::map<std::int64_t, serving_point> m_points;
 };
 
@@ -288,6 +324,23 @@ std::optional<serving_point> more_throughput_below(const serving_point &chosen,
   return best;
 }
 
+/// The question's load on a setup whose running batch is capped at `largest` (what fits, at most
+/// max_serving_batch): requests of the question's prompt and output, the steps from `steps`.
+simulation_result simulated_load(const serving_question &q, request_steps &steps,
+                                 std::int64_t largest) {
+  scheduler_options options;
+  options.max_running = std::min(largest, max_serving_batch);
+  options.concurrency = q.concurrency;
+  const std::vector<simulated_request> requests =
+      q.rate_per_s
+          ? poisson_requests(*q.rate_per_s, q.simulated_requests, q.prompt_tokens, q.output_tokens)
+          : std::vector<simulated_request>(static_cast<std::size_t>(q.simulated_requests),
+                                           {0, q.prompt_tokens, q.output_tokens});
+  return simulate_serving(requests, options, [&](std::int64_t decoding, std::int64_t tokens) {
+    return steps.simulated_step_s(decoding, tokens);
+  });
+}
+
 serving_setup serve_on(const config_source &source, const compared_gpu &gpu,
                        const serving_question &q, const std::map<std::string, double> &prices) {
   serving_setup setup;
@@ -313,6 +366,8 @@ serving_setup serve_on(const config_source &source, const compared_gpu &gpu,
     return setup;
   search(setup, steps, std::min(*setup.largest_fitting_batch, max_serving_batch));
   setup.most_throughput = more_throughput_below(*setup.chosen, steps);
+  if (q.rate_per_s || q.concurrency)
+    setup.simulated = simulated_load(q, steps, *setup.largest_fitting_batch);
   if (const std::int64_t batch = setup.chosen->batch; batch > 1)
     setup.memory = serving_memory(*steps.longest_decode(batch).memory, prefill_activations, batch,
                                   q.output_tokens);

@@ -133,6 +133,40 @@ void write_point_fields(detail::json_writer &w, const serving_point &p) {
   w.field("meets_targets", p.meets_targets());
 }
 
+/// "p50 12.3 ms, p90 …, p99 …" of a set of times.
+std::string percentiles_text(const percentiles &p) {
+  return fmt::format("p50 {}, p90 {}, p99 {}", detail::duration(p.p50), detail::duration(p.p90),
+                     detail::duration(p.p99));
+}
+
+/// Each setup's simulated load: its percentiles and throughput, one line a setup.
+std::vector<std::string> simulation_lines(const serving_comparison &c) {
+  std::vector<std::string> lines;
+  const serving_question &q = c.question;
+  for (const serving_setup &s : c.setups) {
+    if (!s.simulated)
+      continue;
+    const simulation_result &r = *s.simulated;
+    lines.push_back(fmt::format(
+        "{} simulated, {} requests {}: TTFT {}; TPOT {}; latency {}; {} output tokens/s", s.name,
+        q.simulated_requests,
+        q.rate_per_s ? fmt::format("arriving at {}/s (Poisson)", detail::significant(*q.rate_per_s))
+                     : fmt::format("{} at a time (a closed loop)", *q.concurrency),
+        percentiles_text(r.ttft), percentiles_text(r.tpot), percentiles_text(r.latency),
+        detail::significant(r.output_tokens_per_s)));
+  }
+  return lines;
+}
+
+void write_percentiles(detail::json_writer &w, const char *key, const percentiles &p) {
+  w.key(key);
+  w.begin_object();
+  w.field("p50", p.p50 * 1e3);
+  w.field("p90", p.p90 * 1e3);
+  w.field("p99", p.p99 * 1e3);
+  w.end_object();
+}
+
 void write_setup(detail::json_writer &w, const serving_setup &s) {
   w.begin_object();
   nlohmann::json device = detail::device_json(s.analysis.model.spec());
@@ -143,6 +177,20 @@ void write_setup(detail::json_writer &w, const serving_setup &s) {
   w.field("parameters_origin", s.analysis.model.parameters().origin);
   w.field("largest_fitting_batch", s.largest_fitting_batch);
   w.field("unsupported", s.unsupported.empty() ? std::nullopt : std::optional(s.unsupported));
+  w.key("simulation");
+  if (s.simulated) {
+    w.begin_object();
+    w.field("requests", static_cast<std::int64_t>(s.simulated->requests.size()));
+    w.field("steps", s.simulated->steps);
+    w.field("duration_s", s.simulated->duration_s);
+    w.field("output_tokens_per_s", s.simulated->output_tokens_per_s);
+    write_percentiles(w, "ttft_ms", s.simulated->ttft);
+    write_percentiles(w, "tpot_ms", s.simulated->tpot);
+    write_percentiles(w, "latency_ms", s.simulated->latency);
+    w.end_object();
+  } else {
+    w.null();
+  }
   w.key("most_throughput");
   if (s.most_throughput) {
     w.begin_object();
@@ -238,6 +286,8 @@ public:
     doc.title({fmt::format("{} served on {} setup{}: {}", c.network_name, c.setups.size(),
                            c.setups.size() == 1 ? "" : "s", question_line(c.question))});
     doc.table(setups_table(c));
+    if (const std::vector<std::string> simulated = simulation_lines(c); !simulated.empty())
+      doc.lines(simulated, true);
     doc.lines({c.verdict.text}, true);
     doc.lines({fmt::format(
         "per setup: the largest batch (requests decoding at once, at most {}) whose KV cache at "
