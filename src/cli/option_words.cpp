@@ -38,6 +38,7 @@ constexpr std::pair<std::string_view, std::string_view> option_words[] = {
     {"pipeline_options::memory_reserve", "--memory-reserve"},
     {"serving_question::output_tokens", "--output-tokens"},
     {"serving_question::prompt_tokens", "--prompt-tokens"},
+    {"serving_question::simulated_requests", "--requests"},
     {"serving_question::tpot_s", "--tpot"},
     {"serving_question::ttft_s", "--ttft"},
     {"spec_catalog::specs", "roofline-advise specs"},

@@ -37,6 +37,18 @@ void check_serving_question(const serving_question &q) {
                       "of one output token has no time "
                       "per output token after the first; leave the TPOT target out, or ask for "
                       "more output tokens");
+  // A simulated load costs a step per output token of the busiest stretch (a closed loop of one
+  // request: every request's every token): bounded, so that no question runs for minutes.
+  constexpr double max_simulated_tokens = 2e7;
+  if ((q.rate_per_s || q.concurrency) &&
+      static_cast<double>(q.simulated_requests) * static_cast<double>(q.output_tokens) >
+          max_simulated_tokens)
+    throw input_error(fmt::format(
+        "serving_question::simulated_requests {} × serving_question::output_tokens {}: a "
+        "simulated load is at most {:g} output tokens; simulate fewer requests",
+        q.simulated_requests, q.output_tokens, max_simulated_tokens));
+  if ((q.rate_per_s || q.concurrency) && q.simulated_requests < 1)
+    throw input_error("serving_question::simulated_requests: simulate at least one request");
 }
 
 namespace {
