@@ -89,6 +89,13 @@ std::pair<config_options, config_options> steps_at(std::int64_t batch) {
 
 constexpr double kv_bytes_per_token = 131072;
 
+/// The serving answer as its table prints it.
+std::string written(const serving_comparison &c) {
+  std::ostringstream out;
+  write_serving(c, output_format::table, out);
+  return out.str();
+}
+
 } // namespace
 
 TEST_CASE("one setup by hand: batch, KV cache, TTFT and TPOT") {
@@ -515,4 +522,11 @@ TEST_CASE("a simulated closed loop of one request at a time, by hand: its prompt
   CHECK(s.simulated->ttft.p99 == doctest::Approx(prefill_s));
   // Beside the steady state, whose answer stands.
   CHECK(s.chosen);
+  // Targets are checked at p90: a TTFT target just above the prefill is met, just below missed.
+  q.ttft_s = prefill_s * 1.01;
+  const serving_comparison met = serve(burst_request_for({"h100"}), q);
+  CHECK(written(met).find("; meets TTFT") != std::string::npos);
+  q.ttft_s = prefill_s * 0.99;
+  const serving_comparison missed = serve(burst_request_for({"h100"}), q);
+  CHECK(written(missed).find("; misses TTFT") != std::string::npos);
 }

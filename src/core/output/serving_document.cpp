@@ -139,6 +139,27 @@ std::string percentiles_text(const percentiles &p) {
                      detail::duration(p.p99));
 }
 
+/// Whether a simulated load meets the question's targets at p90, as service levels are set:
+/// "; meets TTFT ≤ 1 s and TPOT ≤ 50 ms at p90", "; misses TPOT ≤ 50 ms at p90"; "" without
+/// targets.
+std::string p90_verdict(const serving_question &q, const simulation_result &r) {
+  std::vector<std::string> met, missed;
+  if (q.ttft_s)
+    (r.ttft.p90 <= *q.ttft_s ? met : missed).push_back("TTFT ≤ " + detail::duration(*q.ttft_s));
+  if (q.tpot_s)
+    (r.tpot.p90 <= *q.tpot_s ? met : missed).push_back("TPOT ≤ " + detail::duration(*q.tpot_s));
+  if (met.empty() && missed.empty())
+    return {};
+  const auto joined = [](const std::vector<std::string> &parts) {
+    std::string text;
+    for (const std::string &part : parts)
+      text += (text.empty() ? "" : " and ") + part;
+    return text;
+  };
+  return missed.empty() ? "; meets " + joined(met) + " at p90"
+                        : "; misses " + joined(missed) + " at p90";
+}
+
 /// Each setup's simulated load: its percentiles and throughput, one line a setup.
 std::vector<std::string> simulation_lines(const serving_comparison &c) {
   std::vector<std::string> lines;
@@ -148,12 +169,12 @@ std::vector<std::string> simulation_lines(const serving_comparison &c) {
       continue;
     const simulation_result &r = *s.simulated;
     lines.push_back(fmt::format(
-        "{} simulated, {} requests {}: TTFT {}; TPOT {}; latency {}; {} output tokens/s", s.name,
+        "{} simulated, {} requests {}: TTFT {}; TPOT {}; latency {}; {} output tokens/s{}", s.name,
         q.simulated_requests,
         q.rate_per_s ? fmt::format("arriving at {}/s (Poisson)", detail::significant(*q.rate_per_s))
                      : fmt::format("{} at a time (a closed loop)", *q.concurrency),
         percentiles_text(r.ttft), percentiles_text(r.tpot), percentiles_text(r.latency),
-        detail::significant(r.output_tokens_per_s)));
+        detail::significant(r.output_tokens_per_s), p90_verdict(q, r)));
   }
   return lines;
 }
@@ -167,7 +188,7 @@ void write_percentiles(detail::json_writer &w, const char *key, const percentile
   w.end_object();
 }
 
-void write_setup(detail::json_writer &w, const serving_setup &s) {
+void write_setup(detail::json_writer &w, const serving_setup &s, const serving_question &question) {
   w.begin_object();
   nlohmann::json device = detail::device_json(s.analysis.model.spec());
   device["selection"] = s.analysis.device_selection;
@@ -187,6 +208,9 @@ void write_setup(detail::json_writer &w, const serving_setup &s) {
     write_percentiles(w, "ttft_ms", s.simulated->ttft);
     write_percentiles(w, "tpot_ms", s.simulated->tpot);
     write_percentiles(w, "latency_ms", s.simulated->latency);
+    const std::string verdict = p90_verdict(question, *s.simulated);
+    w.field("meets_targets_at_p90",
+            verdict.empty() ? std::nullopt : std::optional(verdict.rfind("; meets", 0) == 0));
     w.end_object();
   } else {
     w.null();
@@ -260,7 +284,7 @@ std::vector<detail::json_field> serving_fields(const serving_comparison &c) {
   fields.push_back({"setups", [&c](detail::json_writer &w) {
                       w.begin_array();
                       for (const serving_setup &s : c.setups)
-                        write_setup(w, s);
+                        write_setup(w, s, c.question);
                       w.end_array();
                     }});
   return fields;
