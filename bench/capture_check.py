@@ -56,6 +56,18 @@ def timed(step, steps=10, warmup=3):
     return statistics.median(times), peak
 
 
+def language_model_step(opt):
+    """A causal LM's training step under bf16 autocast: the loss on its own tokens, backward,
+    the optimizer's step, gradients dropped."""
+    def step(m, inputs):
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = m(input_ids=inputs[0], labels=inputs[0]).loss
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+    return step
+
+
 def llama_train():
     from transformers import LlamaConfig, LlamaForCausalLM
     config = LlamaConfig(vocab_size=128256, hidden_size=2048, intermediate_size=8192,
@@ -65,14 +77,7 @@ def llama_train():
     model = LlamaForCausalLM(config).cuda()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
     ids = torch.randint(0, config.vocab_size, (2, 2048), device="cuda")
-
-    def step(m, inputs):
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            loss = m(input_ids=inputs[0], labels=inputs[0]).loss
-        loss.backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-    return model, (ids,), step, opt
+    return model, (ids,), language_model_step(opt), opt
 
 
 def t5_infer():
@@ -132,14 +137,7 @@ def gpt2_train():
     model = GPT2LMHeadModel(GPT2Config(n_positions=1024, attn_implementation="sdpa")).cuda()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=True)
     ids = torch.randint(0, 50257, (8, 1024), device="cuda")
-
-    def step(m, inputs):
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            loss = m(input_ids=inputs[0], labels=inputs[0]).loss
-        loss.backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-    return model, (ids,), step, opt
+    return model, (ids,), language_model_step(opt), opt
 
 
 PROGRAMS = {"llama-train": llama_train, "t5-infer": t5_infer, "resnet50": resnet50,

@@ -62,6 +62,22 @@ prediction held_to(prediction p, const op &o, const power_draw &power) {
   return p;
 }
 
+namespace {
+
+/// The step's time shares: memory-bound, launch-bound, on the links, and each op's.
+void share_out(analysis &r) {
+  step_totals &t = r.totals;
+  if (!(t.time_s > 0))
+    return;
+  t.memory_bound_share = t.memory_bound_time_s / t.time_s;
+  t.launch_bound_share = t.launch_bound_time_s / t.time_s;
+  t.communication_share = t.communication_time_s / t.time_s;
+  for (analysed_op &entry : r.ops)
+    entry.time_share = entry.total_time_s / t.time_s;
+}
+
+} // namespace
+
 analysis analyze_ops(std::string name, std::vector<op> ops, const perf_model &given,
                      std::string device_selection) {
   // The step decides where its operands are, unless the caller did.
@@ -117,13 +133,7 @@ analysis analyze_ops(std::string name, std::vector<op> ops, const perf_model &gi
     ++t.op_count;
     r.ops.push_back(std::move(entry));
   }
-  if (r.totals.time_s > 0) {
-    r.totals.memory_bound_share = r.totals.memory_bound_time_s / r.totals.time_s;
-    r.totals.launch_bound_share = r.totals.launch_bound_time_s / r.totals.time_s;
-    r.totals.communication_share = r.totals.communication_time_s / r.totals.time_s;
-    for (analysed_op &entry : r.ops)
-      entry.time_share = entry.total_time_s / r.totals.time_s;
-  }
+  share_out(r);
   return r;
 }
 
@@ -151,11 +161,7 @@ void hold_to_dispatch(analysis &r, const traced_program &trace, std::vector<std:
   r.power.average_w = r.power.energy_j / r.power.step_s;
   t.time_s = t.dispatch_s;
   t.range = {std::max(t.range.low_s, t.dispatch_s), std::max(t.range.high_s, t.dispatch_s)};
-  t.memory_bound_share = t.memory_bound_time_s / t.time_s;
-  t.launch_bound_share = t.launch_bound_time_s / t.time_s;
-  t.communication_share = t.communication_time_s / t.time_s;
-  for (analysed_op &entry : r.ops)
-    entry.time_share = entry.total_time_s / t.time_s;
+  share_out(r);
 }
 
 } // namespace

@@ -182,6 +182,19 @@ double memory_reserve_bytes(double capacity_bytes, std::optional<double> reserve
 
 namespace {
 
+/// The most samples of `per_sample` bytes that fit in `room`; none when not one does. At most
+/// the largest batch there is: a network whose activations hardly grow with the batch (a fixed
+/// matmul at a batch near 2^63) fits more samples than an int64 holds, and the cast of such a
+/// double would be undefined.
+std::optional<std::int64_t> samples_fitting(double room, double per_sample) {
+  if (!(per_sample > 0) || room < per_sample)
+    return std::nullopt;
+  constexpr double past_largest = 9223372036854775808.0; // 2^63
+  const double batches = std::floor(room / per_sample);
+  return batches < past_largest ? static_cast<std::int64_t>(batches)
+                                : std::numeric_limits<std::int64_t>::max();
+}
+
 /// A captured program's memory: its tensors' peak, as the trace walked it; the largest batch
 /// that fits where the batch it was captured at is known, its activations (all but parameters,
 /// gradients and optimizer state) grown in proportion.
@@ -198,10 +211,9 @@ memory_use traced_memory_of(const traced_memory &traced, std::int64_t batch, dou
   m.reserve_bytes = reserve_bytes;
   m.fits = m.total_bytes <= m.usable_bytes();
   const double fixed = m.weights_bytes + m.gradient_bytes + m.optimizer_bytes;
-  const double per_sample = batch > 0 ? m.activation_bytes / static_cast<double>(batch) : 0;
-  if (per_sample > 0 && m.usable_bytes() - fixed >= per_sample)
-    m.max_batch = static_cast<std::int64_t>(
-        std::min(std::floor((m.usable_bytes() - fixed) / per_sample), 9.2e18));
+  if (batch > 0)
+    m.max_batch =
+        samples_fitting(m.usable_bytes() - fixed, m.activation_bytes / static_cast<double>(batch));
   return m;
 }
 
@@ -245,16 +257,7 @@ memory_use memory_of(const network &net, const std::vector<op> &ops, double capa
     return m;
   const double per_sample =
       (m.kv_cache_bytes + m.activation_bytes) / static_cast<double>(net.batch);
-  const double room = usable - fixed;
-  // At most the largest batch there is: a network whose activations hardly grow with the batch
-  // (a fixed matmul at a batch near 2^63) fits more samples than an int64 holds, and the cast of
-  // such a double would be undefined.
-  constexpr double past_largest = 9223372036854775808.0; // 2^63
-  if (per_sample > 0 && room >= per_sample) {
-    const double batches = std::floor(room / per_sample);
-    m.max_batch = batches < past_largest ? static_cast<std::int64_t>(batches)
-                                         : std::numeric_limits<std::int64_t>::max();
-  }
+  m.max_batch = samples_fitting(usable - fixed, per_sample);
   // Decoding, a longer cache adds its bytes only (in a prefill the prompt is the cache, and its
   // activations grow with it too). The longest context that fits, by bisection (the caches'
   // bytes grow with it, piecewise linearly); none when even the longest fits (every cache

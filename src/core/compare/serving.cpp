@@ -61,15 +61,13 @@ public:
   /// `source` and `gpu` are held by reference: they outlive the search.
   request_steps(const config_source &source, const compared_gpu &gpu, serving_question q)
       : m_source(source), m_gpu(gpu), m_question(q),
-        m_prefill(analyze(build(inference_phase::prefill, 1, 0), gpu.model, gpu.selection,
-                          gpu.memory_reserve)) {}
+        m_prefill(analyzed(build(inference_phase::prefill, 1, 0))) {}
 
   /// The decode step at `batch` with the cache at its longest (prompt + output): what memory
   /// must hold.
   analysis longest_decode(std::int64_t batch) const {
-    return analyze(
-        build(inference_phase::decode, batch, m_question.prompt_tokens + m_question.output_tokens),
-        m_gpu.model, m_gpu.selection, m_gpu.memory_reserve);
+    return analyzed(
+        build(inference_phase::decode, batch, m_question.prompt_tokens + m_question.output_tokens));
   }
 
   /// The activations one prompt's prefill holds at once (its LM head at the last position).
@@ -82,12 +80,7 @@ public:
       return found->second;
     serving_point p;
     p.batch = batch;
-    // The mean cache of a request's decode steps: attention reads a cache growing by one token
-    // a step, so the step at the mid-point costs what they cost on average.
-    const analysis decode_step =
-        analyze(build(inference_phase::decode, batch,
-                      m_question.prompt_tokens + m_question.output_tokens / 2),
-                m_gpu.model, m_gpu.selection, m_gpu.memory_reserve);
+    const analysis &decode_step = mean_decode(batch);
     const double decode = step_time(decode_step);
     const auto requests = static_cast<double>(batch);
     const auto outputs = static_cast<double>(m_question.output_tokens);
@@ -140,27 +133,14 @@ public:
   /// prefill of `prefill_tokens` (priced as one sequence of them, rounded up to 256 tokens: the
   /// chunks' attention to the cache before them is left out), each memoised.
   double simulated_step_s(std::int64_t decoding, std::int64_t prefill_tokens) {
-    double total = 0;
-    if (decoding > 0) {
-      auto found = m_decode_s.find(decoding);
-      if (found == m_decode_s.end())
-        found = m_decode_s
-                    .emplace(decoding,
-                             step_time(analyze(
-                                 build(inference_phase::decode, decoding,
-                                       m_question.prompt_tokens + m_question.output_tokens / 2),
-                                 m_gpu.model, m_gpu.selection, m_gpu.memory_reserve)))
-                    .first;
-      total += found->second;
-    }
+    double total = decoding > 0 ? step_time(mean_decode(decoding)) : 0;
     if (prefill_tokens > 0) {
       const std::int64_t rounded = (prefill_tokens + 255) / 256 * 256;
       auto found = m_chunk_s.find(rounded);
       if (found == m_chunk_s.end())
         found = m_chunk_s
                     .emplace(rounded,
-                             step_time(analyze(build(inference_phase::prefill, 1, 0, rounded),
-                                               m_gpu.model, m_gpu.selection, m_gpu.memory_reserve)))
+                             step_time(analyzed(build(inference_phase::prefill, 1, 0, rounded))))
                     .first;
       total += found->second;
     }
@@ -168,6 +148,22 @@ public:
   }
 
 private:
+  analysis analyzed(const network &net) const {
+    return analyze(net, m_gpu.model, m_gpu.selection, m_gpu.memory_reserve);
+  }
+
+  /// The decode step at `batch` with the mean cache of a request's decode steps: attention
+  /// reads a cache growing by one token a step, so the step at the mid-point costs what they
+  /// cost on average. Memoised: the steady state and the simulation ask for the same batches.
+  const analysis &mean_decode(std::int64_t batch) {
+    if (const auto found = m_decodes.find(batch); found != m_decodes.end())
+      return found->second;
+    return m_decodes
+        .emplace(batch, analyzed(build(inference_phase::decode, batch,
+                                       m_question.prompt_tokens + m_question.output_tokens / 2)))
+        .first->second;
+  }
+
   /// `batch` requests' step; a prefill of `prompt_tokens` each (the question's where 0).
   network build(inference_phase phase, std::int64_t batch, std::int64_t kv_len,
                 std::int64_t prompt_tokens = 0) const {
@@ -206,9 +202,7 @@ private:
       return m_prefill;
     if (const auto found = m_prefills.find(prompts); found != m_prefills.end())
       return found->second;
-    return m_prefills
-        .emplace(prompts, analyze(build(inference_phase::prefill, prompts, 0), m_gpu.model,
-                                  m_gpu.selection, m_gpu.memory_reserve))
+    return m_prefills.emplace(prompts, analyzed(build(inference_phase::prefill, prompts, 0)))
         .first->second;
   }
 
@@ -221,7 +215,8 @@ private:
   serving_question m_question;
   analysis m_prefill;
   std::map<std::int64_t, analysis> m_prefills; ///< batched prefills, by their prompts
-  std::map<std::int64_t, double> m_decode_s, m_chunk_s; ///< simulated steps' parts
+  std::map<std::int64_t, analysis> m_decodes;  ///< mean_decode's, by batch
+  std::map<std::int64_t, double> m_chunk_s;    ///< simulated prefill chunks' times, by tokens
   std::map<std::int64_t, serving_point> m_points;
 };
 

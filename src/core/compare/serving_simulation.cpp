@@ -17,7 +17,6 @@ struct in_flight {
   std::int64_t prefilled = 0; ///< prompt tokens prefilled so far
   std::int64_t generated = 0; ///< output tokens so far (the first with the prompt's last chunk)
   double arrival_s = 0, first_token_s = 0, done_s = 0;
-  bool done = false;
 };
 
 void check(const std::vector<simulated_request> &requests, const scheduler_options &options) {
@@ -161,7 +160,6 @@ simulation_result simulate_serving(const std::vector<simulated_request> &request
     };
     for (const std::size_t r : running)
       if (done(r)) {
-        state[r].done = true;
         state[r].done_s = now;
         ++finished;
         --live;
