@@ -35,7 +35,9 @@ host_floor typical_host_floor() {
   set(precision::fp32, 11.7, 11.7);
   floor.kernel_launch_s = 4.4e-6;
   // A Hugging Face T5-base's fp16 forward (2,918 aten ops, host-bound) eager on an H200 host,
-  // 2026-11-29 (bench/capture_check.py; docs/benchmarks.md scores it on five other programs).
+  // 2026-11-29: 62.5 ms / 2,918 (bench/capture_check.py; its row `t5-infer` of
+  // bench/data/capture/h200-capture-run1.json; docs/benchmarks.md scores it on five other
+  // programs and a second host).
   floor.framework_op_s = 21.4e-6;
   floor.origin = "typical host floor (not measured on this machine: "
                  "`describe_local_gpu::measure` measures it)";
