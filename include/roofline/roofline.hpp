@@ -56,6 +56,7 @@
 
 #include "roofline/compare/compare_request.hpp"
 #include "roofline/compare/comparison.hpp"
+#include "roofline/compare/request_file.hpp"
 #include "roofline/compare/serving.hpp"
 #include "roofline/compare/serving_simulation.hpp"
 

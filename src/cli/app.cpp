@@ -235,6 +235,53 @@ CLI::App *add_device_command(CLI::App &app, command_line &line) {
   return device;
 }
 
+/// A serving question's simulated load: its arrivals, its requests, the engine's scheduler.
+void add_simulation_options(CLI::App &compare, compare_choice &choice) {
+  CLI::Option *rate =
+      compare
+          .add_option("--rate", choice.rate,
+                      "with --prompt-tokens: simulate requests arriving at this many a second "
+                      "(Poisson), continuously batched: TTFT, TPOT, ITL and latency percentiles, "
+                      "and the highest rate meeting --ttft and --tpot")
+          ->check(plain_number("requests a second", 1e-6, 1e6))
+          ->type_name("REQUESTS/S");
+  compare
+      .add_option("--concurrency", choice.concurrency,
+                  "with --prompt-tokens: simulate this many requests in flight at once (a "
+                  "closed loop), and search the most meeting --ttft and --tpot")
+      ->check(positive_integer)
+      ->excludes(rate);
+  compare
+      .add_option("--requests", choice.request_file,
+                  "simulate the requests of this CSV file (prompt_tokens,output_tokens and "
+                  "arrival_s, if given: docs/network-format.md): at their own arrivals, or "
+                  "with --rate or --concurrency at that load; --prompt-tokens and "
+                  "--output-tokens default to their means")
+      ->type_name("FILE");
+  compare
+      .add_option("--num-requests", choice.num_requests,
+                  "with --rate or --concurrency: how many requests of --prompt-tokens and "
+                  "--output-tokens to simulate")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1'000'000}))
+      ->capture_default_str();
+  compare
+      .add_option("--percentile", choice.percentile,
+                  "a simulated load meets --ttft and --tpot at this percentile: 50, 90 or 99")
+      ->check(CLI::IsMember({50, 90, 99}))
+      ->capture_default_str();
+  compare
+      .add_option("--max-running", choice.max_running,
+                  "the simulated engine's cap on running requests (vLLM's max_num_seqs)")
+      ->check(CLI::Range(std::int64_t{1}, max_serving_batch))
+      ->capture_default_str();
+  compare
+      .add_option("--shared-prefix", choice.shared_prefix,
+                  "prefix caching: the first this many prompt tokens of every simulated "
+                  "request are the same, computed once")
+      ->check(CLI::Range(std::int64_t{0}, max_serving_tokens))
+      ->type_name("TOKENS");
+}
+
 CLI::App *add_compare_command(CLI::App &app, command_line &line) {
   CLI::App *compare =
       app.add_subcommand("compare", "one network on several GPUs: times, speedups, cost, verdict");
@@ -285,24 +332,7 @@ CLI::App *add_compare_command(CLI::App &app, command_line &line) {
   compare->add_flag("--eager", choice.eager,
                     "with --prompt-tokens: every step launched eagerly by the host (default: "
                     "replayed from CUDA graphs, as serving engines run them)");
-  CLI::Option *rate =
-      compare
-          ->add_option("--rate", choice.rate,
-                       "with --prompt-tokens: simulate requests arriving at this many a second "
-                       "(Poisson), continuously batched: TTFT, TPOT and latency percentiles")
-          ->check(plain_number("requests a second", 1e-6, 1e6))
-          ->type_name("REQUESTS/S");
-  compare
-      ->add_option("--concurrency", choice.concurrency,
-                   "with --prompt-tokens: simulate this many requests in flight at once (a "
-                   "closed loop)")
-      ->check(positive_integer)
-      ->excludes(rate);
-  compare
-      ->add_option("--requests", choice.requests,
-                   "with --rate or --concurrency: how many requests to simulate")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1'000'000}))
-      ->capture_default_str();
+  add_simulation_options(*compare, choice);
   add_memory_reserve_option(*compare, choice.memory_reserve_gb);
   // One --sparse, before the command or after it (dispatch hands it to the comparison).
   compare->add_flag("--sparse", line.model.sparse,

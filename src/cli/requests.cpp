@@ -2,6 +2,7 @@
 #include "requests.hpp"
 
 #include "roofline/common/error.hpp"
+#include "roofline/compare/request_file.hpp"
 #include "roofline/input/network_yaml.hpp"
 #include "roofline/model/gpu_spec.hpp"
 #include "roofline/model/precision.hpp"
@@ -12,6 +13,7 @@
 #include <charconv>
 #include <cmath>
 #include <map>
+#include <tuple>
 #include <utility>
 
 namespace roofline::cli {
@@ -309,21 +311,33 @@ std::map<std::string, double> prices_of(const std::vector<std::string> &entries)
 
 std::optional<serving_question> serving_question_of(const compare_choice &choice,
                                                     const config_choice &config) {
-  const bool asked = choice.prompt_tokens > 0 || choice.output_tokens > 0;
+  const bool asked =
+      choice.prompt_tokens > 0 || choice.output_tokens > 0 || !choice.request_file.empty();
   if (!asked) {
     for (const auto &[given, option] : {std::pair{choice.ttft_given, "--ttft"},
                                         {choice.tpot_given, "--tpot"},
                                         {choice.eager, "--eager"},
                                         {choice.rate > 0, "--rate"},
-                                        {choice.concurrency > 0, "--concurrency"}})
+                                        {choice.concurrency > 0, "--concurrency"},
+                                        {choice.shared_prefix > 0, "--shared-prefix"}})
       if (given)
         throw input_error(std::string(option) +
                           " applies to a serving question: give --prompt-tokens and "
                           "--output-tokens too");
     return std::nullopt;
   }
-  if (choice.prompt_tokens == 0 || choice.output_tokens == 0)
-    throw input_error("a serving question needs both --prompt-tokens and --output-tokens");
+  serving_question q;
+  if (!choice.request_file.empty()) {
+    q.requests = load_request_file(choice.request_file);
+    std::tie(q.prompt_tokens, q.output_tokens) = mean_lengths(q.requests);
+  }
+  if (choice.prompt_tokens > 0)
+    q.prompt_tokens = choice.prompt_tokens;
+  if (choice.output_tokens > 0)
+    q.output_tokens = choice.output_tokens;
+  if (q.prompt_tokens == 0 || q.output_tokens == 0)
+    throw input_error("a serving question needs both --prompt-tokens and --output-tokens (or "
+                      "--requests FILE)");
   for (const auto &[given, option] : {std::pair{!config.phase.empty(), "--phase"},
                                       {config.seq_len > 0, "--seq-len"},
                                       {config.kv_len > 0, "--kv-len"},
@@ -336,9 +350,6 @@ std::optional<serving_question> serving_question_of(const compare_choice &choice
       throw input_error(std::string(option) +
                         " with --prompt-tokens: a serving question builds each request's "
                         "prefill and decode steps itself");
-  serving_question q;
-  q.prompt_tokens = choice.prompt_tokens;
-  q.output_tokens = choice.output_tokens;
   if (choice.ttft_given)
     q.ttft_s = choice.ttft_ms / 1e3;
   if (choice.tpot_given)
@@ -348,7 +359,10 @@ std::optional<serving_question> serving_question_of(const compare_choice &choice
     q.rate_per_s = choice.rate;
   if (choice.concurrency > 0)
     q.concurrency = choice.concurrency;
-  q.simulated_requests = choice.requests;
+  q.simulated_requests = choice.num_requests;
+  q.percentile = choice.percentile;
+  q.max_running = choice.max_running;
+  q.shared_prefix_tokens = choice.shared_prefix;
   check_serving_question(q);
   return q;
 }

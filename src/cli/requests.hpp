@@ -89,7 +89,11 @@ struct compare_choice {
   bool ttft_given = false, tpot_given = false, eager = false;
   double rate = 0;              ///< --rate: requests a second to simulate (0: none)
   std::int64_t concurrency = 0; ///< --concurrency: requests in flight to simulate (0: none)
-  std::int64_t requests = 1000; ///< --requests: how many to simulate
+  std::int64_t num_requests = 1000;        ///< --num-requests: how many to simulate
+  std::string request_file;                ///< --requests: a file of requests to simulate
+  int percentile = 90;                     ///< --percentile: where the targets are held
+  std::int64_t max_running = 1024;         ///< --max-running: the engine's cap on running requests
+  std::int64_t shared_prefix = 0;          ///< --shared-prefix: prompt tokens every request shares
   std::optional<double> memory_reserve_gb; ///< --memory-reserve; unset: the default share
 };
 

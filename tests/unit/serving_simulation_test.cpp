@@ -11,7 +11,7 @@ using namespace roofline;
 
 namespace {
 
-const step_time_function ten_ms = [](std::int64_t, std::int64_t) { return 0.010; };
+const step_time_function ten_ms = [](const scheduled_step &) { return 0.010; };
 
 } // namespace
 
@@ -48,8 +48,9 @@ TEST_CASE("one running request at a time: the second waits for the first, then i
 TEST_CASE("continuous batching: a request arriving mid-decode is prefilled beside the decodes, "
           "and the step takes what it holds") {
   // A step costs 10 ms plus 1 ms a decoding request plus 1 µs a prompt token.
-  const step_time_function priced = [](std::int64_t decoding, std::int64_t prefill) {
-    return 0.010 + 0.001 * static_cast<double>(decoding) + 1e-6 * static_cast<double>(prefill);
+  const step_time_function priced = [](const scheduled_step &s) {
+    return 0.010 + 0.001 * static_cast<double>(s.decoding) +
+           1e-6 * static_cast<double>(s.prefill_tokens);
   };
   const simulation_result r = simulate_serving({{0, 1000, 4}, {0.015, 1000, 2}}, {}, priced);
   // Step 1 (0 → 11 ms): the first prompt. Step 2 (→ 22 ms): its decode alone (the second has not
@@ -91,4 +92,55 @@ TEST_CASE("Poisson arrivals are seeded, and nonsense is refused") {
   CHECK(p.p50 == 5);
   CHECK(p.p90 == 9);
   CHECK(p.p99 == 10);
+}
+
+TEST_CASE("a full KV cache preempts the request admitted last: its blocks freed, its prompt and "
+          "first token recomputed when the first is done") {
+  scheduler_options options;
+  options.kv_capacity_tokens = 32; // two blocks of 16
+  // Step 1: both prompts (a block each). Step 2: A's 17th token needs a second block: B is
+  // preempted. Steps 2–10: A decodes alone to its 10th token. Step 11: B's 16 + 1 tokens again
+  // (two blocks), its second token with them; steps 12–19: its 3rd to 10th.
+  const simulation_result r = simulate_serving({{0, 16, 10}, {0, 16, 10}}, options, ten_ms);
+  CHECK(r.preemptions == 1);
+  CHECK(r.requests[0].ttft_s == doctest::Approx(0.010));
+  CHECK(r.requests[0].latency_s == doctest::Approx(0.100));
+  CHECK(r.requests[1].ttft_s == doctest::Approx(0.010));
+  CHECK(r.requests[1].latency_s == doctest::Approx(0.190));
+  CHECK(r.steps == 19);
+  // A request that could not fit even alone is refused, not left to loop.
+  CHECK_THROWS_AS(simulate_serving({{0, 30, 4}}, options, ten_ms), std::invalid_argument);
+}
+
+TEST_CASE("prefix caching: a prompt after the first starts past the shared prefix's whole "
+          "blocks") {
+  scheduler_options options;
+  options.shared_prefix_tokens = 40; // two whole blocks of 16 are cached: 32 tokens
+  // 10 ms a step and 1 µs a prompt token.
+  const step_time_function priced = [](const scheduled_step &s) {
+    return 0.010 + 1e-6 * static_cast<double>(s.prefill_tokens);
+  };
+  const simulation_result r = simulate_serving({{0, 100, 2}, {1, 100, 2}}, options, priced);
+  CHECK(r.requests[0].ttft_s == doctest::Approx(0.010 + 100e-6));
+  CHECK(r.requests[1].ttft_s == doctest::Approx(0.010 + 68e-6));
+}
+
+TEST_CASE("inter-token latency: each step's time once for each request it decodes; the targets "
+          "met request by request") {
+  // 10 ms plus 10 ms a decoding request: one alone decodes in 20 ms, two together in 30 ms.
+  const step_time_function priced = [](const scheduled_step &s) {
+    return 0.010 + 0.010 * static_cast<double>(s.decoding);
+  };
+  // Step 1 (→ 10 ms): A's prompt. Steps 2–3 (→ 50 ms): A decodes alone (B arrives at 35 ms, in
+  // step 3). Step 4 (→ 70 ms): A decodes beside B's prompt. Step 5 (→ 100 ms): both decode; A is
+  // done (5 tokens). Step 6 (→ 120 ms): B alone, done (3 tokens).
+  const simulation_result r = simulate_serving({{0, 8, 5}, {0.035, 8, 3}}, {}, priced);
+  REQUIRE(r.steps == 6);
+  // Gaps: 20, 20, 20 (A), 30 (A), 30 (B), 20 (B): p50 20 ms, p90 and p99 30 ms.
+  CHECK(r.itl.p50 == doctest::Approx(0.020));
+  CHECK(r.itl.p90 == doctest::Approx(0.030));
+  CHECK(r.requests[1].ttft_s == doctest::Approx(0.070 - 0.035));
+  CHECK(requests_meeting(r, 0.020, std::nullopt) == 1); // A's 10 ms, not B's 35
+  CHECK(requests_meeting(r, std::nullopt, 0.023) == 1); // A's 90/4 = 22.5 ms, not B's 50/2
+  CHECK(requests_meeting(r, std::nullopt, std::nullopt) == 2);
 }

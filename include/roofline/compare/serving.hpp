@@ -35,6 +35,20 @@ struct serving_question {
   std::optional<double> rate_per_s;
   std::optional<std::int64_t> concurrency;
   std::int64_t simulated_requests = 1000;
+  /// Requests of their own lengths (a dataset's spread, from a file): simulated in place of
+  /// `simulated_requests` of the question's, arriving at their own times where neither a rate
+  /// nor a concurrency is asked. The steady state still answers at prompt_tokens and
+  /// output_tokens (their means, say, as the caller chooses).
+  std::vector<simulated_request> requests;
+  /// The percentile of a simulated load held against the targets: 50, 90 or 99.
+  int percentile = 90;
+  /// The simulated engine's cap on running requests (vLLM's max_num_seqs: 1024 on GPUs of 70 GB
+  /// and more since V1).
+  std::int64_t max_running = 1024;
+  /// Prefix caching: the first this many tokens of every prompt are the same, computed once.
+  std::int64_t shared_prefix_tokens = 0;
+  /// Whether a load is to be simulated.
+  bool simulates() const { return rate_per_s || concurrency || !requests.empty(); }
 };
 
 /// The most requests a setup is given at once. Serving engines cap their running batch (vLLM's
@@ -56,6 +70,9 @@ void check_serving_question(const serving_question &q);
 
 /// "TTFT ≤ 500 ms and TPOT ≤ 50.0 ms", "TPOT ≤ 50.0 ms"; "" without targets.
 std::string targets_phrase(const serving_question &q);
+
+/// Whether a simulated load's percentiles (the question's) meet its targets; none without.
+std::optional<bool> meets_at_percentile(const serving_question &q, const simulation_result &r);
 
 /// One batch of requests on one setup: `batch` requests admitted together, their prompts
 /// prefilled in one step (the first token of each), then `output_tokens − 1` decode steps.
@@ -111,6 +128,20 @@ struct serving_setup {
   /// The load of serving_question::rate_per_s or concurrency, simulated on this setup (its
   /// running batch capped at what fits); none where none was asked or nothing fits.
   std::optional<simulation_result> simulated;
+  /// Where targets are set and the load is a rate or a concurrency: the highest of that load
+  /// whose simulated percentile (serving_question::percentile) meets them, and its simulation;
+  /// none where not even the least load tried meets them (or nothing was asked).
+  struct load_limit {
+    double load = 0; ///< requests a second, or requests in flight
+    simulation_result simulated;
+    std::int64_t meeting_targets = 0; ///< requests meeting both targets (goodput's numerator)
+    /// Where a price is known: the setup's price (and its energy's) over this throughput.
+    std::optional<double> usd_per_million_output_tokens;
+  };
+  std::optional<load_limit> highest_load;
+  /// The KV cache the simulation ran with, in tokens: what the largest fitting batch of the
+  /// question's requests holds.
+  std::int64_t kv_capacity_tokens = 0;
   /// Why this GPU cannot run the model at all (a precision it has no rate for: an A100 and fp8),
   /// in words; "" where it can. Such a setup is no answer, and the others still are.
   std::string unsupported;

@@ -40,15 +40,33 @@ void check_serving_question(const serving_question &q) {
   // A simulated load costs a step per output token of the busiest stretch (a closed loop of one
   // request: every request's every token): bounded, so that no question runs for minutes.
   constexpr double max_simulated_tokens = 2e7;
-  if ((q.rate_per_s || q.concurrency) &&
-      static_cast<double>(q.simulated_requests) * static_cast<double>(q.output_tokens) >
-          max_simulated_tokens)
+  double outputs = static_cast<double>(q.simulated_requests) * static_cast<double>(q.output_tokens);
+  if (!q.requests.empty()) {
+    outputs = 0;
+    for (const simulated_request &r : q.requests) {
+      if (r.prompt_tokens < 1 || r.output_tokens < 1 ||
+          r.prompt_tokens + r.output_tokens > max_serving_tokens)
+        throw input_error(fmt::format("serving_question::requests: a request of {} prompt and {} "
+                                      "output tokens; each needs one of each, {} in all at most",
+                                      r.prompt_tokens, r.output_tokens, max_serving_tokens));
+      outputs += static_cast<double>(r.output_tokens);
+    }
+  }
+  if (q.simulates() && outputs > max_simulated_tokens)
     throw input_error(fmt::format(
-        "serving_question::simulated_requests {} × serving_question::output_tokens {}: a "
-        "simulated load is at most {:g} output tokens; simulate fewer requests",
-        q.simulated_requests, q.output_tokens, max_simulated_tokens));
-  if ((q.rate_per_s || q.concurrency) && q.simulated_requests < 1)
+        "serving_question::simulated_requests: a simulated load of {:g} output tokens; it is at "
+        "most {:g}; simulate fewer requests",
+        outputs, max_simulated_tokens));
+  if (q.simulates() && q.requests.empty() && q.simulated_requests < 1)
     throw input_error("serving_question::simulated_requests: simulate at least one request");
+  if (q.percentile != 50 && q.percentile != 90 && q.percentile != 99)
+    throw input_error(fmt::format(
+        "serving_question::percentile {}: the targets are held at p50, p90 or p99", q.percentile));
+  if (q.max_running < 1 || q.max_running > max_serving_batch)
+    throw input_error(fmt::format("serving_question::max_running {}: from 1 to {}", q.max_running,
+                                  max_serving_batch));
+  if (q.shared_prefix_tokens < 0)
+    throw input_error("serving_question::shared_prefix_tokens: a prefix of no tokens or more");
 }
 
 namespace {
@@ -129,12 +147,22 @@ public:
     return m_points.emplace(batch, p).first->second;
   }
 
-  /// A simulated step's time: `decoding` requests' decode at the request's mean cache beside a
-  /// prefill of `prefill_tokens` (priced as one sequence of them, rounded up to 256 tokens: the
-  /// chunks' attention to the cache before them is left out), each memoised.
-  double simulated_step_s(std::int64_t decoding, std::int64_t prefill_tokens) {
-    double total = decoding > 0 ? step_time(mean_decode(decoding)) : 0;
-    if (prefill_tokens > 0) {
+  /// A simulated step's time: its decodes at their mean cache beside a prefill of its prompt
+  /// tokens (priced as one sequence of them, rounded up to 256 tokens: the chunks' attention to
+  /// the cache before them is left out), each memoised. A decode's time is interpolated between
+  /// its batch's at the question's mean cache and at twice it: attention's cost is linear in the
+  /// cache, the rest does not depend on it.
+  double simulated_step_s(const scheduled_step &step) {
+    double total = 0;
+    if (step.decoding > 0) {
+      const double at_mean = step_time(mean_decode(step.decoding));
+      const double anchor = static_cast<double>(mean_cache());
+      const double context =
+          static_cast<double>(step.decode_context_tokens) / static_cast<double>(step.decoding);
+      total += std::max(0.0, at_mean + (step_time(mean_decode(step.decoding, 2)) - at_mean) *
+                                           (context - anchor) / anchor);
+    }
+    if (const std::int64_t prefill_tokens = step.prefill_tokens; prefill_tokens > 0) {
       const std::int64_t rounded = (prefill_tokens + 255) / 256 * 256;
       auto found = m_chunk_s.find(rounded);
       if (found == m_chunk_s.end())
@@ -155,13 +183,17 @@ private:
   /// The decode step at `batch` with the mean cache of a request's decode steps: attention
   /// reads a cache growing by one token a step, so the step at the mid-point costs what they
   /// cost on average. Memoised: the steady state and the simulation ask for the same batches.
-  const analysis &mean_decode(std::int64_t batch) {
-    if (const auto found = m_decodes.find(batch); found != m_decodes.end())
+  const analysis &mean_decode(std::int64_t batch, std::int64_t times = 1) {
+    const auto key = std::pair(batch, times);
+    if (const auto found = m_decodes.find(key); found != m_decodes.end())
       return found->second;
     return m_decodes
-        .emplace(batch, analyzed(build(inference_phase::decode, batch,
-                                       m_question.prompt_tokens + m_question.output_tokens / 2)))
+        .emplace(key, analyzed(build(inference_phase::decode, batch, times * mean_cache())))
         .first->second;
+  }
+
+  std::int64_t mean_cache() const {
+    return m_question.prompt_tokens + m_question.output_tokens / 2;
   }
 
   /// `batch` requests' step; a prefill of `prompt_tokens` each (the question's where 0).
@@ -215,7 +247,8 @@ private:
   serving_question m_question;
   analysis m_prefill;
   std::map<std::int64_t, analysis> m_prefills; ///< batched prefills, by their prompts
-  std::map<std::int64_t, analysis> m_decodes;  ///< mean_decode's, by batch
+  /// mean_decode's, by batch and the multiple of the mean cache.
+  std::map<std::pair<std::int64_t, std::int64_t>, analysis> m_decodes;
   std::map<std::int64_t, double> m_chunk_s;    ///< simulated prefill chunks' times, by tokens
   std::map<std::int64_t, serving_point> m_points;
 };
@@ -331,21 +364,68 @@ std::optional<serving_point> more_throughput_below(const serving_point &chosen,
   return best;
 }
 
-/// The question's load on a setup whose running batch is capped at `largest` (what fits, at most
-/// max_serving_batch): requests of the question's prompt and output, the steps from `steps`.
+/// The question's requests at a load: `rate` requests a second (Poisson), `concurrency` in
+/// flight, or the requests' own arrivals; their lengths the list's, else the question's.
 simulation_result simulated_load(const serving_question &q, request_steps &steps,
-                                 std::int64_t largest) {
+                                 std::int64_t kv_capacity_tokens, std::optional<double> rate,
+                                 std::optional<std::int64_t> concurrency) {
   scheduler_options options;
-  options.max_running = std::min(largest, max_serving_batch);
-  options.concurrency = q.concurrency;
-  const std::vector<simulated_request> requests =
-      q.rate_per_s
-          ? poisson_requests(*q.rate_per_s, q.simulated_requests, q.prompt_tokens, q.output_tokens)
-          : std::vector<simulated_request>(static_cast<std::size_t>(q.simulated_requests),
-                                           {0, q.prompt_tokens, q.output_tokens});
-  return simulate_serving(requests, options, [&](std::int64_t decoding, std::int64_t tokens) {
-    return steps.simulated_step_s(decoding, tokens);
-  });
+  options.max_running = q.max_running;
+  options.concurrency = concurrency;
+  options.kv_capacity_tokens = kv_capacity_tokens;
+  options.shared_prefix_tokens = q.shared_prefix_tokens;
+  std::vector<simulated_request> requests =
+      q.requests.empty()
+          ? std::vector<simulated_request>(static_cast<std::size_t>(q.simulated_requests),
+                                           {0, q.prompt_tokens, q.output_tokens})
+          : q.requests;
+  if (rate)
+    requests = poisson_arrivals(std::move(requests), *rate);
+  return simulate_serving(requests, options,
+                          [&](const scheduled_step &step) { return steps.simulated_step_s(step); });
+}
+
+/// The highest rate (or concurrency, as the question's load is given) whose simulated
+/// percentile meets the targets: from the asked load, doubled or halved until it brackets the
+/// limit (at most ten times), then bisected to 2% (a rate) or to one request (a concurrency).
+std::optional<serving_setup::load_limit>
+highest_load(const serving_question &q, request_steps &steps, std::int64_t kv_capacity_tokens) {
+  if (!(q.ttft_s || q.tpot_s) || !(q.rate_per_s || q.concurrency))
+    return std::nullopt;
+  const bool by_rate = q.rate_per_s.has_value();
+  const auto probe = [&](double load) {
+    serving_setup::load_limit at;
+    at.load = load;
+    at.simulated = by_rate ? simulated_load(q, steps, kv_capacity_tokens, load, std::nullopt)
+                           : simulated_load(q, steps, kv_capacity_tokens, std::nullopt,
+                                            static_cast<std::int64_t>(load));
+    at.meeting_targets = requests_meeting(at.simulated, q.ttft_s, q.tpot_s);
+    return std::pair(*meets_at_percentile(q, at.simulated), at);
+  };
+  const double asked = by_rate ? *q.rate_per_s : static_cast<double>(*q.concurrency);
+  const double most = by_rate ? 1e6 : static_cast<double>(q.max_running);
+  std::optional<serving_setup::load_limit> good;
+  std::optional<double> bad;
+  const auto try_load = [&](double load) {
+    auto [met, at] = probe(load);
+    if (met)
+      good = std::move(at);
+    else
+      bad = load;
+  };
+  try_load(asked);
+  for (int i = 0; i < 10 && !(good && bad); ++i) {
+    const double next =
+        good ? std::min(most, good->load * 2) : (by_rate ? *bad / 2 : std::floor(*bad / 2));
+    if (next < 1e-6 || next == (good ? good->load : *bad))
+      break; // nothing meets the targets, or the greatest load does
+    try_load(next);
+  }
+  if (!good || !bad)
+    return good;
+  while (by_rate ? *bad - good->load > 0.02 * good->load : *bad - good->load > 1)
+    try_load(by_rate ? (good->load + *bad) / 2 : std::floor((good->load + *bad) / 2));
+  return good;
 }
 
 serving_setup serve_on(const config_source &source, const compared_gpu &gpu,
@@ -373,20 +453,27 @@ serving_setup serve_on(const config_source &source, const compared_gpu &gpu,
     return setup;
   search(setup, steps, std::min(*setup.largest_fitting_batch, max_serving_batch));
   setup.most_throughput = more_throughput_below(*setup.chosen, steps);
-  if (q.rate_per_s || q.concurrency)
-    setup.simulated = simulated_load(q, steps, *setup.largest_fitting_batch);
+  if (q.simulates()) {
+    setup.kv_capacity_tokens = *setup.largest_fitting_batch * (q.prompt_tokens + q.output_tokens);
+    setup.simulated =
+        simulated_load(q, steps, setup.kv_capacity_tokens, q.rate_per_s, q.concurrency);
+    setup.highest_load = highest_load(q, steps, setup.kv_capacity_tokens);
+  }
   if (const std::int64_t batch = setup.chosen->batch; batch > 1)
     setup.memory = serving_memory(*steps.longest_decode(batch).memory, prefill_activations, batch,
                                   q.output_tokens);
+  // The energy's cost per token, where priced, on top of the hourly price's.
+  const double energy_usd =
+      gpu.energy_usd_per_kwh
+          ? energy_usd_per_million(setup.chosen->joules_per_output_token, *gpu.energy_usd_per_kwh)
+          : 0;
+  const auto usd_per_million = [&](double tokens_per_s) {
+    return detail::usd_per_million(*setup.usd_per_hour, tokens_per_s) + energy_usd;
+  };
+  if (setup.highest_load && setup.usd_per_hour)
+    setup.highest_load->usd_per_million_output_tokens =
+        usd_per_million(setup.highest_load->simulated.output_tokens_per_s);
   if (setup.meets_targets() && setup.usd_per_hour) {
-    // The energy's cost per token, where priced, on top of the hourly price's.
-    const double energy_usd =
-        gpu.energy_usd_per_kwh
-            ? energy_usd_per_million(setup.chosen->joules_per_output_token, *gpu.energy_usd_per_kwh)
-            : 0;
-    const auto usd_per_million = [&](double tokens_per_s) {
-      return detail::usd_per_million(*setup.usd_per_hour, tokens_per_s) + energy_usd;
-    };
     setup.usd_per_million_output_tokens = usd_per_million(setup.chosen->output_tokens_per_s);
     setup.usd_per_million_output_tokens_range =
         std::pair(usd_per_million(setup.chosen->output_tokens_per_s_high),
@@ -406,6 +493,13 @@ std::string targets_phrase(const serving_question &q) {
   return parts.empty()       ? std::string{}
          : parts.size() == 1 ? parts[0]
                              : parts[0] + " and " + parts[1];
+}
+
+std::optional<bool> meets_at_percentile(const serving_question &q, const simulation_result &r) {
+  if (!q.ttft_s && !q.tpot_s)
+    return std::nullopt;
+  return (!q.ttft_s || r.ttft.at(q.percentile) <= *q.ttft_s) &&
+         (!q.tpot_s || r.tpot.at(q.percentile) <= *q.tpot_s);
 }
 
 namespace {
@@ -478,6 +572,38 @@ std::string within_error_sentence(const serving_comparison &c, const serving_set
                        : " Within the model's error (p10–p90): " + joined(parts) + ".";
 }
 
+/// " Simulated, meeting … at p90: cheapest …; most output per GPU …": the setups compared at
+/// their highest load meeting the targets (where one was searched); "" where none was.
+std::string under_load_sentence(const serving_comparison &c) {
+  const serving_setup *cheapest = nullptr, *fastest = nullptr;
+  const auto per_gpu = [](const serving_setup &s) {
+    return s.highest_load->simulated.output_tokens_per_s / s.tensor_parallel;
+  };
+  for (const serving_setup &s : c.setups) {
+    if (!s.highest_load)
+      continue;
+    if (const auto &usd = s.highest_load->usd_per_million_output_tokens;
+        usd && (!cheapest || *usd < *cheapest->highest_load->usd_per_million_output_tokens))
+      cheapest = &s;
+    if (!fastest || per_gpu(s) > per_gpu(*fastest))
+      fastest = &s;
+  }
+  if (!fastest)
+    return {};
+  const auto load = [&](const serving_setup &s) {
+    return c.question.rate_per_s ? detail::significant(s.highest_load->load) + " requests/s"
+                                 : fmt::format("{} requests at a time", s.highest_load->load);
+  };
+  std::string text = fmt::format(" Simulated, meeting {} at p{} (the steady state above is a "
+                                 "quick bound):",
+                                 targets_phrase(c.question), c.question.percentile);
+  if (cheapest)
+    text += fmt::format(" cheapest {} up to {}, ${:.4g} per million output tokens;", cheapest->name,
+                        load(*cheapest), *cheapest->highest_load->usd_per_million_output_tokens);
+  return text + fmt::format(" most output per GPU {} up to {}, {} output tokens/s per GPU.",
+                            fastest->name, load(*fastest), detail::significant(per_gpu(*fastest)));
+}
+
 serving_verdict decide(const serving_comparison &c) {
   serving_verdict v;
   const std::string targets = targets_phrase(c.question);
@@ -548,6 +674,7 @@ serving_verdict decide(const serving_comparison &c) {
           detail::percent(s.most_throughput->output_tokens_per_s / s.chosen->output_tokens_per_s -
                           1),
           s.most_throughput->batch, s.chosen->batch);
+  v.text += under_load_sentence(c);
   if (fastest && !cheapest) // specs carry no prices: they change by the week and by the buyer
     v.text +=
         " No price is known: give compare_request::prices GPU=USD/h to rank the setups by cost.";

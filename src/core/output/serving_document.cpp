@@ -139,31 +139,53 @@ std::string percentiles_text(const percentiles &p) {
                      detail::duration(p.p99));
 }
 
-/// Whether a simulated load's p90s meet the question's targets, as service levels are set;
-/// none without targets.
-std::optional<bool> meets_at_p90(const serving_question &q, const simulation_result &r) {
-  if (!q.ttft_s && !q.tpot_s)
-    return std::nullopt;
-  return (!q.ttft_s || r.ttft.p90 <= *q.ttft_s) && (!q.tpot_s || r.tpot.p90 <= *q.tpot_s);
-}
-
 /// "; meets TTFT ≤ 1.00 s and TPOT ≤ 50.0 ms at p90", or "; misses" and the targets missed;
 /// "" without targets.
-std::string p90_verdict(const serving_question &q, const simulation_result &r) {
-  const std::optional<bool> meets = meets_at_p90(q, r);
+std::string percentile_verdict(const serving_question &q, const simulation_result &r) {
+  const std::optional<bool> meets = meets_at_percentile(q, r);
   if (!meets)
     return {};
   // The targets to name: all of them where all are met, else those missed.
-  const auto named = [&](std::optional<double> target, double p90) {
-    return target && (p90 <= *target) == *meets ? target : std::nullopt;
+  const auto named = [&](std::optional<double> target, const percentiles &p) {
+    return target && (p.at(q.percentile) <= *target) == *meets ? target : std::nullopt;
   };
   serving_question shown;
-  shown.ttft_s = named(q.ttft_s, r.ttft.p90);
-  shown.tpot_s = named(q.tpot_s, r.tpot.p90);
-  return fmt::format("; {} {} at p90", *meets ? "meets" : "misses", targets_phrase(shown));
+  shown.ttft_s = named(q.ttft_s, r.ttft);
+  shown.tpot_s = named(q.tpot_s, r.tpot);
+  return fmt::format("; {} {} at p{}", *meets ? "meets" : "misses", targets_phrase(shown),
+                     q.percentile);
 }
 
-/// Each setup's simulated load: its percentiles and throughput, one line a setup.
+/// "1000 requests arriving at 4/s (Poisson)", "… 16 at a time (a closed loop)", "… at their
+/// listed arrivals".
+std::string load_phrase(const serving_question &q, std::size_t requests, std::optional<double> rate,
+                        std::optional<std::int64_t> concurrency) {
+  const std::string lengths = q.requests.empty()
+                                  ? ""
+                                  : fmt::format(" (the file's lengths, mean {} + {} tokens)",
+                                                q.prompt_tokens, q.output_tokens);
+  if (rate)
+    return fmt::format("{} requests{} arriving at {}/s (Poisson)", requests, lengths,
+                       detail::significant(*rate));
+  if (concurrency)
+    return fmt::format("{} requests{} {} at a time (a closed loop)", requests, lengths,
+                       *concurrency);
+  return fmt::format("{} requests{} at their listed arrivals", requests, lengths);
+}
+
+/// " Goodput 3.9 requests/s (97% meet TTFT ≤ … and TPOT ≤ …)"; "" without targets.
+std::string goodput_phrase(const serving_question &q, const simulation_result &r) {
+  if (!q.ttft_s && !q.tpot_s)
+    return {};
+  const std::int64_t meeting = requests_meeting(r, q.ttft_s, q.tpot_s);
+  return fmt::format(
+      "; goodput {} requests/s ({} meet both)",
+      detail::significant(static_cast<double>(meeting) / r.duration_s),
+      detail::percent(static_cast<double>(meeting) / static_cast<double>(r.requests.size())));
+}
+
+/// Each setup's simulated load (its percentiles, throughput, goodput), and the highest load
+/// meeting the targets, a line each.
 std::vector<std::string> simulation_lines(const serving_comparison &c) {
   std::vector<std::string> lines;
   const serving_question &q = c.question;
@@ -172,12 +194,32 @@ std::vector<std::string> simulation_lines(const serving_comparison &c) {
       continue;
     const simulation_result &r = *s.simulated;
     lines.push_back(fmt::format(
-        "{} simulated, {} requests {}: TTFT {}; TPOT {}; latency {}; {} output tokens/s{}", s.name,
-        q.simulated_requests,
-        q.rate_per_s ? fmt::format("arriving at {}/s (Poisson)", detail::significant(*q.rate_per_s))
-                     : fmt::format("{} at a time (a closed loop)", *q.concurrency),
-        percentiles_text(r.ttft), percentiles_text(r.tpot), percentiles_text(r.latency),
-        detail::significant(r.output_tokens_per_s), p90_verdict(q, r)));
+        "{} simulated, {}: TTFT {}; TPOT {}; ITL {}; latency {}; {} output tokens/s{}{}{}", s.name,
+        load_phrase(q, r.requests.size(), q.rate_per_s, q.concurrency), percentiles_text(r.ttft),
+        percentiles_text(r.tpot), percentiles_text(r.itl), percentiles_text(r.latency),
+        detail::significant(r.output_tokens_per_s),
+        r.preemptions > 0 ? fmt::format("; {} preemptions (KV cache full)", r.preemptions) : "",
+        goodput_phrase(q, r), percentile_verdict(q, r)));
+    if (!(q.ttft_s || q.tpot_s) || !(q.rate_per_s || q.concurrency))
+      continue;
+    if (!s.highest_load) {
+      lines.push_back(fmt::format("{} meets {} at p{} at no load tried (down to {})", s.name,
+                                  targets_phrase(q), q.percentile,
+                                  q.rate_per_s ? detail::significant(*q.rate_per_s / 1024) + "/s"
+                                               : std::string("1 at a time")));
+      continue;
+    }
+    const serving_setup::load_limit &l = *s.highest_load;
+    lines.push_back(fmt::format(
+        "{} meets {} at p{} up to {}: {} output tokens/s ({} per GPU){}", s.name, targets_phrase(q),
+        q.percentile,
+        q.rate_per_s ? detail::significant(l.load) + " requests/s"
+                     : fmt::format("{} requests at a time", l.load),
+        detail::significant(l.simulated.output_tokens_per_s),
+        detail::significant(l.simulated.output_tokens_per_s / s.tensor_parallel),
+        l.usd_per_million_output_tokens
+            ? fmt::format(", ${:.4g} per million output tokens", *l.usd_per_million_output_tokens)
+            : ""));
   }
   return lines;
 }
@@ -210,8 +252,35 @@ void write_setup(detail::json_writer &w, const serving_setup &s, const serving_q
     w.field("output_tokens_per_s", s.simulated->output_tokens_per_s);
     write_percentiles(w, "ttft_ms", s.simulated->ttft);
     write_percentiles(w, "tpot_ms", s.simulated->tpot);
+    write_percentiles(w, "itl_ms", s.simulated->itl);
     write_percentiles(w, "latency_ms", s.simulated->latency);
-    w.field("meets_targets_at_p90", meets_at_p90(question, *s.simulated));
+    w.field("preemptions", s.simulated->preemptions);
+    w.field("kv_capacity_tokens", s.kv_capacity_tokens);
+    w.field("meets_targets", meets_at_percentile(question, *s.simulated));
+    const bool targets = question.ttft_s || question.tpot_s;
+    const std::int64_t meeting = requests_meeting(*s.simulated, question.ttft_s, question.tpot_s);
+    w.field("requests_meeting_targets", targets ? std::optional(meeting) : std::nullopt);
+    w.field("goodput_requests_per_s",
+            targets ? std::optional(static_cast<double>(meeting) / s.simulated->duration_s)
+                    : std::nullopt);
+    w.end_object();
+  } else {
+    w.null();
+  }
+  w.key("highest_load");
+  if (s.highest_load) {
+    const serving_setup::load_limit &l = *s.highest_load;
+    w.begin_object();
+    w.field("kind", question.rate_per_s ? "rate_per_s" : "concurrency");
+    w.field("load", l.load);
+    w.field("output_tokens_per_s", l.simulated.output_tokens_per_s);
+    w.field("output_tokens_per_s_per_gpu", l.simulated.output_tokens_per_s / s.tensor_parallel);
+    w.field("usd_per_million_output_tokens", l.usd_per_million_output_tokens);
+    w.field("goodput_requests_per_s",
+            static_cast<double>(l.meeting_targets) / l.simulated.duration_s);
+    write_percentiles(w, "ttft_ms", l.simulated.ttft);
+    write_percentiles(w, "tpot_ms", l.simulated.tpot);
+    write_percentiles(w, "itl_ms", l.simulated.itl);
     w.end_object();
   } else {
     w.null();
@@ -272,16 +341,26 @@ std::vector<detail::json_field> serving_fields(const serving_comparison &c) {
   const auto nullable = [](std::optional<double> v) {
     return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
   };
-  std::vector<detail::json_field> fields =
-      detail::fields_of({{"kind", "serving"},
-                         {"network", {{"name", c.network_name}}},
-                         {"question",
-                          {{"prompt_tokens", q.prompt_tokens},
-                           {"output_tokens", q.output_tokens},
-                           {"ttft_ms", nullable(ms(q.ttft_s))},
-                           {"tpot_ms", nullable(ms(q.tpot_s))},
-                           {"launches", q.eager ? "eager" : "cuda_graphs"}}},
-                         {"verdict", std::move(verdict)}});
+  std::vector<detail::json_field> fields = detail::fields_of(
+      {{"kind", "serving"},
+       {"network", {{"name", c.network_name}}},
+       {"question",
+        {{"prompt_tokens", q.prompt_tokens},
+         {"output_tokens", q.output_tokens},
+         {"ttft_ms", nullable(ms(q.ttft_s))},
+         {"tpot_ms", nullable(ms(q.tpot_s))},
+         {"launches", q.eager ? "eager" : "cuda_graphs"},
+         {"rate_per_s", nullable(q.rate_per_s)},
+         {"concurrency", q.concurrency ? nlohmann::json(*q.concurrency) : nlohmann::json(nullptr)},
+         {"simulated_requests",
+          q.simulates()
+              ? nlohmann::json(q.requests.empty() ? q.simulated_requests
+                                                  : static_cast<std::int64_t>(q.requests.size()))
+              : nlohmann::json(nullptr)},
+         {"percentile", q.percentile},
+         {"max_running", q.max_running},
+         {"shared_prefix_tokens", q.shared_prefix_tokens}}},
+       {"verdict", std::move(verdict)}});
   fields.push_back({"setups", [&c](detail::json_writer &w) {
                       w.begin_array();
                       for (const serving_setup &s : c.setups)
