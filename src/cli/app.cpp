@@ -181,7 +181,8 @@ void add_config_options(CLI::App &command, config_choice &config) {
                    "kernel");
   command.add_option("--quantization", config.quantization,
                      "with a config.json: the blocks' linear layers as w8a16 or w4a16 "
-                     "(weight-only int8 or int4) or fp8 GEMMs, whatever the config says");
+                     "(weight-only int8 or int4), fp8 GEMMs, or nvfp4 or mxfp4 GEMMs (fp4 "
+                     "on Blackwell), whatever the config says");
   command.add_option("--kv-cache-dtype", config.kv_cache_dtype,
                      "with a config.json: the KV cache's format (fp16, bf16, fp8, int8)");
   command.add_option("--glue", config.glue,

@@ -174,7 +174,7 @@ void parse_config_names(const config_choice &config, config_options &options) {
     options.quantization = parse_quantization(config.quantization);
     if (!options.quantization)
       throw input_error("unknown --quantization `" + config.quantization +
-                        "`; expected w8a16, w4a16 or fp8");
+                        "`; expected w8a16, w4a16, fp8, nvfp4 or mxfp4");
   }
   if (!config.kv_cache_dtype.empty()) {
     options.kv_cache = parse_precision(config.kv_cache_dtype);

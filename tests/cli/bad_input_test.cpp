@@ -454,7 +454,7 @@ TEST_CASE("config options are refused for a network YAML, and a bad --phase is n
                     {"--quantization applies to a model config"});
   const std::string llama = source_path("examples/configs/llama-3-8b.json");
   check_usage_error(run_cli({llama, "--gpu", "h100", "--quantization", "int3"}),
-                    {"unknown --quantization `int3`", "w8a16, w4a16 or fp8"});
+                    {"unknown --quantization `int3`", "w8a16, w4a16, fp8, nvfp4 or mxfp4"});
   check_usage_error(run_cli({llama, "--gpu", "h100", "--kv-cache-dtype", "fp32"}),
                     {"unknown --kv-cache-dtype `fp32`"});
   check_usage_error(

@@ -37,6 +37,7 @@ double tolerance(precision p) {
   case precision::bf16: return 1e-2;
   case precision::fp8: return 1e-2;
   case precision::int8: return 0; // exact
+  case precision::fp4: break;     // not run: no fp4 engine
   }
   return 0;
 }
@@ -53,8 +54,8 @@ TEST_CASE(
   const gemm_shape shape{96, 80, 144, 3};
   std::uint64_t seed = 100;
   for (precision p : all_precisions) {
-    if (p == precision::fp8 && major * 10 + minor < 89)
-      continue;
+    if ((p == precision::fp8 && major * 10 + minor < 89) || p == precision::fp4)
+      continue; // fp4 has no engine of ours: its ops are skipped by the measurer
     CAPTURE(to_string(p));
     const cuda::detail::lt_gemm gemm(handle.get(), shape, p, workspace.get(), workspace.bytes());
     const auto types = cuda::detail::types_for(p);

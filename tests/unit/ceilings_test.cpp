@@ -368,7 +368,7 @@ TEST_CASE("parse_ceilings rejects damaged documents with input_error naming the 
     CHECK(contains(what, "dram read")); // names the result
   }
   SUBCASE("an unknown precision") {
-    const std::string what = error_text(document_with("precision", "fp4"), origin);
+    const std::string what = error_text(document_with("precision", "fp5"), origin);
     CHECK(contains(what, origin));
     CHECK(contains(what, "unknown precision"));
   }

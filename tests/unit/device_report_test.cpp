@@ -389,6 +389,8 @@ TEST_CASE("device report ridge_intensity is the ridge of local_spec, the rooflin
       const gpu_spec local = local_spec(r);
       const json doc = json::parse(written(r, output_format::json));
       for (precision p : all_precisions) {
+        if (!local.supports(p)) // an H200 has no fp4 rate: no roof
+          continue;
         const std::string name(to_string(p));
         CAPTURE(name);
         const json &row = roof(doc, name);

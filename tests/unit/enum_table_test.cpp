@@ -47,7 +47,7 @@ TEST_CASE("choices: every name in the table's order, or the values given in thei
   CHECK(names_of<precision>().choices({precision::fp16, precision::bf16, precision::fp8,
                                        precision::int8}) == "fp16, bf16, fp8 or int8");
   CHECK(names_of<precision>().names() ==
-        std::vector<std::string>{"fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8"});
+        std::vector<std::string>{"fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "fp4"});
 }
 
 TEST_CASE("a table works at compile time") {

@@ -29,7 +29,7 @@ TEST_CASE("parse_precision(to_string(p)) == p for all precisions, and the names 
     names.insert(std::string(roofline::to_string(p)));
   }
   CHECK(names.size() == roofline::all_precisions.size());
-  CHECK(roofline::all_precisions.size() == 7);
+  CHECK(roofline::all_precisions.size() == 8);
 }
 
 TEST_CASE("parse_precision returns nullopt for unknown names") {

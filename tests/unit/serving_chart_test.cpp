@@ -12,12 +12,22 @@
 
 using namespace roofline;
 
-TEST_CASE("a serving chart of 12 setups tells every one apart: its colour, its marker and its "
-          "curve's dashes together are its own") {
+namespace {
+
+/// A comparison of "net" serving 128 prompt and 64 output tokens, with no setup yet.
+serving_comparison question_of_net() {
   serving_comparison c;
   c.network_name = "net";
   c.question.prompt_tokens = 128;
   c.question.output_tokens = 64;
+  return c;
+}
+
+} // namespace
+
+TEST_CASE("a serving chart of 12 setups tells every one apart: its colour, its marker and its "
+          "curve's dashes together are its own") {
+  serving_comparison c = question_of_net();
   for (int i = 0; i < 12; ++i) {
     serving_setup s;
     s.name = "setup" + std::to_string(i);
@@ -51,4 +61,32 @@ TEST_CASE("a serving chart of 12 setups tells every one apart: its colour, its m
   for (const std::string &s : styles)
     looks.insert(s.substr(s.find(' ') + 1));
   CHECK(looks.size() == 12);
+}
+
+TEST_CASE("a simulated load is drawn as a bar of its TPOT from p50 to p99 at its throughput; "
+          "every tooltip's element is closed") {
+  serving_comparison c = question_of_net();
+  serving_setup s;
+  s.name = "one";
+  serving_point p;
+  p.tpot_s = 0.01;
+  p.ttft_s = 0.02;
+  p.output_tokens_per_s_per_gpu = 1000;
+  s.curve.push_back(p);
+  simulation_result r;
+  r.tpot = {0.010, 0.020, 0.040};
+  r.output_tokens_per_s = 800;
+  s.simulated = r;
+  c.setups.push_back(s);
+  const std::string svg = detail::serving_curve_svg(c);
+  CHECK(svg.find("one simulated: TPOT p50 10.0 ms, p90 20.0 ms, p99 40.0 ms; 800 output "
+                 "tokens/s per GPU") != std::string::npos);
+  // A marker with a tooltip is one element: <circle …><title>…</title></circle>.
+  const auto count = [&](const std::string &text) {
+    std::size_t n = 0;
+    for (std::size_t at = svg.find(text); at != std::string::npos; at = svg.find(text, at + 1))
+      ++n;
+    return n;
+  };
+  CHECK(count("<circle ") == count("</circle>") + count("r=\"7\" fill=\"none\""));
 }

@@ -3,6 +3,7 @@
 // Llama-3-8B (examples/configs) on an H100 SXM5 checked by hand: its KV cache is
 // 2 (K, V) · 32 layers · 8 KV heads · 128 · 2 bytes = 131072 bytes a token.
 #include "roofline/analysis/analysis.hpp"
+#include "roofline/analysis/lowering.hpp"
 #include "roofline/common/error.hpp"
 #include "roofline/compare/serving.hpp"
 #include "roofline/model/spec_catalog.hpp"
@@ -486,6 +487,31 @@ TEST_CASE("fp8: the KV cache in fp8 as engines store it, said; a GPU with no fp8
   CHECK(kept.setups[0].memory->kv_cache_bytes ==
         doctest::Approx(static_cast<double>(kept.setups[0].chosen->batch) * 2304 *
                         kv_bytes_per_token));
+}
+
+TEST_CASE("nvfp4 on Blackwell: fp4 GEMMs over weights of 4.5 bits, the KV cache in fp8 and the "
+          "table saying so; a Hopper marked as it has no fp4 rate") {
+  compare_request request = request_for({"b200", "h200"});
+  auto &source = std::get<config_source>(request.source);
+  source.options.quantization = quantization::nvfp4;
+  const serving_comparison c = serve(request, question(2048, 256));
+  CHECK(c.kv_cache == "fp8");
+  CHECK(written(c).find("KV cache fp8") != std::string::npos);
+  const serving_setup &b200 = c.setups[0], &h200 = c.setups[1];
+  REQUIRE(b200.chosen);
+  CHECK(h200.unsupported.find("no fp4 rate") != std::string::npos);
+  // The blocks' linear weights: 4 bits and a byte per 16 (0.5625 B), against bf16's 2: the
+  // weights of 8B at bf16 are 16.06 GB, the LM head and embeddings (2 · 525M parameters) kept.
+  const double bf16_weights =
+      serve(request_for({"b200"}), question(2048, 256)).setups[0].memory->weights_bytes;
+  const double head_and_embeddings = 2 * 128256.0 * 4096 * 2;
+  CHECK(b200.memory->weights_bytes ==
+        doctest::Approx(head_and_embeddings + (bf16_weights - head_and_embeddings) * 0.5625 / 2)
+            .epsilon(0.01));
+  bool fp4_gemm = false;
+  for (const op &o : lower(source.config.build(source.options)))
+    fp4_gemm = fp4_gemm || (o.gemm && o.precision == precision::fp4);
+  CHECK(fp4_gemm);
 }
 
 TEST_CASE("a batch just below the largest that serves more (GEMM tiles filled whole) is named "

@@ -168,6 +168,10 @@ struct serving_verdict {
 struct serving_comparison {
   std::string network_name;
   serving_question question;
+  /// The KV cache's format as the steps store it ("fp8", "bf16"), given or implied (an fp8 or
+  /// fp4 model under a serving engine's kernels): every table says which; "" where no attention
+  /// holds a cache.
+  std::string kv_cache;
   std::vector<serving_setup> setups;
   serving_verdict verdict;
 };

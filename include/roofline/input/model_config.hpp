@@ -17,7 +17,7 @@ namespace roofline {
 /// How the transformer blocks' linear layers run: weight-only int8 or int4 weights with the
 /// config's 16-bit activations (W8A16: one scale per output column; W4A16: one per group of 128,
 /// AWQ's and GPTQ's), or fp8 GEMMs (W8A8).
-enum class quantization { w8a16, w4a16, fp8 };
+enum class quantization { w8a16, w4a16, fp8, nvfp4, mxfp4 };
 
 /// "w8a16", "w4a16" or "fp8"; nullopt otherwise.
 std::optional<quantization> parse_quantization(std::string_view name);

@@ -29,8 +29,8 @@ struct gemm_shape {
   std::optional<quantized_weights> weights;
 };
 
-/// Bytes of one B (K × N): element size × K·N, or the quantized integers and their scales;
-/// nullopt on overflow.
+/// Bytes of one B (K × N): element size × K·N, or the quantized integers and their scales, or
+/// fp4's packed weights and their fp8 scale per 16 along K (nvfp4's layout); nullopt on overflow.
 std::optional<std::int64_t> weight_bytes(const gemm_shape &s, precision p);
 
 /// B's bytes per element, scales included: the element size, or bits / 8 plus a scale's share.

@@ -277,7 +277,7 @@ private:
     // fp8 linears quantize their activations on every call (dynamic scaling), where a serving
     // engine's kernels (glue fused) write them in fp8 from the producer (the norm, the
     // activation), with no kernel of their own; a matmul's operands are the GEMM's alone.
-    if (ctx.prec == precision::fp8 && m_net.glue != "fused")
+    if ((ctx.prec == precision::fp8 || ctx.prec == precision::fp4) && m_net.glue != "fused")
       add_activation_quantization(ctx, product(ctx, {m_rows, linear.in}, "its input size"),
                                   linear.in);
     add_gemm(ctx, "", {m_rows, linear.out, linear.in, 1, weights_of(ctx)}, batch_growth::rows);

@@ -346,6 +346,20 @@ std::string unsupported_on(const config_source &source, const compared_gpu &gpu,
   return {};
 }
 
+/// The format the request's decode step stores its KV cache in; "" where it has no fused
+/// attention with a cache.
+std::string kv_cache_format(const config_source &source, const serving_question &q) {
+  config_options options = source.options;
+  options.phase = inference_phase::decode;
+  options.batch = 1;
+  options.seq_len = 1;
+  options.kv_len = q.prompt_tokens + q.output_tokens;
+  for (const op &o : lower(source.config.build(options)))
+    if (o.attention)
+      return std::string(to_string(o.attention->kv_precision.value_or(o.precision)));
+  return {};
+}
+
 /// A batch just below `chosen` on a boundary GEMM tiles fill whole (a multiple of 64, 128 or
 /// 256 requests) that serves more output tokens a second and still meets the targets; none where
 /// no such batch beats it by more than half a percent.
@@ -737,6 +751,7 @@ serving_comparison serve(const compare_request &request, const serving_question 
   serving_comparison c;
   c.network_name = std::filesystem::path(source->config.origin()).stem().string();
   c.question = question;
+  c.kv_cache = kv_cache_format(*source, question);
   for (const compared_gpu &gpu : sides.gpus)
     c.setups.push_back(serve_on(*source, gpu, question, prices));
   c.verdict = decide(c);

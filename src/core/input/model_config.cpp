@@ -30,6 +30,10 @@ std::optional<quantization> parse_quantization(std::string_view name) {
     return quantization::w4a16;
   if (name == "fp8")
     return quantization::fp8;
+  if (name == "nvfp4")
+    return quantization::nvfp4;
+  if (name == "mxfp4")
+    return quantization::mxfp4;
   return std::nullopt;
 }
 
@@ -392,6 +396,7 @@ transformer_shape shape_of(config_reader &config) {
 struct linear_quantization {
   std::optional<quantized_weights> weights; ///< weight-only
   bool fp8 = false;                         ///< fp8 GEMMs
+  bool fp4 = false;                         ///< fp4 GEMMs (weights and activations)
   std::string note;
 };
 
@@ -404,6 +409,8 @@ linear_quantization quantization_of(const config_reader &config,
   if (chosen) {
     if (*chosen == quantization::fp8)
       q.fp8 = true;
+    else if (*chosen == quantization::nvfp4 || *chosen == quantization::mxfp4)
+      q.fp4 = true;
     else
       q.weights =
           *chosen == quantization::w4a16 ? quantized_weights{4, 128} : quantized_weights{8, 0};
@@ -428,12 +435,20 @@ linear_quantization quantization_of(const config_reader &config,
                 : map.non_negative_int_or("group_size", 128);
       q.weights = quantized_weights{static_cast<int>(bits), group};
     } else {
-      map.fail("quant_method", "`quant_method` `" + detail::shown_value(method) +
-                                   "` is not modelled; expected awq, gptq or fp8 (or choose with "
-                                   "config_options::quantization w8a16, w4a16 or fp8)");
+      map.fail("quant_method",
+               "`quant_method` `" + detail::shown_value(method) +
+                   "` is not modelled; expected awq, gptq or fp8 (or choose with "
+                   "config_options::quantization w8a16, w4a16, fp8, nvfp4 or mxfp4)");
     }
   }
-  if (q.weights)
+  if (q.fp4)
+    q.note = fmt::format(
+        "the blocks' linear layers run fp4 GEMMs ({}: weights and activations in 4 bits, the "
+        "weights counted with an fp8 scale per 16, nvfp4's layout{}), as {} says; attention, "
+        "norms and the LM head stay in the config's precision",
+        *chosen == quantization::nvfp4 ? "nvfp4" : "mxfp4",
+        *chosen == quantization::mxfp4 ? ", a little more than mxfp4's scale per 32" : "", source);
+  else if (q.weights)
     q.note = fmt::format(
         "the blocks' linear layers hold int{} weights ({}), as {} says, widened on chip to the "
         "activations' precision in which the math runs; the LM head and the embeddings are not "
@@ -647,10 +662,10 @@ void add_blocks(network &net, const transformer_shape &s, const attention_layer 
   repeat_block blocks;
   blocks.times = s.layers;
   blocks.layers = block_of(s, attention, glue_of(options), decode);
-  if (quantized.fp8)
+  if (quantized.fp8 || quantized.fp4)
     for (layer &l : blocks.layers)
       if (std::holds_alternative<linear_layer>(l.body) || std::holds_alternative<moe_layer>(l.body))
-        l.precision = precision::fp8;
+        l.precision = quantized.fp4 ? precision::fp4 : precision::fp8;
   layer repeated = make(s.encoder ? "layer" : "decoder_layer", std::move(blocks));
   repeated.weights = quantized.weights;
   if (!quantized.note.empty())
@@ -788,6 +803,11 @@ void check_run_mode(const config_options &options) {
     throw input_error(
         "config_options::last_logits applies to a prefill: a training step's loss needs the "
         "logits of every position");
+  if (options.quantization == quantization::nvfp4 || options.quantization == quantization::mxfp4)
+    throw input_error(
+        "config_options::quantization nvfp4 and mxfp4 are modelled for inference: fp4 training "
+        "recipes keep 16-bit weights beside their casts, which are not modelled; train in the "
+        "config's dtype");
   if (options.quantization == quantization::fp8)
     throw input_error(
         "config_options::quantization fp8 is modelled for inference: fp8 training keeps 16-bit "
@@ -935,22 +955,23 @@ network model_config::build(const config_options &given) const {
       if (asked)
         config.map().fail("model_type", "`" + s.family + "` is an encoder: it has " + what);
   const linear_quantization quantized = quantization_of(config, options.quantization);
-  // fp8 linears under a serving engine's kernels store the KV cache in fp8 too, as TensorRT-LLM's
-  // fp8 recipes do (their checkpoints quantize the cache with the weights); said in the notes,
-  // and config_options::kv_cache (--kv-cache-dtype) chooses otherwise.
+  // fp8 and fp4 linears under a serving engine's kernels store the KV cache in fp8, as
+  // TensorRT-LLM's fp8 and nvfp4 recipes do (their checkpoints quantize the cache with the
+  // weights); said in the notes, and config_options::kv_cache (--kv-cache-dtype) chooses otherwise.
   config_options effective = options;
-  const bool implied_kv = quantized.fp8 && !options.kv_cache && options.fused_attention &&
-                          glue_of(options) == glue_style::fused && !s.encoder &&
-                          options.mode != run_mode::training;
+  const bool implied_kv = (quantized.fp8 || quantized.fp4) && !options.kv_cache &&
+                          options.fused_attention && glue_of(options) == glue_style::fused &&
+                          !s.encoder && options.mode != run_mode::training;
   if (implied_kv)
     effective.kv_cache = precision::fp8;
   const attention_layer attention = attention_of(s, effective);
   network net = step_of(s, effective, attention, m_parsed->origin);
   if (implied_kv)
     net.notes.push_back(
-        "fp8 linears under a serving engine's kernels: the KV cache stored as fp8 "
-        "too, as TensorRT-LLM's fp8 recipes store it (config_options::kv_cache bf16 "
-        "keeps it in the layers' format)");
+        fmt::format("{} linears under a serving engine's kernels: the KV cache stored as fp8, "
+                    "as TensorRT-LLM's {} recipes store it (config_options::kv_cache bf16 "
+                    "keeps it in the layers' format)",
+                    quantized.fp4 ? "fp4" : "fp8", quantized.fp4 ? "nvfp4" : "fp8"));
   if (options.mode == run_mode::training && (quantized.weights || quantized.fp8))
     config.map().fail("quantization_config",
                       "a training step updates the config's own 16-bit weights, and its "

@@ -21,8 +21,15 @@ std::int64_t scale_groups(const gemm_shape &s) {
 
 } // namespace
 
+/// fp4's scales: one byte per 16 weights along K (nvfp4's; mxfp4's one per 32 is counted so too).
+constexpr std::int64_t fp4_scale_group = 16;
+
 std::optional<std::int64_t> weight_bytes(const gemm_shape &s, precision p) {
   const std::optional<std::int64_t> elements = detail::checked_product({s.k, s.n});
+  if (elements && p == precision::fp4 && !s.weights)
+    return detail::checked_sum(
+        {*elements / 2 + *elements % 2,
+         detail::checked_product({s.n, (s.k + fp4_scale_group - 1) / fp4_scale_group})});
   if (!elements || !s.weights)
     return elements ? detail::checked_product({*elements, element_bytes(p)}) : std::nullopt;
   // Packed integers, a partly filled last byte counted whole, then the scales.
@@ -34,6 +41,8 @@ std::optional<std::int64_t> weight_bytes(const gemm_shape &s, precision p) {
 }
 
 double weight_element_bytes(const gemm_shape &s, precision p) {
+  if (p == precision::fp4 && !s.weights)
+    return 0.5 + 1.0 / fp4_scale_group;
   if (!s.weights)
     return element_bytes(p);
   return s.weights->bits / 8.0 + 2.0 * static_cast<double>(scale_groups(s)) /

@@ -5,7 +5,7 @@ namespace roofline {
 
 namespace {
 
-constexpr std::array<enum_name<precision>, 7> precision_names{{
+constexpr std::array<enum_name<precision>, 8> precision_names{{
     {precision::fp64, "fp64"},
     {precision::fp32, "fp32"},
     {precision::tf32, "tf32"},
@@ -13,6 +13,7 @@ constexpr std::array<enum_name<precision>, 7> precision_names{{
     {precision::bf16, "bf16"},
     {precision::fp8, "fp8"},
     {precision::int8, "int8"},
+    {precision::fp4, "fp4"},
 }};
 
 } // namespace
@@ -39,14 +40,16 @@ int element_bytes(precision p) {
   case precision::fp16:
   case precision::bf16: return 2;
   case precision::fp8:
-  case precision::int8: return 1;
+  case precision::int8:
+  case precision::fp4: return 1;
   }
   return 0;
 }
 
 int activation_bytes(precision p) {
-  return p == precision::fp8 || p == precision::int8 ? element_bytes(precision::bf16)
-                                                     : element_bytes(p);
+  return p == precision::fp8 || p == precision::int8 || p == precision::fp4
+             ? element_bytes(precision::bf16)
+             : element_bytes(p);
 }
 
 std::string peak_name(precision p) {

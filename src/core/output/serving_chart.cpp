@@ -10,6 +10,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <vector>
 
 namespace roofline::detail {
 
@@ -43,6 +44,16 @@ setup_style style_of(std::size_t i) {
   return {gpu_colour(i), static_cast<setup_style::marker>(round % 4), round > 0};
 }
 
+/// The loads simulated on a setup: the one asked, and the highest meeting the targets.
+std::vector<const simulation_result *> simulated_loads(const serving_setup &s) {
+  std::vector<const simulation_result *> loads;
+  if (s.simulated)
+    loads.push_back(&*s.simulated);
+  if (s.highest_load)
+    loads.push_back(&s.highest_load->simulated);
+  return loads;
+}
+
 /// A marker of `style` centred on (x, y), `size` its radius, with `title` as its tooltip (none
 /// where empty).
 std::string marker_svg(const setup_style &style, double x, double y, double size,
@@ -69,7 +80,7 @@ std::string marker_svg(const setup_style &style, double x, double y, double size
   }
   shape += fmt::format(" fill=\"{}\"", style.colour);
   return title.empty() ? shape + "/>\n"
-                       : shape + "><title>" + title + "</title>" +
+                       : shape + "><title>" + title + "</title>" + "</" +
                              shape.substr(1, shape.find(' ') - 1) + ">\n";
 }
 
@@ -112,6 +123,29 @@ void add_setup(std::string &out, const plot_frame &f, const serving_setup &s, st
         f.x_of(latency(*s.chosen)), f.y_of(s.chosen->output_tokens_per_s_per_gpu), colour);
 }
 
+/// A setup's simulated loads (the one asked, and the highest meeting the targets): each a bar
+/// of its latency from p50 to p99 at its output tokens per second per GPU, ticked at p90.
+void add_simulated(std::string &out, const plot_frame &f, const serving_setup &s, std::size_t i,
+                   bool by_ttft) {
+  const char *colour = style_of(i).colour;
+  for (const simulation_result *r : simulated_loads(s)) {
+    const percentiles &p = by_ttft ? r->ttft : r->tpot;
+    const double y = f.y_of(r->output_tokens_per_s / s.tensor_parallel);
+    put(out,
+        "<line x1=\"{0:.1f}\" y1=\"{3:.1f}\" x2=\"{2:.1f}\" y2=\"{3:.1f}\" stroke=\"{4}\" "
+        "stroke-width=\"3\" stroke-opacity=\"0.6\"><title>{5}</title></line>\n"
+        "<line x1=\"{1:.1f}\" y1=\"{6:.1f}\" x2=\"{1:.1f}\" y2=\"{7:.1f}\" stroke=\"{4}\" "
+        "stroke-width=\"2\"/>\n",
+        f.x_of(p.p50), f.x_of(p.p90), f.x_of(p.p99), y, colour,
+        escape_xml(fmt::format("{} simulated: {} p50 {}, p90 {}, p99 {}; {} output tokens/s per "
+                               "GPU",
+                               s.name, by_ttft ? "TTFT" : "TPOT", duration(p.p50), duration(p.p90),
+                               duration(p.p99),
+                               significant(r->output_tokens_per_s / s.tensor_parallel))),
+        y - 6, y + 6);
+  }
+}
+
 } // namespace
 
 std::string serving_curve_svg(const serving_comparison &c) {
@@ -128,6 +162,14 @@ std::string serving_curve_svg(const serving_comparison &c) {
       y_low = std::min(y_low, p.output_tokens_per_s_per_gpu);
       y_high = std::max(y_high, p.output_tokens_per_s_per_gpu);
     }
+  for (const serving_setup &s : c.setups)
+    for (const simulation_result *r : simulated_loads(s)) {
+      const percentiles &p = by_ttft ? r->ttft : r->tpot;
+      x_low = std::min(x_low, p.p50);
+      x_high = std::max(x_high, p.p99);
+      y_low = std::min(y_low, r->output_tokens_per_s / s.tensor_parallel);
+      y_high = std::max(y_high, r->output_tokens_per_s / s.tensor_parallel);
+    }
   if (c.question.tpot_s) {
     x_low = std::min(x_low, *c.question.tpot_s);
     x_high = std::max(x_high, *c.question.tpot_s);
@@ -143,6 +185,11 @@ std::string serving_curve_svg(const serving_comparison &c) {
               : "Ringed: the batch chosen. TPOT: a decode step at the mean cache plus its share "
                 "of prefills.",
       "Batched continuously; output tokens per second per GPU."};
+  if (std::any_of(c.setups.begin(), c.setups.end(),
+                  [](const serving_setup &s) { return s.simulated.has_value(); }))
+    notes.push_back(fmt::format("Bars: a simulated load's {} from p50 to p99, ticked at p90 (the "
+                                "load asked, and the highest meeting the targets).",
+                                by_ttft ? "TTFT" : "TPOT"));
   for (const serving_setup &s : c.setups)
     if (s.curve.empty())
       notes.push_back(s.name + ": not one request fits, no curve.");
@@ -175,8 +222,10 @@ std::string serving_curve_svg(const serving_comparison &c) {
         "target {5}</text>\n",
         x, f.top, f.top + f.height, x + 4, f.top + 14, escape_xml(duration(*c.question.tpot_s)));
   }
-  for (std::size_t i = 0; i < c.setups.size(); ++i)
+  for (std::size_t i = 0; i < c.setups.size(); ++i) {
     add_setup(out, f, c.setups[i], i, latency);
+    add_simulated(out, f, c.setups[i], i, by_ttft);
+  }
   for (std::size_t i = 0; i < notes.size(); ++i)
     put(out, "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" fill=\"#555555\">{}</text>\n",
         f.left, f.top + f.height + 60 + 16.0 * static_cast<double>(i), escape_xml(notes[i]));

@@ -350,6 +350,7 @@ std::vector<detail::json_field> serving_fields(const serving_comparison &c) {
          {"ttft_ms", nullable(ms(q.ttft_s))},
          {"tpot_ms", nullable(ms(q.tpot_s))},
          {"launches", q.eager ? "eager" : "cuda_graphs"},
+         {"kv_cache", c.kv_cache.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.kv_cache)},
          {"rate_per_s", nullable(q.rate_per_s)},
          {"concurrency", q.concurrency ? nlohmann::json(*q.concurrency) : nlohmann::json(nullptr)},
          {"simulated_requests",
@@ -370,11 +371,14 @@ std::vector<detail::json_field> serving_fields(const serving_comparison &c) {
   return fields;
 }
 
-/// "requests of 2048 prompt + 256 output tokens, TTFT ≤ 500 ms and TPOT ≤ 50.0 ms, steps replayed
-/// from CUDA graphs"
-std::string question_line(const serving_question &q) {
+/// "requests of 2048 prompt + 256 output tokens, KV cache bf16, TTFT ≤ 500 ms and TPOT ≤ 50.0 ms,
+/// steps replayed from CUDA graphs"
+std::string question_line(const serving_comparison &c) {
+  const serving_question &q = c.question;
   std::string text =
       fmt::format("requests of {} prompt + {} output tokens", q.prompt_tokens, q.output_tokens);
+  if (!c.kv_cache.empty())
+    text += ", KV cache " + c.kv_cache;
   if (const std::string targets = targets_phrase(q); !targets.empty())
     text += ", " + targets;
   return text + (q.eager ? ", every kernel launched eagerly" : ", steps replayed from CUDA graphs");
@@ -388,7 +392,7 @@ public:
     const serving_comparison &c = m_serving;
     detail::text_document doc;
     doc.title({fmt::format("{} served on {} setup{}: {}", c.network_name, c.setups.size(),
-                           c.setups.size() == 1 ? "" : "s", question_line(c.question))});
+                           c.setups.size() == 1 ? "" : "s", question_line(c))});
     doc.table(setups_table(c));
     if (const std::vector<std::string> simulated = simulation_lines(c); !simulated.empty())
       doc.lines(simulated, true);

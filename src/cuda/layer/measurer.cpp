@@ -136,6 +136,9 @@ public:
       return m;
     }
     try {
+      if (o.precision == precision::fp4)
+        throw detail::op_skipped("fp4 GEMMs (nvfp4, mxfp4) need block scales and Blackwell's "
+                                 "tensor cores; no engine of ours runs them yet");
       if (o.is_fused_attention()) {
         // No engine of ours runs fused attention: cuDNN's flash kernel, whichever GEMM engine.
         m.engine = "cudnn";
