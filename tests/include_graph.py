@@ -30,7 +30,7 @@ INCLUDE = re.compile(r'^\s*#\s*include\s*(?:"([^"]+)"|<(roofline/[^>]+)>)')
 SUFFIXES = {".hpp", ".h", ".cpp", ".cu", ".cuh"}
 
 # The core's rooms, in layer order: a room includes only itself and the rooms before it.
-CORE_ROOMS = ["common", "model", "input", "analysis", "compare", "output"]
+CORE_ROOMS = ["common", "model", "input", "analysis", "cluster", "compare", "output"]
 # The CUDA layer's rooms, in layer order (kernels/ is the lowest: plain CUDA, nothing of ours).
 CUDA_ROOMS = ["kernels", "runtime", "ops", "probes", "layer"]
 # The CUDA layer's public headers with no source of their stem in src/cuda.

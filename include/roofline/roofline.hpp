@@ -54,6 +54,9 @@
 #include "roofline/analysis/pipeline.hpp"
 #include "roofline/analysis/report.hpp"
 
+#include "roofline/cluster/cluster_spec.hpp"
+#include "roofline/cluster/collectives.hpp"
+#include "roofline/cluster/training.hpp"
 #include "roofline/compare/compare_request.hpp"
 #include "roofline/compare/comparison.hpp"
 #include "roofline/compare/request_file.hpp"

@@ -15,6 +15,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <tuple>
+
 #include <algorithm>
 #include <cerrno>
 #include <iostream>
@@ -66,11 +68,12 @@ struct command_line {
   // device
   bool measure = false, refresh = false;
   compare_choice comparing;
+  train_choice training;
 };
 
 /// The commands of the command line, to tell which one was given.
 struct commands {
-  CLI::App *gemm, *device, *compare, *calibrate, *specs;
+  CLI::App *gemm, *device, *compare, *train, *calibrate, *specs;
 };
 
 void add_output_options(CLI::App &command, output_choice &output) {
@@ -344,11 +347,61 @@ CLI::App *add_compare_command(CLI::App &app, command_line &line) {
   return compare;
 }
 
+CLI::App *add_train_command(CLI::App &app, command_line &line) {
+  CLI::App *train = app.add_subcommand(
+      "train", "a model trained on a cluster: the layouts (TP, PP, DP, CP, EP, micro-batch, "
+               "ZeRO, recomputation) ranked by step time, with tokens/s, MFU, memory, days, "
+               "energy and cost");
+  train_choice &t = line.training;
+  train->add_option("network", t.file, "a model's config.json")->required();
+  train->add_option("--cluster", t.cluster, "a cluster: a name of clusters/ or a YAML file")
+      ->required();
+  train->add_option("--gpus", t.gpus, "GPUs to train on (default: the cluster's)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{10'000'000}));
+  train->add_option("--global-batch", t.global_batch, "sequences a step")
+      ->required()
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 30));
+  train->add_option("--seq-len", t.seq_len, "tokens a sequence")
+      ->required()
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 24));
+  train->add_option("--tokens", t.tokens, "tokens to train on: the run's days, energy and cost")
+      ->check(plain_number("tokens", 1, 1e18));
+  for (const auto &[flag, value, what] :
+       {std::tuple{"--tp", &t.tp, "tensor-parallel degree"},
+        {"--pp", &t.pp, "pipeline stages"},
+        {"--dp", &t.dp, "data-parallel degree"},
+        {"--cp", &t.cp, "context-parallel degree"},
+        {"--ep", &t.ep, "expert-parallel degree (a mixture of experts)"},
+        {"--micro-batch", &t.micro_batch, "sequences a micro-batch"},
+        {"--virtual-stages", &t.virtual_stages, "interleaved 1F1B: model chunks a GPU"}})
+    train->add_option(flag, *value, std::string(what) + " (default: searched)")
+        ->check(CLI::Range(1, 1 << 20));
+  train
+      ->add_option("--zero", t.zero_stage,
+                   "ZeRO stage: 0 (DDP), 1 (distributed optimizer), 2, "
+                   "3 (FSDP) (default: 1 and 3 searched)")
+      ->check(CLI::Range(0, 3));
+  train->add_option("--recompute", t.recompute, "none or full (default: both searched)")
+      ->check(CLI::IsMember({"none", "full"}));
+  train
+      ->add_option("--expert-imbalance", t.expert_imbalance,
+                   "a MoE layer's busiest GPU gets this many times the mean tokens")
+      ->check(plain_number("times the mean", 1, 100))
+      ->capture_default_str();
+  train->add_option("--price", t.price, "USD per GPU-hour (default: the cluster's, else the GPU's)")
+      ->check(plain_number("USD/h", 0.001, 10000))
+      ->type_name("USD/h");
+  add_clock_option(*train, t.clock);
+  add_output_options(*train, line.output);
+  return train;
+}
+
 commands add_commands(CLI::App &app, command_line &line) {
   commands added;
   added.gemm = add_gemm_command(app, line);
   added.device = add_device_command(app, line);
   added.compare = add_compare_command(app, line);
+  added.train = add_train_command(app, line);
   added.calibrate =
       app.add_subcommand("calibrate", "time a sweep of GEMMs on the local GPU and fit the "
                                       "performance model to it (saved, used by --gpu auto)");
@@ -383,6 +436,8 @@ int dispatch(const CLI::App &app, const commands &given, command_line &line) {
     return describe_device(line.measure, line.refresh, line.output);
   if (given.calibrate->parsed())
     return calibrate();
+  if (given.train->parsed())
+    return train(line.training, line.output);
   if (given.compare->parsed()) {
     line.comparing.sparse = line.model.sparse;
     line.comparing.clock = line.model.clock;

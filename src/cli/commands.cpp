@@ -7,6 +7,7 @@
 
 #include "roofline/analysis/measurement_layer.hpp"
 #include "roofline/analysis/pipeline.hpp"
+#include "roofline/cluster/training.hpp"
 #include "roofline/common/error.hpp"
 #include "roofline/compare/comparison.hpp"
 #include "roofline/compare/serving.hpp"
@@ -95,6 +96,41 @@ int compare(const compare_choice &choice, const config_choice &config,
   }
   emit(written, [&](output_format format, std::ostream &out, const write_options &options) {
     write_comparison(comparisons, format, out, options);
+  });
+  return 0;
+}
+
+int train(const train_choice &choice, const output_choice &output) {
+  const cluster_spec cluster = find_cluster_spec(choice.cluster);
+  const gpu_spec *spec = spec_catalog::builtin().find(cluster.gpu);
+  if (!spec)
+    throw input_error({cluster.origin}, "cluster `gpu` " + cluster.gpu +
+                                            ": no GPU spec of that name (roofline-advise specs "
+                                            "lists them)");
+  model_options options;
+  options.clock = choice.clock == "burst" ? clock_regime::burst : clock_regime::sustained;
+  training_question q;
+  q.global_batch = choice.global_batch;
+  q.seq_len = choice.seq_len;
+  q.tokens = choice.tokens;
+  q.gpus = choice.gpus;
+  q.expert_imbalance = choice.expert_imbalance;
+  q.price_per_gpu_hour = choice.price;
+  training_planner planner({model_config::load(choice.file), {}}, cluster,
+                           perf_model(*spec, options), q);
+  parallel_layout pinned{choice.tp,
+                         choice.pp,
+                         choice.dp,
+                         choice.cp,
+                         choice.ep,
+                         choice.micro_batch,
+                         choice.virtual_stages,
+                         std::max(0, choice.zero_stage),
+                         choice.recompute == "full" ? recomputation::full : recomputation::none};
+  const training_answer answer =
+      plan_training(planner, pinned, !choice.recompute.empty(), choice.zero_stage >= 0);
+  emit(output, [&](output_format format, std::ostream &out, const write_options &write) {
+    write_training(answer, format, out, write);
   });
   return 0;
 }

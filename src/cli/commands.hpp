@@ -30,6 +30,9 @@ int analyse(const network &net, const model_choice &model, const measure_choice 
 /// `compare`: the network on every GPU, degree and batch; with --emit-yaml, the baseline's network.
 int compare(const compare_choice &choice, const config_choice &config, const output_choice &output);
 
+/// `train`: the layouts of a training run on a cluster, ranked.
+int train(const train_choice &choice, const output_choice &output);
+
 /// `device`: the local GPU, its roofs and (with `measure`) its measured ceilings.
 int describe_device(bool measure, bool refresh, const output_choice &output);
 

@@ -111,4 +111,21 @@ std::optional<serving_question> serving_question_of(const compare_choice &choice
 /// glue fused (as serving engines do) unless --glue says otherwise.
 compare_request compare_request_of(const compare_choice &choice, const config_choice &config);
 
+/// What `train` asks: a config on a cluster, steps of a global batch, and the layout dimensions
+/// pinned (0: searched; zero_stage −1 and recompute "": searched).
+struct train_choice {
+  std::string file;
+  std::string cluster;
+  std::int64_t gpus = 0;
+  std::int64_t global_batch = 0;
+  std::int64_t seq_len = 0;
+  double tokens = 0;
+  int tp = 0, pp = 0, dp = 0, cp = 0, ep = 0, micro_batch = 0, virtual_stages = 0;
+  int zero_stage = -1;
+  std::string recompute;
+  double expert_imbalance = 1;
+  std::optional<double> price;
+  std::string clock = "sustained";
+};
+
 } // namespace roofline::cli

@@ -482,10 +482,6 @@ private:
   /// Mixture of experts under uniform routing (route): a router, then the reached experts'
   /// grouped GEMMs (expert_gemm) and activations, then the combination of each token's outputs.
   void lower(const context &ctx, const moe_layer &moe) {
-    if (training())
-      throw input_error(ctx.where, "layer `" + ctx.path +
-                                       "` (moe): mixtures of experts are modelled for inference "
-                                       "only");
     const std::int64_t tokens = m_rows;
     const routing r = route(ctx, moe, tokens);
     const std::int64_t routed = r.routed;
@@ -494,8 +490,16 @@ private:
     add_memory_op(ctx, ctx.path + "/router/topk", memory_op_kind::softmax, scores, moe.experts,
                   product(ctx, {2, scores}, "its router traffic"), 0);
     const std::optional<quantized_weights> weights = weights_of(ctx);
+    // In training each expert GEMM has its data and weight gradients: the same work again twice
+    // over the same rows and weights (the grouped GEMMs' shapes transposed).
     const auto add_expert_gemm = [&](const char *suffix, std::int64_t n, std::int64_t k) {
       m_forward.push_back(expert_gemm(ctx, ctx.path + "/experts/" + suffix, moe, r, n, k, weights));
+      if (!training())
+        return;
+      std::vector<op> grads(2, m_forward.back());
+      grads[0].pass = pass::data_grad;
+      grads[1].pass = pass::weight_grad;
+      m_backward.push_back(std::move(grads));
     };
     const auto activation_op = [&](const char *suffix, memory_op_kind kind) {
       const std::int64_t elements =
@@ -503,7 +507,8 @@ private:
       const memory_op_cost &cost = cost_of(kind);
       add_memory_op(
           ctx, ctx.path + "/experts/" + suffix, kind, elements, moe.intermediate,
-          product(ctx, {elements, cost.tensors_read + cost.tensors_written}, "its traffic"), 0);
+          product(ctx, {elements, cost.tensors_read + cost.tensors_written}, "its traffic"),
+          product(ctx, {elements, cost.backward_tensors}, "its traffic"));
     };
     if (moe.gated) {
       add_expert_gemm("gate", moe.intermediate, moe.in);
@@ -517,9 +522,10 @@ private:
     add_expert_gemm("down", moe.in, moe.intermediate);
     // Each token's k outputs, weighted and summed.
     const std::int64_t outputs = product(ctx, {tokens, moe.in}, "its output size");
+    const std::int64_t combined =
+        sum(ctx, {product(ctx, {routed, moe.in}, "its traffic"), outputs}, "its traffic");
     add_memory_op(ctx, ctx.path + "/experts/combine", memory_op_kind::add, outputs, moe.in,
-                  sum(ctx, {product(ctx, {routed, moe.in}, "its traffic"), outputs}, "its traffic"),
-                  0);
+                  combined, combined);
     m_previous = {outputs, moe.in};
   }
 
@@ -611,8 +617,18 @@ private:
   }
 
   void lower(const context &ctx, const repeat_block &block) {
+    const std::size_t first = m_forward.size();
     lower_layers(block.layers, ctx.path, ctx.prec, ctx.weights,
                  product(ctx, {ctx.count, block.times}, "its repeat count"));
+    // Full recomputation runs a top-level block's forward again in the backward pass, just
+    // before its gradients: its forward ops once more, named so.
+    if (training() && m_net.recompute == recomputation::full && ctx.count == 1) {
+      std::vector<op> again(m_forward.begin() + static_cast<std::ptrdiff_t>(first),
+                            m_forward.end());
+      for (op &o : again)
+        o.layer += "/recompute";
+      m_backward.push_back(std::move(again));
+    }
   }
 
   const network &m_net;

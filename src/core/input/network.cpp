@@ -120,8 +120,14 @@ struct op_counter {
     return a.fused ? pass_ops * (a.expanded_kv ? 2 : 1) : 2 * gemm() + pass_ops;
   }
   // Router GEMM, top-k, the experts' GEMMs and activation (gated: gate, up, act, mul, down),
-  // combine (inference only).
-  std::int64_t operator()(const moe_layer &moe) const { return moe.gated ? 8 : 6; }
+  // combine; in training each GEMM's two gradients and each elementwise op's backward.
+  std::int64_t operator()(const moe_layer &moe) const {
+    const std::int64_t gemms = moe.gated ? 3 : 2, elementwise = moe.gated ? 3 : 2;
+    const std::int64_t act_backward = cost_of(moe.activation).backward_tensors > 0 ? 1 : 0;
+    if (!training)
+      return 2 + gemms + elementwise;
+    return gemm() + 1 + gemms * gemm() + elementwise * 2 - (1 - act_backward);
+  }
   std::int64_t operator()(const memory_layer &m) const {
     return training && cost_of(m.kind).backward_tensors > 0 ? 2 : 1;
   }

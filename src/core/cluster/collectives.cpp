@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "roofline/cluster/collectives.hpp"
+
+#include "roofline/cluster/cluster_spec.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace roofline {
+
+namespace {
+
+/// One pass of (k − 1)/k of `bytes` over k GPUs of a node (a reduce-scatter's, an all-gather's,
+/// an all-to-all's), at the node's fitted link efficiency and latency.
+double node_pass_s(double bytes, int k, const cluster_links &l) {
+  if (k < 2)
+    return 0;
+  const model_parameters &p = l.parameters;
+  return all_reduce_parameter(p, parameter::all_reduce_latency_s, k) +
+         (k - 1.0) / k * bytes /
+             (all_reduce_parameter(p, parameter::all_reduce_link_efficiency, k) *
+              l.nvlink.bytes_per_s_over(k));
+}
+
+/// `passes` passes of (n − 1)/n of `bytes` over n nodes, each GPU through its own NIC, with
+/// `hops` network latencies.
+double network_pass_s(double bytes, int n, double passes, double hops, const cluster_links &l) {
+  if (n < 2)
+    return 0;
+  return hops * l.network_latency_s + passes * (n - 1.0) / n * bytes / l.network_bytes_per_s;
+}
+
+} // namespace
+
+cluster_links links_of(const cluster_spec &cluster, const interconnect_spec &nvlink,
+                       const model_parameters &parameters) {
+  cluster_links l;
+  l.nvlink = nvlink;
+  l.nvlink.gpus = std::max(l.nvlink.gpus, cluster.gpus_per_node);
+  l.nvlink.host_gpus = cluster.gpus_per_node;
+  l.parameters = parameters;
+  l.network_bytes_per_s = cluster.network_bytes_per_s * cluster.network_efficiency;
+  l.network_latency_s = cluster.network_latency_s;
+  return l;
+}
+
+double collective_s(collective c, double bytes, rank_group group, const cluster_links &l) {
+  const int ranks = std::max(1, group.ranks);
+  if (ranks < 2 || bytes <= 0)
+    return 0;
+  const int k = std::clamp(group.per_node, 1, ranks); // GPUs of the group on each node
+  const int n = (ranks + k - 1) / k;                  // nodes
+  const double hops = std::log2(static_cast<double>(n));
+  switch (c) {
+  case collective::all_reduce:
+    if (n == 1)
+      return modelled_all_reduce_s(static_cast<std::int64_t>(bytes), k, l.nvlink, l.parameters);
+    return node_pass_s(bytes, k, l) + network_pass_s(bytes / k, n, 2, 2 * hops, l) +
+           node_pass_s(bytes, k, l);
+  case collective::reduce_scatter:
+  case collective::all_gather:
+    return node_pass_s(bytes, k, l) + network_pass_s(bytes / k, n, 1, hops, l);
+  case collective::all_to_all: {
+    // Each GPU's share for its own node crosses NVLink, the rest its NIC, at once.
+    const double inside = node_pass_s(bytes * k / ranks, k, l);
+    const double across =
+        n < 2 ? 0 : l.network_latency_s + bytes * (ranks - k) / ranks / l.network_bytes_per_s;
+    return std::max(inside, across);
+  }
+  case collective::send:
+    return k >= 2 ? node_pass_s(2 * bytes, 2, l) // (2 − 1)/2 of twice the message: the message
+                  : l.network_latency_s + bytes / l.network_bytes_per_s;
+  }
+  return 0;
+}
+
+} // namespace roofline
