@@ -97,6 +97,7 @@ public:
   const cluster_spec &cluster() const noexcept { return m_cluster; }
   const training_question &question() const noexcept { return m_question; }
   const network &model_network() const noexcept { return m_network; }
+  const std::string &config_origin() const noexcept { return m_source.config.origin(); }
   const perf_model &model() const noexcept { return m_model; }
   std::int64_t layers() const noexcept { return m_layers; }
   /// Model FLOPs of one sequence, forward and backward, no recomputation.

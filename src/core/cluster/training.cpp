@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 
 namespace roofline {
 
@@ -254,16 +255,17 @@ training_estimate training_planner::estimate(const parallel_layout &l) {
   const auto most = static_cast<double>((m_layers + l.pp - 1) / l.pp);
   const double stage_s = std::max(most * layer_s, fewest * layer_s + c.edge_s);
   // A context split passes each layer's keys and values around its ring (cp − 1 hops forward,
-  // twice that backward), hidden behind the layer's attention where it can be.
+  // twice that backward; across the network where the ring leaves a node, its slowest hop),
+  // hidden behind the layer's attention where it can be.
   double context_s = 0;
   if (l.cp > 1 && attention) {
     const double kv_bytes =
         2 * tokens *
         static_cast<double>(attention->kv_heads ? attention->kv_heads : attention->heads) / l.tp *
         static_cast<double>(attention->head_dim) * element_bytes(m_network.precision);
-    const double ring =
-        3.0 * (l.cp - 1) *
-        collective_s(collective::send, kv_bytes, {2, per_node(l.cp, l.tp, G) > 1 ? 2 : 1}, m_links);
+    const double ring = 3.0 * (l.cp - 1) *
+                        collective_s(collective::send, kv_bytes,
+                                     {2, per_node(l.cp, l.tp, G) >= l.cp ? 2 : 1}, m_links);
     context_s = layers_per_stage * std::max(0.0, ring - c.layer_attention_s);
   }
   // Experts spread over EP ranks: two all-to-alls forward and two backward per MoE layer.
@@ -390,7 +392,7 @@ training_answer plan_training(training_planner &planner, const parallel_layout &
   a.gpus = a.question.gpus > 0 ? a.question.gpus : a.cluster.gpus();
   a.layers = planner.layers();
   a.flops_per_sequence = planner.flops_per_sequence();
-  a.network_name = planner.model_network().name;
+  a.network_name = std::filesystem::path(planner.config_origin()).stem().string();
   a.ranked = planner.search(pinned, pin_recompute, pin_zero);
   a.searched = static_cast<std::int64_t>(a.ranked.size());
   if (a.ranked.empty()) {
