@@ -81,7 +81,7 @@ def main():
                 print(f"| {row['id']} | {gpus} | TP {tp} PP {pp} CP {cp} | "
                       f"{out.stderr.strip()[:90]} | {published:g} | — | — |")
                 continue
-            best = json.loads(out.stdout)["ranked"][0]
+            best = json.loads(out.stdout)["answers"][0]["ranked"][0]
             tool = best["model_tflop_per_s_per_gpu"] * scale
             ratios.append(tool / published)
             l = best["layout"]

@@ -354,8 +354,12 @@ CLI::App *add_train_command(CLI::App &app, command_line &line) {
                "energy and cost");
   train_choice &t = line.training;
   train->add_option("network", t.file, "a model's config.json")->required();
-  train->add_option("--cluster", t.cluster, "a cluster: a name of clusters/ or a YAML file")
-      ->required();
+  train
+      ->add_option("--cluster", t.clusters,
+                   "a cluster (a name of clusters/ or a YAML file), or several to compare "
+                   "(comma-separated)")
+      ->required()
+      ->delimiter(',');
   train->add_option("--gpus", t.gpus, "GPUs to train on (default: the cluster's)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{10'000'000}));
   train->add_option("--global-batch", t.global_batch, "sequences a step")
@@ -388,9 +392,11 @@ CLI::App *add_train_command(CLI::App &app, command_line &line) {
                    "a MoE layer's busiest GPU gets this many times the mean tokens")
       ->check(plain_number("times the mean", 1, 100))
       ->capture_default_str();
-  train->add_option("--price", t.price, "USD per GPU-hour (default: the cluster's, else the GPU's)")
-      ->check(plain_number("USD/h", 0.001, 10000))
-      ->type_name("USD/h");
+  train
+      ->add_option("--price", t.prices,
+                   "USD per GPU-hour, or CLUSTER=USD/h for each of several (default: the "
+                   "cluster's, else the GPU's)")
+      ->delimiter(',');
   add_clock_option(*train, t.clock);
   add_output_options(*train, line.output);
   return train;

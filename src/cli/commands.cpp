@@ -17,8 +17,10 @@
 #include "roofline/output/writers.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <unistd.h>
 
@@ -100,37 +102,79 @@ int compare(const compare_choice &choice, const config_choice &config,
   return 0;
 }
 
+namespace {
+
+/// --price for a training question: one figure, or one for each cluster named.
+std::map<std::string, double> training_prices(const train_choice &choice) {
+  std::map<std::string, double> prices;
+  for (const std::string &entry : choice.prices) {
+    const auto equals = entry.find('=');
+    const std::string name = equals == std::string::npos ? "" : entry.substr(0, equals);
+    const std::string figure = equals == std::string::npos ? entry : entry.substr(equals + 1);
+    char *end = nullptr;
+    const double usd = std::strtod(figure.c_str(), &end);
+    if (figure.empty() || *end != '\0' || !price_in_range(usd))
+      throw input_error("--price `" + entry +
+                        "`: expected USD per GPU-hour from 0.001 to 10000, "
+                        "or CLUSTER=USD/h");
+    if (name.empty() && choice.clusters.size() > 1)
+      throw input_error("--price `" + entry + "` with several clusters: say whose, CLUSTER=USD/h");
+    if (!name.empty() &&
+        std::find(choice.clusters.begin(), choice.clusters.end(), name) == choice.clusters.end())
+      throw input_error("--price `" + entry + "`: `" + name + "` is not a --cluster");
+    prices[name.empty() ? choice.clusters.front() : name] = usd;
+  }
+  return prices;
+}
+
+} // namespace
+
 int train(const train_choice &choice, const output_choice &output) {
-  const cluster_spec cluster = find_cluster_spec(choice.cluster);
-  const gpu_spec *spec = spec_catalog::builtin().find(cluster.gpu);
-  if (!spec)
-    throw input_error({cluster.origin}, "cluster `gpu` " + cluster.gpu +
-                                            ": no GPU spec of that name (roofline-advise specs "
-                                            "lists them)");
   model_options options;
   options.clock = choice.clock == "burst" ? clock_regime::burst : clock_regime::sustained;
-  training_question q;
-  q.global_batch = choice.global_batch;
-  q.seq_len = choice.seq_len;
-  q.tokens = choice.tokens;
-  q.gpus = choice.gpus;
-  q.expert_imbalance = choice.expert_imbalance;
-  q.price_per_gpu_hour = choice.price;
-  training_planner planner({model_config::load(choice.file), {}}, cluster,
-                           perf_model(*spec, options), q);
-  parallel_layout pinned{choice.tp,
-                         choice.pp,
-                         choice.dp,
-                         choice.cp,
-                         choice.ep,
-                         choice.micro_batch,
-                         choice.virtual_stages,
-                         std::max(0, choice.zero_stage),
-                         choice.recompute == "full" ? recomputation::full : recomputation::none};
-  const training_answer answer =
-      plan_training(planner, pinned, !choice.recompute.empty(), choice.zero_stage >= 0);
+  const std::map<std::string, double> prices = training_prices(choice);
+
+  const parallel_layout pinned{choice.tp,
+                               choice.pp,
+                               choice.dp,
+                               choice.cp,
+                               choice.ep,
+                               choice.micro_batch,
+                               choice.virtual_stages,
+                               std::max(0, choice.zero_stage),
+                               choice.recompute == "full" ? recomputation::full
+                                                          : recomputation::none};
+  // The clusters first (small files, each checked), then the config.
+  std::vector<std::pair<cluster_spec, const gpu_spec *>> clusters;
+  for (const std::string &name : choice.clusters) {
+    cluster_spec cluster = find_cluster_spec(name);
+    const gpu_spec *spec = spec_catalog::builtin().find(cluster.gpu);
+    if (!spec)
+      throw input_error({cluster.origin}, "cluster `gpu` " + cluster.gpu +
+                                              ": no GPU spec of that name (roofline-advise "
+                                              "specs lists them)");
+    clusters.emplace_back(std::move(cluster), spec);
+  }
+  const model_config config = model_config::load(choice.file);
+  std::vector<training_answer> answers;
+  for (std::size_t i = 0; i < clusters.size(); ++i) {
+    const auto &[cluster, spec] = clusters[i];
+    const std::string &name = choice.clusters[i];
+    training_question q;
+    q.global_batch = choice.global_batch;
+    q.seq_len = choice.seq_len;
+    q.tokens = choice.tokens;
+    q.gpus = choice.gpus;
+    q.expert_imbalance = choice.expert_imbalance;
+    if (const auto price = prices.find(name); price != prices.end())
+      q.price_per_gpu_hour = price->second;
+    training_planner planner({config, {}}, cluster, perf_model(*spec, options), q);
+    answers.push_back(
+        plan_training(planner, pinned, !choice.recompute.empty(), choice.zero_stage >= 0));
+  }
+  const training_comparison compared = compare_training(std::move(answers));
   emit(output, [&](output_format format, std::ostream &out, const write_options &write) {
-    write_training(answer, format, out, write);
+    write_training(compared, format, out, write);
   });
   return 0;
 }

@@ -46,6 +46,10 @@ constexpr std::pair<std::string_view, std::string_view> option_words[] = {
     {"serving_question::tpot_s", "--tpot"},
     {"serving_question::ttft_s", "--ttft"},
     {"spec_catalog::specs", "roofline-advise specs"},
+    {"training_question::expert_imbalance", "--expert-imbalance"},
+    {"training_question::global_batch", "--global-batch"},
+    {"training_question::price_per_gpu_hour", "--price"},
+    {"training_question::seq_len", "--seq-len"},
 };
 
 /// lower_bound needs the table in order: a field out of it would silently go unmapped.

@@ -115,7 +115,7 @@ compare_request compare_request_of(const compare_choice &choice, const config_ch
 /// pinned (0: searched; zero_stage −1 and recompute "": searched).
 struct train_choice {
   std::string file;
-  std::string cluster;
+  std::vector<std::string> clusters; ///< one, or several to compare
   std::int64_t gpus = 0;
   std::int64_t global_batch = 0;
   std::int64_t seq_len = 0;
@@ -124,7 +124,7 @@ struct train_choice {
   int zero_stage = -1;
   std::string recompute;
   double expert_imbalance = 1;
-  std::optional<double> price;
+  std::vector<std::string> prices; ///< USD/h, or CLUSTER=USD/h for several
   std::string clock = "sustained";
 };
 

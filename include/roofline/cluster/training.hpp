@@ -139,4 +139,13 @@ struct training_answer {
 training_answer plan_training(training_planner &planner, const parallel_layout &pinned,
                               bool pin_recompute, bool pin_zero);
 
+/// The same training question on several clusters: each one's answer, and which is fastest,
+/// cheapest and least hungry for energy at its best layout that fits.
+struct training_comparison {
+  std::vector<training_answer> answers;
+  std::string verdict; ///< one cluster: its answer's verdict
+};
+
+training_comparison compare_training(std::vector<training_answer> answers);
+
 } // namespace roofline

@@ -13,7 +13,7 @@ struct gpu_spec;
 struct device_report;
 struct comparison;
 struct serving_comparison;
-struct training_answer;
+struct training_comparison;
 
 // Every document in every format, each a pure function of its value (one writer file each).
 
@@ -37,8 +37,9 @@ void write_comparison(const std::vector<comparison> &comparisons, output_format 
 void write_serving(const serving_comparison &serving, output_format format, std::ostream &out,
                    const write_options &options = {});
 
-/// A training question: the layouts ranked, each step's parts, the verdict.
-void write_training(const training_answer &answer, output_format format, std::ostream &out,
+/// A training question on one cluster or several: the layouts ranked, each step's parts, the
+/// verdict.
+void write_training(const training_comparison &training, output_format format, std::ostream &out,
                     const write_options &options = {});
 
 } // namespace roofline

@@ -465,4 +465,57 @@ training_answer plan_training(training_planner &planner, const parallel_layout &
   return a;
 }
 
+training_comparison compare_training(std::vector<training_answer> answers) {
+  training_comparison c;
+  c.answers = std::move(answers);
+  if (c.answers.size() == 1) {
+    c.verdict = c.answers.front().verdict;
+    return c;
+  }
+  const training_answer *fastest = nullptr, *cheapest = nullptr, *frugal = nullptr;
+  std::vector<std::string> unfit;
+  for (const training_answer &a : c.answers) {
+    const training_estimate &e = a.ranked.front();
+    if (!e.fits) {
+      unfit.push_back(a.cluster.name);
+      continue;
+    }
+    if (!fastest || e.step_s < fastest->ranked.front().step_s)
+      fastest = &a;
+    if (e.usd && (!cheapest || *e.usd < *cheapest->ranked.front().usd))
+      cheapest = &a;
+    if (!frugal || e.joules_per_step < frugal->ranked.front().joules_per_step)
+      frugal = &a;
+  }
+  if (!fastest) {
+    c.verdict = "No cluster has a layout that fits.";
+    return c;
+  }
+  const auto best = [](const training_answer &a) -> const training_estimate & {
+    return a.ranked.front();
+  };
+  const bool run = fastest->question.tokens > 0;
+  c.verdict =
+      fmt::format("Fastest: {} ({} GPUs, {}), {:.3g}M tokens/s{}.", fastest->cluster.name,
+                  fastest->gpus, describe(best(*fastest).layout), best(*fastest).tokens_per_s / 1e6,
+                  run ? fmt::format(", {:.1f} days", best(*fastest).days) : "");
+  if (cheapest)
+    c.verdict += fmt::format(" Cheapest: {}, ${:.3g}M for the run.", cheapest->cluster.name,
+                             *best(*cheapest).usd / 1e6);
+  else if (run)
+    c.verdict += " No price is known for every cluster: give training_question::price_per_gpu_hour "
+                 "to rank them by cost.";
+  c.verdict +=
+      fmt::format(" Least energy a step: {}, {:.3g} kJ{}.", frugal->cluster.name,
+                  best(*frugal).joules_per_step / 1e3,
+                  run ? fmt::format(" ({:.3g} MWh for the run)", best(*frugal).energy_mwh) : "");
+  if (!unfit.empty()) {
+    std::string names;
+    for (const std::string &n : unfit)
+      names += (names.empty() ? "" : ", ") + n;
+    c.verdict += " No layout fits on " + names + ".";
+  }
+  return c;
+}
+
 } // namespace roofline

@@ -111,66 +111,119 @@ nlohmann::json estimate_json(const training_estimate &e) {
           {"usd", e.usd ? nlohmann::json(*e.usd) : nlohmann::json(nullptr)}};
 }
 
+/// One answer's part of the JSON.
+nlohmann::json answer_json(const training_answer &a) {
+  nlohmann::json ranked = nlohmann::json::array();
+  for (std::size_t i = 0; i < std::min(shown, a.ranked.size()); ++i)
+    ranked.push_back(estimate_json(a.ranked[i]));
+  return {{"cluster",
+           {{"name", a.cluster.name},
+            {"gpu", a.gpu},
+            {"gpus_per_node", a.cluster.gpus_per_node},
+            {"network_gb_per_s_per_gpu", a.cluster.network_bytes_per_s / 1e9},
+            {"origin", a.cluster.origin}}},
+          {"gpus", a.gpus},
+          {"searched", a.searched},
+          {"ranked", ranked},
+          {"verdict", a.verdict}};
+}
+
+/// The clusters side by side at their best layouts.
+text_table clusters_table(const training_comparison &c) {
+  text_table t;
+  t.columns = {{"cluster", "cluster", align::left},
+               {"GPUs", "gpus"},
+               {"best layout", "layout", align::left},
+               {"step", "step_s"},
+               {"tokens/s", "tokens_per_s"},
+               {"MFU", "mfu"},
+               {"days", "days"},
+               {"MWh", "energy_mwh"},
+               {"$", "usd"}};
+  for (const training_answer &a : c.answers) {
+    const training_estimate &e = a.ranked.front();
+    t.rows.push_back({{a.cluster.name},
+                      {std::to_string(a.gpus)},
+                      {describe(e.layout) + (e.fits ? "" : " (does not fit)"), std::nullopt,
+                       e.fits ? detail::tone::plain : detail::tone::warn},
+                      seconds(e.step_s),
+                      {detail::significant(e.tokens_per_s), detail::raw(e.tokens_per_s)},
+                      {detail::percent(e.mfu), detail::raw(e.mfu)},
+                      a.question.tokens > 0 ? cell{detail::significant(e.days), detail::raw(e.days)}
+                                            : cell{"—", std::string{}},
+                      a.question.tokens > 0
+                          ? cell{detail::significant(e.energy_mwh), detail::raw(e.energy_mwh)}
+                          : cell{"—", std::string{}},
+                      e.usd ? cell{fmt::format("{:.3g}M", *e.usd / 1e6), detail::raw(*e.usd)}
+                            : cell{"—", std::string{}}});
+  }
+  return t;
+}
+
 class training_document final : public detail::document {
 public:
-  explicit training_document(const training_answer &a) : m_answer(a) {}
+  explicit training_document(const training_comparison &c) : m_comparison(c) {}
 
   detail::text_document text() const override {
-    const training_answer &a = m_answer;
+    const training_comparison &c = m_comparison;
+    const training_answer &first = c.answers.front();
     detail::text_document doc;
-    doc.title({fmt::format("{} trained on {} × {} ({})", a.network_name, a.gpus, a.gpu,
-                           a.cluster.display_name),
-               fmt::format("steps of {} sequences × {} tokens{}; {} layouts priced, the first {} "
-                           "shown",
-                           a.question.global_batch, a.question.seq_len,
-                           a.question.tokens > 0
-                               ? fmt::format(", {:.3g} tokens in all", a.question.tokens)
-                               : "",
-                           a.searched, std::min(shown, a.ranked.size()))});
-    doc.table(layouts_table(a));
-    doc.lines({a.verdict}, true);
-    for (const std::string &note : a.notes)
+    const std::string steps = fmt::format(
+        "steps of {} sequences × {} tokens{}", first.question.global_batch, first.question.seq_len,
+        first.question.tokens > 0 ? fmt::format(", {:.3g} tokens in all", first.question.tokens)
+                                  : "");
+    if (c.answers.size() > 1) {
+      doc.title(
+          {fmt::format("{} trained on {} clusters", first.network_name, c.answers.size()), steps});
+      doc.table(clusters_table(c));
+      doc.lines({c.verdict}, true);
+    }
+    for (const training_answer &a : c.answers) {
+      doc.title({fmt::format("{} trained on {} × {} ({})", a.network_name, a.gpus, a.gpu,
+                             a.cluster.display_name),
+                 fmt::format("{}; {} layouts priced, the first {} shown", steps, a.searched,
+                             std::min(shown, a.ranked.size()))});
+      doc.table(layouts_table(a));
+      doc.lines({a.verdict}, true);
+    }
+    for (const std::string &note : first.notes)
       doc.note(note);
     return doc;
   }
-  text_table csv() const override { return layouts_table(m_answer); }
+  text_table csv() const override {
+    return m_comparison.answers.size() > 1 ? clusters_table(m_comparison)
+                                           : layouts_table(m_comparison.answers.front());
+  }
   std::vector<detail::json_field> json() const override {
-    const training_answer &a = m_answer;
-    nlohmann::json ranked = nlohmann::json::array();
-    for (std::size_t i = 0; i < std::min(shown, a.ranked.size()); ++i)
-      ranked.push_back(estimate_json(a.ranked[i]));
+    const training_comparison &c = m_comparison;
+    const training_answer &first = c.answers.front();
+    nlohmann::json answers = nlohmann::json::array();
+    for (const training_answer &a : c.answers)
+      answers.push_back(answer_json(a));
     return detail::fields_of({{"kind", "training"},
                               {"network",
-                               {{"name", a.network_name},
-                                {"layers", a.layers},
-                                {"flops_per_sequence", a.flops_per_sequence}}},
-                              {"cluster",
-                               {{"name", a.cluster.name},
-                                {"gpu", a.gpu},
-                                {"gpus_per_node", a.cluster.gpus_per_node},
-                                {"network_gb_per_s_per_gpu", a.cluster.network_bytes_per_s / 1e9},
-                                {"origin", a.cluster.origin}}},
+                               {{"name", first.network_name},
+                                {"layers", first.layers},
+                                {"flops_per_sequence", first.flops_per_sequence}}},
                               {"question",
-                               {{"gpus", a.gpus},
-                                {"global_batch", a.question.global_batch},
-                                {"seq_len", a.question.seq_len},
-                                {"tokens", a.question.tokens},
-                                {"expert_imbalance", a.question.expert_imbalance}}},
-                              {"searched", a.searched},
-                              {"ranked", ranked},
-                              {"verdict", a.verdict},
-                              {"notes", a.notes}});
+                               {{"global_batch", first.question.global_batch},
+                                {"seq_len", first.question.seq_len},
+                                {"tokens", first.question.tokens},
+                                {"expert_imbalance", first.question.expert_imbalance}}},
+                              {"answers", answers},
+                              {"verdict", c.verdict},
+                              {"notes", first.notes}});
   }
 
 private:
-  const training_answer &m_answer;
+  const training_comparison &m_comparison;
 };
 
 } // namespace
 
-void write_training(const training_answer &answer, output_format format, std::ostream &out,
+void write_training(const training_comparison &training, output_format format, std::ostream &out,
                     const write_options &options) {
-  detail::write_document(training_document(answer), format, out, options);
+  detail::write_document(training_document(training), format, out, options);
 }
 
 } // namespace roofline
