@@ -19,6 +19,7 @@ time is the median of 15 measurements between CUDA events, each measurement the 
 summary; the exit status is 1 when a check fails.
 
     python3 bench/tp_step_check.py OUT_DIR      # on a host with two NVIDIA GPUs (PyTorch, NCCL)
+    ROOFLINE_TP=4 python3 bench/tp_step_check.py OUT_DIR   # over four
 """
 import os
 
@@ -53,8 +54,8 @@ VOCAB = _config["vocab_size"]
 EPS = _config["rms_norm_eps"]
 assert _config["num_key_value_heads"] == HEADS, "the split below assumes multi-head attention"
 
-TP = 2
-LOCAL_HEADS = HEADS // TP                  # 16
+TP = int(os.environ.get("ROOFLINE_TP", "2"))  # ROOFLINE_TP=4 on a host of four
+LOCAL_HEADS = HEADS // TP                  # 16 at TP 2
 LOCAL_QKV = LOCAL_HEADS * HEAD_DIM         # 2048
 LOCAL_INTERMEDIATE = INTERMEDIATE // TP    # 5504
 LOCAL_VOCAB = VOCAB // TP                  # 16000

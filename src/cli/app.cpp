@@ -179,6 +179,9 @@ void add_config_options(CLI::App &command, config_choice &config) {
       ->check(positive_integer);
   command.add_flag("--last-logits", config.last_logits,
                    "with a config.json in prefill: the LM head for the last position only");
+  command.add_flag("--sequence-parallel", config.sequence_parallel,
+                   "with a config.json, training under --tp: Megatron's sequence parallelism "
+                   "(the norms and residual adds split along the sequence)");
   command.add_flag("--unfused-attention", config.unfused_attention,
                    "with a config.json: attention as two GEMMs and a softmax, not one fused "
                    "kernel");

@@ -29,6 +29,7 @@ constexpr std::pair<std::string_view, std::string_view> option_words[] = {
     {"config_options::quantization", "--quantization"},
     {"config_options::recompute", "--recompute"},
     {"config_options::seq_len", "--seq-len"},
+    {"config_options::sequence_parallel", "--sequence-parallel"},
     {"config_options::tensor_parallel", "--tp"},
     {"describe_local_gpu::measure", "roofline-advise device --measure"},
     {"describe_local_gpu::refresh", "--refresh"},

@@ -103,7 +103,8 @@ network read_network_yaml(const std::string &file, const config_choice &config,
         std::pair{config.unfused_attention, "--unfused-attention"},
         std::pair{!config.quantization.empty(), "--quantization"},
         std::pair{!config.kv_cache_dtype.empty(), "--kv-cache-dtype"},
-        std::pair{!config.glue.empty(), "--glue"}, std::pair{config.tensor_parallel > 0, "--tp"}})
+        std::pair{!config.glue.empty(), "--glue"}, std::pair{config.tensor_parallel > 0, "--tp"},
+        std::pair{config.sequence_parallel, "--sequence-parallel"}})
     if (given)
       throw input_error(std::string(option) +
                         " applies to a model config (a .json file), not to a network YAML such "
@@ -150,6 +151,7 @@ std::optional<network> read_op_trace(const std::string &file, const config_choic
         std::pair{!config.quantization.empty(), "--quantization"},
         std::pair{!config.kv_cache_dtype.empty(), "--kv-cache-dtype"},
         std::pair{!config.glue.empty(), "--glue"}, std::pair{config.tensor_parallel > 0, "--tp"},
+        std::pair{config.sequence_parallel, "--sequence-parallel"},
         std::pair{!config.optimizer.empty(), "--optimizer"},
         std::pair{!config.recompute.empty(), "--recompute"}})
     if (given)
@@ -202,6 +204,7 @@ config_options config_options_of(const config_choice &config, std::int64_t batch
     options.kv_len = config.kv_len;
   options.last_logits = config.last_logits;
   options.fused_attention = !config.unfused_attention;
+  options.sequence_parallel = config.sequence_parallel;
   if (config.tensor_parallel > 0) {
     check_tensor_parallel(config.tensor_parallel); // before it is narrowed
     options.tensor_parallel = static_cast<int>(config.tensor_parallel);

@@ -45,7 +45,7 @@ struct config_choice {
   std::string mode, optimizer, recompute; ///< --optimizer and --recompute: YAML networks' too
   std::string phase, emit_yaml, quantization, kv_cache_dtype, glue;
   std::int64_t seq_len = 0, kv_len = 0, tensor_parallel = 0;
-  bool last_logits = false, unfused_attention = false;
+  bool last_logits = false, unfused_attention = false, sequence_parallel = false;
 };
 
 /// The network in `file`: a network YAML, or a model's config.json built as `config` says, at

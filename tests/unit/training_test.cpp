@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // A training step over a cluster, by hand: each collective's cost inside a node, across nodes and
 // both; the 1F1B bubble; the memory a layout holds; the search's ranking.
+#include "roofline/analysis/analysis.hpp"
 #include "roofline/cluster/collectives.hpp"
 #include "roofline/cluster/training.hpp"
 #include "roofline/common/error.hpp"
@@ -8,6 +9,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 
 using namespace roofline;
@@ -163,4 +165,47 @@ TEST_CASE("expert parallelism: a MoE's experts spread over EP ranks hold 1/EP of
   CHECK(dense.expert_exchange_s == 0);
   CHECK(spread.expert_exchange_s > 0);
   CHECK(spread.weights_bytes < dense.weights_bytes / 4); // the experts are most of Mixtral
+}
+
+TEST_CASE("a training step ends in its optimizer's step: AdamW with fp32 master weights reads and "
+          "writes 12 bytes of state a parameter, reads its bf16 gradient and writes its weight") {
+  config_options options;
+  options.mode = run_mode::training;
+  options.seq_len = 512;
+  const network net =
+      model_config::load(std::string(ROOFLINE_SOURCE_DIR "/examples/configs/llama-3-8b.json"))
+          .build(options);
+  const analysis a = analyze(net, perf_model(*spec_catalog::builtin().find("h100-sxm5")), "test");
+  REQUIRE(a.memory);
+  const auto step = std::find_if(a.ops.begin(), a.ops.end(),
+                                 [](const analysed_op &o) { return o.op.pass == pass::optimizer; });
+  REQUIRE(step != a.ops.end());
+  const double parameters = a.memory->weights_bytes / 2;
+  CHECK(static_cast<double>(step->op.bytes) == doctest::Approx(28 * parameters).epsilon(1e-6));
+}
+
+TEST_CASE("sequence parallelism: under TP the norms and residual adds run on each GPU's share of "
+          "the tokens, and keep that much") {
+  config_options options;
+  options.mode = run_mode::training;
+  options.seq_len = 4096;
+  options.tensor_parallel = 8;
+  const model_config config =
+      model_config::load(std::string(ROOFLINE_SOURCE_DIR "/examples/configs/llama-3-8b.json"));
+  const perf_model h100(*spec_catalog::builtin().find("h100-sxm5"));
+  const analysis whole = analyze(config.build(options), h100, "test");
+  options.sequence_parallel = true;
+  const analysis split = analyze(config.build(options), h100, "test");
+  const auto norm_elements = [](const analysis &a) {
+    for (const analysed_op &o : a.ops)
+      if (o.op.layer == "decoder_layer/input_norm" && o.op.pass == pass::forward)
+        return o.op.elements;
+    return std::int64_t{0};
+  };
+  CHECK(norm_elements(split) * 8 == norm_elements(whole));
+  CHECK(split.memory->activation_bytes < whole.memory->activation_bytes);
+  CHECK(split.totals.time_s < whole.totals.time_s);
+  // Inference has none.
+  options.mode = run_mode::inference;
+  CHECK_THROWS_AS(config.build(options), input_error);
 }

@@ -72,6 +72,12 @@ inline constexpr double default_memory_reserve_share = 0.1;
 /// else default_memory_reserve_share of the capacity.
 double memory_reserve_bytes(double capacity_bytes, std::optional<double> reserve_bytes);
 
+/// A training step's optimizer step over every parameter `m` counts: one fused kernel (PyTorch's
+/// fused AdamW, Megatron's) reading its state and the gradients (and the weights where no fp32
+/// master copy is kept), writing the state and the weights; priced as the `mul` kind, as an op
+/// trace's _fused_adamw_ is.
+op optimizer_step_op(const network &net, const memory_use &m);
+
 /// `net` (lowered to `ops`) against `capacity_bytes` of GPU memory, `reserve_bytes` of it kept
 /// back (memory_use::reserve_bytes).
 memory_use memory_of(const network &net, const std::vector<op> &ops, double capacity_bytes,

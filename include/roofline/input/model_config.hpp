@@ -71,6 +71,10 @@ struct config_options {
   /// Tensor parallelism over this many GPUs (Megatron's split of each block): the network is
   /// one GPU's share, with the all-reduces between them.
   int tensor_parallel = 1;
+  /// Training under tensor parallelism, Megatron's sequence parallelism: the norms and residual
+  /// adds (and the activations they keep) split over the GPUs along the sequence, each all-reduce
+  /// run as a reduce-scatter and an all-gather (as much traffic).
+  bool sequence_parallel = false;
   /// The kernels the glue around the layers runs as; unset: glue_of's default.
   std::optional<glue_style> glue;
 };

@@ -193,6 +193,9 @@ analysis analyze(const network &net, const perf_model &model, std::string device
           *memory_reserve / 1e9, model.spec().name, capacity / 1e9));
     memory = memory_of(net, ops, capacity, memory_reserve_bytes(capacity, memory_reserve));
   }
+  // A network's training step ends in its optimizer's step (a captured program has its own).
+  if (net.mode == run_mode::training && !net.trace && memory && memory->weights_bytes > 0)
+    ops.push_back(optimizer_step_op(net, *memory));
   analysis r = analyze_ops(net.name, std::move(ops), model, std::move(device_selection));
   r.memory = memory;
   std::vector<std::string> notes = net.notes;

@@ -176,6 +176,23 @@ double optimizer_bytes_per_parameter(optimizer o, double weight_bytes) {
   return master + moments * std::max(fp32, weight_bytes);
 }
 
+op optimizer_step_op(const network &net, const memory_use &m) {
+  const double element = element_bytes(net.precision);
+  const bool master = element < element_bytes(precision::fp32);
+  const double parameters = m.weights_bytes / element;
+  op o;
+  o.layer = "optimizer";
+  o.pass = pass::optimizer;
+  o.kind = std::string(to_string(memory_op_kind::mul));
+  o.precision = net.precision;
+  o.elements = static_cast<std::int64_t>(parameters);
+  o.flops = static_cast<std::int64_t>(10 * parameters); // Adam's dozen operations a parameter
+  o.bytes = static_cast<std::int64_t>(2 * m.optimizer_bytes + m.gradient_bytes +
+                                      m.weights_bytes * (master ? 1 : 2));
+  o.where = {net.origin};
+  return o;
+}
+
 double memory_reserve_bytes(double capacity_bytes, std::optional<double> reserve_bytes) {
   return reserve_bytes.value_or(default_memory_reserve_share * capacity_bytes);
 }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "roofline/cluster/training.hpp"
 
+#include "roofline/analysis/lowering.hpp"
+#include "roofline/analysis/memory_fit.hpp"
 #include "roofline/common/error.hpp"
 #include "roofline/model/spec_catalog.hpp"
 #include "text_format.hpp"
@@ -148,8 +150,15 @@ const training_planner::stage_costs &training_planner::costs(int tp, int micro_b
   options.seq_len = m_question.seq_len / cp;
   options.tensor_parallel = tp;
   options.recompute = recompute;
+  options.sequence_parallel = true; // as Megatron runs tensor parallelism in training
   const network net = m_source.config.build(options);
-  const analysis a = analyze(net, m_model, "cluster " + m_cluster.name);
+  // A micro-batch's step without the optimizer's (once a step, not once a micro-batch: priced
+  // apart, and kept out of the micro-batch's power draw).
+  const double capacity = m_model.spec().memory_bytes;
+  std::vector<op> ops = lower(net);
+  const memory_use memory =
+      memory_of(net, ops, capacity, memory_reserve_bytes(capacity, std::nullopt));
+  const analysis a = analyze_ops(net.name, std::move(ops), m_model, "cluster " + m_cluster.name);
   auto c = std::make_shared<stage_costs>();
   const auto layers = static_cast<double>(m_layers);
   for (const analysed_op &o : a.ops) {
@@ -157,9 +166,7 @@ const training_planner::stage_costs &training_planner::costs(int tp, int micro_b
     // A rank of a context split attends its queries to every key: cp times its own square.
     if (o.op.is_fused_attention())
       t *= cp;
-    if (o.op.pass == pass::optimizer) {
-      c->optimizer_s += t;
-    } else if (o.op.count == m_layers) {
+    if (o.op.count == m_layers) {
       c->layer_s += t / layers;
       if (o.op.pass != pass::forward)
         c->layer_backward_s += t / layers;
@@ -171,13 +178,13 @@ const training_planner::stage_costs &training_planner::costs(int tp, int micro_b
       c->edge_s += t;
     }
   }
-  c->memory = *a.memory;
-  if (const moe_layer *moe = first_in<moe_layer>(*block_of(net));
-      moe && a.memory->weights_bytes > 0)
+  c->memory = memory;
+  c->optimizer_s = m_model.predict(optimizer_step_op(net, memory)).device_time_s;
+  if (const moe_layer *moe = first_in<moe_layer>(*block_of(net)); moe && memory.weights_bytes > 0)
     c->expert_weight_share =
         std::min(1.0, static_cast<double>(moe->experts) * (moe->gated ? 3.0 : 2.0) *
                           static_cast<double>(moe->in) * static_cast<double>(moe->intermediate) *
-                          element_bytes(net.precision) * layers / a.memory->weights_bytes);
+                          element_bytes(net.precision) * layers / memory.weights_bytes);
   c->average_w = a.power.average_w;
   c->idle_w = a.budget.idle_w;
   m_costs.emplace_back(key, c);

@@ -78,6 +78,9 @@ struct transformer_shape {
   /// per token, and (Qwen2-MoE) a shared expert every token runs; none when `experts` is 0.
   std::int64_t experts = 0, top_k = 0, expert_intermediate = 0, shared_intermediate = 0;
   int tensor_parallel = 1; ///< the widths above are one GPU's share of this many
+  /// The width the norms and residual adds run at: `hidden`, or its share under sequence
+  /// parallelism (each GPU its tokens' share: as many elements).
+  std::int64_t replicated = 0;
   std::optional<context_window> context;
 };
 
@@ -496,7 +499,7 @@ layer memory(std::string name, memory_op_kind kind, std::int64_t features, bool 
 /// A norm as `glue` runs it: transformers writes RMSNorm unfused (its kernels through fp32);
 /// LayerNorm is PyTorch's one kernel.
 layer norm_layer(std::string name, const transformer_shape &s, glue_style glue) {
-  return memory(std::move(name), s.norm, s.hidden,
+  return memory(std::move(name), s.norm, s.replicated,
                 glue == glue_style::eager && cost_of(s.norm).unfused.has_value());
 }
 
@@ -556,7 +559,7 @@ std::vector<layer> block_of(const transformer_shape &s, const attention_layer &a
       block.push_back(make(std::move(name), all_reduce_layer{s.tensor_parallel, s.hidden}));
   };
   all_reduce("attn_all_reduce");
-  block.push_back(memory("attn_add", memory_op_kind::add, s.hidden));
+  block.push_back(memory("attn_add", memory_op_kind::add, s.replicated));
   norm(s.encoder ? "attn_norm" : s.fused_qkv ? "ln_2" : "post_norm");
   // The MLP, gated (gate and up, then down) or plain (up, then down), `width` wide.
   const auto mlp = [&](const std::string &prefix, std::int64_t width) {
@@ -594,7 +597,7 @@ std::vector<layer> block_of(const transformer_shape &s, const attention_layer &a
     mlp("", s.intermediate);
   }
   all_reduce("mlp_all_reduce");
-  block.push_back(memory("mlp_add", memory_op_kind::add, s.hidden));
+  block.push_back(memory("mlp_add", memory_op_kind::add, s.replicated));
   if (s.encoder)
     norm("mlp_norm");
   return block;
@@ -720,12 +723,14 @@ void add_head(network &net, const transformer_shape &s, const config_options &op
     net.layers.push_back(linear("lm_head", s.hidden, s.vocab));
   if (options.mode == run_mode::training)
     net.notes.push_back(fmt::format(
-        "a training step: the LM head runs for every position, the loss's logits; the loss and "
-        "the optimizer's update are not timed (their state is counted in memory){}",
-        s.tensor_parallel > 1 ? "; the activations kept are one GPU's: its share of the split "
-                                "layers' results, the norms' and residual adds' whole (no "
-                                "sequence parallelism)"
-                              : ""));
+        "a training step: the LM head runs for every position, the loss's logits; the loss is "
+        "not timed, the optimizer's update is (one fused kernel over every parameter){}",
+        s.tensor_parallel <= 1 ? ""
+        : s.replicated < s.hidden
+            ? "; the activations kept are one GPU's: its share of the split layers' results and "
+              "of the norms' and residual adds' tokens (sequence parallelism)"
+            : "; the activations kept are one GPU's: its share of the split layers' results, the "
+              "norms' and residual adds' whole (no sequence parallelism)"));
   else if (!decode && !options.last_logits)
     net.notes.push_back(
         "the LM head runs for every prompt position (config_options::last_logits: the last "
@@ -783,6 +788,9 @@ void check_run_mode(const config_options &options) {
                         "config_options::mode training");
     if (options.recompute)
       throw input_error("config_options::recompute applies to a training step: give "
+                        "config_options::mode training");
+    if (options.sequence_parallel)
+      throw input_error("config_options::sequence_parallel applies to a training step: give "
                         "config_options::mode training");
     return;
   }
@@ -944,8 +952,10 @@ network model_config::build(const config_options &given) const {
   const config_options options =
       within_context(given, m_parsed->shape, config.map(), context_notes);
   std::vector<std::string> sharding_notes;
-  const transformer_shape s =
+  transformer_shape s =
       sharded(m_parsed->shape, options.tensor_parallel, config.map(), sharding_notes);
+  s.replicated =
+      options.sequence_parallel && s.tensor_parallel > 1 ? s.hidden / s.tensor_parallel : s.hidden;
   if (s.encoder)
     for (const auto &[asked, what] :
          {std::pair{options.phase == inference_phase::decode, "no decode phase (use prefill)"},

@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Issue 42 on one GPU: the training steps the cluster planner prices from one GPU's analysis,
+timed in PyTorch, for what the lowering gained (full recomputation's forward pass again, a
+mixture of experts' backward). Hugging Face models with random weights from the configs of
+bench/data/training/configs, bf16 weights, fused AdamW, one sequence of 2048 tokens:
+
+  llama8        Llama-3-8B's shape at 8 layers, every activation kept
+  llama8-ckpt   the same with gradient checkpointing (each decoder layer recomputed)
+  mixtral2      Mixtral-8x7B's shape at 2 layers (8 experts, top 2), transformers' own MoE code
+
+Each: the step (forward, backward, optimizer) and its forward + backward alone, CUDA events, the
+median of 10 after 3 warm-ups, and the peak memory of a steady-state step. Writes
+OUT/training_steps.json as it goes (a failure loses nothing measured before it).
+
+    python3 bench/training_step_check.py OUT_DIR
+"""
+import json
+import os
+import statistics
+import sys
+import traceback
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CONFIGS = os.path.join(HERE, "data", "training", "configs")
+SEQ = 2048
+
+
+def timed(step, steps=10, warmup=3):
+    for _ in range(warmup):
+        step()
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    step()
+    torch.cuda.synchronize()
+    peak = torch.cuda.max_memory_allocated()
+    times = []
+    for _ in range(steps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        step()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b))
+    return statistics.median(times), peak
+
+
+def model_of(name):
+    import transformers
+    config_file = {"llama8": "llama-3-8b-8-layers.json", "llama8-ckpt": "llama-3-8b-8-layers.json",
+                   "mixtral2": "mixtral-8x7b-2-layers.json"}[name]
+    with open(os.path.join(CONFIGS, config_file)) as f:
+        fields = json.load(f)
+    fields.pop("architectures", None)
+    kind = fields.pop("model_type")
+    config = (transformers.LlamaConfig if kind == "llama" else transformers.MixtralConfig)(**fields)
+    config._attn_implementation = "sdpa"
+    cls = transformers.LlamaForCausalLM if kind == "llama" else transformers.MixtralForCausalLM
+    torch.manual_seed(0)
+    model = cls(config).to(device="cuda", dtype=torch.bfloat16)
+    if name.endswith("-ckpt"):
+        model.gradient_checkpointing_enable()
+    model.train()
+    return model, config_file
+
+
+def measure(name):
+    model, config_file = model_of(name)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-5, fused=True)
+    ids = torch.randint(0, model.config.vocab_size, (1, SEQ), device="cuda")
+
+    def forward_backward():
+        loss = model(input_ids=ids, labels=ids).loss
+        loss.backward()
+        return loss
+
+    def step():
+        forward_backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    step_ms, peak = timed(step)
+    fb_ms, _ = timed(lambda: (forward_backward(), opt.zero_grad(set_to_none=True)))
+    loss = float(forward_backward())
+    opt.zero_grad(set_to_none=True)
+    result = {"name": name, "config": config_file, "seq_len": SEQ, "batch": 1,
+              "step_ms": step_ms, "forward_backward_ms": fb_ms, "peak_bytes": peak,
+              "parameters": sum(p.numel() for p in model.parameters()),
+              "loss_finite": bool(torch.isfinite(torch.tensor(loss)))}
+    del model, opt
+    torch.cuda.empty_cache()
+    return result
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    import transformers
+    doc = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__,
+           "transformers": transformers.__version__, "results": []}
+    path = os.path.join(out, "training_steps.json")
+    for name in ("llama8", "llama8-ckpt", "mixtral2"):
+        try:
+            doc["results"].append(measure(name))
+        except Exception as e:  # noqa: BLE001 — recorded, the others still run
+            doc["results"].append({"name": name, "error": repr(e),
+                                   "trace": traceback.format_exc()[-2000:]})
+            torch.cuda.empty_cache()
+        with open(path + ".tmp", "w") as f:
+            json.dump(doc, f, indent=1)
+        os.replace(path + ".tmp", path)
+        print(json.dumps(doc["results"][-1])[:400], flush=True)
+    sys.exit(0 if all("error" not in r for r in doc["results"]) else 1)
+
+
+if __name__ == "__main__":
+    main()
