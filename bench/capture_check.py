@@ -24,7 +24,6 @@ Programs (random weights; shapes chosen to take tens of ms):
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import time
@@ -35,25 +34,8 @@ import torch
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 import roofline  # noqa: E402
 
-
-def timed(step, steps=10, warmup=3):
-    """Median ms per step (CUDA events) and the peak bytes of one steady-state step."""
-    for _ in range(warmup):
-        step()
-    torch.cuda.synchronize()
-    torch.cuda.reset_peak_memory_stats()
-    step()
-    torch.cuda.synchronize()
-    peak = torch.cuda.max_memory_allocated()
-    times = []
-    for _ in range(steps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        step()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b))
-    return statistics.median(times), peak
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torch_timing import timed  # noqa: E402
 
 
 def language_model_step(opt):

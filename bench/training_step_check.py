@@ -17,34 +17,17 @@ OUT/training_steps.json as it goes (a failure loses nothing measured before it).
 """
 import json
 import os
-import statistics
 import sys
 import traceback
 
 import torch
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torch_timing import timed  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 CONFIGS = os.path.join(HERE, "data", "training", "configs")
 SEQ = 2048
-
-
-def timed(step, steps=10, warmup=3):
-    for _ in range(warmup):
-        step()
-    torch.cuda.synchronize()
-    torch.cuda.reset_peak_memory_stats()
-    step()
-    torch.cuda.synchronize()
-    peak = torch.cuda.max_memory_allocated()
-    times = []
-    for _ in range(steps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        step()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b))
-    return statistics.median(times), peak
 
 
 def model_of(name):
@@ -89,9 +72,7 @@ def measure(name):
               "step_ms": step_ms, "forward_backward_ms": fb_ms, "peak_bytes": peak,
               "parameters": sum(p.numel() for p in model.parameters()),
               "loss_finite": bool(torch.isfinite(torch.tensor(loss)))}
-    del model, opt
-    torch.cuda.empty_cache()
-    return result
+    return result  # its model and optimizer freed as it returns (main empties the cache)
 
 
 def main():
@@ -107,7 +88,7 @@ def main():
         except Exception as e:  # noqa: BLE001 — recorded, the others still run
             doc["results"].append({"name": name, "error": repr(e),
                                    "trace": traceback.format_exc()[-2000:]})
-            torch.cuda.empty_cache()
+        torch.cuda.empty_cache()
         with open(path + ".tmp", "w") as f:
             json.dump(doc, f, indent=1)
         os.replace(path + ".tmp", path)
