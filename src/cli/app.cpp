@@ -336,6 +336,11 @@ CLI::App *add_compare_command(CLI::App &app, command_line &line) {
       ->add_option("--tpot", choice.tpot_ms,
                    "with --prompt-tokens: target time per output token after the first, in ms")
       ->check(latency_target);
+  compare
+      ->add_option("--pp", choice.pipeline_parallel,
+                   "with --prompt-tokens: pipeline stages of every setup, each a --tp group (a "
+                   "model too big for one host's GPUs)")
+      ->check(CLI::Range(1, 64));
   compare->add_flag("--eager", choice.eager,
                     "with --prompt-tokens: every step launched eagerly by the host (default: "
                     "replayed from CUDA graphs, as serving engines run them)");

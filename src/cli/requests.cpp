@@ -322,7 +322,8 @@ std::optional<serving_question> serving_question_of(const compare_choice &choice
                                         {choice.eager, "--eager"},
                                         {choice.rate > 0, "--rate"},
                                         {choice.concurrency > 0, "--concurrency"},
-                                        {choice.shared_prefix > 0, "--shared-prefix"}})
+                                        {choice.shared_prefix > 0, "--shared-prefix"},
+                                        {choice.pipeline_parallel > 0, "--pp"}})
       if (given)
         throw input_error(std::string(option) +
                           " applies to a serving question: give --prompt-tokens and "
@@ -366,6 +367,8 @@ std::optional<serving_question> serving_question_of(const compare_choice &choice
   q.percentile = choice.percentile;
   q.max_running = choice.max_running;
   q.shared_prefix_tokens = choice.shared_prefix;
+  if (choice.pipeline_parallel > 0)
+    q.pipeline_parallel = choice.pipeline_parallel;
   check_serving_question(q);
   return q;
 }

@@ -92,6 +92,7 @@ struct compare_choice {
   std::int64_t num_requests = 1000;        ///< --num-requests: how many to simulate
   std::string request_file;                ///< --requests: a file of requests to simulate
   int percentile = 90;                     ///< --percentile: where the targets are held
+  int pipeline_parallel = 0;               ///< --pp: pipeline stages of every setup (0: none asked)
   std::int64_t max_running = 1024;         ///< --max-running: the engine's cap on running requests
   std::int64_t shared_prefix = 0;          ///< --shared-prefix: prompt tokens every request shares
   std::optional<double> memory_reserve_gb; ///< --memory-reserve; unset: the default share

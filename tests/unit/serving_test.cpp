@@ -556,3 +556,29 @@ TEST_CASE("a simulated closed loop of one request at a time, by hand: its prompt
   const serving_comparison missed = serve(burst_request_for({"h100"}), q);
   CHECK(written(missed).find("; misses TTFT") != std::string::npos);
 }
+
+TEST_CASE("a pipeline of two stages by hand: each holds half the layers and half the running "
+          "requests at a time; a token crosses both, so TPOT is twice a stage's step") {
+  serving_question q = question(2048, 256, 1.0, 0.050);
+  q.pipeline_parallel = 2;
+  const serving_comparison c = serve(burst_request_for({"h100"}), q);
+  const serving_setup &s = c.setups.front();
+  CHECK(s.gpus() == 2);
+  CHECK(s.name == "h100-sxm5 ×2 stages");
+  REQUIRE(s.chosen);
+  const serving_point &p = *s.chosen;
+  auto [prefill, decode] = steps_at((p.batch + 1) / 2); // one stage's micro-batch
+  prefill.pipeline_parallel = decode.pipeline_parallel = 2;
+  const double prefill_s = 2 * step_s(prefill), decode_s = 2 * step_s(decode);
+  // The sends between the two (inside one node: a few µs) on top.
+  CHECK(p.tpot_s ==
+        doctest::Approx(decode_s + static_cast<double>(p.batch) / 256 * prefill_s).epsilon(0.01));
+  CHECK(p.tpot_s > decode_s + static_cast<double>(p.batch) / 256 * prefill_s);
+  // Per GPU: the weights of 16 of the 32 layers (the embedding and LM head on both: a bound).
+  const serving_comparison one = serve(burst_request_for({"h100"}), question(2048, 256));
+  CHECK(s.memory->weights_bytes < 0.6 * one.setups.front().memory->weights_bytes);
+  CHECK(p.output_tokens_per_s_per_gpu == doctest::Approx(p.output_tokens_per_s / 2));
+  // More stages than layers is refused.
+  q.pipeline_parallel = 64;
+  CHECK_THROWS_AS(serve(burst_request_for({"h100"}), q), input_error);
+}

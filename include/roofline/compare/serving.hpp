@@ -47,6 +47,10 @@ struct serving_question {
   std::int64_t max_running = 1024;
   /// Prefix caching: the first this many tokens of every prompt are the same, computed once.
   std::int64_t shared_prefix_tokens = 0;
+  /// Pipeline stages of every setup, each a tensor-parallel group (vLLM's and TensorRT-LLM's
+  /// pipeline parallelism): a stage holds ceil(layers / stages) of the blocks and one
+  /// micro-batch of the running requests at a time; a token crosses every stage.
+  int pipeline_parallel = 1;
   /// Whether a load is to be simulated.
   bool simulates() const { return rate_per_s || concurrency || !requests.empty(); }
 };
@@ -105,8 +109,11 @@ struct serving_point {
 
 /// One setup's answer.
 struct serving_setup {
-  std::string name; ///< "h100-sxm5", "h100-sxm5 ×2"
+  std::string name; ///< "h100-sxm5", "h100-sxm5 ×2", "h100-sxm5 ×8 ×2 stages"
   int tensor_parallel = 1;
+  int pipeline_parallel = 1;
+  /// Its GPUs: a tensor-parallel group a stage.
+  int gpus() const { return tensor_parallel * pipeline_parallel; }
   /// The decode step's network at batch 1 with its cache at prompt + output tokens, on this
   /// setup's GPU: its model and memory.
   roofline::analysis analysis;

@@ -75,6 +75,10 @@ struct config_options {
   /// adds (and the activations they keep) split over the GPUs along the sequence, each all-reduce
   /// run as a reduce-scatter and an all-gather (as much traffic).
   bool sequence_parallel = false;
+  /// Inference: the network is one stage of a pipeline of this many GPUs (each a tensor-parallel
+  /// group): ceil(layers / stages) of the blocks, with the embedding and the LM head both (the
+  /// first stage's and the last's: a bound on either).
+  int pipeline_parallel = 1;
   /// The kernels the glue around the layers runs as; unset: glue_of's default.
   std::optional<glue_style> glue;
 };

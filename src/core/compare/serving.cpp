@@ -3,6 +3,8 @@
 
 #include "compared_setups.hpp"
 #include "roofline/analysis/lowering.hpp"
+#include "roofline/cluster/cluster_spec.hpp"
+#include "roofline/cluster/collectives.hpp"
 #include "roofline/common/error.hpp"
 #include "text_format.hpp"
 
@@ -67,9 +69,22 @@ void check_serving_question(const serving_question &q) {
                                   max_serving_batch));
   if (q.shared_prefix_tokens < 0)
     throw input_error("serving_question::shared_prefix_tokens: a prefix of no tokens or more");
+  if (q.pipeline_parallel < 1 || q.pipeline_parallel > 64)
+    throw input_error(fmt::format("serving_question::pipeline_parallel {}: from 1 to 64 stages",
+                                  q.pipeline_parallel));
 }
 
 namespace {
+
+/// What joins the nodes a serving pipeline spans: a 400 Gb/s NIC a GPU (InfiniBand NDR, as
+/// clusters/dgx-h100.yaml says), 8 GPUs a node.
+cluster_spec nodes_of_eight() {
+  cluster_spec c;
+  c.name = "nodes of 8 GPUs";
+  c.gpus_per_node = 8;
+  c.network_bytes_per_s = 50e9;
+  return c;
+}
 
 /// A request's two kinds of step on one setup, as an engine that batches continuously runs them:
 /// `batch` requests decoding together, each new request's prompt prefilled in a step beside
@@ -79,7 +94,14 @@ public:
   /// `source` and `gpu` are held by reference: they outlive the search.
   request_steps(const config_source &source, const compared_gpu &gpu, serving_question q)
       : m_source(source), m_gpu(gpu), m_question(q),
-        m_prefill(analyzed(build(inference_phase::prefill, 1, 0))) {}
+        m_prefill(analyzed(build(inference_phase::prefill, 1, 0))),
+        m_send_bytes_per_token(hidden_bytes(m_prefill.network)) {
+    if (gpu.model.spec().interconnect)
+      m_links = links_of(nodes_of_eight(), *gpu.model.spec().interconnect, gpu.model.parameters());
+  }
+
+  /// The setup's GPUs: a tensor-parallel group for each pipeline stage.
+  int gpus() const { return m_gpu.tensor_parallel * m_question.pipeline_parallel; }
 
   /// The decode step at `batch` with the cache at its longest (prompt + output): what memory
   /// must hold.
@@ -127,7 +149,10 @@ public:
     p.tpot_range = decode_range;
     p.tpot_range += prefill_range * tpot_share;
     p.tpot_range = p.tpot_range * (p.tpot_s / (decode + tpot_share * prefill));
-    p.joules_per_output_token = tpot_step.energy_j * m_gpu.tensor_parallel / requests;
+    // A pipeline's token crosses its stages' boundaries (the prompts' tokens, a prefill's).
+    p.ttft_s += sends_s(static_cast<double>(together * m_question.prompt_tokens) * ttft_share);
+    p.tpot_s += sends_s(requests / m_question.pipeline_parallel);
+    p.joules_per_output_token = tpot_step.energy_j * gpus() / requests;
     p.average_power_w = tpot_step.average_w;
     p.joules_per_request = p.joules_per_output_token * outputs;
     p.request_latency_s = p.ttft_s + (outputs - 1) * p.tpot_s;
@@ -138,7 +163,7 @@ public:
     };
     p.output_tokens_per_s_low = tokens_at(p.ttft_range.high_s, p.tpot_range.high_s);
     p.output_tokens_per_s_high = tokens_at(p.ttft_range.low_s, p.tpot_range.low_s);
-    p.output_tokens_per_s_per_gpu = p.output_tokens_per_s / m_gpu.tensor_parallel;
+    p.output_tokens_per_s_per_gpu = p.output_tokens_per_s / gpus();
     p.meets_ttft = !m_question.ttft_s || p.ttft_s <= *m_question.ttft_s;
     p.has_tpot = m_question.output_tokens > 1;
     // Met by the numbers the report shows, and nothing else (check_serving_question refuses a
@@ -161,6 +186,7 @@ public:
           static_cast<double>(step.decode_context_tokens) / static_cast<double>(step.decoding);
       total += std::max(0.0, at_mean + (step_time(mean_decode(step.decoding, 2)) - at_mean) *
                                            (context - anchor) / anchor);
+      total += sends_s(static_cast<double>(step.decoding) / m_question.pipeline_parallel);
     }
     if (const std::int64_t prefill_tokens = step.prefill_tokens; prefill_tokens > 0) {
       const std::int64_t rounded = (prefill_tokens + 255) / 256 * 256;
@@ -170,7 +196,7 @@ public:
                     .emplace(rounded,
                              step_time(analyzed(build(inference_phase::prefill, 1, 0, rounded))))
                     .first;
-      total += found->second;
+      total += found->second + sends_s(static_cast<double>(prefill_tokens));
     }
     return total;
   }
@@ -187,8 +213,11 @@ private:
     const auto key = std::pair(batch, times);
     if (const auto found = m_decodes.find(key); found != m_decodes.end())
       return found->second;
+    // A pipeline's stages each hold one micro-batch of the running requests at a time.
+    const std::int64_t micro_batch =
+        (batch + m_question.pipeline_parallel - 1) / m_question.pipeline_parallel;
     return m_decodes
-        .emplace(key, analyzed(build(inference_phase::decode, batch, times * mean_cache())))
+        .emplace(key, analyzed(build(inference_phase::decode, micro_batch, times * mean_cache())))
         .first->second;
   }
 
@@ -203,6 +232,7 @@ private:
     options.phase = phase;
     options.batch = batch;
     options.tensor_parallel = m_gpu.tensor_parallel;
+    options.pipeline_parallel = m_question.pipeline_parallel;
     options.last_logits = phase == inference_phase::prefill;
     options.seq_len = phase == inference_phase::prefill
                           ? (prompt_tokens > 0 ? prompt_tokens : m_question.prompt_tokens)
@@ -211,19 +241,45 @@ private:
     return m_source.config.build(options);
   }
 
+  /// A step's time through every stage of the pipeline (one stage's network, as many times).
   double step_time(const analysis &a) const {
-    return m_question.eager ? a.totals.time_s : a.totals.device_time_s;
+    return m_question.pipeline_parallel *
+           (m_question.eager ? a.totals.time_s : a.totals.device_time_s);
   }
 
   /// The time of `a`, as step_time counts it, at the boost clock.
   double burst_time(const analysis &a) const {
-    return m_question.eager ? a.power.work.step_s : a.power.burst_device_s(a.totals.device_time_s);
+    return m_question.pipeline_parallel * (m_question.eager
+                                               ? a.power.work.step_s
+                                               : a.power.burst_device_s(a.totals.device_time_s));
+  }
+
+  /// `tokens`' activations sent across the pipeline's stage boundaries, one after another: over
+  /// NVLink inside a node, else the network between nodes.
+  double sends_s(double tokens) const {
+    const int stages = m_question.pipeline_parallel;
+    if (stages < 2 || !m_links)
+      return 0;
+    const bool one_node = gpus() <= m_links->nvlink.max_gpus();
+    return (stages - 1) * collective_s(collective::send, tokens * m_send_bytes_per_token,
+                                       {2, one_node ? 2 : 1}, *m_links);
+  }
+
+  /// The bytes of one token's hidden state between stages (the model's width, its precision).
+  static double hidden_bytes(const network &net) {
+    for (const layer &l : net.layers)
+      if (const auto *block = std::get_if<repeat_block>(&l.body))
+        for (const layer &inner : block->layers)
+          if (const auto *a = std::get_if<attention_layer>(&inner.body))
+            return static_cast<double>(a->heads * a->head_dim) * element_bytes(net.precision);
+    return 0;
   }
 
   /// `decode` with `share` of `prefill` beside it, as one step under the power limit.
   power_draw held(const analysis &decode, const analysis &prefill, double share) const {
-    step_work work = decode.power.work;
-    work += prefill.power.work * share;
+    const auto stages = static_cast<double>(m_question.pipeline_parallel);
+    step_work work = decode.power.work * stages;
+    work += prefill.power.work * (share * stages);
     work.step_s = burst_time(decode) + share * burst_time(prefill);
     return draw_of(work, decode.budget, decode.power.regime);
   }
@@ -239,7 +295,8 @@ private:
   }
 
   time_range step_range(const analysis &a) const {
-    return m_question.eager ? a.totals.range : a.totals.device_range;
+    return (m_question.eager ? a.totals.range : a.totals.device_range) *
+           static_cast<double>(m_question.pipeline_parallel);
   }
 
   const config_source &m_source;
@@ -251,6 +308,8 @@ private:
   std::map<std::pair<std::int64_t, std::int64_t>, analysis> m_decodes;
   std::map<std::int64_t, double> m_chunk_s;    ///< simulated prefill chunks' times, by tokens
   std::map<std::int64_t, serving_point> m_points;
+  double m_send_bytes_per_token = 0; ///< one GPU's share: the hidden state over its TP group
+  std::optional<cluster_links> m_links;
 };
 
 /// The prompts a step prefills at once, for memory: one, or all of those admitted together.
@@ -442,23 +501,31 @@ highest_load(const serving_question &q, request_steps &steps, std::int64_t kv_ca
   return good;
 }
 
+/// "h100-sxm5 ×8", and " ×2 stages" where it is a pipeline.
+std::string setup_name_of(const gpu_spec &spec, const serving_setup &setup) {
+  const std::string name = detail::setup_name(spec, setup.tensor_parallel);
+  return setup.pipeline_parallel > 1 ? fmt::format("{} ×{} stages", name, setup.pipeline_parallel)
+                                     : name;
+}
+
 serving_setup serve_on(const config_source &source, const compared_gpu &gpu,
                        const serving_question &q, const std::map<std::string, double> &prices) {
   serving_setup setup;
   setup.tensor_parallel = gpu.tensor_parallel;
+  setup.pipeline_parallel = q.pipeline_parallel;
   setup.unsupported = unsupported_on(source, gpu, q);
   if (!setup.unsupported.empty()) {
     setup.analysis.model = gpu.model;
     setup.analysis.device_selection = gpu.selection;
-    setup.name = detail::setup_name(gpu.model.spec(), gpu.tensor_parallel);
-    setup.usd_per_hour = detail::price_per_hour(gpu.model.spec(), prices, gpu.tensor_parallel);
+    setup.name = setup_name_of(gpu.model.spec(), setup);
+    setup.usd_per_hour = detail::price_per_hour(gpu.model.spec(), prices, setup.gpus());
     return setup;
   }
   request_steps steps(source, gpu, q);
   setup.analysis = steps.longest_decode(1);
   const gpu_spec &spec = setup.analysis.model.spec();
-  setup.name = detail::setup_name(spec, gpu.tensor_parallel);
-  setup.usd_per_hour = detail::price_per_hour(spec, prices, gpu.tensor_parallel);
+  setup.name = setup_name_of(spec, setup);
+  setup.usd_per_hour = detail::price_per_hour(spec, prices, setup.gpus());
   const double prefill_activations = steps.prefill_activation_bytes();
   setup.memory = serving_memory(*setup.analysis.memory, prefill_activations, 1, q.output_tokens);
   setup.largest_fitting_batch =
@@ -560,9 +627,8 @@ std::string within_error_sentence(const serving_comparison &c, const serving_set
                        s.usd_per_million_output_tokens_range->second);
   };
   const auto tokens = [](const serving_setup &s) {
-    return fmt::format("{}–{}",
-                       detail::significant(s.chosen->output_tokens_per_s_low / s.tensor_parallel),
-                       detail::significant(s.chosen->output_tokens_per_s_high / s.tensor_parallel));
+    return fmt::format("{}–{}", detail::significant(s.chosen->output_tokens_per_s_low / s.gpus()),
+                       detail::significant(s.chosen->output_tokens_per_s_high / s.gpus()));
   };
   for (const serving_setup &s : c.setups) {
     if (!s.meets_targets())
@@ -575,8 +641,8 @@ std::string within_error_sentence(const serving_comparison &c, const serving_set
                                   price(s), cheapest->name, price(*cheapest)));
     }
     if (fastest && &s != fastest &&
-        s.chosen->output_tokens_per_s_high / s.tensor_parallel >=
-            fastest->chosen->output_tokens_per_s_low / fastest->tensor_parallel) {
+        s.chosen->output_tokens_per_s_high / s.gpus() >=
+            fastest->chosen->output_tokens_per_s_low / fastest->gpus()) {
       v.fastest_within_error.push_back(s.name);
       parts.push_back(fmt::format("{} ({} output tokens/s per GPU) may serve as many as {} ({})",
                                   s.name, tokens(s), fastest->name, tokens(*fastest)));
@@ -591,7 +657,7 @@ std::string within_error_sentence(const serving_comparison &c, const serving_set
 std::string under_load_sentence(const serving_comparison &c) {
   const serving_setup *cheapest = nullptr, *fastest = nullptr;
   const auto per_gpu = [](const serving_setup &s) {
-    return s.highest_load->simulated.output_tokens_per_s / s.tensor_parallel;
+    return s.highest_load->simulated.output_tokens_per_s / s.gpus();
   };
   for (const serving_setup &s : c.setups) {
     if (!s.highest_load)

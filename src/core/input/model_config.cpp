@@ -663,7 +663,7 @@ void add_blocks(network &net, const transformer_shape &s, const attention_layer 
   const bool decode = options.phase == inference_phase::decode;
   net.layers = embedding_of(s, glue_of(options));
   repeat_block blocks;
-  blocks.times = s.layers;
+  blocks.times = (s.layers + options.pipeline_parallel - 1) / options.pipeline_parallel;
   blocks.layers = block_of(s, attention, glue_of(options), decode);
   if (quantized.fp8 || quantized.fp4)
     for (layer &l : blocks.layers)
@@ -792,6 +792,9 @@ void check_run_mode(const config_options &options) {
     if (options.sequence_parallel)
       throw input_error("config_options::sequence_parallel applies to a training step: give "
                         "config_options::mode training");
+    if (options.pipeline_parallel < 1 || options.pipeline_parallel > 1024)
+      throw input_error(fmt::format("config_options::pipeline_parallel {}: from 1 to 1024 stages",
+                                    options.pipeline_parallel));
     return;
   }
   // A training step is a whole prefill's forward pass and its backward: no cache, every logit.
@@ -807,6 +810,9 @@ void check_run_mode(const config_options &options) {
     refuse("config_options::kv_len, the cache a decode step reads,");
   if (options.kv_cache)
     refuse("config_options::kv_cache, the KV cache's format,");
+  if (options.pipeline_parallel != 1)
+    throw input_error("config_options::pipeline_parallel builds a served step's stage: a "
+                      "training pipeline is the cluster planner's (roofline::training_planner)");
   if (options.last_logits)
     throw input_error(
         "config_options::last_logits applies to a prefill: a training step's loss needs the "
@@ -982,6 +988,17 @@ network model_config::build(const config_options &given) const {
                     "as TensorRT-LLM's {} recipes store it (config_options::kv_cache bf16 "
                     "keeps it in the layers' format)",
                     quantized.fp4 ? "fp4" : "fp8", quantized.fp4 ? "nvfp4" : "fp8"));
+  if (options.pipeline_parallel > s.layers)
+    config.map().fail("num_hidden_layers",
+                      fmt::format("config_options::pipeline_parallel {}: more stages than the {} "
+                                  "layers",
+                                  options.pipeline_parallel, s.layers));
+  if (options.pipeline_parallel > 1)
+    sharding_notes.push_back(fmt::format(
+        "one stage of a pipeline of {}: {} of the {} layers, with the embedding and the LM head "
+        "both (the first stage's and the last's: a bound on either)",
+        options.pipeline_parallel,
+        (s.layers + options.pipeline_parallel - 1) / options.pipeline_parallel, s.layers));
   if (options.mode == run_mode::training && (quantized.weights || quantized.fp8))
     config.map().fail("quantization_config",
                       "a training step updates the config's own 16-bit weights, and its "

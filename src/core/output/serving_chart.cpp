@@ -130,7 +130,7 @@ void add_simulated(std::string &out, const plot_frame &f, const serving_setup &s
   const char *colour = style_of(i).colour;
   for (const simulation_result *r : simulated_loads(s)) {
     const percentiles &p = by_ttft ? r->ttft : r->tpot;
-    const double y = f.y_of(r->output_tokens_per_s / s.tensor_parallel);
+    const double y = f.y_of(r->output_tokens_per_s / s.gpus());
     put(out,
         "<line x1=\"{0:.1f}\" y1=\"{3:.1f}\" x2=\"{2:.1f}\" y2=\"{3:.1f}\" stroke=\"{4}\" "
         "stroke-width=\"3\" stroke-opacity=\"0.6\"><title>{5}</title></line>\n"
@@ -140,8 +140,7 @@ void add_simulated(std::string &out, const plot_frame &f, const serving_setup &s
         escape_xml(fmt::format("{} simulated: {} p50 {}, p90 {}, p99 {}; {} output tokens/s per "
                                "GPU",
                                s.name, by_ttft ? "TTFT" : "TPOT", duration(p.p50), duration(p.p90),
-                               duration(p.p99),
-                               significant(r->output_tokens_per_s / s.tensor_parallel))),
+                               duration(p.p99), significant(r->output_tokens_per_s / s.gpus()))),
         y - 6, y + 6);
   }
 }
@@ -167,8 +166,8 @@ std::string serving_curve_svg(const serving_comparison &c) {
       const percentiles &p = by_ttft ? r->ttft : r->tpot;
       x_low = std::min(x_low, p.p50);
       x_high = std::max(x_high, p.p99);
-      y_low = std::min(y_low, r->output_tokens_per_s / s.tensor_parallel);
-      y_high = std::max(y_high, r->output_tokens_per_s / s.tensor_parallel);
+      y_low = std::min(y_low, r->output_tokens_per_s / s.gpus());
+      y_high = std::max(y_high, r->output_tokens_per_s / s.gpus());
     }
   if (c.question.tpot_s) {
     x_low = std::min(x_low, *c.question.tpot_s);

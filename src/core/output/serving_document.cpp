@@ -96,7 +96,7 @@ text_table setups_table(const serving_comparison &c) {
     return s.usd_per_hour.has_value();
   });
   const bool sharded = std::any_of(c.setups.begin(), c.setups.end(),
-                                   [](const serving_setup &s) { return s.tensor_parallel > 1; });
+                                   [](const serving_setup &s) { return s.gpus() > 1; });
   for (detail::column &col : table.columns)
     col.wide = col.key == "requests_per_s" || col.key == "kv_cache_bytes" ||
                col.key == "usd_per_hour" || col.key == "output_tokens_per_kwh" ||
@@ -216,7 +216,7 @@ std::vector<std::string> simulation_lines(const serving_comparison &c) {
         q.rate_per_s ? detail::significant(l.load) + " requests/s"
                      : fmt::format("{} requests at a time", l.load),
         detail::significant(l.simulated.output_tokens_per_s),
-        detail::significant(l.simulated.output_tokens_per_s / s.tensor_parallel),
+        detail::significant(l.simulated.output_tokens_per_s / s.gpus()),
         l.usd_per_million_output_tokens
             ? fmt::format(", ${:.4g} per million output tokens", *l.usd_per_million_output_tokens)
             : ""));
@@ -240,6 +240,7 @@ void write_setup(detail::json_writer &w, const serving_setup &s, const serving_q
   w.field("device", device);
   w.field("name", s.name);
   w.field("tensor_parallel", s.tensor_parallel);
+  w.field("pipeline_parallel", s.pipeline_parallel);
   w.field("parameters_origin", s.analysis.model.parameters().origin);
   w.field("largest_fitting_batch", s.largest_fitting_batch);
   w.field("unsupported", s.unsupported.empty() ? std::nullopt : std::optional(s.unsupported));
@@ -274,7 +275,7 @@ void write_setup(detail::json_writer &w, const serving_setup &s, const serving_q
     w.field("kind", question.rate_per_s ? "rate_per_s" : "concurrency");
     w.field("load", l.load);
     w.field("output_tokens_per_s", l.simulated.output_tokens_per_s);
-    w.field("output_tokens_per_s_per_gpu", l.simulated.output_tokens_per_s / s.tensor_parallel);
+    w.field("output_tokens_per_s_per_gpu", l.simulated.output_tokens_per_s / s.gpus());
     w.field("usd_per_million_output_tokens", l.usd_per_million_output_tokens);
     w.field("goodput_requests_per_s",
             static_cast<double>(l.meeting_targets) / l.simulated.duration_s);
