@@ -536,9 +536,20 @@ serving_setup serve_on(const config_source &source, const compared_gpu &gpu,
   setup.most_throughput = more_throughput_below(*setup.chosen, steps);
   if (q.simulates()) {
     setup.kv_capacity_tokens = *setup.largest_fitting_batch * (q.prompt_tokens + q.output_tokens);
-    setup.simulated =
-        simulated_load(q, steps, setup.kv_capacity_tokens, q.rate_per_s, q.concurrency);
-    setup.highest_load = highest_load(q, steps, setup.kv_capacity_tokens);
+    // A request whose cache alone outgrows the setup's cannot be served there: no load is.
+    std::int64_t longest = q.prompt_tokens + q.output_tokens;
+    for (const simulated_request &r : q.requests)
+      longest = std::max(longest, r.prompt_tokens + r.output_tokens);
+    if (longest + 16 > setup.kv_capacity_tokens) { // a block of slack: the scheduler's rounding
+      setup.analysis.notes.push_back(fmt::format(
+          "{}: no load simulated: a request of {} tokens outgrows the KV cache it holds ({} "
+          "tokens)",
+          setup.name, longest, setup.kv_capacity_tokens));
+    } else {
+      setup.simulated =
+          simulated_load(q, steps, setup.kv_capacity_tokens, q.rate_per_s, q.concurrency);
+      setup.highest_load = highest_load(q, steps, setup.kv_capacity_tokens);
+    }
   }
   if (const std::int64_t batch = setup.chosen->batch; batch > 1)
     setup.memory = serving_memory(*steps.longest_decode(batch).memory, prefill_activations, batch,
@@ -787,15 +798,22 @@ serving_comparison serve(const compare_request &request, const serving_question 
   if (source->options.mode == run_mode::training)
     throw input_error("a serving question is of a model served, not trained: build its config "
                       "in inference (config_options::mode)");
-  // A rotary model runs on past its context (the steps' networks note it); a learned
-  // position table cannot.
-  if (const auto &context = source->config.context();
-      context && context->learned &&
-      question.prompt_tokens + question.output_tokens > context->positions)
+  // A rotary model runs on past its context (noted); a learned position table cannot. The
+  // longest request is the question's or a simulated one's.
+  simulated_request longest{0, question.prompt_tokens, question.output_tokens};
+  std::int64_t past_context = 0;
+  const auto &context = source->config.context();
+  for (const simulated_request &r : question.requests) {
+    if (r.prompt_tokens + r.output_tokens > longest.prompt_tokens + longest.output_tokens)
+      longest = r;
+    past_context += context && r.prompt_tokens + r.output_tokens > context->positions;
+  }
+  if (context && context->learned &&
+      longest.prompt_tokens + longest.output_tokens > context->positions)
     throw input_error({source->config.origin()},
                       fmt::format("a request of {} prompt and {} output tokens is longer than the "
                                   "model's context: {}",
-                                  question.prompt_tokens, question.output_tokens,
+                                  longest.prompt_tokens, longest.output_tokens,
                                   context->describe()));
   const std::map<std::string, gpu_spec> specs = resolve_compared_gpus(request);
   detail::check_prices_and_degrees(request);
@@ -820,6 +838,12 @@ serving_comparison serve(const compare_request &request, const serving_question 
   c.kv_cache = kv_cache_format(*source, question);
   for (const compared_gpu &gpu : sides.gpus)
     c.setups.push_back(serve_on(*source, gpu, question, prices));
+  if (past_context > 0)
+    for (serving_setup &setup : c.setups)
+      setup.analysis.notes.push_back(fmt::format(
+          "{} of the {} simulated requests run past the model's context ({}): their rotary "
+          "positions there were never trained; the cost is modelled, the answers' quality is not",
+          past_context, question.requests.size(), context->describe()));
   c.verdict = decide(c);
   return c;
 }
