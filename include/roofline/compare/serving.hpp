@@ -144,6 +144,10 @@ struct serving_setup {
     std::int64_t meeting_targets = 0; ///< requests meeting both targets (goodput's numerator)
     /// Where a price is known: the setup's price (and its energy's) over this throughput.
     std::optional<double> usd_per_million_output_tokens;
+    /// The next load up met the targets too, but as a burst: the simulated requests were too
+    /// few for a steady state there (fewer than three times those in flight); more would search
+    /// higher.
+    bool limited_by_requests = false;
   };
   std::optional<load_limit> highest_load;
   /// The KV cache the simulation ran with, in tokens: what the largest fitting batch of the

@@ -71,7 +71,7 @@ struct simulation_result {
   double duration_s = 0;                ///< the first arrival to the last token
   double output_tokens_per_s = 0;       ///< every request's output tokens over the duration
   /// ttft, tpot, latency: over requests; itl: over every token after a request's first (the
-  /// gap before it: a step's time, once for each request it decodes).
+  /// time since the request's token before it: the steps that made it, and any wait preempted).
   percentiles ttft, tpot, itl, latency;
   std::int64_t steps = 0;
   std::int64_t preemptions = 0; ///< requests preempted for want of KV blocks

@@ -627,6 +627,7 @@ private:
                             m_forward.end());
       for (op &o : again)
         o.layer += "/recompute";
+      m_ops += static_cast<std::int64_t>(again.size()); // max_ops bounds them too
       m_backward.push_back(std::move(again));
     }
   }

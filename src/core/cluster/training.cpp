@@ -88,6 +88,10 @@ std::optional<std::string> layout_refusal(const parallel_layout &l, const traini
                        l.virtual_stages, layers);
   if (l.virtual_stages > 1 && l.pp < 2)
     return std::string("virtual stages need a pipeline (PP 2 or more)");
+  if (l.virtual_stages > 1 && (q.global_batch / (std::int64_t{l.dp} * l.micro_batch)) % l.pp != 0)
+    return fmt::format("interleaved stages need micro-batches a multiple of PP {}, as Megatron's "
+                       "schedule does",
+                       l.pp);
   if (q.seq_len % l.cp != 0)
     return fmt::format("CP {} does not divide the sequence of {} tokens", l.cp, q.seq_len);
   if (q.global_batch % (std::int64_t{l.dp} * l.micro_batch) != 0)
@@ -100,7 +104,7 @@ std::optional<std::string> layout_refusal(const parallel_layout &l, const traini
   if ((std::int64_t{l.dp} * l.cp) % l.ep != 0)
     return fmt::format("EP {} does not divide DP × CP = {}: experts are spread over data-"
                        "parallel ranks",
-                       l.ep, l.dp * l.cp);
+                       l.ep, std::int64_t{l.dp} * l.cp);
   const std::int64_t gpus = q.gpus > 0 ? q.gpus : cluster.gpus();
   if (l.gpus() != gpus)
     return fmt::format("TP × PP × DP × CP = {} GPUs, not the {} asked", l.gpus(), gpus);
@@ -168,7 +172,10 @@ const training_planner::stage_costs &training_planner::costs(int tp, int micro_b
       t *= cp;
     if (o.op.count == m_layers) {
       c->layer_s += t / layers;
-      if (o.op.pass != pass::forward)
+      // The backward pass: the gradients, and a recomputed forward run within it.
+      if (o.op.pass != pass::forward ||
+          o.op.layer.size() > 10 &&
+              o.op.layer.compare(o.op.layer.size() - 10, 10, "/recompute") == 0)
         c->layer_backward_s += t / layers;
       if (o.op.is_fused_attention())
         c->layer_attention_s += t / layers;
@@ -193,15 +200,24 @@ const training_planner::stage_costs &training_planner::costs(int tp, int micro_b
 
 namespace {
 
+/// A GPU's share of the model's state (weights, gradients or optimizer state) at one TP degree:
+/// its stage's, the experts among it over EP; where `sharded` (by the ZeRO stage), Megatron's
+/// over DP × CP, the experts' over their own data-parallel group (DP × CP / EP): of each expert
+/// a GPU holds, 1/(DP × CP / EP).
+double state_share(double expert_share, const parallel_layout &l, bool sharded) {
+  const double shards = static_cast<double>(l.dp) * l.cp;
+  return ((1 - expert_share) / (sharded ? shards : 1) +
+          expert_share / (sharded ? shards : static_cast<double>(l.ep))) /
+         l.pp;
+}
+
 /// Memory per GPU of `l` (the first stage: the most micro-batches in flight), from one GPU's
 /// whole-model memory `m` at its TP degree and micro-batch.
 void fill_memory(training_estimate &e, const memory_use &m, double expert_share,
                  const parallel_layout &l) {
-  const double state_share = ((1 - expert_share) + expert_share / l.ep) / l.pp;
-  const double shards = static_cast<double>(l.dp) * l.cp; // Megatron shards over DP × CP
-  e.weights_bytes = m.weights_bytes * state_share / (l.zero_stage >= 3 ? shards : 1);
-  e.gradient_bytes = m.gradient_bytes * state_share / (l.zero_stage >= 2 ? shards : 1);
-  e.optimizer_bytes = m.optimizer_bytes * state_share / (l.zero_stage >= 1 ? shards : 1);
+  e.weights_bytes = m.weights_bytes * state_share(expert_share, l, l.zero_stage >= 3);
+  e.gradient_bytes = m.gradient_bytes * state_share(expert_share, l, l.zero_stage >= 2);
+  e.optimizer_bytes = m.optimizer_bytes * state_share(expert_share, l, l.zero_stage >= 1);
   // 1F1B: the first stage holds the activations of as many micro-batches as there are stages
   // (interleaving: a little more, (pp − 1)/(pp · v) of them).
   const double in_flight =
@@ -236,6 +252,29 @@ double data_parallel_s(const parallel_layout &l, double bytes, rank_group group,
   if (l.zero_stage <= 2)
     return exposed(reduce, h.backward_s) + exposed(gather, h.forward_s);
   return exposed(h.micro_batches * (2 * gather + reduce), h.compute_s);
+}
+
+double training_planner::data_parallel_time(const parallel_layout &l, const stage_costs &c,
+                                            double compute_s, double m) const {
+  const double layers_per_stage = static_cast<double>(m_layers) / l.pp;
+  const int G = m_cluster.gpus_per_node;
+  // Data parallelism: each GPU's gradients reduced (and its weights gathered back) over DP × CP,
+  // an expert's over its own group (DP × CP / EP), hidden behind the last micro-batch's backward
+  // pass but for its last layer's bucket (bf16 gradients, as the weights).
+  const int shards = l.dp * l.cp;
+  const hiding behind{layers_per_stage * c.layer_backward_s,
+                      layers_per_stage * (c.layer_s - c.layer_backward_s), compute_s, m,
+                      layers_per_stage};
+  const double per_stage = c.memory.weights_bytes / l.pp;
+  double total = data_parallel_s(l, per_stage * (1 - c.expert_weight_share),
+                                 {shards, per_node(shards, l.tp, G)}, m_links, behind);
+  if (c.expert_weight_share > 0) {
+    const int expert_shards = shards / l.ep;
+    total += data_parallel_s(l, per_stage * c.expert_weight_share / l.ep,
+                             {expert_shards, per_node(expert_shards, std::int64_t{l.tp} * l.ep, G)},
+                             m_links, behind);
+  }
+  return total;
 }
 
 training_estimate training_planner::estimate(const parallel_layout &l) {
@@ -300,20 +339,8 @@ training_estimate training_planner::estimate(const parallel_layout &l) {
   e.pipeline_send_s = m * send_s;
   e.bubble_s = (l.pp - 1.0) / l.virtual_stages * micro_batch_s;
   fill_memory(e, c.memory, c.expert_weight_share, l);
-  // Data parallelism: each GPU's gradients reduced (and its weights gathered back) over DP × CP,
-  // hidden behind the last micro-batch's backward pass but for its last layer's bucket.
-  const int shards = l.dp * l.cp;
-  const rank_group group{shards, per_node(shards, l.tp, G)};
-  const double state_share = ((1 - c.expert_weight_share) + c.expert_weight_share / l.ep) / l.pp;
-  const double grad_bytes = c.memory.weights_bytes * state_share; // bf16 gradients, as the weights
-  const double backward_s = layers_per_stage * c.layer_backward_s;
-  e.data_parallel_s =
-      data_parallel_s(l, grad_bytes, group, m_links,
-                      {backward_s, layers_per_stage * (c.layer_s - c.layer_backward_s), e.compute_s,
-                       m, layers_per_stage});
-  e.optimizer_s = c.optimizer_s / l.pp *
-                  ((1 - c.expert_weight_share) + c.expert_weight_share / l.ep) /
-                  (l.zero_stage >= 1 ? shards : 1);
+  e.data_parallel_s = data_parallel_time(l, c, e.compute_s, m);
+  e.optimizer_s = c.optimizer_s * state_share(c.expert_weight_share, l, l.zero_stage >= 1);
   e.step_s = e.compute_s + e.bubble_s + e.pipeline_send_s + e.context_exchange_s +
              e.expert_exchange_s + e.data_parallel_s + e.optimizer_s;
   const double step_tokens = static_cast<double>(m_question.global_batch) * m_question.seq_len;
@@ -390,6 +417,33 @@ std::vector<training_estimate> training_planner::search(const parallel_layout &p
   return found;
 }
 
+/// Why no layout of `a`'s GPUs runs: the pinned layout's refusal (its other dimensions 1, DP
+/// the rest), or the config's own where it cannot be split so.
+input_error no_layout(training_planner &planner, const training_answer &a,
+                      const parallel_layout &pinned, bool pin_zero) {
+  // Why not: the pinned layout's refusal, its other dimensions 1 and DP the rest.
+  parallel_layout l = pinned;
+  for (int *d : {&l.tp, &l.pp, &l.cp, &l.ep, &l.micro_batch, &l.virtual_stages})
+    *d = std::max(*d, 1);
+  if (!pin_zero)
+    l.zero_stage = 1;
+  if (l.dp < 1)
+    l.dp = static_cast<int>(std::max<std::int64_t>(1, a.gpus / (std::int64_t{l.tp} * l.pp * l.cp)));
+  std::optional<std::string> why =
+      layout_refusal(l, a.question, planner.model_network(), a.cluster);
+  if (!why) // a layout the config itself cannot be split at (heads TP does not divide)
+    try {
+      planner.estimate(l);
+    } catch (const input_error &e) {
+      why = e.message();
+    }
+  return input_error(fmt::format(
+      "no layout of {} GPUs can run this step{}: TP × PP × DP × CP must make the GPUs, PP be at "
+      "most the {} layers, DP × micro-batch divide the global batch of {}",
+      a.gpus, why ? " (" + describe(l) + ": " + *why + ")" : std::string(), a.layers,
+      a.question.global_batch));
+}
+
 training_answer plan_training(training_planner &planner, const parallel_layout &pinned,
                               bool pin_recompute, bool pin_zero) {
   training_answer a;
@@ -402,21 +456,8 @@ training_answer plan_training(training_planner &planner, const parallel_layout &
   a.network_name = std::filesystem::path(planner.config_origin()).stem().string();
   a.ranked = planner.search(pinned, pin_recompute, pin_zero);
   a.searched = static_cast<std::int64_t>(a.ranked.size());
-  if (a.ranked.empty()) {
-    // Why not: the pinned layout's refusal, its other dimensions 1 and DP the rest.
-    parallel_layout l = pinned;
-    for (int *d : {&l.tp, &l.pp, &l.cp, &l.ep, &l.micro_batch, &l.virtual_stages})
-      *d = std::max(*d, 1);
-    if (l.dp < 1)
-      l.dp =
-          static_cast<int>(std::max<std::int64_t>(1, a.gpus / (std::int64_t{l.tp} * l.pp * l.cp)));
-    const auto why = layout_refusal(l, a.question, planner.model_network(), a.cluster);
-    throw input_error(fmt::format(
-        "no layout of {} GPUs can run this step{}: TP × PP × DP × CP must make the GPUs, PP be at "
-        "most the {} layers, DP × micro-batch divide the global batch of {}",
-        a.gpus, why ? " (" + describe(l) + ": " + *why + ")" : std::string(), a.layers,
-        a.question.global_batch));
-  }
+  if (a.ranked.empty())
+    throw no_layout(planner, a, pinned, pin_zero);
   const training_estimate &best = a.ranked.front();
   if (!best.fits) {
     a.verdict = fmt::format("No layout of {} {} fits: the least memory-hungry needs more than the "

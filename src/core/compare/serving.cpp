@@ -184,8 +184,11 @@ public:
       const double anchor = static_cast<double>(mean_cache());
       const double context =
           static_cast<double>(step.decode_context_tokens) / static_cast<double>(step.decoding);
-      total += std::max(0.0, at_mean + (step_time(mean_decode(step.decoding, 2)) - at_mean) *
-                                           (context - anchor) / anchor);
+      // Below the mean cache the line runs toward its intercept: a step is never less than
+      // half the one at the mean (attention is not the whole of a decode step).
+      const double line = at_mean + (step_time(mean_decode(step.decoding, 2)) - at_mean) *
+                                        (context - anchor) / anchor;
+      total += std::isfinite(line) ? std::max(line, at_mean / 2) : at_mean;
       total += sends_s(static_cast<double>(step.decoding) / m_question.pipeline_parallel);
     }
     if (const std::int64_t prefill_tokens = step.prefill_tokens; prefill_tokens > 0) {
@@ -454,13 +457,28 @@ simulation_result simulated_load(const serving_question &q, request_steps &steps
           : q.requests;
   if (rate)
     requests = poisson_arrivals(std::move(requests), *rate);
-  return simulate_serving(requests, options,
-                          [&](const scheduled_step &step) { return steps.simulated_step_s(step); });
+  try {
+    return simulate_serving(requests, options, [&](const scheduled_step &step) {
+      return steps.simulated_step_s(step);
+    });
+  } catch (const std::invalid_argument &e) { // what the question asked cannot be simulated
+    throw input_error(std::string("serving_question::requests: ") + e.what());
+  }
+}
+
+/// Whether a simulated load is a steady state, not a burst: its requests outnumber three times
+/// those in flight at it (by Little's law, the rate times the median latency; a concurrency
+/// itself), so that most of them meet a full server.
+bool steady(const simulation_result &r, double load, bool by_rate) {
+  const double in_flight = by_rate ? load * r.latency.p50 : load;
+  return static_cast<double>(r.requests.size()) >= 3 * in_flight;
 }
 
 /// The highest rate (or concurrency, as the question's load is given) whose simulated
-/// percentile meets the targets: from the asked load, doubled or halved until it brackets the
-/// limit (at most ten times), then bisected to 2% (a rate) or to one request (a concurrency).
+/// percentile meets the targets in a steady state (steady()): from the asked load, doubled or
+/// halved until it brackets the limit (at most ten times), then bisected to 2% (a rate) or to one
+/// request (a concurrency); the probes together simulate at most 2e8 output tokens (about as
+/// many seconds as ten loads of check_serving_question's bound), the best found by then kept.
 std::optional<serving_setup::load_limit>
 highest_load(const serving_question &q, request_steps &steps, std::int64_t kv_capacity_tokens) {
   if (!(q.ttft_s || q.tpot_s) || !(q.rate_per_s || q.concurrency))
@@ -473,21 +491,35 @@ highest_load(const serving_question &q, request_steps &steps, std::int64_t kv_ca
                            : simulated_load(q, steps, kv_capacity_tokens, std::nullopt,
                                             static_cast<std::int64_t>(load));
     at.meeting_targets = requests_meeting(at.simulated, q.ttft_s, q.tpot_s);
-    return std::pair(*meets_at_percentile(q, at.simulated), at);
+    return at;
   };
   const double asked = by_rate ? *q.rate_per_s : static_cast<double>(*q.concurrency);
-  const double most = by_rate ? 1e6 : static_cast<double>(q.max_running);
+  const double most =
+      by_rate ? 1e6
+              : std::max(asked, static_cast<double>(std::min(q.max_running, max_serving_batch)));
+  double outputs_per_probe = 0;
+  for (const simulated_request &r : q.requests)
+    outputs_per_probe += static_cast<double>(r.output_tokens);
+  if (q.requests.empty())
+    outputs_per_probe = static_cast<double>(q.simulated_requests * q.output_tokens);
+  double budget = 2e8;
   std::optional<serving_setup::load_limit> good;
   std::optional<double> bad;
+  bool bad_unsteady = false; // the lowest load that failed met the targets, but as a burst
   const auto try_load = [&](double load) {
-    auto [met, at] = probe(load);
-    if (met)
+    budget -= outputs_per_probe;
+    serving_setup::load_limit at = probe(load);
+    const bool targets = *meets_at_percentile(q, at.simulated);
+    const bool met = targets && steady(at.simulated, load, by_rate);
+    if (met && (!good || load > good->load)) {
       good = std::move(at);
-    else
+    } else if (!met && (!bad || load < *bad)) {
       bad = load;
+      bad_unsteady = targets;
+    }
   };
   try_load(asked);
-  for (int i = 0; i < 10 && !(good && bad); ++i) {
+  for (int i = 0; i < 10 && !(good && bad) && budget > 0; ++i) {
     const double next =
         good ? std::min(most, good->load * 2) : (by_rate ? *bad / 2 : std::floor(*bad / 2));
     if (next < 1e-6 || next == (good ? good->load : *bad))
@@ -496,8 +528,10 @@ highest_load(const serving_question &q, request_steps &steps, std::int64_t kv_ca
   }
   if (!good || !bad)
     return good;
-  while (by_rate ? *bad - good->load > 0.02 * good->load : *bad - good->load > 1)
+  while (budget > 0 && *bad > good->load &&
+         (by_rate ? *bad - good->load > 0.02 * good->load : *bad - good->load > 1))
     try_load(by_rate ? (good->load + *bad) / 2 : std::floor((good->load + *bad) / 2));
+  good->limited_by_requests = bad_unsteady;
   return good;
 }
 
@@ -535,12 +569,19 @@ serving_setup serve_on(const config_source &source, const compared_gpu &gpu,
   search(setup, steps, std::min(*setup.largest_fitting_batch, max_serving_batch));
   setup.most_throughput = more_throughput_below(*setup.chosen, steps);
   if (q.simulates()) {
-    setup.kv_capacity_tokens = *setup.largest_fitting_batch * (q.prompt_tokens + q.output_tokens);
+    // What the largest fitting batch of the question's requests holds, in whole blocks of 16
+    // tokens as the scheduler counts them, and the shared prefix's blocks beside them.
+    const scheduler_options blocks;
+    const std::int64_t block = blocks.block_tokens;
+    const auto whole = [&](std::int64_t tokens) { return (tokens + block - 1) / block * block; };
+    setup.kv_capacity_tokens =
+        *setup.largest_fitting_batch * whole(q.prompt_tokens + q.output_tokens) +
+        whole(q.shared_prefix_tokens);
     // A request whose cache alone outgrows the setup's cannot be served there: no load is.
     std::int64_t longest = q.prompt_tokens + q.output_tokens;
     for (const simulated_request &r : q.requests)
       longest = std::max(longest, r.prompt_tokens + r.output_tokens);
-    if (longest + 16 > setup.kv_capacity_tokens) { // a block of slack: the scheduler's rounding
+    if (whole(longest) + whole(q.shared_prefix_tokens) > setup.kv_capacity_tokens) {
       setup.analysis.notes.push_back(fmt::format(
           "{}: no load simulated: a request of {} tokens outgrows the KV cache it holds ({} "
           "tokens)",

@@ -19,7 +19,7 @@ struct in_flight {
   std::int64_t generated = 0;  ///< output tokens so far
   std::int64_t blocks = 0;     ///< KV blocks it holds (beyond the shared prefix's)
   std::int64_t shared = 0;     ///< its prompt's first tokens, held in the shared prefix's blocks
-  double arrival_s = 0, first_token_s = 0, done_s = 0;
+  double arrival_s = 0, first_token_s = 0, last_token_s = 0, done_s = 0;
   bool decoding() const { return computed >= to_prefill; }
 };
 
@@ -70,26 +70,6 @@ served_request served_of(const simulated_request &r, const in_flight &s) {
   return served;
 }
 
-/// Percentiles of values each counted `weight` times (nearest rank).
-percentiles weighted_percentiles(std::vector<std::pair<double, std::int64_t>> values) {
-  std::sort(values.begin(), values.end());
-  std::int64_t total = 0;
-  for (const auto &v : values)
-    total += v.second;
-  if (total == 0)
-    return {};
-  const auto rank = [&](double p) {
-    const auto at = std::max<std::int64_t>(
-        1, static_cast<std::int64_t>(std::ceil(p * static_cast<double>(total))));
-    std::int64_t seen = 0;
-    for (const auto &[value, weight] : values)
-      if ((seen += weight) >= at)
-        return value;
-    return values.back().first;
-  };
-  return {rank(0.5), rank(0.9), rank(0.99)};
-}
-
 /// The scheduler's state through one simulation.
 class scheduler {
 public:
@@ -122,7 +102,6 @@ public:
       const double took = step_time(step);
       m_now += took;
       ++result.steps;
-      m_gaps.emplace_back(took, step.decoding);
       advance();
     }
     double tokens = 0;
@@ -251,7 +230,10 @@ private:
         continue;
       if (s.generated++ == 0)
         s.first_token_s = m_now;
-      if (m_options.shared_prefix_tokens > 0 && m_prefix_tokens == 0)
+      else // the gap since its last token: its steps, and any wait preempted or unscheduled
+        m_gaps.push_back(static_cast<float>(m_now - s.last_token_s));
+      s.last_token_s = m_now;
+      if (m_options.shared_prefix_tokens > 0)
         cache_prefix(r);
     }
     const auto done = [&](std::size_t r) {
@@ -268,13 +250,18 @@ private:
     m_running.erase(std::remove_if(m_running.begin(), m_running.end(), done), m_running.end());
   }
 
-  /// The first prompt through the prefix leaves its blocks in the cache: request r hands them
-  /// over, kept from then on.
+  /// A prompt through more of the shared prefix than the cache holds leaves those blocks in
+  /// it: request r hands them over, kept from then on (the first prompt, then any longer one).
   void cache_prefix(std::size_t r) {
     in_flight &s = m_state[r];
-    s.shared = m_prefix_tokens = cached_prefix(m_options, m_requests[r].prompt_tokens);
+    const std::int64_t reach = cached_prefix(m_options, m_requests[r].prompt_tokens);
+    if (reach <= m_prefix_tokens)
+      return;
+    // The blocks beyond what the cache held become the cache's; its own copies of those the
+    // cache held already are freed at its next allocation (allocate() counts past `shared`).
     if (m_options.kv_capacity_tokens)
-      s.blocks -= m_prefix_tokens / m_options.block_tokens;
+      s.blocks -= (reach - std::max(s.shared, m_prefix_tokens)) / m_options.block_tokens;
+    s.shared = m_prefix_tokens = reach;
   }
 
   void summarize(simulation_result &result) {
@@ -288,7 +275,7 @@ private:
     result.ttft = percentiles_of(std::move(ttft));
     result.tpot = percentiles_of(std::move(tpot));
     result.latency = percentiles_of(std::move(latency));
-    result.itl = weighted_percentiles(std::move(m_gaps));
+    result.itl = percentiles_of(std::vector<double>(m_gaps.begin(), m_gaps.end()));
   }
 
   const std::vector<simulated_request> &m_requests;
@@ -303,7 +290,7 @@ private:
   std::deque<std::size_t> m_waiting;
   std::vector<std::size_t> m_running;                          ///< in admission order
   std::vector<std::pair<std::size_t, std::int64_t>> m_planned; ///< this step's (request, tokens)
-  std::vector<std::pair<double, std::int64_t>> m_gaps;         ///< steps' times and their decodes
+  std::vector<float> m_gaps; ///< every token's gap after its request's first, in seconds
 };
 
 } // namespace

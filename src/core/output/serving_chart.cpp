@@ -18,6 +18,8 @@ namespace {
 
 /// Whole decades around [low, high], at least one wide.
 log_axis decades(double low, double high) {
+  if (!(low > 0) || !(high >= low) || !std::isfinite(high)) // no positive range: one decade
+    low = high = high > 0 && std::isfinite(high) ? high : 1;
   log_axis axis{static_cast<int>(std::floor(std::log10(low))),
                 static_cast<int>(std::ceil(std::log10(high)))};
   if (axis.high <= axis.low)
@@ -130,6 +132,8 @@ void add_simulated(std::string &out, const plot_frame &f, const serving_setup &s
   const char *colour = style_of(i).colour;
   for (const simulation_result *r : simulated_loads(s)) {
     const percentiles &p = by_ttft ? r->ttft : r->tpot;
+    if (!(p.p50 > 0))
+      continue;
     const double y = f.y_of(r->output_tokens_per_s / s.gpus());
     put(out,
         "<line x1=\"{0:.1f}\" y1=\"{3:.1f}\" x2=\"{2:.1f}\" y2=\"{3:.1f}\" stroke=\"{4}\" "
@@ -164,6 +168,8 @@ std::string serving_curve_svg(const serving_comparison &c) {
   for (const serving_setup &s : c.setups)
     for (const simulation_result *r : simulated_loads(s)) {
       const percentiles &p = by_ttft ? r->ttft : r->tpot;
+      if (!(p.p50 > 0)) // no request of more than one token: no TPOT to draw
+        continue;
       x_low = std::min(x_low, p.p50);
       x_high = std::max(x_high, p.p99);
       y_low = std::min(y_low, r->output_tokens_per_s / s.gpus());

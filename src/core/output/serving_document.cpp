@@ -211,10 +211,15 @@ std::vector<std::string> simulation_lines(const serving_comparison &c) {
     }
     const serving_setup::load_limit &l = *s.highest_load;
     lines.push_back(fmt::format(
-        "{} meets {} at p{} up to {}: {} output tokens/s ({} per GPU){}", s.name, targets_phrase(q),
-        q.percentile,
+        "{} meets {} at p{} up to {}{}: {} output tokens/s ({} per GPU){}", s.name,
+        targets_phrase(q), q.percentile,
         q.rate_per_s ? detail::significant(l.load) + " requests/s"
                      : fmt::format("{} requests at a time", l.load),
+        l.limited_by_requests
+            ? fmt::format(" (the most {} simulated requests hold steady: simulate more to search "
+                          "higher)",
+                          l.simulated.requests.size())
+            : "",
         detail::significant(l.simulated.output_tokens_per_s),
         detail::significant(l.simulated.output_tokens_per_s / s.gpus()),
         l.usd_per_million_output_tokens
@@ -279,6 +284,7 @@ void write_setup(detail::json_writer &w, const serving_setup &s, const serving_q
     w.field("usd_per_million_output_tokens", l.usd_per_million_output_tokens);
     w.field("goodput_requests_per_s",
             static_cast<double>(l.meeting_targets) / l.simulated.duration_s);
+    w.field("limited_by_requests", l.limited_by_requests);
     write_percentiles(w, "ttft_ms", l.simulated.ttft);
     write_percentiles(w, "tpot_ms", l.simulated.tpot);
     write_percentiles(w, "itl_ms", l.simulated.itl);
