@@ -135,31 +135,31 @@ private:
   scheduled_step schedule() {
     m_planned.clear();
     m_preempted_now = false;
-    std::int64_t room = m_options.token_budget;
+    m_room = m_options.token_budget;
     for (int pass = 0; pass < 2; ++pass)
-      for (std::size_t i = 0; i < m_running.size() && room > 0; ++i) {
+      for (std::size_t i = 0; i < m_running.size() && m_room > 0; ++i) {
         const std::size_t r = m_running[i];
         if (m_state[r].decoding() != (pass == 0))
           continue;
         const std::int64_t tokens =
-            pass == 0 ? 1 : std::min(room, m_state[r].to_prefill - m_state[r].computed);
+            pass == 0 ? 1 : std::min(m_room, m_state[r].to_prefill - m_state[r].computed);
         if (!allocate_preempting(r, tokens))
           continue;
         m_planned.emplace_back(r, tokens);
-        room -= tokens;
+        m_room -= tokens;
       }
     // As vLLM, no admission in a step that preempted: the blocks just freed go to the running.
-    while (!m_preempted_now && room > 0 && !m_waiting.empty() &&
+    while (!m_preempted_now && m_room > 0 && !m_waiting.empty() &&
            static_cast<std::int64_t>(m_running.size()) < m_options.max_running) {
       const std::size_t r = m_waiting.front();
       start_prefill(r);
-      const std::int64_t tokens = std::min(room, m_state[r].to_prefill - m_state[r].computed);
+      const std::int64_t tokens = std::min(m_room, m_state[r].to_prefill - m_state[r].computed);
       if (!allocate(r, tokens))
         break;
       m_waiting.pop_front();
       m_running.push_back(r);
       m_planned.emplace_back(r, tokens);
-      room -= tokens;
+      m_room -= tokens;
     }
     scheduled_step step;
     for (const auto &[r, tokens] : m_planned)
@@ -213,6 +213,10 @@ private:
     s.computed = s.shared; // the shared prefix stays cached
     s.to_prefill = m_requests[r].prompt_tokens + s.generated;
     m_running.pop_back();
+    // Its tokens planned this step, if any, go back to the step's budget.
+    for (const auto &[planned, tokens] : m_planned)
+      if (planned == r)
+        m_room += tokens;
     m_planned.erase(std::remove_if(m_planned.begin(), m_planned.end(),
                                    [&](const auto &p) { return p.first == r; }),
                     m_planned.end());
@@ -286,6 +290,7 @@ private:
   std::int64_t m_live = 0, m_free_blocks = 0, m_preemptions = 0;
   std::int64_t m_prefix_tokens = 0; ///< the shared prefix's tokens in the cache
   bool m_preempted_now = false;     ///< this step preempted a request
+  std::int64_t m_room = 0;          ///< this step's token budget left while it is scheduled
   double m_now = 0, m_last_s = 0;
   std::deque<std::size_t> m_waiting;
   std::vector<std::size_t> m_running;                          ///< in admission order
