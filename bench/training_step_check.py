@@ -8,12 +8,14 @@ bench/data/training/configs, bf16 weights, fused AdamW, one sequence of 2048 tok
   llama8        Llama-3-8B's shape at 8 layers, every activation kept
   llama8-ckpt   the same with gradient checkpointing (each decoder layer recomputed)
   mixtral2      Mixtral-8x7B's shape at 2 layers (8 experts, top 2), transformers' own MoE code
+  gpt1.7b-mbN   Megatron-LM's GPT 1.7B of its H100 table (24 layers, 2048 wide, 16 heads, a
+                vocabulary of 131072) as transformers' GPT-2, 4096 tokens, micro-batch N = 1 or 4
 
 Each: the step (forward, backward, optimizer) and its forward + backward alone, CUDA events, the
 median of 10 after 3 warm-ups, and the peak memory of a steady-state step. Writes
 OUT/training_steps.json as it goes (a failure loses nothing measured before it).
 
-    python3 bench/training_step_check.py OUT_DIR
+    python3 bench/training_step_check.py OUT_DIR [NAME,NAME...]
 """
 import json
 import os
@@ -33,14 +35,18 @@ SEQ = 2048
 def model_of(name):
     import transformers
     config_file = {"llama8": "llama-3-8b-8-layers.json", "llama8-ckpt": "llama-3-8b-8-layers.json",
-                   "mixtral2": "mixtral-8x7b-2-layers.json"}[name]
+                   "mixtral2": "mixtral-8x7b-2-layers.json", "gpt1.7b-mb1": "gpt-1.7b.json",
+                   "gpt1.7b-mb4": "gpt-1.7b.json"}[name]
     with open(os.path.join(CONFIGS, config_file)) as f:
         fields = json.load(f)
     fields.pop("architectures", None)
     kind = fields.pop("model_type")
-    config = (transformers.LlamaConfig if kind == "llama" else transformers.MixtralConfig)(**fields)
+    classes = {"llama": (transformers.LlamaConfig, transformers.LlamaForCausalLM),
+               "mixtral": (transformers.MixtralConfig, transformers.MixtralForCausalLM),
+               "gpt2": (transformers.GPT2Config, transformers.GPT2LMHeadModel)}
+    config_class, cls = classes[kind]
+    config = config_class(**fields)
     config._attn_implementation = "sdpa"
-    cls = transformers.LlamaForCausalLM if kind == "llama" else transformers.MixtralForCausalLM
     torch.manual_seed(0)
     model = cls(config).to(device="cuda", dtype=torch.bfloat16)
     if name.endswith("-ckpt"):
@@ -52,7 +58,8 @@ def model_of(name):
 def measure(name):
     model, config_file = model_of(name)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-5, fused=True)
-    ids = torch.randint(0, model.config.vocab_size, (1, SEQ), device="cuda")
+    seq, batch = (4096, int(name[-1])) if name.startswith("gpt") else (SEQ, 1)
+    ids = torch.randint(0, model.config.vocab_size, (batch, seq), device="cuda")
 
     def forward_backward():
         loss = model(input_ids=ids, labels=ids).loss
@@ -68,7 +75,7 @@ def measure(name):
     fb_ms, _ = timed(lambda: (forward_backward(), opt.zero_grad(set_to_none=True)))
     loss = float(forward_backward())
     opt.zero_grad(set_to_none=True)
-    result = {"name": name, "config": config_file, "seq_len": SEQ, "batch": 1,
+    result = {"name": name, "config": config_file, "seq_len": seq, "batch": batch,
               "step_ms": step_ms, "forward_backward_ms": fb_ms, "peak_bytes": peak,
               "parameters": sum(p.numel() for p in model.parameters()),
               "loss_finite": bool(torch.isfinite(torch.tensor(loss)))}
@@ -82,7 +89,9 @@ def main():
     doc = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__,
            "transformers": transformers.__version__, "results": []}
     path = os.path.join(out, "training_steps.json")
-    for name in ("llama8", "llama8-ckpt", "mixtral2"):
+    names = sys.argv[2].split(",") if len(sys.argv) > 2 else [
+        "llama8", "llama8-ckpt", "mixtral2", "gpt1.7b-mb1", "gpt1.7b-mb4"]
+    for name in names:
         try:
             doc["results"].append(measure(name))
         except Exception as e:  # noqa: BLE001 — recorded, the others still run
