@@ -15,7 +15,7 @@ Each: the step (forward, backward, optimizer) and its forward + backward alone, 
 median of 10 after 3 warm-ups, and the peak memory of a steady-state step. Writes
 OUT/training_steps.json as it goes (a failure loses nothing measured before it).
 
-    python3 bench/training_step_check.py OUT_DIR [NAME,NAME...]
+    python3 bench/training_step_check.py OUT_DIR [NAME,NAME...] [--profile]
 """
 import json
 import os
@@ -30,6 +30,7 @@ from torch_timing import timed  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 CONFIGS = os.path.join(HERE, "data", "training", "configs")
 SEQ = 2048
+PROFILE = "--profile" in sys.argv  # also break the forward and backward down by kernel class
 
 
 def model_of(name):
@@ -73,10 +74,15 @@ def measure(name):
 
     step_ms, peak = timed(step)
     fb_ms, _ = timed(lambda: (forward_backward(), opt.zero_grad(set_to_none=True)))
+    by_class = None
+    if PROFILE:  # the forward and backward's GPU time by kernel class (bench/step_check.py's)
+        from step_check import profile_classes
+        by_class = profile_classes(lambda: (forward_backward(), opt.zero_grad(set_to_none=True)))
     loss = float(forward_backward())
     opt.zero_grad(set_to_none=True)
     result = {"name": name, "config": config_file, "seq_len": seq, "batch": batch,
               "step_ms": step_ms, "forward_backward_ms": fb_ms, "peak_bytes": peak,
+              "kernel_classes": by_class,
               "parameters": sum(p.numel() for p in model.parameters()),
               "loss_finite": bool(torch.isfinite(torch.tensor(loss)))}
     return result  # its model and optimizer freed as it returns (main empties the cache)
@@ -89,7 +95,8 @@ def main():
     doc = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__,
            "transformers": transformers.__version__, "results": []}
     path = os.path.join(out, "training_steps.json")
-    names = sys.argv[2].split(",") if len(sys.argv) > 2 else [
+    args = [a for a in sys.argv[2:] if a != "--profile"]
+    names = args[0].split(",") if args else [
         "llama8", "llama8-ckpt", "mixtral2", "gpt1.7b-mb1", "gpt1.7b-mb4"]
     for name in names:
         try:
