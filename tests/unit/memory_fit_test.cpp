@@ -214,8 +214,8 @@ TEST_CASE("full recomputation keeps each block's input and one block's results: 
   full.recompute = recomputation::full;
   const memory_use kept = training_memory(none), recomputed = training_memory(full);
   // Outside the 32 blocks, kept either way: the embedding's and the final norm's 2048 × 4096
-  // results and the logits, 2048 × 32000, at 2 bytes.
-  const double outside = 2.0 * 2048 * 4096 * 2 + 2048.0 * 32000 * 2;
+  // results, and the logits and the loss's softmax, 2048 × 32000 each, at 2 bytes.
+  const double outside = 2.0 * 2048 * 4096 * 2 + 2 * 2048.0 * 32000 * 2;
   const double blocks = kept.activation_bytes - outside; // 32 blocks' results
   // Each block's input (2048 × 4096 × 2 bytes) kept 32 times, and one block's results.
   const double input = 2048.0 * 4096 * 2;

@@ -721,10 +721,15 @@ void add_head(network &net, const transformer_shape &s, const config_options &op
     net.layers.push_back(make("lm_head", matmul_layer{net.batch, s.vocab, s.hidden, 1}));
   else
     net.layers.push_back(linear("lm_head", s.hidden, s.vocab));
+  // Training's loss: a softmax over (its GPU's share of) the vocabulary at every position, and
+  // its gradient (cross-entropy's; its fp32 upcast counted at the layers' width).
+  if (options.mode == run_mode::training)
+    net.layers.push_back(memory("loss", memory_op_kind::softmax, s.vocab));
   if (options.mode == run_mode::training)
     net.notes.push_back(fmt::format(
-        "a training step: the LM head runs for every position, the loss's logits; the loss is "
-        "not timed, the optimizer's update is (one fused kernel over every parameter){}",
+        "a training step: the LM head runs for every position, the loss (a softmax over the "
+        "vocabulary and its gradient) after it, and the optimizer's update (one fused kernel "
+        "over every parameter) at the end{}",
         s.tensor_parallel <= 1 ? ""
         : s.replicated < s.hidden
             ? "; the activations kept are one GPU's: its share of the split layers' results and "
