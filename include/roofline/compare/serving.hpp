@@ -150,6 +150,8 @@ struct serving_setup {
     bool limited_by_requests = false;
   };
   std::optional<load_limit> highest_load;
+  /// The least load the search simulated (requests a second, or in flight); 0 where none was.
+  double lowest_load_tried = 0;
   /// The KV cache the simulation ran with, in tokens: what the largest fitting batch of the
   /// question's requests holds.
   std::int64_t kv_capacity_tokens = 0;

@@ -628,6 +628,7 @@ private:
       for (op &o : again)
         o.layer += "/recompute";
       m_ops += static_cast<std::int64_t>(again.size()); // max_ops bounds them too
+      check_layer_limits(ctx.path, m_ops, ctx.where);
       m_backward.push_back(std::move(again));
     }
   }

@@ -240,15 +240,28 @@ struct hiding {
   double backward_s, forward_s, compute_s, micro_batches, layers_per_stage;
 };
 
-double data_parallel_s(const parallel_layout &l, double bytes, rank_group group,
+/// A GPU's gradients of one kind (dense, or experts') and the group they are reduced over.
+struct gradient_share {
+  double bytes;
+  rank_group group;
+};
+
+double data_parallel_s(const parallel_layout &l, const std::vector<gradient_share> &shares,
                        const cluster_links &links, const hiding &h) {
   const auto exposed = [&](double comm, double behind) {
     return std::max(comm - behind, comm / std::max(1.0, h.layers_per_stage));
   };
-  const double reduce = collective_s(collective::reduce_scatter, bytes, group, links);
-  const double gather = collective_s(collective::all_gather, bytes, group, links);
+  // Every kind's traffic leaves through the same links: summed, then hidden once.
+  const auto total = [&](collective c) {
+    double t = 0;
+    for (const gradient_share &g : shares)
+      t += collective_s(c, g.bytes, g.group, links);
+    return t;
+  };
+  const double reduce = total(collective::reduce_scatter);
+  const double gather = total(collective::all_gather);
   if (l.zero_stage == 0)
-    return exposed(collective_s(collective::all_reduce, bytes, group, links), h.backward_s);
+    return exposed(total(collective::all_reduce), h.backward_s);
   if (l.zero_stage <= 2)
     return exposed(reduce, h.backward_s) + exposed(gather, h.forward_s);
   return exposed(h.micro_batches * (2 * gather + reduce), h.compute_s);
@@ -266,15 +279,14 @@ double training_planner::data_parallel_time(const parallel_layout &l, const stag
                       layers_per_stage * (c.layer_s - c.layer_backward_s), compute_s, m,
                       layers_per_stage};
   const double per_stage = c.memory.weights_bytes / l.pp;
-  double total = data_parallel_s(l, per_stage * (1 - c.expert_weight_share),
-                                 {shards, per_node(shards, l.tp, G)}, m_links, behind);
+  std::vector<gradient_share> shares{
+      {per_stage * (1 - c.expert_weight_share), {shards, per_node(shards, l.tp, G)}}};
   if (c.expert_weight_share > 0) {
     const int expert_shards = shards / l.ep;
-    total += data_parallel_s(l, per_stage * c.expert_weight_share / l.ep,
-                             {expert_shards, per_node(expert_shards, std::int64_t{l.tp} * l.ep, G)},
-                             m_links, behind);
+    shares.push_back({per_stage * c.expert_weight_share / l.ep,
+                      {expert_shards, per_node(expert_shards, std::int64_t{l.tp} * l.ep, G)}});
   }
-  return total;
+  return data_parallel_s(l, shares, m_links, behind);
 }
 
 training_estimate training_planner::estimate(const parallel_layout &l) {

@@ -120,8 +120,8 @@ public:
       return found->second;
     serving_point p;
     p.batch = batch;
-    const analysis &decode_step = mean_decode(batch);
-    const double decode = step_time(decode_step);
+    const analysis &decode_step = mean_decode(batch, mean_cache());
+    const double decode = step_time(decode_step, batch);
     const auto requests = static_cast<double>(batch);
     const auto outputs = static_cast<double>(m_question.output_tokens);
     // In the steady state `requests / outputs` requests finish each step and as many take their
@@ -134,13 +134,13 @@ public:
     const double prompts = requests / outputs;
     const std::int64_t together = std::max<std::int64_t>(1, std::llround(prompts));
     const analysis &prefill_step = prefill_of(together);
-    const double prefill = step_time(prefill_step);
-    const time_range decode_range = step_range(decode_step),
-                     prefill_range = step_range(prefill_step);
+    const double prefill = step_time(prefill_step, 1); // one micro-batch, every stage once
+    const time_range decode_range = step_range(decode_step, batch),
+                     prefill_range = step_range(prefill_step, 1);
     const double ttft_share = std::max(1.0, prompts) / static_cast<double>(together);
     const double tpot_share = prompts / static_cast<double>(together);
-    const power_draw ttft_step = held(decode_step, prefill_step, ttft_share);
-    const power_draw tpot_step = held(decode_step, prefill_step, tpot_share);
+    const power_draw ttft_step = held(decode_step, prefill_step, ttft_share, batch);
+    const power_draw tpot_step = held(decode_step, prefill_step, tpot_share, batch);
     p.ttft_s = ttft_step.step_s;
     p.tpot_s = tpot_step.step_s;
     p.ttft_range = decode_range;
@@ -180,15 +180,25 @@ public:
   double simulated_step_s(const scheduled_step &step) {
     double total = 0;
     if (step.decoding > 0) {
-      const double at_mean = step_time(mean_decode(step.decoding));
-      const double anchor = static_cast<double>(mean_cache());
-      const double context =
-          static_cast<double>(step.decode_context_tokens) / static_cast<double>(step.decoding);
-      // Below the mean cache the line runs toward its intercept: a step is never less than
-      // half the one at the mean (attention is not the whole of a decode step).
-      const double line = at_mean + (step_time(mean_decode(step.decoding, 2)) - at_mean) *
-                                        (context - anchor) / anchor;
-      total += std::isfinite(line) ? std::max(line, at_mean / 2) : at_mean;
+      const std::int64_t d = step.decoding;
+      const double at_mean = step_time(mean_decode(d, mean_cache()), d);
+      total += at_mean;
+      // The second point: twice the mean cache, or the most positions a learned table has.
+      std::int64_t far = 2 * mean_cache();
+      if (const auto &context = m_source.config.context(); context && context->learned)
+        far = std::min(far, context->positions);
+      if (far > mean_cache()) {
+        const double slope =
+            (step_time(mean_decode(d, far), d) - at_mean) / static_cast<double>(far - mean_cache());
+        const double context =
+            static_cast<double>(step.decode_context_tokens) / static_cast<double>(d);
+        // Never below the line's own intercept (a cache of nothing: the step without its
+        // attention), nor below a tenth of the step at the mean, should the line dip below it.
+        const double intercept = at_mean - slope * static_cast<double>(mean_cache());
+        const double line = at_mean + slope * (context - static_cast<double>(mean_cache()));
+        if (std::isfinite(line))
+          total = std::max({line, intercept, at_mean / 10});
+      }
       total += sends_s(static_cast<double>(step.decoding) / m_question.pipeline_parallel);
     }
     if (const std::int64_t prefill_tokens = step.prefill_tokens; prefill_tokens > 0) {
@@ -197,7 +207,7 @@ public:
       if (found == m_chunk_s.end())
         found = m_chunk_s
                     .emplace(rounded,
-                             step_time(analyzed(build(inference_phase::prefill, 1, 0, rounded))))
+                             step_time(analyzed(build(inference_phase::prefill, 1, 0, rounded)), 1))
                     .first;
       total += found->second + sends_s(static_cast<double>(prefill_tokens));
     }
@@ -209,18 +219,18 @@ private:
     return analyze(net, m_gpu.model, m_gpu.selection, m_gpu.memory_reserve);
   }
 
-  /// The decode step at `batch` with the mean cache of a request's decode steps: attention
-  /// reads a cache growing by one token a step, so the step at the mid-point costs what they
-  /// cost on average. Memoised: the steady state and the simulation ask for the same batches.
-  const analysis &mean_decode(std::int64_t batch, std::int64_t times = 1) {
-    const auto key = std::pair(batch, times);
+  /// The decode step at `batch` with a cache of `kv_len` (the steady state's: mean_cache(), the
+  /// mean of a request's decode steps: attention reads a cache growing by one token a step, so
+  /// the step at the mid-point costs what they cost on average). Memoised: the steady state and
+  /// the simulation ask for the same batches.
+  const analysis &mean_decode(std::int64_t batch, std::int64_t kv_len) {
+    const auto key = std::pair(batch, kv_len);
     if (const auto found = m_decodes.find(key); found != m_decodes.end())
       return found->second;
     // A pipeline's stages each hold one micro-batch of the running requests at a time.
     const std::int64_t micro_batch =
         (batch + m_question.pipeline_parallel - 1) / m_question.pipeline_parallel;
-    return m_decodes
-        .emplace(key, analyzed(build(inference_phase::decode, micro_batch, times * mean_cache())))
+    return m_decodes.emplace(key, analyzed(build(inference_phase::decode, micro_batch, kv_len)))
         .first->second;
   }
 
@@ -244,17 +254,32 @@ private:
     return m_source.config.build(options);
   }
 
-  /// A step's time through every stage of the pipeline (one stage's network, as many times).
-  double step_time(const analysis &a) const {
-    return m_question.pipeline_parallel *
-           (m_question.eager ? a.totals.time_s : a.totals.device_time_s);
+  /// How many of a stage's steps (`a`: one stage's network, with the embedding and the LM head)
+  /// a pipeline step of `running` requests takes: the slowest stage's pace, one micro-batch a
+  /// stage, where there are as many as stages; else a token's crossing of every stage, each
+  /// stage's blocks once and the embedding and the LM head once. 1 without a pipeline.
+  double crossings(const analysis &a, std::int64_t running) const {
+    const auto stages = static_cast<double>(m_question.pipeline_parallel);
+    if (stages < 2 || !(a.totals.time_s > 0))
+      return 1;
+    double edge = 0; // the ops outside the repeated blocks: the embedding, the head
+    for (const analysed_op &o : a.ops)
+      if (o.op.layer.find('/') == std::string::npos)
+        edge += o.total_time_s;
+    return std::max(std::min(static_cast<double>(running), stages),
+                    stages - (stages - 1) * edge / a.totals.time_s);
+  }
+
+  /// A pipeline step's time for `running` requests (crossings() of the stage's step).
+  double step_time(const analysis &a, std::int64_t running) const {
+    return crossings(a, running) * (m_question.eager ? a.totals.time_s : a.totals.device_time_s);
   }
 
   /// The time of `a`, as step_time counts it, at the boost clock.
-  double burst_time(const analysis &a) const {
-    return m_question.pipeline_parallel * (m_question.eager
-                                               ? a.power.work.step_s
-                                               : a.power.burst_device_s(a.totals.device_time_s));
+  double burst_time(const analysis &a, std::int64_t running) const {
+    return crossings(a, running) * (m_question.eager
+                                        ? a.power.work.step_s
+                                        : a.power.burst_device_s(a.totals.device_time_s));
   }
 
   /// `tokens`' activations sent across the pipeline's stage boundaries, one after another: over
@@ -268,22 +293,26 @@ private:
                                        {2, one_node ? 2 : 1}, *m_links);
   }
 
-  /// The bytes of one token's hidden state between stages (the model's width, its precision).
+  /// The bytes of one token's hidden state between stages: the embedding's width (the model's),
+  /// at its precision.
   static double hidden_bytes(const network &net) {
     for (const layer &l : net.layers)
-      if (const auto *block = std::get_if<repeat_block>(&l.body))
-        for (const layer &inner : block->layers)
-          if (const auto *a = std::get_if<attention_layer>(&inner.body))
-            return static_cast<double>(a->heads * a->head_dim) * element_bytes(net.precision);
+      if (const auto *m = std::get_if<memory_layer>(&l.body);
+          m && m->kind == memory_op_kind::embedding && m->features)
+        return static_cast<double>(*m->features) * element_bytes(net.precision);
     return 0;
   }
 
-  /// `decode` with `share` of `prefill` beside it, as one step under the power limit.
-  power_draw held(const analysis &decode, const analysis &prefill, double share) const {
-    const auto stages = static_cast<double>(m_question.pipeline_parallel);
-    step_work work = decode.power.work * stages;
-    work += prefill.power.work * (share * stages);
-    work.step_s = burst_time(decode) + share * burst_time(prefill);
+  /// `decode` of `running` requests with `share` of `prefill` beside it, as one step under the
+  /// power limit: in a pipeline each GPU runs its stage's micro-batches (one each, as many as
+  /// stages at most) and its stage's share of the prefill once.
+  power_draw held(const analysis &decode, const analysis &prefill, double share,
+                  std::int64_t running) const {
+    step_work work =
+        decode.power.work *
+        static_cast<double>(std::min<std::int64_t>(running, m_question.pipeline_parallel));
+    work += prefill.power.work * share;
+    work.step_s = burst_time(decode, running) + share * burst_time(prefill, 1);
     return draw_of(work, decode.budget, decode.power.regime);
   }
 
@@ -297,9 +326,8 @@ private:
         .first->second;
   }
 
-  time_range step_range(const analysis &a) const {
-    return (m_question.eager ? a.totals.range : a.totals.device_range) *
-           static_cast<double>(m_question.pipeline_parallel);
+  time_range step_range(const analysis &a, std::int64_t running) const {
+    return (m_question.eager ? a.totals.range : a.totals.device_range) * crossings(a, running);
   }
 
   const config_source &m_source;
@@ -307,11 +335,11 @@ private:
   serving_question m_question;
   analysis m_prefill;
   std::map<std::int64_t, analysis> m_prefills; ///< batched prefills, by their prompts
-  /// mean_decode's, by batch and the multiple of the mean cache.
+  /// mean_decode's, by batch and cache.
   std::map<std::pair<std::int64_t, std::int64_t>, analysis> m_decodes;
   std::map<std::int64_t, double> m_chunk_s;    ///< simulated prefill chunks' times, by tokens
   std::map<std::int64_t, serving_point> m_points;
-  double m_send_bytes_per_token = 0; ///< one GPU's share: the hidden state over its TP group
+  double m_send_bytes_per_token = 0; ///< the hidden state of a token
   std::optional<cluster_links> m_links;
 };
 
@@ -476,11 +504,14 @@ bool steady(const simulation_result &r, double load, bool by_rate) {
 
 /// The highest rate (or concurrency, as the question's load is given) whose simulated
 /// percentile meets the targets in a steady state (steady()): from the asked load, doubled or
-/// halved until it brackets the limit (at most ten times), then bisected to 2% (a rate) or to one
-/// request (a concurrency); the probes together simulate at most 2e8 output tokens (about as
-/// many seconds as ten loads of check_serving_question's bound), the best found by then kept.
-std::optional<serving_setup::load_limit>
-highest_load(const serving_question &q, request_steps &steps, std::int64_t kv_capacity_tokens) {
+/// halved until it brackets the limit (at most thirty times), then bisected to 2% (a rate) or to
+/// one request (a concurrency); the probes together simulate at most 2e8 output tokens (about as
+/// many seconds as ten loads of check_serving_question's bound), the best found by then kept;
+/// `lowest_tried`, the least load simulated.
+std::optional<serving_setup::load_limit> highest_load(const serving_question &q,
+                                                      request_steps &steps,
+                                                      std::int64_t kv_capacity_tokens,
+                                                      double &lowest_tried) {
   if (!(q.ttft_s || q.tpot_s) || !(q.rate_per_s || q.concurrency))
     return std::nullopt;
   const bool by_rate = q.rate_per_s.has_value();
@@ -508,6 +539,7 @@ highest_load(const serving_question &q, request_steps &steps, std::int64_t kv_ca
   bool bad_unsteady = false; // the lowest load that failed met the targets, but as a burst
   const auto try_load = [&](double load) {
     budget -= outputs_per_probe;
+    lowest_tried = lowest_tried > 0 ? std::min(lowest_tried, load) : load;
     serving_setup::load_limit at = probe(load);
     const bool targets = *meets_at_percentile(q, at.simulated);
     const bool met = targets && steady(at.simulated, load, by_rate);
@@ -519,7 +551,7 @@ highest_load(const serving_question &q, request_steps &steps, std::int64_t kv_ca
     }
   };
   try_load(asked);
-  for (int i = 0; i < 10 && !(good && bad) && budget > 0; ++i) {
+  for (int i = 0; i < 30 && !(good && bad) && budget > 0; ++i) {
     const double next =
         good ? std::min(most, good->load * 2) : (by_rate ? *bad / 2 : std::floor(*bad / 2));
     if (next < 1e-6 || next == (good ? good->load : *bad))
@@ -589,7 +621,8 @@ serving_setup serve_on(const config_source &source, const compared_gpu &gpu,
     } else {
       setup.simulated =
           simulated_load(q, steps, setup.kv_capacity_tokens, q.rate_per_s, q.concurrency);
-      setup.highest_load = highest_load(q, steps, setup.kv_capacity_tokens);
+      setup.highest_load =
+          highest_load(q, steps, setup.kv_capacity_tokens, setup.lowest_load_tried);
     }
   }
   if (const std::int64_t batch = setup.chosen->batch; batch > 1)

@@ -203,10 +203,11 @@ std::vector<std::string> simulation_lines(const serving_comparison &c) {
     if (!(q.ttft_s || q.tpot_s) || !(q.rate_per_s || q.concurrency))
       continue;
     if (!s.highest_load) {
-      lines.push_back(fmt::format("{} meets {} at p{} at no load tried (down to {})", s.name,
-                                  targets_phrase(q), q.percentile,
-                                  q.rate_per_s ? detail::significant(*q.rate_per_s / 1024) + "/s"
-                                               : std::string("1 at a time")));
+      lines.push_back(fmt::format("{} misses {} at p{} at every steady load tried, down to {}",
+                                  s.name, targets_phrase(q), q.percentile,
+                                  q.rate_per_s
+                                      ? detail::significant(s.lowest_load_tried) + " requests/s"
+                                      : fmt::format("{} at a time", s.lowest_load_tried)));
       continue;
     }
     const serving_setup::load_limit &l = *s.highest_load;
