@@ -282,15 +282,22 @@ private:
                                         : a.power.burst_device_s(a.totals.device_time_s));
   }
 
-  /// `tokens`' activations sent across the pipeline's stage boundaries, one after another: over
-  /// NVLink inside a node, else the network between nodes.
+  /// `tokens`' activations sent across the pipeline's stage boundaries, one after another, each
+  /// over NVLink where its two stages share a node (of the links' GPUs), else the network; and
+  /// the sampled tokens back from the last stage to the first (a message of a few bytes).
   double sends_s(double tokens) const {
-    const int stages = m_question.pipeline_parallel;
+    const int stages = m_question.pipeline_parallel, tp = m_gpu.tensor_parallel;
     if (stages < 2 || !m_links)
       return 0;
-    const bool one_node = gpus() <= m_links->nvlink.max_gpus();
-    return (stages - 1) * collective_s(collective::send, tokens * m_send_bytes_per_token,
-                                       {2, one_node ? 2 : 1}, *m_links);
+    const int node = std::max(1, m_links->nvlink.max_gpus());
+    const auto send = [&](double bytes, int from_gpu, int to_gpu) {
+      return collective_s(collective::send, bytes, {2, from_gpu / node == to_gpu / node ? 2 : 1},
+                          *m_links);
+    };
+    double total = 0;
+    for (int boundary = 1; boundary < stages; ++boundary)
+      total += send(tokens * m_send_bytes_per_token, boundary * tp - 1, boundary * tp);
+    return total + send(tokens * 4, stages * tp - 1, 0); // int32 token ids
   }
 
   /// The bytes of one token's hidden state between stages: the embedding's width (the model's),
