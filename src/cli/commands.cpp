@@ -17,7 +17,6 @@
 #include "roofline/output/writers.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <iomanip>
 #include <iostream>
 #include <map>
@@ -102,37 +101,10 @@ int compare(const compare_choice &choice, const config_choice &config,
   return 0;
 }
 
-namespace {
-
-/// --price for a training question: one figure, or one for each cluster named.
-std::map<std::string, double> training_prices(const train_choice &choice) {
-  std::map<std::string, double> prices;
-  for (const std::string &entry : choice.prices) {
-    const auto equals = entry.find('=');
-    const std::string name = equals == std::string::npos ? "" : entry.substr(0, equals);
-    const std::string figure = equals == std::string::npos ? entry : entry.substr(equals + 1);
-    char *end = nullptr;
-    const double usd = std::strtod(figure.c_str(), &end);
-    if (figure.empty() || *end != '\0' || !price_in_range(usd))
-      throw input_error("--price `" + entry +
-                        "`: expected USD per GPU-hour from 0.001 to 10000, "
-                        "or CLUSTER=USD/h");
-    if (name.empty() && choice.clusters.size() > 1)
-      throw input_error("--price `" + entry + "` with several clusters: say whose, CLUSTER=USD/h");
-    if (!name.empty() &&
-        std::find(choice.clusters.begin(), choice.clusters.end(), name) == choice.clusters.end())
-      throw input_error("--price `" + entry + "`: `" + name + "` is not a --cluster");
-    prices[name.empty() ? choice.clusters.front() : name] = usd;
-  }
-  return prices;
-}
-
-} // namespace
-
 int train(const train_choice &choice, const output_choice &output) {
   model_options options;
   options.clock = choice.clock == "burst" ? clock_regime::burst : clock_regime::sustained;
-  const std::map<std::string, double> prices = training_prices(choice);
+  const std::map<std::string, double> prices = training_prices_of(choice);
 
   const parallel_layout pinned{choice.tp,
                                choice.pp,

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -93,18 +94,26 @@ template <class E> E named(const std::string &text, const char *option) {
   return *parsed;
 }
 
+/// The options only a model config builds with, each with whether it was given, in the order
+/// their refusals name them.
+std::vector<std::pair<bool, const char *>> config_only_options(const config_choice &config) {
+  return {{!config.mode.empty(), "--mode"},
+          {!config.phase.empty(), "--phase"},
+          {config.kv_len > 0, "--kv-len"},
+          {config.last_logits, "--last-logits"},
+          {!config.emit_yaml.empty(), "--emit-yaml"},
+          {config.unfused_attention, "--unfused-attention"},
+          {!config.quantization.empty(), "--quantization"},
+          {!config.kv_cache_dtype.empty(), "--kv-cache-dtype"},
+          {!config.glue.empty(), "--glue"},
+          {config.tensor_parallel > 0, "--tp"},
+          {config.sequence_parallel, "--sequence-parallel"}};
+}
+
 /// A network YAML, with --batch and --seq-len; the config options given are refused.
 network read_network_yaml(const std::string &file, const config_choice &config,
                           std::int64_t batch) {
-  for (const auto &[given, option] :
-       {std::pair{!config.mode.empty(), "--mode"}, std::pair{!config.phase.empty(), "--phase"},
-        std::pair{config.kv_len > 0, "--kv-len"}, std::pair{config.last_logits, "--last-logits"},
-        std::pair{!config.emit_yaml.empty(), "--emit-yaml"},
-        std::pair{config.unfused_attention, "--unfused-attention"},
-        std::pair{!config.quantization.empty(), "--quantization"},
-        std::pair{!config.kv_cache_dtype.empty(), "--kv-cache-dtype"},
-        std::pair{!config.glue.empty(), "--glue"}, std::pair{config.tensor_parallel > 0, "--tp"},
-        std::pair{config.sequence_parallel, "--sequence-parallel"}})
+  for (const auto &[given, option] : config_only_options(config))
     if (given)
       throw input_error(std::string(option) +
                         " applies to a model config (a .json file), not to a network YAML such "
@@ -142,18 +151,14 @@ std::optional<network> read_op_trace(const std::string &file, const config_choic
   std::optional<network> traced = load_op_trace(file);
   if (!traced)
     return traced;
-  for (const auto &[given, option] :
-       {std::pair{batch > 0, "--batch"}, std::pair{config.seq_len > 0, "--seq-len"},
-        std::pair{!config.mode.empty(), "--mode"}, std::pair{!config.phase.empty(), "--phase"},
-        std::pair{config.kv_len > 0, "--kv-len"}, std::pair{config.last_logits, "--last-logits"},
-        std::pair{!config.emit_yaml.empty(), "--emit-yaml"},
-        std::pair{config.unfused_attention, "--unfused-attention"},
-        std::pair{!config.quantization.empty(), "--quantization"},
-        std::pair{!config.kv_cache_dtype.empty(), "--kv-cache-dtype"},
-        std::pair{!config.glue.empty(), "--glue"}, std::pair{config.tensor_parallel > 0, "--tp"},
-        std::pair{config.sequence_parallel, "--sequence-parallel"},
-        std::pair{!config.optimizer.empty(), "--optimizer"},
-        std::pair{!config.recompute.empty(), "--recompute"}})
+  // Its shapes, then what only a config builds with, then its optimizer's choices.
+  std::vector<std::pair<bool, const char *>> fixed{{batch > 0, "--batch"},
+                                                   {config.seq_len > 0, "--seq-len"}};
+  for (const auto &option : config_only_options(config))
+    fixed.push_back(option);
+  fixed.push_back({!config.optimizer.empty(), "--optimizer"});
+  fixed.push_back({!config.recompute.empty(), "--recompute"});
+  for (const auto &[given, option] : fixed)
     if (given)
       throw input_error(std::string(option) + " does not apply to " + file +
                         ", a captured program (an op trace): its ops ran at the shapes, "
@@ -284,6 +289,17 @@ namespace {
 
 /// `--price GPU=USD/h` entries by GPU as named; input_error for a malformed entry, a price out of
 /// bounds, or a GPU priced twice under one name.
+/// A price written in full (no `inf`, `nan`, hex or spaces: from_chars reads no '+') and in
+/// range; none otherwise.
+std::optional<double> price_of(const std::string &number) {
+  double value = 0;
+  const char *end = number.data() + number.size();
+  const auto [stop, error] = std::from_chars(number.data(), end, value);
+  if (error != std::errc{} || stop != end || !price_in_range(value))
+    return std::nullopt;
+  return value;
+}
+
 std::map<std::string, double> prices_of(const std::vector<std::string> &entries) {
   std::map<std::string, double> prices;
   std::map<std::string, std::string> given; // GPU → its --price entry
@@ -291,12 +307,8 @@ std::map<std::string, double> prices_of(const std::vector<std::string> &entries)
     const auto equals = entry.find('=');
     if (equals == std::string::npos)
       throw input_error("--price `" + entry + "`: expected GPU=USD/h, e.g. h100=2.49");
-    // A number written in full: no `inf`, `nan`, hex or spaces (from_chars reads no '+').
-    const std::string number = entry.substr(equals + 1);
-    double value = 0;
-    const char *end = number.data() + number.size();
-    const auto [stop, error] = std::from_chars(number.data(), end, value);
-    if (error != std::errc{} || stop != end || !price_in_range(value))
+    const std::optional<double> value = price_of(entry.substr(equals + 1));
+    if (!value)
       throw input_error(
           fmt::format("--price `{}`: the price must be a number of USD per GPU-hour from {:g} to "
                       "{:g}",
@@ -305,12 +317,33 @@ std::map<std::string, double> prices_of(const std::vector<std::string> &entries)
     if (const auto [earlier, fresh] = given.emplace(gpu, entry); !fresh)
       throw input_error("--price `" + earlier->second + "` and `" + entry +
                         "`: the same GPU priced twice; give it one price");
-    prices[gpu] = value;
+    prices[gpu] = *value;
   }
   return prices;
 }
 
 } // namespace
+
+std::map<std::string, double> training_prices_of(const train_choice &choice) {
+  std::map<std::string, double> prices;
+  for (const std::string &entry : choice.prices) {
+    const auto equals = entry.find('=');
+    const std::string name = equals == std::string::npos ? "" : entry.substr(0, equals);
+    const std::optional<double> usd =
+        price_of(equals == std::string::npos ? entry : entry.substr(equals + 1));
+    if (!usd)
+      throw input_error("--price `" + entry +
+                        "`: expected USD per GPU-hour from 0.001 to 10000, "
+                        "or CLUSTER=USD/h");
+    if (name.empty() && choice.clusters.size() > 1)
+      throw input_error("--price `" + entry + "` with several clusters: say whose, CLUSTER=USD/h");
+    if (!name.empty() &&
+        std::find(choice.clusters.begin(), choice.clusters.end(), name) == choice.clusters.end())
+      throw input_error("--price `" + entry + "`: `" + name + "` is not a --cluster");
+    prices[name.empty() ? choice.clusters.front() : name] = *usd;
+  }
+  return prices;
+}
 
 std::optional<serving_question> serving_question_of(const compare_choice &choice,
                                                     const config_choice &config) {

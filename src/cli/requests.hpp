@@ -14,6 +14,7 @@
 #include "roofline/input/network.hpp"
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -128,5 +129,10 @@ struct train_choice {
   std::vector<std::string> prices; ///< USD/h, or CLUSTER=USD/h for several
   std::string clock = "sustained";
 };
+
+/// `train`'s --price: one figure (one cluster), or CLUSTER=USD/h for each of several, by cluster
+/// as named; input_error for a malformed figure, a bare figure with several clusters, or a name
+/// that is no --cluster.
+std::map<std::string, double> training_prices_of(const train_choice &choice);
 
 } // namespace roofline::cli
