@@ -20,6 +20,10 @@ namespace roofline {
 /// layer by layer before each layer's ops are made: no more than max_ops are ever made.
 std::vector<op> lower(const network &net);
 
+/// Whether `o` is a forward op full recomputation runs again in the backward pass (lower() names
+/// such copies `<layer>/recompute`).
+bool recomputed(const op &o);
+
 /// `gemm`, one of the ops lower() made of a network at batch `batch`, as lower() makes it at
 /// batch `other`, from its batch_scaling tag alone: M or batch_count, FLOPs and bytes (and a
 /// convolution's batch) for a GEMM tagged rows or instances, the routing anew for a routed one.

@@ -11,8 +11,11 @@
 #include "roofline/input/model_config.hpp"
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace roofline {
@@ -118,7 +121,8 @@ private:
   network m_network; ///< at TP 1, one sequence: the model's shape
   std::int64_t m_layers = 0;
   double m_flops_per_sequence = 0;
-  std::vector<std::pair<std::string, std::shared_ptr<stage_costs>>> m_costs;
+  /// costs(), by TP degree, micro-batch, context split and recomputation.
+  std::map<std::tuple<int, int, int, recomputation>, std::shared_ptr<stage_costs>> m_costs;
 };
 
 /// A training question answered: the layouts ranked (those that fit first, fastest first), and

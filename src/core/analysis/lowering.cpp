@@ -149,6 +149,9 @@ void check_sizes(const layer &l, const std::string &path) {
       l.body);
 }
 
+/// The name lower() gives a recomputed forward op: its layer's, and this.
+constexpr std::string_view recomputed_suffix = "/recompute";
+
 class lowerer {
 public:
   explicit lowerer(const network &net) : m_net(net) {}
@@ -626,7 +629,7 @@ private:
       std::vector<op> again(m_forward.begin() + static_cast<std::ptrdiff_t>(first),
                             m_forward.end());
       for (op &o : again)
-        o.layer += "/recompute";
+        o.layer += recomputed_suffix;
       m_ops += static_cast<std::int64_t>(again.size()); // max_ops bounds them too
       check_layer_limits(ctx.path, m_ops, ctx.where);
       m_backward.push_back(std::move(again));
@@ -733,6 +736,12 @@ std::vector<std::string> routing_notes(const network &net) {
   std::vector<std::string> notes;
   add_routing_notes(net, net.layers, "", notes);
   return notes;
+}
+
+bool recomputed(const op &o) {
+  const std::string_view layer = o.layer;
+  return layer.size() > recomputed_suffix.size() &&
+         layer.substr(layer.size() - recomputed_suffix.size()) == recomputed_suffix;
 }
 
 } // namespace roofline

@@ -39,10 +39,6 @@ int per_node(int ranks, std::int64_t stride, int gpus_per_node) {
   return static_cast<int>(std::min<std::int64_t>(ranks, gpus_per_node / stride));
 }
 
-const char *recompute_name(recomputation r) {
-  return r == recomputation::none ? "none" : "full";
-}
-
 } // namespace
 
 std::string describe(const parallel_layout &l) {
@@ -54,7 +50,7 @@ std::string describe(const parallel_layout &l) {
   text += fmt::format(" · mb {}", l.micro_batch);
   if (l.virtual_stages > 1)
     text += fmt::format(" · v {}", l.virtual_stages);
-  return text + fmt::format(" · ZeRO-{} · recompute {}", l.zero_stage, recompute_name(l.recompute));
+  return text + fmt::format(" · ZeRO-{} · recompute {}", l.zero_stage, to_string(l.recompute));
 }
 
 /// One micro-batch on one GPU at a TP degree, a context split and a recomputation: what each
@@ -143,11 +139,9 @@ training_planner::training_planner(config_source source, cluster_spec cluster, p
 
 const training_planner::stage_costs &training_planner::costs(int tp, int micro_batch, int cp,
                                                              recomputation recompute) {
-  const std::string key =
-      fmt::format("{}/{}/{}/{}", tp, micro_batch, cp, recompute_name(recompute));
-  for (const auto &[k, c] : m_costs)
-    if (k == key)
-      return *c;
+  const auto key = std::tuple(tp, micro_batch, cp, recompute);
+  if (const auto found = m_costs.find(key); found != m_costs.end())
+    return *found->second;
   config_options options = m_source.options;
   options.mode = run_mode::training;
   options.batch = micro_batch;
@@ -173,9 +167,7 @@ const training_planner::stage_costs &training_planner::costs(int tp, int micro_b
     if (o.op.count == m_layers) {
       c->layer_s += t / layers;
       // The backward pass: the gradients, and a recomputed forward run within it.
-      if (o.op.pass != pass::forward ||
-          o.op.layer.size() > 10 &&
-              o.op.layer.compare(o.op.layer.size() - 10, 10, "/recompute") == 0)
+      if (o.op.pass != pass::forward || recomputed(o.op))
         c->layer_backward_s += t / layers;
       if (o.op.is_fused_attention())
         c->layer_attention_s += t / layers;
@@ -194,7 +186,7 @@ const training_planner::stage_costs &training_planner::costs(int tp, int micro_b
                           element_bytes(net.precision) * layers / memory.weights_bytes);
   c->average_w = a.power.average_w;
   c->idle_w = a.budget.idle_w;
-  m_costs.emplace_back(key, c);
+  m_costs.emplace(key, c);
   return *c;
 }
 
@@ -228,8 +220,6 @@ void fill_memory(training_estimate &e, const memory_use &m, double expert_share,
   e.usable_bytes = m.usable_bytes();
   e.fits = e.total_bytes <= e.usable_bytes;
 }
-
-} // namespace
 
 /// What the data-parallel traffic of a step costs beyond what it hides behind: each GPU's
 /// `bytes` of gradients reduced over `group` (and its weights gathered back), behind the last
@@ -266,6 +256,8 @@ double data_parallel_s(const parallel_layout &l, const std::vector<gradient_shar
     return exposed(reduce, h.backward_s) + exposed(gather, h.forward_s);
   return exposed(h.micro_batches * (2 * gather + reduce), h.compute_s);
 }
+
+} // namespace
 
 double training_planner::data_parallel_time(const parallel_layout &l, const stage_costs &c,
                                             double compute_s, double m) const {

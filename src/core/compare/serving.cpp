@@ -17,6 +17,30 @@
 
 namespace roofline {
 
+namespace {
+
+/// The output tokens a simulated load of `q` generates: its requests', or as many of the
+/// question's as it simulates.
+double simulated_outputs(const serving_question &q) {
+  if (q.requests.empty())
+    return static_cast<double>(q.simulated_requests) * static_cast<double>(q.output_tokens);
+  double outputs = 0;
+  for (const simulated_request &r : q.requests)
+    outputs += static_cast<double>(r.output_tokens);
+  return outputs;
+}
+
+/// The longest request `q` asks about: the question's, or a longer one of its list.
+simulated_request longest_request(const serving_question &q) {
+  simulated_request longest{0, q.prompt_tokens, q.output_tokens};
+  for (const simulated_request &r : q.requests)
+    if (r.prompt_tokens + r.output_tokens > longest.prompt_tokens + longest.output_tokens)
+      longest = r;
+  return longest;
+}
+
+} // namespace
+
 void check_serving_question(const serving_question &q) {
   if (q.prompt_tokens < 1)
     throw input_error("serving_question::prompt_tokens: a request needs at least one prompt token");
@@ -42,18 +66,13 @@ void check_serving_question(const serving_question &q) {
   // A simulated load costs a step per output token of the busiest stretch (a closed loop of one
   // request: every request's every token): bounded, so that no question runs for minutes.
   constexpr double max_simulated_tokens = 2e7;
-  double outputs = static_cast<double>(q.simulated_requests) * static_cast<double>(q.output_tokens);
-  if (!q.requests.empty()) {
-    outputs = 0;
-    for (const simulated_request &r : q.requests) {
-      if (r.prompt_tokens < 1 || r.output_tokens < 1 ||
-          r.prompt_tokens + r.output_tokens > max_serving_tokens)
-        throw input_error(fmt::format("serving_question::requests: a request of {} prompt and {} "
-                                      "output tokens; each needs one of each, {} in all at most",
-                                      r.prompt_tokens, r.output_tokens, max_serving_tokens));
-      outputs += static_cast<double>(r.output_tokens);
-    }
-  }
+  for (const simulated_request &r : q.requests)
+    if (r.prompt_tokens < 1 || r.output_tokens < 1 ||
+        r.prompt_tokens + r.output_tokens > max_serving_tokens)
+      throw input_error(fmt::format("serving_question::requests: a request of {} prompt and {} "
+                                    "output tokens; each needs one of each, {} in all at most",
+                                    r.prompt_tokens, r.output_tokens, max_serving_tokens));
+  const double outputs = simulated_outputs(q);
   if (q.simulates() && outputs > max_simulated_tokens)
     throw input_error(fmt::format(
         "serving_question::simulated_requests: a simulated load of {:g} output tokens; it is at "
@@ -426,18 +445,25 @@ void search(serving_setup &setup, request_steps &steps, std::int64_t largest) {
   setup.limited_by = missed(steps.at(bad));
 }
 
-/// Why `gpu` cannot run the request's steps (a unit it has no rate for), in words; "" where it
-/// can: checked on the decode step, whose ops are the prefill's.
-std::string unsupported_on(const config_source &source, const compared_gpu &gpu,
-                           const serving_question &q) {
+/// The ops of a request's last decode step, alone (batch 1, its cache at prompt + output), at
+/// `tensor_parallel` GPUs: what a setup must have a unit for, and where its cache's format shows.
+std::vector<op> request_decode_ops(const config_source &source, const serving_question &q,
+                                   int tensor_parallel) {
   config_options options = source.options;
-  options.tensor_parallel = gpu.tensor_parallel;
+  options.tensor_parallel = tensor_parallel;
   options.phase = inference_phase::decode;
   options.batch = 1;
   options.seq_len = 1;
   options.kv_len = q.prompt_tokens + q.output_tokens;
+  return lower(source.config.build(options));
+}
+
+/// Why `gpu` cannot run the request's steps (a unit it has no rate for), in words; "" where it
+/// can: checked on the decode step, whose ops are the prefill's.
+std::string unsupported_on(const config_source &source, const compared_gpu &gpu,
+                           const serving_question &q) {
   const gpu_spec &spec = gpu.model.spec();
-  for (const op &o : lower(source.config.build(options)))
+  for (const op &o : request_decode_ops(source, q, gpu.tensor_parallel))
     if (!spec.supports(o.unit()))
       return spec.unsupported_message(o.unit());
   return {};
@@ -446,12 +472,7 @@ std::string unsupported_on(const config_source &source, const compared_gpu &gpu,
 /// The format the request's decode step stores its KV cache in; "" where it has no fused
 /// attention with a cache.
 std::string kv_cache_format(const config_source &source, const serving_question &q) {
-  config_options options = source.options;
-  options.phase = inference_phase::decode;
-  options.batch = 1;
-  options.seq_len = 1;
-  options.kv_len = q.prompt_tokens + q.output_tokens;
-  for (const op &o : lower(source.config.build(options)))
+  for (const op &o : request_decode_ops(source, q, 1))
     if (o.attention)
       return std::string(to_string(o.attention->kv_precision.value_or(o.precision)));
   return {};
@@ -535,11 +556,7 @@ std::optional<serving_setup::load_limit> highest_load(const serving_question &q,
   const double most =
       by_rate ? 1e6
               : std::max(asked, static_cast<double>(std::min(q.max_running, max_serving_batch)));
-  double outputs_per_probe = 0;
-  for (const simulated_request &r : q.requests)
-    outputs_per_probe += static_cast<double>(r.output_tokens);
-  if (q.requests.empty())
-    outputs_per_probe = static_cast<double>(q.simulated_requests * q.output_tokens);
+  const double outputs_per_probe = simulated_outputs(q);
   double budget = 2e8;
   std::optional<serving_setup::load_limit> good;
   std::optional<double> bad;
@@ -617,9 +634,8 @@ serving_setup serve_on(const config_source &source, const compared_gpu &gpu,
         *setup.largest_fitting_batch * whole(q.prompt_tokens + q.output_tokens) +
         whole(q.shared_prefix_tokens);
     // A request whose cache alone outgrows the setup's cannot be served there: no load is.
-    std::int64_t longest = q.prompt_tokens + q.output_tokens;
-    for (const simulated_request &r : q.requests)
-      longest = std::max(longest, r.prompt_tokens + r.output_tokens);
+    const simulated_request longest_one = longest_request(q);
+    const std::int64_t longest = longest_one.prompt_tokens + longest_one.output_tokens;
     if (whole(longest) + whole(q.shared_prefix_tokens) > setup.kv_capacity_tokens) {
       setup.analysis.notes.push_back(fmt::format(
           "{}: no load simulated: a request of {} tokens outgrows the KV cache it holds ({} "
@@ -881,14 +897,11 @@ serving_comparison serve(const compare_request &request, const serving_question 
                       "in inference (config_options::mode)");
   // A rotary model runs on past its context (noted); a learned position table cannot. The
   // longest request is the question's or a simulated one's.
-  simulated_request longest{0, question.prompt_tokens, question.output_tokens};
+  const simulated_request longest = longest_request(question);
   std::int64_t past_context = 0;
   const auto &context = source->config.context();
-  for (const simulated_request &r : question.requests) {
-    if (r.prompt_tokens + r.output_tokens > longest.prompt_tokens + longest.output_tokens)
-      longest = r;
+  for (const simulated_request &r : question.requests)
     past_context += context && r.prompt_tokens + r.output_tokens > context->positions;
-  }
   if (context && context->learned &&
       longest.prompt_tokens + longest.output_tokens > context->positions)
     throw input_error({source->config.origin()},

@@ -158,18 +158,17 @@ std::string percentile_verdict(const serving_question &q, const simulation_resul
 
 /// "1000 requests arriving at 4/s (Poisson)", "… 16 at a time (a closed loop)", "… at their
 /// listed arrivals".
-std::string load_phrase(const serving_question &q, std::size_t requests, std::optional<double> rate,
-                        std::optional<std::int64_t> concurrency) {
+std::string load_phrase(const serving_question &q, std::size_t requests) {
   const std::string lengths = q.requests.empty()
                                   ? ""
                                   : fmt::format(" (the file's lengths, mean {} + {} tokens)",
                                                 q.prompt_tokens, q.output_tokens);
-  if (rate)
+  if (q.rate_per_s)
     return fmt::format("{} requests{} arriving at {}/s (Poisson)", requests, lengths,
-                       detail::significant(*rate));
-  if (concurrency)
+                       detail::significant(*q.rate_per_s));
+  if (q.concurrency)
     return fmt::format("{} requests{} {} at a time (a closed loop)", requests, lengths,
-                       *concurrency);
+                       *q.concurrency);
   return fmt::format("{} requests{} at their listed arrivals", requests, lengths);
 }
 
@@ -195,8 +194,8 @@ std::vector<std::string> simulation_lines(const serving_comparison &c) {
     const simulation_result &r = *s.simulated;
     lines.push_back(fmt::format(
         "{} simulated, {}: TTFT {}; TPOT {}; ITL {}; latency {}; {} output tokens/s{}{}{}", s.name,
-        load_phrase(q, r.requests.size(), q.rate_per_s, q.concurrency), percentiles_text(r.ttft),
-        percentiles_text(r.tpot), percentiles_text(r.itl), percentiles_text(r.latency),
+        load_phrase(q, r.requests.size()), percentiles_text(r.ttft), percentiles_text(r.tpot),
+        percentiles_text(r.itl), percentiles_text(r.latency),
         detail::significant(r.output_tokens_per_s),
         r.preemptions > 0 ? fmt::format("; {} preemptions (KV cache full)", r.preemptions) : "",
         goodput_phrase(q, r), percentile_verdict(q, r)));

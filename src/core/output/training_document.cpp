@@ -28,6 +28,15 @@ cell share(double part, double whole) {
   return {detail::percent(part / whole), detail::raw(part)};
 }
 
+/// The run's days, MWh and cost at `e`: "—" where no run length (or no price) was asked.
+std::vector<cell> run_cells(const training_answer &a, const training_estimate &e) {
+  const cell none{"—", std::string{}};
+  const bool run = a.question.tokens > 0;
+  return {run ? cell{detail::significant(e.days), detail::raw(e.days)} : none,
+          run ? cell{detail::significant(e.energy_mwh), detail::raw(e.energy_mwh)} : none,
+          e.usd ? cell{fmt::format("{:.3g}M", *e.usd / 1e6), detail::raw(*e.usd)} : none};
+}
+
 text_table layouts_table(const training_answer &a) {
   text_table t;
   t.columns = {{"#", "rank"},
@@ -48,27 +57,24 @@ text_table layouts_table(const training_answer &a) {
     const training_estimate &e = a.ranked[i];
     const double comm =
         e.pipeline_send_s + e.context_exchange_s + e.expert_exchange_s + e.data_parallel_s;
-    t.rows.push_back(
-        {{std::to_string(i + 1)},
-         {describe(e.layout)},
-         {e.fits ? "fits" : "no", std::nullopt, e.fits ? detail::tone::plain : detail::tone::warn},
-         seconds(e.step_s),
-         {detail::significant(e.tokens_per_s), detail::raw(e.tokens_per_s)},
-         {detail::significant(e.model_tflop_per_s_per_gpu),
-          detail::raw(e.model_tflop_per_s_per_gpu)},
-         {detail::percent(e.mfu), detail::raw(e.mfu)},
-         share(e.bubble_s, e.step_s),
-         share(comm, e.step_s),
-         share(e.optimizer_s, e.step_s),
-         {fmt::format("{} of {}", detail::gigabytes(e.total_bytes),
-                      detail::gigabytes(e.usable_bytes)),
-          detail::raw(e.total_bytes), e.fits ? detail::tone::plain : detail::tone::warn},
-         a.question.tokens > 0 ? cell{detail::significant(e.days), detail::raw(e.days)}
-                               : cell{"—", std::string{}},
-         a.question.tokens > 0 ? cell{detail::significant(e.energy_mwh), detail::raw(e.energy_mwh)}
-                               : cell{"—", std::string{}},
-         e.usd ? cell{fmt::format("{:.3g}M", *e.usd / 1e6), detail::raw(*e.usd)}
-               : cell{"—", std::string{}}});
+    t.rows.push_back({
+        {std::to_string(i + 1)},
+        {describe(e.layout)},
+        {e.fits ? "fits" : "no", std::nullopt, e.fits ? detail::tone::plain : detail::tone::warn},
+        seconds(e.step_s),
+        {detail::significant(e.tokens_per_s), detail::raw(e.tokens_per_s)},
+        {detail::significant(e.model_tflop_per_s_per_gpu),
+         detail::raw(e.model_tflop_per_s_per_gpu)},
+        {detail::percent(e.mfu), detail::raw(e.mfu)},
+        share(e.bubble_s, e.step_s),
+        share(comm, e.step_s),
+        share(e.optimizer_s, e.step_s),
+        {fmt::format("{} of {}", detail::gigabytes(e.total_bytes),
+                     detail::gigabytes(e.usable_bytes)),
+         detail::raw(e.total_bytes), e.fits ? detail::tone::plain : detail::tone::warn},
+    });
+    const std::vector<cell> run = run_cells(a, e);
+    t.rows.back().insert(t.rows.back().end(), run.begin(), run.end());
   }
   return t;
 }
@@ -84,7 +90,7 @@ nlohmann::json estimate_json(const training_estimate &e) {
             {"micro_batch", l.micro_batch},
             {"virtual_stages", l.virtual_stages},
             {"zero_stage", l.zero_stage},
-            {"recompute", l.recompute == recomputation::none ? "none" : "full"}}},
+            {"recompute", to_string(l.recompute)}}},
           {"micro_batches", e.micro_batches},
           {"step_s", e.step_s},
           {"compute_s", e.compute_s},
@@ -142,20 +148,17 @@ text_table clusters_table(const training_comparison &c) {
                {"$", "usd"}};
   for (const training_answer &a : c.answers) {
     const training_estimate &e = a.ranked.front();
-    t.rows.push_back({{a.cluster.name},
-                      {std::to_string(a.gpus)},
-                      {describe(e.layout) + (e.fits ? "" : " (does not fit)"), std::nullopt,
-                       e.fits ? detail::tone::plain : detail::tone::warn},
-                      seconds(e.step_s),
-                      {detail::significant(e.tokens_per_s), detail::raw(e.tokens_per_s)},
-                      {detail::percent(e.mfu), detail::raw(e.mfu)},
-                      a.question.tokens > 0 ? cell{detail::significant(e.days), detail::raw(e.days)}
-                                            : cell{"—", std::string{}},
-                      a.question.tokens > 0
-                          ? cell{detail::significant(e.energy_mwh), detail::raw(e.energy_mwh)}
-                          : cell{"—", std::string{}},
-                      e.usd ? cell{fmt::format("{:.3g}M", *e.usd / 1e6), detail::raw(*e.usd)}
-                            : cell{"—", std::string{}}});
+    t.rows.push_back({
+        {a.cluster.name},
+        {std::to_string(a.gpus)},
+        {describe(e.layout) + (e.fits ? "" : " (does not fit)"), std::nullopt,
+         e.fits ? detail::tone::plain : detail::tone::warn},
+        seconds(e.step_s),
+        {detail::significant(e.tokens_per_s), detail::raw(e.tokens_per_s)},
+        {detail::percent(e.mfu), detail::raw(e.mfu)},
+    });
+    const std::vector<cell> run = run_cells(a, e);
+    t.rows.back().insert(t.rows.back().end(), run.begin(), run.end());
   }
   return t;
 }
