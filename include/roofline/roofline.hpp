@@ -55,13 +55,13 @@
 #include "roofline/analysis/report.hpp"
 
 #include "roofline/cluster/cluster_spec.hpp"
-#include "roofline/cluster/collectives.hpp"
 #include "roofline/cluster/training.hpp"
 #include "roofline/compare/compare_request.hpp"
 #include "roofline/compare/comparison.hpp"
 #include "roofline/compare/request_file.hpp"
 #include "roofline/compare/serving.hpp"
 #include "roofline/compare/serving_simulation.hpp"
+#include "roofline/model/collectives.hpp"
 
 #include "roofline/output/output_format.hpp"
 #include "roofline/output/writers.hpp"

@@ -34,6 +34,7 @@ constexpr std::pair<std::string_view, std::string_view> option_words[] = {
     {"config_options::tensor_parallel", "--tp"},
     {"describe_local_gpu::measure", "roofline-advise device --measure"},
     {"describe_local_gpu::refresh", "--refresh"},
+    {"model_options::network", "--cluster"},
     {"model_options::operand_cache", "--warm-l2"},
     {"model_options::sparse", "--sparse"},
     {"output_format::json", "--format json"},

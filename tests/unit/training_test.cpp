@@ -2,9 +2,9 @@
 // A training step over a cluster, by hand: each collective's cost inside a node, across nodes and
 // both; the 1F1B bubble; the memory a layout holds; the search's ranking.
 #include "roofline/analysis/analysis.hpp"
-#include "roofline/cluster/collectives.hpp"
 #include "roofline/cluster/training.hpp"
 #include "roofline/common/error.hpp"
+#include "roofline/model/collectives.hpp"
 #include "roofline/model/spec_catalog.hpp"
 
 #include <doctest/doctest.h>

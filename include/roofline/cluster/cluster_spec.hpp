@@ -3,6 +3,8 @@
 // A cluster: nodes of GPUs joined by NVLink (or NVSwitch) inside and by a network (InfiniBand,
 // RoCE) between them, as a file in clusters/ describes it (docs/cluster-format.md).
 
+#include "roofline/model/collectives.hpp"
+
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -28,6 +30,9 @@ struct cluster_spec {
 
   int gpus() const { return gpus_per_node * nodes; }
 };
+
+/// What joins `cluster`'s nodes, as collectives reach it (its NIC's bandwidth × efficiency).
+node_network network_of(const cluster_spec &cluster);
 
 /// Reads a cluster file (YAML). Throws input_error naming the file, the line and what was
 /// expected: a missing or unknown key, a count or bandwidth out of its range.

@@ -7,8 +7,8 @@
 
 #include "roofline/analysis/analysis.hpp"
 #include "roofline/cluster/cluster_spec.hpp"
-#include "roofline/cluster/collectives.hpp"
 #include "roofline/input/model_config.hpp"
+#include "roofline/model/collectives.hpp"
 
 #include <cstdint>
 #include <map>

@@ -4,6 +4,7 @@
 #include "roofline/common/enum_table.hpp"
 #include "roofline/common/error.hpp"
 #include "roofline/input/op_trace.hpp"
+#include "roofline/model/collectives.hpp"
 #include "roofline/model/gemm.hpp"
 #include "roofline/model/memory_op.hpp"
 #include "roofline/model/precision.hpp"
@@ -127,6 +128,14 @@ struct moe_layer {
   std::int64_t in = 0, intermediate = 0;
   bool gated = true;
   memory_op_kind activation = memory_op_kind::silu;
+  /// Expert parallelism: the experts spread over this many GPUs, each holding experts /
+  /// expert_parallel of them whole; the layer is one GPU's share.
+  std::int64_t expert_parallel = 1;
+  /// Under expert parallelism, whether those GPUs hold the same tokens (tensor-parallel
+  /// attention before: each runs its experts' share of them, and an all-reduce sums the
+  /// outputs), or each its own (data-parallel attention: the tokens travel to their experts'
+  /// GPUs and back by all-to-alls, and each GPU's experts serve every GPU's tokens).
+  bool shared_tokens = false;
 };
 
 /// An elementwise or normalisation op; acts on the previous layer's output unless `features` is
@@ -139,13 +148,20 @@ struct memory_layer {
   bool unfused = false;
 };
 
-/// The sum of one tensor over the `gpus` a tensor-parallel layer is sharded over (Megatron's
-/// all-reduce after a row-parallel layer): every GPU sends and receives its partial result.
-struct all_reduce_layer {
+/// A collective between the GPUs a step is spread over, on one tensor: Megatron's all-reduce
+/// after a row-parallel layer (each GPU's partial result summed), a mixture of experts'
+/// all-to-all (each token sent to its experts' GPUs, and back), a send between pipeline stages.
+struct collective_layer {
+  collective kind = collective::all_reduce;
   int gpus = 2;
+  std::int64_t stride = 1;              ///< the ranks between two of its GPUs (op::stride)
   std::optional<std::int64_t> features; ///< elements per row (rows = batch·seq_len); else the
                                         ///< previous layer's output
+  std::int64_t copies = 1; ///< each row sent this many times (an all-to-all's: a MoE's top_k)
 };
+
+/// The most GPUs a collective layer spans.
+inline constexpr std::int64_t max_collective_gpus = 1 << 20;
 
 /// Max or average pooling over a [channels, H, W] map per sample.
 struct pool_layer {
@@ -170,7 +186,7 @@ struct layer {
   std::optional<quantized_weights> weights;
   source_location where;
   std::variant<linear_layer, matmul_layer, conv2d_layer, attention_layer, moe_layer, memory_layer,
-               all_reduce_layer, pool_layer, repeat_block>
+               collective_layer, pool_layer, repeat_block>
       body;
 };
 

@@ -17,7 +17,8 @@ namespace roofline {
 
 /// The kind of a fused attention op.
 inline constexpr std::string_view fused_attention_kind = "attention";
-/// The kind of an all-reduce between the GPUs a layer is sharded over (tensor parallelism).
+/// The kind of an all-reduce between the GPUs a layer is sharded over (tensor parallelism); the
+/// other collectives' kinds are their names too (collectives.hpp: to_string(collective)).
 inline constexpr std::string_view all_reduce_kind = "all_reduce";
 
 /// How a GEMM's sizes follow its network's batch. Lowering tags each GEMM it makes; the batch
@@ -38,6 +39,8 @@ struct batch_scaling {
   std::int64_t fixed_bytes = 0; ///< rows: the bytes it moves at any batch (its weights, once)
   std::int64_t tokens = 0;      ///< routed: the step's tokens (batch × seq_len) it is routed for
   std::int64_t experts = 0, top_k = 0; ///< routed: its mixture's experts and experts per token
+  std::int64_t expert_parallel = 1;    ///< routed: its mixture's (moe_layer::expert_parallel)
+  bool shared_tokens = false;          ///< routed: its mixture's (moe_layer::shared_tokens)
 };
 
 /// One kernel-sized piece of work a network lowers to: a GEMM (a convolution's implicit one
@@ -63,7 +66,11 @@ struct op {
   source_location where;          ///< the layer in the network file
   /// GEMMs: how its sizes follow the network's batch (other ops: none, not tagged).
   batch_scaling scaling;
-  int gpus = 1; ///< an all-reduce: the GPUs it spans (its `bytes`: the message, per GPU)
+  /// A collective: the GPUs it spans (its `bytes`: the message per GPU, as collective_s reads
+  /// it), and the ranks between two of them (ranks are numbered node by node: a data-parallel
+  /// group's stride is the tensor-parallel degree), which says how many share a node.
+  int gpus = 1;
+  std::int64_t stride = 1;
   /// A memory-bound op run unfused (memory_layer::unfused): the kernels one run launches, each
   /// an elementwise pass over its share of `bytes`; 1 for every other op.
   int launches = 1;
@@ -71,8 +78,11 @@ struct op {
   bool is_gemm() const noexcept { return gemm.has_value(); }
   /// A fused attention kernel (its kind: fused_attention_kind).
   bool is_fused_attention() const noexcept { return kind == fused_attention_kind; }
-  /// An all-reduce between GPUs (its kind: all_reduce_kind): time on the links, not the SMs.
+  /// An all-reduce between GPUs (its kind: all_reduce_kind).
   bool is_all_reduce() const noexcept { return kind == all_reduce_kind; }
+  /// A collective between GPUs (an all-reduce, reduce-scatter, all-gather, all-to-all or send):
+  /// time on the links, not the SMs.
+  bool is_collective() const noexcept;
   /// The unit whose peak holds it: its precision's for GEMMs and fused attention (tensor cores
   /// where the precision has them), the CUDA cores' fp32 for memory-bound ops.
   roofline::precision unit() const noexcept {

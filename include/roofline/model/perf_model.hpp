@@ -2,6 +2,7 @@
 #pragma once
 
 #include "roofline/model/accuracy.hpp"
+#include "roofline/model/collectives.hpp"
 #include "roofline/model/gemm_model.hpp"
 #include "roofline/model/gpu_spec.hpp"
 #include "roofline/model/host_floor.hpp"
@@ -36,6 +37,9 @@ struct model_options {
   std::optional<roofline::host_floor> host;
   /// NCCL's all-reduce measured on this host; unset: the spec's links (modelled_all_reduce_s).
   std::optional<all_reduce_table> all_reduce;
+  /// The network between nodes (a cluster's): collectives over GPUs of several nodes cross it.
+  /// Unset: a collective stays inside one host (interconnect_spec::max_gpus).
+  std::optional<node_network> network;
   /// Where GEMM operands are when each call starts. Unset: analyze() decides for the step it
   /// analyses (step_operand_cache); a model used outside an analysis takes them warm.
   std::optional<cache_state> operand_cache;
@@ -128,7 +132,7 @@ private:
   prediction compute(const op &o, reasons why) const;
   /// compute()'s prediction with its intervals (device_range, range).
   prediction with_interval(prediction p, const op &o) const;
-  prediction all_reduce(const op &o, reasons why) const;
+  prediction collective(const op &o, reasons why) const;
   /// A memory-bound op as its kernel runs, into compute()'s `result` (its roofline placed): its
   /// device time, host floor and, where the step leaves its tensors in L2, the L2 roof.
   void place_memory_op(const op &o, reasons why, prediction &result) const;

@@ -46,7 +46,7 @@ void hold_to_power_limit(analysis &r, const std::vector<op> &ops,
 } // namespace
 
 bool stretchable(const op &o, const prediction &p) {
-  return !p.launch_bound && !o.is_all_reduce();
+  return !p.launch_bound && !o.is_collective();
 }
 
 prediction held_to(prediction p, const op &o, const power_draw &power) {
@@ -121,7 +121,7 @@ analysis analyze_ops(std::string name, std::vector<op> ops, const perf_model &gi
       t.launch_bound_time_s += entry.total_time_s;
       ++t.launch_bound_ops;
     }
-    if (entry.op.is_all_reduce())
+    if (entry.op.is_collective())
       t.communication_time_s += entry.total_time_s;
     if (entry.op.is_gemm()) {
       t.gemm_time_s += entry.total_time_s;
@@ -172,16 +172,10 @@ analysis analyze(const network &net, const perf_model &model, std::string device
   const gpu_spec &spec = model.spec();
   int over_pcie = 0;
   for (const op &o : ops) {
-    if (!o.is_all_reduce() || !spec.interconnect)
+    if (!o.is_collective() || !spec.interconnect)
       continue;
     const interconnect_spec &links = *spec.interconnect;
-    if (o.gpus > links.max_gpus())
-      throw input_error(o.where,
-                        fmt::format("`{}`: an all-reduce over {} GPUs, and the {}'s links and host "
-                                    "join at most {} (its spec's `interconnect.gpus` and "
-                                    "`host_gpus`); collectives across hosts are not modelled yet",
-                                    shown_value(o.layer), o.gpus, spec.name, links.max_gpus()));
-    if (o.gpus > links.gpus)
+    if (o.gpus > links.gpus && o.gpus <= links.max_gpus() && !model.options().network)
       over_pcie = std::max(over_pcie, o.gpus);
   }
   std::optional<memory_use> memory;

@@ -56,7 +56,11 @@ struct routing {
 routing route(const context &ctx, const moe_layer &moe, std::int64_t tokens) {
   routing r;
   r.tokens = tokens;
-  r.routed = product(ctx, {tokens, moe.top_k}, "its routed tokens (× top_k)");
+  // Under expert parallelism a GPU's experts serve their share of every GPU's tokens: as many
+  // as its own where each brings its own, 1/expert_parallel of them where all hold the same.
+  const std::int64_t routed = product(ctx, {tokens, moe.top_k}, "its routed tokens (× top_k)");
+  r.routed = moe.shared_tokens ? routed / moe.expert_parallel + (routed % moe.expert_parallel != 0)
+                               : routed;
   r.reached = experts_reached(moe, tokens);
   r.rows = r.routed / r.reached + (r.routed % r.reached != 0);
   return r;
@@ -69,7 +73,8 @@ op expert_gemm(const context &ctx, const std::string &name, const moe_layer &moe
   const gemm_shape shape{r.rows, n, k, r.reached, weights};
   op o = make_gemm_op(name, shape, ctx.prec, ctx.where);
   o.count = ctx.count;
-  o.scaling = {batch_growth::routed, 0, r.tokens, moe.experts, moe.top_k};
+  o.scaling = {batch_growth::routed, 0, r.tokens, moe.experts, moe.top_k, moe.expert_parallel,
+               moe.shared_tokens};
   // The routed rows, not the rows the even split rounds up to.
   o.flops = product(ctx, {2, r.routed, n, k}, "its FLOP count");
   const std::int64_t activations = sum(ctx,
@@ -112,14 +117,17 @@ sizes positive_sizes(const attention_layer &l) {
           {"kv_heads", l.key_value_heads()}};
 }
 sizes positive_sizes(const moe_layer &l) {
-  return {
-      {"experts", l.experts}, {"top_k", l.top_k}, {"in", l.in}, {"intermediate", l.intermediate}};
+  return {{"experts", l.experts},
+          {"top_k", l.top_k},
+          {"in", l.in},
+          {"intermediate", l.intermediate},
+          {"expert_parallel", l.expert_parallel}};
 }
 sizes positive_sizes(const memory_layer &l) {
   return l.features ? sizes{{"features", *l.features}} : sizes{};
 }
-sizes positive_sizes(const all_reduce_layer &l) {
-  sizes s{{"gpus", l.gpus}};
+sizes positive_sizes(const collective_layer &l) {
+  sizes s{{"gpus", l.gpus}, {"stride", l.stride}, {"copies", l.copies}};
   if (l.features)
     s.emplace_back("features", *l.features);
   return s;
@@ -485,6 +493,10 @@ private:
   /// Mixture of experts under uniform routing (route): a router, then the reached experts'
   /// grouped GEMMs (expert_gemm) and activations, then the combination of each token's outputs.
   void lower(const context &ctx, const moe_layer &moe) {
+    if (moe.experts % moe.expert_parallel != 0)
+      throw input_error(ctx.where, fmt::format("layer `{}`: expert_parallel {} does not divide its "
+                                               "{} experts",
+                                               ctx.path, moe.expert_parallel, moe.experts));
     const std::int64_t tokens = m_rows;
     const routing r = route(ctx, moe, tokens);
     const std::int64_t routed = r.routed;
@@ -562,27 +574,33 @@ private:
       m_previous = {elements, *layer.features};
   }
 
-  void lower(const context &ctx, const all_reduce_layer &layer) {
+  void lower(const context &ctx, const collective_layer &layer) {
     std::int64_t elements = m_previous.elements;
     if (layer.features)
       elements = product(ctx, {m_rows, *layer.features}, "its element count");
     else if (elements == 0)
-      throw input_error(ctx.where, "layer `" + ctx.path +
-                                       "` (all_reduce): no earlier layer gives its size; add "
-                                       "`features` (elements per row of batch·seq_len rows)");
+      throw input_error(ctx.where, fmt::format("layer `{}` ({}): no earlier layer gives its size; "
+                                               "add `features` (elements per row of batch·seq_len "
+                                               "rows)",
+                                               ctx.path, to_string(layer.kind)));
     op result;
     result.layer = ctx.path;
-    result.kind = std::string(all_reduce_kind);
+    result.kind = std::string(to_string(layer.kind));
     result.precision = ctx.prec;
-    result.elements = elements;
+    result.elements = product(ctx, {elements, layer.copies}, "its element count");
     result.count = ctx.count;
     result.gpus = layer.gpus;
-    result.bytes = product(ctx, {elements, activation_bytes(ctx.prec)}, "its byte count");
+    result.stride = layer.stride;
+    result.bytes = product(ctx, {result.elements, activation_bytes(ctx.prec)}, "its byte count");
     result.where = ctx.where;
     m_forward.push_back(result);
-    if (training()) { // the backward pass all-reduces the input gradient of the column-parallel
-                      // layer before it: the same size
+    if (training()) { // the backward pass moves the gradient back the same way: an all-reduce's
+                      // of the column-parallel layer before it, an all-gather's reduce-scattered
       result.pass = pass::data_grad;
+      if (layer.kind == collective::all_gather || layer.kind == collective::reduce_scatter)
+        result.kind =
+            std::string(to_string(layer.kind == collective::all_gather ? collective::reduce_scatter
+                                                                       : collective::all_gather));
       m_backward.push_back({result});
     }
     if (layer.features)
@@ -646,22 +664,35 @@ private:
 
 } // namespace
 
-double expected_experts_reached(const moe_layer &moe, std::int64_t tokens) {
+namespace {
+
+double expected_reached(const moe_layer &moe, double tokens) {
   const double experts = static_cast<double>(moe.experts);
   // An expert is missed by one token's top_k distinct picks with probability 1 − k/E.
-  return experts * (1.0 - std::pow(1.0 - static_cast<double>(moe.top_k) / experts,
-                                   static_cast<double>(tokens)));
+  return experts * (1.0 - std::pow(1.0 - static_cast<double>(moe.top_k) / experts, tokens));
+}
+
+} // namespace
+
+double expected_experts_reached(const moe_layer &moe, std::int64_t tokens) {
+  return expected_reached(moe, static_cast<double>(tokens));
 }
 
 std::int64_t experts_reached(const moe_layer &moe, std::int64_t tokens) {
+  const std::int64_t ep = std::max<std::int64_t>(1, moe.expert_parallel);
+  const std::int64_t held = moe.experts / ep;
+  const double senders = moe.shared_tokens ? 1.0 : static_cast<double>(ep);
   // Rounded up (a part-reached expert's weights are read whole), never fewer than one token's
-  // top_k nor more than there are; the tolerance keeps an exact count from rounding up.
-  // Clamped as a double first: the cast of a value past 2^63 would be undefined.
-  const double expected = std::clamp(std::ceil(expected_experts_reached(moe, tokens) - 1e-9),
-                                     static_cast<double>(std::min(moe.top_k, moe.experts)),
-                                     static_cast<double>(moe.experts));
-  return std::clamp(static_cast<std::int64_t>(std::min(expected, 9.0e18)),
-                    std::min(moe.top_k, moe.experts), moe.experts);
+  // top_k (one expert under expert parallelism) nor more than the GPU holds; the tolerance keeps
+  // an exact count from rounding up. Clamped as a double first: the cast of a value past 2^63
+  // would be undefined.
+  const std::int64_t fewest = ep > 1 ? 1 : std::min(moe.top_k, moe.experts);
+  const double expected =
+      std::clamp(std::ceil(expected_reached(moe, static_cast<double>(tokens) * senders) /
+                               static_cast<double>(ep) -
+                           1e-9),
+                 static_cast<double>(fewest), static_cast<double>(held));
+  return std::clamp(static_cast<std::int64_t>(std::min(expected, 9.0e18)), fewest, held);
 }
 
 std::vector<op> lower(const network &net) {
@@ -685,6 +716,8 @@ std::optional<op> at_batch(const op &gemm, std::int64_t batch, std::int64_t othe
     moe_layer moe;
     moe.experts = scaling.experts;
     moe.top_k = scaling.top_k;
+    moe.expert_parallel = scaling.expert_parallel;
+    moe.shared_tokens = scaling.shared_tokens;
     const context ctx{gemm.layer, gemm.precision, gemm.gemm->weights, gemm.count, gemm.where};
     try {
       return expert_gemm(ctx, gemm.layer, moe, route(ctx, moe, *tokens), gemm.gemm->n, gemm.gemm->k,
@@ -726,6 +759,14 @@ void add_routing_notes(const network &net, const std::vector<layer> &layers,
           "weights of {} (rounded up) are read",
           path, tokens, moe->top_k, moe->experts, expected_experts_reached(*moe, tokens),
           experts_reached(*moe, tokens)));
+      if (moe->expert_parallel > 1)
+        notes.back() += fmt::format(
+            "; expert parallel over {} GPUs, {} experts on each: {}", moe->expert_parallel,
+            moe->experts / moe->expert_parallel,
+            moe->shared_tokens
+                ? "every GPU holds the step's tokens and runs its experts' share of their routes"
+                : "each GPU's experts serve every GPU's tokens, as many routes as its own, the "
+                  "weights read are of those its experts get from all of them");
     }
   }
 }

@@ -68,11 +68,11 @@ void add_layers(const network &net, const std::vector<layer> &layers, precision 
                                 static_cast<double>(body.kernel_w),
                             element, p);
           } else if constexpr (std::is_same_v<body_type, moe_layer>) {
-            // Every expert is held, reached or not, and the router (not quantized).
-            const double experts = times * static_cast<double>(body.experts);
+            // Every expert the GPU holds, reached or not, and the router (not quantized).
+            const double experts = times * static_cast<double>(body.experts / body.expert_parallel);
             matrix(experts * (body.gated ? 2 : 1), body.in, body.intermediate);
             matrix(experts, body.intermediate, body.in);
-            sum.add_weights(experts * static_cast<double>(body.in), element, p);
+            sum.add_weights(times * static_cast<double>(body.experts * body.in), element, p);
           } else if constexpr (std::is_same_v<body_type, attention_layer>) {
             // A decoder's keys and values are kept for the tokens that follow: under a causal
             // mask (prefill fills the cache) or beyond the queries (decode reads it). Training
@@ -122,7 +122,7 @@ double result_bytes_of(const op &o) {
 /// A forward op's result, kept for the backward pass in training. An all-reduce sums in place
 /// the result of the layer before it, already counted: it keeps nothing more.
 double kept_bytes_of(const op &o) {
-  return o.is_all_reduce() ? 0 : result_bytes_of(o);
+  return o.is_collective() ? 0 : result_bytes_of(o);
 }
 
 /// What an op reads besides its weights: a GEMM's A operand; every other op an input the size of

@@ -32,13 +32,6 @@ template <class Layer> const Layer *first_in(const repeat_block &block) {
   return nullptr;
 }
 
-/// The GPUs of a group whose members are `stride` ranks apart that share a node.
-int per_node(int ranks, std::int64_t stride, int gpus_per_node) {
-  if (stride >= gpus_per_node)
-    return 1;
-  return static_cast<int>(std::min<std::int64_t>(ranks, gpus_per_node / stride));
-}
-
 } // namespace
 
 std::string describe(const parallel_layout &l) {
@@ -119,7 +112,7 @@ training_planner::training_planner(config_source source, cluster_spec cluster, p
   if (!m_model.spec().interconnect)
     throw input_error(fmt::format("cluster {}: its GPU {} has no interconnect in its spec",
                                   m_cluster.name, m_model.spec().name));
-  m_links = links_of(m_cluster, *m_model.spec().interconnect, m_model.parameters());
+  m_links = links_of(*m_model.spec().interconnect, m_model.parameters(), network_of(m_cluster));
   config_options options = m_source.options;
   options.mode = run_mode::training;
   options.batch = 1;
@@ -294,7 +287,8 @@ training_estimate training_planner::estimate(const parallel_layout &l) {
   e.micro_batches = m_question.global_batch / (std::int64_t{l.dp} * l.micro_batch);
   const double m = static_cast<double>(e.micro_batches);
   const double layers_per_stage = static_cast<double>(m_layers) / l.pp;
-  const double tokens = static_cast<double>(l.micro_batch) * m_question.seq_len / l.cp;
+  const double tokens =
+      static_cast<double>(l.micro_batch) * static_cast<double>(m_question.seq_len) / l.cp;
   const double hidden = attention ? static_cast<double>(attention->heads * attention->head_dim)
                                   : static_cast<double>(moe ? moe->in : 0);
   // Experts: the busiest GPU's share of the routed tokens.
@@ -347,7 +341,8 @@ training_estimate training_planner::estimate(const parallel_layout &l) {
   e.optimizer_s = c.optimizer_s * state_share(c.expert_weight_share, l, l.zero_stage >= 1);
   e.step_s = e.compute_s + e.bubble_s + e.pipeline_send_s + e.context_exchange_s +
              e.expert_exchange_s + e.data_parallel_s + e.optimizer_s;
-  const double step_tokens = static_cast<double>(m_question.global_batch) * m_question.seq_len;
+  const double step_tokens =
+      static_cast<double>(m_question.global_batch) * static_cast<double>(m_question.seq_len);
   const auto gpus = static_cast<double>(l.gpus());
   e.tokens_per_s = step_tokens / e.step_s;
   e.model_tflop_per_s_per_gpu =

@@ -4,8 +4,8 @@
 #include "compared_setups.hpp"
 #include "roofline/analysis/lowering.hpp"
 #include "roofline/cluster/cluster_spec.hpp"
-#include "roofline/cluster/collectives.hpp"
 #include "roofline/common/error.hpp"
+#include "roofline/model/collectives.hpp"
 #include "text_format.hpp"
 
 #include <fmt/format.h>
@@ -116,7 +116,8 @@ public:
         m_prefill(analyzed(build(inference_phase::prefill, 1, 0))),
         m_send_bytes_per_token(hidden_bytes(m_prefill.network)) {
     if (gpu.model.spec().interconnect)
-      m_links = links_of(nodes_of_eight(), *gpu.model.spec().interconnect, gpu.model.parameters());
+      m_links = links_of(*gpu.model.spec().interconnect, gpu.model.parameters(),
+                         network_of(nodes_of_eight()));
   }
 
   /// The setup's GPUs: a tensor-parallel group for each pipeline stage.

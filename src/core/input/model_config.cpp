@@ -508,7 +508,8 @@ std::vector<layer> embedding_of(const transformer_shape &s, glue_style glue) {
   std::vector<layer> layers{memory("embed_tokens", memory_op_kind::embedding, s.hidden)};
   // Megatron's vocabulary-parallel embedding sums its shares of the looked-up rows.
   if (s.tensor_parallel > 1)
-    layers.push_back(make("embed_all_reduce", all_reduce_layer{s.tensor_parallel, s.hidden}));
+    layers.push_back(make("embed_all_reduce", collective_layer{collective::all_reduce,
+                                                               s.tensor_parallel, 1, s.hidden}));
   if (s.rotary)
     return layers;
   layers.push_back(memory("embed_positions", memory_op_kind::embedding, s.hidden));
@@ -556,7 +557,8 @@ std::vector<layer> block_of(const transformer_shape &s, const attention_layer &a
   // Row-parallel layers leave partial sums on every GPU: summed before the residual add.
   const auto all_reduce = [&](std::string name) {
     if (s.tensor_parallel > 1)
-      block.push_back(make(std::move(name), all_reduce_layer{s.tensor_parallel, s.hidden}));
+      block.push_back(make(std::move(name), collective_layer{collective::all_reduce,
+                                                             s.tensor_parallel, 1, s.hidden}));
   };
   all_reduce("attn_all_reduce");
   block.push_back(memory("attn_add", memory_op_kind::add, s.replicated));

@@ -131,7 +131,7 @@ struct op_counter {
   std::int64_t operator()(const memory_layer &m) const {
     return training && cost_of(m.kind).backward_tensors > 0 ? 2 : 1;
   }
-  std::int64_t operator()(const all_reduce_layer &) const { return training ? 2 : 1; }
+  std::int64_t operator()(const collective_layer &) const { return training ? 2 : 1; }
   std::int64_t operator()(const pool_layer &) const { return training ? 2 : 1; }
   std::int64_t operator()(const repeat_block &block) const {
     std::int64_t ops = 0;
@@ -191,7 +191,9 @@ std::string scalar_or_empty(const std::optional<detail::yaml_node> &value) {
 
 /// The GEMM layers, then every memory op.
 const std::vector<std::string> layer_types = [] {
-  std::vector<std::string> types{"linear", "matmul", "conv2d", "attention", "moe", "all_reduce"};
+  std::vector<std::string> types{
+      "linear",     "matmul",     "conv2d",     "attention",      "moe",
+      "all_reduce", "all_to_all", "all_gather", "reduce_scatter", "send"};
   for (std::string_view name : memory_op_names())
     types.emplace_back(name);
   return types;
@@ -409,9 +411,14 @@ private:
           "kv_precision", "expanded_kv"},
          &network_parser::parse_attention},
         {"moe",
-         {"experts", "top_k", "in", "intermediate", "gated", "activation"},
+         {"experts", "top_k", "in", "intermediate", "gated", "activation", "expert_parallel",
+          "shared_tokens"},
          &network_parser::parse_moe},
-        {"all_reduce", {"gpus", "features"}, &network_parser::parse_all_reduce},
+        {"all_reduce", {"gpus", "features", "stride"}, &network_parser::parse_collective},
+        {"all_to_all", {"gpus", "features", "stride", "copies"}, &network_parser::parse_collective},
+        {"all_gather", {"gpus", "features", "stride"}, &network_parser::parse_collective},
+        {"reduce_scatter", {"gpus", "features", "stride"}, &network_parser::parse_collective},
+        {"send", {"features", "stride"}, &network_parser::parse_collective},
         {"maxpool",
          {"kernel", "stride", "padding", "channels", "input"},
          &network_parser::parse_pool},
@@ -488,6 +495,12 @@ private:
     moe.in = map.positive_int("in");
     moe.intermediate = map.positive_int("intermediate");
     moe.gated = map.boolean_or("gated", true);
+    moe.expert_parallel = map.optional_positive_int("expert_parallel").value_or(1);
+    if (moe.experts % moe.expert_parallel != 0)
+      map.fail("expert_parallel",
+               fmt::format("`expert_parallel` = {} does not divide the {} experts",
+                           moe.expert_parallel, moe.experts));
+    moe.shared_tokens = map.boolean_or("shared_tokens", false);
     if (map.has("activation")) {
       const std::vector<std::string> activations{"silu", "gelu", "relu"};
       const std::string activation = map.string("activation");
@@ -500,14 +513,25 @@ private:
     result.body = moe;
   }
 
-  void parse_all_reduce(const yaml_map &map, const std::string &, layer &result) const {
-    all_reduce_layer all_reduce;
-    const std::int64_t gpus = map.positive_int("gpus");
-    if (gpus < 2 || gpus > 1024)
-      map.fail("gpus", fmt::format("`gpus` = {}: an all-reduce spans 2 to 1024 GPUs", gpus));
-    all_reduce.gpus = static_cast<int>(gpus);
-    all_reduce.features = map.optional_positive_int("features");
-    result.body = all_reduce;
+  void parse_collective(const yaml_map &map, const std::string &type, layer &result) const {
+    collective_layer c;
+    c.kind = *roofline::parse_collective(type);
+    if (c.kind != collective::send) { // a send is from one GPU to the next stage's
+      const std::int64_t gpus = map.positive_int("gpus");
+      if (gpus < 2 || gpus > max_collective_gpus)
+        map.fail("gpus", fmt::format("`gpus` = {}: {} spans 2 to {} GPUs", gpus, type,
+                                     max_collective_gpus));
+      c.gpus = static_cast<int>(gpus);
+    }
+    c.stride = map.optional_positive_int("stride").value_or(1);
+    if (c.stride > max_collective_gpus)
+      map.fail("stride",
+               fmt::format("`stride` = {}: at most {} ranks", c.stride, max_collective_gpus));
+    c.features = map.optional_positive_int("features");
+    c.copies = map.optional_positive_int("copies").value_or(1);
+    if (c.copies > 1024)
+      map.fail("copies", fmt::format("`copies` = {}: at most 1024 (a token's experts)", c.copies));
+    result.body = c;
   }
 
   void parse_pool(const yaml_map &map, const std::string &type, layer &result) const {

@@ -89,17 +89,27 @@ struct layer_writer {
       out += ", expanded_kv: true";
     out += precision + "}\n";
   }
-  void operator()(const all_reduce_layer &body) const {
-    out += fmt::format("{}- {{name: {}, type: all_reduce, gpus: {}", pad, name, body.gpus);
+  void operator()(const collective_layer &body) const {
+    out += fmt::format("{}- {{name: {}, type: {}", pad, name, to_string(body.kind));
+    if (body.kind != collective::send)
+      out += fmt::format(", gpus: {}", body.gpus);
+    if (body.stride > 1)
+      out += fmt::format(", stride: {}", body.stride);
+    if (body.copies > 1)
+      out += fmt::format(", copies: {}", body.copies);
     if (body.features)
       out += fmt::format(", features: {}", *body.features);
     out += precision + "}\n";
   }
   void operator()(const moe_layer &body) const {
     out += fmt::format("{}- {{name: {}, type: moe, experts: {}, top_k: {}, in: {}, intermediate: "
-                       "{}, gated: {}, activation: {}{}}}\n",
+                       "{}, gated: {}, activation: {}",
                        pad, name, body.experts, body.top_k, body.in, body.intermediate,
-                       body.gated ? "true" : "false", to_string(body.activation), precision);
+                       body.gated ? "true" : "false", to_string(body.activation));
+    if (body.expert_parallel > 1)
+      out += fmt::format(", expert_parallel: {}, shared_tokens: {}", body.expert_parallel,
+                         body.shared_tokens ? "true" : "false");
+    out += precision + "}\n";
   }
   void operator()(const memory_layer &body) const {
     out += fmt::format("{}- {{name: {}, type: {}", pad, name, to_string(body.kind));

@@ -2,6 +2,7 @@
 #include "roofline/model/op.hpp"
 
 #include "checked_math.hpp"
+#include "roofline/model/collectives.hpp"
 
 #include <utility>
 
@@ -22,6 +23,10 @@ std::string op::precision_label() const {
   if (gemm && gemm->weights)
     label += "+int" + std::to_string(gemm->weights->bits) + "w";
   return label;
+}
+
+bool op::is_collective() const noexcept {
+  return parse_collective(kind).has_value();
 }
 
 double op::arithmetic_intensity() const noexcept {

@@ -34,7 +34,8 @@ namespace {
 struct op_key {
   std::int64_t m = 0, n = 0, k = 0, batch_count = 0, flops = 0, bytes = 0;
   std::int64_t weight_bits = 0, weight_group = 0; ///< quantized weights; 0: none
-  std::int64_t all_reduce_gpus = 0;               ///< an all-reduce's; 0: not one
+  std::int64_t collective_gpus = 0, collective_stride = 0; ///< a collective's; 0: not one
+  int collective_kind = -1;                                ///< its collective; -1: not one
   precision p = precision::fp16;
   bool gemm = false, attention = false;
   attention_shape attended;       ///< a fused attention's shape (default for other ops)
@@ -47,7 +48,8 @@ struct op_key {
   bool operator==(const op_key &o) const {
     return m == o.m && n == o.n && k == o.k && batch_count == o.batch_count && flops == o.flops &&
            bytes == o.bytes && weight_bits == o.weight_bits && weight_group == o.weight_group &&
-           all_reduce_gpus == o.all_reduce_gpus && p == o.p && gemm == o.gemm &&
+           collective_gpus == o.collective_gpus && collective_stride == o.collective_stride &&
+           collective_kind == o.collective_kind && p == o.p && gemm == o.gemm &&
            attention == o.attention && attended == o.attended && conv == o.conv &&
            memory_kind == o.memory_kind && launches == o.launches && operands == o.operands &&
            why == o.why;
@@ -89,7 +91,9 @@ struct op_key_hash {
                                              static_cast<std::uint64_t>(key.bytes),
                                              static_cast<std::uint64_t>(key.weight_bits),
                                              static_cast<std::uint64_t>(key.weight_group),
-                                             static_cast<std::uint64_t>(key.all_reduce_gpus),
+                                             static_cast<std::uint64_t>(key.collective_gpus),
+                                             static_cast<std::uint64_t>(key.collective_stride),
+                                             static_cast<std::uint64_t>(key.collective_kind + 1),
                                              conv_geometry,
                                              kind});
   }
@@ -125,7 +129,11 @@ op_key key_of(const op &o, cache_state operands, reasons why) {
   if (const std::optional<memory_op_kind> kind = parse_memory_op_kind(o.kind))
     key.memory_kind = static_cast<int>(*kind);
   key.launches = o.launches;
-  key.all_reduce_gpus = o.is_all_reduce() ? o.gpus : 0;
+  if (const std::optional<collective> c = parse_collective(o.kind)) {
+    key.collective_kind = static_cast<int>(*c);
+    key.collective_gpus = o.gpus;
+    key.collective_stride = o.stride;
+  }
   key.flops = o.flops;
   key.bytes = o.bytes;
   key.p = o.precision;
@@ -234,8 +242,8 @@ prediction perf_model::with_interval(prediction p, const op &o) const {
 }
 
 prediction perf_model::compute(const op &o, reasons why) const {
-  if (o.is_all_reduce())
-    return all_reduce(o, why);
+  if (o.is_collective())
+    return collective(o, why);
   const precision unit = o.unit();
   prediction result;
   result.peak_flop_per_s = m_spec.peak_flop_per_s(unit, m_options.sparse);
@@ -371,36 +379,74 @@ std::string modelled_all_reduce_terms(std::int64_t bytes, int gpus, const interc
 
 } // namespace
 
-prediction perf_model::all_reduce(const op &o, reasons why) const {
+prediction perf_model::collective(const op &o, reasons why) const {
+  using roofline::collective; // not this member function
+  const collective c = *parse_collective(o.kind);
+  const int node = m_options.network     ? m_options.network->gpus_per_node
+                   : m_spec.interconnect ? m_spec.interconnect->max_gpus()
+                                         : o.gpus;
+  const rank_group group{o.gpus, per_node(o.gpus, o.stride, node)};
+  const bool across = group.per_node < group.ranks;
   const std::optional<double> measured =
-      m_options.all_reduce ? measured_all_reduce_s(o.bytes, o.gpus, *m_options.all_reduce)
-                           : std::nullopt;
+      c == collective::all_reduce && !across && m_options.all_reduce
+          ? measured_all_reduce_s(o.bytes, o.gpus, *m_options.all_reduce)
+          : std::nullopt;
   // The links are needed for the bound, and for the time where nothing was measured.
   if (!m_spec.interconnect && !measured)
     throw input_error(o.where, "layer `" + o.layer + "`: the " + m_spec.name +
-                                   " spec gives no `interconnect`, which an all-reduce needs "
+                                   " spec gives no `interconnect`, which a collective needs "
                                    "where none was measured (`describe_local_gpu::measure` "
                                    "on the host)");
+  if (across && !m_options.network)
+    throw input_error(
+        o.where, fmt::format("`{}`: {} over {} GPUs{}, and the {}'s links and host join "
+                             "at most {} (its spec's `interconnect.gpus` and `host_gpus`): give "
+                             "the cluster whose network joins its hosts (model_options::network)",
+                             o.layer, c == collective::all_reduce ? "an all-reduce" : to_string(c),
+                             o.gpus, o.stride > 1 ? fmt::format(" {} ranks apart", o.stride) : "",
+                             m_spec.name, node));
+  const cluster_links links = m_options.network
+                                  ? links_of(*m_spec.interconnect, m_parameters, *m_options.network)
+                                  : cluster_links{*m_spec.interconnect, m_parameters, 0, 0};
+  // The bound: the same traffic with no latency, at the links' full bandwidth.
+  cluster_links ideal = links;
+  for (const int gpus : all_reduce_gpu_counts) {
+    ideal.parameters.set(all_reduce_parameter_at(parameter::all_reduce_latency_s, gpus), 0);
+    ideal.parameters.set(all_reduce_parameter_at(parameter::all_reduce_link_efficiency, gpus), 1);
+  }
+  ideal.parameters.set(parameter::all_reduce_oneshot_below_bytes, 0);
+  ideal.network_latency_s = 0;
+  if (m_options.network)
+    ideal.network_bytes_per_s = links.network_bytes_per_s; // the NIC's share collectives reach
+  const auto bytes = static_cast<double>(o.bytes);
   prediction result;
   result.bound = bound::communication;
-  if (m_spec.interconnect)
-    result.roofline_time_s = all_reduce_bound_s(o.bytes, o.gpus, *m_spec.interconnect);
-  result.device_time_s =
-      measured ? *measured
-               : modelled_all_reduce_s(o.bytes, o.gpus, *m_spec.interconnect, m_parameters);
+  result.roofline_time_s = collective_s(c, bytes, group, ideal);
+  result.device_time_s = measured ? *measured : collective_s(c, bytes, group, links);
   // NCCL's launch: a kernel per GPU, issued by the host like any other.
   result.host_floor_s = m_options.roofline_only ? 0 : m_host.kernel_launch_s;
   if (m_options.roofline_only)
     result.device_time_s = result.roofline_time_s;
   result.launch_bound = result.host_floor_s > result.device_time_s;
   result.time_s = std::max(result.device_time_s, result.host_floor_s);
-  if (why == reasons::with)
-    result.factors.push_back(
-        measured ? fmt::format("all-reduce over {} GPUs: NCCL measured on this host ({})", o.gpus,
-                               m_options.all_reduce->library)
-                 : fmt::format("all-reduce over {} GPUs: {}, not measured on this host", o.gpus,
-                               modelled_all_reduce_terms(o.bytes, o.gpus, *m_spec.interconnect,
-                                                         m_parameters)));
+  if (why == reasons::with) {
+    const std::string what = fmt::format("{} over {} GPUs", to_string(c), o.gpus);
+    if (measured)
+      result.factors.push_back(
+          fmt::format("{}: NCCL measured on this host ({})", what, m_options.all_reduce->library));
+    else if (across)
+      result.factors.push_back(fmt::format(
+          "{}, {} a node: inside each node over {}, across {} nodes at {:.0f} GB/s a GPU plus "
+          "{:.1f} µs a hop, not measured",
+          what, group.per_node, m_spec.interconnect->kind,
+          (group.ranks + group.per_node - 1) / group.per_node, links.network_bytes_per_s / 1e9,
+          links.network_latency_s * 1e6));
+    else
+      result.factors.push_back(
+          fmt::format("{}: {}, not measured on this host", what,
+                      modelled_all_reduce_terms(o.bytes, std::max(2, o.gpus), *m_spec.interconnect,
+                                                m_parameters)));
+  }
   return result;
 }
 

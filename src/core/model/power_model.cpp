@@ -45,7 +45,7 @@ bool energy_fitted(const model_parameters &parameters) {
 double dynamic_energy_j(const op &o, double stalled_s, const gpu_spec &gpu,
                         const model_parameters &parameters) {
   const double bytes_j = static_cast<double>(o.bytes) * energy_per_dram_byte_j(gpu, parameters);
-  if (o.is_all_reduce())
+  if (o.is_collective())
     return bytes_j;
   return static_cast<double>(o.flops) * energy_per_flop_j(o.unit(), gpu, parameters) + bytes_j +
          parameters[parameter::stall_power_share] * gpu.tdp_w * std::max(0.0, stalled_s);

@@ -148,10 +148,10 @@ text_table ops_table(const analysis &r) {
         {std::to_string(o.count)},
         {significant(static_cast<double>(o.flops) / 1e9), raw(o.flops)},
         {significant(static_cast<double>(o.bytes) / 1e6), raw(o.bytes)},
-        o.is_all_reduce()
+        o.is_collective()
             ? detail::cell{"—"}
             : detail::cell{significant(o.arithmetic_intensity()), raw(o.arithmetic_intensity())},
-        o.is_all_reduce()
+        o.is_collective()
             ? detail::cell{"—"}
             : detail::cell{significant(p.ridge_intensity) + (p.sparse_peak ? "*" : ""),
                            raw(p.ridge_intensity)},
@@ -822,7 +822,7 @@ void detail::write_op_fields(json_writer &w, const analysed_op &entry,
   w.field("k", dimension(&gemm_shape::k));
   w.field("batch_count", dimension(&gemm_shape::batch_count));
   w.field("elements", o.is_gemm() ? std::nullopt : std::optional(o.elements));
-  w.field("gpus", o.is_all_reduce() ? std::optional<std::int64_t>(o.gpus) : std::nullopt);
+  w.field("gpus", o.is_collective() ? std::optional<std::int64_t>(o.gpus) : std::nullopt);
   w.field("count", o.count);
   w.field("precision", to_string(o.precision));
   w.key("weights"); // weight-only quantization of B

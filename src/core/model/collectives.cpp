@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "roofline/cluster/collectives.hpp"
-
-#include "roofline/cluster/cluster_spec.hpp"
+#include "roofline/model/collectives.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace roofline {
 
@@ -32,15 +31,41 @@ double network_pass_s(double bytes, int n, double passes, double hops, const clu
 
 } // namespace
 
-cluster_links links_of(const cluster_spec &cluster, const interconnect_spec &nvlink,
-                       const model_parameters &parameters) {
+std::string_view to_string(collective c) {
+  switch (c) {
+  case collective::all_reduce: return "all_reduce";
+  case collective::reduce_scatter: return "reduce_scatter";
+  case collective::all_gather: return "all_gather";
+  case collective::all_to_all: return "all_to_all";
+  case collective::send: return "send";
+  }
+  return "all_reduce";
+}
+
+std::optional<collective> parse_collective(std::string_view kind) {
+  for (const collective c : {collective::all_reduce, collective::reduce_scatter,
+                             collective::all_gather, collective::all_to_all, collective::send})
+    if (kind == to_string(c))
+      return c;
+  return std::nullopt;
+}
+
+int per_node(int ranks, std::int64_t stride, int gpus_per_node) {
+  if (stride >= gpus_per_node)
+    return 1;
+  return static_cast<int>(
+      std::min<std::int64_t>(ranks, gpus_per_node / std::max<std::int64_t>(1, stride)));
+}
+
+cluster_links links_of(const interconnect_spec &nvlink, const model_parameters &parameters,
+                       const node_network &network) {
   cluster_links l;
   l.nvlink = nvlink;
-  l.nvlink.gpus = std::max(l.nvlink.gpus, cluster.gpus_per_node);
-  l.nvlink.host_gpus = cluster.gpus_per_node;
+  l.nvlink.gpus = std::max(l.nvlink.gpus, network.gpus_per_node);
+  l.nvlink.host_gpus = network.gpus_per_node;
   l.parameters = parameters;
-  l.network_bytes_per_s = cluster.network_bytes_per_s * cluster.network_efficiency;
-  l.network_latency_s = cluster.network_latency_s;
+  l.network_bytes_per_s = network.bytes_per_s;
+  l.network_latency_s = network.latency_s;
   return l;
 }
 
