@@ -179,6 +179,22 @@ void add_config_options(CLI::App &command, config_choice &config) {
       ->check(positive_integer);
   command.add_flag("--last-logits", config.last_logits,
                    "with a config.json in prefill: the LM head for the last position only");
+  command
+      .add_option("--ep", config.expert_parallel,
+                  "with a config.json of a mixture of experts: its experts spread over this many "
+                  "GPUs, each holding its share whole; with --tp, the tensor-parallel group "
+                  "(the same degree), else GPUs of data-parallel attention joined by all-to-alls")
+      ->check(CLI::Range(std::int64_t{1}, max_collective_gpus));
+  command
+      .add_option("--dp", config.data_parallel,
+                  "with a config.json in training: one GPU of this many data-parallel ones (its "
+                  "gradients reduced and weights gathered over them, counted in full)")
+      ->check(CLI::Range(std::int64_t{1}, max_collective_gpus));
+  command
+      .add_option("--zero", config.zero_stage,
+                  "with --dp: ZeRO's stage, 0 (DDP), 1 (optimizer state sharded, the default), 2 "
+                  "(gradients too), 3 (weights too: FSDP)")
+      ->check(CLI::Range(0, 3));
   command.add_flag("--sequence-parallel", config.sequence_parallel,
                    "with a config.json, training under --tp: Megatron's sequence parallelism "
                    "(the norms and residual adds split along the sequence)");
@@ -211,6 +227,13 @@ void add_network_options(CLI::App &app, command_line &line) {
                  "with a config.json: tensor parallelism over this many GPUs (one GPU's share of "
                  "each block, and the all-reduces between them)")
       ->check(positive_integer);
+  app.add_option("--pp", line.config.pipeline_parallel,
+                 "with a config.json: one stage of a pipeline of this many (its share of the "
+                 "layers; in training, its sends and 1F1B's activations in flight)")
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--cluster", line.model.cluster,
+                 "a cluster (a name of clusters/ or a YAML file): its GPU, and the network that "
+                 "joins its nodes for collectives that span them");
   add_model_options(app, line.model, line.measuring);
   add_memory_reserve_option(app, line.model.memory_reserve_gb);
   add_output_options(app, line.output);
@@ -338,9 +361,13 @@ CLI::App *add_compare_command(CLI::App &app, command_line &line) {
       ->check(latency_target);
   compare
       ->add_option("--pp", choice.pipeline_parallel,
-                   "with --prompt-tokens: pipeline stages of every setup, each a --tp group (a "
-                   "model too big for one host's GPUs)")
+                   "pipeline stages of every setup, each a --tp group: with --prompt-tokens, "
+                   "served as a pipeline (a model too big for one host's GPUs); else each "
+                   "setup's step is one stage's")
       ->check(CLI::Range(1, 64));
+  compare->add_option("--cluster", choice.cluster,
+                      "a cluster (a name of clusters/ or a YAML file) whose network joins every "
+                      "setup's nodes: for collectives and pipeline sends that span them");
   compare->add_flag("--eager", choice.eager,
                     "with --prompt-tokens: every step launched eagerly by the host (default: "
                     "replayed from CUDA graphs, as serving engines run them)");

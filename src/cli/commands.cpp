@@ -42,7 +42,16 @@ gpu_choice chosen_gpu(const model_choice &model, std::optional<cache_state> oper
   options.sparse = model.sparse;
   options.clock = model.clock == "burst" ? clock_regime::burst : clock_regime::sustained;
   options.operand_cache = operand_cache;
-  gpu_choice gpu = choose_gpu(model.gpu, options, layer);
+  std::string name = model.gpu;
+  if (!model.cluster.empty()) { // its GPU, and its network between nodes
+    const auto [cluster, spec] = cluster_and_gpu(model.cluster);
+    if (model.gpu != "auto")
+      throw input_error("--gpu " + model.gpu + " with --cluster " + model.cluster +
+                        ", whose GPU is " + spec->name + ": give one or the other");
+    name = spec->name;
+    options.network = network_of(cluster);
+  }
+  gpu_choice gpu = choose_gpu(name, options, layer);
   if (!gpu.notice.empty())
     std::cerr << "roofline-advise: " << in_cli_words(gpu.notice) << '\n';
   return gpu;
@@ -118,15 +127,8 @@ int train(const train_choice &choice, const output_choice &output) {
                                                           : recomputation::none};
   // The clusters first (small files, each checked), then the config.
   std::vector<std::pair<cluster_spec, const gpu_spec *>> clusters;
-  for (const std::string &name : choice.clusters) {
-    cluster_spec cluster = find_cluster_spec(name);
-    const gpu_spec *spec = spec_catalog::builtin().find(cluster.gpu);
-    if (!spec)
-      throw input_error({cluster.origin}, "cluster `gpu` " + cluster.gpu +
-                                              ": no GPU spec of that name (roofline-advise "
-                                              "specs lists them)");
-    clusters.emplace_back(std::move(cluster), spec);
-  }
+  for (const std::string &name : choice.clusters)
+    clusters.push_back(cluster_and_gpu(name));
   const model_config config = model_config::load(choice.file);
   std::vector<training_answer> answers;
   for (std::size_t i = 0; i < clusters.size(); ++i) {

@@ -20,6 +20,7 @@ struct model_choice {
   bool sparse = false;
   std::optional<double> memory_reserve_gb; ///< --memory-reserve; unset: the default share
   std::string clock = "sustained";         ///< --clock: sustained or burst
+  std::string cluster; ///< --cluster: its GPU, and the network that joins its nodes
 };
 
 /// The analysis of `net` (a network, or one GEMM), measured where `measuring` asks (through the

@@ -6,6 +6,7 @@
 #include "roofline/input/network_yaml.hpp"
 #include "roofline/model/gpu_spec.hpp"
 #include "roofline/model/precision.hpp"
+#include "roofline/model/spec_catalog.hpp"
 
 #include <fmt/format.h>
 
@@ -107,7 +108,11 @@ std::vector<std::pair<bool, const char *>> config_only_options(const config_choi
           {!config.kv_cache_dtype.empty(), "--kv-cache-dtype"},
           {!config.glue.empty(), "--glue"},
           {config.tensor_parallel > 0, "--tp"},
-          {config.sequence_parallel, "--sequence-parallel"}};
+          {config.sequence_parallel, "--sequence-parallel"},
+          {config.pipeline_parallel > 0, "--pp"},
+          {config.expert_parallel > 0, "--ep"},
+          {config.data_parallel > 0, "--dp"},
+          {config.zero_stage >= 0, "--zero"}};
 }
 
 /// A network YAML, with --batch and --seq-len; the config options given are refused.
@@ -214,6 +219,15 @@ config_options config_options_of(const config_choice &config, std::int64_t batch
     check_tensor_parallel(config.tensor_parallel); // before it is narrowed
     options.tensor_parallel = static_cast<int>(config.tensor_parallel);
   }
+  // Their ranges are CLI11's (app.cpp): narrowed safely.
+  if (config.pipeline_parallel > 0)
+    options.pipeline_parallel = static_cast<int>(config.pipeline_parallel);
+  if (config.expert_parallel > 0)
+    options.expert_parallel = static_cast<int>(config.expert_parallel);
+  if (config.data_parallel > 0)
+    options.data_parallel = static_cast<int>(config.data_parallel);
+  if (config.zero_stage >= 0)
+    options.zero_stage = config.zero_stage;
   check_config_options(options);
   return options;
 }
@@ -355,8 +369,7 @@ std::optional<serving_question> serving_question_of(const compare_choice &choice
                                         {choice.eager, "--eager"},
                                         {choice.rate > 0, "--rate"},
                                         {choice.concurrency > 0, "--concurrency"},
-                                        {choice.shared_prefix > 0, "--shared-prefix"},
-                                        {choice.pipeline_parallel > 0, "--pp"}})
+                                        {choice.shared_prefix > 0, "--shared-prefix"}})
       if (given)
         throw input_error(std::string(option) +
                           " applies to a serving question: give --prompt-tokens and "
@@ -382,7 +395,9 @@ std::optional<serving_question> serving_question_of(const compare_choice &choice
                                       {!config.emit_yaml.empty(), "--emit-yaml"},
                                       {!config.mode.empty(), "--mode"},
                                       {!config.optimizer.empty(), "--optimizer"},
-                                      {!config.recompute.empty(), "--recompute"}})
+                                      {!config.recompute.empty(), "--recompute"},
+                                      {config.data_parallel > 0, "--dp"},
+                                      {config.zero_stage >= 0, "--zero"}})
     if (given)
       throw input_error(std::string(option) +
                         " with --prompt-tokens: a serving question builds each request's "
@@ -423,9 +438,25 @@ compare_request compare_request_of(const compare_choice &choice, const config_ch
   request.energy_usd_per_kwh = choice.energy_usd_per_kwh;
   for (const std::string &b : choice.batches)
     request.batches.push_back(positive_from(b, "--batch"));
+  if (!choice.cluster.empty())
+    request.network = network_of(cluster_and_gpu(choice.cluster).first);
   resolve_compared_gpus(request); // unknown or repeated GPUs, before the network
-  request.source = read_network_source(choice.file, config); // refuses --emit-yaml for a YAML
+  // Without a serving question, --pp is the stage every setup's step is of.
+  config_choice built = config;
+  if (choice.prompt_tokens == 0 && choice.output_tokens == 0 && choice.request_file.empty())
+    built.pipeline_parallel = choice.pipeline_parallel;
+  request.source = read_network_source(choice.file, built); // refuses --emit-yaml for a YAML
   return request;
+}
+
+std::pair<cluster_spec, const gpu_spec *> cluster_and_gpu(const std::string &name) {
+  cluster_spec cluster = find_cluster_spec(name);
+  const gpu_spec *spec = spec_catalog::builtin().find(cluster.gpu);
+  if (!spec)
+    throw input_error({cluster.origin}, "cluster `gpu` " + cluster.gpu +
+                                            ": no GPU spec of that name (roofline-advise "
+                                            "specs lists them)");
+  return {std::move(cluster), spec};
 }
 
 } // namespace roofline::cli

@@ -8,6 +8,7 @@
 #include "output.hpp"
 
 #include "roofline/analysis/pipeline.hpp"
+#include "roofline/cluster/cluster_spec.hpp"
 #include "roofline/compare/comparison.hpp"
 #include "roofline/compare/serving.hpp"
 #include "roofline/input/model_config.hpp"
@@ -46,6 +47,9 @@ struct config_choice {
   std::string mode, optimizer, recompute; ///< --optimizer and --recompute: YAML networks' too
   std::string phase, emit_yaml, quantization, kv_cache_dtype, glue;
   std::int64_t seq_len = 0, kv_len = 0, tensor_parallel = 0;
+  /// --pp, --ep, --dp (0: not given) and --zero (−1: not given).
+  std::int64_t pipeline_parallel = 0, expert_parallel = 0, data_parallel = 0;
+  int zero_stage = -1;
   bool last_logits = false, unfused_attention = false, sequence_parallel = false;
 };
 
@@ -97,7 +101,12 @@ struct compare_choice {
   std::int64_t max_running = 1024;         ///< --max-running: the engine's cap on running requests
   std::int64_t shared_prefix = 0;          ///< --shared-prefix: prompt tokens every request shares
   std::optional<double> memory_reserve_gb; ///< --memory-reserve; unset: the default share
+  std::string cluster;                     ///< --cluster: what joins the GPUs' nodes
 };
+
+/// A cluster (a name of clusters/ or a YAML file) and its GPU's spec; input_error for a cluster
+/// whose `gpu` names no spec.
+std::pair<cluster_spec, const gpu_spec *> cluster_and_gpu(const std::string &name);
 
 /// The serving question `choice` asks, checked; none without --prompt-tokens and
 /// --output-tokens. input_error for one given without the other, targets or --eager without

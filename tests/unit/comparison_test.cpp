@@ -371,7 +371,7 @@ TEST_CASE("compare --tp: every GPU at every degree, per-GPU throughput and price
   CHECK_THROWS_WITH_AS(compare_gpus(twice), doctest::Contains("named twice"), input_error);
 }
 
-TEST_CASE("compare --tp over PCIe: the verdict says from which setup all-reduces are most of the "
+TEST_CASE("compare --tp over PCIe: the verdict says from which setup collectives are most of the "
           "step") {
   // Llama-2-7B's prefill of 4 × 2048 tokens on L40S cards linked by PCIe Gen4 (32 GB/s a
   // direction): 65 all-reduces of 64 MiB each. At Ada's fitted share of the links over 4 GPUs
@@ -387,7 +387,7 @@ TEST_CASE("compare --tp over PCIe: the verdict says from which setup all-reduces
   REQUIRE(c.gpus.size() == 2);
   CHECK(c.gpus[1].analysis.totals.communication_share > 0.5);
   CAPTURE(c.verdict.text);
-  CHECK(c.verdict.text.find("From l40s ×4 on, all-reduces are most of the step") !=
+  CHECK(c.verdict.text.find("From l40s ×4 on, collectives between GPUs are most of the step") !=
         std::string::npos);
 }
 

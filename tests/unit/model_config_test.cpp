@@ -404,7 +404,7 @@ TEST_CASE("weight-only int4 by hand: Llama-3-8B's decode reads a quarter of the 
 
   // Memory: every block's linear weights at 4 bits plus a 2-byte scale per 128; the LM head and
   // the embedding table (128256 × 4096 each) in bf16; the cache at 1 byte.
-  const auto int4 = [](double k, double n) { return k * n / 2 + 2 * n * (k / 128); };
+  const auto int4 = [](double k, double width) { return k * width / 2 + 2 * width * (k / 128); };
   const double block =
       int4(4096, 4096) * 2 + int4(4096, 1024) * 2 + int4(4096, 14336) * 2 + int4(14336, 4096);
   const memory_use m = memory_of(net, step, 80e9);

@@ -41,6 +41,11 @@ struct memory_use {
   /// A captured program's (an op trace): its tensors' peak, weights the parameters and buffers
   /// alive then, activations everything else; no larger batch known.
   bool traced = false;
+  /// Training: the GPU's parameters (its tensor- and expert-parallel share), and the experts'
+  /// among them, before ZeRO shards them: what data parallelism reduces and gathers.
+  double parameters = 0, expert_parameters = 0;
+  /// Training: the parameters this GPU's optimizer updates (its ZeRO shard, all at stage 0).
+  double updated_parameters = 0;
   /// Training: the optimizer and the recomputation counted (unset in inference).
   std::optional<roofline::optimizer> optimizer;
   std::optional<recomputation> recompute;
@@ -72,11 +77,18 @@ inline constexpr double default_memory_reserve_share = 0.1;
 /// else default_memory_reserve_share of the capacity.
 double memory_reserve_bytes(double capacity_bytes, std::optional<double> reserve_bytes);
 
-/// A training step's optimizer step over every parameter `m` counts: one fused kernel (PyTorch's
-/// fused AdamW, Megatron's) reading its state and the gradients (and the weights where no fp32
-/// master copy is kept), writing the state and the weights; priced as the `mul` kind, as an op
-/// trace's _fused_adamw_ is.
+/// A training step's optimizer step over the parameters `m` updates (its ZeRO shard): one fused
+/// kernel (PyTorch's fused AdamW, Megatron's) reading its state and the gradients (and the
+/// weights where no fp32 master copy is kept), writing the state and the weights; priced as the
+/// `mul` kind, as an op trace's _fused_adamw_ is.
 op optimizer_step_op(const network &net, const memory_use &m);
+
+/// A training step's data-parallel traffic (network::data_parallel), counted in full: each group
+/// of `m`'s parameters (the dense over the whole group, the experts' over theirs), bf16 as the
+/// weights: ZeRO-0 all-reduces the gradients; 1 and 2 reduce-scatter them and all-gather the
+/// updated weights; 3 gathers the weights for the forward and again for the backward, and
+/// reduce-scatters the gradients. None without data parallelism.
+std::vector<op> data_parallel_ops(const network &net, const memory_use &m);
 
 /// `net` (lowered to `ops`) against `capacity_bytes` of GPU memory, `reserve_bytes` of it kept
 /// back (memory_use::reserve_bytes).

@@ -63,6 +63,10 @@ struct compare_request {
   std::optional<double> memory_reserve;
   /// USD per kWh of the energy the GPUs draw (compared_gpu::energy_usd_per_kwh); unset: none.
   std::optional<double> energy_usd_per_kwh;
+  /// What joins the nodes of every setup (a cluster's network, model_options::network): for
+  /// collectives that span nodes and a serving pipeline's sends between them. Unset: every
+  /// collective inside one host; a serving pipeline's nodes of 8 GPUs with a 400 Gb/s NIC each.
+  std::optional<node_network> network;
 };
 
 /// USD per million of what a step processes (tokens, samples) for the energy of `joules_per_item`

@@ -28,6 +28,9 @@ struct gpu_result {
   /// The GPU's name, and its tensor-parallel degree beside it when above 1: "h100-sxm5 ×2".
   std::string name;
   int tensor_parallel = 1;     ///< GPUs the network is sharded over (each runs `analysis`)
+  /// GPUs the step's throughput takes: the tensor-parallel degree times the pipeline's stages
+  /// (network::pipeline_stages: `analysis` is one stage's, and the stages run at once).
+  int gpus = 1;
   roofline::analysis analysis; ///< the network on this GPU (its ops in the network's order)
   std::vector<double>
       op_times_s; ///< per op, per run: predicted, or measured / scaled from measured
@@ -45,7 +48,7 @@ struct gpu_result {
   double launch_bound_share = 0;
   double samples_per_s = 0;        ///< batch / step time
   double tokens_per_s = 0;         ///< batch · seq_len / step time
-  double tokens_per_s_per_gpu = 0; ///< tokens_per_s / tensor_parallel
+  double tokens_per_s_per_gpu = 0; ///< tokens_per_s / gpus
   double speedup = 1;              ///< baseline step time / this step time
   /// The speedup's interval from the two step ranges: baseline low / this high to baseline high
   /// / this low.

@@ -75,10 +75,26 @@ struct config_options {
   /// adds (and the activations they keep) split over the GPUs along the sequence, each all-reduce
   /// run as a reduce-scatter and an all-gather (as much traffic).
   bool sequence_parallel = false;
-  /// Inference: the network is one stage of a pipeline of this many GPUs (each a tensor-parallel
-  /// group): ceil(layers / stages) of the blocks, with the embedding and the LM head both (the
-  /// first stage's and the last's: a bound on either).
+  /// The network is one stage of a pipeline of this many GPUs (each a tensor-parallel group):
+  /// ceil(layers / stages) of the blocks, with the embedding and the LM head both (the first
+  /// stage's and the last's: a bound on either). In training, with the send of its activations
+  /// to the next stage (and of their gradients back), and 1F1B's activations of as many
+  /// micro-batches in memory.
   int pipeline_parallel = 1;
+  /// Expert parallelism for a mixture of experts: its experts spread over this many GPUs, each
+  /// holding its share of them whole. Under tensor parallelism it is the tensor-parallel group
+  /// (equal to it, as vLLM's expert parallelism is): every GPU holds the step's tokens and runs
+  /// its experts' share of their routes. Without it, as many GPUs each run the attention for their
+  /// own sequences (data-parallel attention, as DeepSeek's serving does), and all-to-alls send
+  /// the tokens to their experts' GPUs and back; in training they are carved from the
+  /// data-parallel GPUs (Megatron's), which `data_parallel` must be a multiple of.
+  int expert_parallel = 1;
+  /// Training: one GPU of this many data-parallel ones (network::data_parallel), each with its
+  /// own sequences: the gradients reduced and the weights gathered over them.
+  int data_parallel = 1;
+  /// Training: ZeRO's stage over the data-parallel GPUs (0 to 3); unset: 1, Megatron's
+  /// distributed optimizer.
+  std::optional<int> zero_stage;
   /// The kernels the glue around the layers runs as; unset: glue_of's default.
   std::optional<glue_style> glue;
 };

@@ -213,6 +213,21 @@ struct layer_config_sizes {
   config_size in, out;
 };
 
+/// Data parallelism of a training step: the GPUs that hold the same share of the model, each
+/// training its own sequences, their gradients reduced and their weights gathered between them.
+struct data_parallelism {
+  int gpus = 1;
+  /// ZeRO's stage: 0, every GPU all the state (the gradients all-reduced); 1, the optimizer state
+  /// sharded over the group (the gradients reduce-scattered, the updated weights all-gathered);
+  /// 2, the gradients too; 3, the weights too (FSDP: gathered for each micro-batch's forward and
+  /// backward).
+  int zero_stage = 1;
+  std::int64_t stride = 1; ///< the ranks between two of its GPUs (the tensor-parallel degree)
+  /// Expert parallelism carved out of the group (Megatron's): each expert's state is held by
+  /// gpus / expert_parallel of them, its gradients reduced over those.
+  int expert_parallel = 1;
+};
+
 /// A network as described in its YAML file (docs/network-format.md).
 struct network {
   std::string name;
@@ -226,6 +241,11 @@ struct network {
   /// Training: the optimizer whose state memory counts, and the forward results kept.
   roofline::optimizer optimizer = optimizer::adamw;
   recomputation recompute = recomputation::none;
+  /// Training: the data-parallel group the step is one GPU of.
+  data_parallelism data_parallel;
+  /// Training: the network is one stage of a pipeline of this many (1F1B: the first stage holds
+  /// the activations of as many micro-batches at once).
+  int pipeline_stages = 1;
   /// A model config's: how its glue runs ("fused", "eager"); "" for a network written out.
   std::string glue;
   std::vector<layer> layers;

@@ -188,8 +188,12 @@ analysis analyze(const network &net, const perf_model &model, std::string device
     memory = memory_of(net, ops, capacity, memory_reserve_bytes(capacity, memory_reserve));
   }
   // A network's training step ends in its optimizer's step (a captured program has its own).
-  if (net.mode == run_mode::training && !net.trace && memory && memory->weights_bytes > 0)
+  // Its gradients reduced over its data-parallel group first.
+  if (net.mode == run_mode::training && !net.trace && memory && memory->weights_bytes > 0) {
+    for (op &o : data_parallel_ops(net, *memory))
+      ops.push_back(std::move(o));
     ops.push_back(optimizer_step_op(net, *memory));
+  }
   analysis r = analyze_ops(net.name, std::move(ops), model, std::move(device_selection));
   r.memory = memory;
   std::vector<std::string> notes = net.notes;
@@ -205,8 +209,29 @@ analysis analyze(const network &net, const perf_model &model, std::string device
     notes.push_back(std::move(note));
   if (net.mode == run_mode::training && net.recompute == recomputation::full)
     notes.push_back("recompute full: memory keeps each repeat block's input only, and the "
-                    "backward pass runs each block's forward again, about a third more GEMM "
-                    "work, which the times leave out");
+                    "backward pass runs each block's forward again (the `/recompute` ops), "
+                    "about a third more GEMM work");
+  if (const data_parallelism &d = net.data_parallel;
+      net.mode == run_mode::training && d.gpus > 1 && !net.trace)
+    notes.push_back(fmt::format(
+        "one GPU of {} data-parallel (ZeRO-{}{}): its gradient and weight traffic counted in "
+        "full, where a framework hides most of it behind the backward pass (`roofline-advise "
+        "train` prices what stays exposed); the optimizer state{} sharded over the group",
+        d.gpus, d.zero_stage,
+        d.expert_parallel > 1
+            ? fmt::format(", the experts' over {} GPUs each", d.gpus / d.expert_parallel)
+            : std::string(),
+        d.zero_stage >= 3   ? ", gradients and weights"
+        : d.zero_stage == 2 ? " and gradients"
+        : d.zero_stage == 1 ? ""
+                            : " not"));
+  if (net.mode == run_mode::training && net.pipeline_stages > 1)
+    notes.push_back(fmt::format(
+        "one micro-batch on one stage of a pipeline of {}: memory holds {} micro-batches' "
+        "activations (1F1B's first stage); a step of m micro-batches takes about (m + {}) times "
+        "this stage's time, the bubble's {} (`roofline-advise train` prices the whole step)",
+        net.pipeline_stages, net.pipeline_stages, net.pipeline_stages - 1,
+        net.pipeline_stages - 1));
   r.notes.insert(r.notes.begin(), notes.begin(), notes.end());
   r.network = net;
   return r;

@@ -14,6 +14,7 @@ namespace {
 struct layer_memory {
   std::optional<roofline::optimizer> training; ///< the optimizer of a training step
   double weights = 0;
+  double parameters = 0, expert_parameters = 0;
   double gradients = 0, optimizer_state = 0; ///< training
   double kv_cache = 0;                       ///< at the network's batch
   /// Each decoder attention layer's cache: its bytes per token (at the network's batch) and its
@@ -21,15 +22,16 @@ struct layer_memory {
   std::vector<std::pair<double, std::int64_t>> kv_caches;
   bool decoding = false; ///< some layer reads a cache longer than its queries
 
-  /// `parameters` weights of precision `p`, stored `stored_bytes` each (less where quantized),
-  /// and in training their gradients and optimizer state.
-  void add_weights(double parameters, double stored_bytes, precision p) {
-    weights += parameters * stored_bytes;
+  /// `count` weights of precision `p`, stored `stored_bytes` each (less where quantized), and in
+  /// training their gradients and optimizer state.
+  void add_weights(double count, double stored_bytes, precision p) {
+    weights += count * stored_bytes;
+    parameters += count;
     if (!training)
       return;
     const double element = element_bytes(p);
-    gradients += parameters * element;
-    optimizer_state += parameters * optimizer_bytes_per_parameter(*training, element);
+    gradients += count * element;
+    optimizer_state += count * optimizer_bytes_per_parameter(*training, element);
   }
 
   /// The caches' bytes at a context of `tokens`.
@@ -70,8 +72,10 @@ void add_layers(const network &net, const std::vector<layer> &layers, precision 
           } else if constexpr (std::is_same_v<body_type, moe_layer>) {
             // Every expert the GPU holds, reached or not, and the router (not quantized).
             const double experts = times * static_cast<double>(body.experts / body.expert_parallel);
+            const double before = sum.parameters;
             matrix(experts * (body.gated ? 2 : 1), body.in, body.intermediate);
             matrix(experts, body.intermediate, body.in);
+            sum.expert_parameters += sum.parameters - before;
             sum.add_weights(times * static_cast<double>(body.experts * body.in), element, p);
           } else if constexpr (std::is_same_v<body_type, attention_layer>) {
             // A decoder's keys and values are kept for the tokens that follow: under a causal
@@ -179,7 +183,7 @@ double optimizer_bytes_per_parameter(optimizer o, double weight_bytes) {
 op optimizer_step_op(const network &net, const memory_use &m) {
   const double element = element_bytes(net.precision);
   const bool master = element < element_bytes(precision::fp32);
-  const double parameters = m.weights_bytes / element;
+  const double parameters = m.updated_parameters;
   op o;
   o.layer = "optimizer";
   o.pass = pass::optimizer;
@@ -187,10 +191,54 @@ op optimizer_step_op(const network &net, const memory_use &m) {
   o.precision = net.precision;
   o.elements = static_cast<std::int64_t>(parameters);
   o.flops = static_cast<std::int64_t>(10 * parameters); // Adam's dozen operations a parameter
-  o.bytes = static_cast<std::int64_t>(2 * m.optimizer_bytes + m.gradient_bytes +
-                                      m.weights_bytes * (master ? 1 : 2));
+  o.bytes = static_cast<std::int64_t>(parameters *
+                                      (2 * optimizer_bytes_per_parameter(net.optimizer, element) +
+                                       element + element * (master ? 1 : 2)));
   o.where = {net.origin};
   return o;
+}
+
+std::vector<op> data_parallel_ops(const network &net, const memory_use &m) {
+  const data_parallelism &d = net.data_parallel;
+  std::vector<op> ops;
+  if (net.mode != run_mode::training || d.gpus < 2)
+    return ops;
+  const double element = element_bytes(net.precision);
+  const auto add = [&](const char *layer, collective c, roofline::pass p, int gpus,
+                       std::int64_t stride, double parameters) {
+    if (gpus < 2 || !(parameters > 0))
+      return;
+    op o;
+    o.layer = layer;
+    o.pass = p;
+    o.kind = std::string(to_string(c));
+    o.precision = net.precision;
+    o.elements = static_cast<std::int64_t>(parameters);
+    o.bytes = static_cast<std::int64_t>(parameters * element);
+    o.gpus = gpus;
+    o.stride = stride;
+    o.where = {net.origin};
+    ops.push_back(o);
+  };
+  const int expert_gpus = d.gpus / std::max(1, d.expert_parallel);
+  for (const auto &[name, gpus, stride, parameters] :
+       {std::tuple{"data_parallel", d.gpus, d.stride, m.parameters - m.expert_parameters},
+        std::tuple{"data_parallel/experts", expert_gpus, d.stride * d.expert_parallel,
+                   m.expert_parameters}}) {
+    const std::string gradients = std::string(name) + "/gradients";
+    const std::string weights = std::string(name) + "/weights";
+    if (d.zero_stage == 0) {
+      add(gradients.c_str(), collective::all_reduce, pass::weight_grad, gpus, stride, parameters);
+      continue;
+    }
+    if (d.zero_stage == 3)
+      for (const roofline::pass p : {pass::forward, pass::data_grad})
+        add(weights.c_str(), collective::all_gather, p, gpus, stride, parameters);
+    add(gradients.c_str(), collective::reduce_scatter, pass::weight_grad, gpus, stride, parameters);
+    if (d.zero_stage < 3)
+      add(weights.c_str(), collective::all_gather, pass::optimizer, gpus, stride, parameters);
+  }
+  return ops;
 }
 
 double memory_reserve_bytes(double capacity_bytes, std::optional<double> reserve_bytes) {
@@ -234,6 +282,26 @@ memory_use traced_memory_of(const traced_memory &traced, std::int64_t batch, dou
   return m;
 }
 
+/// `m`'s state as ZeRO shards it over `d`'s GPUs: the dense parameters' over all of them, the
+/// experts' over theirs; the optimizer state from stage 1, the gradients from 2, the weights at 3.
+void shard_state(memory_use &m, double parameters, double expert_parameters,
+                 const data_parallelism &d) {
+  m.parameters = parameters;
+  m.expert_parameters = expert_parameters;
+  const double dense = parameters - expert_parameters;
+  const double expert_gpus = static_cast<double>(d.gpus / std::max(1, d.expert_parallel));
+  const double shard =
+      parameters > 0 ? (dense / d.gpus + expert_parameters / expert_gpus) / parameters : 1.0;
+  const auto sharded = [&](double &bytes, int from_stage) {
+    if (d.zero_stage >= from_stage)
+      bytes *= shard;
+  };
+  sharded(m.optimizer_bytes, 1);
+  sharded(m.gradient_bytes, 2);
+  sharded(m.weights_bytes, 3);
+  m.updated_parameters = parameters * (d.zero_stage >= 1 ? shard : 1.0);
+}
+
 } // namespace
 
 memory_use memory_of(const network &net, const std::vector<op> &ops, double capacity_bytes,
@@ -256,7 +324,9 @@ memory_use memory_of(const network &net, const std::vector<op> &ops, double capa
   if (training) {
     m.optimizer = net.optimizer;
     m.recompute = net.recompute;
-    m.activation_bytes = kept_activation_bytes(net, ops);
+    shard_state(m, layers.parameters, layers.expert_parameters, net.data_parallel);
+    // 1F1B: the first stage holds as many micro-batches' activations as there are stages.
+    m.activation_bytes = kept_activation_bytes(net, ops) * net.pipeline_stages;
   } else {
     for (const op &o : ops)
       if (o.pass == pass::forward)

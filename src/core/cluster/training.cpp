@@ -32,6 +32,14 @@ template <class Layer> const Layer *first_in(const repeat_block &block) {
   return nullptr;
 }
 
+/// `options` as one GPU of no pipeline, data or expert parallelism runs them: the layout's own
+/// dimensions are the planner's to price.
+config_options single_gpu(config_options options) {
+  options.pipeline_parallel = options.expert_parallel = options.data_parallel = 1;
+  options.zero_stage.reset();
+  return options;
+}
+
 } // namespace
 
 std::string describe(const parallel_layout &l) {
@@ -113,7 +121,7 @@ training_planner::training_planner(config_source source, cluster_spec cluster, p
     throw input_error(fmt::format("cluster {}: its GPU {} has no interconnect in its spec",
                                   m_cluster.name, m_model.spec().name));
   m_links = links_of(*m_model.spec().interconnect, m_model.parameters(), network_of(m_cluster));
-  config_options options = m_source.options;
+  config_options options = single_gpu(m_source.options);
   options.mode = run_mode::training;
   options.batch = 1;
   options.seq_len = m_question.seq_len;
@@ -135,7 +143,7 @@ const training_planner::stage_costs &training_planner::costs(int tp, int micro_b
   const auto key = std::tuple(tp, micro_batch, cp, recompute);
   if (const auto found = m_costs.find(key); found != m_costs.end())
     return *found->second;
-  config_options options = m_source.options;
+  config_options options = single_gpu(m_source.options);
   options.mode = run_mode::training;
   options.batch = micro_batch;
   options.seq_len = m_question.seq_len / cp;
@@ -172,11 +180,8 @@ const training_planner::stage_costs &training_planner::costs(int tp, int micro_b
   }
   c->memory = memory;
   c->optimizer_s = m_model.predict(optimizer_step_op(net, memory)).device_time_s;
-  if (const moe_layer *moe = first_in<moe_layer>(*block_of(net)); moe && memory.weights_bytes > 0)
-    c->expert_weight_share =
-        std::min(1.0, static_cast<double>(moe->experts) * (moe->gated ? 3.0 : 2.0) *
-                          static_cast<double>(moe->in) * static_cast<double>(moe->intermediate) *
-                          element_bytes(net.precision) * layers / memory.weights_bytes);
+  if (memory.parameters > 0)
+    c->expert_weight_share = memory.expert_parameters / memory.parameters;
   c->average_w = a.power.average_w;
   c->idle_w = a.budget.idle_w;
   m_costs.emplace(key, c);

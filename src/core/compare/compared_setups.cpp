@@ -119,6 +119,7 @@ compared_sides sides_of(const compare_request &request,
   // it) and all with this machine's host floor: the host does not change with the GPU.
   model_options options{request.sparse, false, {}, cached_host_floor()};
   options.clock = request.clock;
+  options.network = request.network;
   compared_sides sides;
   for (const std::string &name : request.gpus) {
     std::optional<gpu_spec> spec;

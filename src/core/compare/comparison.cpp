@@ -58,12 +58,12 @@ std::string faster_than(const gpu_result &fastest, const gpu_result &base) {
 /// GPUs and in communication says whether the speed pays.
 std::string sharded_cost(const gpu_result &fastest, const gpu_result &base) {
   std::string text = faster_than(fastest, base);
-  const double gpus = static_cast<double>(fastest.tensor_parallel) / base.tensor_parallel;
+  const double gpus = static_cast<double>(fastest.gpus) / base.gpus;
   if (gpus != 1)
     text += fmt::format(" at {:.3g}× the GPUs: {:.3g}× the tokens per second per GPU", gpus,
                         fastest.tokens_per_s_per_gpu / base.tokens_per_s_per_gpu);
   if (fastest.analysis.totals.communication_share > 0.005)
-    text += fmt::format("; all-reduces take {:.0f}% of its step",
+    text += fmt::format("; collectives between GPUs take {:.0f}% of its step",
                         100 * fastest.analysis.totals.communication_share);
   if (launch_bound_worth_saying(fastest.launch_bound_share))
     text += fmt::format("; {:.0f}% of it is launch-bound (the host, not the GPUs: CUDA graphs "
@@ -87,14 +87,15 @@ std::string thriftiest_sentence(const comparison &c, const gpu_result &fastest) 
                      thriftiest->tokens_per_s_per_gpu / fastest.tokens_per_s_per_gpu, fastest.name);
 }
 
-/// Where communication takes over: the first setup, in the order given, whose all-reduces are
+/// Where communication takes over: the first setup, in the order given, whose collectives are
 /// most of its step; "" when none.
 std::string communication_sentence(const comparison &c) {
   for (const gpu_result &g : c.gpus)
     if (g.analysis.totals.communication_share > 0.5)
-      return fmt::format(" From {} on, all-reduces are most of the step ({:.0f}%): more GPUs buy "
-                         "little there.",
-                         g.name, 100 * g.analysis.totals.communication_share);
+      return fmt::format(
+          " From {} on, collectives between GPUs are most of the step ({:.0f}%): more GPUs buy "
+          "little there.",
+          g.name, 100 * g.analysis.totals.communication_share);
   return {};
 }
 
@@ -154,7 +155,7 @@ std::string fastest_sentence(const comparison &c, const gpu_result &fastest,
                        "would have if the network fitted it.",
                        fastest.name, c.network_name, detail::duration(fastest.step_time_s),
                        fastest.speedup, base.name);
-  if (&fastest == &base) // more GPUs slower than one: the all-reduces say why, where they are most
+  if (&fastest == &base) // more GPUs slower than one: the collectives say why, where they are most
     return fmt::format("{} is the fastest of these GPUs for {} at batch {}.", base.name,
                        c.network_name, c.batch) +
            communication_sentence(c);
@@ -372,16 +373,15 @@ void add_rates(gpu_result &result, const network &net, const std::map<std::strin
   result.samples_per_s = static_cast<double>(net.batch) / result.step_time_s;
   result.tokens_per_s =
       static_cast<double>(net.batch) * static_cast<double>(net.seq_len) / result.step_time_s;
-  result.tokens_per_s_per_gpu = result.tokens_per_s / result.tensor_parallel;
+  result.tokens_per_s_per_gpu = result.tokens_per_s / result.gpus;
   // The predicted step's dynamic energy over the step as timed (a measured one's time), each GPU.
   const analysis &a = result.analysis;
   const double per_gpu_j = a.budget.idle_w * result.step_time_s + a.power.work.dynamic_j;
-  result.energy_per_step_j = per_gpu_j * result.tensor_parallel;
+  result.energy_per_step_j = per_gpu_j * result.gpus;
   result.average_power_w = result.step_time_s > 0 ? per_gpu_j / result.step_time_s : 0;
   const double processed = result.tokens_per_s > 0 ? result.tokens_per_s * result.step_time_s : 0;
   result.joules_per_token = processed > 0 ? result.energy_per_step_j / processed : 0;
-  result.usd_per_hour =
-      detail::price_per_hour(result.analysis.model.spec(), prices, result.tensor_parallel);
+  result.usd_per_hour = detail::price_per_hour(result.analysis.model.spec(), prices, result.gpus);
   if (result.usd_per_hour)
     result.usd_per_million_tokens =
         detail::usd_per_million(*result.usd_per_hour, result.tokens_per_s);
@@ -409,8 +409,10 @@ comparison compare(const network &net, const std::vector<compared_gpu> &gpus,
   for (const compared_gpu &g : gpus) {
     gpu_result result;
     result.tensor_parallel = g.tensor_parallel;
-    result.analysis = analyze(g.sharded ? *g.sharded : net, g.model, g.selection, g.memory_reserve);
-    result.name = detail::setup_name(result.analysis.model.spec(), g.tensor_parallel);
+    const network &run = g.sharded ? *g.sharded : net;
+    result.analysis = analyze(run, g.model, g.selection, g.memory_reserve);
+    result.gpus = g.tensor_parallel * run.pipeline_stages;
+    result.name = detail::setup_name(result.analysis.model.spec(), result.gpus);
     time_ops(result, g, measured);
     add_rates(result, net, prices, g.energy_usd_per_kwh);
     c.gpus.push_back(std::move(result));

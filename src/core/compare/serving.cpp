@@ -117,7 +117,7 @@ public:
         m_send_bytes_per_token(hidden_bytes(m_prefill.network)) {
     if (gpu.model.spec().interconnect)
       m_links = links_of(*gpu.model.spec().interconnect, gpu.model.parameters(),
-                         network_of(nodes_of_eight()));
+                         gpu.model.options().network.value_or(network_of(nodes_of_eight())));
   }
 
   /// The setup's GPUs: a tensor-parallel group for each pipeline stage.
@@ -896,6 +896,17 @@ serving_comparison serve(const compare_request &request, const serving_question 
   if (source->options.mode == run_mode::training)
     throw input_error("a serving question is of a model served, not trained: build its config "
                       "in inference (config_options::mode)");
+  if (const int ep = source->options.expert_parallel; ep > 1)
+    for (const int tp :
+         request.tensor_parallel.empty() ? std::vector<int>{1} : request.tensor_parallel)
+      if (tp != ep)
+        throw input_error(fmt::format(
+            "config_options::expert_parallel {} with compare_request::tensor_parallel {}: a "
+            "served setup spreads its experts over its tensor-parallel GPUs, as vLLM's expert "
+            "parallelism does (give the same degree); data-parallel attention's ranks are not "
+            "simulated as one engine (analyse one rank's step with config_options::"
+            "expert_parallel alone)",
+            ep, tp));
   // A rotary model runs on past its context (noted); a learned position table cannot. The
   // longest request is the question's or a simulated one's.
   const simulated_request longest = longest_request(question);

@@ -78,6 +78,9 @@ struct transformer_shape {
   /// per token, and (Qwen2-MoE) a shared expert every token runs; none when `experts` is 0.
   std::int64_t experts = 0, top_k = 0, expert_intermediate = 0, shared_intermediate = 0;
   int tensor_parallel = 1; ///< the widths above are one GPU's share of this many
+  /// The experts spread over this many GPUs (config_options::expert_parallel): `experts` is
+  /// still all of them; each GPU holds its share whole.
+  int expert_parallel = 1;
   /// The width the norms and residual adds run at: `hidden`, or its share under sequence
   /// parallelism (each GPU its tokens' share: as many elements).
   std::int64_t replicated = 0;
@@ -96,6 +99,7 @@ transformer_shape sharded(transformer_shape s, int gpus, const yaml_map &map,
                           std::vector<std::string> &notes) {
   if (gpus <= 1)
     return s;
+  const bool experts_whole = s.expert_parallel > 1; // spread over the same GPUs instead
   const char *heads_key = s.family == "gpt2" ? "n_head" : "num_attention_heads";
   if (s.heads % gpus != 0)
     map.fail(heads_key,
@@ -114,7 +118,7 @@ transformer_shape sharded(transformer_shape s, int gpus, const yaml_map &map,
     width = ceil_div(width, gpus);
   };
   share(s.intermediate, "the MLP's width");
-  if (s.expert_intermediate > 0)
+  if (s.expert_intermediate > 0 && !experts_whole)
     share(s.expert_intermediate, "each expert's width");
   if (s.shared_intermediate > 0)
     share(s.shared_intermediate, "the shared expert's width");
@@ -126,7 +130,7 @@ transformer_shape sharded(transformer_shape s, int gpus, const yaml_map &map,
       "embedding lookup; gathering the logits is left out{}",
       gpus, s.heads / gpus, s.heads, kv_heads, kv_heads == 1 ? "" : "s",
       s.kv_heads < gpus ? fmt::format(" (the {} are replicated)", s.kv_heads) : std::string{},
-      s.experts > 0 ? "'s experts" : "",
+      s.experts > 0 && !experts_whole ? "'s experts" : "",
       uneven.empty() ? std::string{}
                      : fmt::format("; {} do not divide evenly", fmt::join(uneven, ", "))));
   s.heads /= gpus;
@@ -589,7 +593,18 @@ std::vector<layer> block_of(const transformer_shape &s, const attention_layer &a
     moe.in = s.hidden;
     moe.intermediate = s.expert_intermediate;
     moe.activation = s.activation;
+    moe.expert_parallel = s.expert_parallel;
+    moe.shared_tokens = s.tensor_parallel > 1;
+    // Data-parallel attention: each token to its experts' GPUs and back.
+    const auto exchange = [&](std::string name) {
+      if (s.expert_parallel > 1 && !moe.shared_tokens)
+        block.push_back(
+            make(std::move(name), collective_layer{collective::all_to_all, s.expert_parallel, 1,
+                                                   s.hidden, s.top_k}));
+    };
+    exchange("moe_dispatch");
     block.push_back(make("moe", moe));
+    exchange("moe_combine");
     if (s.shared_intermediate > 0) { // Qwen2-MoE: one more expert every token runs, gated
       mlp("shared_", s.shared_intermediate);
       block.push_back(linear("shared_expert_gate", s.hidden, 1));
@@ -628,6 +643,33 @@ attention_layer attention_of(const transformer_shape &s, const config_options &o
 }
 
 /// The step a network of `s` runs (its name, phase, sizes and description), with no layers yet.
+/// `s` with its experts spread over config_options::expert_parallel GPUs, with its note;
+/// input_error for a model with no experts, or experts the degree does not divide.
+transformer_shape experts_spread(transformer_shape s, const config_options &options,
+                                 std::vector<std::string> &notes) {
+  const int ep = options.expert_parallel;
+  if (ep <= 1)
+    return s;
+  if (s.experts == 0)
+    throw input_error(fmt::format("config_options::expert_parallel {}: this {} model has no "
+                                  "mixture of experts",
+                                  ep, s.family));
+  if (s.experts % ep != 0)
+    throw input_error(fmt::format("config_options::expert_parallel {} does not divide the "
+                                  "model's {} experts",
+                                  ep, s.experts));
+  s.expert_parallel = ep;
+  notes.push_back(fmt::format(
+      "expert parallel over {} GPUs: each holds {} of the {} experts whole{}", ep, s.experts / ep,
+      s.experts,
+      options.tensor_parallel > 1
+          ? ", the tensor-parallel group's tokens routed to them (no all-to-all: the MLP's "
+            "all-reduce sums the experts' outputs)"
+          : "; each GPU runs the attention for its own sequences (data-parallel attention), and "
+            "two all-to-alls a layer send each token to its top_k experts' GPUs and back"));
+  return s;
+}
+
 network step_of(const transformer_shape &s, const config_options &options,
                 const attention_layer &attention, const std::string &origin) {
   const bool decode = options.phase == inference_phase::decode;
@@ -642,10 +684,14 @@ network step_of(const transformer_shape &s, const config_options &options,
   net.batch = options.batch;
   net.seq_len = attention.seq_len;
   net.glue = std::string(to_string(glue_of(options)));
+  net.pipeline_stages = options.pipeline_parallel;
   if (training) { // not a served step: no phase, no cache
     net.mode = run_mode::training;
     net.optimizer = options.optimizer.value_or(optimizer::adamw);
     net.recompute = options.recompute.value_or(recomputation::none);
+    // Megatron's order: tensor parallelism innermost, then data (experts carved from it).
+    net.data_parallel = {options.data_parallel, options.zero_stage.value_or(1), s.tensor_parallel,
+                         s.tensor_parallel > 1 ? 1 : s.expert_parallel};
     net.description = fmt::format("{} training step of {} tokens, batch {} (from {})", s.family,
                                   net.seq_len, net.batch, origin);
     return net;
@@ -675,9 +721,16 @@ void add_blocks(network &net, const transformer_shape &s, const attention_layer 
   repeated.weights = quantized.weights;
   if (!quantized.note.empty())
     net.notes.push_back(quantized.note);
+  net.layers.push_back(std::move(repeated));
+  // A training stage sends its activations on (and gets their gradients back): each GPU its
+  // share, to the GPU of the next stage a data-parallel group's span away (Megatron's order).
+  if (options.mode == run_mode::training && options.pipeline_parallel > 1)
+    net.layers.push_back(
+        make("stage_send", collective_layer{collective::send, 2,
+                                            std::int64_t{s.tensor_parallel} * options.data_parallel,
+                                            s.replicated}));
   if (options.kv_cache)
     net.notes.push_back(fmt::format("the KV cache is stored as {}", to_string(*options.kv_cache)));
-  net.layers.push_back(std::move(repeated));
   net.notes.push_back(
       options.mode == run_mode::training
           ? "the glue as PyTorch eager runs transformers' code: norms and rotary "
@@ -799,9 +852,13 @@ void check_run_mode(const config_options &options) {
     if (options.sequence_parallel)
       throw input_error("config_options::sequence_parallel applies to a training step: give "
                         "config_options::mode training");
-    if (options.pipeline_parallel < 1 || options.pipeline_parallel > 1024)
-      throw input_error(fmt::format("config_options::pipeline_parallel {}: from 1 to 1024 stages",
-                                    options.pipeline_parallel));
+    if (options.data_parallel != 1)
+      throw input_error("config_options::data_parallel applies to a training step (give "
+                        "config_options::mode training): each replica of a served model runs "
+                        "the same step");
+    if (options.zero_stage)
+      throw input_error("config_options::zero_stage applies to a training step: give "
+                        "config_options::mode training");
     return;
   }
   // A training step is a whole prefill's forward pass and its backward: no cache, every logit.
@@ -817,9 +874,6 @@ void check_run_mode(const config_options &options) {
     refuse("config_options::kv_len, the cache a decode step reads,");
   if (options.kv_cache)
     refuse("config_options::kv_cache, the KV cache's format,");
-  if (options.pipeline_parallel != 1)
-    throw input_error("config_options::pipeline_parallel builds a served step's stage: a "
-                      "training pipeline is the cluster planner's (roofline::training_planner)");
   if (options.last_logits)
     throw input_error(
         "config_options::last_logits applies to a prefill: a training step's loss needs the "
@@ -872,6 +926,30 @@ void check_config_options(const config_options &options) {
         "config_options::kv_cache needs fused attention: the unfused GEMMs read keys and "
         "values in the layer's precision");
   check_tensor_parallel(options.tensor_parallel);
+  if (options.pipeline_parallel < 1 || options.pipeline_parallel > 1024)
+    throw input_error(fmt::format("config_options::pipeline_parallel {}: from 1 to 1024 stages",
+                                  options.pipeline_parallel));
+  for (const auto &[value, name] : {std::pair{options.expert_parallel, "expert_parallel"},
+                                    {options.data_parallel, "data_parallel"}})
+    if (value < 1 || value > max_collective_gpus)
+      throw input_error(fmt::format("config_options::{} {}: from 1 to {} GPUs", name, value,
+                                    max_collective_gpus));
+  if (options.zero_stage && (*options.zero_stage < 0 || *options.zero_stage > 3))
+    throw input_error(
+        fmt::format("config_options::zero_stage {}: ZeRO has stages 0 to 3", *options.zero_stage));
+  if (options.expert_parallel > 1 && options.tensor_parallel > 1 &&
+      options.expert_parallel != options.tensor_parallel)
+    throw input_error(fmt::format(
+        "config_options::expert_parallel {} with config_options::tensor_parallel {}: under tensor "
+        "parallelism the experts spread over its GPUs (the same degree); without it, over GPUs "
+        "of data-parallel attention",
+        options.expert_parallel, options.tensor_parallel));
+  if (options.mode == run_mode::training && options.expert_parallel > 1 &&
+      options.tensor_parallel == 1 && options.data_parallel % options.expert_parallel != 0)
+    throw input_error(fmt::format(
+        "config_options::expert_parallel {}: in training the experts spread over data-parallel "
+        "GPUs (Megatron's), and config_options::data_parallel {} is not a multiple of it",
+        options.expert_parallel, options.data_parallel));
 }
 
 struct model_config::parsed {
@@ -965,8 +1043,8 @@ network model_config::build(const config_options &given) const {
   const config_options options =
       within_context(given, m_parsed->shape, config.map(), context_notes);
   std::vector<std::string> sharding_notes;
-  transformer_shape s =
-      sharded(m_parsed->shape, options.tensor_parallel, config.map(), sharding_notes);
+  transformer_shape s = sharded(experts_spread(m_parsed->shape, options, sharding_notes),
+                                options.tensor_parallel, config.map(), sharding_notes);
   s.replicated =
       options.sequence_parallel && s.tensor_parallel > 1 ? s.hidden / s.tensor_parallel : s.hidden;
   if (s.encoder)

@@ -272,8 +272,9 @@ public:
   network parse(const detail::yaml_node &root) {
     const yaml_map doc(root, m_file, "network",
                        {"name", "description", "precision", "weights", "weight_group", "batch",
-                        "seq_len", "mode", "optimizer", "recompute", "phase", "kv_len",
-                        "resident_weight_bytes", "glue", "layers"});
+                        "seq_len", "mode", "optimizer", "recompute", "data_parallel",
+                        "pipeline_stages", "phase", "kv_len", "resident_weight_bytes", "glue",
+                        "layers"});
     network net;
     net.origin = m_file;
     net.name = doc.string("name");
@@ -291,6 +292,7 @@ public:
     net.mode = enum_key<run_mode>(doc, "mode").value_or(run_mode::inference);
     net.optimizer = training_choice(doc, "optimizer", net.mode, net.optimizer);
     net.recompute = training_choice(doc, "recompute", net.mode, net.recompute);
+    parse_layout(doc, net);
     if (!detail::checked_product({net.batch, net.seq_len}))
       doc.fail("seq_len", "batch × seq_len overflows a 64-bit integer");
     net.phase = enum_key<inference_phase>(doc, "phase");
@@ -577,6 +579,39 @@ private:
     if (map.has("bias"))
       map.boolean_or("bias",
                      false); // accepted for documentation; a bias add is fused into the GEMM
+  }
+
+  /// A training step's `data_parallel` group and `pipeline_stages`.
+  void parse_layout(const yaml_map &doc, network &net) const {
+    for (const char *key : {"data_parallel", "pipeline_stages"})
+      if (doc.has(key) && net.mode != run_mode::training)
+        doc.fail(key, fmt::format("`{}` is a training step's: give `mode: training` with it", key));
+    net.pipeline_stages = static_cast<int>(bounded(doc, "pipeline_stages", 1, 1024));
+    if (!doc.has("data_parallel"))
+      return;
+    const yaml_map map(doc.required("data_parallel"), m_file, "data_parallel",
+                       {"gpus", "zero_stage", "stride", "expert_parallel"});
+    data_parallelism &d = net.data_parallel;
+    d.gpus = static_cast<int>(bounded(map, "gpus", 1, max_collective_gpus));
+    d.zero_stage = static_cast<int>(map.non_negative_int_or("zero_stage", 1));
+    if (d.zero_stage > 3)
+      map.fail("zero_stage",
+               fmt::format("`zero_stage` = {}: ZeRO has stages 0 to 3", d.zero_stage));
+    d.stride = bounded(map, "stride", 1, max_collective_gpus);
+    d.expert_parallel = static_cast<int>(bounded(map, "expert_parallel", 1, d.gpus));
+    if (d.gpus % d.expert_parallel != 0)
+      map.fail("expert_parallel", fmt::format("`expert_parallel` = {} does not divide the {} "
+                                              "data-parallel GPUs it is carved from",
+                                              d.expert_parallel, d.gpus));
+  }
+
+  /// `key` of `map`, from `low` to `high` (`low` where absent).
+  static std::int64_t bounded(const yaml_map &map, const char *key, std::int64_t low,
+                              std::int64_t high) {
+    const std::int64_t value = map.positive_int_or(key, low);
+    if (value < low || value > high)
+      map.fail(key, fmt::format("`{}` = {}: from {} to {}", key, value, low, high));
+    return value;
   }
 
   layer parse_repeat(const detail::yaml_node &item, int depth, const std::string &prefix) {

@@ -162,6 +162,12 @@ std::string to_network_yaml(const network &net) {
   if (net.mode == run_mode::training)
     out += fmt::format("optimizer: {}\nrecompute: {}\n", to_string(net.optimizer),
                        to_string(net.recompute));
+  if (const data_parallelism &d = net.data_parallel; d.gpus > 1)
+    out += fmt::format("data_parallel: {{gpus: {}, zero_stage: {}, stride: {}, expert_parallel: "
+                       "{}}}\n",
+                       d.gpus, d.zero_stage, d.stride, d.expert_parallel);
+  if (net.pipeline_stages > 1)
+    out += fmt::format("pipeline_stages: {}\n", net.pipeline_stages);
   if (net.phase)
     out += fmt::format("phase: {}\nkv_len: {}\n", to_string(*net.phase), net.kv_len);
   if (!net.glue.empty())

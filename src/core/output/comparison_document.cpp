@@ -34,7 +34,7 @@ detail::cell memory_cell(const std::optional<memory_use> &m) {
 bool sharded(const std::vector<comparison> &comparisons) {
   return std::any_of(comparisons.begin(), comparisons.end(), [](const comparison &c) {
     return std::any_of(c.gpus.begin(), c.gpus.end(),
-                       [](const gpu_result &g) { return g.tensor_parallel > 1; });
+                       [](const gpu_result &g) { return g.gpus > 1; });
   });
 }
 
@@ -69,7 +69,7 @@ text_table totals_table(const std::vector<comparison> &comparisons) {
   const bool per_gpu = sharded(comparisons);
   if (per_gpu) { // beside tokens/s, and the share of the step spent communicating
     table.columns.insert(table.columns.begin() + 7, {"tokens/s/GPU", "tokens_per_s_per_gpu"});
-    table.columns.insert(table.columns.begin() + 9, {"all-reduce", "communication_share"});
+    table.columns.insert(table.columns.begin() + 9, {"collectives", "communication_share"});
   }
   // No sequence (an image model): tokens would repeat the samples; the samples take its name.
   const throughput_unit unit = comparisons.front().unit;
@@ -208,6 +208,7 @@ void write_gpu(detail::json_writer &w, const gpu_result &g, throughput_unit unit
   w.field("device", device);
   w.field("name", g.name);
   w.field("tensor_parallel", g.tensor_parallel);
+  w.field("gpus", g.gpus);
   w.field("parameters_origin", g.analysis.model.parameters().origin);
   w.field("host_floor_origin", g.analysis.model.host().origin);
   w.key("memory");
@@ -262,6 +263,7 @@ std::vector<detail::json_field> comparison_fields(const std::vector<comparison> 
     for (const gpu_result &g : c.gpus) {
       summary.push_back({{"name", g.name},
                          {"tensor_parallel", g.tensor_parallel},
+                         {"gpus", g.gpus},
                          {"tokens_per_s_per_gpu", token_value(g.tokens_per_s_per_gpu)},
                          {"predicted_time_us", g.step_time_s * 1e6},
                          {"predicted_time_range_us", detail::range_us_json(g.step_range)},

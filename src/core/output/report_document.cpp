@@ -576,7 +576,7 @@ std::string totals_line(const analysis &r) {
   const step_totals &t = r.totals;
   const std::string communication =
       t.communication_time_s > 0
-          ? fmt::format(" · {} in all-reduces between GPUs", percent(t.communication_share))
+          ? fmt::format(" · {} in collectives between GPUs", percent(t.communication_share))
           : std::string{};
   return fmt::format(
       "total: {} per step ({} on the GPU) · {} GFLOP · {} GB · {} of time memory-bound · {} "
