@@ -500,8 +500,9 @@ int dispatch(const CLI::App &app, const commands &given, command_line &line) {
     std::cerr << app.help();
     return exit_input_error;
   }
+  const model_choice model = with_cluster(line.model); // its errors before the network's
   const network net = read_network(line.network_file, line.config, line.batch, line.output);
-  return analyse(net, line.model, line.measuring, line.output);
+  return analyse(net, model, line.measuring, line.output);
 }
 
 /// Where CLI11 says only "The following argument was not expected": an option of other commands

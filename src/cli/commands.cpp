@@ -42,22 +42,26 @@ gpu_choice chosen_gpu(const model_choice &model, std::optional<cache_state> oper
   options.sparse = model.sparse;
   options.clock = model.clock == "burst" ? clock_regime::burst : clock_regime::sustained;
   options.operand_cache = operand_cache;
-  std::string name = model.gpu;
-  if (!model.cluster.empty()) { // its GPU, and its network between nodes
-    const auto [cluster, spec] = cluster_and_gpu(model.cluster);
-    if (model.gpu != "auto")
-      throw input_error("--gpu " + model.gpu + " with --cluster " + model.cluster +
-                        ", whose GPU is " + spec->name + ": give one or the other");
-    name = spec->name;
-    options.network = network_of(cluster);
-  }
-  gpu_choice gpu = choose_gpu(name, options, layer);
+  options.network = model.network;
+  gpu_choice gpu = choose_gpu(model.gpu, options, layer);
   if (!gpu.notice.empty())
     std::cerr << "roofline-advise: " << in_cli_words(gpu.notice) << '\n';
   return gpu;
 }
 
 } // namespace
+
+model_choice with_cluster(model_choice model) {
+  if (model.cluster.empty())
+    return model;
+  const auto [cluster, spec] = cluster_and_gpu(model.cluster);
+  if (model.gpu != "auto")
+    throw input_error("--gpu " + model.gpu + " with --cluster " + model.cluster +
+                      ", whose GPU is " + spec->name + ": give one or the other");
+  model.gpu = spec->name;
+  model.network = network_of(cluster);
+  return model;
+}
 
 int analyse(const network &net, const model_choice &model, const measure_choice &measuring,
             const output_choice &output) {

@@ -21,7 +21,12 @@ struct model_choice {
   std::optional<double> memory_reserve_gb; ///< --memory-reserve; unset: the default share
   std::string clock = "sustained";         ///< --clock: sustained or burst
   std::string cluster; ///< --cluster: its GPU, and the network that joins its nodes
+  std::optional<node_network> network; ///< the cluster's network, once with_cluster read it
 };
+
+/// `model` with its --cluster read: the cluster's GPU as --gpu, and its network. input_error
+/// for an unknown cluster, or a --gpu given beside it.
+model_choice with_cluster(model_choice model);
 
 /// The analysis of `net` (a network, or one GEMM), measured where `measuring` asks (through the
 /// measurement plugin; Ctrl-C stops it after the op in flight), written as `output` says.

@@ -760,3 +760,29 @@ TEST_CASE("an empty output file name is refused, not a report silently lost") {
     CHECK(r.err.find("an empty file name; expected a path to write to") != std::string::npos);
   }
 }
+
+TEST_CASE("layout options the step cannot take are refused before any analysis") {
+  const std::string llama = source_path("examples/configs/llama-3-8b.json");
+  const std::string mixtral = source_path("examples/configs/mixtral-8x7b.json");
+  check_usage_error(run_cli({mixtral, "--gpu", "h100", "--tp", "2", "--ep", "4"}),
+                    {"--ep 4 with --tp 2: under tensor parallelism the experts spread over its "
+                     "GPUs"});
+  check_usage_error(
+      run_cli({mixtral, "--gpu", "h100", "--mode", "training", "--ep", "4", "--dp", "2"}),
+      {"--ep 4: in training the experts spread over data-parallel GPUs", "--dp 2"});
+  check_usage_error(run_cli({"compare", mixtral, "--gpus", "h100", "--tp", "2", "--ep", "4",
+                             "--prompt-tokens", "100", "--output-tokens", "10"}),
+                    {"a served setup spreads its experts over its tensor-parallel GPUs"});
+  check_usage_error(run_cli({llama, "--gpu", "h100", "--dp", "2"}),
+                    {"--dp applies to a training step"});
+  check_usage_error(run_cli({llama, "--gpu", "h100", "--zero", "1"}),
+                    {"--zero applies to a training step"});
+  check_usage_error(run_cli({llama, "--gpu", "h100", "--mode", "training", "--zero", "4"}),
+                    {"--zero", "not in range"});
+  check_usage_error(run_cli({llama, "--cluster", "dgx-h100", "--gpu", "h200"}),
+                    {"--gpu h200 with --cluster dgx-h100, whose GPU is h100-sxm5"});
+  check_usage_error(run_cli({llama, "--cluster", "no-such-cluster"}),
+                    {"unknown cluster `no-such-cluster`"});
+  check_usage_error(run_cli({"compare", llama, "--gpus", "h100", "--cluster", "no-such-cluster"}),
+                    {"unknown cluster `no-such-cluster`"});
+}

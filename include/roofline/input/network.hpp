@@ -243,8 +243,9 @@ struct network {
   recomputation recompute = recomputation::none;
   /// Training: the data-parallel group the step is one GPU of.
   data_parallelism data_parallel;
-  /// Training: the network is one stage of a pipeline of this many (1F1B: the first stage holds
-  /// the activations of as many micro-batches at once).
+  /// The network is one stage of a pipeline of this many, which run at once (a comparison's
+  /// throughput takes them all); in training, 1F1B's first stage holds the activations of as
+  /// many micro-batches at once.
   int pipeline_stages = 1;
   /// A model config's: how its glue runs ("fused", "eager"); "" for a network written out.
   std::string glue;

@@ -646,18 +646,18 @@ attention_layer attention_of(const transformer_shape &s, const config_options &o
 /// `s` with its experts spread over config_options::expert_parallel GPUs, with its note;
 /// input_error for a model with no experts, or experts the degree does not divide.
 transformer_shape experts_spread(transformer_shape s, const config_options &options,
-                                 std::vector<std::string> &notes) {
+                                 const std::string &origin, std::vector<std::string> &notes) {
   const int ep = options.expert_parallel;
   if (ep <= 1)
     return s;
   if (s.experts == 0)
-    throw input_error(fmt::format("config_options::expert_parallel {}: this {} model has no "
-                                  "mixture of experts",
-                                  ep, s.family));
+    throw input_error({origin}, fmt::format("config_options::expert_parallel {}: this {} model "
+                                            "has no mixture of experts",
+                                            ep, s.family));
   if (s.experts % ep != 0)
-    throw input_error(fmt::format("config_options::expert_parallel {} does not divide the "
-                                  "model's {} experts",
-                                  ep, s.experts));
+    throw input_error({origin}, fmt::format("config_options::expert_parallel {} does not divide "
+                                            "the model's {} experts",
+                                            ep, s.experts));
   s.expert_parallel = ep;
   notes.push_back(fmt::format(
       "expert parallel over {} GPUs: each holds {} of the {} experts whole{}", ep, s.experts / ep,
@@ -1043,8 +1043,9 @@ network model_config::build(const config_options &given) const {
   const config_options options =
       within_context(given, m_parsed->shape, config.map(), context_notes);
   std::vector<std::string> sharding_notes;
-  transformer_shape s = sharded(experts_spread(m_parsed->shape, options, sharding_notes),
-                                options.tensor_parallel, config.map(), sharding_notes);
+  transformer_shape s =
+      sharded(experts_spread(m_parsed->shape, options, m_parsed->origin, sharding_notes),
+              options.tensor_parallel, config.map(), sharding_notes);
   s.replicated =
       options.sequence_parallel && s.tensor_parallel > 1 ? s.hidden / s.tensor_parallel : s.hidden;
   if (s.encoder)

@@ -581,14 +581,15 @@ private:
                      false); // accepted for documentation; a bias add is fused into the GEMM
   }
 
-  /// A training step's `data_parallel` group and `pipeline_stages`.
+  /// The stages of the pipeline the network is one of, and a training step's `data_parallel`
+  /// group.
   void parse_layout(const yaml_map &doc, network &net) const {
-    for (const char *key : {"data_parallel", "pipeline_stages"})
-      if (doc.has(key) && net.mode != run_mode::training)
-        doc.fail(key, fmt::format("`{}` is a training step's: give `mode: training` with it", key));
     net.pipeline_stages = static_cast<int>(bounded(doc, "pipeline_stages", 1, 1024));
     if (!doc.has("data_parallel"))
       return;
+    if (net.mode != run_mode::training)
+      doc.fail("data_parallel",
+               "`data_parallel` is a training step's: give `mode: training` with it");
     const yaml_map map(doc.required("data_parallel"), m_file, "data_parallel",
                        {"gpus", "zero_stage", "stride", "expert_parallel"});
     data_parallelism &d = net.data_parallel;
