@@ -24,3 +24,24 @@ def timed(step, steps=10, warmup=3):
         b.synchronize()
         times.append(a.elapsed_time(b))
     return statistics.median(times), peak
+
+
+def record_each(path, doc, cases):
+    """Runs each (name, measure) of `cases`, appending its result (or its error: the others still
+    run) to doc["results"] and writing `doc` to `path` after each, so that a failure loses
+    nothing measured before it. True when none failed."""
+    import json
+    import os
+    import traceback
+    for name, measure in cases:
+        try:
+            doc["results"].append(measure())
+        except Exception as e:  # noqa: BLE001 — recorded, the others still run
+            doc["results"].append({"name": name, "error": repr(e),
+                                   "trace": traceback.format_exc()[-2000:]})
+        torch.cuda.empty_cache()
+        with open(path + ".tmp", "w") as f:
+            json.dump(doc, f, indent=1)
+        os.replace(path + ".tmp", path)
+        print(json.dumps(doc["results"][-1])[:400], flush=True)
+    return all("error" not in r for r in doc["results"])

@@ -20,12 +20,11 @@ OUT/training_steps.json as it goes (a failure loses nothing measured before it).
 import json
 import os
 import sys
-import traceback
 
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torch_timing import timed  # noqa: E402
+from torch_timing import record_each, timed  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CONFIGS = os.path.join(HERE, "data", "training", "configs")
@@ -98,18 +97,8 @@ def main():
     args = [a for a in sys.argv[2:] if a != "--profile"]
     names = args[0].split(",") if args else [
         "llama8", "llama8-ckpt", "mixtral2", "gpt1.7b-mb1", "gpt1.7b-mb4"]
-    for name in names:
-        try:
-            doc["results"].append(measure(name))
-        except Exception as e:  # noqa: BLE001 — recorded, the others still run
-            doc["results"].append({"name": name, "error": repr(e),
-                                   "trace": traceback.format_exc()[-2000:]})
-        torch.cuda.empty_cache()
-        with open(path + ".tmp", "w") as f:
-            json.dump(doc, f, indent=1)
-        os.replace(path + ".tmp", path)
-        print(json.dumps(doc["results"][-1])[:400], flush=True)
-    sys.exit(0 if all("error" not in r for r in doc["results"]) else 1)
+    ok = record_each(path, doc, [(name, lambda name=name: measure(name)) for name in names])
+    sys.exit(0 if ok else 1)
 
 
 if __name__ == "__main__":

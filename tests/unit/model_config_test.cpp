@@ -339,6 +339,128 @@ TEST_CASE("uniform routing: the experts a batch reaches") {
   CHECK(experts_reached(moe, 1'000'000) == 8);
 }
 
+TEST_CASE("uniform routing under expert parallelism: the experts of one GPU a step reaches") {
+  moe_layer moe;
+  moe.experts = 8;
+  moe.top_k = 2;
+  moe.expert_parallel = 4; // 2 experts on each GPU
+  // Data-parallel attention: the 4 GPUs' tokens (1 each) reach 8 · (1 − (1 − 2/8)^4) =
+  // 8 · (1 − 0.3164) = 5.47 of the 8 experts, a quarter of them on this GPU: 1.37, rounded up 2.
+  CHECK(experts_reached(moe, 1) == 2);
+  // Many tokens: every expert reached, and this GPU holds 2 of them.
+  CHECK(experts_reached(moe, 1000) == 2);
+  // Shared tokens (tensor-parallel attention): the one token's 2 experts, a quarter of them here:
+  // ceil(2 / 4) = 1 (not top_k: the other expert is another GPU's).
+  moe.shared_tokens = true;
+  CHECK(experts_reached(moe, 1) == 1);
+  // 2 shared tokens: 8 · (1 − 0.75²) = 3.5 experts, 0.875 of them here: 1.
+  CHECK(experts_reached(moe, 2) == 1);
+  // 3: 8 · (1 − 0.75³) = 4.625, 1.16 here: 2.
+  CHECK(experts_reached(moe, 3) == 2);
+}
+
+TEST_CASE("Mixtral decode over 8 GPUs of expert parallelism: one expert each, the tokens sent to "
+          "it and back by two all-to-alls a layer") {
+  const model_config mixtral = model_config::load(config_path("mixtral-8x7b.json"));
+  config_options options;
+  options.phase = inference_phase::decode;
+  options.batch = 64;
+  options.expert_parallel = 8;
+  const network net = mixtral.build(options);
+  const std::vector<op> ops = lower(net);
+  // Each of the 64 tokens' 4096-wide rows to its 2 experts' GPUs, bf16: 64 · 4096 · 2 · 2 bytes
+  // a GPU, and the experts' outputs back alike.
+  for (const char *name : {"decoder_layer/moe_dispatch", "decoder_layer/moe_combine"}) {
+    CAPTURE(name);
+    const op &a2a = op_named(ops, name);
+    CHECK(a2a.kind == "all_to_all");
+    CHECK(a2a.gpus == 8);
+    CHECK(a2a.stride == 1);
+    CHECK(a2a.count == 32);
+    CHECK(a2a.bytes == 64LL * 4096 * 2 * 2);
+  }
+  const auto at = [&](const std::string &layer) {
+    return std::find_if(ops.begin(), ops.end(), [&](const op &o) { return o.layer == layer; }) -
+           ops.begin();
+  };
+  CHECK(at("decoder_layer/moe_dispatch") < at("decoder_layer/moe/router"));
+  CHECK(at("decoder_layer/moe/experts/down") < at("decoder_layer/moe_combine"));
+  // Every GPU's 64 tokens × 2 routes come to its one expert on average (the 8 GPUs' 512 tokens
+  // reach all 8 experts, one here): 128 rows, one expert's weights.
+  const op &gate = op_named(ops, "decoder_layer/moe/experts/gate");
+  CHECK(gate.gemm->batch_count == 1);
+  CHECK(gate.gemm->m == 128);
+  CHECK(gate.gemm->n == 14336);
+  CHECK(gate.gemm->k == 4096);
+  CHECK(gate.flops == 2LL * 128 * 14336 * 4096);
+  const op &down = op_named(ops, "decoder_layer/moe/experts/down");
+  CHECK(down.gemm->m == 128);
+  CHECK(down.gemm->k == 14336);
+  // One expert a layer held instead of 8: 7 × 3 × 4096 × 14336 × 2 bytes × 32 layers fewer.
+  options.expert_parallel = 1;
+  const network whole = mixtral.build(options);
+  CHECK(memory_of(whole, lower(whole), 141e9).weights_bytes -
+            memory_of(net, ops, 141e9).weights_bytes ==
+        doctest::Approx(7.0 * 3 * 4096 * 14336 * 2 * 32));
+  CHECK(7.0 * 3 * 4096 * 14336 * 2 * 32 == 78'920'024'064.0);
+}
+
+TEST_CASE("Mixtral's experts over its tensor-parallel group of 4: whole experts, the shared "
+          "tokens' routes split, no all-to-all") {
+  config_options options;
+  options.phase = inference_phase::decode;
+  options.batch = 64;
+  options.tensor_parallel = 4;
+  options.expert_parallel = 4;
+  const std::vector<op> ops = lower(load_model_config(config_path("mixtral-8x7b.json"), options));
+  CHECK(std::none_of(ops.begin(), ops.end(), [](const op &o) { return o.kind == "all_to_all"; }));
+  // Each expert whole (14336 wide, not 14336 / 4); each GPU runs its 2 experts' quarter of the
+  // 64 tokens × 2 routes: 32 rows, 16 an expert.
+  const op &gate = op_named(ops, "decoder_layer/moe/experts/gate");
+  CHECK(gate.gemm->n == 14336);
+  CHECK(gate.gemm->batch_count == 2);
+  CHECK(gate.gemm->m == 16);
+  CHECK(gate.flops == 2LL * 32 * 14336 * 4096);
+  CHECK(gate.scaling.shared_tokens);
+  CHECK(gate.scaling.expert_parallel == 4);
+  const op &down = op_named(ops, "decoder_layer/moe/experts/down");
+  CHECK(down.gemm->k == 14336);
+  CHECK(down.gemm->n == 4096);
+  CHECK(down.flops == 2LL * 32 * 4096 * 14336);
+  // The attention still split 4 ways, the experts' outputs summed by the MLP's all-reduce.
+  CHECK(op_named(ops, "decoder_layer/mlp_all_reduce").gpus == 4);
+  CHECK(op_named(ops, "decoder_layer/o_proj").gemm->k == 1024); // 4096 / 4
+}
+
+TEST_CASE("expert parallelism is refused for a dense model, a degree that does not divide the "
+          "experts, one other than the tensor-parallel group's, and one data parallelism is no "
+          "multiple of") {
+  const auto refused = [](const char *config, const config_options &options) {
+    try {
+      (void)load_model_config(config_path(config), options);
+    } catch (const input_error &e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  config_options options;
+  options.expert_parallel = 2;
+  CHECK(contains(refused("llama-2-7b.json", options), "has no mixture of experts"));
+  options.expert_parallel = 3;
+  CHECK(contains(refused("mixtral-8x7b.json", options), "does not divide the model's 8 experts"));
+  options.expert_parallel = 4;
+  options.tensor_parallel = 2;
+  CHECK(contains(refused("mixtral-8x7b.json", options),
+                 "config_options::expert_parallel 4 with config_options::tensor_parallel 2"));
+  options.tensor_parallel = 1;
+  options.mode = run_mode::training;
+  options.data_parallel = 2;
+  CHECK(contains(refused("mixtral-8x7b.json", options),
+                 "config_options::data_parallel 2 is not a multiple of it"));
+  options.data_parallel = 8; // 2 copies of each expert
+  CHECK(refused("mixtral-8x7b.json", options) == "accepted");
+}
+
 TEST_CASE("Qwen1.5-MoE: 4 of 60 experts and a shared expert every token runs") {
   config_options options;
   options.batch = 4;

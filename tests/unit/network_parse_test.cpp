@@ -5,6 +5,7 @@
 #include "roofline/analysis/report.hpp"
 #include "roofline/common/error.hpp"
 #include "roofline/input/network.hpp"
+#include "roofline/input/network_yaml.hpp"
 #include "roofline/model/op.hpp"
 #include "roofline/model/perf_model.hpp"
 #include "roofline/model/spec_catalog.hpp"
@@ -493,4 +494,104 @@ TEST_CASE("step_tokens: a decode step says its new tokens and its KV cache, not 
   CHECK(step_tokens(net) == "1 new token a sequence, KV cache 4096");
   net.seq_len = 4; // speculative decoding's draft tokens
   CHECK(step_tokens(net) == "4 new tokens a sequence, KV cache 4096");
+}
+
+namespace {
+
+/// A training step on one GPU of 4 data-parallel ones (ZeRO-2, experts over 2 of them) and 2
+/// stages, with a layer of each collective.
+const char *const layout_yaml =
+    "name: t\nmode: training\nbatch: 2\nseq_len: 8\n"
+    "data_parallel: {gpus: 4, zero_stage: 2, stride: 2, expert_parallel: 2}\n"
+    "pipeline_stages: 2\n"
+    "layers:\n"
+    "  - {name: fc, type: linear, in: 64, out: 64}\n"
+    "  - {name: a2a, type: all_to_all, gpus: 4, features: 64, copies: 2}\n"
+    "  - {name: moe, type: moe, experts: 8, top_k: 2, in: 64, intermediate: 128, "
+    "expert_parallel: 4}\n"
+    "  - {name: rs, type: reduce_scatter, gpus: 2, stride: 4}\n"
+    "  - {name: ag, type: all_gather, gpus: 2, features: 32}\n"
+    "  - {name: send, type: send, features: 64}\n";
+
+/// The layout and collectives `net` holds that layout_yaml gives.
+void check_layout(const network &net) {
+  CHECK(net.mode == run_mode::training);
+  CHECK(net.data_parallel.gpus == 4);
+  CHECK(net.data_parallel.zero_stage == 2);
+  CHECK(net.data_parallel.stride == 2);
+  CHECK(net.data_parallel.expert_parallel == 2);
+  CHECK(net.pipeline_stages == 2);
+  REQUIRE(net.layers.size() == 6);
+  const auto &a2a = std::get<collective_layer>(net.layers[1].body);
+  CHECK(a2a.kind == collective::all_to_all);
+  CHECK(a2a.gpus == 4);
+  CHECK(a2a.stride == 1);
+  CHECK(a2a.features == 64);
+  CHECK(a2a.copies == 2);
+  CHECK(std::get<moe_layer>(net.layers[2].body).expert_parallel == 4);
+  CHECK_FALSE(std::get<moe_layer>(net.layers[2].body).shared_tokens);
+  const auto &rs = std::get<collective_layer>(net.layers[3].body);
+  CHECK(rs.kind == collective::reduce_scatter);
+  CHECK(rs.gpus == 2);
+  CHECK(rs.stride == 4);
+  CHECK_FALSE(rs.features);
+  const auto &ag = std::get<collective_layer>(net.layers[4].body);
+  CHECK(ag.kind == collective::all_gather);
+  CHECK(ag.features == 32);
+  const auto &send = std::get<collective_layer>(net.layers[5].body);
+  CHECK(send.kind == collective::send);
+  CHECK(send.features == 64);
+  CHECK(send.copies == 1);
+}
+
+} // namespace
+
+TEST_CASE("a training step's layout and the collective layers: read, lowered, and written back "
+          "as they were read") {
+  const network net = parse_network(layout_yaml, "layout.yaml");
+  check_layout(net);
+  const std::vector<op> ops = lower(net);
+  // 2 × 8 rows of 64 fp16 elements, each sent twice: 2048 elements, 4096 bytes a GPU.
+  const op &a2a = op_named(ops, "a2a");
+  CHECK(a2a.kind == "all_to_all");
+  CHECK(a2a.elements == 2048);
+  CHECK(a2a.bytes == 4096);
+  // The reduce-scatter takes the mixture's 16 × 64 output; its gradient goes back gathered.
+  std::vector<std::string> rs_kinds;
+  for (const op &o : ops)
+    if (o.layer == "rs")
+      rs_kinds.push_back(o.kind);
+  CHECK(rs_kinds == std::vector<std::string>{"reduce_scatter", "all_gather"});
+  CHECK(op_named(ops, "rs").bytes == 16 * 64 * 2);
+  CHECK(op_named(ops, "rs").stride == 4);
+  CHECK(op_named(ops, "send").bytes == 16 * 64 * 2);
+  CHECK(op_named(ops, "send").kind == "send");
+  // The YAML written out reads back to the same layout and layers.
+  const std::string yaml = to_network_yaml(net);
+  CAPTURE(yaml);
+  CHECK(contains(yaml, "data_parallel: {gpus: 4, zero_stage: 2, stride: 2, expert_parallel: 2}"));
+  CHECK(contains(yaml, "pipeline_stages: 2"));
+  const network again = parse_network(yaml, "emitted.yaml");
+  check_layout(again);
+  // Alike but for the header line, which names the file it came from.
+  const auto body = [](const std::string &text) { return text.substr(text.find("\nname: ")); };
+  CHECK(body(to_network_yaml(again)) == body(yaml));
+}
+
+TEST_CASE("a bad layout or collective is refused where it is written") {
+  const std::string fc = "layers:\n  - {name: fc, type: linear, in: 8, out: 8}\n";
+  // data_parallel's value starts after "data_parallel: ", at column 16.
+  check_error(parse_error("name: t\ndata_parallel: {gpus: 2}\n" + fc), 2, 16,
+              "`data_parallel` is a training step's: give `mode: training` with it");
+  check_error(
+      parse_error("name: t\nmode: training\ndata_parallel: {gpus: 2, zero_stage: 4}\n" + fc), 3, 38,
+      "`zero_stage` = 4: ZeRO has stages 0 to 3");
+  check_error(parse_error(one_layer("{name: a, type: all_to_all, gpus: 1, features: 8}")), 3, 39,
+              "`gpus` = 1: all_to_all spans 2 to");
+  check_error(parse_error(one_layer("{name: m, type: moe, experts: 8, top_k: 2, in: 8, "
+                                    "intermediate: 8, expert_parallel: 3}")),
+              3, 89, "`expert_parallel` = 3 does not divide the 8 experts");
+  // A send goes to one GPU: it takes no `gpus`.
+  CHECK(contains(parse_error(one_layer("{name: s, type: send, gpus: 2, features: 8}")).what(),
+                 "gpus"));
 }

@@ -8,6 +8,7 @@
 #include "roofline/common/error.hpp"
 #include "roofline/input/model_config.hpp"
 #include "roofline/input/network.hpp"
+#include "roofline/model/collectives.hpp"
 #include "roofline/model/interconnect.hpp"
 #include "roofline/model/perf_model.hpp"
 #include "roofline/model/spec_catalog.hpp"
@@ -36,6 +37,19 @@ std::string error_of(const std::string &json, int gpus) {
   config_options options;
   options.tensor_parallel = gpus;
   return test::config_error(json, options);
+}
+
+/// A collective op of `kind` with `bytes` a GPU over `gpus` GPUs `stride` ranks apart.
+op collective_op(const std::string &kind, std::int64_t bytes, int gpus, std::int64_t stride) {
+  op o;
+  o.layer = kind;
+  o.kind = kind;
+  o.precision = precision::bf16;
+  o.elements = bytes / 2;
+  o.bytes = bytes;
+  o.gpus = gpus;
+  o.stride = stride;
+  return o;
 }
 
 } // namespace
@@ -320,4 +334,63 @@ TEST_CASE("bridged pairs in a host of more cards all-reduce over PCIe beyond the
   CHECK(all_reduce_time(four) > 2 * all_reduce_time(pair));
   CHECK_THROWS_WITH_AS((void)over(16), doctest::Contains("links and host join at most 8"),
                        input_error);
+}
+
+TEST_CASE("an all-to-all over the 8 GPUs of an H100 node is priced by collective_s: one pass of "
+          "7/8 of its bytes over NVLink") {
+  const gpu_spec &h100 = *spec_catalog::builtin().find("h100-sxm5");
+  REQUIRE(h100.interconnect);
+  const perf_model model(h100);
+  const std::int64_t bytes = std::int64_t{64} << 20; // 64 MiB a GPU
+  const auto B = static_cast<double>(bytes);
+  const op a2a = collective_op("all_to_all", bytes, 8, 1);
+  CHECK(a2a.is_collective());
+  CHECK_FALSE(a2a.is_all_reduce());
+  const prediction p = model.predict(a2a);
+  CHECK(p.bound == bound::communication);
+  // No network: the spec's links alone, every GPU on one node (per_node(8, 1, 8) = 8).
+  const cluster_links links{*h100.interconnect, model.parameters(), 0, 0};
+  CHECK(p.device_time_s == doctest::Approx(collective_s(collective::all_to_all, B, {8, 8}, links)));
+  // A cluster's links of nodes of 8 give the same: the group never leaves its node.
+  CHECK(p.device_time_s ==
+        doctest::Approx(collective_s(
+            collective::all_to_all, B, {8, 8},
+            links_of(*h100.interconnect, model.parameters(), node_network{40e9, 5e-6}))));
+  // By hand: each GPU keeps 1/8 and sends 7/8 of B over its 450 GB/s of NVLink, at the fitted
+  // 8-GPU latency and link efficiency; the bound is the same traffic at full speed, no latency.
+  const model_parameters &fitted = model.parameters();
+  CHECK(p.device_time_s ==
+        doctest::Approx(
+            all_reduce_parameter(fitted, parameter::all_reduce_latency_s, 8) +
+            7.0 / 8 * B /
+                (all_reduce_parameter(fitted, parameter::all_reduce_link_efficiency, 8) * 450e9)));
+  CHECK(p.roofline_time_s == doctest::Approx(7.0 / 8 * B / 450e9));
+  CHECK(p.time_s == doctest::Approx(std::max(p.device_time_s, p.host_floor_s)));
+}
+
+TEST_CASE("a reduce-scatter over 16 GPUs a node apart needs the cluster's network, and then "
+          "crosses it alone") {
+  const gpu_spec &h100 = *spec_catalog::builtin().find("h100-sxm5");
+  const std::int64_t bytes = std::int64_t{1} << 30; // 1 GiB a GPU
+  const auto B = static_cast<double>(bytes);
+  const op rs = collective_op("reduce_scatter", bytes, 16, 8);
+  CHECK_THROWS_WITH_AS(perf_model(h100).predict(rs),
+                       doctest::Contains("reduce_scatter over 16 GPUs 8 ranks apart"), input_error);
+  CHECK_THROWS_WITH_AS(perf_model(h100).predict(rs),
+                       doctest::Contains("give the cluster whose network joins its hosts"),
+                       input_error);
+  model_options options;
+  options.network = node_network{40e9, 5e-6};
+  const perf_model model(h100, options);
+  const prediction p = model.predict(rs);
+  // Ranks 0, 8, 16, ...: one on each node of 8, so 16 nodes and no NVLink pass. The network's
+  // pass alone: log2 16 = 4 latencies of 5 µs, and 15/16 of B through each GPU's 40 GB/s.
+  REQUIRE(per_node(16, 8, 8) == 1);
+  CHECK(p.device_time_s == doctest::Approx(4 * 5e-6 + 15.0 / 16 * B / 40e9));
+  CHECK(p.device_time_s ==
+        doctest::Approx(
+            collective_s(collective::reduce_scatter, B, {16, 1},
+                         links_of(*h100.interconnect, model.parameters(), *options.network))));
+  CHECK(p.roofline_time_s == doctest::Approx(15.0 / 16 * B / 40e9)); // no latency
+  CHECK(p.bound == bound::communication);
 }

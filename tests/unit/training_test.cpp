@@ -2,6 +2,8 @@
 // A training step over a cluster, by hand: each collective's cost inside a node, across nodes and
 // both; the 1F1B bubble; the memory a layout holds; the search's ranking.
 #include "roofline/analysis/analysis.hpp"
+#include "roofline/analysis/lowering.hpp"
+#include "roofline/analysis/memory_fit.hpp"
 #include "roofline/cluster/training.hpp"
 #include "roofline/common/error.hpp"
 #include "roofline/model/collectives.hpp"
@@ -11,6 +13,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
+#include <optional>
+#include <string>
+#include <vector>
 
 using namespace roofline;
 
@@ -57,6 +63,42 @@ training_planner planner_for(const char *config, std::int64_t gpus, std::int64_t
                           q);
 }
 
+/// A training step of `config` (examples/configs/), batch 1 of 512 tokens, on one GPU of
+/// `layout`'s data-parallel group, analysed on an H100.
+analysis trained(const char *config, const config_options &layout) {
+  config_options options = layout;
+  options.mode = run_mode::training;
+  options.seq_len = 512;
+  const model_config model =
+      model_config::load(std::string(ROOFLINE_SOURCE_DIR "/examples/configs/") + config);
+  return analyze(model.build(options), perf_model(*spec_catalog::builtin().find("h100-sxm5")),
+                 "test");
+}
+
+/// Llama-2-7B's step over `dp` GPUs at ZeRO `zero`.
+analysis llama_over(int dp, std::optional<int> zero) {
+  config_options options;
+  options.data_parallel = dp;
+  options.zero_stage = zero;
+  return trained("llama-2-7b.json", options);
+}
+
+/// The ops of `a` at layer `layer`, in order.
+std::vector<op> ops_at(const analysis &a, const std::string &layer) {
+  std::vector<op> found;
+  for (const analysed_op &entry : a.ops)
+    if (entry.op.layer == layer)
+      found.push_back(entry.op);
+  return found;
+}
+
+/// The optimizer step's bytes.
+std::int64_t optimizer_bytes_of(const analysis &a) {
+  const std::vector<op> step = ops_at(a, "optimizer");
+  REQUIRE(step.size() == 1);
+  return step.front().bytes;
+}
+
 } // namespace
 
 TEST_CASE("collectives by hand: a ring inside a node, hierarchically across nodes") {
@@ -85,6 +127,18 @@ TEST_CASE("collectives by hand: a ring inside a node, hierarchically across node
   CHECK(collective_s(collective::send, B, {2, 2}, l) == doctest::Approx(B / 400e9));
   CHECK(collective_s(collective::send, B, {2, 1}, l) == doctest::Approx(5e-6 + B / 40e9));
   CHECK(collective_s(collective::all_reduce, B, {1, 1}, l) == 0);
+}
+
+TEST_CASE("per_node by hand: the members of a strided group that share a node of 8") {
+  CHECK(per_node(8, 1, 8) == 8);  // ranks 0..7: one whole node
+  CHECK(per_node(16, 1, 8) == 8); // ranks 0..15: two nodes of 8
+  CHECK(per_node(4, 1, 8) == 4);  // ranks 0..3: half a node
+  CHECK(per_node(8, 2, 8) == 4);  // ranks 0, 2, 4, 6 | 8, 10, 12, 14: 4 a node
+  CHECK(per_node(2, 4, 8) == 2);  // ranks 0 and 4: one node
+  CHECK(per_node(4, 4, 8) == 2);  // ranks 0, 4 | 8, 12
+  CHECK(per_node(4, 8, 8) == 1);  // ranks 0, 8, 16, 24: a node each
+  CHECK(per_node(2, 16, 8) == 1); // ranks 0 and 16
+  CHECK(per_node(4, 2, 4) == 2);  // nodes of 4: ranks 0, 2 | 4, 6
 }
 
 TEST_CASE("the 1F1B bubble: (PP − 1) micro-batches of the stage, (PP − 1)/v interleaved; the "
@@ -208,4 +262,163 @@ TEST_CASE("sequence parallelism: under TP the norms and residual adds run on eac
   // Inference has none.
   options.mode = run_mode::inference;
   CHECK_THROWS_AS(config.build(options), input_error);
+}
+
+// Llama-2-7B's parameters: 32 × (4 · 4096² + 3 · 4096 · 11008) + 2 · 4096 · 32000 =
+// 6,738,149,376; fp16 gradients of 2 bytes, AdamW's 12 bytes of state a parameter.
+constexpr double llama_parameters = 6'738'149'376.0;
+
+TEST_CASE("data parallelism over 8 GPUs at ZeRO-0: the gradients all-reduced whole, every GPU "
+          "all the state") {
+  const analysis one = llama_over(1, std::nullopt), eight = llama_over(8, 0);
+  REQUIRE(eight.memory);
+  const memory_use &m = *eight.memory;
+  CHECK(m.parameters == llama_parameters);
+  const std::vector<op> gradients = ops_at(eight, "data_parallel/gradients");
+  REQUIRE(gradients.size() == 1);
+  CHECK(gradients[0].kind == "all_reduce");
+  CHECK(gradients[0].gpus == 8);
+  CHECK(gradients[0].stride == 1);
+  CHECK(gradients[0].pass == pass::weight_grad);
+  CHECK(gradients[0].bytes == 13'476'298'752); // 2 bytes a parameter
+  CHECK(static_cast<double>(gradients[0].bytes) == m.parameters * 2);
+  CHECK(ops_at(eight, "data_parallel/weights").empty());
+  CHECK(ops_at(one, "data_parallel/gradients").empty()); // one GPU: nothing to reduce
+  CHECK(m.optimizer_bytes == 12 * llama_parameters);
+  CHECK(m.gradient_bytes == 2 * llama_parameters);
+  CHECK(m.weights_bytes == 2 * llama_parameters);
+  // The optimizer updates every parameter: 12 bytes of state read and written, the gradient
+  // read, the fp16 weight written: 28 bytes each.
+  CHECK(optimizer_bytes_of(eight) == 188'668'182'528);
+  CHECK(optimizer_bytes_of(one) == 188'668'182'528);
+}
+
+TEST_CASE("ZeRO stages 1 to 3 over 8 GPUs: a reduce-scatter and all-gathers of the parameters, "
+          "an eighth of the state from the optimizer's to the weights") {
+  const analysis one = llama_over(1, std::nullopt);
+  REQUIRE(one.memory);
+  const memory_use &whole = *one.memory;
+  CHECK(whole.optimizer_bytes == 80'857'792'512.0); // 12 · 6,738,149,376
+  for (const int zero : {1, 2, 3}) {
+    CAPTURE(zero);
+    const analysis a = llama_over(8, zero);
+    REQUIRE(a.memory);
+    const memory_use &m = *a.memory;
+    const std::vector<op> gradients = ops_at(a, "data_parallel/gradients");
+    const std::vector<op> weights = ops_at(a, "data_parallel/weights");
+    REQUIRE(gradients.size() == 1);
+    CHECK(gradients[0].kind == "reduce_scatter");
+    CHECK(gradients[0].bytes == 13'476'298'752);
+    for (const op &o : weights) {
+      CHECK(o.kind == "all_gather");
+      CHECK(o.gpus == 8);
+      CHECK(o.bytes == 13'476'298'752);
+    }
+    // 1 and 2 gather the updated weights after the optimizer; 3 before the forward and again
+    // before the backward.
+    if (zero < 3) {
+      REQUIRE(weights.size() == 1);
+      CHECK(weights[0].pass == pass::optimizer);
+    } else {
+      REQUIRE(weights.size() == 2);
+      CHECK(weights[0].pass == pass::forward);
+      CHECK(weights[1].pass == pass::data_grad);
+    }
+    CHECK(m.optimizer_bytes == 10'107'224'064.0); // an eighth
+    CHECK(m.gradient_bytes == (zero >= 2 ? 1'684'537'344.0 : 13'476'298'752.0));
+    CHECK(m.weights_bytes == (zero >= 3 ? 1'684'537'344.0 : 13'476'298'752.0));
+    // The optimizer updates its eighth: 28 · 6,738,149,376 / 8 bytes.
+    CHECK(optimizer_bytes_of(a) == 23'583'522'816);
+  }
+}
+
+TEST_CASE("Mixtral with experts carved from data parallelism: the dense parameters reduced over "
+          "4 GPUs, the experts' over the 2 that hold each") {
+  config_options layout;
+  layout.expert_parallel = 2;
+  layout.data_parallel = 4;
+  layout.zero_stage = 1;
+  const analysis a = trained("mixtral-8x7b.json", layout);
+  REQUIRE(a.memory);
+  const memory_use &m = *a.memory;
+  // 4 of the 8 experts a GPU: 32 × 4 × 3 × 4096 × 14336 expert parameters; the rest per layer
+  // q and o 4096², k and v 4096 × 1024, the router 4096 × 8, and the LM head and the
+  // embedding 32000 × 4096 each.
+  CHECK(m.expert_parameters == 22'548'578'304.0);
+  CHECK(m.parameters - m.expert_parameters == 1'605'369'856.0);
+  for (const char *layer : {"data_parallel/gradients", "data_parallel/weights"}) {
+    const std::vector<op> dense = ops_at(a, layer);
+    REQUIRE(dense.size() == 1);
+    CHECK(dense[0].gpus == 4);
+    CHECK(dense[0].stride == 1);
+    CHECK(dense[0].bytes == 3'210'739'712); // 2 bytes a dense parameter
+  }
+  // Ranks 0 and 2 hold experts 0-3, ranks 1 and 3 experts 4-7: groups of 2, 2 ranks apart.
+  for (const char *layer : {"data_parallel/experts/gradients", "data_parallel/experts/weights"}) {
+    const std::vector<op> experts = ops_at(a, layer);
+    REQUIRE(experts.size() == 1);
+    CHECK(experts[0].gpus == 2);
+    CHECK(experts[0].stride == 2);
+    CHECK(experts[0].bytes == 45'097'156'608);
+    CHECK(static_cast<double>(experts[0].bytes) == 2 * m.expert_parameters);
+  }
+}
+
+TEST_CASE("data parallelism and ZeRO are a training step's: refused in inference") {
+  const model_config llama =
+      model_config::load(std::string(ROOFLINE_SOURCE_DIR "/examples/configs/llama-2-7b.json"));
+  config_options options;
+  options.data_parallel = 2;
+  CHECK_THROWS_WITH_AS(
+      (void)llama.build(options),
+      doctest::Contains("config_options::data_parallel applies to a training step"), input_error);
+  options.data_parallel = 1;
+  options.zero_stage = 1;
+  CHECK_THROWS_WITH_AS((void)llama.build(options),
+                       doctest::Contains("config_options::zero_stage applies to a training step"),
+                       input_error);
+}
+
+TEST_CASE("a training pipeline of 4 stages: 8 of the 32 layers, a send of the activations each "
+          "way, 4 micro-batches' activations held") {
+  config_options options;
+  options.mode = run_mode::training;
+  options.seq_len = 512;
+  options.pipeline_parallel = 4;
+  const model_config llama =
+      model_config::load(std::string(ROOFLINE_SOURCE_DIR "/examples/configs/llama-2-7b.json"));
+  network net = llama.build(options);
+  CHECK(net.pipeline_stages == 4);
+  const std::vector<op> ops = lower(net);
+  CHECK(std::all_of(ops.begin(), ops.end(), [](const op &o) {
+    return o.layer.rfind("decoder_layer/", 0) != 0 || o.count == 8; // 32 / 4
+  }));
+  std::vector<op> sends;
+  std::copy_if(ops.begin(), ops.end(), std::back_inserter(sends),
+               [](const op &o) { return o.layer == "stage_send"; });
+  REQUIRE(sends.size() == 2);
+  CHECK(sends[0].pass == pass::forward);
+  CHECK(sends[1].pass == pass::data_grad);
+  for (const op &send : sends) {
+    CHECK(send.kind == "send");
+    CHECK(send.bytes == 1LL * 512 * 4096 * 2); // one sequence's 512 × 4096 fp16 activations
+  }
+  // The embedding, 8 layers and the LM head: 8 × (4 · 4096² + 3 · 4096 · 11008) + 2 · 4096 ·
+  // 32000 = 1,881,145,344 parameters of 2 bytes.
+  const memory_use staged = memory_of(net, ops, 85e9);
+  CHECK(staged.weights_bytes == 3'762'290'688.0);
+  // 1F1B's first stage holds 4 micro-batches' activations: 4 × this stage's one.
+  net.pipeline_stages = 1;
+  const memory_use one = memory_of(net, ops, 85e9);
+  CHECK(one.activation_bytes > 0);
+  CHECK(staged.activation_bytes == doctest::Approx(4 * one.activation_bytes));
+  // Within a node, a send moves the message once over NVLink: the 2-GPU latency plus 4 MiB at
+  // the fitted efficiency of 450 GB/s.
+  const perf_model h100(*spec_catalog::builtin().find("h100-sxm5"));
+  const model_parameters &p = h100.parameters();
+  CHECK(
+      h100.predict(sends[0]).device_time_s ==
+      doctest::Approx(
+          all_reduce_parameter(p, parameter::all_reduce_latency_s, 2) +
+          4194304.0 / (all_reduce_parameter(p, parameter::all_reduce_link_efficiency, 2) * 450e9)));
 }

@@ -30,9 +30,9 @@ struct rank_group {
 /// `gpus_per_node` (ranks numbered node by node).
 int per_node(int ranks, std::int64_t stride, int gpus_per_node);
 
-/// What joins nodes: each GPU's NIC (a cluster's, clusters/*.yaml).
+/// What joins nodes: each GPU's NIC (a cluster's, clusters/*.yaml). A node is what the GPU's
+/// own links and host join (interconnect_spec::max_gpus).
 struct node_network {
-  int gpus_per_node = 8;   ///< GPUs one NVLink domain joins
   double bytes_per_s = 0;  ///< per GPU, one direction, as collectives reach it
   double latency_s = 5e-6; ///< one message across the network, end to end
 };
@@ -46,8 +46,8 @@ struct cluster_links {
   double network_latency_s = 0;
 };
 
-/// The links of GPUs joined by `nvlink` (with its model `parameters`) inside nodes of
-/// `network.gpus_per_node`, and by `network` between them.
+/// The links of GPUs joined by `nvlink` (with its model `parameters`) inside a node, and by
+/// `network` between nodes.
 cluster_links links_of(const interconnect_spec &nvlink, const model_parameters &parameters,
                        const node_network &network);
 

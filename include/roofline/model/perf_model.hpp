@@ -133,6 +133,10 @@ private:
   /// compute()'s prediction with its intervals (device_range, range).
   prediction with_interval(prediction p, const op &o) const;
   prediction collective(const op &o, reasons why) const;
+  /// A collective's GPUs, and how many share a node (what the GPU's links and host join).
+  rank_group group_of(const op &o) const;
+  /// An all-reduce inside one node that NCCL measured on this host: its time; else none.
+  std::optional<double> measured_collective_s(const op &o) const;
   /// A memory-bound op as its kernel runs, into compute()'s `result` (its roofline placed): its
   /// device time, host floor and, where the step leaves its tensors in L2, the L2 roof.
   void place_memory_op(const op &o, reasons why, prediction &result) const;

@@ -87,8 +87,7 @@ cluster_spec find_cluster_spec(const std::string &name_or_file) {
 }
 
 node_network network_of(const cluster_spec &cluster) {
-  return {cluster.gpus_per_node, cluster.network_bytes_per_s * cluster.network_efficiency,
-          cluster.network_latency_s};
+  return {cluster.network_bytes_per_s * cluster.network_efficiency, cluster.network_latency_s};
 }
 
 } // namespace roofline

@@ -59,14 +59,7 @@ int per_node(int ranks, std::int64_t stride, int gpus_per_node) {
 
 cluster_links links_of(const interconnect_spec &nvlink, const model_parameters &parameters,
                        const node_network &network) {
-  cluster_links l;
-  l.nvlink = nvlink;
-  l.nvlink.gpus = std::max(l.nvlink.gpus, network.gpus_per_node);
-  l.nvlink.host_gpus = network.gpus_per_node;
-  l.parameters = parameters;
-  l.network_bytes_per_s = network.bytes_per_s;
-  l.network_latency_s = network.latency_s;
-  return l;
+  return {nvlink, parameters, network.bytes_per_s, network.latency_s};
 }
 
 double collective_s(collective c, double bytes, rank_group group, const cluster_links &l) {

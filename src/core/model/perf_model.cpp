@@ -221,7 +221,7 @@ prediction perf_model::predict(const op &o, reasons why) const {
 }
 
 op_class class_of(const op &o) {
-  if (o.is_all_reduce())
+  if (o.is_collective())
     return op_class::all_reduce;
   if (o.is_fused_attention())
     return op_class::attention;
@@ -231,8 +231,7 @@ op_class class_of(const op &o) {
 }
 
 prediction perf_model::with_interval(prediction p, const op &o) const {
-  const bool measured = o.is_all_reduce() && m_options.all_reduce &&
-                        measured_all_reduce_s(o.bytes, o.gpus, *m_options.all_reduce);
+  const bool measured = measured_collective_s(o).has_value();
   const bool modelled = !m_options.roofline_only && m_spec.sm_count > 0 && !measured;
   p.device_range = modelled ? time_range::around(p.device_time_s, m_spec.accuracy.of(class_of(o)))
                             : time_range::exactly(p.device_time_s);
@@ -379,20 +378,65 @@ std::string modelled_all_reduce_terms(std::int64_t bytes, int gpus, const interc
 
 } // namespace
 
+rank_group perf_model::group_of(const op &o) const {
+  // A node: what the GPU's links and its host join.
+  const int node = m_spec.interconnect ? m_spec.interconnect->max_gpus() : o.gpus;
+  return {o.gpus, per_node(o.gpus, o.stride, node)};
+}
+
+std::optional<double> perf_model::measured_collective_s(const op &o) const {
+  if (!o.is_all_reduce() || !m_options.all_reduce)
+    return std::nullopt;
+  const rank_group group = group_of(o);
+  if (group.per_node < group.ranks) // across nodes: the host's table does not say
+    return std::nullopt;
+  return measured_all_reduce_s(o.bytes, o.gpus, *m_options.all_reduce);
+}
+
+namespace {
+
+/// How a collective inside one node is modelled, in words: an all-reduce's terms, or one pass of
+/// (n − 1)/n of the bytes (a send: all of them) at the all-reduce's efficiency and latency.
+std::string node_terms(collective c, const op &o, const interconnect_spec &links,
+                       const model_parameters &params) {
+  const int gpus = std::max(2, o.gpus);
+  if (c == collective::all_reduce)
+    return modelled_all_reduce_terms(o.bytes, gpus, links, params);
+  return fmt::format(
+      "{} of the bytes over {} at {:.0f}% of {:.0f} GB/s a direction plus {:.1f} µs",
+      c == collective::send ? std::string("all") : fmt::format("{}/{}", gpus - 1, gpus),
+      gpus > links.gpus ? "PCIe" : links.kind,
+      100 * all_reduce_parameter(params, parameter::all_reduce_link_efficiency, gpus),
+      links.bytes_per_s_over(gpus) / 1e9,
+      1e6 * all_reduce_parameter(params, parameter::all_reduce_latency_s, gpus));
+}
+
+} // namespace
+
 prediction perf_model::collective(const op &o, reasons why) const {
   using roofline::collective; // not this member function
   const collective c = *parse_collective(o.kind);
-  const int node = m_options.network     ? m_options.network->gpus_per_node
-                   : m_spec.interconnect ? m_spec.interconnect->max_gpus()
-                                         : o.gpus;
-  const rank_group group{o.gpus, per_node(o.gpus, o.stride, node)};
+  const rank_group group = group_of(o);
   const bool across = group.per_node < group.ranks;
-  const std::optional<double> measured =
-      c == collective::all_reduce && !across && m_options.all_reduce
-          ? measured_all_reduce_s(o.bytes, o.gpus, *m_options.all_reduce)
-          : std::nullopt;
-  // The links are needed for the bound, and for the time where nothing was measured.
-  if (!m_spec.interconnect && !measured)
+  const std::optional<double> measured = measured_collective_s(o);
+  prediction result;
+  result.bound = bound::communication;
+  // NCCL's launch: a kernel per GPU, issued by the host like any other.
+  result.host_floor_s = m_options.roofline_only ? 0 : m_host.kernel_launch_s;
+  const std::string what = fmt::format("{} over {} GPUs", to_string(c), o.gpus);
+  const auto finish = [&] {
+    result.launch_bound = result.host_floor_s > result.device_time_s;
+    result.time_s = std::max(result.device_time_s, result.host_floor_s);
+    if (why == reasons::with && measured)
+      result.factors.push_back(
+          fmt::format("{}: NCCL measured on this host ({})", what, m_options.all_reduce->library));
+    return result;
+  };
+  if (measured && !m_spec.interconnect) { // no links to bound it: the measurement alone
+    result.roofline_time_s = result.device_time_s = *measured;
+    return finish();
+  }
+  if (!m_spec.interconnect)
     throw input_error(o.where, "layer `" + o.layer + "`: the " + m_spec.name +
                                    " spec gives no `interconnect`, which a collective needs "
                                    "where none was measured (`describe_local_gpu::measure` "
@@ -404,10 +448,9 @@ prediction perf_model::collective(const op &o, reasons why) const {
                              "the cluster whose network joins its hosts (model_options::network)",
                              o.layer, c == collective::all_reduce ? "an all-reduce" : to_string(c),
                              o.gpus, o.stride > 1 ? fmt::format(" {} ranks apart", o.stride) : "",
-                             m_spec.name, node));
-  const cluster_links links = m_options.network
-                                  ? links_of(*m_spec.interconnect, m_parameters, *m_options.network)
-                                  : cluster_links{*m_spec.interconnect, m_parameters, 0, 0};
+                             m_spec.name, m_spec.interconnect->max_gpus()));
+  const cluster_links links =
+      links_of(*m_spec.interconnect, m_parameters, m_options.network.value_or(node_network{}));
   // The bound: the same traffic with no latency, at the links' full bandwidth.
   cluster_links ideal = links;
   for (const int gpus : all_reduce_gpu_counts) {
@@ -416,38 +459,21 @@ prediction perf_model::collective(const op &o, reasons why) const {
   }
   ideal.parameters.set(parameter::all_reduce_oneshot_below_bytes, 0);
   ideal.network_latency_s = 0;
-  if (m_options.network)
-    ideal.network_bytes_per_s = links.network_bytes_per_s; // the NIC's share collectives reach
   const auto bytes = static_cast<double>(o.bytes);
-  prediction result;
-  result.bound = bound::communication;
   result.roofline_time_s = collective_s(c, bytes, group, ideal);
   result.device_time_s = measured ? *measured : collective_s(c, bytes, group, links);
-  // NCCL's launch: a kernel per GPU, issued by the host like any other.
-  result.host_floor_s = m_options.roofline_only ? 0 : m_host.kernel_launch_s;
   if (m_options.roofline_only)
     result.device_time_s = result.roofline_time_s;
-  result.launch_bound = result.host_floor_s > result.device_time_s;
-  result.time_s = std::max(result.device_time_s, result.host_floor_s);
-  if (why == reasons::with) {
-    const std::string what = fmt::format("{} over {} GPUs", to_string(c), o.gpus);
-    if (measured)
-      result.factors.push_back(
-          fmt::format("{}: NCCL measured on this host ({})", what, m_options.all_reduce->library));
-    else if (across)
-      result.factors.push_back(fmt::format(
-          "{}, {} a node: inside each node over {}, across {} nodes at {:.0f} GB/s a GPU plus "
-          "{:.1f} µs a hop, not measured",
-          what, group.per_node, m_spec.interconnect->kind,
-          (group.ranks + group.per_node - 1) / group.per_node, links.network_bytes_per_s / 1e9,
-          links.network_latency_s * 1e6));
-    else
-      result.factors.push_back(
-          fmt::format("{}: {}, not measured on this host", what,
-                      modelled_all_reduce_terms(o.bytes, std::max(2, o.gpus), *m_spec.interconnect,
-                                                m_parameters)));
-  }
-  return result;
+  if (why == reasons::with && !measured)
+    result.factors.push_back(
+        across ? fmt::format("{}, {} a node: inside each node over {}, across {} nodes at {:.0f} "
+                             "GB/s a GPU plus {:.1f} µs a hop, not measured",
+                             what, group.per_node, m_spec.interconnect->kind,
+                             (group.ranks + group.per_node - 1) / group.per_node,
+                             links.network_bytes_per_s / 1e9, links.network_latency_s * 1e6)
+               : fmt::format("{}: {}, not measured on this host", what,
+                             node_terms(c, o, *m_spec.interconnect, m_parameters)));
+  return finish();
 }
 
 gemm_estimate perf_model::estimate(const gemm_shape &shape, precision p, reasons why) const {
