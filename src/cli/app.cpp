@@ -469,8 +469,27 @@ void refuse_overwrites(const command_line &line, bool comparing) {
                                     {"--emit-yaml", line.config.emit_yaml}});
 }
 
+/// Refuses a network analysis's layout option given before a command, where it would be dropped:
+/// the command reads its own.
+void refuse_layout_before(const CLI::App &app) {
+  const std::vector<CLI::App *> parsed = app.get_subcommands();
+  if (parsed.empty())
+    return;
+  const CLI::App &command = *parsed.front();
+  for (const char *name : {"--cluster", "--tp", "--pp", "--ep", "--dp", "--zero"})
+    if (app.get_option(name)->count() > 0)
+      throw input_error(
+          command.get_option_no_throw(name)
+              ? fmt::format("{} before `{}`: give it after the command (roofline-advise {} … {} "
+                            "…), where the command reads it",
+                            name, command.get_name(), command.get_name(), name)
+              : fmt::format("{} before `{}`: the network analysis's, which `{}` takes none of",
+                            name, command.get_name(), command.get_name()));
+}
+
 /// The command the command line names, run.
 int dispatch(const CLI::App &app, const commands &given, command_line &line) {
+  refuse_layout_before(app);
   if (given.specs->parsed())
     return list_specs(line.output);
   if (given.device->parsed())

@@ -765,8 +765,11 @@ TEST_CASE("layout options the step cannot take are refused before any analysis")
   const std::string llama = source_path("examples/configs/llama-3-8b.json");
   const std::string mixtral = source_path("examples/configs/mixtral-8x7b.json");
   check_usage_error(run_cli({mixtral, "--gpu", "h100", "--tp", "2", "--ep", "4"}),
-                    {"--ep 4 with --tp 2: under tensor parallelism the experts spread over its "
-                     "GPUs"});
+                    {"--ep 4 with --tp 2: a served step's experts spread over its "
+                     "tensor-parallel GPUs"});
+  check_usage_error(
+      run_cli({mixtral, "--gpu", "h100", "--mode", "training", "--dp", "1", "--zero", "3"}),
+      {"--zero shards the state over data-parallel GPUs: give --dp"});
   check_usage_error(
       run_cli({mixtral, "--gpu", "h100", "--mode", "training", "--ep", "4", "--dp", "2"}),
       {"--ep 4: in training the experts spread over data-parallel GPUs", "--dp 2"});
@@ -785,4 +788,9 @@ TEST_CASE("layout options the step cannot take are refused before any analysis")
                     {"unknown cluster `no-such-cluster`"});
   check_usage_error(run_cli({"compare", llama, "--gpus", "h100", "--cluster", "no-such-cluster"}),
                     {"unknown cluster `no-such-cluster`"});
+  // Before a command, where the command would drop them.
+  check_usage_error(run_cli({"--cluster", "dgx-h100", "gemm", "64", "64", "64"}),
+                    {"--cluster before `gemm`: the network analysis's"});
+  check_usage_error(run_cli({"--tp", "2", "compare", llama, "--gpus", "h100"}),
+                    {"--tp before `compare`: give it after the command"});
 }

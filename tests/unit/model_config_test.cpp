@@ -461,6 +461,37 @@ TEST_CASE("expert parallelism is refused for a dense model, a degree that does n
   CHECK(refused("mixtral-8x7b.json", options) == "accepted");
 }
 
+TEST_CASE("training Mixtral at TP 2 and EP 2 as Megatron lays it out: each expert split by TP, "
+          "the experts carved from data parallelism, two all-to-alls a layer each way") {
+  config_options options;
+  options.mode = run_mode::training;
+  options.batch = 1;
+  options.seq_len = 1024;
+  options.tensor_parallel = 2;
+  options.expert_parallel = 2;
+  options.data_parallel = 4;
+  options.sequence_parallel = true;
+  const network net = load_model_config(config_path("mixtral-8x7b.json"), options);
+  const std::vector<op> ops = lower(net);
+  // 4 of the 8 experts on each GPU, each half of its 14336 width.
+  const op &up = op_named(ops, "decoder_layer/moe/experts/up");
+  CHECK(up.gemm->n == 7168);
+  CHECK(up.gemm->batch_count <= 4);
+  // Each rank's 512 tokens (sequence parallel: 1024 / 2) × top_k 2 × 4096, in bf16, to the
+  // other rank of its expert group, a tensor-parallel group (2 ranks) away: forward and back.
+  int exchanges = 0;
+  for (const op &o : ops)
+    if (o.kind == "all_to_all") {
+      ++exchanges;
+      CHECK(o.gpus == 2);
+      CHECK(o.stride == 2);
+      CHECK(o.bytes == 1024LL * 2048 * 2 * 2);
+    }
+  CHECK(exchanges == 4); // dispatch and combine, and their gradients
+  CHECK(net.data_parallel.expert_parallel == 2);
+  CHECK(net.data_parallel.stride == 2);
+}
+
 TEST_CASE("Qwen1.5-MoE: 4 of 60 experts and a shared expert every token runs") {
   config_options options;
   options.batch = 4;

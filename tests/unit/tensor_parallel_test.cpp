@@ -323,7 +323,7 @@ TEST_CASE("bridged pairs in a host of more cards all-reduce over PCIe beyond the
   };
   const auto pcie_note = [](const analysis &a) {
     return std::count_if(a.notes.begin(), a.notes.end(), [](const std::string &note) {
-      return note.find("all-reduces over 4 GPUs run over PCIe (64 GB/s a direction): the "
+      return note.find("collectives over 4 GPUs run over PCIe (64 GB/s a direction): the "
                        "h100-nvl's nvlink4 links join 2 GPUs at most") != std::string::npos;
     });
   };

@@ -22,7 +22,7 @@ struct interconnect_spec {
   /// bridged cards (2), an NVL72 rack (72).
   int gpus = default_host_gpus;
   /// The most GPUs of one host. Between `gpus` and these a collective runs over PCIe; beyond
-  /// both it crosses hosts, which is not modelled.
+  /// both it crosses hosts, over a cluster's network where one is given (collectives.hpp).
   int host_gpus = default_host_gpus;
   static constexpr int default_host_gpus = 8;
 

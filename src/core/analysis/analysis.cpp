@@ -175,7 +175,7 @@ analysis analyze(const network &net, const perf_model &model, std::string device
     if (!o.is_collective() || !spec.interconnect)
       continue;
     const interconnect_spec &links = *spec.interconnect;
-    if (o.gpus > links.gpus && o.gpus <= links.max_gpus() && !model.options().network)
+    if (o.gpus > links.gpus && o.gpus <= links.max_gpus())
       over_pcie = std::max(over_pcie, o.gpus);
   }
   std::optional<memory_use> memory;
@@ -201,7 +201,7 @@ analysis analyze(const network &net, const perf_model &model, std::string device
     hold_to_dispatch(r, *net.trace, notes);
   if (over_pcie > 0)
     notes.push_back(fmt::format(
-        "all-reduces over {} GPUs run over PCIe ({:.0f} GB/s a direction): the {}'s {} links "
+        "collectives over {} GPUs run over PCIe ({:.0f} GB/s a direction): the {}'s {} links "
         "join {} GPUs at most",
         over_pcie, spec.interconnect->pcie_bytes_per_s / 1e9, spec.name, spec.interconnect->kind,
         spec.interconnect->gpus));

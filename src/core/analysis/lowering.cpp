@@ -760,9 +760,12 @@ void add_routing_notes(const network &net, const std::vector<layer> &layers,
           path, tokens, moe->top_k, moe->experts, expected_experts_reached(*moe, tokens),
           experts_reached(*moe, tokens)));
       if (moe->expert_parallel > 1)
-        notes.back() += fmt::format(
-            "; expert parallel over {} GPUs, {} experts on each: {}", moe->expert_parallel,
-            moe->experts / moe->expert_parallel,
+        notes.back() = fmt::format(
+            "`{}`: expert parallel over {} GPUs, {} of the {} experts on each; assuming uniform "
+            "routing (real routers are not uniform), this GPU reads the weights of {} of its "
+            "experts (rounded up): {}",
+            path, moe->expert_parallel, moe->experts / moe->expert_parallel, moe->experts,
+            experts_reached(*moe, tokens),
             moe->shared_tokens
                 ? "every GPU holds the step's tokens and runs its experts' share of their routes"
                 : "each GPU's experts serve every GPU's tokens, as many routes as its own, the "

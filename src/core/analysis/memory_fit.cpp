@@ -124,9 +124,10 @@ double result_bytes_of(const op &o) {
 }
 
 /// A forward op's result, kept for the backward pass in training. An all-reduce sums in place
-/// the result of the layer before it, already counted: it keeps nothing more.
+/// the result of the layer before it, already counted, and a send's result is the next stage's:
+/// they keep nothing more (an all-to-all's tokens, the experts' input, are kept).
 double kept_bytes_of(const op &o) {
-  return o.is_collective() ? 0 : result_bytes_of(o);
+  return o.is_all_reduce() || o.kind == to_string(collective::send) ? 0 : result_bytes_of(o);
 }
 
 /// What an op reads besides its weights: a GEMM's A operand; every other op an input the size of

@@ -370,9 +370,13 @@ void add_rates(gpu_result &result, const network &net, const std::map<std::strin
   }
   result.memory_bound_share = result.step_time_s > 0 ? memory / result.step_time_s : 0;
   result.launch_bound_share = result.step_time_s > 0 ? launch / result.step_time_s : 0;
-  result.samples_per_s = static_cast<double>(net.batch) / result.step_time_s;
-  result.tokens_per_s =
-      static_cast<double>(net.batch) * static_cast<double>(net.seq_len) / result.step_time_s;
+  // A served pipeline's stage: one batch in flight passes every stage in turn (a training
+  // stage's micro-batches keep them all busy: 1F1B).
+  const network &ran = result.analysis.network;
+  const double passes = ran.mode == run_mode::training ? 1.0 : ran.pipeline_stages;
+  result.samples_per_s = static_cast<double>(net.batch) / (passes * result.step_time_s);
+  result.tokens_per_s = static_cast<double>(net.batch) * static_cast<double>(net.seq_len) /
+                        (passes * result.step_time_s);
   result.tokens_per_s_per_gpu = result.tokens_per_s / result.gpus;
   // The predicted step's dynamic energy over the step as timed (a measured one's time), each GPU.
   const analysis &a = result.analysis;

@@ -79,8 +79,13 @@ struct transformer_shape {
   std::int64_t experts = 0, top_k = 0, expert_intermediate = 0, shared_intermediate = 0;
   int tensor_parallel = 1; ///< the widths above are one GPU's share of this many
   /// The experts spread over this many GPUs (config_options::expert_parallel): `experts` is
-  /// still all of them; each GPU holds its share whole.
+  /// still all of them.
   int expert_parallel = 1;
+  /// Expert parallelism over the tensor-parallel group (a served step's): every GPU holds the
+  /// step's tokens and its experts whole. Otherwise the tokens travel to their experts' GPUs by
+  /// all-to-alls (data-parallel attention, or training's experts carved from data parallelism,
+  /// each expert split by tensor parallelism as Megatron splits it).
+  bool experts_over_tensor_parallel = false;
   /// The width the norms and residual adds run at: `hidden`, or its share under sequence
   /// parallelism (each GPU its tokens' share: as many elements).
   std::int64_t replicated = 0;
@@ -99,7 +104,7 @@ transformer_shape sharded(transformer_shape s, int gpus, const yaml_map &map,
                           std::vector<std::string> &notes) {
   if (gpus <= 1)
     return s;
-  const bool experts_whole = s.expert_parallel > 1; // spread over the same GPUs instead
+  const bool experts_whole = s.experts_over_tensor_parallel; // spread over the GPUs instead
   const char *heads_key = s.family == "gpt2" ? "n_head" : "num_attention_heads";
   if (s.heads % gpus != 0)
     map.fail(heads_key,
@@ -594,13 +599,14 @@ std::vector<layer> block_of(const transformer_shape &s, const attention_layer &a
     moe.intermediate = s.expert_intermediate;
     moe.activation = s.activation;
     moe.expert_parallel = s.expert_parallel;
-    moe.shared_tokens = s.tensor_parallel > 1;
-    // Data-parallel attention: each token to its experts' GPUs and back.
+    moe.shared_tokens = s.experts_over_tensor_parallel;
+    // Each token to its experts' GPUs and back: each tensor-parallel rank its share of them
+    // (sequence parallelism's), to the ranks of its own a data-parallel group apart.
     const auto exchange = [&](std::string name) {
       if (s.expert_parallel > 1 && !moe.shared_tokens)
         block.push_back(
-            make(std::move(name), collective_layer{collective::all_to_all, s.expert_parallel, 1,
-                                                   s.hidden, s.top_k}));
+            make(std::move(name), collective_layer{collective::all_to_all, s.expert_parallel,
+                                                   s.tensor_parallel, s.replicated, s.top_k}));
     };
     exchange("moe_dispatch");
     block.push_back(make("moe", moe));
@@ -659,14 +665,21 @@ transformer_shape experts_spread(transformer_shape s, const config_options &opti
                                             "the model's {} experts",
                                             ep, s.experts));
   s.expert_parallel = ep;
-  notes.push_back(fmt::format(
-      "expert parallel over {} GPUs: each holds {} of the {} experts whole{}", ep, s.experts / ep,
-      s.experts,
-      options.tensor_parallel > 1
-          ? ", the tensor-parallel group's tokens routed to them (no all-to-all: the MLP's "
+  s.experts_over_tensor_parallel =
+      options.mode != run_mode::training && options.tensor_parallel > 1;
+  const char *how =
+      s.experts_over_tensor_parallel
+          ? "whole, the tensor-parallel group's tokens routed to them (no all-to-all: the MLP's "
             "all-reduce sums the experts' outputs)"
-          : "; each GPU runs the attention for its own sequences (data-parallel attention), and "
-            "two all-to-alls a layer send each token to its top_k experts' GPUs and back"));
+      : options.mode == run_mode::training
+          ? "(each split by tensor parallelism), the GPUs carved from the data-parallel ones "
+            "as Megatron carves them; two all-to-alls a layer send each token to its top_k "
+            "experts' GPUs and back, and two more in the backward pass"
+          : "whole; each GPU runs the attention for its own sequences (data-parallel "
+            "attention), and two all-to-alls a layer send each token to its top_k experts' GPUs "
+            "and back";
+  notes.push_back(fmt::format("expert parallel over {} GPUs: each holds {} of the {} experts {}",
+                              ep, s.experts / ep, s.experts, how));
   return s;
 }
 
@@ -691,7 +704,7 @@ network step_of(const transformer_shape &s, const config_options &options,
     net.recompute = options.recompute.value_or(recomputation::none);
     // Megatron's order: tensor parallelism innermost, then data (experts carved from it).
     net.data_parallel = {options.data_parallel, options.zero_stage.value_or(1), s.tensor_parallel,
-                         s.tensor_parallel > 1 ? 1 : s.expert_parallel};
+                         s.expert_parallel};
     net.description = fmt::format("{} training step of {} tokens, batch {} (from {})", s.family,
                                   net.seq_len, net.batch, origin);
     return net;
@@ -937,19 +950,28 @@ void check_config_options(const config_options &options) {
   if (options.zero_stage && (*options.zero_stage < 0 || *options.zero_stage > 3))
     throw input_error(
         fmt::format("config_options::zero_stage {}: ZeRO has stages 0 to 3", *options.zero_stage));
-  if (options.expert_parallel > 1 && options.tensor_parallel > 1 &&
+  const bool training = options.mode == run_mode::training;
+  if (!training && options.expert_parallel > 1 && options.tensor_parallel > 1 &&
       options.expert_parallel != options.tensor_parallel)
     throw input_error(fmt::format(
-        "config_options::expert_parallel {} with config_options::tensor_parallel {}: under tensor "
-        "parallelism the experts spread over its GPUs (the same degree); without it, over GPUs "
-        "of data-parallel attention",
+        "config_options::expert_parallel {} with config_options::tensor_parallel {}: a served "
+        "step's experts spread over its tensor-parallel GPUs (the same degree), or without "
+        "tensor parallelism over GPUs of data-parallel attention",
         options.expert_parallel, options.tensor_parallel));
-  if (options.mode == run_mode::training && options.expert_parallel > 1 &&
-      options.tensor_parallel == 1 && options.data_parallel % options.expert_parallel != 0)
+  if (training && options.data_parallel % options.expert_parallel != 0)
     throw input_error(fmt::format(
         "config_options::expert_parallel {}: in training the experts spread over data-parallel "
         "GPUs (Megatron's), and config_options::data_parallel {} is not a multiple of it",
         options.expert_parallel, options.data_parallel));
+  if (options.zero_stage && options.data_parallel == 1)
+    throw input_error("config_options::zero_stage shards the state over data-parallel GPUs: "
+                      "give config_options::data_parallel");
+  if (static_cast<std::int64_t>(options.tensor_parallel) * options.data_parallel >
+      max_collective_gpus)
+    throw input_error(fmt::format(
+        "config_options::tensor_parallel {} × config_options::data_parallel {}: at most {} GPUs "
+        "a pipeline stage",
+        options.tensor_parallel, options.data_parallel, max_collective_gpus));
 }
 
 struct model_config::parsed {
@@ -1082,9 +1104,12 @@ network model_config::build(const config_options &given) const {
   if (options.pipeline_parallel > 1)
     sharding_notes.push_back(fmt::format(
         "one stage of a pipeline of {}: {} of the {} layers, with the embedding and the LM head "
-        "both (the first stage's and the last's: a bound on either)",
+        "both (the first stage's and the last's: a bound on either){}",
         options.pipeline_parallel,
-        (s.layers + options.pipeline_parallel - 1) / options.pipeline_parallel, s.layers));
+        (s.layers + options.pipeline_parallel - 1) / options.pipeline_parallel, s.layers,
+        options.mode == run_mode::training
+            ? ""
+            : "; its memory holds one batch's KV cache (its layers' share)"));
   if (options.mode == run_mode::training && (quantized.weights || quantized.fp8))
     config.map().fail("quantization_config",
                       "a training step updates the config's own 16-bit weights, and its "

@@ -541,6 +541,13 @@ std::vector<std::string> model_notes(const perf_model &model, const std::vector<
                                             model.parameters()))
             : std::string("all-reduces: no links in the spec and none measured"));
   }
+  if (std::any_of(ops.begin(), ops.end(),
+                  [](const op &o) { return o.is_collective() && !o.is_all_reduce(); }))
+    notes.push_back(
+        "all-to-alls, reduce-scatters, all-gathers and sends: inside a node one pass of (n − 1)/n "
+        "of their bytes (a send: all of them) over the links at the all-reduce's fitted "
+        "efficiency and latency; a group spanning nodes hierarchically, across them at the "
+        "cluster's network (model_options::network): modelled, not measured");
   if (model.operand_cache() == cache_state::cold &&
       std::any_of(ops.begin(), ops.end(), [](const op &o) { return o.is_gemm(); }))
     notes.push_back(fmt::format(

@@ -64,6 +64,9 @@ void write_memory(json_writer &w, const std::optional<memory_use> &memory) {
   };
   w.field("optimizer", name(m.optimizer));
   w.field("recompute", name(m.recompute));
+  w.field("parameters", m.parameters);
+  w.field("expert_parameters", m.expert_parameters);
+  w.field("updated_parameters", m.updated_parameters);
   w.field("total_bytes", m.total_bytes);
   w.field("capacity_bytes", m.capacity_bytes);
   w.field("reserve_bytes", m.reserve_bytes);

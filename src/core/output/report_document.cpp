@@ -528,6 +528,24 @@ std::string range_of(double seconds, const time_range &range) {
 /// and tokens per second (eager, and replayed from a CUDA graph where the host's floor costs).
 std::string serving_line(const analysis &a) {
   const step_totals &t = a.totals;
+  const int stages = a.network.pipeline_stages;
+  if (stages > 1) { // one stage's step: a token passes every stage in turn
+    const bool prefill = *a.network.phase == inference_phase::prefill;
+    return fmt::format(
+        "{}: about {} × {} = {} through a pipeline of {} stages (this one's step; the sends "
+        "between stages left out){}",
+        prefill ? "time to first token" : "time per output token", stages, duration(t.time_s),
+        duration(stages * t.time_s), stages,
+        prefill
+            ? std::string()
+            : fmt::format(
+                  ", batch {}: {} tokens/s with one batch in flight; {} batches in flight "
+                  "would serve up to {} times as many, holding {} times the KV cache (a serving "
+                  "question, serving_question::pipeline_parallel, sizes that)",
+                  a.network.batch,
+                  significant(static_cast<double>(a.network.batch) / (stages * t.time_s)), stages,
+                  stages, stages));
+  }
   if (*a.network.phase == inference_phase::prefill)
     return fmt::format("time to first token: {} (prefill of {} tokens, batch {}; {} from a CUDA "
                        "graph)",
