@@ -123,6 +123,12 @@ TEST_CASE("prefix caching: a prompt after the first starts past the shared prefi
   const simulation_result r = simulate_serving({{0, 100, 2}, {1, 100, 2}}, options, priced);
   CHECK(r.requests[0].ttft_s == doctest::Approx(0.010 + 100e-6));
   CHECK(r.requests[1].ttft_s == doctest::Approx(0.010 + 68e-6));
+  // A cache of 7 blocks (112 tokens) holds one such request alone: its 100 + 2 − 1 tokens in 7
+  // blocks, the prefix's 2 among them (once counted twice: 9 blocks, refused).
+  options.kv_capacity_tokens = 112;
+  CHECK_NOTHROW(simulate_serving({{0, 100, 2}}, options, priced));
+  options.kv_capacity_tokens = 96;
+  CHECK_THROWS_AS(simulate_serving({{0, 100, 2}}, options, priced), std::invalid_argument);
 }
 
 TEST_CASE("inter-token latency: each step's time once for each request it decodes; the targets "

@@ -627,17 +627,17 @@ serving_setup serve_on(const config_source &source, const compared_gpu &gpu,
   setup.most_throughput = more_throughput_below(*setup.chosen, steps);
   if (q.simulates()) {
     // What the largest fitting batch of the question's requests holds, in whole blocks of 16
-    // tokens as the scheduler counts them, and the shared prefix's blocks beside them.
+    // tokens as the scheduler counts them (each request's prompt whole: a shared prefix cached
+    // once leaves room for more of them, which the scheduler sees).
     const scheduler_options blocks;
     const std::int64_t block = blocks.block_tokens;
     const auto whole = [&](std::int64_t tokens) { return (tokens + block - 1) / block * block; };
     setup.kv_capacity_tokens =
-        *setup.largest_fitting_batch * whole(q.prompt_tokens + q.output_tokens) +
-        whole(q.shared_prefix_tokens);
+        *setup.largest_fitting_batch * whole(q.prompt_tokens + q.output_tokens);
     // A request whose cache alone outgrows the setup's cannot be served there: no load is.
     const simulated_request longest_one = longest_request(q);
     const std::int64_t longest = longest_one.prompt_tokens + longest_one.output_tokens;
-    if (whole(longest) + whole(q.shared_prefix_tokens) > setup.kv_capacity_tokens) {
+    if (whole(longest) > setup.kv_capacity_tokens) {
       setup.analysis.notes.push_back(fmt::format(
           "{}: no load simulated: a request of {} tokens outgrows the KV cache it holds ({} "
           "tokens)",

@@ -49,9 +49,11 @@ void check(const std::vector<simulated_request> &requests, const scheduler_optio
     if (r.prompt_tokens < 1 || r.output_tokens < 1 || !(r.arrival_s >= 0))
       throw std::invalid_argument("a simulated request needs a prompt, an output token and a "
                                   "non-negative arrival");
-    // Alone, it holds its prompt and every output token but the last, beside the prefix.
+    // Alone, it holds its prompt and every output token but the last, the cached prefix's blocks
+    // among them (the longest prefix cached, where another request's reaches further).
     if (options.kv_capacity_tokens &&
-        blocks_for(r.prompt_tokens + r.output_tokens - 1, options.block_tokens) + prefix_blocks >
+        blocks_for(r.prompt_tokens + r.output_tokens - 1, options.block_tokens) -
+                cached_prefix(options, r.prompt_tokens) / options.block_tokens + prefix_blocks >
             *options.kv_capacity_tokens / options.block_tokens)
       throw std::invalid_argument("a request of " + std::to_string(r.prompt_tokens) + " + " +
                                   std::to_string(r.output_tokens) +

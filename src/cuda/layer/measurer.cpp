@@ -130,9 +130,8 @@ public:
     m.cold_l2 = m_options.cold_l2;
     if (o.is_collective()) { // an all-reduce over every local GPU is measure_all_reduces'
       m.status = measurement_status::skipped;
-      m.note = "a " + o.kind +
-               " between GPUs: only all-reduces over every local GPU are measured (NCCL, "
-               "--devices all)";
+      m.note = o.kind + " between GPUs: only all-reduces over every local GPU are measured "
+                         "(NCCL, --devices all)";
       return m;
     }
     if (o.gemm && o.gemm->weights) {
