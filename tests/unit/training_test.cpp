@@ -250,13 +250,16 @@ TEST_CASE("sequence parallelism: under TP the norms and residual adds run on eac
   const analysis whole = analyze(config.build(options), h100, "test");
   options.sequence_parallel = true;
   const analysis split = analyze(config.build(options), h100, "test");
-  const auto norm_elements = [](const analysis &a) {
+  const auto norm = [](const analysis &a) {
     for (const analysed_op &o : a.ops)
       if (o.op.layer == "decoder_layer/input_norm" && o.op.pass == pass::forward)
-        return o.op.elements;
-    return std::int64_t{0};
+        return o.op;
+    return op{};
   };
-  CHECK(norm_elements(split) * 8 == norm_elements(whole));
+  // 4096 / 8 = 512 rows of the whole 4096 width each (not 4096 rows of 512).
+  CHECK(norm(whole).elements == 4096LL * 4096);
+  CHECK(norm(split).elements == 512LL * 4096);
+  CHECK(norm(split).row == 4096);
   CHECK(split.memory->activation_bytes < whole.memory->activation_bytes);
   CHECK(split.totals.time_s < whole.totals.time_s);
   // Inference has none.

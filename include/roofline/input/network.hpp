@@ -146,6 +146,9 @@ struct memory_layer {
   /// Run as a framework writes it, in separate kernels (memory_op_cost::unfused): only for kinds
   /// that have such a form.
   bool unfused = false;
+  /// With `features`: its rows split over this many GPUs (Megatron's sequence parallelism: each
+  /// GPU its share of the tokens, each row whole).
+  std::int64_t sequence_split = 1;
 };
 
 /// A collective between the GPUs a step is spread over, on one tensor: Megatron's all-reduce

@@ -124,7 +124,8 @@ sizes positive_sizes(const moe_layer &l) {
           {"expert_parallel", l.expert_parallel}};
 }
 sizes positive_sizes(const memory_layer &l) {
-  return l.features ? sizes{{"features", *l.features}} : sizes{};
+  return l.features ? sizes{{"features", *l.features}, {"sequence_split", l.sequence_split}}
+                    : sizes{};
 }
 sizes positive_sizes(const collective_layer &l) {
   sizes s{{"gpus", l.gpus}, {"stride", l.stride}, {"copies", l.copies}};
@@ -546,8 +547,10 @@ private:
 
   void lower(const context &ctx, const memory_layer &layer) {
     std::int64_t elements = m_previous.elements;
-    if (layer.features)
-      elements = product(ctx, {m_rows, *layer.features}, "its element count");
+    const std::int64_t split = std::max<std::int64_t>(1, layer.sequence_split);
+    if (layer.features) // each GPU of a sequence split its share of the rows, rounded up
+      elements = product(ctx, {m_rows / split + (m_rows % split != 0), *layer.features},
+                         "its element count");
     else if (elements == 0)
       throw input_error(ctx.where,
                         "layer `" + ctx.path + "` (" + std::string(to_string(layer.kind)) +

@@ -86,8 +86,10 @@ struct transformer_shape {
   /// all-to-alls (data-parallel attention, or training's experts carved from data parallelism,
   /// each expert split by tensor parallelism as Megatron splits it).
   bool experts_over_tensor_parallel = false;
-  /// The width the norms and residual adds run at: `hidden`, or its share under sequence
-  /// parallelism (each GPU its tokens' share: as many elements).
+  /// Sequence parallelism: the GPUs the norms' and residual adds' rows are split over (each GPU
+  /// its share of the tokens; 1: none), and what one GPU holds of the residual stream, per row
+  /// of the step: `hidden` / sequence_split elements (a pipeline's send, an all-to-all's share).
+  std::int64_t sequence_split = 1;
   std::int64_t replicated = 0;
   std::optional<context_window> context;
 };
@@ -501,15 +503,23 @@ layer linear(std::string name, std::int64_t in, std::int64_t out) {
   return make(std::move(name), linear_layer{in, out});
 }
 
-layer memory(std::string name, memory_op_kind kind, std::int64_t features, bool unfused = false) {
-  return make(std::move(name), memory_layer{kind, features, unfused});
+layer memory(std::string name, memory_op_kind kind, std::int64_t features, bool unfused = false,
+             std::int64_t sequence_split = 1) {
+  return make(std::move(name), memory_layer{kind, features, unfused, sequence_split});
+}
+
+/// The residual stream's op of `kind` (a norm, a residual add): whole rows, each GPU its share
+/// of them under sequence parallelism.
+layer residual(std::string name, memory_op_kind kind, const transformer_shape &s,
+               bool unfused = false) {
+  return memory(std::move(name), kind, s.hidden, unfused, s.sequence_split);
 }
 
 /// A norm as `glue` runs it: transformers writes RMSNorm unfused (its kernels through fp32);
 /// LayerNorm is PyTorch's one kernel.
 layer norm_layer(std::string name, const transformer_shape &s, glue_style glue) {
-  return memory(std::move(name), s.norm, s.replicated,
-                glue == glue_style::eager && cost_of(s.norm).unfused.has_value());
+  return residual(std::move(name), s.norm, s,
+                  glue == glue_style::eager && cost_of(s.norm).unfused.has_value());
 }
 
 /// The token embedding lookup, and the learned positions (and BERT's token types) added to it.
@@ -570,7 +580,7 @@ std::vector<layer> block_of(const transformer_shape &s, const attention_layer &a
                                                              s.tensor_parallel, 1, s.hidden}));
   };
   all_reduce("attn_all_reduce");
-  block.push_back(memory("attn_add", memory_op_kind::add, s.replicated));
+  block.push_back(residual("attn_add", memory_op_kind::add, s));
   norm(s.encoder ? "attn_norm" : s.fused_qkv ? "ln_2" : "post_norm");
   // The MLP, gated (gate and up, then down) or plain (up, then down), `width` wide.
   const auto mlp = [&](const std::string &prefix, std::int64_t width) {
@@ -620,7 +630,7 @@ std::vector<layer> block_of(const transformer_shape &s, const attention_layer &a
     mlp("", s.intermediate);
   }
   all_reduce("mlp_all_reduce");
-  block.push_back(memory("mlp_add", memory_op_kind::add, s.replicated));
+  block.push_back(residual("mlp_add", memory_op_kind::add, s));
   if (s.encoder)
     norm("mlp_norm");
   return block;
@@ -1068,8 +1078,8 @@ network model_config::build(const config_options &given) const {
   transformer_shape s =
       sharded(experts_spread(m_parsed->shape, options, m_parsed->origin, sharding_notes),
               options.tensor_parallel, config.map(), sharding_notes);
-  s.replicated =
-      options.sequence_parallel && s.tensor_parallel > 1 ? s.hidden / s.tensor_parallel : s.hidden;
+  s.sequence_split = options.sequence_parallel && s.tensor_parallel > 1 ? s.tensor_parallel : 1;
+  s.replicated = s.hidden / s.sequence_split;
   if (s.encoder)
     for (const auto &[asked, what] :
          {std::pair{options.phase == inference_phase::decode, "no decode phase (use prefill)"},

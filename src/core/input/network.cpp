@@ -429,7 +429,7 @@ private:
          &network_parser::parse_pool},
     };
     static const layer_parser memory_parser{
-        "", {"features", "unfused"}, &network_parser::parse_memory};
+        "", {"features", "unfused", "sequence_split"}, &network_parser::parse_memory};
     for (const layer_parser &parser : parsers)
       if (parser.type == type)
         return &parser;
@@ -551,7 +551,14 @@ private:
   void parse_memory(const yaml_map &map, const std::string &type, layer &result) const {
     const memory_op_kind kind = *parse_memory_op_kind(type);
     memory_layer memory{kind, map.optional_positive_int("features"),
-                        map.boolean_or("unfused", false)};
+                        map.boolean_or("unfused", false),
+                        map.optional_positive_int("sequence_split").value_or(1)};
+    if (memory.sequence_split > 1 && !memory.features)
+      map.fail("sequence_split", "`sequence_split` splits the rows of a layer that gives its "
+                                 "`features`");
+    if (memory.sequence_split > max_collective_gpus)
+      map.fail("sequence_split", fmt::format("`sequence_split` = {}: at most {} GPUs",
+                                             memory.sequence_split, max_collective_gpus));
     if (memory.unfused && !cost_of(kind).unfused)
       map.fail("unfused", "`" + std::string(type) +
                               "` has no unfused form; `unfused: true` is for rmsnorm (as "

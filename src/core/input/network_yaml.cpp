@@ -117,6 +117,8 @@ struct layer_writer {
       out += fmt::format(", features: {}", *body.features);
     if (body.unfused)
       out += ", unfused: true";
+    if (body.sequence_split > 1)
+      out += fmt::format(", sequence_split: {}", body.sequence_split);
     out += precision + "}\n";
   }
   void operator()(const conv2d_layer &body) const {
