@@ -591,3 +591,44 @@ TEST_CASE("a pipeline of two stages by hand: each holds half the layers and half
   q.pipeline_parallel = 64;
   CHECK_THROWS_AS(serve(burst_request_for({"h100"}), q), input_error);
 }
+
+TEST_CASE("a mixture served with data-parallel attention: 8 GPUs, each its eighth of the running "
+          "requests and one of Mixtral's 8 experts, their MoE layers in lockstep") {
+  const std::string mixtral = ROOFLINE_SOURCE_DIR "/examples/configs/mixtral-8x7b.json";
+  config_options options;
+  options.glue = glue_style::fused;
+  options.expert_parallel = 8;
+  compare_request request;
+  request.source = config_source{model_config::load(mixtral), options};
+  request.gpus = {"h100"};
+  const serving_comparison c = serve(request, question(1024, 256, std::nullopt, 0.050));
+  const serving_setup &s = c.setups.front();
+  CHECK(s.attention_ranks == 8);
+  CHECK(s.gpus() == 8);
+  CHECK(s.name == "h100-sxm5 ×8 EP");
+  REQUIRE(s.chosen);
+  const std::int64_t batch = s.chosen->batch;
+  CHECK(batch > 8);
+  // One rank's memory: its eighth of the requests' caches (rounded up), one expert of each
+  // layer's eight: below a sixth of the weights all the experts would take.
+  options.expert_parallel = 1;
+  options.phase = inference_phase::decode;
+  options.batch = 1;
+  options.seq_len = 1;
+  options.kv_len = 1024 + 256;
+  const memory_use whole = memory_of(model_config::load(mixtral).build(options),
+                                     lower(model_config::load(mixtral).build(options)), 80e9);
+  CHECK(s.memory->weights_bytes < whole.weights_bytes / 4);
+  CHECK(s.memory->kv_cache_bytes ==
+        doctest::Approx(whole.kv_cache_bytes * static_cast<double>((batch + 7) / 8)));
+  CHECK(s.chosen->output_tokens_per_s_per_gpu ==
+        doctest::Approx(s.chosen->output_tokens_per_s / 8));
+  // A pipeline of them is refused, as is expert parallelism other than the setup's TP group.
+  serving_question piped = question(1024, 256);
+  piped.pipeline_parallel = 2;
+  CHECK_THROWS_AS(serve(request, piped), input_error);
+  request.tensor_parallel = {2};
+  options.expert_parallel = 8;
+  request.source = config_source{model_config::load(mixtral), options};
+  CHECK_THROWS_AS(serve(request, question(1024, 256)), input_error);
+}

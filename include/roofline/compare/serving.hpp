@@ -112,8 +112,12 @@ struct serving_setup {
   std::string name; ///< "h100-sxm5", "h100-sxm5 ×2", "h100-sxm5 ×8 ×2 stages"
   int tensor_parallel = 1;
   int pipeline_parallel = 1;
-  /// Its GPUs: a tensor-parallel group a stage.
-  int gpus() const { return tensor_parallel * pipeline_parallel; }
+  /// Data-parallel attention (a mixture's experts spread over GPUs without tensor parallelism,
+  /// config_options::expert_parallel): as many GPUs, each running the attention for its share of
+  /// the running requests, their MoE layers in lockstep (each step the slowest's). 1: none.
+  int attention_ranks = 1;
+  /// Its GPUs: a tensor-parallel group a stage, or its data-parallel attention ranks.
+  int gpus() const { return tensor_parallel * pipeline_parallel * attention_ranks; }
   /// The decode step's network at batch 1 with its cache at prompt + output tokens, on this
   /// setup's GPU: its model and memory.
   roofline::analysis analysis;

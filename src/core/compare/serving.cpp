@@ -105,6 +105,12 @@ cluster_spec nodes_of_eight() {
   return c;
 }
 
+/// The data-parallel attention ranks of `source` on `gpu`'s setup: its expert-parallel degree
+/// where no tensor parallelism splits the attention (serving_setup::attention_ranks), else 1.
+int attention_ranks(const config_source &source, const compared_gpu &gpu) {
+  return gpu.tensor_parallel == 1 ? std::max(1, source.options.expert_parallel) : 1;
+}
+
 /// A request's two kinds of step on one setup, as an engine that batches continuously runs them:
 /// `batch` requests decoding together, each new request's prompt prefilled in a step beside
 /// them as one finishes (vLLM's, SGLang's and TensorRT-LLM's in-flight batching).
@@ -112,7 +118,7 @@ class request_steps {
 public:
   /// `source` and `gpu` are held by reference: they outlive the search.
   request_steps(const config_source &source, const compared_gpu &gpu, serving_question q)
-      : m_source(source), m_gpu(gpu), m_question(q),
+      : m_source(source), m_gpu(gpu), m_question(q), m_ranks(attention_ranks(source, gpu)),
         m_prefill(analyzed(build(inference_phase::prefill, 1, 0))),
         m_send_bytes_per_token(hidden_bytes(m_prefill.network)) {
     if (gpu.model.spec().interconnect)
@@ -120,8 +126,9 @@ public:
                          gpu.model.options().network.value_or(network_of(nodes_of_eight())));
   }
 
-  /// The setup's GPUs: a tensor-parallel group for each pipeline stage.
-  int gpus() const { return m_gpu.tensor_parallel * m_question.pipeline_parallel; }
+  /// The setup's GPUs: a tensor-parallel group for each pipeline stage, or its data-parallel
+  /// attention ranks.
+  int gpus() const { return m_gpu.tensor_parallel * m_question.pipeline_parallel * m_ranks; }
 
   /// The decode step at `batch` with the cache at its longest (prompt + output): what memory
   /// must hold.
@@ -129,6 +136,9 @@ public:
     return analyzed(
         build(inference_phase::decode, batch, m_question.prompt_tokens + m_question.output_tokens));
   }
+
+  /// A rank's share of `requests` (all of them without data-parallel attention), rounded up.
+  std::int64_t per_rank(std::int64_t requests) const { return (requests + m_ranks - 1) / m_ranks; }
 
   /// The activations one prompt's prefill holds at once (its LM head at the last position).
   double prefill_activation_bytes() const {
@@ -222,7 +232,8 @@ public:
       total += sends_s(static_cast<double>(step.decoding) / m_question.pipeline_parallel);
     }
     if (const std::int64_t prefill_tokens = step.prefill_tokens; prefill_tokens > 0) {
-      const std::int64_t rounded = (prefill_tokens + 255) / 256 * 256;
+      // Data-parallel attention: the step's prompt tokens spread over the ranks, the slowest's.
+      const std::int64_t rounded = (per_rank(prefill_tokens) + 255) / 256 * 256;
       auto found = m_chunk_s.find(rounded);
       if (found == m_chunk_s.end())
         found = m_chunk_s
@@ -258,12 +269,13 @@ private:
     return m_question.prompt_tokens + m_question.output_tokens / 2;
   }
 
-  /// `batch` requests' step; a prefill of `prompt_tokens` each (the question's where 0).
+  /// `batch` requests' step (one attention rank's share of them); a prefill of `prompt_tokens`
+  /// each (the question's where 0).
   network build(inference_phase phase, std::int64_t batch, std::int64_t kv_len,
                 std::int64_t prompt_tokens = 0) const {
     config_options options = m_source.options;
     options.phase = phase;
-    options.batch = batch;
+    options.batch = per_rank(batch);
     options.tensor_parallel = m_gpu.tensor_parallel;
     options.pipeline_parallel = m_question.pipeline_parallel;
     options.last_logits = phase == inference_phase::prefill;
@@ -343,14 +355,18 @@ private:
     return draw_of(work, decode.budget, decode.power.regime);
   }
 
-  /// The prefill of `prompts` prompts batched into one step (one prompt's: m_prefill).
+  /// The prefill of `prompts` prompts batched into one step (one prompt's: m_prefill). Under
+  /// data-parallel attention each rank prefills its share of their tokens, as one sequence (the
+  /// ranks' MoE layers run in lockstep: the experts see every rank's share).
   const analysis &prefill_of(std::int64_t prompts) {
-    if (prompts == 1)
+    if (prompts == 1 && m_ranks == 1)
       return m_prefill;
     if (const auto found = m_prefills.find(prompts); found != m_prefills.end())
       return found->second;
-    return m_prefills.emplace(prompts, analyzed(build(inference_phase::prefill, prompts, 0)))
-        .first->second;
+    const network step = m_ranks == 1 ? build(inference_phase::prefill, prompts, 0)
+                                      : build(inference_phase::prefill, 1, 0,
+                                              per_rank(prompts * m_question.prompt_tokens));
+    return m_prefills.emplace(prompts, analyzed(step)).first->second;
   }
 
   time_range step_range(const analysis &a, std::int64_t running) const {
@@ -360,6 +376,7 @@ private:
   const config_source &m_source;
   const compared_gpu &m_gpu;
   serving_question m_question;
+  int m_ranks = 1; ///< data-parallel attention ranks (serving_setup::attention_ranks)
   analysis m_prefill;
   std::map<std::int64_t, analysis> m_prefills; ///< batched prefills, by their prompts
   /// mean_decode's, by batch and cache.
@@ -392,12 +409,13 @@ memory_use serving_memory(const memory_use &decode, double prefill_activations, 
 /// step's bytes grow in proportion to the batch (memory_of's rule), the prompts prefilled with
 /// it in steps of `outputs` requests; by bisection.
 std::optional<std::int64_t> largest_fitting(const memory_use &one, double prefill_activations,
-                                            std::int64_t outputs) {
+                                            std::int64_t outputs, const request_steps &steps) {
   const double fixed = one.total_bytes - one.kv_cache_bytes - one.activation_bytes;
   const double per_request = one.kv_cache_bytes + one.activation_bytes;
-  const auto fits = [&](std::int64_t batch) {
-    return fixed + per_request * static_cast<double>(batch) +
-               prefill_activations * static_cast<double>(prompts_per_step(batch, outputs)) <=
+  const auto fits = [&](std::int64_t batch) { // each GPU its rank's share of the batch
+    const std::int64_t mine = steps.per_rank(batch);
+    return fixed + per_request * static_cast<double>(mine) +
+               prefill_activations * static_cast<double>(prompts_per_step(mine, outputs)) <=
            one.usable_bytes();
   };
   if (!fits(1))
@@ -594,6 +612,8 @@ std::optional<serving_setup::load_limit> highest_load(const serving_question &q,
 
 /// "h100-sxm5 ×8", and " ×2 stages" where it is a pipeline.
 std::string setup_name_of(const gpu_spec &spec, const serving_setup &setup) {
+  if (setup.attention_ranks > 1)
+    return fmt::format("{} ×{} EP", spec.name, setup.attention_ranks);
   const std::string name = detail::setup_name(spec, setup.tensor_parallel);
   return setup.pipeline_parallel > 1 ? fmt::format("{} ×{} stages", name, setup.pipeline_parallel)
                                      : name;
@@ -604,6 +624,7 @@ serving_setup serve_on(const config_source &source, const compared_gpu &gpu,
   serving_setup setup;
   setup.tensor_parallel = gpu.tensor_parallel;
   setup.pipeline_parallel = q.pipeline_parallel;
+  setup.attention_ranks = attention_ranks(source, gpu);
   setup.unsupported = unsupported_on(source, gpu, q);
   if (!setup.unsupported.empty()) {
     setup.analysis.model = gpu.model;
@@ -620,7 +641,7 @@ serving_setup serve_on(const config_source &source, const compared_gpu &gpu,
   const double prefill_activations = steps.prefill_activation_bytes();
   setup.memory = serving_memory(*setup.analysis.memory, prefill_activations, 1, q.output_tokens);
   setup.largest_fitting_batch =
-      largest_fitting(*setup.analysis.memory, prefill_activations, q.output_tokens);
+      largest_fitting(*setup.analysis.memory, prefill_activations, q.output_tokens, steps);
   if (!setup.largest_fitting_batch)
     return setup;
   search(setup, steps, std::min(*setup.largest_fitting_batch, max_serving_batch));
@@ -650,8 +671,8 @@ serving_setup serve_on(const config_source &source, const compared_gpu &gpu,
     }
   }
   if (const std::int64_t batch = setup.chosen->batch; batch > 1)
-    setup.memory = serving_memory(*steps.longest_decode(batch).memory, prefill_activations, batch,
-                                  q.output_tokens);
+    setup.memory = serving_memory(*steps.longest_decode(batch).memory, prefill_activations,
+                                  steps.per_rank(batch), q.output_tokens);
   // The energy's cost per token, where priced, on top of the hourly price's.
   const double energy_usd =
       gpu.energy_usd_per_kwh
@@ -896,17 +917,21 @@ serving_comparison serve(const compare_request &request, const serving_question 
   if (source->options.mode == run_mode::training)
     throw input_error("a serving question is of a model served, not trained: build its config "
                       "in inference (config_options::mode)");
-  if (const int ep = source->options.expert_parallel; ep > 1)
+  if (const int ep = source->options.expert_parallel; ep > 1) {
     for (const int tp :
          request.tensor_parallel.empty() ? std::vector<int>{1} : request.tensor_parallel)
-      if (tp != ep)
+      if (tp != ep && tp != 1)
         throw input_error(fmt::format(
             "config_options::expert_parallel {} with compare_request::tensor_parallel {}: a "
             "served setup spreads its experts over its tensor-parallel GPUs, as vLLM's expert "
-            "parallelism does (give the same degree); data-parallel attention's ranks are not "
-            "simulated as one engine (analyse one rank's step with config_options::"
-            "expert_parallel alone)",
+            "parallelism does (the same degree), or without tensor parallelism over as many "
+            "GPUs of data-parallel attention",
             ep, tp));
+    if (question.pipeline_parallel > 1)
+      throw input_error("config_options::expert_parallel with serving_question::"
+                        "pipeline_parallel: a pipeline of experts spread over GPUs is not "
+                        "modelled; serve a stage's experts by tensor parallelism");
+  }
   // A rotary model runs on past its context (noted); a learned position table cannot. The
   // longest request is the question's or a simulated one's.
   const simulated_request longest = longest_request(question);

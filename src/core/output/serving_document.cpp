@@ -246,6 +246,7 @@ void write_setup(detail::json_writer &w, const serving_setup &s, const serving_q
   w.field("name", s.name);
   w.field("tensor_parallel", s.tensor_parallel);
   w.field("pipeline_parallel", s.pipeline_parallel);
+  w.field("attention_ranks", s.attention_ranks);
   w.field("parameters_origin", s.analysis.model.parameters().origin);
   w.field("largest_fitting_batch", s.largest_fitting_batch);
   w.field("unsupported", s.unsupported.empty() ? std::nullopt : std::optional(s.unsupported));
