@@ -33,14 +33,19 @@ def device_ms(report, keep):
     return sum(o["device_time_us"] * o["count"] for o in report["ops"] if keep(o)) / 1e3
 
 
+MIXTRAL = "examples/configs/mixtral-8x7b.json"
+
+
 def expert_gemms(tool, tokens, ep):
     step = (["--phase", "decode", "--batch", str(tokens), "--kv-len", "128"] if tokens < 1024
             else ["--seq-len", str(tokens)])
-    report = tool_json(tool, "examples/configs/mixtral-8x7b.json", "--gpu", "h200", "--tp", "4",
-                       *(["--ep", "4"] if ep else []), *step)
+    report = tool_json(tool, MIXTRAL, "--gpu", "h200", "--tp", "4", *(["--ep", "4"] if ep else []),
+                       *step)
+    with open(os.path.join(ROOT, MIXTRAL)) as f:
+        layers = json.load(f)["num_hidden_layers"]
     # One layer's (the ops of a repeat block count every layer).
     return device_ms(report, lambda o: o["layer"].startswith("decoder_layer/moe/experts/")
-                     and o["kind"] == "gemm") / 32
+                     and o["kind"] == "gemm") / layers
 
 
 def main():

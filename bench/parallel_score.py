@@ -20,6 +20,7 @@
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import tempfile
 
@@ -109,7 +110,7 @@ def main():
                       f"{tool / measured:.2f} |")
     if ratios:
         ratios.sort()
-        print(f"\ncollectives: median tool/measured {ratios[len(ratios) // 2]:.2f} "
+        print(f"\ncollectives: median tool/measured {statistics.median(ratios):.2f} "
               f"({ratios[0]:.2f}-{ratios[-1]:.2f}), {len(ratios)} points")
 
 

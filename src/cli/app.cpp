@@ -12,8 +12,11 @@
 #include "roofline/output/output_format.hpp"
 
 #include <CLI/CLI.hpp>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <functional>
+#include <set>
 
 #include <tuple>
 
@@ -182,8 +185,9 @@ void add_config_options(CLI::App &command, config_choice &config) {
   command
       .add_option("--ep", config.expert_parallel,
                   "with a config.json of a mixture of experts: its experts spread over this many "
-                  "GPUs, each holding its share whole; with --tp, the tensor-parallel group "
-                  "(the same degree), else GPUs of data-parallel attention joined by all-to-alls")
+                  "GPUs. Served: with --tp, whole over the tensor-parallel group (the same "
+                  "degree), else over GPUs of data-parallel attention joined by all-to-alls; in "
+                  "training, carved from --dp as Megatron does, each expert split by --tp")
       ->check(CLI::Range(std::int64_t{1}, max_collective_gpus));
   command
       .add_option("--dp", config.data_parallel,
@@ -469,27 +473,55 @@ void refuse_overwrites(const command_line &line, bool comparing) {
                                     {"--emit-yaml", line.config.emit_yaml}});
 }
 
-/// Refuses a network analysis's layout option given before a command, where it would be dropped:
-/// the command reads its own.
-void refuse_layout_before(const CLI::App &app) {
+/// The long names ("--seq-len") of the options `add` gives a command.
+std::set<std::string> option_names(const std::function<void(CLI::App &)> &add) {
+  CLI::App scratch;
+  add(scratch);
+  std::set<std::string> names;
+  for (const CLI::Option *option : scratch.get_options())
+    for (const std::string &name : option->get_lnames())
+      names.insert("--" + name);
+  return names;
+}
+
+/// Refuses an option of the network analysis given before a command that does not read it from
+/// the same choice (it would be dropped): the options a command shares with the analysis are
+/// its output's, and for `gemm` the model's, for `compare` a config's (and --sparse, --clock).
+void refuse_options_before(const CLI::App &app) {
   const std::vector<CLI::App *> parsed = app.get_subcommands();
   if (parsed.empty())
     return;
   const CLI::App &command = *parsed.front();
-  for (const char *name : {"--cluster", "--tp", "--pp", "--ep", "--dp", "--zero"})
-    if (app.get_option(name)->count() > 0)
-      throw input_error(
-          command.get_option_no_throw(name)
-              ? fmt::format("{} before `{}`: give it after the command (roofline-advise {} … {} "
-                            "…), where the command reads it",
-                            name, command.get_name(), command.get_name(), name)
-              : fmt::format("{} before `{}`: the network analysis's, which `{}` takes none of",
-                            name, command.get_name(), command.get_name()));
+  command_line scratch;
+  std::set<std::string> shared = option_names([&](CLI::App &a) {
+    add_output_options(a, scratch.output);
+    add_chart_options(a, scratch.output);
+  });
+  const std::string name = command.get_name();
+  if (name == "gemm")
+    shared.merge(
+        option_names([&](CLI::App &a) { add_model_options(a, scratch.model, scratch.measuring); }));
+  if (name == "compare") {
+    shared.merge(option_names([&](CLI::App &a) { add_config_options(a, scratch.config); }));
+    shared.insert({"--sparse", "--clock"});
+  }
+  for (const CLI::Option *option : app.get_options()) {
+    const std::string given = option->get_lnames().empty() ? "" : "--" + option->get_lnames()[0];
+    if (option->count() == 0 || given.empty() || shared.count(given) > 0 || given == "--help")
+      continue;
+    throw input_error(
+        command.get_option_no_throw(given)
+            ? fmt::format("{} before `{}`: give it after the command (roofline-advise {} … {} …), "
+                          "where the command reads it",
+                          given, name, name, given)
+            : fmt::format("{} before `{}`: the network analysis's, which `{}` takes none of", given,
+                          name, name));
+  }
 }
 
 /// The command the command line names, run.
 int dispatch(const CLI::App &app, const commands &given, command_line &line) {
-  refuse_layout_before(app);
+  refuse_options_before(app);
   if (given.specs->parsed())
     return list_specs(line.output);
   if (given.device->parsed())

@@ -793,4 +793,9 @@ TEST_CASE("layout options the step cannot take are refused before any analysis")
                     {"--cluster before `gemm`: the network analysis's"});
   check_usage_error(run_cli({"--tp", "2", "compare", llama, "--gpus", "h100"}),
                     {"--tp before `compare`: give it after the command"});
+  check_usage_error(run_cli({"--batch", "64", "compare", llama, "--gpus", "h100"}),
+                    {"--batch before `compare`: give it after the command"});
+  check_usage_error(run_cli({"--recompute", "full", "train", llama, "--cluster", "dgx-h100",
+                             "--global-batch", "8", "--seq-len", "8"}),
+                    {"--recompute before `train`"});
 }

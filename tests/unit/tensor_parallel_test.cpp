@@ -394,3 +394,29 @@ TEST_CASE("a reduce-scatter over 16 GPUs a node apart needs the cluster's networ
   CHECK(p.roofline_time_s == doctest::Approx(15.0 / 16 * B / 40e9)); // no latency
   CHECK(p.bound == bound::communication);
 }
+
+TEST_CASE("a served pipeline stage: one batch through every stage takes each stage's blocks once "
+          "and the embedding and the LM head once, as the whole model's step does") {
+  const model_config llama = model_config::load(config_path("llama-3-8b.json"));
+  model_options burst;
+  burst.clock = clock_regime::burst;
+  const perf_model h200(*spec_catalog::builtin().find("h200-sxm"), burst);
+  config_options options;
+  options.phase = inference_phase::decode;
+  options.batch = 8;
+  const analysis whole = analyze(llama.build(options), h200, "test");
+  options.pipeline_parallel = 4;
+  const analysis stage = analyze(llama.build(options), h200, "test");
+  CHECK(pipeline_passes(whole) == 1);
+  CHECK(pipeline_passes(stage) > 3);
+  CHECK(pipeline_passes(stage) < 4);
+  // 4 × 8 blocks and the edges once: the 32 blocks' step (the operands' cache state aside).
+  CHECK(pipeline_passes(stage) * stage.totals.time_s ==
+        doctest::Approx(whole.totals.time_s).epsilon(0.02));
+  // A training stage's micro-batches keep every stage busy: no passes.
+  options = {};
+  options.mode = run_mode::training;
+  options.seq_len = 512;
+  options.pipeline_parallel = 4;
+  CHECK(pipeline_passes(analyze(llama.build(options), h200, "test")) == 1);
+}

@@ -83,6 +83,12 @@ analysis analyze(const network &net, const perf_model &model, std::string device
 /// GPU's, not the host's (launch-bound) nor the links' (an all-reduce).
 bool stretchable(const op &o, const prediction &p);
 
+/// How many of its own steps one batch takes through the served pipeline whose stage `stage` is
+/// (network::pipeline_stages, in inference): every stage's repeated blocks once, the ops outside
+/// them (the embedding and the LM head, which each stage's network holds: a bound on either) once
+/// in all. 1 without a pipeline, and for a training stage (1F1B keeps every stage busy).
+double pipeline_passes(const analysis &stage);
+
 /// `p` (`o`'s prediction at the boost clock) as a step held to its power limit runs it: slowed
 /// by power.slowdown where the step slows it (its compute-bound ops, or with power.whole_step
 /// every stretchable one); as it is otherwise.

@@ -81,13 +81,14 @@ struct config_options {
   /// to the next stage (and of their gradients back), and 1F1B's activations of as many
   /// micro-batches in memory.
   int pipeline_parallel = 1;
-  /// Expert parallelism for a mixture of experts: its experts spread over this many GPUs, each
-  /// holding its share of them whole. Under tensor parallelism it is the tensor-parallel group
-  /// (equal to it, as vLLM's expert parallelism is): every GPU holds the step's tokens and runs
-  /// its experts' share of their routes. Without it, as many GPUs each run the attention for their
-  /// own sequences (data-parallel attention, as DeepSeek's serving does), and all-to-alls send
-  /// the tokens to their experts' GPUs and back; in training they are carved from the
-  /// data-parallel GPUs (Megatron's), which `data_parallel` must be a multiple of.
+  /// Expert parallelism for a mixture of experts: its experts spread over this many GPUs. A served
+  /// step's under tensor parallelism is the tensor-parallel group (equal to it, as vLLM's expert
+  /// parallelism is): every GPU holds the step's tokens and its experts whole, and runs their
+  /// share of the routes. Without it, as many GPUs each run the attention for their own
+  /// sequences (data-parallel attention, as DeepSeek's serving does), and all-to-alls send the
+  /// tokens to their experts' GPUs and back. In training, Megatron's: the GPUs carved from the
+  /// data-parallel ones (`data_parallel` a multiple of it), each expert still split by tensor
+  /// parallelism, the all-to-alls between ranks a tensor-parallel group apart.
   int expert_parallel = 1;
   /// Training: one GPU of this many data-parallel ones (network::data_parallel), each with its
   /// own sequences: the gradients reduced and the weights gathered over them.

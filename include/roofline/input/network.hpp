@@ -129,7 +129,8 @@ struct moe_layer {
   bool gated = true;
   memory_op_kind activation = memory_op_kind::silu;
   /// Expert parallelism: the experts spread over this many GPUs, each holding experts /
-  /// expert_parallel of them whole; the layer is one GPU's share.
+  /// expert_parallel of them (at the layer's `intermediate` width: a tensor-parallel split of
+  /// each expert is already in it); the layer is one GPU's share.
   std::int64_t expert_parallel = 1;
   /// Under expert parallelism, whether those GPUs hold the same tokens (tensor-parallel
   /// attention before: each runs its experts' share of them, and an all-reduce sums the

@@ -45,6 +45,17 @@ void hold_to_power_limit(analysis &r, const std::vector<op> &ops,
 
 } // namespace
 
+double pipeline_passes(const analysis &stage) {
+  const auto stages = static_cast<double>(stage.network.pipeline_stages);
+  if (stages < 2 || stage.network.mode == run_mode::training || !(stage.totals.time_s > 0))
+    return 1;
+  double edge = 0; // outside the repeat blocks: a layer path of one name
+  for (const analysed_op &o : stage.ops)
+    if (o.op.layer.find('/') == std::string::npos)
+      edge += o.total_time_s;
+  return stages - (stages - 1) * edge / stage.totals.time_s;
+}
+
 bool stretchable(const op &o, const prediction &p) {
   return !p.launch_bound && !o.is_collective();
 }

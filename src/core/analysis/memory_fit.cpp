@@ -123,11 +123,12 @@ double result_bytes_of(const op &o) {
   return element * static_cast<double>(o.elements);
 }
 
-/// A forward op's result, kept for the backward pass in training. An all-reduce sums in place
-/// the result of the layer before it, already counted, and a send's result is the next stage's:
-/// they keep nothing more (an all-to-all's tokens, the experts' input, are kept).
+/// A forward op's result, kept for the backward pass in training. A collective keeps nothing
+/// more: an all-reduce sums in place the result of the layer before it, a send's result is the
+/// next stage's, and an all-to-all's tokens are the experts' input, which a mixture of experts
+/// does not count without one either (the planner's, at no expert parallelism, agrees).
 double kept_bytes_of(const op &o) {
-  return o.is_all_reduce() || o.kind == to_string(collective::send) ? 0 : result_bytes_of(o);
+  return o.is_collective() ? 0 : result_bytes_of(o);
 }
 
 /// What an op reads besides its weights: a GEMM's A operand; every other op an input the size of

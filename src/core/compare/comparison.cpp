@@ -371,19 +371,18 @@ void add_rates(gpu_result &result, const network &net, const std::map<std::strin
   result.memory_bound_share = result.step_time_s > 0 ? memory / result.step_time_s : 0;
   result.launch_bound_share = result.step_time_s > 0 ? launch / result.step_time_s : 0;
   // A served pipeline's stage: one batch in flight passes every stage in turn (a training
-  // stage's micro-batches keep them all busy: 1F1B).
-  const network &ran = result.analysis.network;
-  const double passes = ran.mode == run_mode::training ? 1.0 : ran.pipeline_stages;
-  result.samples_per_s = static_cast<double>(net.batch) / (passes * result.step_time_s);
-  result.tokens_per_s = static_cast<double>(net.batch) * static_cast<double>(net.seq_len) /
-                        (passes * result.step_time_s);
+  // stage's micro-batches keep them all busy: 1F1B), each GPU idle while the others work.
+  const double through_s = pipeline_passes(result.analysis) * result.step_time_s;
+  result.samples_per_s = static_cast<double>(net.batch) / through_s;
+  result.tokens_per_s =
+      static_cast<double>(net.batch) * static_cast<double>(net.seq_len) / through_s;
   result.tokens_per_s_per_gpu = result.tokens_per_s / result.gpus;
   // The predicted step's dynamic energy over the step as timed (a measured one's time), each GPU.
   const analysis &a = result.analysis;
-  const double per_gpu_j = a.budget.idle_w * result.step_time_s + a.power.work.dynamic_j;
+  const double per_gpu_j = a.budget.idle_w * through_s + a.power.work.dynamic_j;
   result.energy_per_step_j = per_gpu_j * result.gpus;
-  result.average_power_w = result.step_time_s > 0 ? per_gpu_j / result.step_time_s : 0;
-  const double processed = result.tokens_per_s > 0 ? result.tokens_per_s * result.step_time_s : 0;
+  result.average_power_w = through_s > 0 ? per_gpu_j / through_s : 0;
+  const double processed = result.tokens_per_s > 0 ? result.tokens_per_s * through_s : 0;
   result.joules_per_token = processed > 0 ? result.energy_per_step_j / processed : 0;
   result.usd_per_hour = detail::price_per_hour(result.analysis.model.spec(), prices, result.gpus);
   if (result.usd_per_hour)

@@ -294,12 +294,7 @@ private:
     const auto stages = static_cast<double>(m_question.pipeline_parallel);
     if (stages < 2 || !(a.totals.time_s > 0))
       return 1;
-    double edge = 0; // the ops outside the repeated blocks: the embedding, the head
-    for (const analysed_op &o : a.ops)
-      if (o.op.layer.find('/') == std::string::npos)
-        edge += o.total_time_s;
-    return std::max(std::min(static_cast<double>(running), stages),
-                    stages - (stages - 1) * edge / a.totals.time_s);
+    return std::max(std::min(static_cast<double>(running), stages), pipeline_passes(a));
   }
 
   /// A pipeline step's time for `running` requests (crossings() of the stage's step).

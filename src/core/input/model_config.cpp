@@ -87,10 +87,12 @@ struct transformer_shape {
   /// each expert split by tensor parallelism as Megatron splits it).
   bool experts_over_tensor_parallel = false;
   /// Sequence parallelism: the GPUs the norms' and residual adds' rows are split over (each GPU
-  /// its share of the tokens; 1: none), and what one GPU holds of the residual stream, per row
-  /// of the step: `hidden` / sequence_split elements (a pipeline's send, an all-to-all's share).
+  /// its share of the tokens; 1: none).
   std::int64_t sequence_split = 1;
-  std::int64_t replicated = 0;
+  /// What one GPU sends of the residual stream a row of the step (a pipeline stage's send, an
+  /// all-to-all's tokens): in training its tensor-parallel share, as Megatron scatters a send
+  /// over the group and runs a mixture of experts under sequence parallelism; else all of it.
+  std::int64_t exchanged = 0;
   std::optional<context_window> context;
 };
 
@@ -616,7 +618,7 @@ std::vector<layer> block_of(const transformer_shape &s, const attention_layer &a
       if (s.expert_parallel > 1 && !moe.shared_tokens)
         block.push_back(
             make(std::move(name), collective_layer{collective::all_to_all, s.expert_parallel,
-                                                   s.tensor_parallel, s.replicated, s.top_k}));
+                                                   s.tensor_parallel, s.exchanged, s.top_k}));
     };
     exchange("moe_dispatch");
     block.push_back(make("moe", moe));
@@ -751,7 +753,7 @@ void add_blocks(network &net, const transformer_shape &s, const attention_layer 
     net.layers.push_back(
         make("stage_send", collective_layer{collective::send, 2,
                                             std::int64_t{s.tensor_parallel} * options.data_parallel,
-                                            s.replicated}));
+                                            s.exchanged}));
   if (options.kv_cache)
     net.notes.push_back(fmt::format("the KV cache is stored as {}", to_string(*options.kv_cache)));
   net.notes.push_back(
@@ -809,7 +811,7 @@ void add_head(network &net, const transformer_shape &s, const config_options &op
         "vocabulary and its gradient) after it, and the optimizer's update (one fused kernel "
         "over every parameter) at the end{}",
         s.tensor_parallel <= 1 ? ""
-        : s.replicated < s.hidden
+        : s.sequence_split > 1
             ? "; the activations kept are one GPU's: its share of the split layers' results and "
               "of the norms' and residual adds' tokens (sequence parallelism)"
             : "; the activations kept are one GPU's: its share of the split layers' results, the "
@@ -1079,7 +1081,7 @@ network model_config::build(const config_options &given) const {
       sharded(experts_spread(m_parsed->shape, options, m_parsed->origin, sharding_notes),
               options.tensor_parallel, config.map(), sharding_notes);
   s.sequence_split = options.sequence_parallel && s.tensor_parallel > 1 ? s.tensor_parallel : 1;
-  s.replicated = s.hidden / s.sequence_split;
+  s.exchanged = options.mode == run_mode::training ? s.hidden / s.tensor_parallel : s.hidden;
   if (s.encoder)
     for (const auto &[asked, what] :
          {std::pair{options.phase == inference_phase::decode, "no decode phase (use prefill)"},

@@ -531,20 +531,20 @@ std::string serving_line(const analysis &a) {
   const int stages = a.network.pipeline_stages;
   if (stages > 1) { // one stage's step: a token passes every stage in turn
     const bool prefill = *a.network.phase == inference_phase::prefill;
+    const double through = pipeline_passes(a) * t.time_s;
     return fmt::format(
-        "{}: about {} × {} = {} through a pipeline of {} stages (this one's step; the sends "
-        "between stages left out){}",
-        prefill ? "time to first token" : "time per output token", stages, duration(t.time_s),
-        duration(stages * t.time_s), stages,
+        "{}: about {} through a pipeline of {} stages of {} each (the embedding and the LM head "
+        "once; the sends between stages left out){}",
+        prefill ? "time to first token" : "time per output token", duration(through), stages,
+        duration(t.time_s),
         prefill
             ? std::string()
             : fmt::format(
                   ", batch {}: {} tokens/s with one batch in flight; {} batches in flight "
                   "would serve up to {} times as many, holding {} times the KV cache (a serving "
                   "question, serving_question::pipeline_parallel, sizes that)",
-                  a.network.batch,
-                  significant(static_cast<double>(a.network.batch) / (stages * t.time_s)), stages,
-                  stages, stages));
+                  a.network.batch, significant(static_cast<double>(a.network.batch) / through),
+                  stages, stages, stages));
   }
   if (*a.network.phase == inference_phase::prefill)
     return fmt::format("time to first token: {} (prefill of {} tokens, batch {}; {} from a CUDA "
@@ -953,16 +953,19 @@ public:
            const step_totals &t = a.totals;
            const bool prefill = *a.network.phase == inference_phase::prefill;
            const std::string step = prefill ? "time_to_first_token" : "time_per_output_token";
+           // A pipeline stage's: one batch through every stage.
+           const double passes = pipeline_passes(a);
            w.begin_object();
            w.field("phase", prefill ? "prefill" : "decode");
+           w.field("pipeline_stages", a.network.pipeline_stages);
            w.key(prefill ? "time_to_first_token_us" : "time_per_output_token_us");
-           w.value(t.time_s * 1e6);
-           w.field(step + "_range_us", range_us_json(t.range));
-           w.field("graph_time_us", t.device_time_s * 1e6);
-           w.field("graph_time_range_us", range_us_json(t.device_range));
+           w.value(passes * t.time_s * 1e6);
+           w.field(step + "_range_us", range_us_json(t.range * passes));
+           w.field("graph_time_us", passes * t.device_time_s * 1e6);
+           w.field("graph_time_range_us", range_us_json(t.device_range * passes));
            w.field("tokens_per_s", static_cast<double>(a.network.batch) *
                                        static_cast<double>(prefill ? a.network.seq_len : 1) /
-                                       t.time_s);
+                                       (passes * t.time_s));
            w.field("launch_bound_share", t.launch_bound_share);
            w.field("kv_len", a.network.kv_len);
            w.end_object();
