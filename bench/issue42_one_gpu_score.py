@@ -17,16 +17,14 @@ files are h200-moe-ep-run1.json and h200-megatron-steps-run1.json).
 import argparse
 import json
 import os
-import subprocess
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
 
-def tool_json(tool, *args):
-    out = subprocess.run([tool, *args, "--format", "json"], check=True, capture_output=True,
-                         text=True, cwd=ROOT).stdout
-    return json.loads(out)
+sys.path.insert(0, HERE)
+from tool_report import tool_json  # noqa: E402
 
 
 def device_ms(report, keep):
@@ -40,7 +38,7 @@ def expert_gemms(tool, tokens, ep):
     step = (["--phase", "decode", "--batch", str(tokens), "--kv-len", "128"] if tokens < 1024
             else ["--seq-len", str(tokens)])
     report = tool_json(tool, MIXTRAL, "--gpu", "h200", "--tp", "4", *(["--ep", "4"] if ep else []),
-                       *step)
+                       *step, cwd=ROOT)
     with open(os.path.join(ROOT, MIXTRAL)) as f:
         layers = json.load(f)["num_hidden_layers"]
     # One layer's (the ops of a repeat block count every layer).
@@ -82,7 +80,8 @@ def main():
         measured = {r["compiled"]: r["forward_backward_ms"] for r in gpt["results"]
                     if r.get("batch") == batch and "error" not in r}
         report = tool_json(a.tool, "bench/data/training/configs/gpt-1.7b.json", "--mode",
-                           "training", "--seq-len", "4096", "--batch", str(batch), "--gpu", "h200")
+                           "training", "--seq-len", "4096", "--batch", str(batch), "--gpu", "h200",
+                           cwd=ROOT)
         tool = device_ms(report, lambda o: o["pass"] != "optimizer")
         if True in measured and False in measured:
             print(f"| {batch} | {measured[False]:.1f} ms | {measured[True]:.1f} ms | {tool:.1f} ms "

@@ -21,20 +21,17 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
+import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+from tool_report import tool_json  # noqa: E402
+
 KINDS = {"all_reduce": "all_reduce", "reduce_scatter_tensor": "reduce_scatter",
          "all_gather_into_tensor": "all_gather", "all_to_all_single": "all_to_all",
          "send_recv": "send"}
-
-
-def run_tool(tool, *args):
-    out = subprocess.run([tool, *args, "--format", "json"], check=True, capture_output=True,
-                         text=True, cwd=ROOT).stdout
-    return json.loads(out)
 
 
 def network_ms(tool, text, keep=lambda o: True, training=False):
@@ -42,7 +39,7 @@ def network_ms(tool, text, keep=lambda o: True, training=False):
         f.write(text)
         path = f.name
     try:
-        report = run_tool(tool, path, "--gpu", "h200")
+        report = tool_json(tool, path, "--gpu", "h200", cwd=ROOT)
     finally:
         os.unlink(path)
     return sum(o["device_time_us"] * o["count"] for o in report["ops"]
@@ -58,11 +55,11 @@ def collective_ms(tool, op, world, input_bytes):
 
 
 def pp_ms(tool, world, micro_batches):
-    report = run_tool(tool, "train", "bench/data/parallel/pp-check-llama-8-layers.json",
+    report = tool_json(tool, "train", "bench/data/parallel/pp-check-llama-8-layers.json",
                       "--cluster", "dgx-h200", "--gpus", str(world), "--global-batch",
                       str(micro_batches), "--seq-len", "2048", "--tp", "1", "--pp", str(world),
                       "--dp", "1", "--cp", "1", "--micro-batch", "1", "--virtual-stages", "1",
-                      "--zero", "0", "--recompute", "none")
+                       "--zero", "0", "--recompute", "none", cwd=ROOT)
     e = report["answers"][0]["ranked"][0]
     return (e["step_s"] - e["optimizer_s"]) * 1e3
 

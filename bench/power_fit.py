@@ -26,7 +26,6 @@ import hashlib
 import json
 import os
 import statistics
-import subprocess
 import sys
 
 ELEMENT_BYTES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 1}
@@ -193,12 +192,6 @@ def datasheet_roofs(path):
     return roofs
 
 
-def tool_json(tool, args):
-    out = subprocess.run([tool, *args, "--format", "json"], check=True, capture_output=True,
-                         text=True).stdout
-    return json.loads(out)
-
-
 def score_line(name, measured_s, predicted_s, measured_j, predicted_j, watts, pred_w):
     err = lambda p, m: f"{(p / m - 1) * 100:+.1f}%"
     return (f"| {name} | {measured_s * 1e3:.3g} | {predicted_s * 1e3:.3g} | "
@@ -209,6 +202,7 @@ def score_line(name, measured_s, predicted_s, measured_j, predicted_j, watts, pr
 def score(tool, gpu, paths):
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import step_score
+    from tool_report import tool_json
     errors = {"time": [], "energy": []}
     print("| workload | measured ms | predicted ms | time | measured J | predicted J | energy | "
           "W measured / predicted |")
@@ -228,7 +222,7 @@ def score(tool, gpu, paths):
                 args += ["--gpu", gpu]
             else:
                 continue
-            doc = tool_json(tool, args)
+            doc = tool_json(tool, *args)
             predicted_s = doc["totals"]["predicted_time_us"] / 1e6
             power = doc["power"]
             print(score_line(r["name"], r["sustained_s"], predicted_s, r["energy_j_per_call"],
