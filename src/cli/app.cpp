@@ -491,6 +491,11 @@ void refuse_options_before(const CLI::App &app) {
   const std::vector<CLI::App *> parsed = app.get_subcommands();
   if (parsed.empty())
     return;
+  const std::vector<const CLI::Option *> before = app.get_options([](const CLI::Option *o) {
+    return o->count() > 0 && !o->get_lnames().empty() && o->get_lnames()[0] != "help";
+  });
+  if (before.empty()) // the usual case: no names to gather
+    return;
   const CLI::App &command = *parsed.front();
   command_line scratch;
   std::set<std::string> shared = option_names([&](CLI::App &a) {
@@ -505,9 +510,9 @@ void refuse_options_before(const CLI::App &app) {
     shared.merge(option_names([&](CLI::App &a) { add_config_options(a, scratch.config); }));
     shared.insert({"--sparse", "--clock"});
   }
-  for (const CLI::Option *option : app.get_options()) {
-    const std::string given = option->get_lnames().empty() ? "" : "--" + option->get_lnames()[0];
-    if (option->count() == 0 || given.empty() || shared.count(given) > 0 || given == "--help")
+  for (const CLI::Option *option : before) {
+    const std::string given = "--" + option->get_lnames()[0];
+    if (shared.count(given) > 0)
       continue;
     throw input_error(
         command.get_option_no_throw(given)
