@@ -100,6 +100,11 @@ struct config_options {
   std::optional<glue_style> glue;
 };
 
+/// The GPUs of data-parallel attention a served step of `options` is one rank of: its
+/// expert-parallel degree where no tensor parallelism splits the attention (the experts spread
+/// over them, the tokens exchanged by all-to-alls), else 1; 1 in training.
+int attention_ranks(const config_options &options);
+
 /// The glue `options` run: theirs, else what runs a step of their mode: a serving engine's
 /// kernels (fused) for inference, PyTorch eager for training.
 glue_style glue_of(const config_options &options);

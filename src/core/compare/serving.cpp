@@ -108,7 +108,9 @@ cluster_spec nodes_of_eight() {
 /// The data-parallel attention ranks of `source` on `gpu`'s setup: its expert-parallel degree
 /// where no tensor parallelism splits the attention (serving_setup::attention_ranks), else 1.
 int attention_ranks(const config_source &source, const compared_gpu &gpu) {
-  return gpu.tensor_parallel == 1 ? std::max(1, source.options.expert_parallel) : 1;
+  config_options options = source.options;
+  options.tensor_parallel = gpu.tensor_parallel;
+  return roofline::attention_ranks(options);
 }
 
 /// A request's two kinds of step on one setup, as an engine that batches continuously runs them:

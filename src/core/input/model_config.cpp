@@ -41,6 +41,12 @@ std::string_view to_string(glue_style g) {
   return g == glue_style::eager ? "eager" : "fused";
 }
 
+int attention_ranks(const config_options &options) {
+  return options.mode != run_mode::training && options.tensor_parallel == 1
+             ? std::max(1, options.expert_parallel)
+             : 1;
+}
+
 glue_style glue_of(const config_options &options) {
   return options.glue.value_or(options.mode == run_mode::training ? glue_style::eager
                                                                   : glue_style::fused);
@@ -678,7 +684,7 @@ transformer_shape experts_spread(transformer_shape s, const config_options &opti
                                             ep, s.experts));
   s.expert_parallel = ep;
   s.experts_over_tensor_parallel =
-      options.mode != run_mode::training && options.tensor_parallel > 1;
+      options.mode != run_mode::training && attention_ranks(options) == 1;
   const char *how =
       s.experts_over_tensor_parallel
           ? "whole, the tensor-parallel group's tokens routed to them (no all-to-all: the MLP's "
