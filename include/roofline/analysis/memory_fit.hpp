@@ -90,6 +90,11 @@ op optimizer_step_op(const network &net, const memory_use &m);
 /// reduce-scatters the gradients. None without data parallelism.
 std::vector<op> data_parallel_ops(const network &net, const memory_use &m);
 
+/// The same for any data-parallel group `d` of a step in precision `p` (its training network's
+/// or a layout's the cluster planner prices), located at `where`.
+std::vector<op> data_parallel_ops(const data_parallelism &d, precision p, const memory_use &m,
+                                  const source_location &where = {});
+
 /// `net` (lowered to `ops`) against `capacity_bytes` of GPU memory, `reserve_bytes` of it kept
 /// back (memory_use::reserve_bytes).
 memory_use memory_of(const network &net, const std::vector<op> &ops, double capacity_bytes,

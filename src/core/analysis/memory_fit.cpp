@@ -201,25 +201,31 @@ op optimizer_step_op(const network &net, const memory_use &m) {
 }
 
 std::vector<op> data_parallel_ops(const network &net, const memory_use &m) {
-  const data_parallelism &d = net.data_parallel;
+  if (net.mode != run_mode::training)
+    return {};
+  return data_parallel_ops(net.data_parallel, net.precision, m, {net.origin});
+}
+
+std::vector<op> data_parallel_ops(const data_parallelism &d, precision p, const memory_use &m,
+                                  const source_location &where) {
   std::vector<op> ops;
-  if (net.mode != run_mode::training || d.gpus < 2)
+  if (d.gpus < 2)
     return ops;
-  const double element = element_bytes(net.precision);
-  const auto add = [&](const char *layer, collective c, roofline::pass p, int gpus,
+  const double element = element_bytes(p);
+  const auto add = [&](const char *layer, collective c, roofline::pass step, int gpus,
                        std::int64_t stride, double parameters) {
     if (gpus < 2 || !(parameters > 0))
       return;
     op o;
     o.layer = layer;
-    o.pass = p;
+    o.pass = step;
     o.kind = std::string(to_string(c));
-    o.precision = net.precision;
+    o.precision = p;
     o.elements = static_cast<std::int64_t>(parameters);
     o.bytes = static_cast<std::int64_t>(parameters * element);
     o.gpus = gpus;
     o.stride = stride;
-    o.where = {net.origin};
+    o.where = where;
     ops.push_back(o);
   };
   const int expert_gpus = d.gpus / std::max(1, d.expert_parallel);
@@ -234,8 +240,8 @@ std::vector<op> data_parallel_ops(const network &net, const memory_use &m) {
       continue;
     }
     if (d.zero_stage == 3)
-      for (const roofline::pass p : {pass::forward, pass::data_grad})
-        add(weights.c_str(), collective::all_gather, p, gpus, stride, parameters);
+      for (const roofline::pass gathered : {pass::forward, pass::data_grad})
+        add(weights.c_str(), collective::all_gather, gathered, gpus, stride, parameters);
     add(gradients.c_str(), collective::reduce_scatter, pass::weight_grad, gpus, stride, parameters);
     if (d.zero_stage < 3)
       add(weights.c_str(), collective::all_gather, pass::optimizer, gpus, stride, parameters);

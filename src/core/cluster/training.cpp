@@ -228,31 +228,29 @@ struct hiding {
   double backward_s, forward_s, compute_s, micro_batches, layers_per_stage;
 };
 
-/// A GPU's gradients of one kind (dense, or experts') and the group they are reduced over.
-struct gradient_share {
-  double bytes;
-  rank_group group;
-};
-
-double data_parallel_s(const parallel_layout &l, const std::vector<gradient_share> &shares,
+/// The data-parallel traffic of `l`'s step not hidden: each kind of `ops` (memory_fit's
+/// data_parallel_ops of the layout) summed over the links they all leave through, then hidden
+/// once.
+double data_parallel_s(const parallel_layout &l, const std::vector<op> &ops, int gpus_per_node,
                        const cluster_links &links, const hiding &h) {
   const auto exposed = [&](double comm, double behind) {
     return std::max(comm - behind, comm / std::max(1.0, h.layers_per_stage));
   };
-  // Every kind's traffic leaves through the same links: summed, then hidden once.
   const auto total = [&](collective c) {
     double t = 0;
-    for (const gradient_share &g : shares)
-      t += collective_s(c, g.bytes, g.group, links);
+    for (const op &o : ops)
+      if (parse_collective(o.kind) == c)
+        t += collective_s(c, static_cast<double>(o.bytes),
+                          {o.gpus, per_node(o.gpus, o.stride, gpus_per_node)}, links);
     return t;
   };
   const double reduce = total(collective::reduce_scatter);
-  const double gather = total(collective::all_gather);
+  const double gather = total(collective::all_gather); // ZeRO-3: forward and backward
   if (l.zero_stage == 0)
     return exposed(total(collective::all_reduce), h.backward_s);
   if (l.zero_stage <= 2)
     return exposed(reduce, h.backward_s) + exposed(gather, h.forward_s);
-  return exposed(h.micro_batches * (2 * gather + reduce), h.compute_s);
+  return exposed(h.micro_batches * (gather + reduce), h.compute_s);
 }
 
 } // namespace
@@ -260,23 +258,21 @@ double data_parallel_s(const parallel_layout &l, const std::vector<gradient_shar
 double training_planner::data_parallel_time(const parallel_layout &l, const stage_costs &c,
                                             double compute_s, double m) const {
   const double layers_per_stage = static_cast<double>(m_layers) / l.pp;
-  const int G = m_cluster.gpus_per_node;
   // Data parallelism: each GPU's gradients reduced (and its weights gathered back) over DP × CP,
   // an expert's over its own group (DP × CP / EP), hidden behind the last micro-batch's backward
   // pass but for its last layer's bucket (bf16 gradients, as the weights).
-  const int shards = l.dp * l.cp;
   const hiding behind{layers_per_stage * c.layer_backward_s,
                       layers_per_stage * (c.layer_s - c.layer_backward_s), compute_s, m,
                       layers_per_stage};
-  const double per_stage = c.memory.weights_bytes / l.pp;
-  std::vector<gradient_share> shares{
-      {per_stage * (1 - c.expert_weight_share), {shards, per_node(shards, l.tp, G)}}};
-  if (c.expert_weight_share > 0) {
-    const int expert_shards = shards / l.ep;
-    shares.push_back({per_stage * c.expert_weight_share / l.ep,
-                      {expert_shards, per_node(expert_shards, std::int64_t{l.tp} * l.ep, G)}});
-  }
-  return data_parallel_s(l, shares, m_links, behind);
+  // The stage's share of the GPU's parameters, its experts' share of those over EP; the
+  // groups in Megatron's order (TP innermost, then CP and DP, the experts carved from them).
+  memory_use stage;
+  stage.expert_parameters = c.memory.expert_parameters / l.pp / l.ep;
+  stage.parameters =
+      (c.memory.parameters - c.memory.expert_parameters) / l.pp + stage.expert_parameters;
+  const data_parallelism group{l.dp * l.cp, l.zero_stage, l.tp, l.ep};
+  return data_parallel_s(l, data_parallel_ops(group, m_network.precision, stage),
+                         m_cluster.gpus_per_node, m_links, behind);
 }
 
 training_estimate training_planner::estimate(const parallel_layout &l) {
