@@ -77,6 +77,14 @@ inline constexpr double default_memory_reserve_share = 0.1;
 /// else default_memory_reserve_share of the capacity.
 double memory_reserve_bytes(double capacity_bytes, std::optional<double> reserve_bytes);
 
+/// `m`'s state (of the GPU's `parameters`, `expert_parameters` of them the experts') as ZeRO
+/// shards it over `d`'s GPUs: the dense parameters' over all of them, the experts' over theirs
+/// (d.gpus / d.expert_parallel); the optimizer state from stage 1, the gradients from 2, the
+/// weights at 3. Sets m.parameters and m.expert_parameters (unsharded) and m.updated_parameters
+/// (the shard its optimizer steps); totals and fits are the caller's.
+void shard_state(memory_use &m, double parameters, double expert_parameters,
+                 const data_parallelism &d);
+
 /// A training step's optimizer step over the parameters `m` updates (its ZeRO shard): one fused
 /// kernel (PyTorch's fused AdamW, Megatron's) reading its state and the gradients (and the
 /// weights where no fp32 master copy is kept), writing the state and the weights; priced as the

@@ -110,8 +110,8 @@ private:
   struct stage_costs;
   const stage_costs &costs(int tp, int micro_batch, int cp, recomputation recompute);
   /// The data-parallel traffic of `l`'s step not hidden behind its compute.
-  double data_parallel_time(const parallel_layout &l, const stage_costs &c, double compute_s,
-                            double micro_batches) const;
+  double data_parallel_time(const parallel_layout &l, const stage_costs &c, const memory_use &state,
+                            double compute_s, double micro_batches) const;
 
   config_source m_source;
   cluster_spec m_cluster;

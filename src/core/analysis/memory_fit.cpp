@@ -290,8 +290,8 @@ memory_use traced_memory_of(const traced_memory &traced, std::int64_t batch, dou
   return m;
 }
 
-/// `m`'s state as ZeRO shards it over `d`'s GPUs: the dense parameters' over all of them, the
-/// experts' over theirs; the optimizer state from stage 1, the gradients from 2, the weights at 3.
+} // namespace
+
 void shard_state(memory_use &m, double parameters, double expert_parameters,
                  const data_parallelism &d) {
   m.parameters = parameters;
@@ -309,8 +309,6 @@ void shard_state(memory_use &m, double parameters, double expert_parameters,
   sharded(m.weights_bytes, 3);
   m.updated_parameters = parameters * (d.zero_stage >= 1 ? shard : 1.0);
 }
-
-} // namespace
 
 memory_use memory_of(const network &net, const std::vector<op> &ops, double capacity_bytes,
                      double reserve_bytes) {

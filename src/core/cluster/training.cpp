@@ -64,7 +64,6 @@ struct training_planner::stage_costs {
   double edge_s = 0;            ///< the embedding, the final norm, the LM head and the loss
   double optimizer_s = 0;       ///< the optimizer over the GPU's TP share of every weight
   memory_use memory;
-  double expert_weight_share = 0; ///< of memory.weights_bytes
   double average_w = 0, idle_w = 0;
 };
 
@@ -180,8 +179,6 @@ const training_planner::stage_costs &training_planner::costs(int tp, int micro_b
   }
   c->memory = memory;
   c->optimizer_s = m_model.predict(optimizer_step_op(net, memory)).device_time_s;
-  if (memory.parameters > 0)
-    c->expert_weight_share = memory.expert_parameters / memory.parameters;
   c->average_w = a.power.average_w;
   c->idle_w = a.budget.idle_w;
   m_costs.emplace(key, c);
@@ -190,24 +187,27 @@ const training_planner::stage_costs &training_planner::costs(int tp, int micro_b
 
 namespace {
 
-/// A GPU's share of the model's state (weights, gradients or optimizer state) at one TP degree:
-/// its stage's, the experts among it over EP; where `sharded` (by the ZeRO stage), Megatron's
-/// over DP × CP, the experts' over their own data-parallel group (DP × CP / EP): of each expert
-/// a GPU holds, 1/(DP × CP / EP).
-double state_share(double expert_share, const parallel_layout &l, bool sharded) {
-  const double shards = static_cast<double>(l.dp) * l.cp;
-  return ((1 - expert_share) / (sharded ? shards : 1) +
-          expert_share / (sharded ? shards : static_cast<double>(l.ep))) /
-         l.pp;
+/// The state one GPU of `l` keeps, from one GPU's whole-model memory `m` at its TP degree (every
+/// expert, no data parallelism): its stage's share, the experts among it over EP, sharded by the
+/// ZeRO stage over Megatron's data-parallel groups (DP × CP, an expert's DP × CP / EP).
+memory_use stage_state(const memory_use &m, const parallel_layout &l) {
+  const double experts = m.expert_parameters / l.pp / l.ep;
+  const double parameters = (m.parameters - m.expert_parameters) / l.pp + experts;
+  const double held = m.parameters > 0 ? parameters / m.parameters : 1.0;
+  memory_use stage = m;
+  for (double *bytes : {&stage.weights_bytes, &stage.gradient_bytes, &stage.optimizer_bytes})
+    *bytes *= held;
+  shard_state(stage, parameters, experts, {l.dp * l.cp, l.zero_stage, l.tp, l.ep});
+  return stage;
 }
 
-/// Memory per GPU of `l` (the first stage: the most micro-batches in flight), from one GPU's
-/// whole-model memory `m` at its TP degree and micro-batch.
-void fill_memory(training_estimate &e, const memory_use &m, double expert_share,
+/// Memory per GPU of `l` (the first stage: the most micro-batches in flight): `state`, its
+/// stage_state, and the activations of one GPU's whole-model memory `m`.
+void fill_memory(training_estimate &e, const memory_use &m, const memory_use &state,
                  const parallel_layout &l) {
-  e.weights_bytes = m.weights_bytes * state_share(expert_share, l, l.zero_stage >= 3);
-  e.gradient_bytes = m.gradient_bytes * state_share(expert_share, l, l.zero_stage >= 2);
-  e.optimizer_bytes = m.optimizer_bytes * state_share(expert_share, l, l.zero_stage >= 1);
+  e.weights_bytes = state.weights_bytes;
+  e.gradient_bytes = state.gradient_bytes;
+  e.optimizer_bytes = state.optimizer_bytes;
   // 1F1B: the first stage holds the activations of as many micro-batches as there are stages
   // (interleaving: a little more, (pp − 1)/(pp · v) of them).
   const double in_flight =
@@ -256,7 +256,8 @@ double data_parallel_s(const parallel_layout &l, const std::vector<op> &ops, int
 } // namespace
 
 double training_planner::data_parallel_time(const parallel_layout &l, const stage_costs &c,
-                                            double compute_s, double m) const {
+                                            const memory_use &state, double compute_s,
+                                            double m) const {
   const double layers_per_stage = static_cast<double>(m_layers) / l.pp;
   // Data parallelism: each GPU's gradients reduced (and its weights gathered back) over DP × CP,
   // an expert's over its own group (DP × CP / EP), hidden behind the last micro-batch's backward
@@ -264,14 +265,9 @@ double training_planner::data_parallel_time(const parallel_layout &l, const stag
   const hiding behind{layers_per_stage * c.layer_backward_s,
                       layers_per_stage * (c.layer_s - c.layer_backward_s), compute_s, m,
                       layers_per_stage};
-  // The stage's share of the GPU's parameters, its experts' share of those over EP; the
-  // groups in Megatron's order (TP innermost, then CP and DP, the experts carved from them).
-  memory_use stage;
-  stage.expert_parameters = c.memory.expert_parameters / l.pp / l.ep;
-  stage.parameters =
-      (c.memory.parameters - c.memory.expert_parameters) / l.pp + stage.expert_parameters;
+  // The groups in Megatron's order: TP innermost, then CP and DP, the experts carved from them.
   const data_parallelism group{l.dp * l.cp, l.zero_stage, l.tp, l.ep};
-  return data_parallel_s(l, data_parallel_ops(group, m_network.precision, stage),
+  return data_parallel_s(l, data_parallel_ops(group, m_network.precision, state),
                          m_cluster.gpus_per_node, m_links, behind);
 }
 
@@ -337,9 +333,12 @@ training_estimate training_planner::estimate(const parallel_layout &l) {
   e.expert_exchange_s = m * expert_s;
   e.pipeline_send_s = m * send_s;
   e.bubble_s = (l.pp - 1.0) / l.virtual_stages * micro_batch_s;
-  fill_memory(e, c.memory, c.expert_weight_share, l);
-  e.data_parallel_s = data_parallel_time(l, c, e.compute_s, m);
-  e.optimizer_s = c.optimizer_s * state_share(c.expert_weight_share, l, l.zero_stage >= 1);
+  const memory_use state = stage_state(c.memory, l);
+  fill_memory(e, c.memory, state, l);
+  e.data_parallel_s = data_parallel_time(l, c, state, e.compute_s, m);
+  // The optimizer over the parameters this GPU updates, of those c.optimizer_s steps.
+  e.optimizer_s =
+      c.memory.parameters > 0 ? c.optimizer_s * state.updated_parameters / c.memory.parameters : 0;
   e.step_s = e.compute_s + e.bubble_s + e.pipeline_send_s + e.context_exchange_s +
              e.expert_exchange_s + e.data_parallel_s + e.optimizer_s;
   const double step_tokens =
