@@ -214,7 +214,8 @@ void add_config_options(CLI::App &command, config_choice &config) {
   command.add_option("--glue", config.glue,
                      "with a config.json: the kernels around the layers (norms, rotary "
                      "embeddings, cache writes, copies) as PyTorch eager runs transformers' "
-                     "code (eager, default) or as a serving engine fuses them (fused)");
+                     "code (eager: training's default) or as a serving engine fuses them "
+                     "(fused: inference's default)");
   command
       .add_option("--emit-yaml", config.emit_yaml,
                   "with a config.json: also write the network it builds as YAML to this file")

@@ -33,6 +33,10 @@ cluster_links ideal_links() {
     l.parameters.set(all_reduce_parameter_at(parameter::all_reduce_link_efficiency, gpus), 1);
   }
   l.parameters.set(parameter::all_reduce_oneshot_below_bytes, 0);
+  for (const parameter ratio :
+       {parameter::reduce_scatter_bandwidth_ratio, parameter::all_gather_bandwidth_ratio,
+        parameter::all_to_all_bandwidth_ratio})
+    l.parameters.set(ratio, 1);
   l.network_bytes_per_s = 40e9;
   l.network_latency_s = 5e-6;
   return l;
@@ -127,6 +131,18 @@ TEST_CASE("collectives by hand: a ring inside a node, hierarchically across node
   CHECK(collective_s(collective::send, B, {2, 2}, l) == doctest::Approx(B / 400e9));
   CHECK(collective_s(collective::send, B, {2, 1}, l) == doctest::Approx(5e-6 + B / 40e9));
   CHECK(collective_s(collective::all_reduce, B, {1, 1}, l) == 0);
+  // A kind's bandwidth ratio slows its passes inside a node alone: a reduce-scatter at 0.8 of an
+  // all-reduce's bus bandwidth; the hierarchical all-reduce's reduce-scatter too, not its
+  // network part nor its all-gather.
+  cluster_links slower = l;
+  slower.parameters.set(parameter::reduce_scatter_bandwidth_ratio, 0.8);
+  CHECK(collective_s(collective::reduce_scatter, B, {8, 8}, slower) ==
+        doctest::Approx(7.0 / 8 * B / (0.8 * 400e9)));
+  CHECK(collective_s(collective::all_reduce, B, {8, 8}, slower) ==
+        doctest::Approx(2 * 7.0 / 8 * B / 400e9));
+  CHECK(collective_s(collective::all_reduce, B, {16, 8}, slower) ==
+        doctest::Approx(inside / 0.8 + across + inside));
+  CHECK(collective_s(collective::send, B, {2, 2}, slower) == doctest::Approx(B / 400e9));
 }
 
 TEST_CASE("per_node by hand: the members of a strided group that share a node of 8") {

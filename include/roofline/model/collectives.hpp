@@ -14,6 +14,12 @@ namespace roofline {
 
 enum class collective { all_reduce, reduce_scatter, all_gather, all_to_all, send };
 
+/// The share of a node's link bandwidth collective `c` reaches over `gpus` of it: the
+/// all-reduce's fitted link efficiency, times the kind's bandwidth against an all-reduce's (NCCL's
+/// rings for a reduce-scatter or an all-gather, its peer-to-peer sends for an all-to-all; a
+/// send's, 1).
+double collective_link_efficiency(collective c, int gpus, const model_parameters &p);
+
 /// "all_reduce", "reduce_scatter", "all_gather", "all_to_all", "send": an op's kind.
 std::string_view to_string(collective c);
 /// The collective an op kind names; nullopt for any other kind.

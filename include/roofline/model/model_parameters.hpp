@@ -89,6 +89,9 @@ enum class parameter : int {
       all_reduce_latency_s + static_cast<int>(all_reduce_gpu_counts.size()),
   all_reduce_oneshot_below_bytes =
       all_reduce_link_efficiency + static_cast<int>(all_reduce_gpu_counts.size()),
+  reduce_scatter_bandwidth_ratio,
+  all_gather_bandwidth_ratio,
+  all_to_all_bandwidth_ratio,
   energy_per_flop_pj,
   dram_energy_per_byte_pj = energy_per_flop_pj + precision_count,
   idle_power_share,
@@ -121,14 +124,15 @@ parameter conv_slowdown_at(conv_variant variant, parameter group = parameter::co
 
 /// How calibrate treats a parameter.
 enum class parameter_fit {
-  none,       ///< a fixed property of cuBLAS's kernels: never fitted
-  time,       ///< fitted to measured GEMM device times
-  launches,   ///< fitted to the kernel counts calls launched (cuBLAS's split-K rule)
-  attention,  ///< fitted to measured fused-attention device times (bench/attention_fit)
-  memory,     ///< fitted to measured memory-bound kernels' device times (bench/memory_op_fit)
-  conv,       ///< fitted to measured cuDNN convolutions' device times (bench/conv_fit)
-  all_reduce, ///< fitted to measured all-reduces (bench/aic_allreduce_fit)
-  power,      ///< fitted to NVML's energy and clocks under load (bench/power_fit.py)
+  none,        ///< a fixed property of cuBLAS's kernels: never fitted
+  time,        ///< fitted to measured GEMM device times
+  launches,    ///< fitted to the kernel counts calls launched (cuBLAS's split-K rule)
+  attention,   ///< fitted to measured fused-attention device times (bench/attention_fit)
+  memory,      ///< fitted to measured memory-bound kernels' device times (bench/memory_op_fit)
+  conv,        ///< fitted to measured cuDNN convolutions' device times (bench/conv_fit)
+  all_reduce,  ///< fitted to measured all-reduces (bench/aic_allreduce_fit, bench/nccl_fit)
+  collectives, ///< NCCL's other collectives against its all-reduce (bench/nccl_fit)
+  power,       ///< fitted to NVML's energy and clocks under load (bench/power_fit.py)
 };
 
 /// One row of the parameter table: the single home of a parameter's name, default and bounds.

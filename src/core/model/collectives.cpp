@@ -9,16 +9,16 @@ namespace roofline {
 
 namespace {
 
-/// One pass of (k − 1)/k of `bytes` over k GPUs of a node (a reduce-scatter's, an all-gather's,
-/// an all-to-all's), at the node's fitted link efficiency and latency.
-double node_pass_s(double bytes, int k, const cluster_links &l) {
+/// One pass of collective `c`, (k − 1)/k of `bytes` over k GPUs of a node (a reduce-scatter's,
+/// an all-gather's, an all-to-all's, a send's), at its link efficiency there and the
+/// all-reduce's latency.
+double node_pass_s(collective c, double bytes, int k, const cluster_links &l) {
   if (k < 2)
     return 0;
   const model_parameters &p = l.parameters;
   return all_reduce_parameter(p, parameter::all_reduce_latency_s, k) +
          (k - 1.0) / k * bytes /
-             (all_reduce_parameter(p, parameter::all_reduce_link_efficiency, k) *
-              l.nvlink.bytes_per_s_over(k));
+             (collective_link_efficiency(c, k, p) * l.nvlink.bytes_per_s_over(k));
 }
 
 /// `passes` passes of (n − 1)/n of `bytes` over n nodes, each GPU through its own NIC, with
@@ -30,6 +30,18 @@ double network_pass_s(double bytes, int n, double passes, double hops, const clu
 }
 
 } // namespace
+
+double collective_link_efficiency(collective c, int gpus, const model_parameters &p) {
+  const double all_reduce = all_reduce_parameter(p, parameter::all_reduce_link_efficiency, gpus);
+  switch (c) {
+  case collective::reduce_scatter: return all_reduce * p[parameter::reduce_scatter_bandwidth_ratio];
+  case collective::all_gather: return all_reduce * p[parameter::all_gather_bandwidth_ratio];
+  case collective::all_to_all: return all_reduce * p[parameter::all_to_all_bandwidth_ratio];
+  case collective::all_reduce:
+  case collective::send: return all_reduce;
+  }
+  return all_reduce;
+}
 
 std::string_view to_string(collective c) {
   switch (c) {
@@ -73,20 +85,22 @@ double collective_s(collective c, double bytes, rank_group group, const cluster_
   case collective::all_reduce:
     if (n == 1)
       return modelled_all_reduce_s(static_cast<std::int64_t>(bytes), k, l.nvlink, l.parameters);
-    return node_pass_s(bytes, k, l) + network_pass_s(bytes / k, n, 2, 2 * hops, l) +
-           node_pass_s(bytes, k, l);
+    // Reduce-scatter inside each node, all-reduce across, all-gather inside again.
+    return node_pass_s(collective::reduce_scatter, bytes, k, l) +
+           network_pass_s(bytes / k, n, 2, 2 * hops, l) +
+           node_pass_s(collective::all_gather, bytes, k, l);
   case collective::reduce_scatter:
   case collective::all_gather:
-    return node_pass_s(bytes, k, l) + network_pass_s(bytes / k, n, 1, hops, l);
+    return node_pass_s(c, bytes, k, l) + network_pass_s(bytes / k, n, 1, hops, l);
   case collective::all_to_all: {
     // Each GPU's share for its own node crosses NVLink, the rest its NIC, at once.
-    const double inside = node_pass_s(bytes * k / ranks, k, l);
+    const double inside = node_pass_s(c, bytes * k / ranks, k, l);
     const double across =
         n < 2 ? 0 : l.network_latency_s + bytes * (ranks - k) / ranks / l.network_bytes_per_s;
     return std::max(inside, across);
   }
   case collective::send:
-    return k >= 2 ? node_pass_s(2 * bytes, 2, l) // (2 − 1)/2 of twice the message: the message
+    return k >= 2 ? node_pass_s(c, 2 * bytes, 2, l) // (2 − 1)/2 of twice the message: the message
                   : l.network_latency_s + bytes / l.network_bytes_per_s;
   }
   return 0;

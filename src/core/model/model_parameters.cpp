@@ -268,6 +268,18 @@ constexpr row all_reduce_scalars[] = {
      "messages below this many bytes a GPU take the one-shot path: each GPU reads every peer's "
      "whole message, (N - 1) x its bytes over its links instead of the ring's 2(N - 1)/N; 0: "
      "never"},
+    // NCCL's own, not a GPU's: bench/nccl_fit's medians over B300 nccl-tests (NVIDIA
+    // AIConfigurator 095f58a, ../shared/data/aic/nccl_b300_sxm_trtllm.csv), 2-8 GPUs, 64 MiB up.
+    {parameter::reduce_scatter_bandwidth_ratio, "reduce_scatter_bandwidth_ratio", 0.859, 0.1, 2,
+     "x", parameter_fit::collectives,
+     "the bus bandwidth a reduce-scatter reaches against an all-reduce's over the same GPUs "
+     "(all_reduce_link_efficiency's share of the links times this)"},
+    {parameter::all_gather_bandwidth_ratio, "all_gather_bandwidth_ratio", 0.884, 0.1, 2, "x",
+     parameter_fit::collectives,
+     "the bus bandwidth an all-gather reaches against an all-reduce's over the same GPUs"},
+    {parameter::all_to_all_bandwidth_ratio, "all_to_all_bandwidth_ratio", 0.781, 0.1, 2, "x",
+     parameter_fit::collectives,
+     "the bus bandwidth an all-to-all reaches against an all-reduce's over the same GPUs"},
 };
 
 // Energy and the power cap (power_model.hpp). An architecture with no power fit keeps 0 for the

@@ -396,7 +396,8 @@ std::optional<double> perf_model::measured_collective_s(const op &o) const {
 namespace {
 
 /// How a collective inside one node is modelled, in words: an all-reduce's terms, or one pass of
-/// (n − 1)/n of the bytes (a send: all of them) at the all-reduce's efficiency and latency.
+/// (n − 1)/n of the bytes (a send: all of them) at the all-reduce's efficiency (times the kind's
+/// bandwidth ratio) and latency.
 std::string node_terms(collective c, const op &o, const interconnect_spec &links,
                        const model_parameters &params) {
   const int gpus = std::max(2, o.gpus);
@@ -405,8 +406,7 @@ std::string node_terms(collective c, const op &o, const interconnect_spec &links
   return fmt::format(
       "{} of the bytes over {} at {:.0f}% of {:.0f} GB/s a direction plus {:.1f} µs",
       c == collective::send ? std::string("all") : fmt::format("{}/{}", gpus - 1, gpus),
-      gpus > links.gpus ? "PCIe" : links.kind,
-      100 * all_reduce_parameter(params, parameter::all_reduce_link_efficiency, gpus),
+      gpus > links.gpus ? "PCIe" : links.kind, 100 * collective_link_efficiency(c, gpus, params),
       links.bytes_per_s_over(gpus) / 1e9,
       1e6 * all_reduce_parameter(params, parameter::all_reduce_latency_s, gpus));
 }
@@ -458,6 +458,10 @@ prediction perf_model::collective(const op &o, reasons why) const {
     ideal.parameters.set(all_reduce_parameter_at(parameter::all_reduce_link_efficiency, gpus), 1);
   }
   ideal.parameters.set(parameter::all_reduce_oneshot_below_bytes, 0);
+  for (const parameter ratio :
+       {parameter::reduce_scatter_bandwidth_ratio, parameter::all_gather_bandwidth_ratio,
+        parameter::all_to_all_bandwidth_ratio})
+    ideal.parameters.set(ratio, 1);
   ideal.network_latency_s = 0;
   const auto bytes = static_cast<double>(o.bytes);
   result.roofline_time_s = collective_s(c, bytes, group, ideal);
