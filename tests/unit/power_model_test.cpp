@@ -57,6 +57,27 @@ TEST_CASE("sustained, a step whose work would pass the limit slows its clock-bou
         1);
 }
 
+TEST_CASE("a step's collectives lend only their share of the headroom to its clock-bound work") {
+  // 10 ms of which 2 are collectives, 6 clock-bound, 7.462 J of work: 13 ms at the cap. All the
+  // headroom spent (share 1): as without collectives, 3 ms more, ×1.5 on the 6 clock-bound ms.
+  const step_work work{0.010, 0.006, 0.008, 7.462, 0.002};
+  const power_draw all = draw_of(work, power_budget{700, 126, 1}, clock_regime::sustained);
+  CHECK(all.step_s == doctest::Approx(0.013));
+  CHECK(all.slowdown == doctest::Approx(1.5));
+  // Share 0.4: the 2 ms lend 0.8 ms of their headroom; 1.2 ms more must come from the clock:
+  // 4.2 ms extra, ×1.7, and the average stays under the cap.
+  const power_draw part = draw_of(work, power_budget{700, 126, 0.4}, clock_regime::sustained);
+  CHECK(part.capped);
+  CHECK(part.step_s == doctest::Approx(0.0142));
+  CHECK(part.slowdown == doctest::Approx(1 + 0.0042 / 0.006));
+  CHECK(part.energy_j == doctest::Approx(126 * 0.0142 + 7.462));
+  CHECK(part.average_w < 700);
+  CHECK_FALSE(part.above_cap);
+  // Under the cap even without their headroom: the collectives change nothing.
+  const step_work light{0.010, 0.006, 0.008, 3.0, 0.002};
+  CHECK(draw_of(light, power_budget{700, 126, 0.4}, clock_regime::sustained).slowdown == 1);
+}
+
 TEST_CASE("an op's dynamic energy: its FLOPs at its unit's energy per FLOP, its DRAM bytes at "
           "DRAM's") {
   const gpu_spec &h200 = *spec_catalog::builtin().find("h200");

@@ -97,6 +97,7 @@ enum class parameter : int {
   idle_power_share,
   stall_power_share,
   power_burst_s,
+  collective_headroom_share,
   count
 };
 inline constexpr std::size_t parameter_count = static_cast<std::size_t>(parameter::count);

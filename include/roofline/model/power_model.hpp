@@ -29,6 +29,9 @@ std::string_view to_string(clock_regime r);
 struct power_budget {
   double cap_w = 0;  ///< the board's power limit (gpu_spec::tdp_w); 0: not known, no cap
   double idle_w = 0; ///< idle_power_share of the cap
+  /// The share of the headroom a step's collectives leave that its clock-bound work spends
+  /// (collective_headroom_share).
+  double collective_share = 1;
 };
 
 power_budget power_budget_of(const gpu_spec &gpu, const model_parameters &parameters);
@@ -59,9 +62,10 @@ struct step_work {
   double step_s = 0; ///< the step's time (host floors included)
   /// Device time the SM clock sets: compute-bound ops the host does not hold back.
   double clock_bound_s = 0;
-  /// Device time that can stretch at all: every op but the launch-bound and the all-reduces.
+  /// Device time that can stretch at all: every op but the launch-bound and the collectives.
   double stretchable_s = 0;
-  double dynamic_j = 0; ///< its work's energy beyond the idle draw
+  double dynamic_j = 0;    ///< its work's energy beyond the idle draw
+  double collective_s = 0; ///< the collectives' time (the GPU near idle while its links work)
 
   step_work &operator+=(const step_work &other);
   step_work operator*(double factor) const;
@@ -93,8 +97,10 @@ struct power_draw {
 };
 
 /// Sustained: where idle plus the work's dynamic energy over its time would pass the cap, the
-/// clock-bound work stretches until the step's average draw is the cap; past
-/// max_clock_slowdown, all its stretchable work does. A burst keeps the boost clock.
+/// clock-bound work stretches until the step's average draw is the cap, the collectives' time
+/// counted at the budget's collective_share (its headroom only partly spent: the average stays
+/// under the cap); past max_clock_slowdown, all its stretchable work does. A burst keeps the boost
+/// clock.
 power_draw draw_of(const step_work &work, const power_budget &budget, clock_regime regime);
 
 } // namespace roofline

@@ -33,6 +33,8 @@ void hold_to_power_limit(analysis &r, const std::vector<op> &ops,
       work.clock_bound_s += predicted[i].device_time_s * runs;
     if (stretchable(ops[i], predicted[i]))
       work.stretchable_s += predicted[i].device_time_s * runs;
+    if (ops[i].is_collective())
+      work.collective_s += predicted[i].time_s * runs;
   }
   r.budget = power_budget_of(model.spec(), model.parameters());
   // The plain roofline is the boost clock's bound: it stays one.

@@ -313,6 +313,13 @@ constexpr row power_scalars[] = {
     {parameter::power_burst_s, "power_burst_s", 0.06, 0, 10, "s", parameter_fit::power,
      "how long work at full power runs at the boost clock from idle before the power "
      "controller lowers it: a step shorter than this alone is a burst"},
+    // Default: 0.4, an H200's rounded (specs/arch/hopper.yaml), as idle_power_share's.
+    {parameter::collective_headroom_share, "collective_headroom_share", 0.4, 0, 1, "fraction",
+     parameter_fit::power,
+     "the share of the headroom under the limit that a step's collectives leave (the GPU near "
+     "idle while its links work) which its clock-bound work spends on a higher clock: the "
+     "controller raises the clock less than the energy allows (a higher clock needs a higher "
+     "voltage); 1: all of it"},
 };
 
 std::vector<parameter_info> build_table() {

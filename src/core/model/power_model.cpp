@@ -10,7 +10,8 @@ std::string_view to_string(clock_regime r) {
 }
 
 power_budget power_budget_of(const gpu_spec &gpu, const model_parameters &parameters) {
-  return {gpu.tdp_w, gpu.tdp_w * parameters[parameter::idle_power_share]};
+  return {gpu.tdp_w, gpu.tdp_w * parameters[parameter::idle_power_share],
+          parameters[parameter::collective_headroom_share]};
 }
 
 namespace {
@@ -55,12 +56,14 @@ step_work &step_work::operator+=(const step_work &other) {
   step_s += other.step_s;
   clock_bound_s += other.clock_bound_s;
   stretchable_s += other.stretchable_s;
+  collective_s += other.collective_s;
   dynamic_j += other.dynamic_j;
   return *this;
 }
 
 step_work step_work::operator*(double factor) const {
-  return {step_s * factor, clock_bound_s * factor, stretchable_s * factor, dynamic_j * factor};
+  return {step_s * factor, clock_bound_s * factor, stretchable_s * factor, dynamic_j * factor,
+          collective_s * factor};
 }
 
 double power_draw::burst_device_s(double device_s) const {
@@ -73,9 +76,11 @@ power_draw draw_of(const step_work &work, const power_budget &budget, clock_regi
   d.work = work;
   d.step_s = work.step_s;
   const double headroom_w = budget.cap_w - budget.idle_w;
-  // The time at which the step's average draw is the cap: less than that passes it.
+  // The time at which the step's average draw is the cap: less than that passes it. The
+  // collectives' time lends only its share of the headroom.
   const double at_cap_s = headroom_w > 0 ? work.dynamic_j / headroom_w : 0;
-  const double extra_s = at_cap_s - work.step_s;
+  const double extra_s =
+      at_cap_s - (work.step_s - (1 - budget.collective_share) * work.collective_s);
   if (regime == clock_regime::sustained && extra_s > 0) {
     const bool whole =
         !(work.clock_bound_s > 0) || 1 + extra_s / work.clock_bound_s > max_clock_slowdown;
@@ -83,7 +88,7 @@ power_draw draw_of(const step_work &work, const power_budget &budget, clock_regi
     if (stretched_s > 0) {
       d.whole_step = whole;
       d.slowdown = 1 + extra_s / stretched_s;
-      d.step_s = at_cap_s;
+      d.step_s = work.step_s + extra_s;
       d.capped = true;
     }
   }
