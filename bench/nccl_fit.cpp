@@ -9,7 +9,7 @@
 // - The kinds' bandwidth ratios: on NVIDIA AIConfigurator's B300 nccl-tests rows (third-party,
 //   ../shared/data/aic/README.md: NCCL 2.29.2, fp16, 2, 4 and 8 GPUs), each kind's bus bandwidth
 //   over the all-reduce's at the same GPUs and size, 64 MiB and up (where bandwidth, not latency,
-//   decides), the median of them all.
+//   decides), the median of each GPU count's sizes.
 // - Hopper's all-reduce over 2 GPUs: fit_all_reduce on our own NCCL probe of two H200s (--probe:
 //   `allreduce_probe`, one process, 4 KiB to 1 GiB). AIConfigurator's Hopper rows are not fitted
 //   on for it: below 64 MiB they time TensorRT-LLM's own kernels (3 µs where NCCL takes 12-18).
@@ -97,13 +97,13 @@ double bus_factor(const std::string &kind, int gpus) {
   return (kind == "all_reduce" ? 2.0 : 1.0) * (gpus - 1) / gpus;
 }
 
-/// `kind`'s bus bandwidth over the all-reduce's, each (GPUs, size) of 64 MiB and up.
-std::vector<double> bandwidth_ratios(const timings &t, const std::string &kind) {
+/// `kind`'s bus bandwidth over the all-reduce's over `gpus`, each size of 64 MiB and up.
+std::vector<double> bandwidth_ratios(const timings &t, const std::string &kind, int gpus) {
   std::vector<double> ratios;
   for (const auto &[key, time_us] : t) {
-    const auto &[k, gpus, bytes] = key;
+    const auto &[k, n, bytes] = key;
     const auto all_reduce = t.find({"all_reduce", gpus, bytes});
-    if (k != kind || bytes < bandwidth_from_bytes || all_reduce == t.end())
+    if (k != kind || n != gpus || bytes < bandwidth_from_bytes || all_reduce == t.end())
       continue;
     ratios.push_back(bus_factor(kind, gpus) / time_us /
                      (bus_factor("all_reduce", gpus) / all_reduce->second));
@@ -155,14 +155,16 @@ int main(int argc, char **argv) {
     const timings h200 = read_aic_all_reduce(data, "h200_sxm");
 
     std::printf("## Bandwidth against the all-reduce's (B300 nccl-tests, 64 MiB and up)\n\n"
-                "| collective | rows | median | least | most |\n|---|---:|---:|---:|---:|\n");
-    std::vector<std::pair<std::string, double>> ratios;
-    for (const char *kind : {"reduce_scatter", "all_gather", "alltoall"}) {
-      const std::vector<double> r = bandwidth_ratios(b300, kind);
-      ratios.emplace_back(kind == std::string("alltoall") ? "all_to_all" : kind, median(r));
-      std::printf("| %s | %zu | %.3f | %.3f | %.3f |\n", kind, r.size(), median(r),
-                  *std::min_element(r.begin(), r.end()), *std::max_element(r.begin(), r.end()));
-    }
+                "| collective | GPUs | sizes | median | least | most |\n"
+                "|---|---:|---:|---:|---:|---:|\n");
+    std::map<std::string, std::map<int, double>> ratios; // by kind, by GPU count
+    for (const char *kind : {"reduce_scatter", "all_gather", "alltoall"})
+      for (const int gpus : all_reduce_gpu_counts) {
+        const std::vector<double> r = bandwidth_ratios(b300, kind, gpus);
+        ratios[kind == std::string("alltoall") ? "all_to_all" : kind][gpus] = median(r);
+        std::printf("| %s | %d | %zu | %.3f | %.3f | %.3f |\n", kind, gpus, r.size(), median(r),
+                    *std::min_element(r.begin(), r.end()), *std::max_element(r.begin(), r.end()));
+      }
 
     const gpu_spec &spec = *spec_catalog::builtin().find("h200-sxm");
     const nlohmann::json table = nlohmann::json::parse(read_text(probe));
@@ -200,9 +202,13 @@ int main(int argc, char **argv) {
                 to_yaml(changed(start, fitted,
                                 fmt::format("all-reduce fitted by bench/nccl_fit on {}", probe)))
                     .c_str());
-    std::printf("\n# the parameter table's defaults (collectives)\n");
-    for (const auto &[kind, ratio] : ratios)
-      std::printf("%s_bandwidth_ratio: %.3f\n", kind.c_str(), ratio);
+    std::printf("\n# the parameter table's defaults (collectives), by GPU count\n");
+    for (const auto &[kind, by_count] : ratios) {
+      std::printf("%s_bandwidth_ratio: {", kind.c_str());
+      for (const auto &[gpus, ratio] : by_count)
+        std::printf("%s%d: %.3f", gpus == all_reduce_gpu_counts.front() ? "" : ", ", gpus, ratio);
+      std::printf("}\n");
+    }
     return 0;
   } catch (const std::exception &e) {
     std::fprintf(stderr, "nccl_fit: %s\n", e.what());

@@ -20,8 +20,8 @@ inputs. Writes OUT/tp_rank.json after each case.
 
 Then (--gap-cycles N) the prefill again with a kernel spinning N SM cycles on one SM where each
 all-reduce goes: the SMs idle between the GEMMs as a collective leaves them, to see whether the
-power cap's clock follows the step's average power or its compute's; and each step's eager run
-profiled by kernel class (torch.profiler).
+power cap's clock follows the step's average power or its compute's; and the prefill's and the
+batch-32 decode's eager runs profiled by kernel class (torch.profiler).
 
     python3 bench/tp_rank_check.py OUT [--tp 2 4] [--layers 80] [--gap-cycles N]
 """

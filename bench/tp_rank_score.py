@@ -6,9 +6,13 @@ against them and against issue 42's TP 2 and TP 4 steps (no GPU needed):
 
   headroom  the run with idle gaps where the all-reduces go (--gap-cycles): how much of the gaps'
             headroom under the power limit the computation spent on a higher clock. The gaps
-            last gap_cycles × (2 · layers + 1) cycles at the clock measured during the run; the
-            share = (rank alone + gaps − rank with gaps) / gaps. This fits
+            last gap_cycles × (2 · layers + 1) cycles at the clock nvidia-smi measured during
+            the run (the clock does not change between a 0.3 ms gap and the GEMMs around it);
+            the share = (rank alone + gaps − rank with gaps) / gaps. This fits
             collective_headroom_share (specs/arch/hopper.yaml): the median of the runs' shares.
+            Beside it, the share were the gaps as long as alone at the boost clock
+            (gaps_alone_ms): a lower bound. nvidia-smi's timestamps are read as UTC, the device
+            machine's zone (its windows' clocks and power match their phases).
   rank      the tool's rank with its collectives taken out (its network as --emit-yaml writes
             it, the collective layers dropped) against the rank measured, each run's card
   steps     the tool's whole TP step (`roofline-advise examples/configs/llama-3.3-70b.json --gpu
@@ -87,6 +91,9 @@ def main():
     ap.add_argument("--tool", default=os.path.join(ROOT, "build-nocuda", "roofline-advise"))
     a = ap.parse_args()
     shares, ranks = [], {}
+    print("| run | step | rank alone | with gaps | gaps at the run's clock | won back | "
+          "gaps alone at boost | won back (lower bound) |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for spec in a.runs:
         path, _, smi = spec.partition(":")
         doc = json.load(open(path, encoding="utf-8"))
@@ -99,12 +106,17 @@ def main():
                 continue
             base = alone[(r["tp"], r["phase"], r["batch"])]
             clock = smi_clock(smi, r["started_unix"], r["ended_unix"])
+            base_clock = smi_clock(smi, base["started_unix"], base["ended_unix"])
+            if clock is None or base_clock is None:
+                sys.exit(f"{smi}: no clock sampled during {r['name']} or its rank alone")
             gaps_ms = r["gap_cycles"] * (2 * r["layers"] + 1) / (clock * 1e6) * 1e3
             share = (base["graph_ms"] + gaps_ms - r["graph_ms"]) / gaps_ms
+            at_boost = (base["graph_ms"] + r["gaps_alone_ms"] - r["graph_ms"]) / r["gaps_alone_ms"]
             shares.append(share)
             print(f"| {os.path.basename(path)} | TP {r['tp']} {r['phase']} | "
-                  f"{base['graph_ms']:.1f} ms at {smi_clock(smi, base['started_unix'], base['ended_unix']):.0f} MHz | "
-                  f"{r['graph_ms']:.1f} ms at {clock:.0f} MHz | {gaps_ms:.1f} ms | {share:.2f} |")
+                  f"{base['graph_ms']:.1f} ms at {base_clock:.0f} MHz | "
+                  f"{r['graph_ms']:.1f} ms at {clock:.0f} MHz | {gaps_ms:.1f} ms | {share:.2f} | "
+                  f"{r['gaps_alone_ms']:.1f} ms | {at_boost:.2f} |")
     if shares:
         print(f"\ncollective_headroom_share: {statistics.median(shares):.3f} "
               f"(median of {len(shares)})\n")

@@ -315,8 +315,17 @@ TEST_CASE("h100-sxm5 and h200-sxm share the Hopper parameters, and their origins
     CHECK(contains(spec->parameters.origin, "hopper architecture"));
     CHECK(contains(spec->parameters.origin, hopper->parameters.origin));
   }
-  // H100 PCIe is Hopper too.
-  CHECK(catalog().resolve("h100-pcie").parameters == h200.parameters);
+  // H100 PCIe is Hopper too, but for its all-reduce's link efficiency (PCIe, not NVSwitch's).
+  model_parameters pcie = catalog().resolve("h100-pcie").parameters;
+  CHECK_FALSE(pcie == h200.parameters);
+  for (const int gpus : all_reduce_gpu_counts) {
+    const parameter efficiency =
+        all_reduce_parameter_at(parameter::all_reduce_link_efficiency, gpus);
+    CHECK(pcie[efficiency] == info(efficiency).default_value);
+    pcie.set(efficiency, h200.parameters[efficiency]);
+  }
+  pcie.origin = h200.parameters.origin;
+  CHECK(pcie == h200.parameters);
 }
 
 TEST_CASE("--gpu h100 and --gpu h200 predict the same device time for compute-bound GEMMs") {

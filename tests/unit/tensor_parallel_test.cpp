@@ -360,12 +360,12 @@ TEST_CASE("an all-to-all over the 8 GPUs of an H100 node is priced by collective
   // 8-GPU latency and link efficiency times an all-to-all's bandwidth against an all-reduce's;
   // the bound is the same traffic at full speed, no latency.
   const model_parameters &fitted = model.parameters();
-  CHECK(
-      p.device_time_s ==
-      doctest::Approx(all_reduce_parameter(fitted, parameter::all_reduce_latency_s, 8) +
-                      7.0 / 8 * B /
-                          (all_reduce_parameter(fitted, parameter::all_reduce_link_efficiency, 8) *
-                           fitted[parameter::all_to_all_bandwidth_ratio] * 450e9)));
+  CHECK(p.device_time_s ==
+        doctest::Approx(
+            all_reduce_parameter(fitted, parameter::all_reduce_latency_s, 8) +
+            7.0 / 8 * B /
+                (all_reduce_parameter(fitted, parameter::all_reduce_link_efficiency, 8) *
+                 all_reduce_parameter(fitted, parameter::all_to_all_bandwidth_ratio, 8) * 450e9)));
   CHECK(p.roofline_time_s == doctest::Approx(7.0 / 8 * B / 450e9));
   CHECK(p.time_s == doctest::Approx(std::max(p.device_time_s, p.host_floor_s)));
 }

@@ -30,13 +30,12 @@ cluster_links ideal_links() {
   l.nvlink.gpus = l.nvlink.host_gpus = 8;
   for (const int gpus : all_reduce_gpu_counts) {
     l.parameters.set(all_reduce_parameter_at(parameter::all_reduce_latency_s, gpus), 0);
-    l.parameters.set(all_reduce_parameter_at(parameter::all_reduce_link_efficiency, gpus), 1);
+    for (const parameter efficiency :
+         {parameter::all_reduce_link_efficiency, parameter::reduce_scatter_bandwidth_ratio,
+          parameter::all_gather_bandwidth_ratio, parameter::all_to_all_bandwidth_ratio})
+      l.parameters.set(all_reduce_parameter_at(efficiency, gpus), 1);
   }
   l.parameters.set(parameter::all_reduce_oneshot_below_bytes, 0);
-  for (const parameter ratio :
-       {parameter::reduce_scatter_bandwidth_ratio, parameter::all_gather_bandwidth_ratio,
-        parameter::all_to_all_bandwidth_ratio})
-    l.parameters.set(ratio, 1);
   l.network_bytes_per_s = 40e9;
   l.network_latency_s = 5e-6;
   return l;
@@ -135,7 +134,7 @@ TEST_CASE("collectives by hand: a ring inside a node, hierarchically across node
   // all-reduce's bus bandwidth; the hierarchical all-reduce's reduce-scatter too, not its
   // network part nor its all-gather.
   cluster_links slower = l;
-  slower.parameters.set(parameter::reduce_scatter_bandwidth_ratio, 0.8);
+  slower.parameters.set(all_reduce_parameter_at(parameter::reduce_scatter_bandwidth_ratio, 8), 0.8);
   CHECK(collective_s(collective::reduce_scatter, B, {8, 8}, slower) ==
         doctest::Approx(7.0 / 8 * B / (0.8 * 400e9)));
   CHECK(collective_s(collective::all_reduce, B, {8, 8}, slower) ==

@@ -90,9 +90,11 @@ enum class parameter : int {
   all_reduce_oneshot_below_bytes =
       all_reduce_link_efficiency + static_cast<int>(all_reduce_gpu_counts.size()),
   reduce_scatter_bandwidth_ratio,
-  all_gather_bandwidth_ratio,
-  all_to_all_bandwidth_ratio,
-  energy_per_flop_pj,
+  all_gather_bandwidth_ratio =
+      reduce_scatter_bandwidth_ratio + static_cast<int>(all_reduce_gpu_counts.size()),
+  all_to_all_bandwidth_ratio =
+      all_gather_bandwidth_ratio + static_cast<int>(all_reduce_gpu_counts.size()),
+  energy_per_flop_pj = all_to_all_bandwidth_ratio + static_cast<int>(all_reduce_gpu_counts.size()),
   dram_energy_per_byte_pj = energy_per_flop_pj + precision_count,
   idle_power_share,
   stall_power_share,
@@ -110,8 +112,9 @@ parameter misalignment_slowdown_at(int alignment_bytes);
 /// attention_decode_dram_efficiency) for `head_dim` (one of attention_head_dims).
 parameter attention_efficiency_at(int head_dim, parameter group = parameter::attention_efficiency);
 
-/// The slot of `group`'s value (all_reduce_latency_s or all_reduce_link_efficiency) for `gpus`
-/// (one of all_reduce_gpu_counts). Throws std::out_of_range for another count.
+/// The slot of `group`'s value (all_reduce_latency_s, all_reduce_link_efficiency or a
+/// collective's bandwidth ratio) for `gpus` (one of all_reduce_gpu_counts). Throws
+/// std::out_of_range for another count.
 parameter all_reduce_parameter_at(parameter group, int gpus);
 
 /// The slot of `group`'s value (memory_floor_s, memory_efficiency, memory_row_s or

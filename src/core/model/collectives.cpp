@@ -33,10 +33,12 @@ double network_pass_s(double bytes, int n, double passes, double hops, const clu
 
 double collective_link_efficiency(collective c, int gpus, const model_parameters &p) {
   const double all_reduce = all_reduce_parameter(p, parameter::all_reduce_link_efficiency, gpus);
+  const auto ratio = [&](parameter group) { return all_reduce_parameter(p, group, gpus); };
   switch (c) {
-  case collective::reduce_scatter: return all_reduce * p[parameter::reduce_scatter_bandwidth_ratio];
-  case collective::all_gather: return all_reduce * p[parameter::all_gather_bandwidth_ratio];
-  case collective::all_to_all: return all_reduce * p[parameter::all_to_all_bandwidth_ratio];
+  case collective::reduce_scatter:
+    return all_reduce * ratio(parameter::reduce_scatter_bandwidth_ratio);
+  case collective::all_gather: return all_reduce * ratio(parameter::all_gather_bandwidth_ratio);
+  case collective::all_to_all: return all_reduce * ratio(parameter::all_to_all_bandwidth_ratio);
   case collective::all_reduce:
   case collective::send: return all_reduce;
   }

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <iterator>
 #include <stdexcept>
 
 namespace roofline {
@@ -268,19 +269,24 @@ constexpr row all_reduce_scalars[] = {
      "messages below this many bytes a GPU take the one-shot path: each GPU reads every peer's "
      "whole message, (N - 1) x its bytes over its links instead of the ring's 2(N - 1)/N; 0: "
      "never"},
-    // NCCL's own, not a GPU's: bench/nccl_fit's medians over B300 nccl-tests (NVIDIA
-    // AIConfigurator 095f58a, ../shared/data/aic/nccl_b300_sxm_trtllm.csv), 2-8 GPUs, 64 MiB up.
-    {parameter::reduce_scatter_bandwidth_ratio, "reduce_scatter_bandwidth_ratio", 0.859, 0.1, 2,
-     "x", parameter_fit::collectives,
-     "the bus bandwidth a reduce-scatter reaches against an all-reduce's over the same GPUs "
-     "(all_reduce_link_efficiency's share of the links times this)"},
-    {parameter::all_gather_bandwidth_ratio, "all_gather_bandwidth_ratio", 0.884, 0.1, 2, "x",
-     parameter_fit::collectives,
-     "the bus bandwidth an all-gather reaches against an all-reduce's over the same GPUs"},
-    {parameter::all_to_all_bandwidth_ratio, "all_to_all_bandwidth_ratio", 0.781, 0.1, 2, "x",
-     parameter_fit::collectives,
-     "the bus bandwidth an all-to-all reaches against an all-reduce's over the same GPUs"},
 };
+
+// NCCL's own, not a GPU's: bench/nccl_fit's medians over B300 nccl-tests (NVIDIA AIConfigurator
+// 095f58a, ../shared/data/aic/nccl_b300_sxm_trtllm.csv), 64 MiB and up, by GPU count.
+constexpr row collective_gpu_count_groups[] = {
+    {parameter::reduce_scatter_bandwidth_ratio, "reduce_scatter_bandwidth_ratio", 0, 0.1, 2, "x",
+     parameter_fit::collectives,
+     "the bus bandwidth a reduce-scatter reaches against an all-reduce's over this many GPUs "
+     "(all_reduce_link_efficiency's share of the links times this)"},
+    {parameter::all_gather_bandwidth_ratio, "all_gather_bandwidth_ratio", 0, 0.1, 2, "x",
+     parameter_fit::collectives,
+     "the bus bandwidth an all-gather reaches against an all-reduce's over this many GPUs"},
+    {parameter::all_to_all_bandwidth_ratio, "all_to_all_bandwidth_ratio", 0, 0.1, 2, "x",
+     parameter_fit::collectives,
+     "the bus bandwidth an all-to-all reaches against an all-reduce's over this many GPUs"},
+};
+constexpr double collective_ratio_defaults[][all_reduce_gpu_counts.size()] = {
+    {0.749, 0.859, 0.937}, {0.809, 0.890, 0.932}, {0.619, 0.781, 0.853}};
 
 // Energy and the power cap (power_model.hpp). An architecture with no power fit keeps 0 for the
 // energies: each is then taken from the datasheet (the limit's headroom over the unit's dense peak,
@@ -369,6 +375,8 @@ std::vector<parameter_info> build_table() {
     add_group(g, gpu_counts);
   for (const row &r : all_reduce_scalars)
     add(r);
+  for (std::size_t i = 0; i < std::size(collective_gpu_count_groups); ++i)
+    add_group(collective_gpu_count_groups[i], gpu_counts, collective_ratio_defaults[i]);
   add_group(power_precision_group, precisions);
   for (const row &r : power_scalars)
     add(r);

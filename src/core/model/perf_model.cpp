@@ -455,13 +455,12 @@ prediction perf_model::collective(const op &o, reasons why) const {
   cluster_links ideal = links;
   for (const int gpus : all_reduce_gpu_counts) {
     ideal.parameters.set(all_reduce_parameter_at(parameter::all_reduce_latency_s, gpus), 0);
-    ideal.parameters.set(all_reduce_parameter_at(parameter::all_reduce_link_efficiency, gpus), 1);
+    for (const parameter efficiency :
+         {parameter::all_reduce_link_efficiency, parameter::reduce_scatter_bandwidth_ratio,
+          parameter::all_gather_bandwidth_ratio, parameter::all_to_all_bandwidth_ratio})
+      ideal.parameters.set(all_reduce_parameter_at(efficiency, gpus), 1);
   }
   ideal.parameters.set(parameter::all_reduce_oneshot_below_bytes, 0);
-  for (const parameter ratio :
-       {parameter::reduce_scatter_bandwidth_ratio, parameter::all_gather_bandwidth_ratio,
-        parameter::all_to_all_bandwidth_ratio})
-    ideal.parameters.set(ratio, 1);
   ideal.network_latency_s = 0;
   const auto bytes = static_cast<double>(o.bytes);
   result.roofline_time_s = collective_s(c, bytes, group, ideal);
@@ -550,8 +549,9 @@ std::vector<std::string> model_notes(const perf_model &model, const std::vector<
     notes.push_back(
         "all-to-alls, reduce-scatters, all-gathers and sends: inside a node one pass of (n − 1)/n "
         "of their bytes (a send: all of them) over the links at the all-reduce's fitted "
-        "efficiency and latency; a group spanning nodes hierarchically, across them at the "
-        "cluster's network (model_options::network): modelled, not measured");
+        "efficiency times the kind's bandwidth against an all-reduce's (NCCL's, fitted), and its "
+        "latency; a group spanning nodes hierarchically, across them at the cluster's network "
+        "(model_options::network): modelled, not measured");
   if (model.operand_cache() == cache_state::cold &&
       std::any_of(ops.begin(), ops.end(), [](const op &o) { return o.is_gemm(); }))
     notes.push_back(fmt::format(
