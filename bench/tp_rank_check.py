@@ -18,12 +18,12 @@ against a 4096-token cache, each captured as a CUDA graph and replayed (median o
 times after warm-ups). First a check: one layer's output against float32 math on the same random
 inputs. Writes OUT/tp_rank.json after each case.
 
-Then (--gap-cycles N) the prefill again with a kernel spinning N SM cycles on one SM where each
+Then (--gap-cycles N ...) the prefill again with a kernel spinning N SM cycles on one SM where each
 all-reduce goes: the SMs idle between the GEMMs as a collective leaves them, to see whether the
 power cap's clock follows the step's average power or its compute's; and the prefill's and the
 batch-32 decode's eager runs profiled by kernel class (torch.profiler).
 
-    python3 bench/tp_rank_check.py OUT [--tp 2 4] [--layers 80] [--gap-cycles N]
+    python3 bench/tp_rank_check.py OUT [--tp 2 4] [--layers 80] [--gap-cycles N ...]
 """
 import argparse
 import datetime
@@ -205,9 +205,9 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--tp", type=int, nargs="+", default=[2, 4])
     ap.add_argument("--layers", type=int, default=80)
-    ap.add_argument("--gap-cycles", type=int, default=0,
+    ap.add_argument("--gap-cycles", type=int, nargs="*", default=[],
                     help="also the prefill with a spinning kernel of this many cycles where "
-                         "each all-reduce goes")
+                         "each all-reduce goes (each value a run)")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     dev = torch.device("cuda")
@@ -232,9 +232,9 @@ def main():
                           lambda tp=tp, phase=phase, batch=batch:
                           measure(held["W"], tp, phase, batch, dev,
                                   profile_it=phase == "prefill" or batch == 32)))
-        if a.gap_cycles:
-            cases.append((f"tp{tp}-prefill-gaps", lambda tp=tp:
-                          measure(held["W"], tp, "prefill", 1, dev, gap_cycles=a.gap_cycles)))
+        for cycles in a.gap_cycles:
+            cases.append((f"tp{tp}-prefill-gaps-{cycles}", lambda tp=tp, cycles=cycles:
+                          measure(held["W"], tp, "prefill", 1, dev, gap_cycles=cycles)))
     ok = record_each(os.path.join(a.out, "tp_rank.json"), doc, cases)
     ok = ok and doc["results"][0].get("pass", False)
     held.clear()

@@ -351,11 +351,17 @@ TEST_CASE("uniform routing under expert parallelism: the experts of one GPU a st
   CHECK(experts_reached(moe, 1000) == 2);
   // Shared tokens (tensor-parallel attention): the one token's 2 experts, a quarter of them here:
   // ceil(2 / 4) = 1 (not top_k: the other expert is another GPU's).
-  moe.shared_tokens = true;
+  moe.sending_ranks = 1;
   CHECK(experts_reached(moe, 1) == 1);
   // 2 shared tokens: 8 · (1 − 0.75²) = 3.5 experts, 0.875 of them here: 1.
   CHECK(experts_reached(moe, 2) == 1);
   // 3: 8 · (1 − 0.75³) = 4.625, 1.16 here: 2.
+  CHECK(experts_reached(moe, 3) == 2);
+  // 2 of the 4 GPUs bring a token each (a prefill of 2 prompts over 4 ranks): 2 tokens in all,
+  // as 2 shared ones: 1.
+  moe.sending_ranks = 2;
+  CHECK(experts_reached(moe, 1) == 1);
+  // 3 tokens each from 2 GPUs: 6 tokens, 8 · (1 − 0.75⁶) = 6.58, 1.65 here: 2.
   CHECK(experts_reached(moe, 3) == 2);
 }
 
@@ -421,7 +427,7 @@ TEST_CASE("Mixtral's experts over its tensor-parallel group of 4: whole experts,
   CHECK(gate.gemm->batch_count == 2);
   CHECK(gate.gemm->m == 16);
   CHECK(gate.flops == 2LL * 32 * 14336 * 4096);
-  CHECK(gate.scaling.shared_tokens);
+  CHECK(gate.scaling.sending_ranks == 1);
   CHECK(gate.scaling.expert_parallel == 4);
   const op &down = op_named(ops, "decoder_layer/moe/experts/down");
   CHECK(down.gemm->k == 14336);

@@ -529,7 +529,7 @@ void check_layout(const network &net) {
   CHECK(a2a.features == 64);
   CHECK(a2a.copies == 2);
   CHECK(std::get<moe_layer>(net.layers[2].body).expert_parallel == 4);
-  CHECK_FALSE(std::get<moe_layer>(net.layers[2].body).shared_tokens);
+  CHECK(std::get<moe_layer>(net.layers[2].body).sending_ranks == 0);
   const auto &rs = std::get<collective_layer>(net.layers[3].body);
   CHECK(rs.kind == collective::reduce_scatter);
   CHECK(rs.gpus == 2);
@@ -591,6 +591,20 @@ TEST_CASE("a bad layout or collective is refused where it is written") {
   check_error(parse_error(one_layer("{name: m, type: moe, experts: 8, top_k: 2, in: 8, "
                                     "intermediate: 8, expert_parallel: 3}")),
               3, 89, "`expert_parallel` = 3 does not divide the 8 experts");
+  const std::string moe = "{name: m, type: moe, experts: 8, top_k: 2, in: 8, intermediate: 8, "
+                          "expert_parallel: 4, ";
+  CHECK(contains(parse_error(one_layer(moe + "sending_ranks: 5}")).what(),
+                 "`sending_ranks` = 5 is more than the 4 GPUs of `expert_parallel`"));
+  CHECK(contains(parse_error(one_layer(moe + "sending_ranks: 2, shared_tokens: true}")).what(),
+                 "not both"));
+  // `shared_tokens: true` is `sending_ranks: 1`; `sending_ranks` reads back as written.
+  for (const auto &[key, senders] :
+       {std::pair{std::string("shared_tokens: true}"), 1}, {"sending_ranks: 2}", 2}}) {
+    const network net = parse_network("name: t\nseq_len: 4\nlayers:\n  - " + moe + key, "t.yaml");
+    CHECK(std::get<moe_layer>(net.layers[0].body).sending_ranks == senders);
+    const network again = parse_network(to_network_yaml(net), "again.yaml");
+    CHECK(std::get<moe_layer>(again.layers[0].body).sending_ranks == senders);
+  }
   // A send goes to one GPU: it takes no `gpus`.
   CHECK(contains(parse_error(one_layer("{name: s, type: send, gpus: 2, features: 8}")).what(),
                  "gpus"));

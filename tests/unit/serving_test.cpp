@@ -6,6 +6,7 @@
 #include "roofline/analysis/lowering.hpp"
 #include "roofline/common/error.hpp"
 #include "roofline/compare/serving.hpp"
+#include "roofline/input/network_yaml.hpp"
 #include "roofline/model/spec_catalog.hpp"
 #include "roofline/output/writers.hpp"
 #include "yaml_reader.hpp"
@@ -623,6 +624,37 @@ TEST_CASE("a mixture served with data-parallel attention: 8 GPUs, each its eight
         doctest::Approx(whole.kv_cache_bytes * static_cast<double>((batch + 7) / 8)));
   CHECK(s.chosen->output_tokens_per_s_per_gpu ==
         doctest::Approx(s.chosen->output_tokens_per_s / 8));
+  // At one request the prompt is prefilled whole on its own rank, and the experts serve its
+  // tokens alone (sending_ranks 1): TTFT = that prefill + a decode of one, by hand at the boost
+  // clock. Spreading its 1024 tokens as 128 on each rank, as before, was quicker.
+  compare_request at_boost = request;
+  at_boost.clock = clock_regime::burst;
+  const serving_comparison alone = serve(at_boost, question(1024, 256));
+  const std::vector<serving_point> &curve = alone.setups.front().curve;
+  const auto at_1 =
+      std::find_if(curve.begin(), curve.end(), [](const serving_point &p) { return p.batch == 1; });
+  REQUIRE(at_1 != curve.end());
+  const serving_point &p1 = *at_1;
+  config_options prefill = options, decode = options;
+  prefill.expert_parallel = decode.expert_parallel = 8;
+  prefill.phase = inference_phase::prefill;
+  prefill.batch = 1;
+  prefill.seq_len = 1024;
+  prefill.kv_len.reset();
+  prefill.last_logits = true;
+  prefill.token_ranks = 1;
+  decode.batch = 1;
+  decode.kv_len = 1024 + 128;
+  const auto device_s = [&](const config_options &o) {
+    return analyze(model_config::load(mixtral).build(o), burst_model(), "test")
+        .totals.device_time_s;
+  };
+  CHECK(to_network_yaml(model_config::load(mixtral).build(prefill)).find("sending_ranks: 1") !=
+        std::string::npos);
+  CHECK(p1.ttft_s == doctest::Approx(device_s(prefill) + device_s(decode)));
+  prefill.seq_len = 128;
+  prefill.token_ranks = 0;
+  CHECK(p1.ttft_s > 1.2 * (device_s(prefill) + device_s(decode)));
   // A pipeline of them is refused, as is expert parallelism other than the setup's TP group.
   serving_question piped = question(1024, 256);
   piped.pipeline_parallel = 2;

@@ -36,9 +36,9 @@ std::optional<op> at_batch(const op &gemm, std::int64_t batch, std::int64_t othe
 double expected_experts_reached(const moe_layer &moe, std::int64_t tokens);
 
 /// The experts of one GPU whose weights a step reads, for that GPU's `tokens`: the average of
-/// the tokens every GPU sends it (moe_layer::shared_tokens: its own only) reach among all the
-/// experts, its share of them (1/expert_parallel), rounded up, between 1 (top_k without expert
-/// parallelism) and the experts it holds.
+/// the tokens every sending GPU sends it (senders_of: all, one where they hold the same) reach
+/// among all the experts, its share of them (1/expert_parallel), rounded up, between 1 (top_k
+/// without expert parallelism) and the experts it holds.
 std::int64_t experts_reached(const moe_layer &moe, std::int64_t tokens);
 
 /// What the ops of a network's mixtures of experts assume of the routing, one note per layer.

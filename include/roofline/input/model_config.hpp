@@ -90,6 +90,10 @@ struct config_options {
   /// data-parallel ones (`data_parallel` a multiple of it), each expert still split by tensor
   /// parallelism, the all-to-alls between ranks a tensor-parallel group apart.
   int expert_parallel = 1;
+  /// Served under data-parallel attention: how many of its ranks have tokens in this step (a
+  /// prefill of fewer prompts than ranks, one prompt a rank; the others bring none to the
+  /// experts: moe_layer::sending_ranks); 0: every one.
+  int token_ranks = 0;
   /// Training: one GPU of this many data-parallel ones (network::data_parallel), each with its
   /// own sequences: the gradients reduced and the weights gathered over them.
   int data_parallel = 1;

@@ -132,12 +132,18 @@ struct moe_layer {
   /// expert_parallel of them (at the layer's `intermediate` width: a tensor-parallel split of
   /// each expert is already in it); the layer is one GPU's share.
   std::int64_t expert_parallel = 1;
-  /// Under expert parallelism, whether those GPUs hold the same tokens (tensor-parallel
-  /// attention before: each runs its experts' share of them, and an all-reduce sums the
-  /// outputs), or each its own (data-parallel attention: the tokens travel to their experts'
-  /// GPUs and back by all-to-alls, and each GPU's experts serve every GPU's tokens).
-  bool shared_tokens = false;
+  /// Under expert parallelism, how many of those GPUs bring tokens of their own. 0: every one
+  /// (data-parallel attention: the tokens travel to their experts' GPUs and back by
+  /// all-to-alls, and each GPU's experts serve every GPU's tokens). 1: they hold the same
+  /// tokens (tensor-parallel attention before: each runs its experts' share of them, and an
+  /// all-reduce sums the outputs). Between: a step in which only some have tokens (a prefill of
+  /// fewer prompts than data-parallel ranks), each bringing as many as this GPU.
+  std::int64_t sending_ranks = 0;
 };
+
+/// The GPUs that bring `moe`'s tokens to its experts (moe_layer::sending_ranks; 0: all of the
+/// expert-parallel ones).
+std::int64_t senders_of(const moe_layer &moe);
 
 /// An elementwise or normalisation op; acts on the previous layer's output unless `features` is
 /// set.

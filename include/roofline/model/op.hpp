@@ -40,7 +40,7 @@ struct batch_scaling {
   std::int64_t tokens = 0;      ///< routed: the step's tokens (batch × seq_len) it is routed for
   std::int64_t experts = 0, top_k = 0; ///< routed: its mixture's experts and experts per token
   std::int64_t expert_parallel = 1;    ///< routed: its mixture's (moe_layer::expert_parallel)
-  bool shared_tokens = false;          ///< routed: its mixture's (moe_layer::shared_tokens)
+  std::int64_t sending_ranks = 0;      ///< routed: its mixture's (moe_layer::sending_ranks)
 };
 
 /// One kernel-sized piece of work a network lowers to: a GEMM (a convolution's implicit one

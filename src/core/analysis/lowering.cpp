@@ -56,11 +56,14 @@ struct routing {
 routing route(const context &ctx, const moe_layer &moe, std::int64_t tokens) {
   routing r;
   r.tokens = tokens;
-  // Under expert parallelism a GPU's experts serve their share of every GPU's tokens: as many
-  // as its own where each brings its own, 1/expert_parallel of them where all hold the same.
+  // Under expert parallelism a GPU's experts serve their share of the tokens every sending GPU
+  // brings: as many as its own where each brings its own, 1/expert_parallel of them where all
+  // hold the same, senders/expert_parallel of them where only some bring any.
   const std::int64_t routed = product(ctx, {tokens, moe.top_k}, "its routed tokens (× top_k)");
-  r.routed = moe.shared_tokens ? routed / moe.expert_parallel + (routed % moe.expert_parallel != 0)
-                               : routed;
+  const std::int64_t senders = senders_of(moe), ep = std::max<std::int64_t>(1, moe.expert_parallel);
+  r.routed = senders == ep ? routed
+                           : product(ctx, {routed / ep + (routed % ep != 0), senders},
+                                     "its routed tokens (× top_k)");
   r.reached = experts_reached(moe, tokens);
   r.rows = r.routed / r.reached + (r.routed % r.reached != 0);
   return r;
@@ -74,7 +77,7 @@ op expert_gemm(const context &ctx, const std::string &name, const moe_layer &moe
   op o = make_gemm_op(name, shape, ctx.prec, ctx.where);
   o.count = ctx.count;
   o.scaling = {batch_growth::routed, 0, r.tokens, moe.experts, moe.top_k, moe.expert_parallel,
-               moe.shared_tokens};
+               moe.sending_ranks};
   // The routed rows, not the rows the even split rounds up to.
   o.flops = product(ctx, {2, r.routed, n, k}, "its FLOP count");
   const std::int64_t activations = sum(ctx,
@@ -684,7 +687,7 @@ double expected_experts_reached(const moe_layer &moe, std::int64_t tokens) {
 std::int64_t experts_reached(const moe_layer &moe, std::int64_t tokens) {
   const std::int64_t ep = std::max<std::int64_t>(1, moe.expert_parallel);
   const std::int64_t held = moe.experts / ep;
-  const double senders = moe.shared_tokens ? 1.0 : static_cast<double>(ep);
+  const auto senders = static_cast<double>(senders_of(moe));
   // Rounded up (a part-reached expert's weights are read whole), never fewer than one token's
   // top_k (one expert under expert parallelism) nor more than the GPU holds; the tolerance keeps
   // an exact count from rounding up. Clamped as a double first: the cast of a value past 2^63
@@ -720,7 +723,7 @@ std::optional<op> at_batch(const op &gemm, std::int64_t batch, std::int64_t othe
     moe.experts = scaling.experts;
     moe.top_k = scaling.top_k;
     moe.expert_parallel = scaling.expert_parallel;
-    moe.shared_tokens = scaling.shared_tokens;
+    moe.sending_ranks = scaling.sending_ranks;
     const context ctx{gemm.layer, gemm.precision, gemm.gemm->weights, gemm.count, gemm.where};
     try {
       return expert_gemm(ctx, gemm.layer, moe, route(ctx, moe, *tokens), gemm.gemm->n, gemm.gemm->k,
@@ -769,10 +772,17 @@ void add_routing_notes(const network &net, const std::vector<layer> &layers,
             "experts (rounded up): {}",
             path, moe->expert_parallel, moe->experts / moe->expert_parallel, moe->experts,
             experts_reached(*moe, tokens),
-            moe->shared_tokens
-                ? "every GPU holds the step's tokens and runs its experts' share of their routes"
-                : "each GPU's experts serve every GPU's tokens, as many routes as its own, the "
-                  "weights read are of those its experts get from all of them");
+            senders_of(*moe) == 1
+                ? std::string("every GPU holds the step's tokens and runs its experts' share of "
+                              "their routes")
+            : senders_of(*moe) == moe->expert_parallel
+                ? std::string("each GPU's experts serve every GPU's tokens, as many routes as its "
+                              "own, the weights read are of those its experts get from all of "
+                              "them")
+                : fmt::format("{} of the GPUs bring as many tokens as this one (the others none: "
+                              "a prefill of fewer prompts than ranks), its experts serving their "
+                              "share of those",
+                              senders_of(*moe)));
     }
   }
 }

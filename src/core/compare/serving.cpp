@@ -121,7 +121,7 @@ public:
   /// `source` and `gpu` are held by reference: they outlive the search.
   request_steps(const config_source &source, const compared_gpu &gpu, serving_question q)
       : m_source(source), m_gpu(gpu), m_question(q), m_ranks(attention_ranks(source, gpu)),
-        m_prefill(analyzed(build(inference_phase::prefill, 1, 0))),
+        m_prefill(analyzed(prefill_network(1))),
         m_send_bytes_per_token(hidden_bytes(m_prefill.network)) {
     if (gpu.model.spec().interconnect)
       m_links = links_of(*gpu.model.spec().interconnect, gpu.model.parameters(),
@@ -273,14 +273,23 @@ private:
 
   /// `batch` requests' step (one attention rank's share of them); a prefill of `prompt_tokens`
   /// each (the question's where 0).
+  /// The prefill of `prompts` whole prompts, a rank's share of them under data-parallel
+  /// attention (the busiest rank's, rounded up); with fewer prompts than ranks, only those
+  /// prompts' ranks bring tokens to the experts.
+  network prefill_network(std::int64_t prompts) const {
+    return build(inference_phase::prefill, prompts, 0, 0,
+                 m_ranks > 1 && prompts < m_ranks ? static_cast<int>(prompts) : 0);
+  }
+
   network build(inference_phase phase, std::int64_t batch, std::int64_t kv_len,
-                std::int64_t prompt_tokens = 0) const {
+                std::int64_t prompt_tokens = 0, int token_ranks = 0) const {
     config_options options = m_source.options;
     options.phase = phase;
     options.batch = per_rank(batch);
     options.tensor_parallel = m_gpu.tensor_parallel;
     options.pipeline_parallel = m_question.pipeline_parallel;
     options.last_logits = phase == inference_phase::prefill;
+    options.token_ranks = token_ranks;
     options.seq_len = phase == inference_phase::prefill
                           ? (prompt_tokens > 0 ? prompt_tokens : m_question.prompt_tokens)
                           : 1;
@@ -353,17 +362,15 @@ private:
   }
 
   /// The prefill of `prompts` prompts batched into one step (one prompt's: m_prefill). Under
-  /// data-parallel attention each rank prefills its share of their tokens, as one sequence (the
-  /// ranks' MoE layers run in lockstep: the experts see every rank's share).
+  /// data-parallel attention each prompt is prefilled whole on its own rank, the busiest rank
+  /// holding its share of them rounded up; the ranks' MoE layers run in lockstep, their experts
+  /// serving the tokens of every rank that has a prompt.
   const analysis &prefill_of(std::int64_t prompts) {
-    if (prompts == 1 && m_ranks == 1)
+    if (prompts == 1)
       return m_prefill;
     if (const auto found = m_prefills.find(prompts); found != m_prefills.end())
       return found->second;
-    const network step = m_ranks == 1 ? build(inference_phase::prefill, prompts, 0)
-                                      : build(inference_phase::prefill, 1, 0,
-                                              per_rank(prompts * m_question.prompt_tokens));
-    return m_prefills.emplace(prompts, analyzed(step)).first->second;
+    return m_prefills.emplace(prompts, analyzed(prefill_network(prompts))).first->second;
   }
 
   time_range step_range(const analysis &a, std::int64_t running) const {

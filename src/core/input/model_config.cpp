@@ -17,6 +17,7 @@
 #include <array>
 #include <functional>
 #include <map>
+#include <stdexcept>
 #include <type_traits>
 #include <utility>
 #include <variant>
@@ -92,6 +93,8 @@ struct transformer_shape {
   /// all-to-alls (data-parallel attention, or training's experts carved from data parallelism,
   /// each expert split by tensor parallelism as Megatron splits it).
   bool experts_over_tensor_parallel = false;
+  /// The GPUs that bring tokens to the experts (moe_layer::sending_ranks; 0: all of them).
+  std::int64_t sending_ranks = 0;
   /// Sequence parallelism: the GPUs the norms' and residual adds' rows are split over (each GPU
   /// its share of the tokens; 1: none).
   std::int64_t sequence_split = 1;
@@ -617,11 +620,11 @@ std::vector<layer> block_of(const transformer_shape &s, const attention_layer &a
     moe.intermediate = s.expert_intermediate;
     moe.activation = s.activation;
     moe.expert_parallel = s.expert_parallel;
-    moe.shared_tokens = s.experts_over_tensor_parallel;
+    moe.sending_ranks = s.experts_over_tensor_parallel ? 1 : s.sending_ranks;
     // Each token to its experts' GPUs and back: each tensor-parallel rank its share of them
     // (sequence parallelism's), to the ranks of its own a data-parallel group apart.
     const auto exchange = [&](std::string name) {
-      if (s.expert_parallel > 1 && !moe.shared_tokens)
+      if (s.expert_parallel > 1 && !s.experts_over_tensor_parallel)
         block.push_back(
             make(std::move(name), collective_layer{collective::all_to_all, s.expert_parallel,
                                                    s.tensor_parallel, s.exchanged, s.top_k}));
@@ -685,6 +688,8 @@ transformer_shape experts_spread(transformer_shape s, const config_options &opti
   s.expert_parallel = ep;
   s.experts_over_tensor_parallel =
       options.mode != run_mode::training && attention_ranks(options) == 1;
+  if (!s.experts_over_tensor_parallel && options.token_ranks > 0 && options.token_ranks < ep)
+    s.sending_ranks = options.token_ranks;
   const char *how =
       s.experts_over_tensor_parallel
           ? "whole, the tensor-parallel group's tokens routed to them (no all-to-all: the MLP's "
@@ -965,6 +970,10 @@ void check_config_options(const config_options &options) {
     if (value < 1 || value > max_collective_gpus)
       throw input_error(fmt::format("config_options::{} {}: from 1 to {} GPUs", name, value,
                                     max_collective_gpus));
+  if (options.token_ranks < 0 || options.token_ranks > options.expert_parallel)
+    throw std::logic_error(fmt::format("token_ranks {}: from 0 (every rank) to the {} "
+                                       "expert-parallel ranks (set by the serving search only)",
+                                       options.token_ranks, options.expert_parallel));
   if (options.zero_stage && (*options.zero_stage < 0 || *options.zero_stage > 3))
     throw input_error(
         fmt::format("config_options::zero_stage {}: ZeRO has stages 0 to 3", *options.zero_stage));

@@ -17,6 +17,11 @@
 
 namespace roofline {
 
+std::int64_t senders_of(const moe_layer &moe) {
+  const std::int64_t ep = std::max<std::int64_t>(1, moe.expert_parallel);
+  return moe.sending_ranks > 0 ? std::min(moe.sending_ranks, ep) : ep;
+}
+
 namespace {
 
 constexpr std::array<enum_name<run_mode>, 2> mode_names{{
@@ -414,7 +419,7 @@ private:
          &network_parser::parse_attention},
         {"moe",
          {"experts", "top_k", "in", "intermediate", "gated", "activation", "expert_parallel",
-          "shared_tokens"},
+          "shared_tokens", "sending_ranks"},
          &network_parser::parse_moe},
         {"all_reduce", {"gpus", "features", "stride"}, &network_parser::parse_collective},
         {"all_to_all", {"gpus", "features", "stride", "copies"}, &network_parser::parse_collective},
@@ -502,7 +507,18 @@ private:
       map.fail("expert_parallel",
                fmt::format("`expert_parallel` = {} does not divide the {} experts",
                            moe.expert_parallel, moe.experts));
-    moe.shared_tokens = map.boolean_or("shared_tokens", false);
+    if (map.has("shared_tokens") && map.has("sending_ranks"))
+      map.fail("sending_ranks", "give `sending_ranks` or `shared_tokens` (the same as "
+                                "`sending_ranks: 1`), not both");
+    if (map.boolean_or("shared_tokens", false))
+      moe.sending_ranks = 1;
+    if (const auto senders = map.optional_positive_int("sending_ranks")) {
+      if (*senders > moe.expert_parallel)
+        map.fail("sending_ranks",
+                 fmt::format("`sending_ranks` = {} is more than the {} GPUs of `expert_parallel`",
+                             *senders, moe.expert_parallel));
+      moe.sending_ranks = *senders;
+    }
     if (map.has("activation")) {
       const std::vector<std::string> activations{"silu", "gelu", "relu"};
       const std::string activation = map.string("activation");

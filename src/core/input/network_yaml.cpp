@@ -107,8 +107,9 @@ struct layer_writer {
                        pad, name, body.experts, body.top_k, body.in, body.intermediate,
                        body.gated ? "true" : "false", to_string(body.activation));
     if (body.expert_parallel > 1)
-      out += fmt::format(", expert_parallel: {}, shared_tokens: {}", body.expert_parallel,
-                         body.shared_tokens ? "true" : "false");
+      out += fmt::format(", expert_parallel: {}", body.expert_parallel);
+    if (body.expert_parallel > 1 && body.sending_ranks > 0)
+      out += fmt::format(", sending_ranks: {}", body.sending_ranks);
     out += precision + "}\n";
   }
   void operator()(const memory_layer &body) const {
