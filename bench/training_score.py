@@ -5,11 +5,16 @@ of bench/data/published/training-layouts.csv that trains a dense model in bf16 w
 stated (Narayanan et al. 2021 on A100s, NVIDIA's Megatron-LM H100 table, the Llama 3 405B runs),
 `roofline-advise train CONFIG --cluster dgx-a100|dgx-h100 --gpus N --global-batch B --seq-len S`
 with the row's TP, PP, DP, CP and (where stated) micro-batch, virtual stages and recomputation
-pinned, the rest searched; the tool's TFLOP/s per GPU of its fastest such layout beside the
-published one. Narayanan's count includes the recomputed forward pass (hardware FLOPs, 4/3 of the
-model's with full recomputation): the tool's model FLOPs are scaled so for those rows. GPT rows are
-built as GPT-2-style configs of the row's shape (learned positions, a 4h GELU MLP). Nothing is
-fitted on these figures.
+pinned, the rest searched; the TFLOP/s per GPU of its fastest such layout beside the published
+one, both counted by the publisher's formula over the tool's step time (`flop_basis`; each counts
+attention's full s × s scores, where the tool's own count keeps a causal mask's half):
+  Narayanan et al. 2021, eq. 3 (with the recomputed forward): 96·s·l·h²·(1 + s/6h + V/16lh)
+  Megatron-LM's num_floating_point_operations (megatron/training/training.py of its Megatron-Core
+  0.8 era; the README does not state it): 12·s·l·h²·(1 + f/h + 1 + s/h + V/2lh), f = 4h for GPT
+  PaLM's (Chowdhery et al. 2022, appendix B), which Llama 3 names: 6N + 12·l·h·s per token
+a sequence each. `--own-flops` scores with the tool's own count instead (its
+`model_tflop_per_s_per_gpu`). GPT rows are built as GPT-2-style configs of the row's shape
+(learned positions, a 4h GELU MLP). Nothing is fitted on these figures.
 
     python3 bench/training_score.py --tool build-nocuda/roofline-advise
 """
@@ -33,8 +38,23 @@ def gpt_config(row, folder):
     return path
 
 
+def publisher_flops(row, seq):
+    """FLOPs a sequence of `seq` tokens takes by the formula the row's figure was counted with."""
+    rid = row["id"]
+    l, h, v = int(row["layers"]), int(row["hidden"]), int(row["vocab"])
+    if rid.startswith("narayanan21-t1"):
+        return 96 * seq * l * h * h * (1 + seq / (6 * h) + v / (16 * l * h))
+    if rid.startswith("megatronlm-h100"):
+        f = int(row["ffn"]) if row["ffn"] else 4 * h
+        return 12 * seq * l * h * h * (1 + f / h + 1 + seq / h + v / (2 * l * h))
+    if rid.startswith("llama3-405b"):
+        return seq * (6 * float(row["params_b"]) * 1e9 + 12 * l * h * seq)
+    raise ValueError(rid)
+
+
 def scored(row):
-    """(config kind, cluster, pins, published TFLOP/s, FLOP scale) or None for rows not scored."""
+    """(config kind, cluster, pins, published TFLOP/s, own-count scale) or None for rows not
+    scored. The scale: Narayanan counts the recomputed forward pass (4/3 of the model's FLOPs)."""
     rid = row["id"]
     if rid.startswith("narayanan21-t1"):
         return "gpt", "dgx-a100", {"--recompute": "full", "--zero": "0"}, float(row["tflops_per_gpu"]), 4 / 3
@@ -48,6 +68,8 @@ def scored(row):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tool", default="build/roofline-advise")
+    ap.add_argument("--own-flops", action="store_true",
+                    help="the tool's own FLOP count (a causal mask's half of attention)")
     ap.add_argument("--published", default=os.path.join(HERE, "data", "published",
                                                         "training-layouts.csv"))
     args = ap.parse_args()
@@ -82,7 +104,8 @@ def main():
                       f"{out.stderr.strip()[:90]} | {published:g} | — | — |")
                 continue
             best = json.loads(out.stdout)["answers"][0]["ranked"][0]
-            tool = best["model_tflop_per_s_per_gpu"] * scale
+            tool = (best["model_tflop_per_s_per_gpu"] * scale if args.own_flops else
+                    publisher_flops(row, seq) * batch / best["step_s"] / gpus / 1e12)
             ratios.append(tool / published)
             l = best["layout"]
             shown = (f"DP {l['dp']} mb {l['micro_batch']} v {l['virtual_stages']} "
