@@ -365,6 +365,29 @@ TEST_CASE("uniform routing under expert parallelism: the experts of one GPU a st
   CHECK(experts_reached(moe, 3) == 2);
 }
 
+TEST_CASE("a GPU's routed rows under expert parallelism by hand: its share of every sending "
+          "GPU's routes, rounded up") {
+  // 3 tokens × top 2 = 6 routes a sending GPU; 8 GPUs of experts.
+  const auto routed = [](const char *senders) {
+    const network net = parse_network(
+        std::string("name: t\nseq_len: 3\nlayers:\n  - {name: m, type: moe, experts: 8, top_k: 2, "
+                    "in: 16, intermediate: 32, expert_parallel: 8") +
+            senders + "}\n",
+        "t.yaml");
+    // The gate's FLOPs: 2 · routed rows · 32 · 16.
+    for (const op &o : lower(net))
+      if (o.layer == "m/experts/gate")
+        return o.flops / (2 * 32 * 16);
+    FAIL("no gate GEMM");
+    return std::int64_t{0};
+  };
+  CHECK(routed("") == 6);                   // all 8 send: as many as its own
+  CHECK(routed(", sending_ranks: 7") == 6); // 42 / 8 = 5.25, rounded up
+  CHECK(routed(", sending_ranks: 4") == 3); // 24 / 8
+  CHECK(routed(", sending_ranks: 1") == 1); // 6 / 8, rounded up
+  CHECK(routed(", shared_tokens: true") == 1);
+}
+
 TEST_CASE("Mixtral decode over 8 GPUs of expert parallelism: one expert each, the tokens sent to "
           "it and back by two all-to-alls a layer") {
   const model_config mixtral = model_config::load(config_path("mixtral-8x7b.json"));

@@ -645,6 +645,7 @@ TEST_CASE("a mixture served with data-parallel attention: 8 GPUs, each its eight
   prefill.token_ranks = 1;
   decode.batch = 1;
   decode.kv_len = 1024 + 128;
+  decode.token_ranks = 1; // one request: one rank has a token
   const auto device_s = [&](const config_options &o) {
     return analyze(model_config::load(mixtral).build(o), burst_model(), "test")
         .totals.device_time_s;

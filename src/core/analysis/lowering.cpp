@@ -59,11 +59,10 @@ routing route(const context &ctx, const moe_layer &moe, std::int64_t tokens) {
   // Under expert parallelism a GPU's experts serve their share of the tokens every sending GPU
   // brings: as many as its own where each brings its own, 1/expert_parallel of them where all
   // hold the same, senders/expert_parallel of them where only some bring any.
-  const std::int64_t routed = product(ctx, {tokens, moe.top_k}, "its routed tokens (× top_k)");
-  const std::int64_t senders = senders_of(moe), ep = std::max<std::int64_t>(1, moe.expert_parallel);
-  r.routed = senders == ep ? routed
-                           : product(ctx, {routed / ep + (routed % ep != 0), senders},
-                                     "its routed tokens (× top_k)");
+  const std::int64_t ep = std::max<std::int64_t>(1, moe.expert_parallel);
+  const std::int64_t sent =
+      product(ctx, {tokens, moe.top_k, senders_of(moe)}, "its routed tokens (× top_k)");
+  r.routed = sent / ep + (sent % ep != 0);
   r.reached = experts_reached(moe, tokens);
   r.rows = r.routed / r.reached + (r.routed % r.reached != 0);
   return r;
@@ -773,8 +772,9 @@ void add_routing_notes(const network &net, const std::vector<layer> &layers,
             path, moe->expert_parallel, moe->experts / moe->expert_parallel, moe->experts,
             experts_reached(*moe, tokens),
             senders_of(*moe) == 1
-                ? std::string("every GPU holds the step's tokens and runs its experts' share of "
-                              "their routes")
+                ? std::string("one GPU's tokens reach them (every GPU holds the same tokens under "
+                              "tensor-parallel attention, or one rank alone has any), each GPU "
+                              "running its experts' share of their routes")
             : senders_of(*moe) == moe->expert_parallel
                 ? std::string("each GPU's experts serve every GPU's tokens, as many routes as its "
                               "own, the weights read are of those its experts get from all of "

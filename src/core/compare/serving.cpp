@@ -142,9 +142,13 @@ public:
   /// A rank's share of `requests` (all of them without data-parallel attention), rounded up.
   std::int64_t per_rank(std::int64_t requests) const { return (requests + m_ranks - 1) / m_ranks; }
 
-  /// The activations one prompt's prefill holds at once (its LM head at the last position).
+  /// The activations one prompt's prefill holds at once (its LM head at the last position),
+  /// with every rank's tokens at the experts (the most a prompt's step holds, whoever sends).
   double prefill_activation_bytes() const {
-    return m_prefill.memory ? m_prefill.memory->activation_bytes : 0;
+    if (m_ranks == 1)
+      return m_prefill.memory ? m_prefill.memory->activation_bytes : 0;
+    const analysis every_rank = analyzed(build(inference_phase::prefill, m_ranks, 0));
+    return every_rank.memory ? every_rank.memory->activation_bytes : 0;
   }
 
   const serving_point &at(std::int64_t batch) {
@@ -240,7 +244,8 @@ public:
       if (found == m_chunk_s.end())
         found = m_chunk_s
                     .emplace(rounded,
-                             step_time(analyzed(build(inference_phase::prefill, 1, 0, rounded)), 1))
+                             step_time(
+                                 analyzed(build(inference_phase::prefill, 1, 0, rounded, true)), 1))
                     .first;
       total += found->second + sends_s(static_cast<double>(prefill_tokens));
     }
@@ -271,25 +276,33 @@ private:
     return m_question.prompt_tokens + m_question.output_tokens / 2;
   }
 
-  /// `batch` requests' step (one attention rank's share of them); a prefill of `prompt_tokens`
-  /// each (the question's where 0).
-  /// The prefill of `prompts` whole prompts, a rank's share of them under data-parallel
-  /// attention (the busiest rank's, rounded up); with fewer prompts than ranks, only those
-  /// prompts' ranks bring tokens to the experts.
+  /// The prefill of `prompts` whole prompts: a rank's share of them under data-parallel
+  /// attention (the busiest rank's, rounded up).
   network prefill_network(std::int64_t prompts) const {
-    return build(inference_phase::prefill, prompts, 0, 0,
-                 m_ranks > 1 && prompts < m_ranks ? static_cast<int>(prompts) : 0);
+    return build(inference_phase::prefill, prompts, 0);
   }
 
+  /// How many ranks `requests` occupy at the busiest rank's share of them: fewer than all where
+  /// there are not enough to give each that share (1 without data-parallel attention).
+  int busy_ranks(std::int64_t requests) const {
+    const std::int64_t share = per_rank(requests);
+    return static_cast<int>(std::min<std::int64_t>(m_ranks, (requests + share - 1) / share));
+  }
+
+  /// `batch` requests' step (one attention rank's share of them, the busiest's); a prefill of
+  /// `prompt_tokens` each (the question's where 0). Under data-parallel attention the experts
+  /// serve the tokens of the ranks the requests occupy (busy_ranks), each bringing as many as
+  /// this one; `spread`: of every rank (a simulated step's prompt tokens, shared out evenly).
   network build(inference_phase phase, std::int64_t batch, std::int64_t kv_len,
-                std::int64_t prompt_tokens = 0, int token_ranks = 0) const {
+                std::int64_t prompt_tokens = 0, bool spread = false) const {
     config_options options = m_source.options;
     options.phase = phase;
     options.batch = per_rank(batch);
+    if (const int busy = busy_ranks(batch); m_ranks > 1 && !spread && busy < m_ranks)
+      options.token_ranks = busy;
     options.tensor_parallel = m_gpu.tensor_parallel;
     options.pipeline_parallel = m_question.pipeline_parallel;
     options.last_logits = phase == inference_phase::prefill;
-    options.token_ranks = token_ranks;
     options.seq_len = phase == inference_phase::prefill
                           ? (prompt_tokens > 0 ? prompt_tokens : m_question.prompt_tokens)
                           : 1;

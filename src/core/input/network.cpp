@@ -507,7 +507,7 @@ private:
       map.fail("expert_parallel",
                fmt::format("`expert_parallel` = {} does not divide the {} experts",
                            moe.expert_parallel, moe.experts));
-    if (map.has("shared_tokens") && map.has("sending_ranks"))
+    if (map.boolean_or("shared_tokens", false) && map.has("sending_ranks"))
       map.fail("sending_ranks", "give `sending_ranks` or `shared_tokens` (the same as "
                                 "`sending_ranks: 1`), not both");
     if (map.boolean_or("shared_tokens", false))
