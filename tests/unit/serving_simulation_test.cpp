@@ -63,6 +63,20 @@ TEST_CASE("continuous batching: a request arriving mid-decode is prefilled besid
   CHECK(r.requests[1].tpot_s == doctest::Approx(0.012));
 }
 
+TEST_CASE("a step says how many requests its prompt tokens are of") {
+  // Two prompts of 1000 arriving together share the first step; its prefill is of 2 requests.
+  std::vector<scheduled_step> steps;
+  const step_time_function recorded = [&](const scheduled_step &s) {
+    steps.push_back(s);
+    return 0.010;
+  };
+  simulate_serving({{0, 1000, 2}, {0, 1000, 2}}, {}, recorded);
+  REQUIRE_FALSE(steps.empty());
+  CHECK(steps.front().prefill_tokens == 2000);
+  CHECK(steps.front().prefilling == 2);
+  CHECK(steps.back().prefilling == 0);
+}
+
 TEST_CASE("a closed loop keeps its concurrency: each finished request replaced at once") {
   scheduler_options options;
   options.concurrency = 1;

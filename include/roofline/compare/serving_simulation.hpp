@@ -47,6 +47,7 @@ struct scheduler_options {
 struct scheduled_step {
   std::int64_t decoding = 0;
   std::int64_t prefill_tokens = 0;
+  std::int64_t prefilling = 0; ///< the requests those prompt tokens are of
   std::int64_t decode_context_tokens = 0;
 };
 

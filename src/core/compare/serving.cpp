@@ -238,15 +238,21 @@ public:
       total += sends_s(static_cast<double>(step.decoding) / m_question.pipeline_parallel);
     }
     if (const std::int64_t prefill_tokens = step.prefill_tokens; prefill_tokens > 0) {
-      // Data-parallel attention: the step's prompt tokens spread over the ranks, the slowest's.
-      const std::int64_t rounded = (per_rank(prefill_tokens) + 255) / 256 * 256;
-      auto found = m_chunk_s.find(rounded);
+      // Data-parallel attention: each request's chunk on its own rank, the busiest rank holding
+      // its share of the prefilling requests (rounded up) at the step's mean chunk, the experts
+      // serving the ranks they occupy.
+      const std::int64_t requests = std::max<std::int64_t>(1, step.prefilling);
+      const std::int64_t busiest = (prefill_tokens * per_rank(requests) + requests - 1) / requests;
+      const std::int64_t rounded = (busiest + 255) / 256 * 256;
+      const int occupied = busy_ranks(requests);
+      auto found = m_chunk_s.find({rounded, occupied});
       if (found == m_chunk_s.end())
-        found = m_chunk_s
-                    .emplace(rounded,
-                             step_time(
-                                 analyzed(build(inference_phase::prefill, 1, 0, rounded, true)), 1))
-                    .first;
+        found =
+            m_chunk_s
+                .emplace(std::pair{rounded, occupied},
+                         step_time(
+                             analyzed(build(inference_phase::prefill, 1, 0, rounded, occupied)), 1))
+                .first;
       total += found->second + sends_s(static_cast<double>(prefill_tokens));
     }
     return total;
@@ -291,14 +297,14 @@ private:
 
   /// `batch` requests' step (one attention rank's share of them, the busiest's); a prefill of
   /// `prompt_tokens` each (the question's where 0). Under data-parallel attention the experts
-  /// serve the tokens of the ranks the requests occupy (busy_ranks), each bringing as many as
-  /// this one; `spread`: of every rank (a simulated step's prompt tokens, shared out evenly).
+  /// serve the tokens of the ranks the requests occupy (`occupied`; unset: busy_ranks(batch)),
+  /// each bringing as many as this one.
   network build(inference_phase phase, std::int64_t batch, std::int64_t kv_len,
-                std::int64_t prompt_tokens = 0, bool spread = false) const {
+                std::int64_t prompt_tokens = 0, std::optional<int> occupied = std::nullopt) const {
     config_options options = m_source.options;
     options.phase = phase;
     options.batch = per_rank(batch);
-    if (const int busy = busy_ranks(batch); m_ranks > 1 && !spread && busy < m_ranks)
+    if (const int busy = occupied.value_or(busy_ranks(batch)); m_ranks > 1 && busy < m_ranks)
       options.token_ranks = busy;
     options.tensor_parallel = m_gpu.tensor_parallel;
     options.pipeline_parallel = m_question.pipeline_parallel;
@@ -398,7 +404,8 @@ private:
   std::map<std::int64_t, analysis> m_prefills; ///< batched prefills, by their prompts
   /// mean_decode's, by batch and cache.
   std::map<std::pair<std::int64_t, std::int64_t>, analysis> m_decodes;
-  std::map<std::int64_t, double> m_chunk_s;    ///< simulated prefill chunks' times, by tokens
+  /// Simulated prefill chunks' times, by the busiest rank's tokens and the ranks occupied.
+  std::map<std::pair<std::int64_t, int>, double> m_chunk_s;
   std::map<std::int64_t, serving_point> m_points;
   double m_send_bytes_per_token = 0; ///< the hidden state of a token
   std::optional<cluster_links> m_links;

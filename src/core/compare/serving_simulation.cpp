@@ -170,6 +170,7 @@ private:
         step.decode_context_tokens += m_state[r].computed;
       } else {
         step.prefill_tokens += tokens;
+        ++step.prefilling;
       }
     return step;
   }
