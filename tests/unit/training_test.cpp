@@ -53,7 +53,7 @@ cluster_spec dgx(int nodes) {
 }
 
 training_planner planner_for(const char *config, std::int64_t gpus, std::int64_t batch,
-                             std::int64_t seq) {
+                             std::int64_t seq, std::optional<double> overlap = std::nullopt) {
   training_question q;
   q.global_batch = batch;
   q.seq_len = seq;
@@ -61,9 +61,11 @@ training_planner planner_for(const char *config, std::int64_t gpus, std::int64_t
   q.tokens = 1e12;
   model_options options;
   options.clock = clock_regime::burst;
+  gpu_spec h100 = *spec_catalog::builtin().find("h100-sxm5");
+  if (overlap)
+    h100.parameters.set(parameter::data_parallel_overlap, *overlap);
   return training_planner({model_config::load(std::string(ROOFLINE_SOURCE_DIR "/") + config), {}},
-                          dgx(64), perf_model(*spec_catalog::builtin().find("h100-sxm5"), options),
-                          q);
+                          dgx(64), perf_model(h100, options), q);
 }
 
 /// A training step of `config` (examples/configs/), batch 1 of 512 tokens, on one GPU of
@@ -186,6 +188,23 @@ TEST_CASE("the 1F1B bubble: (PP − 1) micro-batches of the stage, (PP − 1)/v 
         doctest::Approx(e.compute_s + e.bubble_s + e.pipeline_send_s + e.context_exchange_s +
                         e.expert_exchange_s + e.data_parallel_s + e.optimizer_s));
   CHECK(e.tokens_per_s == doctest::Approx(16 * 2048 / e.step_s));
+}
+
+TEST_CASE("data parallelism's traffic hides behind the pass it overlaps at data_parallel_overlap's "
+          "share of what it could hide") {
+  parallel_layout l;
+  l.dp = 8;
+  l.zero_stage = 0;
+  const auto exposed = [&](double overlap) {
+    training_planner p = planner_for("examples/configs/llama-3-8b.json", 8, 8, 2048, overlap);
+    return p.estimate(l).data_parallel_s;
+  };
+  const double none = exposed(0), all = exposed(1), half = exposed(0.5);
+  // None hidden: the whole all-reduce; all: but the last layer's bucket (1/32 of it).
+  CHECK(none > 8 * all);
+  CHECK(all == doctest::Approx(none / 32));
+  // Linear in the share between.
+  CHECK(half == doctest::Approx((none + all) / 2));
 }
 
 TEST_CASE("recomputation costs a forward pass more and holds less; the search ranks what fits "

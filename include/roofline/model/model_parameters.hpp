@@ -94,7 +94,9 @@ enum class parameter : int {
       reduce_scatter_bandwidth_ratio + static_cast<int>(all_reduce_gpu_counts.size()),
   all_to_all_bandwidth_ratio =
       all_gather_bandwidth_ratio + static_cast<int>(all_reduce_gpu_counts.size()),
-  energy_per_flop_pj = all_to_all_bandwidth_ratio + static_cast<int>(all_reduce_gpu_counts.size()),
+  data_parallel_overlap =
+      all_to_all_bandwidth_ratio + static_cast<int>(all_reduce_gpu_counts.size()),
+  energy_per_flop_pj,
   dram_energy_per_byte_pj = energy_per_flop_pj + precision_count,
   idle_power_share,
   stall_power_share,

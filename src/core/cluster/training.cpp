@@ -233,8 +233,11 @@ struct hiding {
 /// once.
 double data_parallel_s(const parallel_layout &l, const std::vector<op> &ops, int gpus_per_node,
                        const cluster_links &links, const hiding &h) {
+  // Of what the pass could hide (all but the last layer's bucket), only the overlap's share.
+  const double overlap = links.parameters[parameter::data_parallel_overlap];
   const auto exposed = [&](double comm, double behind) {
-    return std::max(comm - behind, comm / std::max(1.0, h.layers_per_stage));
+    const double hideable = comm - comm / std::max(1.0, h.layers_per_stage);
+    return comm - overlap * std::min(behind, hideable);
   };
   const auto total = [&](collective c) {
     double t = 0;

@@ -288,6 +288,17 @@ constexpr row collective_gpu_count_groups[] = {
 constexpr double collective_ratio_defaults[][all_reduce_gpu_counts.size()] = {
     {0.749, 0.859, 0.937}, {0.809, 0.890, 0.932}, {0.619, 0.781, 0.853}};
 
+// Measured on an H200 (bench/overlap_check.py, bench/data/training/h200-overlap-run1.json): a
+// collective's stand-in launched while cuBLAS GEMMs run hid -0.07, -0.84 and 0.50 of itself
+// (8, 16, 32 SMs' worth); the median, held at 0 (a model of no overlap, not of a loss).
+constexpr row overlap_scalars[] = {
+    {parameter::data_parallel_overlap, "data_parallel_overlap", 0, 0, 1, "fraction",
+     parameter_fit::collectives,
+     "the share of data parallelism's traffic that hides behind the backward (or forward) pass "
+     "it overlaps, of what that pass could hide: a collective's kernels launched while the "
+     "GEMMs run wait for SMs, then hold them, the GEMMs' waves left ragged; 1: all it could"},
+};
+
 // Energy and the power cap (power_model.hpp). An architecture with no power fit keeps 0 for the
 // energies: each is then taken from the datasheet (the limit's headroom over the unit's dense peak,
 // over DRAM's bandwidth: at its peak a unit draws just the limit), and the analysis says so. The
@@ -377,6 +388,8 @@ std::vector<parameter_info> build_table() {
     add(r);
   for (std::size_t i = 0; i < std::size(collective_gpu_count_groups); ++i)
     add_group(collective_gpu_count_groups[i], gpu_counts, collective_ratio_defaults[i]);
+  for (const row &r : overlap_scalars)
+    add(r);
   add_group(power_precision_group, precisions);
   for (const row &r : power_scalars)
     add(r);
