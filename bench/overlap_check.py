@@ -1,17 +1,17 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Can communication hide behind cuBLAS GEMMs on one GPU? A stand-in for a collective's kernel (a
+"""Can communication hide behind cuBLAS GEMMs on one GPU? A stand-in for a collective's kernels (a
 Triton kernel of P programs streaming a buffer through HBM in a grid-stride loop, as NCCL's
-channels hold a few SMs for a collective's length) runs on a side stream beside a chain of bf16
-GEMMs, in both launch orders, against each alone. Data parallelism's overlap (the gradients'
-all-reduce behind the backward pass) assumes they run at once; a GEMM whose waves fill every SM
-may leave the collective's kernel waiting, and both share HBM and the power limit.
+channels hold a few SMs for a collective's length) runs on a side stream beside a chain of 24
+bf16 GEMMs, against both on one stream (serial) and each alone. The stand-in is either one
+kernel over 2 GiB or 80 kernels of a 25 MiB bucket each (DDP's default bucket: one collective a
+bucket), launched after the GEMMs (as data parallelism launches its reductions while the backward
+pass runs) or before them.
 
-Per P (8, 16, 32 programs) and order: the GEMM chain alone, the streamer alone, both at once
-(from one event to the later end), and
-  hidden = (gemms + streamer − both) / min(gemms, streamer)   (1: fully overlapped, 0: serial)
-Times are medians of 7 after warm-ups, CUDA events, eager (the streamer and the chain are single
-launches a stream, so the host adds nothing). Writes OUT/overlap.json after each case.
+Per case, in 3 rounds (each case's four timings taken together, the rounds interleaved):
+  hidden = (serial − both) / min(gemms, streamer)   (1: fully overlapped, 0: serial)
+Times are medians of 5 after warm-ups, CUDA events from one start to the later end. Writes
+OUT/overlap.json after each case.
 
     python3 bench/overlap_check.py OUT
 """
@@ -25,8 +25,9 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from torch_timing import record_each  # noqa: E402
 
-GEMMS, SIZE = 24, 8192          # 24 GEMMs of 8192³, about 1.2 ms each on an H200
-STREAM_BYTES = 2 << 30          # 2 GiB read and 2 GiB written: a large bucket's traffic
+GEMMS, SIZE = 24, 8192          # 24 GEMMs of 8192³, about 1.6 ms each on an H200
+STREAM_BYTES = 2 << 30          # 2 GiB read and 2 GiB written: a step's gradients' traffic
+BUCKET_BYTES = 25 << 20         # DDP's default bucket
 
 
 def streamer():
@@ -44,16 +45,26 @@ def streamer():
 
     src = torch.randn(STREAM_BYTES // 2, device="cuda", dtype=torch.bfloat16)
     dst = torch.empty_like(src)
+    per_bucket = BUCKET_BYTES // 2
 
-    def run(programs):
-        copy[(programs,)](src, dst, src.numel(), BLOCK=4096)
-    run(8)
-    torch.cuda.synchronize()
-    assert torch.equal(src, dst), "the streamer copied wrongly"
+    def run(programs, buckets):
+        if not buckets:
+            copy[(programs,)](src, dst, src.numel(), BLOCK=4096)
+            return
+        for b in range(src.numel() // per_bucket):
+            lo = b * per_bucket
+            copy[(programs,)](src[lo:lo + per_bucket], dst[lo:lo + per_bucket], per_bucket,
+                              BLOCK=4096)
+    for buckets in (False, True):
+        dst.zero_()
+        run(8, buckets)
+        torch.cuda.synchronize()
+        assert torch.equal(src[:dst.numel() // per_bucket * per_bucket],
+                           dst[:dst.numel() // per_bucket * per_bucket]), "the streamer copied wrongly"
     return run
 
 
-def timed_pair(first, second, same_stream=False, steps=7, warmup=2):
+def timed_pair(first, second, same_stream=False, steps=5, warmup=2):
     """Median ms from one event to the later of the two ends, each on its own stream."""
     a, b = torch.cuda.Stream(), torch.cuda.Stream()
     times = []
@@ -90,33 +101,39 @@ def main():
     doc = {"about": "bench/overlap_check.py: a collective's stand-in beside cuBLAS GEMMs",
            "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
            "device": torch.cuda.get_device_name(), "torch": torch.__version__,
-           "gemms": f"{GEMMS} × bf16 {SIZE}³", "stream_bytes": STREAM_BYTES, "results": []}
+           "gemms": f"{GEMMS} × bf16 {SIZE}³", "stream_bytes": STREAM_BYTES,
+           "bucket_bytes": BUCKET_BYTES, "results": []}
     state = {}
 
     def prepare():
         state["run"] = streamer()
-        state["gemms_ms"] = timed_pair(gemms, None)
-        return {"name": "gemms alone", "ms": state["gemms_ms"],
-                "tflop_per_s": 2 * SIZE ** 3 * GEMMS / state["gemms_ms"] / 1e9}
+        timed_pair(gemms, None, steps=10)  # up from idle
+        return {"name": "prepared"}
 
-    def case(programs, order):
+    def case(programs, buckets, order, round_):
         run = state["run"]
-        stream = lambda: run(programs)  # noqa: E731
-        alone = timed_pair(stream, None)
+        stream = lambda: run(programs, buckets)  # noqa: E731
         pair = (stream, gemms) if order == "streamer first" else (gemms, stream)
-        both = timed_pair(*pair)
+        g = timed_pair(gemms, None)
+        alone = timed_pair(stream, None)
         serial = timed_pair(*pair, same_stream=True)
-        g = state["gemms_ms"]
-        return {"name": f"{programs} programs, {order}", "programs": programs, "order": order,
-                "gemms_ms": g, "streamer_ms": alone,
-                "streamer_gb_per_s": 2 * STREAM_BYTES / alone / 1e6,
-                "both_ms": both, "serial_ms": serial,
-                "hidden": (g + alone - both) / min(g, alone)}
+        both = timed_pair(*pair)
+        return {"name": f"{programs} programs, {'buckets' if buckets else 'one kernel'}, "
+                        f"{order}, round {round_}",
+                "programs": programs, "buckets": buckets, "order": order, "round": round_,
+                "gemms_ms": g, "streamer_ms": alone, "serial_ms": serial, "both_ms": both,
+                "streamer_gb_per_s": 2 * (STREAM_BYTES // BUCKET_BYTES * BUCKET_BYTES if buckets
+                                          else STREAM_BYTES) / alone / 1e6,
+                "hidden": (serial - both) / min(g, alone),
+                "hidden_vs_alone_sum": (g + alone - both) / min(g, alone)}
     cases = [("prepare", prepare)]
-    for programs in (8, 16, 32):
-        for order in ("streamer first", "gemms first"):
-            cases.append((f"{programs}-{order}",
-                          lambda p=programs, o=order: case(p, o)))
+    for round_ in range(3):
+        for programs in (8, 16, 32):
+            for buckets in (True, False):
+                for order in ("gemms first", "streamer first"):
+                    cases.append((f"{programs}-{buckets}-{order}-{round_}",
+                                  lambda p=programs, b=buckets, o=order, r=round_:
+                                  case(p, b, o, r)))
     ok = record_each(os.path.join(out, "overlap.json"), doc, cases)
     sys.exit(0 if ok else 1)
 

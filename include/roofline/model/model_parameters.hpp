@@ -137,7 +137,8 @@ enum class parameter_fit {
   memory,      ///< fitted to measured memory-bound kernels' device times (bench/memory_op_fit)
   conv,        ///< fitted to measured cuDNN convolutions' device times (bench/conv_fit)
   all_reduce,  ///< fitted to measured all-reduces (bench/aic_allreduce_fit, bench/nccl_fit)
-  collectives, ///< NCCL's other collectives against its all-reduce (bench/nccl_fit)
+  collectives, ///< NCCL's other collectives against its all-reduce (bench/nccl_fit), and data
+               ///< parallelism's overlap with the GEMMs (bench/overlap_check.py)
   power,       ///< fitted to NVML's energy and clocks under load (bench/power_fit.py)
 };
 

@@ -228,8 +228,9 @@ analysis analyze(const network &net, const perf_model &model, std::string device
       net.mode == run_mode::training && d.gpus > 1 && !net.trace)
     notes.push_back(fmt::format(
         "one GPU of {} data-parallel (ZeRO-{}{}): its gradient and weight traffic counted in "
-        "full, where a framework hides most of it behind the backward pass (`roofline-advise "
-        "train` prices what stays exposed); the optimizer state{} sharded over the group",
+        "full, where a framework overlaps it with the backward pass and hides a little of it "
+        "(`roofline-advise train` prices what stays exposed); the optimizer state{} sharded over "
+        "the group",
         d.gpus, d.zero_stage,
         d.expert_parallel > 1
             ? fmt::format(", the experts' over {} GPUs each", d.gpus / d.expert_parallel)

@@ -219,11 +219,11 @@ void fill_memory(training_estimate &e, const memory_use &m, const memory_use &st
   e.fits = e.total_bytes <= e.usable_bytes;
 }
 
-/// What the data-parallel traffic of a step costs beyond what it hides behind: each GPU's
-/// `bytes` of gradients reduced over `group` (and its weights gathered back), behind the last
-/// micro-batch's backward pass (ZeRO 0–2) or its micro-batches' compute (ZeRO-3: the weights
-/// gathered forward and backward, the gradients scattered, every micro-batch); the last layer's
-/// bucket is never hidden.
+/// What the data-parallel traffic of a step could hide behind: each GPU's `bytes` of gradients
+/// reduced over `group` (and its weights gathered back) overlap the last micro-batch's backward
+/// pass (ZeRO 0–2) or its micro-batches' compute (ZeRO-3: the weights gathered forward and
+/// backward, the gradients scattered, every micro-batch); the last layer's bucket never hides,
+/// and of the rest only data_parallel_overlap's share does.
 struct hiding {
   double backward_s, forward_s, compute_s, micro_batches, layers_per_stage;
 };
@@ -263,8 +263,8 @@ double training_planner::data_parallel_time(const parallel_layout &l, const stag
                                             double m) const {
   const double layers_per_stage = static_cast<double>(m_layers) / l.pp;
   // Data parallelism: each GPU's gradients reduced (and its weights gathered back) over DP × CP,
-  // an expert's over its own group (DP × CP / EP), hidden behind the last micro-batch's backward
-  // pass but for its last layer's bucket (bf16 gradients, as the weights).
+  // an expert's over its own group (DP × CP / EP), overlapping the last micro-batch's backward
+  // pass (bf16 gradients, as the weights): data_parallel_overlap's share of it hidden.
   const hiding behind{layers_per_stage * c.layer_backward_s,
                       layers_per_stage * (c.layer_s - c.layer_backward_s), compute_s, m,
                       layers_per_stage};
@@ -505,7 +505,8 @@ training_answer plan_training(training_planner &planner, const parallel_layout &
       "per step, on the slowest pipeline stage (it holds the LM head): micro-batches × the stage's "
       "forward and backward (TP's all-reduces inside) + the 1F1B bubble ((PP − 1)/v of a "
       "micro-batch) + sends between stages + context and expert exchanges not hidden + data-"
-      "parallel traffic not hidden behind the last micro-batch's backward + the optimizer",
+      "parallel traffic not hidden behind the last micro-batch's backward (data_parallel_overlap: "
+      "a collective launched while GEMMs run hides little) + the optimizer",
       "collectives: inside a node the fitted NVLink all-reduce model, across nodes rings at the "
       "cluster's NIC bandwidth × its efficiency, hierarchically (clusters/*.yaml says its figures)",
       "memory: the embedding and LM head counted as spread evenly over the stages (Megatron puts "
