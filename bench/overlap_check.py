@@ -4,7 +4,7 @@
 Triton kernel of P programs streaming a buffer through HBM in a grid-stride loop, as NCCL's
 channels hold a few SMs for a collective's length) runs on a side stream beside a chain of 24
 bf16 GEMMs, against both on one stream (serial) and each alone. The stand-in is either one
-kernel over 2 GiB or 80 kernels of a 25 MiB bucket each (DDP's default bucket: one collective a
+kernel over 2 GiB or 81 kernels of a 25 MiB bucket each (DDP's default bucket: one collective a
 bucket), launched after the GEMMs (as data parallelism launches its reductions while the backward
 pass runs) or before them.
 
