@@ -211,9 +211,8 @@ public:
   /// A simulated step's time: its decodes at their mean cache beside a prefill of its prompt
   /// tokens (the busiest rank's, priced as one sequence of them at the step's mean chunk, rounded
   /// up to 256 tokens: the chunks' attention to the cache before them is left out), each
-  /// memoised. A decode's time is interpolated between
-  /// its batch's at the question's mean cache and at twice it: attention's cost is linear in the
-  /// cache, the rest does not depend on it.
+  /// memoised. A decode's time is interpolated between its batch's at the question's mean cache
+  /// and at twice it: attention's cost is linear in the cache, the rest does not depend on it.
   double simulated_step_s(const scheduled_step &step) {
     double total = 0;
     if (step.decoding > 0) {
