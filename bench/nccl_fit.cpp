@@ -23,6 +23,7 @@
 // scored elsewhere, on data none of them used: bench/parallel_score.py (our collectives of
 // another day on two H200s) and docs/benchmarks.md's tensor-parallel steps.
 #include "roofline/common/error.hpp"
+#include "roofline/common/median.hpp"
 #include "roofline/model/interconnect.hpp"
 #include "roofline/model/model_fit.hpp"
 #include "roofline/model/spec_catalog.hpp"
@@ -49,46 +50,35 @@ using namespace roofline;
 constexpr std::int64_t bandwidth_from_bytes = std::int64_t{64} << 20;
 constexpr std::int64_t latency_up_to_bytes = std::int64_t{256} << 10;
 
-double median(std::vector<double> v) {
+/// roofline::median of rows a fit cannot do without.
+double median_of(const std::vector<double> &v) {
   if (v.empty())
     throw error("no rows to take a median of");
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  return median(v);
 }
 
 /// Time in µs by (collective, GPUs, bytes): the median of a size's repeated rows.
 using timings = std::map<std::tuple<std::string, int, std::int64_t>, double>;
 
-timings read_nccl_tests(const std::string &dir) {
-  bench::csv_file csv(dir + "/nccl_b300_sxm_trtllm.csv",
-                      "AIConfigurator's B300 nccl-tests table (bench/aic_unpack.sh)");
-  const std::size_t c_kind = csv.column("collective"), c_dtype = csv.column("nccl_dtype"),
-                    c_gpus = csv.column("num_gpus"), c_elements = csv.column("message_size_elems"),
-                    c_time = csv.column("latency_us");
-  std::map<std::tuple<std::string, int, std::int64_t>, std::vector<double>> rows;
-  for (std::vector<std::string> f; csv.next(f);)
-    if (const auto t = bench::positive_time(f[c_time]); t && f[c_dtype] == "half")
-      rows[{f[c_kind], std::stoi(f[c_gpus]), 2 * std::stoll(f[c_elements])}].push_back(*t);
-  timings result;
-  for (const auto &[key, times] : rows)
-    result[key] = median(times);
-  return result;
-}
-
-timings read_aic_all_reduce(const std::string &dir, const std::string &gpu) {
-  bench::csv_file csv(fmt::format("{}/custom_allreduce_{}_trtllm.csv", dir, gpu),
-                      "an AIConfigurator all-reduce table (bench/aic_unpack.sh)");
-  const std::size_t c_dtype = csv.column("allreduce_dtype"), c_gpus = csv.column("num_gpus"),
+/// A table's timings of `dtype` (its column `dtype_column`), each size's repeated rows' median; the
+/// collective from the column `kind_column`, or `kind` where the table holds one kind.
+timings read_timings(const std::string &file, const std::string &what,
+                     const std::string &dtype_column, const std::string &dtype,
+                     const std::string &kind_column, const std::string &kind = "") {
+  bench::csv_file csv(file, what);
+  const std::size_t c_dtype = csv.column(dtype_column), c_gpus = csv.column("num_gpus"),
                     c_elements = csv.column("message_size_elems"),
                     c_time = csv.column("latency_us");
+  const bool kinds = !kind_column.empty();
+  const std::size_t c_kind = kinds ? csv.column(kind_column) : 0;
   std::map<std::tuple<std::string, int, std::int64_t>, std::vector<double>> rows;
   for (std::vector<std::string> f; csv.next(f);)
-    if (const auto t = bench::positive_time(f[c_time]); t && f[c_dtype] == "bfloat16")
-      rows[{"all_reduce", std::stoi(f[c_gpus]), 2 * std::stoll(f[c_elements])}].push_back(*t);
+    if (const auto t = bench::positive_time(f[c_time]); t && f[c_dtype] == dtype)
+      rows[{kinds ? f[c_kind] : kind, std::stoi(f[c_gpus]), 2 * std::stoll(f[c_elements])}]
+          .push_back(*t);
   timings result;
   for (const auto &[key, times] : rows)
-    result[key] = median(times);
+    result[key] = median_of(times);
   return result;
 }
 
@@ -123,7 +113,7 @@ template <class Keep> double growth(const timings &t, int gpus, bool bus, Keep k
     ratios.push_back(bus ? bus_factor(kind, gpus) / time_us / (bus_factor(kind, 2) / two->second)
                          : time_us / two->second);
   }
-  return median(ratios);
+  return median_of(ratios);
 }
 
 std::string read_text(const std::string &path) {
@@ -151,8 +141,13 @@ int main(int argc, char **argv) {
     }
     if (argc % 2 == 0)
       throw error("usage: nccl_fit [--data DIR] [--probe FILE]");
-    const timings b300 = read_nccl_tests(data);
-    const timings h200 = read_aic_all_reduce(data, "h200_sxm");
+    const timings b300 =
+        read_timings(data + "/nccl_b300_sxm_trtllm.csv",
+                     "AIConfigurator's B300 nccl-tests table (bench/aic_unpack.sh)", "nccl_dtype",
+                     "half", "collective");
+    const timings h200 = read_timings(data + "/custom_allreduce_h200_sxm_trtllm.csv",
+                                      "an AIConfigurator all-reduce table (bench/aic_unpack.sh)",
+                                      "allreduce_dtype", "bfloat16", "", "all_reduce");
 
     std::printf("## Bandwidth against the all-reduce's (B300 nccl-tests, 64 MiB and up)\n\n"
                 "| collective | GPUs | sizes | median | least | most |\n"
@@ -161,8 +156,8 @@ int main(int argc, char **argv) {
     for (const char *kind : {"reduce_scatter", "all_gather", "alltoall"})
       for (const int gpus : all_reduce_gpu_counts) {
         const std::vector<double> r = bandwidth_ratios(b300, kind, gpus);
-        ratios[kind == std::string("alltoall") ? "all_to_all" : kind][gpus] = median(r);
-        std::printf("| %s | %d | %zu | %.3f | %.3f | %.3f |\n", kind, gpus, r.size(), median(r),
+        ratios[kind == std::string("alltoall") ? "all_to_all" : kind][gpus] = median_of(r);
+        std::printf("| %s | %d | %zu | %.3f | %.3f | %.3f |\n", kind, gpus, r.size(), median_of(r),
                     *std::min_element(r.begin(), r.end()), *std::max_element(r.begin(), r.end()));
       }
 
