@@ -28,14 +28,7 @@ cluster_links ideal_links() {
   cluster_links l;
   l.nvlink.bytes_per_s = 400e9;
   l.nvlink.gpus = l.nvlink.host_gpus = 8;
-  for (const int gpus : all_reduce_gpu_counts) {
-    l.parameters.set(all_reduce_parameter_at(parameter::all_reduce_latency_s, gpus), 0);
-    for (const parameter efficiency :
-         {parameter::all_reduce_link_efficiency, parameter::reduce_scatter_bandwidth_ratio,
-          parameter::all_gather_bandwidth_ratio, parameter::all_to_all_bandwidth_ratio})
-      l.parameters.set(all_reduce_parameter_at(efficiency, gpus), 1);
-  }
-  l.parameters.set(parameter::all_reduce_oneshot_below_bytes, 0);
+  l.parameters = at_full_link_speed(l.parameters);
   l.network_bytes_per_s = 40e9;
   l.network_latency_s = 5e-6;
   return l;

@@ -52,6 +52,10 @@ struct cluster_links {
   double network_latency_s = 0;
 };
 
+/// `parameters` with every collective inside a node at its links' full bandwidth, with no latency
+/// and no one-shot path: what a collective's bound (its roofline time) is priced with.
+model_parameters at_full_link_speed(model_parameters parameters);
+
 /// The links of GPUs joined by `nvlink` (with its model `parameters`) inside a node, and by
 /// `network` between nodes.
 cluster_links links_of(const interconnect_spec &nvlink, const model_parameters &parameters,

@@ -71,6 +71,18 @@ int per_node(int ranks, std::int64_t stride, int gpus_per_node) {
       std::min<std::int64_t>(ranks, gpus_per_node / std::max<std::int64_t>(1, stride)));
 }
 
+model_parameters at_full_link_speed(model_parameters p) {
+  for (const int gpus : all_reduce_gpu_counts) {
+    p.set(all_reduce_parameter_at(parameter::all_reduce_latency_s, gpus), 0);
+    for (const parameter efficiency :
+         {parameter::all_reduce_link_efficiency, parameter::reduce_scatter_bandwidth_ratio,
+          parameter::all_gather_bandwidth_ratio, parameter::all_to_all_bandwidth_ratio})
+      p.set(all_reduce_parameter_at(efficiency, gpus), 1);
+  }
+  p.set(parameter::all_reduce_oneshot_below_bytes, 0);
+  return p;
+}
+
 cluster_links links_of(const interconnect_spec &nvlink, const model_parameters &parameters,
                        const node_network &network) {
   return {nvlink, parameters, network.bytes_per_s, network.latency_s};

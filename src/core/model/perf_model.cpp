@@ -453,14 +453,7 @@ prediction perf_model::collective(const op &o, reasons why) const {
       links_of(*m_spec.interconnect, m_parameters, m_options.network.value_or(node_network{}));
   // The bound: the same traffic with no latency, at the links' full bandwidth.
   cluster_links ideal = links;
-  for (const int gpus : all_reduce_gpu_counts) {
-    ideal.parameters.set(all_reduce_parameter_at(parameter::all_reduce_latency_s, gpus), 0);
-    for (const parameter efficiency :
-         {parameter::all_reduce_link_efficiency, parameter::reduce_scatter_bandwidth_ratio,
-          parameter::all_gather_bandwidth_ratio, parameter::all_to_all_bandwidth_ratio})
-      ideal.parameters.set(all_reduce_parameter_at(efficiency, gpus), 1);
-  }
-  ideal.parameters.set(parameter::all_reduce_oneshot_below_bytes, 0);
+  ideal.parameters = at_full_link_speed(links.parameters);
   ideal.network_latency_s = 0;
   const auto bytes = static_cast<double>(o.bytes);
   result.roofline_time_s = collective_s(c, bytes, group, ideal);
