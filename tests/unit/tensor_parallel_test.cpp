@@ -130,10 +130,12 @@ TEST_CASE("nccl-tests' arithmetic: algbw, busbw and the ring's bound") {
         doctest::Approx(algorithm_bandwidth(gib, 3.28e-3) * 1.75));
   interconnect_spec nvlink4;
   nvlink4.bytes_per_s = 450e9;
-  // The ring moves 2(N − 1)/N of the message over each GPU's links: N = 4, 1.5 × 1 GiB.
-  CHECK(all_reduce_bound_s(gib, 4, nvlink4) == doctest::Approx(1.5 * 1073741824.0 / 450e9));
-  // The table's defaults: 15 µs plus the ring's traffic at 80% of the links.
+  // The bound: the ring moves 2(N − 1)/N of the message over each GPU's links at their full
+  // bandwidth, no latency: N = 4, 1.5 × 1 GiB.
   const model_parameters defaults;
+  CHECK(modelled_all_reduce_s(gib, 4, nvlink4, at_full_link_speed(defaults)) ==
+        doctest::Approx(1.5 * 1073741824.0 / 450e9));
+  // The table's defaults: 15 µs plus the ring's traffic at 80% of the links.
   CHECK(modelled_all_reduce_s(gib, 4, nvlink4, defaults) ==
         doctest::Approx(15e-6 + 1.5 * 1073741824.0 / 450e9 / 0.8));
   CHECK(modelled_all_reduce_s(gib, 1, nvlink4, defaults) == 0);

@@ -61,10 +61,6 @@ double algorithm_bandwidth(std::int64_t bytes, double time_s);
 /// all-reduce over N GPUs (nccl-tests' busbw), comparable with the links' bandwidth.
 double bus_bandwidth(std::int64_t bytes, double time_s, int gpus);
 
-/// The datasheet bound of an all-reduce of `bytes` over `gpus`: a ring moves 2(N − 1)/N of them
-/// over each GPU's links, at their bandwidth (one direction).
-double all_reduce_bound_s(std::int64_t bytes, int gpus, const interconnect_spec &links);
-
 /// `group`'s value (all_reduce_latency_s or all_reduce_link_efficiency) for an all-reduce over
 /// `gpus`: its own for 2, 4 and 8 GPUs, else interpolated in log2 of the count between them, the
 /// end values outside.

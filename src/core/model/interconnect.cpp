@@ -21,12 +21,6 @@ double bus_bandwidth(std::int64_t bytes, double time_s, int gpus) {
   return gpus > 1 ? algorithm_bandwidth(bytes, time_s) * 2.0 * (gpus - 1) / gpus : 0.0;
 }
 
-double all_reduce_bound_s(std::int64_t bytes, int gpus, const interconnect_spec &links) {
-  if (gpus < 2)
-    return 0;
-  return static_cast<double>(bytes) * 2.0 * (gpus - 1) / gpus / links.bytes_per_s_over(gpus);
-}
-
 double all_reduce_parameter(const model_parameters &params, parameter group, int gpus) {
   return detail::interpolated_in_log2(
       static_cast<double>(gpus), all_reduce_gpu_counts, [&](std::size_t i) {
